@@ -1,0 +1,8 @@
+/* Ribbon function commands (ExecuteFunction). */
+function refreshAll(event: Office.AddinCommands.Event): void {
+  event.completed();
+}
+
+Office.onReady(() => {
+  Office.actions.associate("refreshAll", refreshAll);
+});
