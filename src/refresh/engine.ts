@@ -1,0 +1,155 @@
+/**
+ * The refresh engine: fetch conditionally, decide, then hand a fully validated table to the
+ * workbook. It talks to the workbook through {@link RefreshTarget} (implemented with Excel in
+ * `src/workbook/refresh.ts`, and with fakes in tests), so the engine itself stays pure.
+ *
+ * Guarantee: every failure before `target.write` leaves the sheet untouched (only the binding's
+ * failure record changes); a failure inside `target.write` is the target's to restore or mark.
+ */
+import type { Table } from "../table/model";
+import { applyQuery, type LocalQuery } from "../query";
+import type { Binding, BindingFailure } from "./binding";
+import { decide, failureFrom, withFailure, withSuccess, withUnchanged, type QueryApplier } from "./plan";
+import type { RefreshSource } from "./source";
+
+/** Progress of one refresh, for a status line. */
+export interface RefreshProgress {
+  bindingId: string;
+  phase: "fetching" | "writing";
+  rowsWritten?: number;
+  totalRows?: number;
+}
+
+/** The workbook side of a refresh. */
+export interface RefreshTarget {
+  /** Every binding stored in the workbook; unreadable ones are listed with their error, never dropped silently. */
+  listBindings(): Promise<{ bindings: Binding[]; broken: { key: string; code: string; message: string }[] }>;
+  /**
+   * Writes a validated table over the bound table. Must check everything it can (table present,
+   * room to grow) before writing the first cell, and on a failure after that restore the previous
+   * data or leave the table clearly marked, then rethrow.
+   */
+  write(binding: Binding, table: Table, options: { signal?: AbortSignal; onProgress?: (rowsWritten: number, totalRows: number) => void }): Promise<{ warnings: string[] }>;
+  /** Stores the (updated) binding in the workbook. */
+  saveBinding(binding: Binding): Promise<void>;
+}
+
+export interface RefreshOptions {
+  signal?: AbortSignal;
+  onProgress?: (p: RefreshProgress) => void;
+  /** Applies the stored local query; default: the query engine's `applyQuery`. */
+  applyQuery?: QueryApplier;
+  /** Values that must never reach a stored message (the connection's token). */
+  secrets?: readonly string[];
+  now?: () => Date;
+}
+
+export interface RefreshReport {
+  bindingId: string;
+  tableName: string;
+  outcome: "unchanged" | "updated" | "failed";
+  /** Rows in the table after the refresh (unchanged on failure). */
+  rowCount: number;
+  failure?: BindingFailure;
+  warnings: string[];
+  binding: Binding;
+}
+
+function abortError(signal: AbortSignal): Error {
+  const reason: unknown = signal.reason;
+  if (reason instanceof Error && reason.name === "AbortError") return reason;
+  const e = new Error("Refresh cancelled.");
+  e.name = "AbortError";
+  return e;
+}
+
+const defaultApplier: QueryApplier = (t: Table, query: LocalQuery) => applyQuery(t, query);
+
+/**
+ * Refreshes one bound table. Never throws for refresh failures: they are recorded on the binding and
+ * returned in the report (a failure to store the record itself is added to `warnings`).
+ */
+export async function refreshOne(target: RefreshTarget, binding: Binding, source: RefreshSource, options: RefreshOptions = {}): Promise<RefreshReport> {
+  const now = options.now ?? (() => new Date());
+  const secrets = options.secrets ?? [];
+  const warnings: string[] = [];
+  const report = (b: Binding, outcome: RefreshReport["outcome"], failure?: BindingFailure): RefreshReport => ({
+    bindingId: b.id, tableName: b.tableName, outcome, rowCount: b.rowCount, failure, warnings, binding: b,
+  });
+  const fail = async (err: unknown): Promise<RefreshReport> => {
+    const failure = failureFrom(err, now(), secrets);
+    const updated = withFailure(binding, failure);
+    try {
+      await target.saveBinding(updated);
+    } catch (e) {
+      warnings.push(`The failure could not be recorded in the workbook: ${failureFrom(e, now(), secrets).message}`);
+    }
+    return report(updated, "failed", failure);
+  };
+
+  try {
+    if (options.signal?.aborted) throw abortError(options.signal);
+    options.onProgress?.({ bindingId: binding.id, phase: "fetching" });
+    const result = await source.fetch(binding.source, { validators: binding.validators, signal: options.signal });
+    const applier = options.applyQuery ?? defaultApplier;
+    const decision = decide(binding, result, applier);
+    if (decision.kind === "fail") return await fail(Object.assign(new Error(decision.message), { code: decision.code }));
+    if (decision.kind === "unchanged") {
+      const updated = withUnchanged(binding, decision.validators, now());
+      await target.saveBinding(updated);
+      return report(updated, "unchanged");
+    }
+    if (options.signal?.aborted) throw abortError(options.signal);
+    const total = decision.table.rows.length;
+    options.onProgress?.({ bindingId: binding.id, phase: "writing", rowsWritten: 0, totalRows: total });
+    const written = await target.write(binding, decision.table, {
+      signal: options.signal,
+      onProgress: (rowsWritten, totalRows) => options.onProgress?.({ bindingId: binding.id, phase: "writing", rowsWritten, totalRows }),
+    });
+    warnings.push(...written.warnings);
+    const updated = withSuccess(binding, decision.table, decision.validators, now());
+    await target.saveBinding(updated);
+    return report(updated, "updated");
+  } catch (err) {
+    return fail(err);
+  }
+}
+
+/**
+ * Refreshes every bound table in the workbook, one after another (they share one Excel context and
+ * often one connection). `resolveSource` maps a binding to a source holding the user's own
+ * credentials for it, or null when the user has no connection for it (recorded as a failure).
+ * A cancelled signal stops the run; tables not reached are reported as failed with `cancelled`
+ * without touching their binding.
+ */
+export async function refreshAll(
+  target: RefreshTarget,
+  resolveSource: (binding: Binding) => RefreshSource | null,
+  options: RefreshOptions = {},
+): Promise<{ reports: RefreshReport[]; broken: { key: string; code: string; message: string }[] }> {
+  const { bindings, broken } = await target.listBindings();
+  const reports: RefreshReport[] = [];
+  const now = options.now ?? (() => new Date());
+  for (const b of bindings) {
+    if (options.signal?.aborted) {
+      reports.push({ bindingId: b.id, tableName: b.tableName, outcome: "failed", rowCount: b.rowCount, failure: { at: now().toISOString(), code: "cancelled", message: "Cancelled before this table was refreshed." }, warnings: [], binding: b });
+      continue;
+    }
+    const source = resolveSource(b);
+    if (!source) {
+      const err = Object.assign(new Error(`No connection "${b.connectionId}" for ${b.environment}; add a connection with your own token for this company to refresh this table.`), { code: "no_connection" });
+      const failure = failureFrom(err, now(), options.secrets);
+      const updated = withFailure(b, failure);
+      const warnings: string[] = [];
+      try {
+        await target.saveBinding(updated);
+      } catch (e) {
+        warnings.push(`The failure could not be recorded in the workbook: ${failureFrom(e, now(), options.secrets).message}`);
+      }
+      reports.push({ bindingId: b.id, tableName: b.tableName, outcome: "failed", rowCount: b.rowCount, failure, warnings, binding: updated });
+      continue;
+    }
+    reports.push(await refreshOne(target, b, source, options));
+  }
+  return { reports, broken };
+}

@@ -1,0 +1,79 @@
+/**
+ * The refresh engine's view of the service: one small interface, so the engine can be tested with
+ * fakes, plus an adapter to the real service client.
+ */
+import type { Table } from "../table/model";
+import type { SnapshotEndpoint } from "../spec/contract";
+import type { BindingSource, BindingValidators } from "./binding";
+
+export interface SourceRequest {
+  /** Validators of the data currently in the sheet; the source sends them as a conditional request. */
+  validators: BindingValidators;
+  signal?: AbortSignal;
+  onProgress?: (received: { bytes: number; rows?: number }) => void;
+}
+
+/** What a source answers: "unchanged" (e.g. HTTP 304) or a complete new table. */
+export type SourceResult =
+  | { status: "unchanged"; validators: BindingValidators }
+  | { status: "updated"; table: Table; validators: BindingValidators };
+
+/** Anything that can fetch a binding's source. Errors are thrown (with a `code` where known). */
+export interface RefreshSource {
+  fetch(source: BindingSource, request: SourceRequest): Promise<SourceResult>;
+}
+
+/**
+ * The slice of the service client (`src/service`) this adapter uses, stated structurally so the
+ * refresh engine does not depend on the client's internals.
+ */
+export interface PpmClientLike {
+  fetchDataset(
+    key: string,
+    options: {
+      format?: "json" | "csv" | "odata";
+      conditional?: boolean;
+      validators?: { etag?: string; lastModified?: string; generatedAt?: string };
+      signal?: AbortSignal;
+      onProgress?: (p: { bytes: number; rows?: number }) => void;
+    },
+  ): Promise<
+    | { status: "unchanged"; validators: { etag?: string | null; lastModified?: string | null; generatedAt?: string | null } }
+    | { status: "updated"; table: Table; validators: { etag?: string | null; lastModified?: string | null; generatedAt?: string | null } }
+  >;
+  fetchSnapshot(endpoint: SnapshotEndpoint, options?: { signal?: AbortSignal }): Promise<Table>;
+}
+
+function defined(v: BindingValidators): { etag?: string; lastModified?: string; generatedAt?: string } {
+  const out: { etag?: string; lastModified?: string; generatedAt?: string } = {};
+  if (v.etag) out.etag = v.etag;
+  if (v.lastModified) out.lastModified = v.lastModified;
+  if (v.generatedAt) out.generatedAt = v.generatedAt;
+  return out;
+}
+
+/**
+ * Adapts the service client to {@link RefreshSource}. Datasets use a conditional request; snapshots
+ * have no conditional form in the spec, so they are fetched whole and the engine compares the
+ * content fingerprint the client puts in `table.meta.etag`.
+ */
+export function sourceFromClient(client: PpmClientLike): RefreshSource {
+  return {
+    async fetch(source, request) {
+      if (source.kind === "dataset") {
+        const r = await client.fetchDataset(source.key, {
+          format: source.format,
+          conditional: true,
+          validators: defined(request.validators),
+          signal: request.signal,
+          onProgress: request.onProgress,
+        });
+        return r.status === "unchanged"
+          ? { status: "unchanged", validators: { ...request.validators, ...r.validators } }
+          : { status: "updated", table: r.table, validators: { ...r.validators } };
+      }
+      const table = await client.fetchSnapshot(source.endpoint, { signal: request.signal });
+      return { status: "updated", table, validators: { etag: table.meta.etag, lastModified: table.meta.lastModified, generatedAt: table.meta.generatedAt } };
+    },
+  };
+}
