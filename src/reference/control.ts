@@ -1,0 +1,135 @@
+/**
+ * Test hooks under `/__control/...`: outside the spec's paths, answered only to loopback peers.
+ * They switch the service between states a client must cope with (new export, faults, slowness,
+ * absent route groups, reporting on/off) and show a credential-free request log.
+ */
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { companyById, datasetByKey } from "./data";
+import { sendJson, sendNotFound, type QueryParam } from "./http";
+import { ROUTE_GROUPS, type RouteGroup, type ServiceState } from "./state";
+
+export const CONTROL_PREFIX = "/__control/";
+
+const LOOPBACK = new Set(["127.0.0.1", "::1", "::ffff:127.0.0.1"]);
+
+export function isLoopback(req: IncomingMessage): boolean {
+  return LOOPBACK.has(req.socket.remoteAddress ?? "");
+}
+
+function param(query: readonly QueryParam[], name: string): string | undefined {
+  return query.find((p) => p.name === name)?.value;
+}
+
+function intParam(query: readonly QueryParam[], name: string, fallback: number): number | undefined {
+  const v = param(query, name);
+  if (v === undefined || v === "") return fallback;
+  return /^\d+$/.test(v) ? Number(v) : undefined;
+}
+
+function bad(res: ServerResponse, message: string): void {
+  sendJson(res, 400, { error: "bad_request", message });
+}
+
+export function handleControl(
+  state: ServiceState,
+  req: IncomingMessage,
+  res: ServerResponse,
+  path: string,
+  query: readonly QueryParam[],
+): void {
+  if (!isLoopback(req)) return sendNotFound(res);
+  const action = path.slice(CONTROL_PREFIX.length);
+  const method = req.method ?? "GET";
+
+  if (action === "requests") {
+    if (method === "GET") return sendJson(res, 200, { requests: state.requestLog });
+    if (method === "DELETE") {
+      state.requestLog = [];
+      return sendJson(res, 200, { ok: true });
+    }
+    return bad(res, "use GET or DELETE");
+  }
+  if (method !== "POST") return bad(res, "control actions other than requests are POST");
+
+  switch (action) {
+    case "reset":
+      state.reset();
+      return sendJson(res, 200, { ok: true });
+    case "regenerate": {
+      const company = companyById(param(query, "company") ?? "");
+      const ds = datasetByKey(param(query, "dataset") ?? "");
+      if (!company || !ds) return bad(res, "company and dataset must name a demo company and a listed dataset");
+      const a = state.regenerate(company.id, ds.key);
+      return sendJson(res, 200, {
+        company: company.id,
+        dataset: ds.key,
+        generation: a.generation,
+        generated_at: a.generatedAt,
+        row_count: a.rowCount,
+      });
+    }
+    case "fault": {
+      const target = param(query, "path");
+      const status = intParam(query, "status", 503);
+      const count = intParam(query, "count", 1);
+      const retryAfter = intParam(query, "retryAfter", 1);
+      if (!target || !target.startsWith("/")) return bad(res, "path must be an absolute path (a trailing * matches a prefix)");
+      if (status === undefined || status < 400 || status > 599) return bad(res, "status must be 400-599");
+      if (count === undefined || retryAfter === undefined) return bad(res, "count and retryAfter must be whole numbers");
+      if (count === 0) state.faults.delete(target);
+      else state.faults.set(target, { status, remaining: count, retryAfter });
+      return sendJson(res, 200, { ok: true, path: target, status, count, retryAfter });
+    }
+    case "delay": {
+      const target = param(query, "path");
+      const ms = intParam(query, "ms", 0);
+      const chunkDelayMs = intParam(query, "chunkDelayMs", 0);
+      const count = param(query, "count") === undefined ? Infinity : intParam(query, "count", 1);
+      if (!target || !target.startsWith("/")) return bad(res, "path must be an absolute path (a trailing * matches a prefix)");
+      if (ms === undefined || chunkDelayMs === undefined || count === undefined) {
+        return bad(res, "ms, chunkDelayMs and count must be whole numbers");
+      }
+      if ((ms === 0 && chunkDelayMs === 0) || count === 0) state.delays.delete(target);
+      else state.delays.set(target, { ms, chunkDelayMs, remaining: count });
+      return sendJson(res, 200, { ok: true, path: target, ms, chunkDelayMs, count: Number.isFinite(count) ? count : null });
+    }
+    case "absent": {
+      const raw = param(query, "groups") ?? "";
+      const groups = raw.split(",").map((g) => g.trim()).filter((g) => g !== "");
+      const unknown = groups.filter((g) => !ROUTE_GROUPS.includes(g as RouteGroup));
+      if (unknown.length > 0) return bad(res, `unknown groups: ${unknown.join(", ")} (known: ${ROUTE_GROUPS.join(", ")})`);
+      state.absent = new Set(groups as RouteGroup[]);
+      return sendJson(res, 200, { ok: true, absent: [...state.absent] });
+    }
+    case "reporting": {
+      const company = companyById(param(query, "company") ?? "");
+      const enabled = param(query, "enabled");
+      if (!company || (enabled !== "true" && enabled !== "false")) return bad(res, "company must name a demo company and enabled must be true or false");
+      state.reportingEnabled.set(company.id, enabled === "true");
+      return sendJson(res, 200, { ok: true, company: company.id, enabled: enabled === "true" });
+    }
+    default:
+      return sendNotFound(res);
+  }
+}
+
+const SECRET_PARAM = /token|secret|auth|password/i;
+
+/** The query string for the request log, with any credential-like parameter value replaced. */
+export function redactQuery(raw: string): string {
+  if (raw === "") return "";
+  return raw
+    .split("&")
+    .map((part) => {
+      const eq = part.indexOf("=");
+      const rawName = eq < 0 ? part : part.slice(0, eq);
+      let name = rawName;
+      try {
+        name = decodeURIComponent(rawName.replace(/\+/g, " "));
+      } catch {
+        // keep the raw name for the check
+      }
+      return SECRET_PARAM.test(name) ? `${rawName}=REDACTED` : part;
+    })
+    .join("&");
+}
