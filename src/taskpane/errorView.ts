@@ -1,0 +1,261 @@
+/**
+ * Maps anything the task pane can catch (service client, local query, bindings, workbook writer,
+ * plain exceptions) to what the user sees: a title, what happened, what to do, and which buttons
+ * to offer. Pure, so every documented code is tested in Node.
+ */
+import { PpmError, redactSecrets } from "../service/errors";
+import type { PpmErrorCode } from "../service/errors";
+
+/** Buttons an error panel can offer. */
+export type ErrorActionKind = "updateToken" | "forgetToken" | "copyDetails" | "retry" | "editConnection";
+
+/** What an error panel shows. */
+export interface ErrorView {
+  /** Machine code (`unauthorized`, `not_generated`, `syntax`, ...), also the panel's `data-code`. */
+  code: string;
+  title: string;
+  /** What happened (the service's or engine's own sentence, secrets removed). */
+  message: string;
+  /** What to do next. */
+  action: string;
+  actions: ErrorActionKind[];
+  /** Text for "Copy details" (422): code, dataset key, request time; never a secret. */
+  details?: string;
+  /** The connection the failure belongs to (401 buttons act on exactly this one). */
+  connectionId?: string;
+}
+
+/** What the caller knows about where the failure happened. */
+export interface ErrorContext {
+  connectionId?: string;
+  connectionName?: string;
+  baseUrl?: string;
+  datasetKey?: string;
+  /** Secrets to strip from any text shown (the connection's token, record credentials). */
+  secrets?: readonly string[];
+  /** When the request was sent, if the error does not say (ISO). */
+  requestTime?: string;
+}
+
+interface CodeText {
+  title: string;
+  action?: string;
+  actions?: ErrorActionKind[];
+}
+
+/**
+ * Title, action and buttons per code. Reporting codes come from the spec's error table; client codes
+ * from `src/service/errors.ts`. An entry without `action` uses the error's own action.
+ */
+export const ERROR_TEXT: Record<PpmErrorCode, CodeText> = {
+  unauthorized: {
+    title: "The company token was not accepted",
+    action: "The stored token for this connection is missing, wrong or expired. Update it, or forget it to stop sending it.",
+    actions: ["updateToken", "forgetToken"],
+  },
+  bi_reporting_disabled: {
+    title: "Reporting is not enabled for this company",
+    action: "Datasets are available only when reporting (BI) is enabled for the company. Ask your service administrator to enable it; snapshots and records may still work.",
+  },
+  unknown_dataset: {
+    title: "This dataset is not offered any more",
+    action: "Reload the dataset list and pick a dataset it shows; the key may have been renamed or removed.",
+    actions: ["retry"],
+  },
+  not_generated: {
+    title: "No export yet",
+    action: "The service has not generated this dataset yet. Retry after the next generation; the add-in never starts one.",
+    actions: ["retry"],
+  },
+  query_string_token_rejected: {
+    title: "The token was sent in the address",
+    action: "The add-in never does this; if you pasted an address containing a token, remove it and use the connection's token instead.",
+  },
+  unsupported_odata_query_options: {
+    title: "The service refused $ options",
+    action: "The service accepts no $ options; they are applied locally after importing the complete table. Paste them into the local query field instead.",
+  },
+  invalid_cached_artifact: {
+    title: "The service's stored export is unusable",
+    action: "Report this to the service vendor with the dataset key and the request time (use Copy details).",
+    actions: ["copyDetails", "retry"],
+  },
+  network: {
+    title: "The service could not be reached",
+    action: "Check the network and the environment address. If the address is right, the service may not allow this add-in's origin (CORS).",
+    actions: ["retry", "editConnection"],
+  },
+  timeout: { title: "The service took too long to answer", actions: ["retry"] },
+  cancelled: { title: "Cancelled", action: "Nothing was changed in the workbook." },
+  malformed_body: { title: "The service's answer could not be read", actions: ["retry"] },
+  schema_mismatch: { title: "The data does not match what was expected" },
+  route_absent: {
+    title: "Not offered by this environment",
+    action: "This environment does not provide this feature, so it is hidden. Use another source or ask the administrator.",
+  },
+  rate_limited: { title: "Too many requests", actions: ["retry"] },
+  server_error: { title: "The service had a problem", actions: ["retry"] },
+  invalid_base_url: { title: "The environment address is not usable", actions: ["editConnection"] },
+  invalid_custom_field: { title: "A custom field value is not valid" },
+  invalid_request: { title: "The request was not sent" },
+  record_credentials_missing: { title: "Record credentials are missing", actions: ["editConnection"] },
+  record_not_found: { title: "Record not found" },
+  forbidden: { title: "Access denied" },
+  http_error: { title: "The service answered with an error", actions: ["retry"] },
+};
+
+/** Titles for the local query engine's codes (`src/query/errors.ts`). */
+const QUERY_TITLES: Record<string, string> = {
+  syntax: "The query has a syntax error",
+  invalid_literal: "A value in the query is not valid",
+  unknown_column: "The query names a column that does not exist",
+  ambiguous_column: "A column name in the query is ambiguous",
+  unknown_function: "The query uses an unknown function",
+  arity: "A function in the query has the wrong number of arguments",
+  type_mismatch: "The query compares values of different types",
+  unsupported_option: "The query uses an option that cannot be applied locally",
+  unknown_option: "The query uses an unknown option",
+  not_a_query_option: "The text is not a query option",
+  duplicate_option: "A query option is given twice",
+  invalid_value: "A query option has an invalid value",
+  invalid_query: "The stored query is not valid",
+  invalid_url: "The pasted address is not valid",
+};
+
+/** Titles for refresh / workbook failure codes (bindings, table validation, writer). */
+const WORKBOOK_TITLES: Record<string, { title: string; action: string }> = {
+  binding_invalid: { title: "The table's stored link is damaged", action: "Re-import the table; the data in the sheet was left as it is." },
+  binding_version: { title: "The table was linked by another add-in version", action: "Re-import the table; the data in the sheet was left as it is." },
+  binding_secret: { title: "A credential almost got into the workbook", action: "Nothing was saved. Report this to the add-in's maintainers." },
+  query_failed: { title: "The stored local query no longer applies", action: "Re-import the table with a query that matches the current columns." },
+  row_shape: { title: "The new data is malformed", action: "Nothing was written. Retry later or report it to the service vendor." },
+  bad_value: { title: "The new data has invalid values", action: "Nothing was written. Retry later or report it to the service vendor." },
+  too_many_rows: { title: "Too many rows for one sheet", action: "Add a local filter or top to import fewer rows." },
+  too_many_columns: { title: "Too many columns for one sheet", action: "Choose fewer columns to keep." },
+  duplicate_column: { title: "The data has duplicate column names", action: "Report this to the service vendor." },
+  table_missing: { title: "The table is not in the workbook any more", action: "Re-import it; its link has been kept so nothing else is lost." },
+  no_table_at_selection: { title: "No linked table under the selection", action: "Select a cell inside a table imported by this add-in, or use Refresh all." },
+  connection_missing: {
+    title: "The table's connection is not on this device",
+    action: "Add a connection for this environment and company (Connections tab), then refresh again.",
+  },
+  range_not_empty: { title: "The destination is not empty", action: "Select an empty cell with enough room, or import into a new sheet." },
+};
+
+function isQueryError(e: unknown): e is { name: string; code: string; message: string; position?: number } {
+  return !!e && typeof e === "object" && (e as { name?: unknown }).name === "QueryError" && typeof (e as { code?: unknown }).code === "string";
+}
+
+/** Builds the text "Copy details" puts on the clipboard. Contains no secret by construction. */
+export function errorDetails(fields: Record<string, string | number | undefined | null>): string {
+  return Object.entries(fields)
+    .filter(([, v]) => v !== undefined && v !== null && v !== "")
+    .map(([k, v]) => `${k}: ${v}`)
+    .join("\n");
+}
+
+/**
+ * The on-screen form of any thrown value.
+ *
+ * @example
+ * ```ts
+ * catch (e) { showError(panel, describeError(e, { connectionId: conn.id, datasetKey: "financials", secrets })); }
+ * ```
+ */
+export function describeError(err: unknown, ctx: ErrorContext = {}): ErrorView {
+  const secrets = ctx.secrets ?? [];
+  const clean = (s: string) => redactSecrets(s, secrets);
+  const base = { ...(ctx.connectionId ? { connectionId: ctx.connectionId } : {}) };
+
+  if (err instanceof PpmError || (isNamed(err, "PpmError") && typeof (err as PpmError).code === "string")) {
+    const e = err as PpmError;
+    const text = ERROR_TEXT[e.code as PpmErrorCode] ?? { title: "Something went wrong" };
+    const view: ErrorView = {
+      ...base,
+      code: e.code,
+      title: text.title,
+      message: clean(e.message || text.title),
+      action: clean(text.action ?? e.action ?? "Retry; if it persists, report it."),
+      actions: [...(text.actions ?? [])],
+    };
+    if (e.code === "unsupported_odata_query_options" && e.unsupportedOptions?.length) {
+      view.message = clean(`${e.message} (refused: ${e.unsupportedOptions.join(", ")})`);
+    }
+    if (e.code === "invalid_cached_artifact") {
+      view.details = clean(
+        errorDetails({
+          error: e.code,
+          status: e.status ?? 422,
+          dataset_key: e.datasetKey ?? ctx.datasetKey,
+          request_time: e.requestTime ?? ctx.requestTime,
+          environment: ctx.baseUrl,
+          message: e.message,
+        }),
+      );
+    }
+    if (e.code === "unauthorized" && !ctx.connectionId) view.actions = [];
+    return view;
+  }
+
+  if (isQueryError(err)) {
+    return {
+      ...base,
+      code: err.code,
+      title: QUERY_TITLES[err.code] ?? "The query is not valid",
+      message: clean(err.message),
+      action: "Correct the query; nothing was imported.",
+      actions: [],
+    };
+  }
+
+  const code = codeOf(err);
+  if (code && WORKBOOK_TITLES[code]) {
+    const t = WORKBOOK_TITLES[code];
+    return { ...base, code, title: t.title, message: clean(messageOf(err) || t.title), action: t.action, actions: code === "query_failed" ? [] : ["retry"] };
+  }
+  if (code === "cancelled" || isNamed(err, "AbortError")) {
+    return { ...base, code: "cancelled", title: "Cancelled", message: "The operation was cancelled.", action: "Nothing was changed in the workbook.", actions: [] };
+  }
+  if (isNamed(err, "ConnectionInputError")) {
+    return { ...base, code: "invalid_input", title: "Check the connection details", message: clean(messageOf(err)), action: "Correct the highlighted field.", actions: [] };
+  }
+  if (isOfficeError(err)) {
+    const e = err as { code: string; message: string };
+    return {
+      ...base,
+      code: `excel_${e.code}`,
+      title: "Excel could not complete the change",
+      message: clean(e.message || e.code),
+      action: "Nothing half-written was kept. Check that the sheet is not protected or being edited, then retry.",
+      actions: ["retry"],
+    };
+  }
+  return {
+    ...base,
+    code: code ?? "unexpected",
+    title: "Something went wrong",
+    message: clean(messageOf(err) || "Unknown error."),
+    action: "Retry; if it keeps happening, report it with what you were doing.",
+    actions: ["retry"],
+  };
+}
+
+function isNamed(e: unknown, name: string): boolean {
+  return !!e && typeof e === "object" && (e as { name?: unknown }).name === name;
+}
+
+function codeOf(e: unknown): string | null {
+  const c = e && typeof e === "object" ? (e as { code?: unknown }).code : undefined;
+  return typeof c === "string" && c ? c : null;
+}
+
+function messageOf(e: unknown): string {
+  if (typeof e === "string") return e;
+  const m = e && typeof e === "object" ? (e as { message?: unknown }).message : undefined;
+  return typeof m === "string" ? m : "";
+}
+
+/** office.js errors are `OfficeExtension.Error` (name "RichApi.Error") with a string code. */
+function isOfficeError(e: unknown): boolean {
+  return isNamed(e, "RichApi.Error") || isNamed(e, "OfficeExtension.Error");
+}

@@ -1,0 +1,237 @@
+/**
+ * The import panel's local query: the small builder (columns to keep, filters, sort, top) and the
+ * paste field, both turned into one {@link LocalQuery}, plus the "sent to service" / "applied
+ * locally" preview. The query itself is parsed and evaluated by `src/query`; this module only
+ * writes OData text from form fields, so nothing here re-implements the engine.
+ */
+import { PATHS } from "../spec/contract";
+import type { LocalQuery } from "../query";
+import type { ColumnType } from "../table/model";
+
+/** Operators offered by the builder (value = OData operator or function name). */
+export const FILTER_OPS = ["eq", "ne", "gt", "ge", "lt", "le", "contains", "startswith", "endswith"] as const;
+export type FilterOp = (typeof FILTER_OPS)[number];
+export const FILTER_OP_LABELS: Record<FilterOp, string> = {
+  eq: "equals",
+  ne: "does not equal",
+  gt: "greater than",
+  ge: "at least",
+  lt: "less than",
+  le: "at most",
+  contains: "contains",
+  startswith: "starts with",
+  endswith: "ends with",
+};
+const TEXT_ONLY_OPS: ReadonlySet<string> = new Set(["contains", "startswith", "endswith"]);
+
+/** A column as the builder knows it (name + model type). */
+export interface BuilderColumn {
+  name: string;
+  type: ColumnType;
+}
+
+export interface FilterRow {
+  column: string;
+  op: FilterOp;
+  /** As typed; quoted automatically for text, date-times and dates are written as OData literals. */
+  value: string;
+}
+
+/** Form state of the builder. */
+export interface BuilderState {
+  /** Columns to keep; `null` or every column = keep all (no `$select`). */
+  keep: string[] | null;
+  filters: FilterRow[];
+  sortColumn: string;
+  sortDir: "asc" | "desc";
+  /** Text of the "top" box ("" = all rows). */
+  top: string;
+}
+
+export const EMPTY_BUILDER: BuilderState = { keep: null, filters: [], sortColumn: "", sortDir: "asc", top: "" };
+
+/** A builder field that cannot be turned into a query; `field` says which input to mark. */
+export class BuilderError extends Error {
+  constructor(
+    readonly field: "filter" | "top" | "keep" | "sort",
+    message: string,
+    readonly index?: number,
+  ) {
+    super(message);
+    this.name = "BuilderError";
+  }
+}
+
+/** Maps a manifest column type (OData EDM name) to the model's type; unknown names are text, as the contract says. */
+export function columnTypeOfEdm(type: string): ColumnType {
+  switch (type) {
+    case "Edm.Int16":
+    case "Edm.Int32":
+    case "Edm.Int64":
+    case "Edm.Byte":
+    case "Edm.SByte":
+      return "integer";
+    case "Edm.Decimal":
+    case "Edm.Double":
+    case "Edm.Single":
+      return "decimal";
+    case "Edm.Boolean":
+      return "boolean";
+    case "Edm.Date":
+      return "date";
+    case "Edm.DateTimeOffset":
+      return "datetime";
+    default:
+      return "text";
+  }
+}
+
+/** A column reference the engine reads back exactly: a plain identifier, else a double-quoted name. */
+export function columnRef(name: string): string {
+  return /^[A-Za-z_][A-Za-z0-9_]*$/.test(name) ? name : `"${name.replace(/"/g, '""')}"`;
+}
+
+/**
+ * The OData literal for a typed value.
+ * @throws BuilderError when the text is not a value of that type.
+ */
+export function literal(value: string, type: ColumnType, index = 0): string {
+  const v = value.trim();
+  if (v.toLowerCase() === "null") return "null";
+  switch (type) {
+    case "integer":
+      if (!/^[+-]?\d+$/.test(v)) throw new BuilderError("filter", `Filter ${index + 1}: "${value}" is not a whole number.`, index);
+      return v.replace(/^\+/, "");
+    case "decimal":
+      if (!/^[+-]?(\d+(\.\d+)?|\.\d+)$/.test(v)) throw new BuilderError("filter", `Filter ${index + 1}: "${value}" is not a number (use a dot for decimals).`, index);
+      return v.replace(/^\+/, "");
+    case "boolean":
+      if (!/^(true|false)$/i.test(v)) throw new BuilderError("filter", `Filter ${index + 1}: enter true or false.`, index);
+      return v.toLowerCase();
+    case "date":
+      if (!/^\d{4}-\d{2}-\d{2}$/.test(v)) throw new BuilderError("filter", `Filter ${index + 1}: enter a date as YYYY-MM-DD.`, index);
+      return v;
+    case "datetime":
+      if (/^\d{4}-\d{2}-\d{2}$/.test(v)) return `${v}T00:00:00Z`;
+      if (!/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/.test(v)) {
+        throw new BuilderError("filter", `Filter ${index + 1}: enter a time as YYYY-MM-DDThh:mm:ssZ.`, index);
+      }
+      return v;
+    default:
+      return `'${value.replace(/'/g, "''")}'`;
+  }
+}
+
+/**
+ * Turns the builder's fields into a LocalQuery (empty object = the complete table).
+ * @throws BuilderError for a field that cannot be expressed.
+ */
+export function buildQuery(state: BuilderState, columns: readonly BuilderColumn[]): LocalQuery {
+  const q: LocalQuery = {};
+  const byName = new Map(columns.map((c) => [c.name, c]));
+  const terms: string[] = [];
+  state.filters.forEach((f, i) => {
+    const col = byName.get(f.column);
+    if (!col) throw new BuilderError("filter", `Filter ${i + 1}: choose a column.`, i);
+    if (TEXT_ONLY_OPS.has(f.op)) {
+      if (col.type !== "text") throw new BuilderError("filter", `Filter ${i + 1}: "${FILTER_OP_LABELS[f.op]}" works on text columns only.`, i);
+      terms.push(`${f.op}(${columnRef(col.name)},${literal(f.value, "text", i)})`);
+    } else {
+      if (!(FILTER_OPS as readonly string[]).includes(f.op)) throw new BuilderError("filter", `Filter ${i + 1}: choose a comparison.`, i);
+      // An empty box means "is empty" for eq/ne, which is what a user comparing to blank expects.
+      const lit = f.value.trim() === "" && (f.op === "eq" || f.op === "ne") ? "null" : literal(f.value, col.type, i);
+      terms.push(`${columnRef(col.name)} ${f.op} ${lit}`);
+    }
+  });
+  if (terms.length) q.filter = terms.join(" and ");
+
+  if (state.keep !== null) {
+    const keep = columns.filter((c) => state.keep!.includes(c.name)).map((c) => c.name);
+    if (keep.length === 0) throw new BuilderError("keep", "Keep at least one column.");
+    if (keep.length < columns.length) q.select = keep;
+  }
+  if (state.sortColumn) {
+    if (!byName.has(state.sortColumn)) throw new BuilderError("sort", "Choose a column to sort by.");
+    q.orderby = `${columnRef(state.sortColumn)}${state.sortDir === "desc" ? " desc" : ""}`;
+  }
+  const top = state.top.trim();
+  if (top) {
+    if (!/^\d+$/.test(top)) throw new BuilderError("top", "Top must be a whole number of rows (0 or more).");
+    const n = Number(top);
+    if (!Number.isSafeInteger(n)) throw new BuilderError("top", "Top is too large.");
+    q.top = n;
+  }
+  return q;
+}
+
+/** True when the query changes nothing (the complete table is imported). */
+export function isEmptyQuery(q: LocalQuery | null | undefined): boolean {
+  if (!q) return true;
+  return q.filter === undefined && q.select === undefined && q.orderby === undefined && q.top === undefined && q.skip === undefined && !q.count;
+}
+
+/** Human text of a local query in `$option=value` form, for the "applied locally" preview. */
+export function queryText(q: LocalQuery | null | undefined): string {
+  if (isEmptyQuery(q)) return "nothing (the complete table is imported)";
+  const parts: string[] = [];
+  if (q!.filter !== undefined) parts.push(`$filter=${q!.filter}`);
+  if (q!.select !== undefined) parts.push(`$select=${q!.select.join(",")}`);
+  if (q!.orderby !== undefined) parts.push(`$orderby=${q!.orderby}`);
+  if (q!.skip !== undefined) parts.push(`$skip=${q!.skip}`);
+  if (q!.top !== undefined) parts.push(`$top=${q!.top}`);
+  if (q!.count) parts.push("$count=true");
+  return parts.join("&");
+}
+
+/** The request the client sends for a dataset, as shown in the preview: a path and never a `$` option or token. */
+export function sentRequest(baseUrl: string, key: string, format: "json" | "csv" | "odata"): string {
+  const path = format === "csv" ? PATHS.exportCsv(key) : format === "odata" ? PATHS.odataDataset(key) : PATHS.exportJson(key);
+  return `GET ${baseUrl.replace(/\/+$/, "")}${path}`;
+}
+
+/** What a pasted text turned into. */
+export interface PastedQuery {
+  query: LocalQuery;
+  /** Dataset named by a pasted URL, when it names one. */
+  datasetKey?: string;
+  /** Export form named by a pasted URL. */
+  format?: "json" | "csv" | "odata";
+  /** Things taken out of a pasted URL (e.g. a `company_api_token` parameter), for a notice. */
+  removed: string[];
+}
+
+/** The engine's entry points this module needs (injected so the UI wires the real ones). */
+export interface QueryEngine {
+  parseQuery(input: string): LocalQuery;
+  splitODataUrl(url: string): { url: string; query: LocalQuery; datasetKey?: string; format?: "json" | "csv" | "odata"; removedCredentials?: boolean | string[] };
+}
+
+/** True when the pasted text is an address rather than bare query options. */
+export function looksLikeUrl(text: string): boolean {
+  const t = text.trim();
+  return /^https?:\/\//i.test(t) || t.startsWith("/");
+}
+
+/**
+ * Reads the paste field: an OData/JSON/CSV address (its `$` options become the local query, its
+ * credentials are dropped) or bare `$filter=...&$top=...` text. Blank text = no query.
+ * @throws the engine's QueryError (with position) for text it cannot read.
+ */
+export function readPasted(text: string, engine: QueryEngine): PastedQuery {
+  const t = text.trim();
+  if (!t) return { query: {}, removed: [] };
+  if (looksLikeUrl(t)) {
+    const s = engine.splitODataUrl(t);
+    const removed = Array.isArray(s.removedCredentials)
+      ? s.removedCredentials.map(String)
+      : s.removedCredentials
+        ? ["a credential in the address"]
+        : [];
+    const out: PastedQuery = { query: s.query, removed };
+    if (s.datasetKey) out.datasetKey = s.datasetKey;
+    if (s.format) out.format = s.format;
+    return out;
+  }
+  const bare = t.startsWith("?") ? t.slice(1) : t;
+  return { query: engine.parseQuery(bare), removed: [] };
+}

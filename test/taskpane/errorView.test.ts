@@ -1,0 +1,86 @@
+import { PpmError, type PpmErrorCode } from "../../src/service/errors";
+import { QueryError } from "../../src/query/errors";
+import { REPORTING_ERRORS } from "../../src/spec/contract";
+import { ERROR_TEXT, describeError } from "../../src/taskpane/errorView";
+
+const TOKEN = "demo-acme-token";
+
+describe("describeError", () => {
+  it("has a title and an action for every documented reporting code", () => {
+    for (const code of Object.keys(REPORTING_ERRORS) as PpmErrorCode[]) {
+      const v = describeError(new PpmError(code, `server said ${code}`, { status: REPORTING_ERRORS[code as keyof typeof REPORTING_ERRORS] }), { connectionId: "c1" });
+      expect(v.code).toBe(code);
+      expect(v.title.length).toBeGreaterThan(5);
+      expect(v.action.length).toBeGreaterThan(10);
+      expect(v.message).toBe(`server said ${code}`);
+    }
+  });
+
+  it("has a title for every client code too", () => {
+    const codes = Object.keys(ERROR_TEXT) as PpmErrorCode[];
+    expect(codes).toEqual(expect.arrayContaining(["network", "timeout", "cancelled", "malformed_body", "schema_mismatch", "route_absent", "server_error"]));
+    for (const code of codes) {
+      const v = describeError(new PpmError(code, "x"));
+      expect(v.title).toBe(ERROR_TEXT[code].title);
+      expect(v.action).not.toBe("");
+    }
+  });
+
+  it("401 offers update/forget token for exactly the failing connection", () => {
+    const v = describeError(new PpmError("unauthorized", "Credentials missing or wrong", { status: 401 }), { connectionId: "c7" });
+    expect(v.actions).toEqual(["updateToken", "forgetToken"]);
+    expect(v.connectionId).toBe("c7");
+    // Without a connection to act on, no buttons that would act on the wrong one.
+    expect(describeError(new PpmError("unauthorized", "x")).actions).toEqual([]);
+  });
+
+  it("422 offers copy details with dataset key and request time, and never a secret", () => {
+    const e = new PpmError("invalid_cached_artifact", `The cached export is unusable (${TOKEN})`, {
+      status: 422,
+      datasetKey: "timesheets",
+      requestTime: "2026-11-21T05:00:00.000Z",
+    });
+    const v = describeError(e, { connectionId: "c1", baseUrl: "http://localhost:4100", secrets: [TOKEN] });
+    expect(v.actions).toContain("copyDetails");
+    expect(v.details).toContain("dataset_key: timesheets");
+    expect(v.details).toContain("request_time: 2026-11-21T05:00:00.000Z");
+    expect(v.details).toContain("environment: http://localhost:4100");
+    expect(v.details).not.toContain(TOKEN);
+    expect(v.message).not.toContain(TOKEN);
+  });
+
+  it("422 falls back to the context's dataset key and request time", () => {
+    const v = describeError(new PpmError("invalid_cached_artifact", "bad"), { datasetKey: "timesheets", requestTime: "2026-01-01T00:00:00Z" });
+    expect(v.details).toMatch(/dataset_key: timesheets[\s\S]*request_time: 2026-01-01T00:00:00Z/);
+  });
+
+  it("lists the refused $ options", () => {
+    const v = describeError(new PpmError("unsupported_odata_query_options", "Unsupported options", { unsupportedOptions: ["$filter", "$top"] }));
+    expect(v.message).toContain("$filter, $top");
+  });
+
+  it("query errors keep the engine's positioned message", () => {
+    const v = describeError(new QueryError({ code: "syntax", option: "$filter", detail: "expected ')'", position: 23, found: "end of input" }));
+    expect(v.code).toBe("syntax");
+    expect(v.message).toBe("$filter: expected ')' at 23 but found end of input");
+    expect(v.title).toMatch(/syntax/);
+  });
+
+  it("workbook and binding codes get their own wording", () => {
+    const err = Object.assign(new Error("Stored table binding is invalid"), { code: "binding_invalid" });
+    expect(describeError(err).title).toMatch(/link is damaged/);
+    const office = Object.assign(new Error("The sheet is protected"), { name: "RichApi.Error", code: "AccessDenied" });
+    expect(describeError(office)).toMatchObject({ code: "excel_AccessDenied", actions: ["retry"] });
+  });
+
+  it("aborts read as cancelled", () => {
+    const abort = Object.assign(new Error("This operation was aborted"), { name: "AbortError" });
+    expect(describeError(abort).code).toBe("cancelled");
+  });
+
+  it("redacts secrets from unknown errors", () => {
+    const v = describeError(new Error(`boom ${TOKEN}`), { secrets: [TOKEN] });
+    expect(v.code).toBe("unexpected");
+    expect(v.message).toBe("boom [redacted]");
+  });
+});

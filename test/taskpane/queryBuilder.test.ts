@@ -1,0 +1,146 @@
+import {
+  BuilderError,
+  EMPTY_BUILDER,
+  buildQuery,
+  columnRef,
+  columnTypeOfEdm,
+  isEmptyQuery,
+  literal,
+  queryText,
+  readPasted,
+  sentRequest,
+  type BuilderColumn,
+  type QueryEngine,
+} from "../../src/taskpane/queryBuilder";
+
+const columns: BuilderColumn[] = [
+  { name: "project_id", type: "integer" },
+  { name: "amount", type: "decimal" },
+  { name: "name", type: "text" },
+  { name: "Budget Contingency", type: "decimal" },
+  { name: "period_start", type: "date" },
+  { name: "updated_at", type: "datetime" },
+  { name: "active", type: "boolean" },
+];
+
+describe("buildQuery", () => {
+  it("empty builder = complete table", () => {
+    const q = buildQuery(EMPTY_BUILDER, columns);
+    expect(q).toEqual({});
+    expect(isEmptyQuery(q)).toBe(true);
+    expect(queryText(q)).toMatch(/complete table/);
+  });
+
+  it("writes typed literals, functions and ANDs the rows", () => {
+    const q = buildQuery(
+      {
+        keep: ["project_id", "name", "amount"],
+        filters: [
+          { column: "amount", op: "gt", value: "1000.5" },
+          { column: "name", op: "contains", value: "O'Brien" },
+          { column: "period_start", op: "ge", value: "2026-01-01" },
+          { column: "active", op: "eq", value: "TRUE" },
+          { column: "Budget Contingency", op: "ne", value: "" },
+        ],
+        sortColumn: "amount",
+        sortDir: "desc",
+        top: "10",
+      },
+      columns,
+    );
+    expect(q).toEqual({
+      filter: `amount gt 1000.5 and contains(name,'O''Brien') and period_start ge 2026-01-01 and active eq true and "Budget Contingency" ne null`,
+      select: ["project_id", "amount", "name"],
+      orderby: "amount desc",
+      top: 10,
+    });
+    expect(queryText(q)).toBe(
+      `$filter=amount gt 1000.5 and contains(name,'O''Brien') and period_start ge 2026-01-01 and active eq true and "Budget Contingency" ne null&$select=project_id,amount,name&$orderby=amount desc&$top=10`,
+    );
+  });
+
+  it("keeping every column means no $select", () => {
+    expect(buildQuery({ ...EMPTY_BUILDER, keep: columns.map((c) => c.name) }, columns)).toEqual({});
+  });
+
+  it.each([
+    [{ ...EMPTY_BUILDER, keep: [] }, "keep"],
+    [{ ...EMPTY_BUILDER, top: "-1" }, "top"],
+    [{ ...EMPTY_BUILDER, top: "ten" }, "top"],
+    [{ ...EMPTY_BUILDER, sortColumn: "nope" }, "sort"],
+    [{ ...EMPTY_BUILDER, filters: [{ column: "", op: "eq" as const, value: "x" }] }, "filter"],
+    [{ ...EMPTY_BUILDER, filters: [{ column: "amount", op: "gt" as const, value: "1,000" }] }, "filter"],
+    [{ ...EMPTY_BUILDER, filters: [{ column: "amount", op: "contains" as const, value: "1" }] }, "filter"],
+    [{ ...EMPTY_BUILDER, filters: [{ column: "period_start", op: "eq" as const, value: "21/11/2026" }] }, "filter"],
+  ])("refuses bad field %#", (state, field) => {
+    try {
+      buildQuery(state, columns);
+      throw new Error("expected BuilderError");
+    } catch (e) {
+      expect(e).toBeInstanceOf(BuilderError);
+      expect((e as BuilderError).field).toBe(field);
+    }
+  });
+});
+
+describe("literals and names", () => {
+  it("quotes column names that are not plain identifiers", () => {
+    expect(columnRef("amount")).toBe("amount");
+    expect(columnRef('Say "hi"')).toBe('"Say ""hi"""');
+  });
+  it("formats each type", () => {
+    expect(literal("+5", "integer")).toBe("5");
+    expect(literal("null", "text")).toBe("null");
+    expect(literal("=SUM(A1)", "text")).toBe("'=SUM(A1)'");
+    expect(literal("2026-01-01", "datetime")).toBe("2026-01-01T00:00:00Z");
+    expect(() => literal("2026-01-01T10:00", "datetime")).toThrow(BuilderError);
+  });
+  it("maps EDM types, unknown = text", () => {
+    expect(columnTypeOfEdm("Edm.Int64")).toBe("integer");
+    expect(columnTypeOfEdm("Edm.Decimal")).toBe("decimal");
+    expect(columnTypeOfEdm("Edm.Date")).toBe("date");
+    expect(columnTypeOfEdm("Edm.DateTimeOffset")).toBe("datetime");
+    expect(columnTypeOfEdm("Edm.Geography")).toBe("text");
+  });
+});
+
+describe("preview of what is sent", () => {
+  it("shows a path with no $ option and no token", () => {
+    expect(sentRequest("http://localhost:4100/", "financials", "json")).toBe("GET http://localhost:4100/api/bi/v1/financials");
+    expect(sentRequest("https://x.example.com", "financials", "csv")).toBe("GET https://x.example.com/api/bi/v1/financials.csv");
+    expect(sentRequest("https://x.example.com", "financials", "odata")).toBe("GET https://x.example.com/api/bi/odata/v1/financials");
+  });
+});
+
+describe("readPasted", () => {
+  const calls: string[] = [];
+  const engine: QueryEngine = {
+    parseQuery: (t) => {
+      calls.push(`parse:${t}`);
+      return { top: 5 };
+    },
+    splitODataUrl: (u) => {
+      calls.push(`split:${u}`);
+      return { url: "https://x/api/bi/odata/v1/financials", query: { filter: "a eq 1" }, datasetKey: "financials", format: "odata", removedCredentials: ["company_api_token"] };
+    },
+  };
+  beforeEach(() => (calls.length = 0));
+
+  it("blank text is no query and calls nothing", () => {
+    expect(readPasted("   ", engine)).toEqual({ query: {}, removed: [] });
+    expect(calls).toEqual([]);
+  });
+  it("an address goes through splitODataUrl", () => {
+    expect(readPasted(" https://x/api/bi/odata/v1/financials?$filter=a eq 1 ", engine)).toEqual({
+      query: { filter: "a eq 1" },
+      datasetKey: "financials",
+      format: "odata",
+      removed: ["company_api_token"],
+    });
+    expect(calls).toEqual(["split:https://x/api/bi/odata/v1/financials?$filter=a eq 1"]);
+  });
+  it("bare options go through parseQuery, a leading ? is dropped", () => {
+    expect(readPasted("?$top=5", engine).query).toEqual({ top: 5 });
+    expect(calls).toEqual(["parse:$top=5"]);
+  });
+});
