@@ -1,0 +1,345 @@
+/**
+ * The option layer: text or URL parameters ⇄ {@link LocalQuery}, and the stored-query schema.
+ * Syntax of `$filter`/`$orderby` is checked here; column names are checked when a table is known.
+ */
+import { z } from "zod";
+import { QueryError } from "./errors";
+import { parseFilter, parseOrderBy } from "./parser";
+
+/** A stored, re-appliable local query (plain JSON: goes into workbook bindings). */
+export interface LocalQuery {
+  /** `$filter` expression text. */
+  filter?: string;
+  /**
+   * `$select` column references, in output order: a column name as the service spells it
+   * (`Budget Contingency`), a `"quoted"` name, an identifier form (`Budget_x0020_Contingency`,
+   * `Budget_Contingency`), or `*` for all columns.
+   */
+  select?: string[];
+  /** `$orderby` text: `expr [asc|desc], ...`. */
+  orderby?: string;
+  top?: number;
+  skip?: number;
+  /** Ask for the row count after `$filter` (before `$skip`/`$top`). */
+  count?: boolean;
+}
+
+/** Schema for a LocalQuery read back from storage (workbook settings): strict, so typos are caught. */
+export const LocalQuerySchema = z.strictObject({
+  filter: z.string().optional(),
+  select: z.array(z.string()).optional(),
+  orderby: z.string().optional(),
+  top: z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER).optional(),
+  skip: z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER).optional(),
+  count: z.boolean().optional(),
+});
+
+/** The options evaluated locally, in the order formatQuery writes them. */
+export const SUPPORTED_OPTIONS = ["$filter", "$select", "$orderby", "$top", "$skip", "$count"] as const;
+
+/** OData system query options that exist but are not evaluated locally, with a hint each. */
+const UNSUPPORTED: Record<string, string> = {
+  $expand: "related entities are not part of the exported table",
+  $apply: "aggregation is not evaluated locally; use Excel (PivotTable) on the imported table",
+  $search: "free-text search is not evaluated locally; use contains() in $filter",
+  $format: "the format is chosen by the request path (/api/bi/v1/{key}, .csv or the OData path)",
+  $compute: "computed columns are not evaluated locally",
+  $levels: "recursive expansion is not supported",
+  $skiptoken: "server-side paging does not apply to complete exports",
+  $deltatoken: "delta links are not supported",
+  $id: "entity references are not supported",
+  $schemaversion: "the schema version comes from the service's response",
+  $index: "ordinal positions are not supported",
+  $inlinecount: "this is OData v2/v3; use $count=true",
+  $callback: "JSONP is not supported",
+};
+
+/** Parses the text of one option into its LocalQuery field. Errors carry the option name. */
+function setOption(q: LocalQuery, name: string, value: string): void {
+  try {
+    switch (name) {
+      case "$filter": {
+        const text = value.trim();
+        if (text === "") throw emptyValue(name);
+        parseFilter(value);
+        q.filter = value;
+        return;
+      }
+      case "$orderby":
+        if (value.trim() === "") throw emptyValue(name);
+        parseOrderBy(value);
+        q.orderby = value;
+        return;
+      case "$select":
+        q.select = splitSelect(value);
+        return;
+      case "$top":
+      case "$skip": {
+        const t = value.trim();
+        if (!/^\d+$/.test(t) || !Number.isSafeInteger(Number(t))) {
+          throw new QueryError({
+            code: "invalid_value",
+            option: name,
+            detail: `expected a whole number of rows (0 or more), not '${truncate(value)}'`,
+          });
+        }
+        q[name === "$top" ? "top" : "skip"] = Number(t);
+        return;
+      }
+      case "$count": {
+        const t = value.trim().toLowerCase();
+        if (t !== "true" && t !== "false") {
+          throw new QueryError({ code: "invalid_value", option: name, detail: `expected true or false, not '${truncate(value)}'` });
+        }
+        q.count = t === "true";
+        return;
+      }
+    }
+  } catch (e) {
+    throw e instanceof QueryError ? e.withOption(name) : e;
+  }
+}
+
+function emptyValue(name: string): QueryError {
+  return new QueryError({ code: "invalid_value", option: name, detail: "the option has no value" });
+}
+
+function truncate(s: string): string {
+  return s.length > 40 ? s.slice(0, 37) + "..." : s;
+}
+
+/**
+ * Splits `$select` text on commas outside `"quotes"`. Items are kept as written (trimmed), so a
+ * quoted item stays quoted and keeps its exact-match meaning; `*` must stand alone.
+ */
+export function splitSelect(text: string): string[] {
+  const items: string[] = [];
+  let start = 0;
+  let inQuote = false;
+  const push = (end: number) => {
+    const raw = text.slice(start, end);
+    const item = raw.trim();
+    const pos = start + (raw.length - raw.trimStart().length) + 1;
+    if (item === "") {
+      throw new QueryError({ code: "syntax", option: "$select", detail: "expected a column name", position: pos, expected: "a column name", found: end >= text.length ? "end of input" : "','" });
+    }
+    if (item.startsWith('"') && !isWellQuoted(item)) {
+      throw new QueryError({
+        code: "syntax",
+        option: "$select",
+        detail: "malformed quoted column name (write a quote inside as \"\")",
+        position: pos,
+      });
+    }
+    items.push(item);
+  };
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (c === '"') inQuote = !inQuote;
+    else if (c === "," && !inQuote) {
+      push(i);
+      start = i + 1;
+    }
+  }
+  if (inQuote) {
+    throw new QueryError({
+      code: "invalid_literal",
+      option: "$select",
+      detail: 'unterminated quoted column name (close it with ")',
+      position: text.lastIndexOf('"', text.length) >= 0 ? findOpenQuote(text) + 1 : 1,
+    });
+  }
+  push(text.length);
+  if (items.includes("*") && items.length > 1) {
+    throw new QueryError({ code: "invalid_value", option: "$select", detail: "'*' selects every column and cannot be combined with names" });
+  }
+  return items;
+}
+
+function isWellQuoted(item: string): boolean {
+  return /^"(?:[^"]|"")+"$/.test(item);
+}
+
+function findOpenQuote(text: string): number {
+  let open = -1;
+  for (let i = 0; i < text.length; i++) if (text[i] === '"') open = open < 0 ? i : -1;
+  return open;
+}
+
+/**
+ * Decodes one `name=value` component: `%XX` escapes (valid UTF-8) are decoded, a lone `%` is kept;
+ * `+` means a space (form encoding) unless the text already holds a literal space, which shows it
+ * was typed rather than encoded (so `'C++'` survives in a typed query).
+ */
+export function decodeComponent(raw: string): string {
+  const plusIsSpace = !raw.includes(" ");
+  const s = plusIsSpace ? raw.replace(/\+/g, " ") : raw;
+  if (!s.includes("%")) return s;
+  return s.replace(/(?:%[0-9A-Fa-f]{2})+/g, (run) => {
+    try {
+      return decodeURIComponent(run);
+    } catch {
+      // Not valid UTF-8: decode byte by byte only what is ASCII, keep the rest as written.
+      return run.replace(/%([0-7][0-9A-Fa-f])/g, (_m, h: string) => String.fromCharCode(parseInt(h, 16)));
+    }
+  });
+}
+
+/**
+ * Splits a query string on `&`. Inside a `$` option's value, `&` between single quotes belongs to a
+ * string literal (typed queries are not encoded); other parameters split at every `&`.
+ */
+export function splitParams(qs: string): string[] {
+  const parts: string[] = [];
+  let i = 0;
+  while (i <= qs.length) {
+    const eq = qs.indexOf("=", i);
+    const amp = qs.indexOf("&", i);
+    const nameEnd = eq >= 0 && (amp < 0 || eq < amp) ? eq : -1;
+    const isOption = nameEnd >= 0 && /^(\$|%24)/i.test(qs.slice(i, nameEnd));
+    let end: number;
+    if (isOption) {
+      let inQuote = false;
+      end = qs.length;
+      for (let j = nameEnd + 1; j < qs.length; j++) {
+        const c = qs[j];
+        if (c === "'") inQuote = !inQuote;
+        else if (c === "&" && !inQuote) {
+          end = j;
+          break;
+        }
+      }
+    } else {
+      end = amp < 0 ? qs.length : amp;
+    }
+    parts.push(qs.slice(i, end));
+    i = end + 1;
+  }
+  return parts.filter((p) => p !== "");
+}
+
+/** Builds a LocalQuery from decoded `$name`/value pairs (names as written, with `$`). */
+export function queryFromPairs(pairs: Iterable<readonly [string, string]>): LocalQuery {
+  const q: LocalQuery = {};
+  const seen = new Set<string>();
+  for (const [rawName, value] of pairs) {
+    const name = rawName.trim().toLowerCase();
+    if (!name.startsWith("$")) {
+      throw new QueryError({
+        code: "not_a_query_option",
+        detail: `'${truncate(rawName)}' is not a query option; query options start with '$' (${SUPPORTED_OPTIONS.join(", ")})`,
+      });
+    }
+    if (name in UNSUPPORTED) {
+      throw new QueryError({
+        code: "unsupported_option",
+        option: name,
+        detail: `not supported locally: ${UNSUPPORTED[name]}`,
+      });
+    }
+    if (!(SUPPORTED_OPTIONS as readonly string[]).includes(name)) {
+      throw new QueryError({
+        code: "unknown_option",
+        option: truncate(rawName),
+        detail: `not an OData query option; the local engine evaluates ${SUPPORTED_OPTIONS.join(", ")}`,
+      });
+    }
+    if (seen.has(name)) {
+      throw new QueryError({ code: "duplicate_option", option: name, detail: "given more than once (OData does not allow repeated options)" });
+    }
+    seen.add(name);
+    setOption(q, name, value);
+  }
+  return q;
+}
+
+/**
+ * Parses a query typed or pasted by a user, or taken from a URL:
+ * - `$filter=...&$top=10` (with or without a leading `?`, URL-encoded or not, see {@link decodeComponent});
+ * - a bare expression with no `$` option, taken whole as `$filter` (no decoding);
+ * - URLSearchParams (already decoded; every name must be a `$` option).
+ * Empty text gives the empty query `{}`. Throws {@link QueryError}.
+ */
+export function parseQuery(input: string | URLSearchParams): LocalQuery {
+  if (typeof input !== "string") return queryFromPairs(input.entries());
+  let text = input.trim();
+  if (text.startsWith("?")) text = text.slice(1).trim();
+  if (text === "") return {};
+  if (!/^(\$|%24)/i.test(text)) {
+    const m = /^([A-Za-z_]\w*)=/.exec(text);
+    if (m) {
+      throw new QueryError({
+        code: "not_a_query_option",
+        detail: `'${m[1]}=' is not a query option; query options start with '$' (e.g. $${m[1]}=...)`,
+      });
+    }
+    const q: LocalQuery = {};
+    setOption(q, "$filter", text);
+    return q;
+  }
+  return queryFromPairs(
+    splitParams(text).map((part) => {
+      const eq = part.indexOf("=");
+      if (eq < 0) {
+        const name = decodeComponent(part);
+        throw new QueryError({ code: "invalid_value", option: truncate(name), detail: "expected '=' and a value after the option name" });
+      }
+      return [decodeComponent(part.slice(0, eq)), decodeComponent(part.slice(eq + 1))] as const;
+    }),
+  );
+}
+
+/** Reads a stored query (e.g. from workbook settings), checking shape and option syntax. */
+export function readStoredQuery(value: unknown): LocalQuery {
+  const r = LocalQuerySchema.safeParse(value);
+  if (!r.success) {
+    const issue = r.error.issues[0]!;
+    throw new QueryError({
+      code: "invalid_query",
+      detail: `stored query is not valid: ${issue.path.join(".") || "(root)"}: ${issue.message}`,
+    });
+  }
+  const q: LocalQuery = {};
+  const v = r.data;
+  if (v.filter !== undefined) setOption(q, "$filter", v.filter);
+  if (v.select !== undefined) {
+    if (v.select.length === 0) throw new QueryError({ code: "invalid_value", option: "$select", detail: "lists no columns" });
+    q.select = v.select.slice();
+  }
+  if (v.orderby !== undefined) setOption(q, "$orderby", v.orderby);
+  if (v.top !== undefined) q.top = v.top;
+  if (v.skip !== undefined) q.skip = v.skip;
+  if (v.count !== undefined) q.count = v.count;
+  return q;
+}
+
+/**
+ * Writes a query as `$filter=...&$select=...` text that {@link parseQuery} reads back to the same
+ * LocalQuery. Readable by default (spaces kept; only `%`, `&`, `+`, `#` escaped); with
+ * `encode: true` values are fully percent-encoded for use in a URL.
+ */
+export function formatQuery(q: LocalQuery, opts: { encode?: boolean } = {}): string {
+  const enc = opts.encode
+    ? encodeURIComponent
+    : (s: string) => s.replace(/[%&+#]/g, (c) => "%" + c.charCodeAt(0).toString(16).toUpperCase().padStart(2, "0"));
+  const parts: string[] = [];
+  if (q.filter !== undefined) parts.push(`$filter=${enc(q.filter)}`);
+  if (q.select !== undefined) parts.push(`$select=${enc(q.select.join(","))}`);
+  if (q.orderby !== undefined) parts.push(`$orderby=${enc(q.orderby)}`);
+  if (q.top !== undefined) parts.push(`$top=${q.top}`);
+  if (q.skip !== undefined) parts.push(`$skip=${q.skip}`);
+  if (q.count !== undefined) parts.push(`$count=${q.count}`);
+  return parts.join("&");
+}
+
+/** One line per option, for showing a stored query to a person (not meant to be parsed back). */
+export function describeQuery(q: LocalQuery): string {
+  const lines: string[] = [];
+  if (q.filter !== undefined) lines.push(`$filter=${q.filter}`);
+  if (q.select !== undefined) lines.push(`$select=${q.select.join(",")}`);
+  if (q.orderby !== undefined) lines.push(`$orderby=${q.orderby}`);
+  if (q.skip !== undefined) lines.push(`$skip=${q.skip}`);
+  if (q.top !== undefined) lines.push(`$top=${q.top}`);
+  if (q.count !== undefined) lines.push(`$count=${q.count}`);
+  return lines.length ? lines.join("\n") : "(no query: the whole table)";
+}
