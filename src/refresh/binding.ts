@@ -178,3 +178,35 @@ export function sourceKey(source: BindingSource): string {
 }
 
 export type { LocalQuery };
+
+/**
+ * The binding of a table about to be imported (the writer fills in table, sheet and row count).
+ * `environment` is reduced to its origin and path, so a URL with a query (e.g. a pasted link with a
+ * token parameter) can never reach the workbook.
+ */
+export function draftBinding(args: {
+  id: string;
+  connectionId: string;
+  environment: string;
+  companyId: string | number | null;
+  source: BindingSource;
+  query?: LocalQuery | null;
+  columns: readonly Column[];
+  schemaVersion: string | null;
+  validators: BindingValidators;
+}): Omit<Binding, "tableName" | "sheetName" | "rowCount" | "lastRefreshAt" | "lastCheckedAt" | "lastFailure"> {
+  const u = new URL(args.environment);
+  const environment = `${u.protocol}//${u.host}${u.pathname.replace(/\/+$/, "")}`;
+  return {
+    v: BINDING_SCHEMA_VERSION,
+    id: args.id,
+    connectionId: args.connectionId,
+    environment,
+    companyId: args.companyId === null ? null : String(args.companyId),
+    source: args.source,
+    query: args.query && Object.keys(args.query).length ? { ...args.query } : null,
+    columns: bindingColumns(args.columns),
+    schemaVersion: args.schemaVersion,
+    validators: { etag: args.validators.etag ?? null, lastModified: args.validators.lastModified ?? null, generatedAt: args.validators.generatedAt ?? null },
+  };
+}

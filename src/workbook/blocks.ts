@@ -1,0 +1,139 @@
+/**
+ * Writing a large rectangle of cells in row blocks that fit Excel's request payload limit.
+ *
+ * Excel on the web rejects a request over 5 MB with `RequestPayloadSizeLimitExceeded`; the whole
+ * request is refused, so nothing of it was applied. Blocks are sized from the measured JSON size of
+ * a sample of rows to stay under a target (4 MB by default), and a refused block is halved and
+ * retried together with its prelude (the small idempotent operations queued before it).
+ */
+
+/** Default target size of one request. Leaves a margin under the 5 MB limit for estimation error. */
+export const DEFAULT_TARGET_REQUEST_BYTES = 4_000_000;
+
+/** Error codes raised by the writer. */
+export type WriteErrorCode =
+  | "invalid_table"
+  | "too_many_rows"
+  | "too_many_columns"
+  | "occupied"
+  | "payload_too_large"
+  | "cancelled"
+  | "table_missing"
+  | "table_changed"
+  | "write_failed";
+
+/** The writer's one error type: a machine `code` and a message for the person reading it. */
+export class WriteError extends Error {
+  constructor(
+    readonly code: WriteErrorCode,
+    message: string,
+    readonly details: { rowsWritten?: number; address?: string; cause?: unknown } = {},
+  ) {
+    super(message);
+    this.name = code === "cancelled" ? "AbortError" : "WriteError";
+  }
+}
+
+/** True for Excel's payload-limit error (code as Office reports it). */
+export function isPayloadTooLarge(err: unknown): boolean {
+  return !!err && typeof err === "object" && (err as { code?: unknown }).code === "RequestPayloadSizeLimitExceeded";
+}
+
+export function throwIfAborted(signal: AbortSignal | undefined, rowsWritten: number, totalRows: number): void {
+  if (signal?.aborted) {
+    throw new WriteError("cancelled", `Cancelled after ${rowsWritten.toLocaleString("en-US")} of ${totalRows.toLocaleString("en-US")} rows.`, { rowsWritten });
+  }
+}
+
+export interface BlockSource {
+  total: number;
+  /** Cell values (or formulas) of rows [from, to), each row exactly `width` long. */
+  get(from: number, to: number): unknown[][];
+}
+
+export interface BlockWriteOptions {
+  signal?: AbortSignal;
+  onProgress?: (rowsWritten: number, totalRows: number) => void;
+  targetRequestBytes?: number;
+  /** Which range property receives the block. */
+  property?: "values" | "formulas";
+  /**
+   * Small idempotent operations queued before the first block (re-queued if that request is refused),
+   * so they share the first block's request instead of costing their own `sync`.
+   */
+  prelude?: () => void;
+  /** Called before every block's `sync` (e.g. to suspend calculation until that sync). */
+  beforeSync?: () => void;
+}
+
+/** Measured JSON bytes per row over a sample spread through the rows, with a small margin. */
+export function bytesPerRow(src: BlockSource, from: number): number {
+  const remaining = src.total - from;
+  if (remaining <= 0) return 1;
+  const SAMPLE = 64;
+  let bytes = 0;
+  let rows = 0;
+  const step = Math.max(1, Math.floor(remaining / 4));
+  // Four short runs spread through the rest, so a table whose long texts sit at the end is not underestimated.
+  for (let start = from; start < src.total && rows < SAMPLE * 4; start += step) {
+    const end = Math.min(src.total, start + SAMPLE);
+    const sample = src.get(start, end);
+    bytes += Buffer.byteLength(JSON.stringify(sample), "utf8");
+    rows += end - start;
+  }
+  return Math.max(1, Math.ceil((bytes / rows) * 1.05));
+}
+
+/**
+ * Writes `src.total` rows into the ranges `rangeAt(from, count)` returns, one `sync` per block.
+ * Checks the signal between blocks. Returns the number of `sync` calls it made.
+ * @throws WriteError `cancelled` (rowsWritten says how far it got), `payload_too_large` when a single row is refused.
+ */
+export async function writeInBlocks(
+  context: { sync(): Promise<unknown> },
+  rangeAt: (from: number, count: number) => { values: unknown; formulas: unknown },
+  src: BlockSource,
+  options: BlockWriteOptions = {},
+): Promise<{ syncs: number; blocks: number; shrinks: number }> {
+  const target = options.targetRequestBytes ?? DEFAULT_TARGET_REQUEST_BYTES;
+  const prop = options.property ?? "values";
+  let prelude = options.prelude;
+  let syncs = 0, blocks = 0, shrinks = 0;
+  let from = 0;
+  let perBlock = Math.max(1, Math.floor(target / bytesPerRow(src, 0)));
+  while (from < src.total) {
+    throwIfAborted(options.signal, from, src.total);
+    const count = Math.min(perBlock, src.total - from);
+    const values = src.get(from, from + count);
+    prelude?.();
+    (rangeAt(from, count) as Record<string, unknown>)[prop] = values;
+    options.beforeSync?.();
+    try {
+      syncs++;
+      await context.sync();
+    } catch (err) {
+      if (isPayloadTooLarge(err)) {
+        if (count === 1) {
+          throw new WriteError("payload_too_large", `Row ${from + 1} alone is larger than Excel accepts in one request.`, { rowsWritten: from, cause: err });
+        }
+        // The refused request applied nothing: retry the same rows (and prelude) in smaller blocks.
+        perBlock = Math.ceil(count / 2);
+        shrinks++;
+        continue;
+      }
+      throw err;
+    }
+    prelude = undefined;
+    blocks++;
+    from += count;
+    options.onProgress?.(from, src.total);
+  }
+  if (prelude) {
+    // Nothing to write, but the prelude still has to reach the workbook.
+    prelude();
+    options.beforeSync?.();
+    syncs++;
+    await context.sync();
+  }
+  return { syncs, blocks, shrinks };
+}

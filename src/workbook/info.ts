@@ -1,0 +1,54 @@
+/**
+ * The info block: one text cell directly above a table's header row that tells the user where the
+ * data came from and how fresh it is, and marks in-progress or failed writes so a partial table is
+ * never mistaken for a complete one. Pure text functions; the writer puts the text in the cell.
+ */
+import { describeSource, type Binding } from "../refresh/binding";
+
+/** Every info cell starts with this, so a refresh only ever rewrites its own cell. */
+export const INFO_PREFIX = "PPM · ";
+
+/** `2026-11-21T04:05:06.789Z` → `2026-11-21 04:05:06 UTC` (times are shown in UTC, the documented policy). */
+export function utcLabel(iso: string | null | undefined): string {
+  if (!iso) return "unknown";
+  const ms = Date.parse(iso);
+  if (Number.isNaN(ms)) return iso;
+  return new Date(ms).toISOString().slice(0, 19).replace("T", " ") + " UTC";
+}
+
+export interface InfoFacts {
+  source: Binding["source"];
+  environment: string;
+  generatedAt: string | null;
+  schemaVersion: string | null;
+  refreshedAt: string;
+  rowCount: number;
+}
+
+/** The info line of a complete table. */
+export function infoComplete(f: InfoFacts): string {
+  return [
+    `${INFO_PREFIX}${describeSource(f.source)}`,
+    `generated ${utcLabel(f.generatedAt)}`,
+    `schema ${f.schemaVersion ?? "unknown"}`,
+    `refreshed ${utcLabel(f.refreshedAt)}`,
+    `${f.rowCount.toLocaleString("en-US")} rows`,
+    "date-times in UTC",
+    `source ${f.environment}`,
+  ].join(" · ");
+}
+
+/** Shown while an import or refresh is writing; if the add-in dies mid-write it stays, marking the table. */
+export function infoInProgress(kind: "import" | "refresh", source: Binding["source"]): string {
+  return `${INFO_PREFIX}⏳ ${kind === "import" ? "importing" : "refreshing"} ${describeSource(source)} — DATA INCOMPLETE until this message changes`;
+}
+
+/** Shown after a failed write. `restored` says whether the previous data is back. */
+export function infoFailed(kind: "import" | "refresh", source: Binding["source"], at: string, code: string, message: string, restored: boolean): string {
+  const what = kind === "import"
+    ? "nothing was kept"
+    : restored
+      ? "the previous data was restored"
+      : "the table may be INCOMPLETE; refresh again";
+  return `${INFO_PREFIX}⚠ ${kind} of ${describeSource(source)} failed ${utcLabel(at)} (${code}): ${message.slice(0, 200)} — ${what}`;
+}

@@ -1,0 +1,236 @@
+/**
+ * Importing a table into a worksheet as an Excel table (ListObject).
+ *
+ * Order of work, chosen for Excel's limits and so a partial write is never mistaken for data:
+ * 1. validate the whole table and the sheet size limit (nothing touched yet);
+ * 2. one `sync` of reads (sheet and table names, calculation mode, emptiness of the target area);
+ * 3. the first request also sets the info cell to "importing — INCOMPLETE", the header row (text),
+ *    and one number format per column over the whole column (text columns `@` BEFORE any value);
+ * 4. values in row blocks sized under the request payload limit (see `blocks.ts`);
+ * 5. one last request creates the table over the filled range, names it, writes the final info
+ *    line and stores the binding.
+ * On cancel or failure in 3-5 the written cells are cleared and the info cell says what happened;
+ * if even that fails, the "INCOMPLETE" marker is what stays.
+ */
+import type { Table } from "../table/model";
+import { validateTable, EXCEL_MAX_ROWS, EXCEL_MAX_COLUMNS } from "../refresh/validate";
+import { bindingSettingKey, serializeBinding, type Binding } from "../refresh/binding";
+import { planColumns, toValues, headerValues, TEXT_FORMAT, type ColumnPlan } from "./cells";
+import { a1, deriveSheetName, deriveTableName, isValidSheetName, isValidTableName, parseCell } from "./names";
+import { infoComplete, infoFailed, infoInProgress } from "./info";
+import { findOccupiedCell, prepareCalculation, type CalculationGuard } from "./sheet";
+import { throwIfAborted, writeInBlocks, WriteError, type BlockSource } from "./blocks";
+
+export { WriteError } from "./blocks";
+
+export interface ImportTarget {
+  /** Existing sheet to write into; default: a new sheet named after the source key. */
+  sheetName?: string;
+  /** Top-left cell of the info line (the header goes one row below); default `A1`. */
+  anchor?: string;
+}
+
+export interface ImportOptions {
+  /** The binding to store, without the parts only the writer knows. */
+  binding: Omit<Binding, "tableName" | "sheetName" | "rowCount" | "lastRefreshAt" | "lastCheckedAt" | "lastFailure">;
+  target?: ImportTarget;
+  /** Table name to use instead of the derived `ppm_<key>` (must be valid and free). */
+  tableName?: string;
+  signal?: AbortSignal;
+  onProgress?: (rowsWritten: number, totalRows: number) => void;
+  targetRequestBytes?: number;
+  /** Credentials that must never be stored (checked against the binding before writing). */
+  secrets?: readonly string[];
+  now?: () => Date;
+}
+
+export interface ImportResult {
+  binding: Binding;
+  sheetName: string;
+  tableName: string;
+  /** Address of the whole table, header included, e.g. `A2:L200002`. */
+  address: string;
+  rowCount: number;
+  syncs: number;
+  blocks: number;
+  shrinks: number;
+}
+
+/** Source of typed values for a table's rows. */
+export function typedRows(table: Table, plans: readonly ColumnPlan[]): BlockSource {
+  return { total: table.rows.length, get: (from, to) => toValues(table.rows, plans, from, to) };
+}
+
+/** Queues one number format per column over the column's body rows (a single small operation each). */
+export function queueColumnFormats(sheet: Excel.Worksheet, bodyRow: number, firstColumn: number, bodyRows: number, plans: readonly ColumnPlan[]): void {
+  if (bodyRows <= 0) return;
+  plans.forEach((p, i) => {
+    sheet.getRangeByIndexes(bodyRow, firstColumn + i, bodyRows, 1).numberFormat = [[p.numberFormat]];
+  });
+}
+
+/**
+ * Imports a table into the workbook as a new Excel table and stores its binding.
+ * @throws WriteError (`invalid_table`, `too_many_rows`, `too_many_columns`, `occupied`, `cancelled`,
+ * `payload_too_large`, `write_failed`); every code except the last three means nothing was written.
+ */
+export async function importTable(context: Excel.RequestContext, table: Table, options: ImportOptions): Promise<ImportResult> {
+  const now = options.now ?? (() => new Date());
+  const issues = validateTable(table, 3);
+  if (issues.length) {
+    const code = issues[0].code === "too_many_rows" ? "too_many_rows" : issues[0].code === "too_many_columns" ? "too_many_columns" : "invalid_table";
+    throw new WriteError(code, issues.map((i) => i.message).join(" "));
+  }
+  const anchor = parseCell(options.target?.anchor ?? "A1");
+  const width = table.columns.length;
+  const bodyRows = Math.max(1, table.rows.length); // an Excel table always has at least one body row
+  if (anchor.row + 2 + bodyRows > EXCEL_MAX_ROWS) {
+    throw new WriteError(
+      "too_many_rows",
+      `${table.rows.length.toLocaleString("en-US")} rows starting at row ${anchor.row + 3} do not fit on a sheet (${EXCEL_MAX_ROWS.toLocaleString("en-US")} rows). Add a local filter ($filter or $top) to import fewer rows.`,
+    );
+  }
+  if (anchor.column + width > EXCEL_MAX_COLUMNS) {
+    throw new WriteError("too_many_columns", `${width} columns starting at column ${anchor.column + 1} do not fit on a sheet (${EXCEL_MAX_COLUMNS} columns).`);
+  }
+  if (options.tableName !== undefined && !isValidTableName(options.tableName)) {
+    throw new WriteError("invalid_table", `"${options.tableName}" is not a valid Excel table name (letters, digits, _ and . only, starting with a letter or _, and not like a cell address).`);
+  }
+  if (options.target?.sheetName !== undefined && !isValidSheetName(options.target.sheetName)) {
+    throw new WriteError("invalid_table", `"${options.target.sheetName}" is not a valid sheet name.`);
+  }
+  throwIfAborted(options.signal, 0, table.rows.length);
+
+  // --- reads (nothing written yet) ---
+  const wb = context.workbook;
+  const sheets = wb.worksheets;
+  sheets.load("items/name");
+  const tables = wb.tables;
+  tables.load("items/name");
+  const calc = prepareCalculation(context);
+  const chosen = options.target?.sheetName !== undefined ? sheets.getItemOrNullObject(options.target.sheetName) : null;
+  chosen?.load("name");
+  let syncs = 1;
+  await context.sync();
+
+  const key = options.binding.source.kind === "dataset" ? options.binding.source.key : options.binding.source.endpoint;
+  const tableNames = tables.items.map((t) => t.name);
+  const tableName = options.tableName ?? deriveTableName(key, tableNames);
+  if (tableNames.some((n) => n.toLowerCase() === tableName.toLowerCase())) {
+    throw new WriteError("invalid_table", `A table named "${tableName}" already exists in this workbook.`);
+  }
+  const info = { row: anchor.row, column: anchor.column };
+  const headerRow = anchor.row + 1;
+  const bodyRow = anchor.row + 2;
+  const area = { row: anchor.row, column: anchor.column, rowCount: bodyRows + 2, columnCount: width };
+
+  // A new sheet is created inside the first block's request (see the prelude), so a request the
+  // payload limit refuses is retried whole, sheet included.
+  let sheet: Excel.Worksheet = null as unknown as Excel.Worksheet;
+  let sheetName: string;
+  let created = false;
+  if (chosen && !chosen.isNullObject) {
+    sheet = chosen;
+    sheetName = chosen.name;
+    const occupied = await findOccupiedCell(context, sheet, area);
+    syncs += 1;
+    if (occupied) {
+      throw new WriteError("occupied", `The import needs ${a1(area.row, area.column, area.rowCount, area.columnCount)} on "${sheetName}" to be empty, but ${occupied} is not. Choose an empty area or a new sheet.`, { address: occupied });
+    }
+  } else {
+    sheetName = options.target?.sheetName ?? deriveSheetName(key, sheets.items.map((s) => s.name));
+    created = true;
+  }
+
+  const partial = {
+    ...options.binding,
+    tableName,
+    sheetName,
+    rowCount: table.rows.length,
+    lastRefreshAt: now().toISOString(),
+    lastCheckedAt: now().toISOString(),
+    lastFailure: null,
+  } as Binding;
+  // Checked before writing, so a binding that would carry a secret never leaves a half-import behind.
+  const bindingJson = serializeBinding(partial, options.secrets ?? []);
+
+  // --- writes ---
+  const plans = planColumns(table);
+  let guard = null as CalculationGuard | null;
+  let started = false as boolean;
+  const infoCell = () => sheet.getRangeByIndexes(info.row, info.column, 1, 1);
+  let rowsWritten = 0;
+  try {
+    const written = await writeInBlocks(
+      context,
+      (from, count) => sheet.getRangeByIndexes(bodyRow + from, anchor.column, count, width),
+      typedRows(table, plans),
+      {
+        signal: options.signal,
+        targetRequestBytes: options.targetRequestBytes,
+        onProgress: (n, total) => {
+          rowsWritten = n;
+          options.onProgress?.(n, total);
+        },
+        beforeSync: () => guard?.perSync(),
+        prelude: () => {
+          started = true;
+          guard ??= calc.start();
+          if (created) sheet = sheets.add(sheetName);
+          const cell = infoCell();
+          cell.numberFormat = [[TEXT_FORMAT]];
+          cell.values = [[infoInProgress("import", options.binding.source)]];
+          const header = sheet.getRangeByIndexes(headerRow, anchor.column, 1, width);
+          header.numberFormat = [[TEXT_FORMAT]];
+          header.values = headerValues(table.columns);
+          queueColumnFormats(sheet, bodyRow, anchor.column, bodyRows, plans);
+        },
+      },
+    );
+    syncs += written.syncs;
+    throwIfAborted(options.signal, rowsWritten, table.rows.length);
+
+    const address = a1(headerRow, anchor.column, bodyRows + 1, width);
+    const listObject = sheet.tables.add(address, true);
+    listObject.name = tableName;
+    infoCell().values = [[infoComplete({
+      source: options.binding.source,
+      environment: options.binding.environment,
+      generatedAt: options.binding.validators.generatedAt ?? table.meta.generatedAt,
+      schemaVersion: options.binding.schemaVersion,
+      refreshedAt: partial.lastRefreshAt ?? now().toISOString(),
+      rowCount: table.rows.length,
+    })]];
+    wb.settings.add(bindingSettingKey(partial.id), bindingJson);
+    guard?.restore();
+    syncs++;
+    await context.sync();
+    if (created) sheet.activate();
+    return { binding: partial, sheetName, tableName, address, rowCount: table.rows.length, syncs, blocks: written.blocks, shrinks: written.shrinks };
+  } catch (err) {
+    const failure = err instanceof WriteError ? err : new WriteError("write_failed", `Writing to Excel failed: ${errorText(err)}`, { rowsWritten, cause: err });
+    if (!started) throw failure; // nothing was queued for the workbook
+    try {
+      // Clear what was written, then say so where the table would have been.
+      sheet.getRangeByIndexes(area.row, area.column, area.rowCount, area.columnCount).clear("Contents");
+      const cell = infoCell();
+      cell.numberFormat = [[TEXT_FORMAT]];
+      cell.values = [[infoFailed("import", options.binding.source, now().toISOString(), failure.code, failure.message, false)]];
+      guard?.restore();
+      await context.sync();
+    } catch {
+      // The "INCOMPLETE" marker written with the first block stays; nothing more can be done here.
+    }
+    throw failure;
+  }
+}
+
+/** The message of an Office or other error, without assuming its shape. */
+export function errorText(err: unknown): string {
+  if (err && typeof err === "object") {
+    const e = err as { code?: unknown; message?: unknown };
+    const msg = typeof e.message === "string" ? e.message : String(err);
+    return typeof e.code === "string" && !msg.includes(e.code) ? `${e.code}: ${msg}` : msg;
+  }
+  return String(err);
+}
