@@ -1,0 +1,592 @@
+/**
+ * The service client: typed, strict access to every reporting, snapshot and record endpoint.
+ * No Office and no DOM: it runs in the task pane, in the ribbon-command runtime and in Node, on
+ * `fetch` and web streams.
+ */
+import { HEADERS, PATHS, type RecordKind, type SnapshotEndpoint } from "../spec/contract";
+import type { Column, Table } from "../table/model";
+import { type Connection, connectionScope, normalizeBaseUrl } from "./connection";
+import { CsdlError, parseCsdl, type ServiceMetadata } from "./csdl";
+import { CsvSyntaxError, parseCsvStream } from "./csv";
+import { normalizeCustomFieldForDisplay, validateNumericCustomField } from "./customFields";
+import { BodyShapeError, CsvTableBuilder, parseJsonLossless, tableFromJsonExport, tableFromOData, type MetaInput } from "./dataset";
+import { PpmError, isPpmError } from "./errors";
+import { exportGeneration, type ManifestDatasetInfo, type ManifestInfo, readManifest } from "./manifest";
+import { type RequestSpec, type SentRequest, Transport, type TransportOptions } from "./request";
+import { combineResources } from "./resources";
+import { type SnapshotSource, snapshotTable, validateSnapshotRows } from "./snapshot";
+import { type ValidatorStore, type Validators, MemoryValidatorStore, validatorKey } from "./validators";
+
+/** Options of {@link PpmClient}. */
+export interface PpmClientOptions extends TransportOptions {
+  /** Where dataset validators are kept between calls. Default: a {@link MemoryValidatorStore}. */
+  validators?: ValidatorStore;
+}
+
+/** Options every call accepts. */
+export interface CallOptions {
+  signal?: AbortSignal;
+}
+
+/** The three forms a dataset can be fetched in. */
+export type DatasetFormat = "json" | "csv" | "odata";
+
+/** Options of {@link PpmClient.fetchDataset}. */
+export interface FetchDatasetOptions extends CallOptions {
+  format: DatasetFormat;
+  /** Send stored validators and accept "unchanged" (default true). */
+  conditional?: boolean;
+  /** Validators to use instead of the store's (they are still written back to the store). */
+  validators?: Validators;
+  /** Called as rows are parsed (CSV: every 1000 rows and at the end; JSON/OData: at the end). */
+  onProgress?(rowsParsed: number): void;
+}
+
+/** Result of {@link PpmClient.fetchDataset}. */
+export type DatasetResult = { status: "unchanged"; validators: Validators } | { status: "updated"; table: Table; validators: Validators };
+
+/** An entry of the OData service root. */
+export interface ServiceRootEntry {
+  name: string;
+  url: string;
+  kind?: string;
+}
+
+/** Reachability of one endpoint group, as {@link PpmClient.probe} found it. */
+export interface GroupProbe {
+  state: "available" | "absent" | "unauthorized" | "disabled" | "no_credentials" | "error";
+  error?: Record<string, unknown>;
+}
+
+/** Which endpoint groups this environment offers to this connection. */
+export interface ProbeResult {
+  /** Reporting endpoints answer for this company (false also when reporting is disabled). */
+  reporting: boolean;
+  snapshot: boolean;
+  /** Record endpoints: `"unknown"` when the route exists but credentials are missing or refused. */
+  record: boolean | "unknown";
+  /**
+   * Whether the validator headers (ETag, X-Service-Generated-At) were readable on the last dataset
+   * response this client saw; undefined when it has not fetched a dataset yet.
+   */
+  corsExposesHeaders?: boolean;
+  details: { reporting: GroupProbe; snapshot: GroupProbe; record: GroupProbe };
+}
+
+/** A project or proposal as read, plus its custom fields normalised for display. */
+export interface RecordResult {
+  /** The record exactly as the service sent it (fields beyond custom fields are not documented). */
+  record: Record<string, unknown>;
+  /** Custom-field values by display name: decimal strings with a dot, `""` and `null` kept distinct. */
+  customFields: Record<string, string | null>;
+}
+
+/** Body of a record create/update: `custom_fields` (display name → string) plus other fields passed through. */
+export interface RecordInput {
+  custom_fields?: Record<string, string>;
+  [field: string]: unknown;
+}
+
+/** Options of record writes. */
+export interface RecordWriteOptions extends CallOptions {
+  /**
+   * Display names of numeric custom fields (checked against the spec's rule before sending).
+   * Default: the manifest's custom fields typed `numeric`, when the manifest can be read.
+   */
+  numericFields?: readonly string[];
+}
+
+/** Options of record reads. */
+export interface RecordReadOptions extends CallOptions {
+  /** Display names of custom fields to pick out of the record. Default: from the manifest, when readable. */
+  customFieldNames?: readonly string[];
+}
+
+/** Result of {@link PpmClient.checkCors}. */
+export interface CorsReport {
+  origin: string;
+  preflightOk: boolean;
+  allowOrigin: string | null;
+  allowHeaders: string[];
+  missingRequestHeaders: string[];
+  exposedHeaders: string[];
+  missingExposedHeaders: string[];
+  /** The dataset whose response was inspected for exposed headers (null when none was usable). */
+  checkedDataset: string | null;
+  ok: boolean;
+}
+
+/** Request headers the add-in sends from the task pane (what a preflight must allow). */
+const NEEDED_REQUEST_HEADERS = [HEADERS.companyToken, "If-None-Match", "If-Modified-Since"];
+/** Response headers the add-in reads (Last-Modified is CORS-safelisted and always readable). */
+const NEEDED_EXPOSED_HEADERS = ["ETag", HEADERS.generatedAt, HEADERS.schemaVersion];
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return !!v && typeof v === "object" && !Array.isArray(v);
+}
+
+/**
+ * Client for one {@link Connection}. Every method takes an optional `AbortSignal`, is bounded by the
+ * client's timeout and throws only {@link PpmError}.
+ *
+ * @example
+ * ```ts
+ * const client = new PpmClient({ id: "1", name: "Acme", baseUrl: "https://eu.example.com", token });
+ * const r = await client.fetchDataset("financials", { format: "csv" });
+ * if (r.status === "updated") write(r.table);
+ * ```
+ */
+export class PpmClient {
+  /** The connection, with its base URL normalised. */
+  readonly connection: Connection;
+  private readonly transport: Transport;
+  private readonly store: ValidatorStore;
+  private readonly now: () => Date;
+  private manifestCache?: ManifestInfo;
+  private metadataCache?: ServiceMetadata;
+  private headersReadable?: boolean;
+
+  constructor(connection: Connection, options: PpmClientOptions = {}) {
+    this.connection = { ...connection, baseUrl: normalizeBaseUrl(connection.baseUrl) };
+    this.transport = new Transport(this.connection, options);
+    this.store = options.validators ?? new MemoryValidatorStore();
+    this.now = options.now ?? (() => new Date());
+  }
+
+  /** Non-secret cache scope: environment + company (token fingerprint until the company id is known). */
+  get scope(): string {
+    return connectionScope(this.connection, this.manifestCache?.companyId);
+  }
+
+  /** The manifest read last by this client, if any (no request). */
+  get cachedManifest(): ManifestInfo | undefined {
+    return this.manifestCache;
+  }
+
+  // ---------------------------------------------------------------- reporting
+
+  /** The OData service root: the dataset keys it lists. */
+  async serviceRoot(opts: CallOptions = {}): Promise<ServiceRootEntry[]> {
+    const body = await this.getJson({ method: "GET", group: "reporting", path: PATHS.odataRoot, signal: opts.signal });
+    if (!isObject(body) || !Array.isArray(body.value)) throw this.shape("the OData service root has no `value` list", "value", "schema_mismatch");
+    return body.value.map((e, i) => {
+      if (!isObject(e) || typeof e.name !== "string") throw this.shape(`service root entry ${i} has no name`, `value[${i}].name`, "schema_mismatch");
+      return { ...e, name: e.name, url: typeof e.url === "string" ? e.url : e.name, ...(typeof e.kind === "string" ? { kind: e.kind } : {}) };
+    });
+  }
+
+  /** `$metadata`, parsed into typed column lists per entity set. Cached for the client's life unless `refresh`. */
+  async metadata(opts: CallOptions & { refresh?: boolean } = {}): Promise<ServiceMetadata> {
+    if (this.metadataCache && !opts.refresh) return this.metadataCache;
+    const xml = await this.transport.send({ method: "GET", group: "reporting", path: PATHS.odataMetadata, accept: "application/xml", signal: opts.signal }, ({ response }) => response.text());
+    try {
+      this.metadataCache = parseCsdl(xml);
+    } catch (e) {
+      if (e instanceof CsdlError) throw this.transport.error("malformed_body", `The service's $metadata could not be read: ${e.message}.`, { path: e.where });
+      throw e;
+    }
+    return this.metadataCache;
+  }
+
+  /**
+   * The manifest: datasets with their export status (`ready`, `empty`, or `no_export` for datasets
+   * listed but never generated - not an error), columns, and custom-field metadata. Always fetched
+   * fresh; the result is kept as {@link cachedManifest}.
+   */
+  async manifest(opts: CallOptions = {}): Promise<ManifestInfo> {
+    const body = await this.getJson({ method: "GET", group: "reporting", path: PATHS.manifest, signal: opts.signal });
+    const r = readManifest(body);
+    if (!r.ok) throw this.transport.error("schema_mismatch", `The manifest does not have the documented shape (${r.message} at ${r.path}).`, { path: r.path });
+    this.manifestCache = r.manifest;
+    return r.manifest;
+  }
+
+  /** The cached manifest, or a fresh one; `undefined` when it cannot be read (cancellation still throws). */
+  private async manifestIfAvailable(signal?: AbortSignal): Promise<ManifestInfo | undefined> {
+    if (this.manifestCache) return this.manifestCache;
+    try {
+      return await this.manifest({ signal });
+    } catch (e) {
+      if (isPpmError(e, "cancelled")) throw e;
+      return undefined;
+    }
+  }
+
+  /**
+   * Fetches a complete dataset in one of its three forms, into the tabular model.
+   *
+   * With `conditional` (the default), the validators stored for this environment + company +
+   * dataset + format are sent (`If-None-Match`, `If-Modified-Since`) and a 304 comes back as
+   * `{ status: "unchanged" }` without a body being read. When a deployment hides those headers
+   * (CORS), the manifest's generation time is compared instead. New validators are stored on
+   * every success.
+   *
+   * @throws PpmError e.g. `unknown_dataset`, `not_generated`, `invalid_cached_artifact`,
+   *   `malformed_body` / `schema_mismatch` (with `path`), `route_absent`, `timeout`, `cancelled`.
+   */
+  async fetchDataset(key: string, opts: FetchDatasetOptions): Promise<DatasetResult> {
+    if (typeof key !== "string" || key.trim() === "") throw new PpmError("invalid_request", "A dataset key is required.");
+    const format = opts.format;
+    if (format !== "json" && format !== "csv" && format !== "odata") {
+      throw new PpmError("invalid_request", `Unknown dataset format "${String(format)}"; use json, csv or odata.`);
+    }
+    const signal = opts.signal;
+    // The manifest gives the company id (cache scope) and CSV column types. Auth failures surface here first.
+    let manifest: ManifestInfo | undefined;
+    try {
+      manifest = this.manifestCache ?? (await this.manifest({ signal }));
+    } catch (e) {
+      if (isPpmError(e, "cancelled", "unauthorized", "bi_reporting_disabled", "timeout")) throw e;
+      manifest = undefined;
+    }
+    const storeKey = validatorKey(this.scope, key, format);
+    const conditional = opts.conditional ?? true;
+    const stored = opts.validators ?? (conditional ? await this.store.get(storeKey) : undefined);
+    let send: Validators | undefined = conditional && stored && (stored.etag || stored.lastModified) ? stored : undefined;
+
+    // Fallback when headers were unreadable last time: compare the manifest's generation time.
+    let freshEntry: ManifestDatasetInfo | undefined;
+    if (conditional && stored && !send && stored.generatedAt) {
+      try {
+        const fresh = await this.manifest({ signal });
+        freshEntry = fresh.datasets.find((d) => d.key === key);
+        const gen = freshEntry ? exportGeneration(freshEntry) : null;
+        if (gen !== null && gen === stored.generatedAt) {
+          const v: Validators = { ...stored };
+          await this.store.set(storeKey, v);
+          return { status: "unchanged", validators: v };
+        }
+      } catch (e) {
+        if (isPpmError(e, "cancelled")) throw e;
+      }
+    }
+    const entry = freshEntry ?? manifest?.datasets.find((d) => d.key === key);
+    const path = format === "json" ? PATHS.exportJson(key) : format === "csv" ? PATHS.exportCsv(key) : PATHS.odataDataset(key);
+    const columnsForOData = format === "odata" ? await this.odataColumns(key, entry, signal) : undefined;
+
+    const spec: RequestSpec = {
+      method: "GET",
+      group: "reporting",
+      path,
+      datasetKey: key,
+      validators: send,
+      accept: format === "csv" ? "text/csv" : "application/json",
+      signal,
+    };
+    const result = await this.transport.send(spec, async (sent) => {
+      const h = sent.response.headers;
+      const etag = h.get("ETag");
+      const lastModified = h.get("Last-Modified");
+      const headerGen = h.get(HEADERS.generatedAt);
+      this.headersReadable = !!(etag || headerGen);
+      if (sent.response.status === 304) {
+        await sent.response.body?.cancel().catch(() => undefined);
+        const v: Validators = { etag: etag ?? send?.etag ?? null, lastModified: lastModified ?? send?.lastModified ?? null, generatedAt: headerGen ?? stored?.generatedAt ?? null };
+        return { status: "unchanged" as const, validators: v };
+      }
+      const meta: MetaInput = {
+        key,
+        schemaVersion: h.get(HEADERS.schemaVersion) ?? null,
+        generatedAt: headerGen ?? null,
+        etag: etag ?? null,
+        lastModified: lastModified ?? null,
+        fetchedAt: this.now().toISOString(),
+      };
+      const table = await this.readDatasetBody(sent, format, meta, entry, columnsForOData, opts.onProgress);
+      // Without the header, a generation time from before the download is the safe one to keep:
+      // a stale value can only cause an extra download later, never a missed change.
+      if (!table.meta.generatedAt && entry) table.meta.generatedAt = exportGeneration(entry);
+      if (!table.meta.schemaVersion && entry?.schemaVersion) table.meta.schemaVersion = entry.schemaVersion;
+      const v: Validators = { etag: meta.etag, lastModified: meta.lastModified, generatedAt: table.meta.generatedAt };
+      return { status: "updated" as const, table, validators: v };
+    });
+    await this.store.set(storeKey, result.validators);
+    return result;
+  }
+
+  /** Columns of an OData entity set: from `$metadata`, else the manifest, else inferred from values. */
+  private async odataColumns(key: string, entry: ManifestDatasetInfo | undefined, signal?: AbortSignal): Promise<Column[]> {
+    try {
+      const md = await this.metadata({ signal });
+      const set = md.entitySets.find((s) => s.name === key);
+      if (set && set.columns.length > 0) return set.columns;
+    } catch (e) {
+      if (isPpmError(e, "cancelled", "unauthorized", "bi_reporting_disabled", "timeout")) throw e;
+    }
+    return entry?.columns ?? [];
+  }
+
+  private async readDatasetBody(
+    sent: SentRequest,
+    format: DatasetFormat,
+    meta: MetaInput,
+    entry: ManifestDatasetInfo | undefined,
+    odataColumns: Column[] | undefined,
+    onProgress?: (n: number) => void,
+  ): Promise<Table> {
+    const where = `The ${format.toUpperCase()} form of "${meta.key}"`;
+    try {
+      if (format === "csv") {
+        const builder = new CsvTableBuilder(entry?.columns);
+        if (!sent.response.body) throw new BodyShapeError("the response has no body", "(body)", "malformed_body");
+        await parseCsvStream(
+          sent.response.body,
+          (fields, i) => {
+            builder.add(fields, i);
+            if (onProgress && i > 0 && i % 1000 === 0) onProgress(builder.rows.length);
+          },
+          sent.signal,
+        );
+        const table = builder.finish(meta);
+        onProgress?.(table.rows.length);
+        return table;
+      }
+      const body = parseJsonLossless(await sent.response.text());
+      const table = format === "json" ? tableFromJsonExport(body, meta, entry?.columns) : tableFromOData(body, meta, odataColumns ?? []);
+      onProgress?.(table.rows.length);
+      return table;
+    } catch (e) {
+      if (e instanceof BodyShapeError) {
+        throw this.transport.error(e.kind, `${where} could not be read: ${e.message} (at ${e.path}).`, { path: e.path, datasetKey: meta.key });
+      }
+      if (e instanceof CsvSyntaxError) {
+        throw this.transport.error("malformed_body", `${where} is not valid CSV: ${e.message} (record ${e.line}).`, { path: `record ${e.line}`, datasetKey: meta.key });
+      }
+      if (e instanceof TypeError && /decode|encoding|utf/i.test(e.message)) {
+        throw this.transport.error("malformed_body", `${where} is not valid UTF-8 text.`, { path: "(body)", datasetKey: meta.key });
+      }
+      throw e;
+    }
+  }
+
+  // ---------------------------------------------------------------- snapshots
+
+  /**
+   * Rows of one snapshot endpoint, validated for the documented fields; unknown fields (custom
+   * fields are top-level display-name keys) pass through untouched.
+   */
+  async fetchSnapshotRows(endpoint: SnapshotEndpoint, opts: CallOptions = {}): Promise<Record<string, unknown>[]> {
+    const path = PATHS.snapshot[endpoint];
+    if (!path) throw new PpmError("invalid_request", `Unknown snapshot endpoint "${String(endpoint)}".`);
+    const body = await this.getJson({ method: "GET", group: "snapshot", path, signal: opts.signal });
+    try {
+      return validateSnapshotRows(endpoint, body);
+    } catch (e) {
+      if (e instanceof BodyShapeError) throw this.transport.error("schema_mismatch", `The ${endpoint} snapshot does not have the documented shape: ${e.message} (at ${e.path}).`, { path: e.path });
+      throw e;
+    }
+  }
+
+  /**
+   * A snapshot as a table. `combinedResources` fetches both resource snapshots and removes
+   * overlapping `non_project_work` cells (never `project_work` rows).
+   *
+   * Snapshots carry no documented validators, so `table.meta.etag` is a content fingerprint
+   * (`sha256:<hex>` of columns and cells): a refresh whose fingerprint equals the stored one has
+   * not changed.
+   */
+  async fetchSnapshot(source: SnapshotSource, opts: CallOptions = {}): Promise<Table> {
+    let rows: Record<string, unknown>[];
+    if (source === "combinedResources") {
+      const [p, q] = await Promise.all([this.fetchSnapshotRows("projectResources", opts), this.fetchSnapshotRows("proposalResources", opts)]);
+      rows = combineResources(p, q);
+    } else {
+      rows = await this.fetchSnapshotRows(source, opts);
+    }
+    const m = await this.manifestIfAvailable(opts.signal);
+    const numeric = new Set((m?.customFields ?? []).filter((f) => f.type?.toLowerCase() === "numeric").map((f) => f.name));
+    const all = new Set((m?.customFields ?? []).map((f) => f.name));
+    try {
+      return snapshotTable(source, rows, { numericCustomFields: numeric, customFields: all, fetchedAt: this.now().toISOString() });
+    } catch (e) {
+      if (e instanceof BodyShapeError) throw this.transport.error("schema_mismatch", `The ${source} snapshot could not be read: ${e.message} (at ${e.path}).`, { path: e.path });
+      throw e;
+    }
+  }
+
+  // ---------------------------------------------------------------- records
+
+  /** Retrieves one project or proposal by its `project_token`. */
+  async getRecord(kind: RecordKind, projectToken: string, opts: RecordReadOptions = {}): Promise<RecordResult> {
+    const path = this.recordPath(kind);
+    if (typeof projectToken !== "string" || projectToken.trim() === "") throw new PpmError("invalid_request", "A project token is required to read a record.");
+    const body = await this.getJson({ method: "GET", group: "record", path, recordToken: projectToken, signal: opts.signal });
+    return this.recordResult(body, opts.customFieldNames, opts.signal);
+  }
+
+  /**
+   * Creates a project or proposal. `custom_fields` values must be strings; numeric ones are checked
+   * against the spec's rule before anything is sent (the server's 400 is still handled).
+   */
+  async createRecord(kind: RecordKind, input: RecordInput, opts: RecordWriteOptions = {}): Promise<RecordResult> {
+    const path = this.recordPath(kind);
+    await this.checkCustomFields(input, opts);
+    const body = await this.getJson({ method: "POST", group: "record", path, body: input, hasCustomFields: !!input.custom_fields, signal: opts.signal });
+    return this.recordResult(body, undefined, opts.signal);
+  }
+
+  /** Updates a project or proposal (target named by `project_token`); same checks as {@link createRecord}. */
+  async updateRecord(kind: RecordKind, projectToken: string, input: RecordInput, opts: RecordWriteOptions = {}): Promise<RecordResult> {
+    const path = this.recordPath(kind);
+    if (typeof projectToken !== "string" || projectToken.trim() === "") throw new PpmError("invalid_request", "A project token is required to update a record.");
+    await this.checkCustomFields(input, opts);
+    const body = await this.getJson({ method: "PUT", group: "record", path, recordToken: projectToken, body: input, hasCustomFields: !!input.custom_fields, signal: opts.signal });
+    return this.recordResult(body, undefined, opts.signal);
+  }
+
+  private recordPath(kind: RecordKind): string {
+    const path = PATHS.record[kind];
+    if (!path) throw new PpmError("invalid_request", `Unknown record kind "${String(kind)}"; use project or proposal.`);
+    return path;
+  }
+
+  private async checkCustomFields(input: RecordInput, opts: RecordWriteOptions): Promise<void> {
+    if (!isObject(input)) throw new PpmError("invalid_request", "The record body must be an object.");
+    const cf = input.custom_fields;
+    if (cf === undefined) return;
+    if (!isObject(cf)) throw new PpmError("invalid_custom_field", "`custom_fields` must be an object of display name to text value.");
+    for (const [name, value] of Object.entries(cf)) {
+      if (typeof value !== "string") {
+        throw new PpmError("invalid_custom_field", `The custom field "${name}" must be sent as text (got ${value === null ? "null" : typeof value}).`, { details: { field: name } });
+      }
+    }
+    let numeric = opts.numericFields;
+    if (!numeric) {
+      const m = await this.manifestIfAvailable(opts.signal);
+      numeric = (m?.customFields ?? []).filter((f) => f.type?.toLowerCase() === "numeric").map((f) => f.name);
+    }
+    for (const name of numeric) {
+      if (!(name in cf)) continue;
+      const check = validateNumericCustomField(cf[name]);
+      if (!check.ok) {
+        throw new PpmError("invalid_custom_field", `The numeric custom field "${name}" has an invalid value: ${check.reason}.`, { details: { field: name, value: cf[name] } });
+      }
+    }
+  }
+
+  private async recordResult(body: unknown, names: readonly string[] | undefined, signal?: AbortSignal): Promise<RecordResult> {
+    if (!isObject(body)) throw this.shape("the record response is not a JSON object", "(root)", "schema_mismatch");
+    let fieldNames = names;
+    if (!fieldNames) fieldNames = (await this.manifestIfAvailable(signal))?.customFields.map((f) => f.name) ?? [];
+    const customFields: Record<string, string | null> = {};
+    const nested = isObject(body.custom_fields) ? body.custom_fields : {};
+    for (const [k, v] of Object.entries(nested)) customFields[k] = normalizeCustomFieldForDisplay(v);
+    for (const n of fieldNames) if (n in body) customFields[n] = normalizeCustomFieldForDisplay(body[n]);
+    return { record: body, customFields };
+  }
+
+  // ---------------------------------------------------------------- capabilities
+
+  /** Which endpoint groups this environment offers (a route can be absent), so the UI can hide the rest. */
+  async probe(opts: CallOptions = {}): Promise<ProbeResult> {
+    const outcome = async (spec: RequestSpec, okOn4xx: boolean): Promise<GroupProbe> => {
+      try {
+        await this.transport.send(spec, async ({ response }) => void (await response.body?.cancel().catch(() => undefined)));
+        return { state: "available" };
+      } catch (e) {
+        if (!(e instanceof PpmError)) throw e;
+        if (e.code === "cancelled") throw e;
+        if (e.code === "route_absent") return { state: "absent" };
+        if (e.code === "unauthorized") return { state: "unauthorized", error: e.toJSON() };
+        if (e.code === "bi_reporting_disabled") return { state: "disabled", error: e.toJSON() };
+        if (e.code === "record_credentials_missing") return { state: "no_credentials", error: e.toJSON() };
+        if (okOn4xx && e.status !== undefined && e.status >= 400 && e.status < 500 && e.status !== 429) return { state: "available" };
+        return { state: "error", error: e.toJSON() };
+      }
+    };
+    const [reporting, snapshot, recordRaw] = await Promise.all([
+      outcome({ method: "GET", group: "reporting", path: PATHS.odataRoot, signal: opts.signal }, false),
+      outcome({ method: "GET", group: "snapshot", path: PATHS.snapshot.projects, signal: opts.signal }, false),
+      // No record-token: a 400/404 with a service body still proves the route and the credentials.
+      this.connection.apiAuth && this.connection.apiSecret
+        ? outcome({ method: "GET", group: "record", path: PATHS.record.project, signal: opts.signal }, true)
+        : outcome({ method: "GET", group: "record", path: PATHS.record.project, noCredentials: true, signal: opts.signal }, false).then((r) =>
+            r.state === "absent" ? r : { state: "no_credentials" as const },
+          ),
+    ]);
+    const result: ProbeResult = {
+      reporting: reporting.state === "available",
+      snapshot: snapshot.state === "available",
+      record: recordRaw.state === "available" ? true : recordRaw.state === "absent" ? false : "unknown",
+      details: { reporting, snapshot, record: recordRaw },
+    };
+    if (this.headersReadable !== undefined) result.corsExposesHeaders = this.headersReadable;
+    return result;
+  }
+
+  /**
+   * Checks, as a browser would see it, whether the deployment's CORS lets a task pane served from
+   * `origin` call the reporting endpoints and read the validator headers. Meaningful in Node only
+   * (browsers do not let script set `Origin` or see these headers); used by the CLI's `doctor`.
+   */
+  async checkCors(origin: string, opts: CallOptions = {}): Promise<CorsReport> {
+    const lowerList = (v: string | null) => (v ?? "").split(",").map((s) => s.trim().toLowerCase()).filter(Boolean);
+    const pre = await this.transport
+      .send(
+        {
+          method: "OPTIONS",
+          group: "reporting",
+          path: PATHS.manifest,
+          noCredentials: true,
+          extraHeaders: { Origin: origin, "Access-Control-Request-Method": "GET", "Access-Control-Request-Headers": NEEDED_REQUEST_HEADERS.join(",").toLowerCase() },
+          signal: opts.signal,
+        },
+        async ({ response }) => ({ status: response.status, allowOrigin: response.headers.get("Access-Control-Allow-Origin"), allowHeaders: lowerList(response.headers.get("Access-Control-Allow-Headers")) }),
+      )
+      .catch((e: unknown) => {
+        if (isPpmError(e, "cancelled")) throw e;
+        return { status: 0, allowOrigin: null as string | null, allowHeaders: [] as string[] };
+      });
+    const originOk = (v: string | null) => v === "*" || v === origin;
+    const missingRequestHeaders = pre.allowHeaders.includes("*") ? [] : NEEDED_REQUEST_HEADERS.filter((h) => !pre.allowHeaders.includes(h.toLowerCase()));
+    const m = this.manifestCache ?? (await this.manifestIfAvailable(opts.signal));
+    const candidate = m?.datasets.filter((d) => d.usable).sort((a, b) => (a.rowCount ?? 0) - (b.rowCount ?? 0))[0];
+    let exposed: string[] = [];
+    let allowOrigin = pre.allowOrigin;
+    if (candidate) {
+      const r = await this.transport
+        .send({ method: "GET", group: "reporting", path: PATHS.exportCsv(candidate.key), datasetKey: candidate.key, accept: "text/csv", extraHeaders: { Origin: origin }, signal: opts.signal }, async ({ response }) => {
+          await response.body?.cancel().catch(() => undefined);
+          return { allowOrigin: response.headers.get("Access-Control-Allow-Origin"), exposed: lowerList(response.headers.get("Access-Control-Expose-Headers")) };
+        })
+        .catch((e: unknown) => {
+          if (isPpmError(e, "cancelled")) throw e;
+          return { allowOrigin: null as string | null, exposed: [] as string[] };
+        });
+      exposed = r.exposed;
+      allowOrigin = r.allowOrigin ?? allowOrigin;
+    }
+    const missingExposedHeaders = exposed.includes("*") ? [] : NEEDED_EXPOSED_HEADERS.filter((h) => !exposed.includes(h.toLowerCase()));
+    const preflightOk = pre.status >= 200 && pre.status < 300 && originOk(pre.allowOrigin) && missingRequestHeaders.length === 0;
+    return {
+      origin,
+      preflightOk,
+      allowOrigin,
+      allowHeaders: pre.allowHeaders,
+      missingRequestHeaders,
+      exposedHeaders: exposed,
+      missingExposedHeaders: candidate ? missingExposedHeaders : [],
+      checkedDataset: candidate?.key ?? null,
+      ok: preflightOk && originOk(allowOrigin) && (!candidate || missingExposedHeaders.length === 0),
+    };
+  }
+
+  // ---------------------------------------------------------------- helpers
+
+  private async getJson(spec: RequestSpec): Promise<unknown> {
+    return this.transport.send(spec, async ({ response }) => {
+      if (response.status === 204) return null;
+      const text = await response.text();
+      try {
+        return parseJsonLossless(text);
+      } catch (e) {
+        if (e instanceof BodyShapeError) throw this.transport.error("malformed_body", `The response of ${spec.method} ${spec.path} is not JSON (${e.message}).`, { path: e.path, datasetKey: spec.datasetKey });
+        throw e;
+      }
+    });
+  }
+
+  private shape(message: string, path: string, code: "malformed_body" | "schema_mismatch"): PpmError {
+    return this.transport.error(code, `The service's response does not have the documented shape: ${message}.`, { path });
+  }
+}

@@ -1,0 +1,197 @@
+/**
+ * Turns the three dataset forms (JSON export, CSV, OData) into the one tabular model.
+ *
+ * Rules shared by all forms, so they yield identical tables: column order and types come from the
+ * service's column definitions; cells go through `toCell`; a row object's fields that no column
+ * describes are appended as extra columns (typed from their values) rather than dropped.
+ */
+import type { CellValue, Column, Table, TableMeta } from "../table/model";
+import { CellError, columnTypeFromEdm as typeFromSource, inferColumnType, toCell } from "./values";
+
+/** A body that does not have the documented shape. `path` locates the offending part. */
+export class BodyShapeError extends Error {
+  constructor(
+    message: string,
+    readonly path: string,
+    /** `malformed_body` (not JSON / not CSV) or `schema_mismatch` (valid syntax, wrong shape). */
+    readonly kind: "malformed_body" | "schema_mismatch" = "schema_mismatch",
+  ) {
+    super(message);
+  }
+}
+
+// A JSON integer literal beyond 2^53 (not part of a fraction or exponent) - see parseJsonLossless.
+const BIG_INT_OR_STRING = /"(?:[^"\\]|\\.)*"|(?<![\d.eE+-])-?\d{16,}(?![\d.eE])/g;
+
+/**
+ * `JSON.parse`, except that integer literals too large for a double are kept as their exact digit
+ * strings (Int64 ids beyond 2^53 would otherwise be silently rounded, and the JSON form would
+ * disagree with the CSV form of the same dataset).
+ *
+ * @throws BodyShapeError (`malformed_body`) when the text is not JSON.
+ */
+export function parseJsonLossless(text: string): unknown {
+  let src = text;
+  if (/\d{16}/.test(text)) {
+    src = text.replace(BIG_INT_OR_STRING, (m) => (m.charCodeAt(0) === 34 || Number.isSafeInteger(Number(m)) ? m : `"${m}"`));
+  }
+  try {
+    return JSON.parse(src);
+  } catch (e) {
+    const msg = e instanceof Error ? e.message : String(e);
+    const pos = /position (\d+)/.exec(msg);
+    throw new BodyShapeError(`the response is not valid JSON (${msg.replace(/\s*in JSON at position \d+.*$/, "")})`, pos ? `offset ${pos[1]}` : "(body)", "malformed_body");
+  }
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return !!v && typeof v === "object" && !Array.isArray(v);
+}
+
+function cell(value: unknown, col: Column, path: string): CellValue {
+  try {
+    return toCell(value, col.type);
+  } catch (e) {
+    if (e instanceof CellError) throw new BodyShapeError(`column "${col.name}": ${e.message}`, path);
+    throw e;
+  }
+}
+
+/**
+ * Converts row objects (or arrays aligned with `columns`) into table rows, in place to avoid a
+ * second copy of a large export. `skipKey` drops annotation keys (OData `@odata.*`).
+ */
+function convertRows(rawRows: unknown[], baseColumns: Column[], rowsPath: string, skipKey: (k: string) => boolean = () => false): { columns: Column[]; rows: CellValue[][] } {
+  const columns = baseColumns.map((c) => ({ ...c }));
+  const index = new Map(columns.map((c, i) => [c.name, i]));
+  const extraNames: string[] = [];
+  // Pass 1: find fields no column describes (so they can be typed from all their values).
+  for (let r = 0; r < rawRows.length; r++) {
+    const raw = rawRows[r];
+    if (isObject(raw)) {
+      for (const k of Object.keys(raw)) {
+        if (!index.has(k) && !skipKey(k)) {
+          index.set(k, columns.length + extraNames.length);
+          extraNames.push(k);
+        }
+      }
+    } else if (!Array.isArray(raw)) {
+      throw new BodyShapeError(`row ${r} is ${raw === null ? "null" : typeof raw}, not an object`, `${rowsPath}[${r}]`);
+    }
+  }
+  for (const name of extraNames) {
+    columns.push({ name, type: inferColumnType(rawRows.map((row) => (isObject(row) ? row[name] : undefined))) });
+  }
+  const rows = rawRows as unknown as CellValue[][];
+  for (let r = 0; r < rawRows.length; r++) {
+    const raw = rawRows[r];
+    const out: CellValue[] = new Array(columns.length);
+    if (Array.isArray(raw)) {
+      if (raw.length !== baseColumns.length) {
+        throw new BodyShapeError(`row ${r} has ${raw.length} cells, expected ${baseColumns.length}`, `${rowsPath}[${r}]`);
+      }
+      for (let c = 0; c < columns.length; c++) out[c] = c < raw.length ? cell(raw[c], columns[c], `${rowsPath}[${r}][${c}]`) : null;
+    } else {
+      const obj = raw as Record<string, unknown>;
+      for (let c = 0; c < columns.length; c++) {
+        const name = columns[c].name;
+        out[c] = cell(obj[name], columns[c], `${rowsPath}[${r}].${name}`);
+      }
+    }
+    rows[r] = out;
+  }
+  return { columns, rows };
+}
+
+/** Column definitions of a JSON export (`{ name, type, nullable }` or bare names); unknown types → text. */
+function columnsFromDefs(defs: unknown, fallback: Column[] | undefined): Column[] {
+  if (!Array.isArray(defs)) throw new BodyShapeError("`columns` is missing or not a list", "columns");
+  const fb = new Map((fallback ?? []).map((c) => [c.name, c]));
+  return defs.map((d, i) => {
+    if (typeof d === "string") return fb.get(d) ? { ...fb.get(d)! } : { name: d, type: "text" as const };
+    if (!isObject(d) || typeof d.name !== "string" || !d.name) throw new BodyShapeError(`column ${i} has no name`, `columns[${i}].name`);
+    const sourceType = typeof d.type === "string" ? d.type : fb.get(d.name)?.sourceType;
+    const col: Column = { name: d.name, type: sourceType ? typeFromSource(sourceType) : (fb.get(d.name)?.type ?? "text") };
+    if (sourceType) col.sourceType = sourceType;
+    if (typeof d.nullable === "boolean") col.nullable = d.nullable;
+    return col;
+  });
+}
+
+/** Export metadata that does not come from the body. */
+export type MetaInput = Omit<TableMeta, "kind" | "format" | "key"> & { key: string };
+
+/**
+ * Builds a table from a JSON export body (`dataset_key`, `schema_version`, `generated_at`,
+ * `row_count`, `columns`, `rows`).
+ */
+export function tableFromJsonExport(body: unknown, meta: MetaInput, manifestColumns?: Column[]): Table {
+  if (!isObject(body)) throw new BodyShapeError("the export is not a JSON object", "(root)");
+  if (!Array.isArray(body.rows)) throw new BodyShapeError("`rows` is missing or not a list", "rows");
+  const columns = columnsFromDefs(body.columns, manifestColumns);
+  if (body.row_count !== undefined && body.row_count !== null && body.row_count !== body.rows.length) {
+    throw new BodyShapeError(`row_count says ${String(body.row_count)} but ${body.rows.length} rows were received`, "row_count");
+  }
+  const converted = convertRows(body.rows, columns, "rows");
+  return {
+    columns: converted.columns,
+    rows: converted.rows,
+    meta: {
+      ...meta,
+      kind: "dataset",
+      format: "json",
+      schemaVersion: meta.schemaVersion ?? (body.schema_version !== undefined && body.schema_version !== null ? String(body.schema_version) : null),
+      generatedAt: meta.generatedAt ?? (typeof body.generated_at === "string" ? body.generated_at : null),
+    },
+  };
+}
+
+/** Builds a table from an OData envelope (`@odata.context`, `value`). Column types come from `$metadata`. */
+export function tableFromOData(body: unknown, meta: MetaInput, columns: Column[]): Table {
+  if (!isObject(body)) throw new BodyShapeError("the OData response is not a JSON object", "(root)");
+  if (!Array.isArray(body.value)) throw new BodyShapeError("`value` is missing or not a list", "value");
+  const converted = convertRows(body.value, columns, "value", (k) => k.startsWith("@") || k.includes("@odata."));
+  return { columns: converted.columns, rows: converted.rows, meta: { ...meta, kind: "dataset", format: "odata" } };
+}
+
+/**
+ * Incremental builder for the CSV form: the first record is the header, each further record a
+ * row. Types come from the manifest's columns (CSV carries none); unknown names are text.
+ */
+export class CsvTableBuilder {
+  readonly rows: CellValue[][] = [];
+  private columns: Column[] | null = null;
+
+  constructor(private readonly typed: Column[] | undefined) {}
+
+  /** Adds one CSV record (record 0 is the header). */
+  add(fields: string[], recordIndex: number): void {
+    if (this.columns === null) {
+      const byName = new Map((this.typed ?? []).map((c) => [c.name, c]));
+      const seen = new Set<string>();
+      this.columns = fields.map((name, i) => {
+        if (name === "") throw new BodyShapeError(`header cell ${i + 1} is empty`, "line 1");
+        if (seen.has(name)) throw new BodyShapeError(`the header repeats the column "${name}"`, "line 1");
+        seen.add(name);
+        const t = byName.get(name);
+        return t ? { ...t } : { name, type: "text" as const };
+      });
+      return;
+    }
+    const cols = this.columns;
+    // A blank line in a multi-column CSV carries no row (and is not an empty single-column row).
+    if (fields.length === 1 && fields[0] === "" && cols.length > 1) return;
+    if (fields.length !== cols.length) {
+      throw new BodyShapeError(`record ${recordIndex} has ${fields.length} fields, the header has ${cols.length}`, `record ${recordIndex}`);
+    }
+    const out: CellValue[] = new Array(cols.length);
+    for (let c = 0; c < cols.length; c++) out[c] = cell(fields[c], cols[c], `record ${recordIndex}, column "${cols[c].name}"`);
+    this.rows.push(out);
+  }
+
+  /** The finished table. An empty body (no header) is a shape error: even zero rows have a header. */
+  finish(meta: MetaInput): Table {
+    if (this.columns === null) throw new BodyShapeError("the CSV has no header row", "line 1", "malformed_body");
+    return { columns: this.columns, rows: this.rows, meta: { ...meta, kind: "dataset", format: "csv" } };
+  }
+}

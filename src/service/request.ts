@@ -1,0 +1,441 @@
+/**
+ * The one request builder and sender. Every call the client makes goes through {@link buildUrl}
+ * and {@link Transport.send}, so the rules hold for all of them:
+ * - no `$`-prefixed query option is ever sent (the service rejects them; local filtering is a
+ *   separate capability), also not in percent-encoded form;
+ * - no credential is ever put into an address;
+ * - timeouts, cancellation and bounded retries (idempotent GETs only) apply uniformly;
+ * - every failure becomes a {@link PpmError} whose text has been scrubbed of secrets.
+ */
+import { ErrorBodySchema, HEADERS, REPORTING_ERRORS, BASIC_USER, type ReportingErrorCode } from "../spec/contract";
+import { type Connection, connectionSecrets, normalizeBaseUrl } from "./connection";
+import { PpmError, type PpmErrorCode, type PpmErrorInit, base64Utf8, redactDeep, redactSecrets } from "./errors";
+import type { Validators } from "./validators";
+
+/** Endpoint group of a request; decides credentials and how a bare 404 is read. */
+export type EndpointGroup = "reporting" | "snapshot" | "record";
+
+/** Query parameter names that would carry a credential. Compared case-insensitively, `-`/`_` folded. */
+const CREDENTIAL_PARAMS = new Set(["company_api_token", "company-api-token", "api_token", "api-token", "api_secret", "api-secret", "api_auth", "api-auth", "token", "access_token", "record_token", "record-token"]);
+
+/**
+ * Builds a request URL from a base URL, a path and optional query parameters.
+ *
+ * @throws PpmError `invalid_request` when any query option starts with `$` (literally or as
+ *   `%24`), when a credential parameter is present, or when the path smuggles a query string.
+ */
+export function buildUrl(baseUrl: string, path: string, query?: Record<string, string> | URLSearchParams): string {
+  const base = normalizeBaseUrl(baseUrl);
+  if (!path.startsWith("/")) throw new PpmError("invalid_request", "Request paths must start with '/'.");
+  const url = `${base}${path}${serializeQuery(query)}`;
+  assertSafeUrl(url);
+  return url;
+}
+
+function serializeQuery(query?: Record<string, string> | URLSearchParams): string {
+  if (!query) return "";
+  const params = query instanceof URLSearchParams ? query : new URLSearchParams(Object.entries(query));
+  const s = params.toString();
+  return s ? `?${s}` : "";
+}
+
+/**
+ * Refuses a URL whose query carries a `$` option or a credential, whatever the encoding.
+ * Exported so tests (and any future code path) can check a URL without sending it.
+ */
+export function assertSafeUrl(url: string): void {
+  const q = url.indexOf("?");
+  if (q < 0) return;
+  const rawQuery = url.slice(q + 1).split("#")[0];
+  const dollar: string[] = [];
+  for (const pair of rawQuery.split(/[&;]/)) {
+    if (!pair) continue;
+    const rawName = pair.split("=")[0];
+    let name: string;
+    try {
+      name = decodeURIComponent(rawName.replace(/\+/g, " "));
+    } catch {
+      name = rawName;
+    }
+    const trimmed = name.trim();
+    if (trimmed.startsWith("$") || /^\s*%24/i.test(rawName) || /^%24/i.test(trimmed)) dollar.push(trimmed.startsWith("$") ? trimmed : `$${trimmed.replace(/^%24/i, "")}`);
+    else if (CREDENTIAL_PARAMS.has(trimmed.toLowerCase())) {
+      throw new PpmError("invalid_request", "Refused to send a credential in the address; credentials go in headers only.", {
+        action: "Remove the credential from the address; the add-in sends the token in a header.",
+      });
+    }
+  }
+  if (dollar.length > 0) {
+    throw new PpmError("invalid_request", `Refused to send query options the service rejects: ${dollar.join(", ")}. The service only serves complete tables.`, {
+      unsupportedOptions: dollar,
+      action: "Import the complete table and apply the query locally instead.",
+    });
+  }
+}
+
+/** Transport options (a subset of the client's). */
+export interface TransportOptions {
+  fetch?: typeof fetch;
+  /** Per-attempt limit in ms, covering headers and body. Default 120000. */
+  timeoutMs?: number;
+  /** Extra attempts for idempotent GETs on network errors, 429 and 502/503/504. Default 2. */
+  retries?: number;
+  /** First backoff delay in ms (doubles each attempt, capped at 8 s). Default 300. */
+  retryBaseDelayMs?: number;
+  /** Longest `Retry-After` the client will wait for before giving up with `rate_limited`. Default 60 s. */
+  maxRetryAfterSeconds?: number;
+  now?: () => Date;
+  /** Called for every attempt (for diagnostics; never receives headers or secrets). */
+  onRequest?: (info: { method: string; url: string; attempt: number }) => void;
+}
+
+/** One request as the client describes it. */
+export interface RequestSpec {
+  method: "GET" | "POST" | "PUT" | "OPTIONS";
+  group: EndpointGroup;
+  /** Send without credentials (probing whether a route exists; CORS preflight checks). */
+  noCredentials?: boolean;
+  path: string;
+  query?: Record<string, string>;
+  /** JSON body (POST/PUT). */
+  body?: unknown;
+  /** `record-token` header (record GET). */
+  recordToken?: string;
+  /** Conditional validators to send. */
+  validators?: Validators;
+  accept?: string;
+  signal?: AbortSignal;
+  /** Dataset key, for error messages. */
+  datasetKey?: string;
+  /** Whether the body carried `custom_fields` (a record 400 is then most likely about them). */
+  hasCustomFields?: boolean;
+  /** Extra headers (e.g. `Origin` for the CORS check). Never credentials. */
+  extraHeaders?: Record<string, string>;
+}
+
+/** What the consumer of a response gets, with the time the request was sent. */
+export interface SentRequest {
+  response: Response;
+  requestTime: string;
+  /** Aborted when the call times out or is cancelled; body readers should honour it. */
+  signal: AbortSignal;
+}
+
+const RETRY_STATUSES = new Set([429, 502, 503, 504]);
+
+/**
+ * Sends requests for one connection. `send` resolves with the consumer's result for 2xx and 304
+ * responses and throws a {@link PpmError} for everything else.
+ */
+export class Transport {
+  readonly baseUrl: string;
+  private readonly fetchImpl: typeof fetch;
+  private readonly timeoutMs: number;
+  private readonly retries: number;
+  private readonly retryBaseDelayMs: number;
+  private readonly maxRetryAfterSeconds: number;
+  private readonly now: () => Date;
+  private readonly secrets: string[];
+
+  constructor(
+    private readonly conn: Connection,
+    private readonly opts: TransportOptions = {},
+  ) {
+    this.baseUrl = normalizeBaseUrl(conn.baseUrl);
+    // Bound: a detached `fetch` loses its `this` in some browsers.
+    this.fetchImpl = opts.fetch ?? ((input, init) => fetch(input, init));
+    this.timeoutMs = opts.timeoutMs ?? 120_000;
+    this.retries = Math.max(0, opts.retries ?? 2);
+    this.retryBaseDelayMs = opts.retryBaseDelayMs ?? 300;
+    this.maxRetryAfterSeconds = opts.maxRetryAfterSeconds ?? 60;
+    this.now = opts.now ?? (() => new Date());
+    this.secrets = connectionSecrets(conn);
+  }
+
+  /** Scrubs this connection's secrets from text. */
+  redact(text: string): string {
+    return redactSecrets(text, this.secrets);
+  }
+
+  /** Builds a PpmError with every text field redacted. */
+  error(code: PpmErrorCode, message: string, init: PpmErrorInit = {}): PpmError {
+    const safe: PpmErrorInit = { ...init };
+    if (safe.action) safe.action = this.redact(safe.action);
+    if (safe.details) safe.details = redactDeep(safe.details, this.secrets);
+    if (safe.path) safe.path = this.redact(safe.path);
+    return new PpmError(code, this.redact(message), safe);
+  }
+
+  /** Human label of the environment (its host), for messages. */
+  get environmentLabel(): string {
+    try {
+      return new URL(this.baseUrl).host;
+    } catch {
+      return this.baseUrl;
+    }
+  }
+
+  /** Builds the headers of a request: credentials for the group, conditionals, content type. */
+  private headers(spec: RequestSpec): Record<string, string> {
+    const h: Record<string, string> = { Accept: spec.accept ?? "application/json", ...(spec.extraHeaders ?? {}) };
+    if (spec.noCredentials) {
+      /* Deliberately anonymous. */
+    } else if (spec.group === "record") {
+      if (!this.conn.apiAuth || !this.conn.apiSecret) {
+        throw this.error("record_credentials_missing", `The connection "${this.conn.name}" has no record credentials (api-auth and api-secret).`);
+      }
+      h[HEADERS.apiAuth] = this.conn.apiAuth;
+      h[HEADERS.apiToken] = this.conn.token;
+      h[HEADERS.apiSecret] = this.conn.apiSecret;
+      if (spec.recordToken !== undefined) h[HEADERS.recordToken] = spec.recordToken;
+    } else if (spec.group === "reporting" && this.conn.authMode === "basic") {
+      h.Authorization = `Basic ${base64Utf8(`${BASIC_USER}:${this.conn.token}`)}`;
+    } else {
+      h[HEADERS.companyToken] = this.conn.token;
+    }
+    if (spec.validators?.etag) h["If-None-Match"] = spec.validators.etag;
+    if (spec.validators?.lastModified) h["If-Modified-Since"] = spec.validators.lastModified;
+    if (spec.body !== undefined) h["Content-Type"] = "application/json";
+    return h;
+  }
+
+  /**
+   * Sends `spec` and hands a 2xx/304 response to `consume` (within the same timeout and
+   * cancellation scope). Retries idempotent GETs on network errors, 429 and 502/503/504.
+   */
+  async send<T>(spec: RequestSpec, consume: (sent: SentRequest) => Promise<T>): Promise<T> {
+    const url = buildUrl(this.baseUrl, spec.path, spec.query);
+    const headers = this.headers(spec);
+    const idempotent = spec.method === "GET" || spec.method === "OPTIONS";
+    const maxAttempts = idempotent ? 1 + this.retries : 1;
+    let lastError: PpmError | undefined;
+    for (let attempt = 1; attempt <= maxAttempts; attempt++) {
+      if (spec.signal?.aborted) throw this.cancelled(spec);
+      const result = await this.attempt(spec, url, headers, attempt, consume);
+      if (result.ok) return result.value;
+      lastError = result.error;
+      if (!result.retryable || attempt === maxAttempts) throw lastError;
+      const waitMs = result.retryAfterMs ?? Math.min(8000, this.retryBaseDelayMs * 2 ** (attempt - 1));
+      await this.sleep(waitMs, spec);
+    }
+    throw lastError ?? this.error("http_error", "The request failed.");
+  }
+
+  private cancelled(spec: RequestSpec): PpmError {
+    return this.error("cancelled", `The request${spec.datasetKey ? ` for "${spec.datasetKey}"` : ""} was cancelled.`, { datasetKey: spec.datasetKey });
+  }
+
+  private sleep(ms: number, spec: RequestSpec): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const onAbort = () => {
+        clearTimeout(timer);
+        reject(this.cancelled(spec));
+      };
+      const timer = setTimeout(() => {
+        spec.signal?.removeEventListener("abort", onAbort);
+        resolve();
+      }, ms);
+      spec.signal?.addEventListener("abort", onAbort, { once: true });
+    });
+  }
+
+  private async attempt<T>(
+    spec: RequestSpec,
+    url: string,
+    headers: Record<string, string>,
+    attempt: number,
+    consume: (sent: SentRequest) => Promise<T>,
+  ): Promise<{ ok: true; value: T } | { ok: false; error: PpmError; retryable: boolean; retryAfterMs?: number }> {
+    const controller = new AbortController();
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      controller.abort();
+    }, this.timeoutMs);
+    const onAbort = () => controller.abort();
+    spec.signal?.addEventListener("abort", onAbort, { once: true });
+    const requestTime = this.now().toISOString();
+    const classifyAbort = (): PpmError | undefined => {
+      if (timedOut) {
+        return this.error("timeout", `The service did not answer within ${Math.round(this.timeoutMs / 1000)} s (${spec.method} ${spec.path}).`, {
+          datasetKey: spec.datasetKey,
+          requestTime,
+        });
+      }
+      if (spec.signal?.aborted) return this.cancelled(spec);
+      return undefined;
+    };
+    try {
+      this.opts.onRequest?.({ method: spec.method, url, attempt });
+      let response: Response;
+      try {
+        // `cache` is missing from Node's RequestInit typings but honoured by browsers (and accepted by Node).
+        const init: RequestInit & { cache?: string } = {
+          method: spec.method,
+          headers,
+          body: spec.body === undefined ? undefined : JSON.stringify(spec.body),
+          signal: controller.signal,
+          // A 304 only reaches script when the request bypasses the HTTP cache.
+          cache: "no-store",
+          credentials: "omit",
+          redirect: "follow",
+        };
+        response = await this.fetchImpl(url, init as RequestInit);
+      } catch (e) {
+        const aborted = classifyAbort();
+        if (aborted) return { ok: false, error: aborted, retryable: aborted.code === "timeout" };
+        const detail = e instanceof Error ? `${e.message}${e.cause instanceof Error ? `: ${e.cause.message}` : ""}` : String(e);
+        return {
+          ok: false,
+          retryable: true,
+          error: this.error("network", `Could not reach ${this.environmentLabel} (${detail}).`, { datasetKey: spec.datasetKey, requestTime }),
+        };
+      }
+      if (response.ok || response.status === 304) {
+        try {
+          return { ok: true, value: await consume({ response, requestTime, signal: controller.signal }) };
+        } catch (e) {
+          const aborted = classifyAbort();
+          if (aborted) return { ok: false, error: aborted, retryable: false };
+          if (e instanceof PpmError) return { ok: false, error: e, retryable: false };
+          const detail = e instanceof Error ? e.message : String(e);
+          return { ok: false, retryable: false, error: this.error("network", `The response from ${this.environmentLabel} was interrupted (${detail}).`, { datasetKey: spec.datasetKey, requestTime }) };
+        }
+      }
+      let error: PpmError;
+      try {
+        error = await this.httpError(spec, response, requestTime);
+      } catch (e) {
+        const aborted = classifyAbort();
+        if (aborted) return { ok: false, error: aborted, retryable: false };
+        throw e;
+      }
+      const retryable = RETRY_STATUSES.has(response.status) && error.code !== "rate_limited" ? true : error.code === "rate_limited";
+      let retryAfterMs: number | undefined;
+      if (error.retryAfterSeconds !== undefined) {
+        if (error.retryAfterSeconds > this.maxRetryAfterSeconds) return { ok: false, error, retryable: false };
+        retryAfterMs = error.retryAfterSeconds * 1000;
+      }
+      return { ok: false, error, retryable, retryAfterMs };
+    } finally {
+      clearTimeout(timer);
+      spec.signal?.removeEventListener("abort", onAbort);
+    }
+  }
+
+  /** Turns a non-2xx, non-304 response into the matching PpmError. */
+  private async httpError(spec: RequestSpec, response: Response, requestTime: string): Promise<PpmError> {
+    const status = response.status;
+    const text = await readLimited(response, 64 * 1024);
+    let body: unknown;
+    try {
+      body = text ? JSON.parse(text) : undefined;
+    } catch {
+      body = undefined;
+    }
+    const parsed = ErrorBodySchema.safeParse(body);
+    const errBody = parsed.success ? parsed.data : undefined;
+    const isJsonObject = !!body && typeof body === "object" && !Array.isArray(body);
+    const serverMessage = errBody?.message ?? (isJsonObject && typeof (body as Record<string, unknown>).message === "string" ? String((body as Record<string, unknown>).message) : undefined);
+    const datasetKey = errBody?.dataset_key ?? spec.datasetKey;
+    const env = this.environmentLabel;
+    const company = this.conn.name;
+    const where = `${spec.method} ${spec.path}`;
+    const base: PpmErrorInit = { status, datasetKey, requestTime, details: errBody ? { ...errBody } : isJsonObject ? { body } : undefined };
+    const known = errBody && errBody.error in REPORTING_ERRORS ? (errBody.error as ReportingErrorCode) : undefined;
+    const retryAfterSeconds = parseRetryAfter(response.headers.get("Retry-After"), this.now());
+
+    if (status === 401 || known === "unauthorized") {
+      return this.error("unauthorized", `The service refused the credentials for ${company} on ${env} (401).`, {
+        ...base,
+        action: `Update or clear the stored token for ${company} on ${env}.`,
+      });
+    }
+    if (known === "bi_reporting_disabled") {
+      return this.error("bi_reporting_disabled", `Reporting is not enabled for ${company} on ${env}.`, {
+        ...base,
+        action: `Ask the service administrator to enable reporting (BI) for ${company}, or use the snapshot sources.`,
+      });
+    }
+    if (known === "unknown_dataset") {
+      return this.error("unknown_dataset", `The dataset "${datasetKey ?? "?"}" is not offered by ${env}.`, base);
+    }
+    if (known === "not_generated") {
+      return this.error("not_generated", `The dataset "${datasetKey ?? "?"}" has not been generated yet on ${env}.`, base);
+    }
+    if (known === "query_string_token_rejected") {
+      return this.error("query_string_token_rejected", "The service rejected a token sent in the address.", base);
+    }
+    if (known === "unsupported_odata_query_options") {
+      const opts = errBody?.unsupported_options ?? [];
+      return this.error("unsupported_odata_query_options", `The service rejected the query options ${opts.join(", ") || "(unnamed)"}.`, {
+        ...base,
+        unsupportedOptions: opts,
+      });
+    }
+    if (known === "invalid_cached_artifact") {
+      return this.error("invalid_cached_artifact", `The cached export of "${datasetKey ?? "?"}" on ${env} is unusable (requested at ${requestTime}).`, {
+        ...base,
+        action: `Report this to the service vendor, quoting dataset key "${datasetKey ?? "?"}" and request time ${requestTime}.`,
+      });
+    }
+    if (status === 403) {
+      return this.error("forbidden", `The service refused access to ${where} for ${company} (403)${serverMessage ? `: ${serverMessage}` : ""}.`, base);
+    }
+    if (status === 404) {
+      if (spec.group === "record" && isJsonObject) {
+        return this.error("record_not_found", `The ${spec.path.split("/").pop()} was not found${serverMessage ? `: ${serverMessage}` : ""}.`, base);
+      }
+      return this.error("route_absent", `This environment (${env}) does not offer ${spec.path} (404 without a service error body).`, {
+        ...base,
+        action: "This feature is not available in this environment; hide it or ask the administrator.",
+      });
+    }
+    if (status === 400 && spec.group === "record") {
+      const aboutCustom = spec.hasCustomFields && /custom|numeric|decimal/i.test(text);
+      return this.error(aboutCustom ? "invalid_custom_field" : "invalid_request", `The service rejected the ${spec.method === "POST" ? "new" : "changed"} record (400)${serverMessage ? `: ${serverMessage}` : ""}.`, base);
+    }
+    if (status === 429) {
+      return this.error("rate_limited", `The service is rate limiting requests (429)${retryAfterSeconds !== undefined ? `; retry after ${retryAfterSeconds} s` : ""}.`, {
+        ...base,
+        retryAfterSeconds,
+      });
+    }
+    if (status >= 500) {
+      return this.error("server_error", `The service failed with HTTP ${status} on ${where}.`, { ...base, retryAfterSeconds });
+    }
+    return this.error("http_error", `The service answered HTTP ${status} on ${where}${serverMessage ? `: ${serverMessage}` : ""}.`, base);
+  }
+}
+
+/** Reads at most `limit` characters of a body (error bodies are small; a hostile one must not be). */
+async function readLimited(response: Response, limit: number): Promise<string> {
+  if (!response.body) return "";
+  const reader = response.body.getReader();
+  const decoder = new TextDecoder();
+  let out = "";
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      out += decoder.decode(value, { stream: true });
+      if (out.length >= limit) {
+        await reader.cancel().catch(() => undefined);
+        break;
+      }
+    }
+  } catch {
+    /* A broken error body still leaves the status to report. */
+  }
+  return out.slice(0, limit);
+}
+
+/** Parses `Retry-After` (seconds or an HTTP date) into whole seconds. */
+export function parseRetryAfter(value: string | null, now: Date): number | undefined {
+  if (!value) return undefined;
+  const v = value.trim();
+  if (/^\d+$/.test(v)) return Number(v);
+  const t = Date.parse(v);
+  if (Number.isNaN(t)) return undefined;
+  return Math.max(0, Math.ceil((t - now.getTime()) / 1000));
+}

@@ -1,0 +1,187 @@
+/**
+ * Column types and cell values: from the service's type names and wire values to the tabular
+ * model's conventions (see `src/table/model.ts`). One set of rules for JSON, CSV and OData, so the
+ * same dataset yields the same table whichever form it was fetched in.
+ */
+import type { CellValue, ColumnType } from "../table/model";
+
+/** Maps a service type name (EDM, with or without the `Edm.` prefix) to a column type; unknown → text. */
+export function columnTypeFromEdm(typeName: string | undefined | null): ColumnType {
+  const t = (typeName ?? "").trim().replace(/^Edm\./i, "").toLowerCase();
+  switch (t) {
+    case "int16":
+    case "int32":
+    case "int64":
+    case "byte":
+    case "sbyte":
+      return "integer";
+    case "decimal":
+    case "double":
+    case "single":
+      return "decimal";
+    case "boolean":
+      return "boolean";
+    case "date":
+      return "date";
+    case "datetimeoffset":
+      return "datetime";
+    default:
+      return "text";
+  }
+}
+
+/** A cell that could not be converted to its column's type. */
+export class CellError extends Error {
+  constructor(
+    message: string,
+    readonly received: string,
+  ) {
+    super(message);
+  }
+}
+
+const INT_RE = /^[+-]?\d+$/;
+const DEC_RE = /^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/;
+const DATE_RE = /^(\d{4})-(\d{2})-(\d{2})$/;
+const DATETIME_RE = /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2})(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?$/i;
+
+function describe(v: unknown): string {
+  const s = typeof v === "string" ? JSON.stringify(v) : String(v);
+  return s.length > 60 ? `${s.slice(0, 57)}...` : s;
+}
+
+/**
+ * Converts a wire value (JSON value, or CSV cell string) into the model's value for `type`.
+ * `null`, `undefined` and `""` become `null`. Throws {@link CellError} on a value that does not fit.
+ */
+export function toCell(value: unknown, type: ColumnType): CellValue {
+  if (value === null || value === undefined || value === "") return null;
+  switch (type) {
+    case "text":
+      if (typeof value === "string") return value;
+      if (typeof value === "number" || typeof value === "boolean") return String(value);
+      return JSON.stringify(value);
+    case "integer":
+      return toInteger(value);
+    case "decimal":
+      return toDecimal(value);
+    case "boolean":
+      return toBoolean(value);
+    case "date":
+      return toDate(value);
+    case "datetime":
+      return toDateTime(value);
+  }
+}
+
+function toInteger(value: unknown): CellValue {
+  if (typeof value === "number") {
+    if (!Number.isInteger(value)) throw new CellError(`expected an integer, got ${describe(value)}`, describe(value));
+    if (Number.isSafeInteger(value)) return value;
+    // Already rounded by JSON.parse; the best we can do is keep the digits we got.
+    return BigInt(value).toString();
+  }
+  if (typeof value === "string") {
+    const s = value.trim();
+    if (!INT_RE.test(s)) throw new CellError(`expected an integer, got ${describe(value)}`, describe(value));
+    const n = Number(s);
+    if (Number.isSafeInteger(n)) return n === 0 ? 0 : n;
+    // Beyond 2^53: keep the exact digits (canonical: no '+', no leading zeros).
+    const neg = s.startsWith("-");
+    const digits = s.replace(/^[+-]/, "").replace(/^0+(?=\d)/, "");
+    return neg ? `-${digits}` : digits;
+  }
+  throw new CellError(`expected an integer, got ${describe(value)}`, describe(value));
+}
+
+function toDecimal(value: unknown): CellValue {
+  if (typeof value === "number") {
+    if (!Number.isFinite(value)) throw new CellError(`expected a decimal number, got ${describe(value)}`, describe(value));
+    return value === 0 ? 0 : value;
+  }
+  if (typeof value === "string") {
+    const s = value.trim();
+    if (!DEC_RE.test(s)) throw new CellError(`expected a decimal number, got ${describe(value)}`, describe(value));
+    const n = Number(s);
+    return n === 0 ? 0 : n;
+  }
+  throw new CellError(`expected a decimal number, got ${describe(value)}`, describe(value));
+}
+
+function toBoolean(value: unknown): CellValue {
+  if (typeof value === "boolean") return value;
+  if (typeof value === "string") {
+    const s = value.trim().toLowerCase();
+    if (s === "true" || s === "1") return true;
+    if (s === "false" || s === "0") return false;
+  }
+  if (value === 1) return true;
+  if (value === 0) return false;
+  throw new CellError(`expected true or false, got ${describe(value)}`, describe(value));
+}
+
+function toDate(value: unknown): CellValue {
+  if (typeof value !== "string") throw new CellError(`expected a date (YYYY-MM-DD), got ${describe(value)}`, describe(value));
+  const s = value.trim();
+  const m = DATE_RE.exec(s) ?? (DATETIME_RE.test(s) ? DATE_RE.exec(s.slice(0, 10)) : null);
+  if (!m) throw new CellError(`expected a date (YYYY-MM-DD), got ${describe(value)}`, describe(value));
+  const [y, mo, d] = [Number(m[1]), Number(m[2]), Number(m[3])];
+  const check = new Date(Date.UTC(y, mo - 1, d));
+  if (check.getUTCFullYear() !== y || check.getUTCMonth() !== mo - 1 || check.getUTCDate() !== d) {
+    throw new CellError(`expected a valid calendar date, got ${describe(value)}`, describe(value));
+  }
+  return `${m[1]}-${m[2]}-${m[3]}`;
+}
+
+/**
+ * Normalises an ISO 8601 date-time to UTC `YYYY-MM-DDTHH:MM:SS[.fraction]Z`. The fraction is kept
+ * digit for digit (an offset never changes it), so sub-millisecond precision is not lost.
+ * A value without an offset is taken as UTC.
+ */
+export function normalizeDateTime(value: string): string {
+  const s = value.trim();
+  const m = DATETIME_RE.exec(s);
+  if (!m) throw new CellError(`expected a date-time (ISO 8601), got ${describe(value)}`, describe(value));
+  const [, y, mo, d, h, mi, sec = "00", frac = "", zone = "Z"] = m;
+  let offsetMin = 0;
+  if (zone.toUpperCase() !== "Z") {
+    const z = zone.replace(":", "");
+    const sign = z.startsWith("-") ? -1 : 1;
+    offsetMin = sign * (Number(z.slice(1, 3)) * 60 + Number(z.slice(3, 5)));
+  }
+  const ms = Date.UTC(Number(y), Number(mo) - 1, Number(d), Number(h), Number(mi), Number(sec)) - offsetMin * 60_000;
+  const dt = new Date(ms);
+  if (Number.isNaN(ms) || Number(mo) < 1 || Number(mo) > 12 || Number(d) > 31 || Number(h) > 23 || Number(mi) > 59 || Number(sec) > 60) {
+    throw new CellError(`expected a valid date-time, got ${describe(value)}`, describe(value));
+  }
+  const iso = dt.toISOString().slice(0, 19);
+  return `${iso}${frac}Z`;
+}
+
+function toDateTime(value: unknown): CellValue {
+  if (typeof value !== "string") throw new CellError(`expected a date-time (ISO 8601), got ${describe(value)}`, describe(value));
+  return normalizeDateTime(value);
+}
+
+/**
+ * Infers a column type from JSON values (for fields nobody documents): all numbers → integer or
+ * decimal, all booleans → boolean, anything else → text. Nulls are ignored.
+ */
+export function inferColumnType(values: Iterable<unknown>): ColumnType {
+  let sawNumber = false;
+  let allInt = true;
+  let sawBool = false;
+  let sawOther = false;
+  for (const v of values) {
+    if (v === null || v === undefined) continue;
+    if (typeof v === "number" && Number.isFinite(v)) {
+      sawNumber = true;
+      if (!Number.isSafeInteger(v)) allInt = false;
+    } else if (typeof v === "boolean") sawBool = true;
+    else sawOther = true;
+  }
+  if (sawOther || (sawNumber && sawBool)) return "text";
+  if (sawNumber) return allInt ? "integer" : "decimal";
+  if (sawBool) return "boolean";
+  return "text";
+}
