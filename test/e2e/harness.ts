@@ -1,0 +1,221 @@
+/**
+ * The journeys' vocabulary: the preview page, the task pane frame inside it, the grid, the
+ * reference service's control hooks, screenshots, and small waiting helpers.
+ *
+ * Journeys act only through the user interface (clicks and typing in the task pane and the grid)
+ * and check results where a user or Excel would see them: grid cells (`data-*` attributes that
+ * mirror what the emulated workbook holds) and the task pane's documented `data-testid`s. The
+ * control hooks set up the service's state (regenerate, delay); they never make a step pass.
+ */
+import * as fs from "fs";
+import * as path from "path";
+import type { FrameLocator, Locator, Page } from "playwright-core";
+
+export interface RequestLogEntry {
+  at: string;
+  method: string;
+  path: string;
+  query: string;
+  status: number;
+}
+
+/** A grid cell as the preview draws it: what the emulated workbook holds for that address. */
+export interface GridCell {
+  address: string;
+  type: string;
+  value: string;
+  format: string;
+  text: string;
+  formula: string | null;
+}
+
+export interface Journey {
+  name: string;
+  run(t: E2E): Promise<void>;
+}
+
+export class E2EFailure extends Error {}
+
+/** Throws with `message` unless `condition` holds. */
+export function check(condition: unknown, message: string): asserts condition {
+  if (!condition) throw new E2EFailure(message);
+}
+
+export function checkEqual<T>(actual: T, expected: T, what: string): void {
+  const a = JSON.stringify(actual);
+  const e = JSON.stringify(expected);
+  if (a !== e) throw new E2EFailure(`${what}: expected ${e}, got ${a}`);
+}
+
+export class E2E {
+  /** The task pane frame of the preview. */
+  readonly tp: FrameLocator;
+
+  constructor(
+    readonly page: Page,
+    readonly serviceUrl: string,
+    readonly origin: string,
+    private readonly screenshotDir: string,
+  ) {
+    this.tp = page.frameLocator("#taskpane");
+  }
+
+  /** A task pane element by its documented test id. */
+  id(testId: string): Locator {
+    return this.tp.getByTestId(testId);
+  }
+
+  /** Polls `probe` until it returns a truthy value; fails with `what` after `timeoutMs`. */
+  async until<T>(what: string, probe: () => Promise<T> | T, timeoutMs = 15_000): Promise<NonNullable<T>> {
+    const end = Date.now() + timeoutMs;
+    let last: unknown;
+    for (;;) {
+      try {
+        const v = await probe();
+        if (v) return v as NonNullable<T>;
+        last = v;
+      } catch (err) {
+        last = err instanceof Error ? err.message : err;
+      }
+      if (Date.now() > end) throw new E2EFailure(`timed out waiting for ${what} (last: ${JSON.stringify(last)})`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+
+  /** Waits until a locator's attribute has the wanted value (or satisfies the predicate). */
+  async attr(loc: Locator, name: string, want: string | ((v: string | null) => boolean), timeoutMs = 15_000): Promise<string | null> {
+    const ok = typeof want === "string" ? (v: string | null) => v === want : want;
+    let seen: string | null = null;
+    await this.until(
+      `${name}${typeof want === "string" ? `="${want}"` : " to match"} on ${loc}`,
+      async () => {
+        seen = (await loc.count()) > 0 ? await loc.first().getAttribute(name) : null;
+        return ok(seen);
+      },
+      timeoutMs,
+    );
+    return seen;
+  }
+
+  // ---- the grid ---------------------------------------------------------------------------------
+
+  /** Name of the active sheet as the grid shows it. */
+  async activeSheet(): Promise<string> {
+    return (await this.page.getAttribute("#grid", "data-sheet")) ?? "";
+  }
+
+  async sheetNames(): Promise<string[]> {
+    return this.page.$$eval("#tabs [data-sheet]", (els) => els.map((e) => (e as HTMLElement).dataset.sheet ?? ""));
+  }
+
+  /** Clicks a sheet tab, like a user. */
+  async openSheet(name: string): Promise<void> {
+    await this.page.locator(`#tabs [data-sheet="${name}"]`).click();
+    await this.until(`sheet ${name} to be active`, async () => (await this.activeSheet()) === name);
+  }
+
+  /**
+   * Reads one cell of the active sheet. Cells outside the drawn window are brought into view with
+   * the name box, as a user would (this also selects the cell, which nothing in a journey minds).
+   */
+  async cell(address: string): Promise<GridCell> {
+    const read = () =>
+      this.page.evaluate((a) => {
+        const td = document.querySelector<HTMLElement>(`#grid td[data-address="${a}"]`);
+        if (!td) return null;
+        return {
+          address: a,
+          type: td.dataset.type ?? "",
+          value: td.dataset.value ?? "",
+          format: td.dataset.format ?? "",
+          text: td.textContent ?? "",
+          formula: td.dataset.formula ?? null,
+        };
+      }, address);
+    const first = await read();
+    if (first) return first;
+    await this.goTo(address);
+    return this.until(`cell ${address} to be drawn`, read);
+  }
+
+  /** A row of cells of the active sheet, e.g. `row(1, 12)` → A1..L1. */
+  async row(rowNumber: number, columns: number): Promise<GridCell[]> {
+    const out: GridCell[] = [];
+    for (let c = 0; c < columns; c++) out.push(await this.cell(`${columnLetters(c)}${rowNumber}`));
+    return out;
+  }
+
+  /** Types an address into the name box and presses Enter (selects that cell). */
+  async goTo(address: string): Promise<void> {
+    const box = this.page.getByTestId("preview-name-box");
+    await box.fill(address);
+    await box.press("Enter");
+    await this.until(`${address} to be selected`, () =>
+      this.page.evaluate((a) => !!document.querySelector(`#grid td.selected[data-address="${a}"]`), address),
+    );
+  }
+
+  /** Selects a cell and types text into it, then Enter: exactly what a user does in Excel. */
+  async typeInCell(address: string, text: string): Promise<void> {
+    await this.goTo(address);
+    await this.page.getByTestId("preview-grid-scroll").press("F2");
+    const editor = this.page.getByTestId("preview-cell-editor");
+    await editor.fill(text);
+    await editor.press("Enter");
+    await editor.waitFor({ state: "detached" });
+  }
+
+  /** Counters of the emulated workbook (syncs, cell writes), to prove that something did not happen. */
+  async workbookStats(): Promise<{ syncs: number; cellWrites: number; changes: number }> {
+    return this.page.evaluate(() => {
+      const host = (window as unknown as { __ppmPreviewHost?: { workbook(): { stats(): unknown } | null } }).__ppmPreviewHost;
+      const wb = host?.workbook();
+      if (!wb) throw new Error("no workbook attached to the preview");
+      return wb.stats() as { syncs: number; cellWrites: number; changes: number };
+    });
+  }
+
+  // ---- the reference service ----------------------------------------------------------------------
+
+  async control(action: string, params: Record<string, string | number> = {}, method = "POST"): Promise<unknown> {
+    const qs = new URLSearchParams(Object.entries(params).map(([k, v]) => [k, String(v)])).toString();
+    const res = await fetch(`${this.serviceUrl}/__control/${action}${qs ? `?${qs}` : ""}`, { method });
+    const body = await res.text();
+    if (!res.ok) throw new E2EFailure(`control ${action} answered ${res.status}: ${body}`);
+    return body ? JSON.parse(body) : null;
+  }
+
+  async requests(): Promise<RequestLogEntry[]> {
+    const body = (await this.control("requests", {}, "GET")) as { requests: RequestLogEntry[] };
+    return body.requests;
+  }
+
+  async clearRequests(): Promise<void> {
+    await this.control("requests", {}, "DELETE");
+  }
+
+  // ---- evidence -----------------------------------------------------------------------------------
+
+  /** Saves a screenshot of the whole preview (grid + task pane) as docs/screenshots/<name>.png. */
+  async screenshot(name: string): Promise<void> {
+    fs.mkdirSync(this.screenshotDir, { recursive: true });
+    await this.page.screenshot({ path: path.join(this.screenshotDir, `${name}.png`) });
+  }
+
+  /** Saves a screenshot of the task pane alone (for the README's screen-by-screen list). */
+  async screenshotPane(name: string): Promise<void> {
+    fs.mkdirSync(this.screenshotDir, { recursive: true });
+    await this.page.locator("#taskpane").screenshot({ path: path.join(this.screenshotDir, `${name}.png`) });
+  }
+}
+
+export function columnLetters(c: number): string {
+  let n = c + 1;
+  let s = "";
+  while (n > 0) {
+    const rem = (n - 1) % 26;
+    s = String.fromCharCode(65 + rem) + s;
+    n = Math.floor((n - 1) / 26);
+  }
+  return s;
+}

@@ -1,0 +1,146 @@
+/**
+ * The browser end-to-end suite (started by run.js, which has already found a browser).
+ *
+ * 1. starts the reference service on 127.0.0.1 (port 0);
+ * 2. builds the add-in in development mode (task pane, commands, preview) into a temp directory;
+ * 3. serves it from http://localhost:<port> (another origin than the service: CORS is exercised);
+ * 4. opens preview.html in Chromium and runs the journeys in order, each through the real UI;
+ * 5. prints one line per journey and closes with `e2e: N passed, M failed` alone on a line.
+ *
+ * Screenshots of the main states go to docs/screenshots/ (the README shows them); a failing
+ * journey leaves a screenshot in test-results/e2e/. Usage: `node test/e2e/run.js [name-filter]`.
+ */
+import * as fs from "fs";
+import * as os from "os";
+import * as path from "path";
+import { chromium, type Browser } from "playwright-core";
+import { startReferenceService, type ReferenceService } from "../../src/reference/server";
+import { buildAddin } from "./build";
+import { E2E, type Journey } from "./harness";
+import { JOURNEYS } from "./journeys";
+import { startStaticServer, type StaticServer } from "./static-server";
+
+const root = path.resolve(__dirname, "..", "..");
+const SCREENSHOTS = path.join(root, "docs", "screenshots");
+const FAILURES = path.join(root, "test-results", "e2e");
+/** A journey that takes longer than this is stuck; fail it rather than the whole run's time budget. */
+const JOURNEY_TIMEOUT_MS = 90_000;
+
+function kb(bytes: number): string {
+  return `${(bytes / 1024).toFixed(1)} KiB`;
+}
+
+async function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} took longer than ${ms / 1000} s`)), ms);
+  });
+  try {
+    return await Promise.race([p, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+async function main(): Promise<number> {
+  const filter = process.argv[2];
+  const browserPath = process.env.PPM_E2E_BROWSER;
+  if (!browserPath) throw new Error("PPM_E2E_BROWSER is not set; start the suite with `node test/e2e/run.js`.");
+  const started = Date.now();
+
+  let service: ReferenceService | undefined;
+  let files: StaticServer | undefined;
+  let browser: Browser | undefined;
+  const outDir = fs.mkdtempSync(path.join(os.tmpdir(), "ppm-e2e-"));
+  let passed = 0;
+  let failed = 0;
+  try {
+    service = await startReferenceService({ port: 0, quiet: true });
+    const build = await buildAddin(root, outDir, service.url);
+    const sizes = Object.entries(build.assets)
+      .sort(([a], [b]) => a.localeCompare(b))
+      .map(([name, size]) => `${name} ${kb(size)}`)
+      .join(", ");
+    console.log(`e2e: development build in ${(build.ms / 1000).toFixed(1)} s (unminified: ${sizes})`);
+    files = await startStaticServer(outDir);
+    browser = await chromium.launch({
+      executablePath: browserPath,
+      headless: true,
+      args: [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--disable-quic",
+      ],
+    });
+    console.log(`e2e: ${browserPath} (Chromium ${browser.version()}); add-in at ${files.origin}, service at ${service.url}`);
+    const context = await browser.newContext({ viewport: { width: 1360, height: 860 }, locale: "en-US", timezoneId: "UTC" });
+    // Nothing may come from the internet: a request to any other origin is a bug in the preview.
+    const foreign: string[] = [];
+    await context.route("**/*", (route) => {
+      const url = route.request().url();
+      if (url.startsWith(files!.origin) || url.startsWith(service!.url) || url.startsWith("data:") || url.startsWith("blob:")) {
+        return route.continue();
+      }
+      foreign.push(url);
+      return route.abort();
+    });
+    const page = await context.newPage();
+    page.setDefaultTimeout(15_000);
+    const pageErrors: string[] = [];
+    page.on("pageerror", (err) => pageErrors.push(err.message));
+    const t = new E2E(page, service.url, files.origin, SCREENSHOTS);
+    await page.goto(`${files.origin}/preview.html`);
+
+    const journeys: Journey[] = filter ? JOURNEYS.filter((j) => j.name.includes(filter)) : JOURNEYS;
+    for (const j of journeys) {
+      const t0 = Date.now();
+      const errorsBefore = pageErrors.length;
+      try {
+        await withTimeout(j.run(t), JOURNEY_TIMEOUT_MS, j.name);
+        const uncaught = pageErrors.slice(errorsBefore);
+        if (uncaught.length > 0) throw new Error(`uncaught error(s) in the page: ${uncaught.join(" | ")}`);
+        passed++;
+        console.log(`  ok   ${j.name} (${((Date.now() - t0) / 1000).toFixed(1)} s)`);
+      } catch (err) {
+        failed++;
+        const message = err instanceof Error ? err.message : String(err);
+        console.log(`  FAIL ${j.name} (${((Date.now() - t0) / 1000).toFixed(1)} s)\n       ${message.split("\n").join("\n       ")}`);
+        try {
+          fs.mkdirSync(FAILURES, { recursive: true });
+          const shot = path.join(FAILURES, `${j.name.replace(/[^a-z0-9]+/gi, "-")}.png`);
+          await page.screenshot({ path: shot });
+          console.log(`       screenshot: ${path.relative(root, shot)}`);
+        } catch {
+          // The page may be gone; the message above is what matters.
+        }
+      }
+    }
+    if (foreign.length > 0) {
+      failed++;
+      console.log(`  FAIL no request leaves the machine\n       requested: ${[...new Set(foreign)].join(", ")}`);
+    }
+    await context.close();
+  } finally {
+    await browser?.close().catch(() => undefined);
+    await files?.close().catch(() => undefined);
+    await service?.close().catch(() => undefined);
+    fs.rmSync(outDir, { recursive: true, force: true });
+  }
+  console.log(`e2e: total ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  console.log(`e2e: ${passed} passed, ${failed} failed`);
+  return failed === 0 && passed > 0 ? 0 : 1;
+}
+
+main().then(
+  (code) => process.exit(code),
+  (err: unknown) => {
+    console.error(`e2e: FAILED before the journeys could finish: ${err instanceof Error ? err.stack ?? err.message : String(err)}`);
+    console.log("e2e: 0 passed, 1 failed");
+    process.exit(1);
+  },
+);
