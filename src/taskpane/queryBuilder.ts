@@ -4,8 +4,8 @@
  * locally" preview. The query itself is parsed and evaluated by `src/query`; this module only
  * writes OData text from form fields, so nothing here re-implements the engine.
  */
-import { PATHS } from "../spec/contract";
-import type { LocalQuery } from "../query";
+import type { LocalQuery, SplitUrl } from "../query";
+import { formatColumnRef } from "../query/columns";
 import type { ColumnType } from "../table/model";
 
 /** Operators offered by the builder (value = OData operator or function name). */
@@ -86,9 +86,9 @@ export function columnTypeOfEdm(type: string): ColumnType {
   }
 }
 
-/** A column reference the engine reads back exactly: a plain identifier, else a double-quoted name. */
+/** A column reference the engine reads back exactly (the engine's own rule: bare identifier, else double-quoted). */
 export function columnRef(name: string): string {
-  return /^[A-Za-z_][A-Za-z0-9_]*$/.test(name) ? name : `"${name.replace(/"/g, '""')}"`;
+  return formatColumnRef(name);
 }
 
 /**
@@ -183,9 +183,16 @@ export function queryText(q: LocalQuery | null | undefined): string {
   return parts.join("&");
 }
 
+/** The dataset paths of the contract (passed in, so this module does not pull the contract's schemas into the first bundle). */
+export interface DatasetPaths {
+  odataDataset(key: string): string;
+  exportJson(key: string): string;
+  exportCsv(key: string): string;
+}
+
 /** The request the client sends for a dataset, as shown in the preview: a path and never a `$` option or token. */
-export function sentRequest(baseUrl: string, key: string, format: "json" | "csv" | "odata"): string {
-  const path = format === "csv" ? PATHS.exportCsv(key) : format === "odata" ? PATHS.odataDataset(key) : PATHS.exportJson(key);
+export function sentRequest(paths: DatasetPaths, baseUrl: string, key: string, format: "json" | "csv" | "odata"): string {
+  const path = format === "csv" ? paths.exportCsv(key) : format === "odata" ? paths.odataDataset(key) : paths.exportJson(key);
   return `GET ${baseUrl.replace(/\/+$/, "")}${path}`;
 }
 
@@ -203,7 +210,7 @@ export interface PastedQuery {
 /** The engine's entry points this module needs (injected so the UI wires the real ones). */
 export interface QueryEngine {
   parseQuery(input: string): LocalQuery;
-  splitODataUrl(url: string): { url: string; query: LocalQuery; datasetKey?: string; format?: "json" | "csv" | "odata"; removedCredentials?: boolean | string[] };
+  splitODataUrl(url: string): Pick<SplitUrl, "query" | "removedCredentials" | "dataset">;
 }
 
 /** True when the pasted text is an address rather than bare query options. */
@@ -222,14 +229,11 @@ export function readPasted(text: string, engine: QueryEngine): PastedQuery {
   if (!t) return { query: {}, removed: [] };
   if (looksLikeUrl(t)) {
     const s = engine.splitODataUrl(t);
-    const removed = Array.isArray(s.removedCredentials)
-      ? s.removedCredentials.map(String)
-      : s.removedCredentials
-        ? ["a credential in the address"]
-        : [];
-    const out: PastedQuery = { query: s.query, removed };
-    if (s.datasetKey) out.datasetKey = s.datasetKey;
-    if (s.format) out.format = s.format;
+    const out: PastedQuery = { query: s.query, removed: s.removedCredentials ? ["a credential in the address (it was not kept)"] : [] };
+    if (s.dataset) {
+      out.datasetKey = s.dataset.key;
+      out.format = s.dataset.format;
+    }
     return out;
   }
   const bare = t.startsWith("?") ? t.slice(1) : t;

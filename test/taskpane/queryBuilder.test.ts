@@ -12,6 +12,9 @@ import {
   type BuilderColumn,
   type QueryEngine,
 } from "../../src/taskpane/queryBuilder";
+import { PATHS } from "../../src/spec/contract";
+import { applyQuery, parseQuery, splitODataUrl } from "../../src/query";
+import type { Table } from "../../src/table/model";
 
 const columns: BuilderColumn[] = [
   { name: "project_id", type: "integer" },
@@ -87,6 +90,7 @@ describe("literals and names", () => {
   it("quotes column names that are not plain identifiers", () => {
     expect(columnRef("amount")).toBe("amount");
     expect(columnRef('Say "hi"')).toBe('"Say ""hi"""');
+    expect(columnRef("and")).toBe('"and"');
   });
   it("formats each type", () => {
     expect(literal("+5", "integer")).toBe("5");
@@ -106,9 +110,9 @@ describe("literals and names", () => {
 
 describe("preview of what is sent", () => {
   it("shows a path with no $ option and no token", () => {
-    expect(sentRequest("http://localhost:4100/", "financials", "json")).toBe("GET http://localhost:4100/api/bi/v1/financials");
-    expect(sentRequest("https://x.example.com", "financials", "csv")).toBe("GET https://x.example.com/api/bi/v1/financials.csv");
-    expect(sentRequest("https://x.example.com", "financials", "odata")).toBe("GET https://x.example.com/api/bi/odata/v1/financials");
+    expect(sentRequest(PATHS, "http://localhost:4100/", "financials", "json")).toBe("GET http://localhost:4100/api/bi/v1/financials");
+    expect(sentRequest(PATHS, "https://x.example.com", "financials", "csv")).toBe("GET https://x.example.com/api/bi/v1/financials.csv");
+    expect(sentRequest(PATHS, "https://x.example.com", "financials", "odata")).toBe("GET https://x.example.com/api/bi/odata/v1/financials");
   });
 });
 
@@ -121,7 +125,7 @@ describe("readPasted", () => {
     },
     splitODataUrl: (u) => {
       calls.push(`split:${u}`);
-      return { url: "https://x/api/bi/odata/v1/financials", query: { filter: "a eq 1" }, datasetKey: "financials", format: "odata", removedCredentials: ["company_api_token"] };
+      return { query: { filter: "a eq 1" }, dataset: { key: "financials", format: "odata" }, removedCredentials: true };
     },
   };
   beforeEach(() => (calls.length = 0));
@@ -135,12 +139,49 @@ describe("readPasted", () => {
       query: { filter: "a eq 1" },
       datasetKey: "financials",
       format: "odata",
-      removed: ["company_api_token"],
+      removed: ["a credential in the address (it was not kept)"],
     });
     expect(calls).toEqual(["split:https://x/api/bi/odata/v1/financials?$filter=a eq 1"]);
   });
   it("bare options go through parseQuery, a leading ? is dropped", () => {
     expect(readPasted("?$top=5", engine).query).toEqual({ top: 5 });
     expect(calls).toEqual(["parse:$top=5"]);
+  });
+});
+
+describe("against the real query engine", () => {
+  const table: Table = {
+    columns: [
+      { name: "project_id", type: "integer" },
+      { name: "Budget Contingency", type: "decimal" },
+      { name: "name", type: "text" },
+    ],
+    rows: [
+      [1, 10.5, "Alpha"],
+      [2, null, "Beta"],
+      [3, 99, "O'Brien"],
+    ],
+    meta: { key: "financials", kind: "dataset", format: "json", schemaVersion: "1", generatedAt: null, etag: null, lastModified: null, fetchedAt: "2026-01-01T00:00:00Z" },
+  };
+  const cols = table.columns.map((c) => ({ name: c.name, type: c.type }));
+
+  it("builder output parses back and filters as the user meant", () => {
+    const q = buildQuery(
+      { keep: ["project_id", "name"], filters: [{ column: "Budget Contingency", op: "ge", value: "10" }, { column: "name", op: "contains", value: "'" }], sortColumn: "project_id", sortDir: "desc", top: "" },
+      cols,
+    );
+    expect(parseQuery(queryText(q))).toEqual(q);
+    const out = applyQuery(table, q).table;
+    expect(out.columns.map((c) => c.name)).toEqual(["project_id", "name"]);
+    expect(out.rows).toEqual([[3, "O'Brien"]]);
+  });
+
+  it("a pasted OData URL keeps the $ options local and drops a token parameter", () => {
+    const r = readPasted("https://svc.example.com/api/bi/odata/v1/financials?$filter=project_id gt 1&$top=1&company_api_token=abc123", { parseQuery, splitODataUrl });
+    expect(r.datasetKey).toBe("financials");
+    expect(r.format).toBe("odata");
+    expect(r.query).toEqual({ filter: "project_id gt 1", top: 1 });
+    expect(r.removed.length).toBe(1);
+    expect(JSON.stringify(r)).not.toContain("abc123");
   });
 });
