@@ -83,8 +83,21 @@ export async function readBody(req: IncomingMessage, limit = 1024 * 1024): Promi
   return Buffer.concat(chunks).toString("utf8");
 }
 
-export function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
+/**
+ * Waits `ms`, or less if the response is closed first (client gone, server closing), so an
+ * injected delay never keeps a timer alive after nobody is listening.
+ */
+export function waitUnlessClosed(res: ServerResponse, ms: number): Promise<void> {
+  if (res.destroyed || ms <= 0) return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = (): void => {
+      clearTimeout(timer);
+      res.off("close", done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    res.on("close", done);
+  });
 }
 
 /**
@@ -93,7 +106,9 @@ export function sleep(ms: number): Promise<void> {
  * client goes away. `chunkDelayMs` slows the stream down for cancellation tests.
  */
 export async function streamBody(res: ServerResponse, pieces: Iterable<string>, chunkDelayMs = 0): Promise<void> {
-  const CHUNK = 64 * 1024;
+  // Slow mode sends small chunks with headers first, so a client sees a body trickle in.
+  const CHUNK = chunkDelayMs > 0 ? 4 * 1024 : 64 * 1024;
+  if (chunkDelayMs > 0) res.flushHeaders();
   let buf: string[] = [];
   let bufLen = 0;
   const flush = async (): Promise<boolean> => {
@@ -102,7 +117,7 @@ export async function streamBody(res: ServerResponse, pieces: Iterable<string>, 
     buf = [];
     bufLen = 0;
     if (res.destroyed) return false;
-    if (chunkDelayMs > 0) await sleep(chunkDelayMs);
+    if (chunkDelayMs > 0) await waitUnlessClosed(res, chunkDelayMs);
     if (res.destroyed) return false;
     if (!res.write(data)) {
       await drainOrClose(res);

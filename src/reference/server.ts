@@ -61,7 +61,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from "node:net";
 import { answerPreflight, applyCors, isPreflight } from "./cors";
 import { CONTROL_PREFIX, handleControl, redactQuery } from "./control";
-import { parseQuery, sendJson, sendMethodNotAllowed, sendNotFound, sleep, splitUrl } from "./http";
+import { parseQuery, sendJson, sendMethodNotAllowed, sendNotFound, splitUrl, waitUnlessClosed } from "./http";
 import { handleRecord, matchRecordRoute } from "./records";
 import { handleReporting, matchReportingRoute } from "./reporting";
 import { handleSnapshot, matchSnapshotRoute } from "./snapshots";
@@ -132,11 +132,13 @@ async function handle(
   const { path, query: rawQuery } = splitUrl(req.url);
   const method = req.method ?? "GET";
   const isControl = path.startsWith(CONTROL_PREFIX);
-  res.on("finish", () => {
+  // "close" rather than "finish": requests the client abandoned are logged too.
+  res.on("close", () => {
+    const complete = res.writableFinished;
     if (!isControl) {
-      state.log({ at: new Date(started).toISOString(), method, path, query: redactQuery(rawQuery), status: res.statusCode });
+      state.log({ at: new Date(started).toISOString(), method, path, query: redactQuery(rawQuery), status: res.statusCode, complete });
     }
-    if (!quiet) console.log(`${method} ${path} ${res.statusCode} ${Date.now() - started}ms`);
+    if (!quiet) console.log(`${method} ${path} ${res.statusCode}${complete ? "" : " (aborted)"} ${Date.now() - started}ms`);
   });
 
   applyCors(req, res, exposeHeaders);
@@ -145,7 +147,7 @@ async function handle(
   if (isControl) return handleControl(state, req, res, path, query);
 
   const delay = state.takeDelay(path);
-  if (delay && delay.ms > 0) await sleep(delay.ms);
+  if (delay && delay.ms > 0) await waitUnlessClosed(res, delay.ms);
   if (res.destroyed) return;
 
   const fault = state.takeFault(path);

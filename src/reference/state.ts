@@ -51,6 +51,8 @@ export interface RequestLogEntry {
   /** Query string with credential-like values redacted. */
   query: string;
   status: number;
+  /** False when the client went away before the response was complete. */
+  complete: boolean;
 }
 
 const REQUEST_LOG_LIMIT = 1000;
