@@ -88,6 +88,7 @@ export class ColumnResolver {
       detail: `unknown column '${ref.name}'`,
       position: ref.pos,
       suggestion: near === undefined ? undefined : formatColumnRef(near),
+      hint: ref.quoted ? "double quotes name a column; text values use single quotes ('...')" : undefined,
     });
   }
 
