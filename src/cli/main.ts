@@ -1,0 +1,475 @@
+/**
+ * `ppm`: a thin command line over the service client, for admins diagnosing an environment and
+ * power users exporting without Excel.
+ *
+ *     PPM_TOKEN=... npm run ppm -- doctor --env https://eu.example.com
+ *     PPM_TOKEN=... npm run ppm -- datasets --env https://eu.example.com --json
+ *     PPM_TOKEN=... npm run ppm -- export financials --env https://eu.example.com --out fin.csv --cache .ppm-cache
+ *
+ * The token is read from `PPM_TOKEN` (or `--token`, discouraged: it shows in process lists and
+ * shell history) and is never printed.
+ */
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { parseArgs } from "node:util";
+import { applyQuery, parseQuery } from "../query";
+import { type Connection, normalizeBaseUrl } from "../service/connection";
+import { type DatasetFormat, PpmClient } from "../service/client";
+import { PpmError, type PpmErrorCode, redactSecrets } from "../service/errors";
+import { FileValidatorStore } from "../service/node";
+import { validatorKey } from "../service/validators";
+import type { Table } from "../table/model";
+import { tableToCsv, tableToJson, textTable } from "./output";
+
+/** Exit codes of the CLI. */
+export const EXIT = {
+  ok: 0,
+  /** Anything not covered below (malformed response, failed doctor check, local query error). */
+  failure: 1,
+  /** Bad command line, missing token, invalid environment address. */
+  usage: 2,
+  /** Credentials refused, reporting disabled, access forbidden. */
+  auth: 3,
+  /** Unknown or not generated dataset, unusable cached export, route absent in this environment. */
+  dataset: 4,
+  /** Network failure, timeout, rate limiting, server error. */
+  network: 5,
+} as const;
+
+/** The exit code for a client error. */
+export function exitCodeFor(code: PpmErrorCode): number {
+  switch (code) {
+    case "unauthorized":
+    case "bi_reporting_disabled":
+    case "forbidden":
+    case "record_credentials_missing":
+    case "query_string_token_rejected":
+      return EXIT.auth;
+    case "unknown_dataset":
+    case "not_generated":
+    case "invalid_cached_artifact":
+    case "route_absent":
+      return EXIT.dataset;
+    case "network":
+    case "timeout":
+    case "rate_limited":
+    case "server_error":
+      return EXIT.network;
+    case "invalid_base_url":
+    case "invalid_request":
+      return EXIT.usage;
+    default:
+      return EXIT.failure;
+  }
+}
+
+/** Where the CLI reads its environment and writes its output (injectable for tests). */
+export interface CliIo {
+  env: Record<string, string | undefined>;
+  stdout(text: string): void;
+  stderr(text: string): void;
+  fetch?: typeof fetch;
+}
+
+const USAGE = `Usage: ppm <command> [options]
+
+Commands:
+  doctor --env URL [--origin ORIGIN] [--json]
+      Checks reachability, credentials, reporting, which route groups exist and whether CORS
+      lets the add-in (served from ORIGIN, default https://localhost:3000) work.
+  datasets --env URL [--json]
+      Lists the manifest's datasets with their export status.
+  export KEY --env URL [--format json|csv|odata] [--out FILE] [--cache DIR] [--query '...'] [--output-format csv|json]
+      Downloads the complete table and writes RFC 4180 CSV (CRLF) or JSON. With --cache (needs --out)
+      a later run sends the stored validators and reports "unchanged" without rewriting FILE.
+      --query applies a local query ($filter, $select, $orderby, $top, $skip, $count) before writing.
+
+Options for every command:
+  --env URL        environment base URL (or PPM_ENV)
+  --token TOKEN    company API token; discouraged, set PPM_TOKEN instead
+  --basic          authenticate reporting calls with Basic instead of the Company-Api-Token header
+  --name NAME      company display name used in messages (or PPM_COMPANY)
+  --timeout MS     per-request timeout (default 120000)
+  --retries N      retries of idempotent requests on network errors, 429 and 502/503/504 (default 2)
+
+Record credentials for doctor's record check: PPM_API_AUTH and PPM_API_SECRET.
+
+Exit codes: 0 ok, 1 other failure, 2 usage, 3 authentication/authorisation,
+            4 dataset unknown/not generated/unusable or route absent, 5 network/timeout/server.
+`;
+
+class UsageError extends Error {}
+
+interface Parsed {
+  command: string | undefined;
+  positionals: string[];
+  values: Record<string, string | boolean | undefined>;
+}
+
+function parse(argv: string[]): Parsed {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    strict: true,
+    options: {
+      env: { type: "string" },
+      token: { type: "string" },
+      basic: { type: "boolean" },
+      name: { type: "string" },
+      timeout: { type: "string" },
+      retries: { type: "string" },
+      json: { type: "boolean" },
+      origin: { type: "string" },
+      format: { type: "string" },
+      out: { type: "string" },
+      cache: { type: "string" },
+      query: { type: "string" },
+      "output-format": { type: "string" },
+      help: { type: "boolean", short: "h" },
+    },
+  });
+  return { command: positionals[0], positionals: positionals.slice(1), values: values as Parsed["values"] };
+}
+
+function str(v: string | boolean | undefined): string | undefined {
+  return typeof v === "string" ? v : undefined;
+}
+
+function intOption(v: string | boolean | undefined, name: string, min: number): number | undefined {
+  const s = str(v);
+  if (s === undefined) return undefined;
+  if (!/^\d+$/.test(s) || Number(s) < min) throw new UsageError(`--${name} must be a whole number >= ${min}`);
+  return Number(s);
+}
+
+/** Everything needed to talk to the service, from options and environment. */
+function clientFrom(p: Parsed, io: CliIo, store?: FileValidatorStore): PpmClient {
+  const env = str(p.values.env) ?? io.env.PPM_ENV;
+  if (!env) throw new UsageError("--env URL is required (or set PPM_ENV)");
+  const baseUrl = normalizeBaseUrl(env);
+  const token = str(p.values.token) ?? io.env.PPM_TOKEN;
+  if (!token) throw new UsageError("no company API token: set the PPM_TOKEN environment variable");
+  if (str(p.values.token) !== undefined) io.stderr("warning: --token is discouraged (it is visible in process lists and shell history); set PPM_TOKEN instead\n");
+  const conn: Connection = {
+    id: "cli",
+    name: str(p.values.name) ?? io.env.PPM_COMPANY ?? "the company",
+    baseUrl,
+    token,
+    authMode: p.values.basic ? "basic" : "header",
+  };
+  if (io.env.PPM_API_AUTH) conn.apiAuth = io.env.PPM_API_AUTH;
+  if (io.env.PPM_API_SECRET) conn.apiSecret = io.env.PPM_API_SECRET;
+  return new PpmClient(conn, {
+    fetch: io.fetch,
+    timeoutMs: intOption(p.values.timeout, "timeout", 1),
+    retries: intOption(p.values.retries, "retries", 0),
+    validators: store,
+  });
+}
+
+/**
+ * Runs the CLI and returns its exit code. Never throws: every failure is printed (message and
+ * action, secrets redacted) and mapped to an {@link EXIT} code.
+ */
+export async function runCli(argv: string[], io: CliIo = processIo()): Promise<number> {
+  const secrets = [io.env.PPM_TOKEN, io.env.PPM_API_SECRET, ...tokenArgs(argv)];
+  const safe = (s: string) => redactSecrets(s, secrets);
+  try {
+    const p = parse(argv);
+    if (p.values.help || p.command === "help" || p.command === undefined) {
+      (p.command === undefined && !p.values.help ? io.stderr : io.stdout)(USAGE);
+      return p.command === undefined && !p.values.help ? EXIT.usage : EXIT.ok;
+    }
+    switch (p.command) {
+      case "doctor":
+        return await doctor(p, io);
+      case "datasets":
+        return await datasets(p, io);
+      case "export":
+        return await exportCommand(p, io);
+      default:
+        throw new UsageError(`unknown command "${p.command}" (use doctor, datasets or export)`);
+    }
+  } catch (e) {
+    if (e instanceof UsageError || (e instanceof TypeError && "code" in e && String((e as { code: unknown }).code).startsWith("ERR_PARSE_ARGS"))) {
+      io.stderr(safe(`error: ${e.message}\nRun "ppm --help" for usage.\n`));
+      return EXIT.usage;
+    }
+    if (e instanceof PpmError) {
+      io.stderr(safe(`error: ${e.message}\naction: ${e.action}\n`));
+      return exitCodeFor(e.code);
+    }
+    if (e instanceof Error && e.name === "QueryError") {
+      io.stderr(safe(`error: the --query is not valid: ${e.message}\n`));
+      return EXIT.usage;
+    }
+    io.stderr(safe(`error: ${e instanceof Error ? e.message : String(e)}\n`));
+    return EXIT.failure;
+  }
+}
+
+/** Values given to --token on the command line (so they can be redacted from any message). */
+function tokenArgs(argv: string[]): string[] {
+  const out: string[] = [];
+  argv.forEach((a, i) => {
+    if (a === "--token" && argv[i + 1]) out.push(argv[i + 1]);
+    else if (a.startsWith("--token=")) out.push(a.slice("--token=".length));
+  });
+  return out;
+}
+
+// ------------------------------------------------------------------ doctor
+
+interface Check {
+  check: string;
+  result: "ok" | "warn" | "FAIL" | "skip";
+  detail: string;
+  exit?: number;
+}
+
+async function doctor(p: Parsed, io: CliIo): Promise<number> {
+  const client = clientFrom(p, io);
+  const origin = str(p.values.origin) ?? "https://localhost:3000";
+  const checks: Check[] = [{ check: "environment address", result: "ok", detail: client.connection.baseUrl }];
+  const add = (c: Check) => checks.push(c);
+  let reportingOk = false;
+  try {
+    const root = await client.serviceRoot();
+    add({ check: "reachability", result: "ok", detail: "the reporting service root answered" });
+    add({ check: "credentials", result: "ok", detail: "the company token was accepted" });
+    add({ check: "reporting enabled", result: "ok", detail: `${root.length} dataset(s) in the service root` });
+    reportingOk = true;
+  } catch (e) {
+    if (!(e instanceof PpmError)) throw e;
+    const fail = (check: string): Check => ({ check, result: "FAIL", detail: `${e.message} ${e.action}`, exit: exitCodeFor(e.code) });
+    if (["network", "timeout", "server_error", "rate_limited"].includes(e.code)) {
+      add(fail("reachability"));
+      add({ check: "credentials", result: "skip", detail: "service not reachable" });
+      add({ check: "reporting enabled", result: "skip", detail: "service not reachable" });
+    } else if (e.code === "unauthorized") {
+      add({ check: "reachability", result: "ok", detail: "the service answered" });
+      add(fail("credentials"));
+      add({ check: "reporting enabled", result: "skip", detail: "credentials refused" });
+    } else if (e.code === "bi_reporting_disabled") {
+      add({ check: "reachability", result: "ok", detail: "the service answered" });
+      add({ check: "credentials", result: "ok", detail: "the company token was accepted" });
+      add(fail("reporting enabled"));
+    } else {
+      add({ check: "reachability", result: "ok", detail: "the service answered" });
+      add(fail("reporting service root"));
+    }
+  }
+  const reachable = !checks.some((c) => c.check === "reachability" && c.result === "FAIL");
+  if (reachable) {
+    const probe = await client.probe();
+    const groupRow = (group: "reporting" | "snapshot" | "record") => {
+      const d = probe.details[group];
+      const text: Record<typeof d.state, string> = {
+        available: "offered",
+        absent: "absent in this environment (404 without a service error body)",
+        unauthorized: "credentials refused",
+        disabled: "present, but reporting is disabled for this company",
+        no_credentials: "present or unknown; set PPM_API_AUTH and PPM_API_SECRET to check record credentials",
+        error: `error: ${String(d.error?.message ?? "")}`,
+      };
+      const result: Check["result"] = d.state === "available" ? "ok" : group === "reporting" ? (reportingOk ? "ok" : "FAIL") : "warn";
+      add({ check: `routes: ${group}`, result, detail: text[d.state], ...(result === "FAIL" ? { exit: EXIT.dataset } : {}) });
+    };
+    groupRow("reporting");
+    groupRow("snapshot");
+    groupRow("record");
+  }
+  if (reportingOk) {
+    try {
+      const m = await client.manifest();
+      const usable = m.datasets.filter((d) => d.usable).length;
+      add({ check: "manifest", result: "ok", detail: `company ${m.companyId}, api ${m.apiVersion}: ${m.datasets.length} dataset(s), ${usable} with a usable export` });
+    } catch (e) {
+      if (!(e instanceof PpmError)) throw e;
+      add({ check: "manifest", result: "FAIL", detail: `${e.message} ${e.action}`, exit: exitCodeFor(e.code) });
+    }
+    const cors = await client.checkCors(origin);
+    add({
+      check: "CORS preflight",
+      result: cors.preflightOk ? "ok" : "FAIL",
+      detail: cors.preflightOk
+        ? `origin ${origin} may send the add-in's headers`
+        : `origin ${origin}: allowed origin ${cors.allowOrigin ?? "(none)"}${cors.missingRequestHeaders.length ? `, headers not allowed: ${cors.missingRequestHeaders.join(", ")}` : ""}`,
+      ...(cors.preflightOk ? {} : { exit: EXIT.failure }),
+    });
+    add({
+      check: "CORS exposed headers",
+      result: cors.checkedDataset === null ? "skip" : cors.missingExposedHeaders.length === 0 ? "ok" : "warn",
+      detail:
+        cors.checkedDataset === null
+          ? "no dataset with a usable export to check"
+          : cors.missingExposedHeaders.length === 0
+            ? `validators readable by the add-in (checked on ${cors.checkedDataset})`
+            : `not exposed: ${cors.missingExposedHeaders.join(", ")}; refresh falls back to the manifest's generation times`,
+    });
+  }
+  const failed = checks.find((c) => c.result === "FAIL");
+  if (p.values.json) io.stdout(`${JSON.stringify({ ok: !failed, checks }, null, 2)}\n`);
+  else {
+    io.stdout(textTable(["CHECK", "RESULT", "DETAIL"], checks.map((c) => [c.check, c.result, c.detail])));
+    io.stdout(failed ? "\nThe add-in would not work with this environment and token.\n" : "\nThe add-in would work with this environment and token.\n");
+  }
+  return failed ? (failed.exit ?? EXIT.failure) : EXIT.ok;
+}
+
+// ------------------------------------------------------------------ datasets
+
+async function datasets(p: Parsed, io: CliIo): Promise<number> {
+  const client = clientFrom(p, io);
+  const m = await client.manifest();
+  if (p.values.json) {
+    const out = m.datasets.map((d) => ({
+      key: d.key,
+      name: d.name,
+      status: d.status,
+      usable: d.usable,
+      row_count: d.rowCount,
+      generated_at: d.generatedAt,
+      latest_successful_generated_at: d.latestSuccessfulGeneratedAt,
+      schema_version: d.schemaVersion,
+      formats: d.formats,
+      custom_fields: d.customFields.map((f) => f.raw),
+      published_at: d.publishedAt,
+      pending_changes: d.pendingChanges,
+    }));
+    io.stdout(`${JSON.stringify({ api_version: m.apiVersion, company_id: m.companyId, datasets: out }, null, 2)}\n`);
+    return EXIT.ok;
+  }
+  const statusText = { ready: "ready", empty: "ready (0 rows)", no_export: "no usable export" } as const;
+  io.stdout(
+    textTable(
+      ["KEY", "STATUS", "ROWS", "GENERATED", "SCHEMA", "FORMATS", "NAME"],
+      m.datasets.map((d) => [d.key, statusText[d.status], d.rowCount === null ? "-" : String(d.rowCount), d.latestSuccessfulGeneratedAt ?? "-", d.schemaVersion ?? "-", d.formats.join(","), d.name]),
+    ),
+  );
+  for (const d of m.datasets) {
+    if (d.pendingChanges.length > 0) io.stdout(`note: ${d.key} has ${d.pendingChanges.length} unresolved custom-field change(s) pending publication\n`);
+  }
+  return EXIT.ok;
+}
+
+// ------------------------------------------------------------------ export
+
+async function exportCommand(p: Parsed, io: CliIo): Promise<number> {
+  const key = p.positionals[0];
+  if (!key) throw new UsageError("export needs a dataset KEY (see `ppm datasets`)");
+  if (p.positionals.length > 1) throw new UsageError(`unexpected argument "${p.positionals[1]}"`);
+  const format = (str(p.values.format) ?? "csv") as DatasetFormat;
+  if (!["json", "csv", "odata"].includes(format)) throw new UsageError(`--format must be json, csv or odata (got "${format}")`);
+  const out = str(p.values.out);
+  const outputFormat = str(p.values["output-format"]) ?? (out && /\.json$/i.test(out) ? "json" : "csv");
+  if (outputFormat !== "csv" && outputFormat !== "json") throw new UsageError(`--output-format must be csv or json (got "${outputFormat}")`);
+  const cacheDir = str(p.values.cache);
+  if (cacheDir && !out) throw new UsageError("--cache needs --out FILE (an unchanged export is not rewritten, so it must be kept in a file)");
+  const queryText = str(p.values.query);
+  // Parse the query before any download so a typo costs nothing.
+  const query = queryText !== undefined ? parseQuery(queryText) : undefined;
+
+  const store = cacheDir ? new FileValidatorStore(path.resolve(cacheDir)) : undefined;
+  const client = clientFrom(p, io, store);
+  const outPath = out ? path.resolve(out) : undefined;
+  // The cache entry is only valid for the same output file, query and output format, and only while that file exists.
+  const identity = { out: outPath ?? null, query: queryText ?? null, outputFormat };
+  let conditional = false;
+  let cacheKey: string | undefined;
+  if (store && outPath) {
+    await client.manifest().catch((e: unknown) => {
+      if (e instanceof PpmError && ["cancelled", "unauthorized", "bi_reporting_disabled", "network", "timeout"].includes(e.code)) throw e;
+    });
+    cacheKey = validatorKey(client.scope, key, format);
+    const extra = store.getExtra(cacheKey);
+    conditional = !!extra && JSON.stringify(extra) === JSON.stringify(identity) && fs.existsSync(outPath);
+  }
+  let lastProgress = 0;
+  const result = await client.fetchDataset(key, {
+    format,
+    conditional,
+    onProgress: (n) => {
+      if (n - lastProgress >= 50_000) {
+        lastProgress = n;
+        io.stderr(`... ${n} rows\n`);
+      }
+    },
+  });
+  if (result.status === "unchanged") {
+    io.stderr(`${key}: unchanged (the service answered 304 Not Modified); ${out} was not rewritten\n`);
+    return EXIT.ok;
+  }
+  let table: Table = result.table;
+  let count: number | undefined;
+  if (query) {
+    const q = applyQuery(table, query);
+    table = q.table;
+    count = q.count;
+  }
+  const chunks = outputFormat === "csv" ? tableToCsv(table) : tableToJson(table, count !== undefined ? { count } : {});
+  if (outPath) {
+    writeFileAtomically(outPath, chunks);
+    io.stderr(`${key}: ${table.rows.length} row(s), ${table.columns.length} column(s) written to ${out}${count !== undefined ? ` (count: ${count})` : ""}\n`);
+  } else {
+    let buf = "";
+    for (const c of chunks) {
+      buf += c;
+      if (buf.length > 1 << 16) {
+        io.stdout(buf);
+        buf = "";
+      }
+    }
+    io.stdout(buf);
+    if (count !== undefined) io.stderr(`count: ${count}\n`);
+  }
+  if (store && cacheKey) store.set(cacheKey, result.validators, identity);
+  return EXIT.ok;
+}
+
+/** Writes to a temporary file next to `file` and renames it, so a failed run never leaves half a file. */
+function writeFileAtomically(file: string, chunks: Iterable<string>): void {
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  const tmp = `${file}.${process.pid}.tmp`;
+  const fd = fs.openSync(tmp, "w");
+  try {
+    let buf = "";
+    for (const c of chunks) {
+      buf += c;
+      if (buf.length > 1 << 16) {
+        fs.writeSync(fd, buf);
+        buf = "";
+      }
+    }
+    fs.writeSync(fd, buf);
+  } catch (e) {
+    fs.closeSync(fd);
+    fs.rmSync(tmp, { force: true });
+    throw e;
+  }
+  fs.closeSync(fd);
+  fs.renameSync(tmp, file);
+}
+
+function processIo(): CliIo {
+  return {
+    env: process.env,
+    stdout: (t) => void process.stdout.write(t),
+    stderr: (t) => void process.stderr.write(t),
+  };
+}
+
+/** Entry point for `bin/ppm.js` and `npm run ppm`: runs and sets the exit code (lets stdout drain). */
+export function main(argv: string[] = process.argv.slice(2)): void {
+  runCli(argv).then(
+    (code) => {
+      process.exitCode = code;
+    },
+    (e: unknown) => {
+      process.stderr.write(`error: ${e instanceof Error ? e.message : String(e)}\n`);
+      process.exitCode = EXIT.failure;
+    },
+  );
+}
+
+if (require.main === module) main();

@@ -1,0 +1,52 @@
+/**
+ * Output helpers of the CLI: readable text tables and the RFC 4180 / JSON serialisations of a table.
+ */
+import type { CellValue, Table } from "../table/model";
+import { csvRecord } from "../service/csv";
+
+/** Formats rows as a left-aligned text table with a header and a rule. */
+export function textTable(header: string[], rows: string[][]): string {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? "").length)));
+  const line = (cells: string[]) =>
+    cells
+      .map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i])))
+      .join("  ")
+      .trimEnd();
+  return [line(header), line(widths.map((w) => "-".repeat(w))), ...rows.map(line)].join("\n") + "\n";
+}
+
+/** A cell as CSV text: null → empty, booleans `true`/`false`, numbers in plain JS notation. */
+export function cellText(v: CellValue): string {
+  if (v === null) return "";
+  return typeof v === "string" ? v : String(v);
+}
+
+/** Serialises a table as RFC 4180 CSV: header row, comma, quotes where needed, CRLF after every record. */
+export function* tableToCsv(table: Table): Generator<string> {
+  yield csvRecord(table.columns.map((c) => c.name));
+  for (const row of table.rows) yield csvRecord(row.map(cellText));
+}
+
+/** Serialises a table as JSON: export metadata, typed columns, and rows as objects keyed by column name. */
+export function* tableToJson(table: Table, extra: Record<string, unknown> = {}): Generator<string> {
+  const head = {
+    dataset_key: table.meta.key,
+    format: table.meta.format,
+    schema_version: table.meta.schemaVersion,
+    generated_at: table.meta.generatedAt,
+    fetched_at: table.meta.fetchedAt,
+    row_count: table.rows.length,
+    ...extra,
+    columns: table.columns.map((c) => ({ name: c.name, type: c.type, ...(c.sourceType ? { source_type: c.sourceType } : {}) })),
+  };
+  const headText = JSON.stringify(head, null, 2);
+  yield `${headText.slice(0, -2)},\n  "rows": [`;
+  const names = table.columns.map((c) => c.name);
+  for (let r = 0; r < table.rows.length; r++) {
+    const obj: Record<string, CellValue> = {};
+    const row = table.rows[r];
+    for (let c = 0; c < names.length; c++) obj[names[c]] = row[c];
+    yield `${r === 0 ? "\n" : ",\n"}    ${JSON.stringify(obj)}`;
+  }
+  yield `${table.rows.length ? "\n  " : ""}]\n}\n`;
+}
