@@ -27,10 +27,13 @@ const LocalQuerySchema = z.strictObject({
   count: z.boolean().optional(),
 });
 
+type BoundSnapshot = SnapshotEndpoint | "combinedResources";
+
 /** Where the data comes from: a reporting dataset in one export form, or a snapshot endpoint. */
 export const BindingSourceSchema = z.discriminatedUnion("kind", [
   z.strictObject({ kind: z.literal("dataset"), key: z.string().min(1), format: z.enum(["json", "csv", "odata"]) }),
-  z.strictObject({ kind: z.literal("snapshot"), endpoint: z.enum(SNAPSHOT_ENDPOINTS as [SnapshotEndpoint, ...SnapshotEndpoint[]]) }),
+  // `combinedResources`: project and proposal resource snapshots combined by the client (de-duplicated).
+  z.strictObject({ kind: z.literal("snapshot"), endpoint: z.enum(["combinedResources", ...SNAPSHOT_ENDPOINTS] as [BoundSnapshot, ...BoundSnapshot[]]) }),
 ]);
 export type BindingSource = z.infer<typeof BindingSourceSchema>;
 

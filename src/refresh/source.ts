@@ -3,14 +3,14 @@
  * fakes, plus an adapter to the real service client.
  */
 import type { Table } from "../table/model";
-import type { SnapshotEndpoint } from "../spec/contract";
+import type { PpmClient, Validators } from "../service";
 import type { BindingSource, BindingValidators } from "./binding";
 
 export interface SourceRequest {
   /** Validators of the data currently in the sheet; the source sends them as a conditional request. */
   validators: BindingValidators;
   signal?: AbortSignal;
-  onProgress?: (received: { bytes: number; rows?: number }) => void;
+  onProgress?: (received: { rows: number }) => void;
 }
 
 /** What a source answers: "unchanged" (e.g. HTTP 304) or a complete new table. */
@@ -23,29 +23,11 @@ export interface RefreshSource {
   fetch(source: BindingSource, request: SourceRequest): Promise<SourceResult>;
 }
 
-/**
- * The slice of the service client (`src/service`) this adapter uses, stated structurally so the
- * refresh engine does not depend on the client's internals.
- */
-export interface PpmClientLike {
-  fetchDataset(
-    key: string,
-    options: {
-      format?: "json" | "csv" | "odata";
-      conditional?: boolean;
-      validators?: { etag?: string; lastModified?: string; generatedAt?: string };
-      signal?: AbortSignal;
-      onProgress?: (p: { bytes: number; rows?: number }) => void;
-    },
-  ): Promise<
-    | { status: "unchanged"; validators: { etag?: string | null; lastModified?: string | null; generatedAt?: string | null } }
-    | { status: "updated"; table: Table; validators: { etag?: string | null; lastModified?: string | null; generatedAt?: string | null } }
-  >;
-  fetchSnapshot(endpoint: SnapshotEndpoint, options?: { signal?: AbortSignal }): Promise<Table>;
-}
+/** The slice of the service client (`src/service`) this adapter uses. */
+export type PpmClientLike = Pick<PpmClient, "fetchDataset" | "fetchSnapshot">;
 
-function defined(v: BindingValidators): { etag?: string; lastModified?: string; generatedAt?: string } {
-  const out: { etag?: string; lastModified?: string; generatedAt?: string } = {};
+function defined(v: BindingValidators): Validators {
+  const out: Validators = {};
   if (v.etag) out.etag = v.etag;
   if (v.lastModified) out.lastModified = v.lastModified;
   if (v.generatedAt) out.generatedAt = v.generatedAt;
@@ -66,7 +48,7 @@ export function sourceFromClient(client: PpmClientLike): RefreshSource {
           conditional: true,
           validators: defined(request.validators),
           signal: request.signal,
-          onProgress: request.onProgress,
+          onProgress: request.onProgress ? (rows: number) => request.onProgress?.({ rows }) : undefined,
         });
         return r.status === "unchanged"
           ? { status: "unchanged", validators: { ...request.validators, ...r.validators } }
