@@ -135,11 +135,15 @@ const WORKBOOK_TITLES: Record<string, { title: string; action: string }> = {
   duplicate_column: { title: "The data has duplicate column names", action: "Report this to the service vendor." },
   table_missing: { title: "The table is not in the workbook any more", action: "Re-import it; its link has been kept so nothing else is lost." },
   no_table_at_selection: { title: "No linked table under the selection", action: "Select a cell inside a table imported by this add-in, or use Refresh all." },
-  connection_missing: {
-    title: "The table's connection is not on this device",
-    action: "Add a connection for this environment and company (Connections tab), then refresh again.",
+  occupied: { title: "The destination is not empty", action: "Select an empty cell with enough room, or import into a new sheet. Nothing was written." },
+  invalid_table: { title: "The table cannot be written", action: "Nothing was written. Choose another destination, or report the problem if it persists." },
+  table_changed: { title: "The table's columns were changed in the sheet", action: "Undo the change to the column headers, or re-import the data." },
+  payload_too_large: { title: "Excel refused a block of data as too large", action: "Retry; if it persists, import fewer columns or rows with a local query." },
+  write_failed: { title: "Writing to the sheet failed", action: "Retry. The previous data was restored where possible; the info line above the table says what happened." },
+  no_connection: {
+    title: "No connection on this device for this table",
+    action: "Add a connection to the table's environment and company with your own token (Connections tab), test it, then refresh again.",
   },
-  range_not_empty: { title: "The destination is not empty", action: "Select an empty cell with enough room, or import into a new sheet." },
 };
 
 function isQueryError(e: unknown): e is { name: string; code: string; message: string; position?: number } {
@@ -258,4 +262,12 @@ function messageOf(e: unknown): string {
 /** office.js errors are `OfficeExtension.Error` (name "RichApi.Error") with a string code. */
 function isOfficeError(e: unknown): boolean {
   return isNamed(e, "RichApi.Error") || isNamed(e, "OfficeExtension.Error");
+}
+
+/** The on-screen form of a stored failure record (a binding's `lastFailure`, a refresh report line). */
+export function describeFailure(failure: { code: string; message: string }, ctx: ErrorContext = {}): ErrorView {
+  if (Object.prototype.hasOwnProperty.call(ERROR_TEXT, failure.code)) {
+    return describeError(new PpmError(failure.code as PpmErrorCode, failure.message), ctx);
+  }
+  return describeError(Object.assign(new Error(failure.message), { code: failure.code }), ctx);
 }

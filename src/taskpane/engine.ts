@@ -1,0 +1,214 @@
+/**
+ * Everything heavy the task pane uses (service client, local query engine, workbook writer and
+ * refresh engine), behind one small facade loaded with a dynamic `import()` after the pane has
+ * drawn. These modules carry zod and the parsers, which would otherwise triple the initial bundle.
+ *
+ * Every Excel call goes through `src/workbook` inside `Excel.run`; the global `Excel` is office.js
+ * in Excel and the emulator's namespace in the browser preview, read at call time (never captured
+ * at load), so the preview can install it before the pane runs.
+ */
+import { PATHS } from "../spec/contract";
+import type { Table } from "../table/model";
+import type { Connection } from "../service/connection";
+import { PpmClient } from "../service/client";
+import type { DatasetFormat, ManifestInfo, ProbeResult, SnapshotSource } from "../service";
+import { applyQuery, parseQuery, splitODataUrl, type LocalQuery } from "../query";
+import { BINDING_SCHEMA_VERSION, bindingColumns, describeSource, type Binding, type BindingSource } from "../refresh/binding";
+import { sourceFromClient, type RefreshSource } from "../refresh/source";
+import type { RefreshReport } from "../refresh/engine";
+import { importTable, type ImportResult } from "../workbook/writer";
+import { newBindingId, readBindings, type StoredBindings } from "../workbook/bindingStore";
+import { refreshAllTables, refreshTable } from "../workbook/refresh";
+import { isEmptyQuery, type DatasetPaths, type QueryEngine } from "./queryBuilder";
+import { parseSelectionAddress, rectsIntersect, type Rect } from "./selection";
+
+/** Where an import goes. */
+export type Destination = { kind: "newSheet" } | { kind: "selection" };
+
+export interface ImportRequest {
+  connection: Connection;
+  companyId: string | null;
+  source: BindingSource;
+  query: LocalQuery | null;
+  destination: Destination;
+  signal: AbortSignal;
+  /** Phase and counts for the progress bar. */
+  onProgress(p: { phase: "fetching" | "writing"; rows: number; total?: number }): void;
+  /** Credentials that must never reach the workbook. */
+  secrets: readonly string[];
+}
+
+export interface ImportOutcome {
+  tableName: string;
+  sheetName: string;
+  address: string;
+  rowCount: number;
+  /** Rows the service sent before the local query. */
+  fetchedRows: number;
+}
+
+/** Runs Excel work (`Excel.run`) with the global the host installed. */
+export function runExcel<T>(work: (context: Excel.RequestContext) => Promise<T>): Promise<T> {
+  return Excel.run((context) => work(context));
+}
+
+/** Sheet and top-left cell of the current selection. */
+export async function selectedCell(): Promise<{ sheetName: string; anchor: string }> {
+  return runExcel(async (context) => {
+    const range = context.workbook.getSelectedRange();
+    range.load("address");
+    await context.sync();
+    const p = parseSelectionAddress(range.address);
+    return { sheetName: p.sheetName, anchor: p.firstCell };
+  });
+}
+
+/**
+ * The binding whose table contains (part of) the selection, or null. Compares rectangles of the
+ * selection and of each bound table on the same sheet, using only long-standing range properties.
+ */
+export async function bindingAtSelection(): Promise<Binding | null> {
+  return runExcel(async (context) => {
+    const { bindings } = await readBindings(context);
+    const sel = context.workbook.getSelectedRange();
+    sel.load(["rowIndex", "columnIndex", "rowCount", "columnCount"]);
+    sel.worksheet.load("name");
+    const tables = bindings.map((b) => {
+      const t = context.workbook.tables.getItemOrNullObject(b.tableName);
+      return { b, t };
+    });
+    await context.sync();
+    const ranges = tables
+      .filter(({ t }) => !t.isNullObject)
+      .map(({ b, t }) => {
+        const r = t.getRange();
+        r.load(["rowIndex", "columnIndex", "rowCount", "columnCount"]);
+        const ws = t.worksheet;
+        ws.load("name");
+        return { b, r, ws };
+      });
+    await context.sync();
+    const selRect: Rect = { row: sel.rowIndex, column: sel.columnIndex, rowCount: sel.rowCount, columnCount: sel.columnCount };
+    for (const { b, r, ws } of ranges) {
+      if (ws.name !== sel.worksheet.name) continue;
+      if (rectsIntersect(selRect, { row: r.rowIndex, column: r.columnIndex, rowCount: r.rowCount, columnCount: r.columnCount })) return b;
+    }
+    return null;
+  });
+}
+
+/** Bindings stored in the workbook (unreadable ones listed in `broken`). */
+export function listBindings(): Promise<StoredBindings> {
+  return runExcel((context) => readBindings(context));
+}
+
+/** The facade the UI holds once loaded. */
+export class Engine {
+  private readonly clients = new Map<string, { key: string; client: PpmClient }>();
+  readonly paths: DatasetPaths = PATHS;
+  readonly query: QueryEngine & { applyQuery: typeof applyQuery } = { parseQuery: (t) => parseQuery(t), splitODataUrl, applyQuery };
+  readonly describeSource = describeSource;
+
+  /** One client per connection, replaced when the connection's address or credentials change. */
+  client(connection: Connection): PpmClient {
+    const key = JSON.stringify([connection.baseUrl, connection.token, connection.apiAuth ?? "", connection.apiSecret ?? ""]);
+    const cached = this.clients.get(connection.id);
+    if (cached && cached.key === key) return cached.client;
+    const client = new PpmClient(connection);
+    this.clients.set(connection.id, { key, client });
+    return client;
+  }
+
+  manifest(connection: Connection, signal?: AbortSignal): Promise<ManifestInfo> {
+    return this.client(connection).manifest({ signal });
+  }
+
+  probe(connection: Connection, signal?: AbortSignal): Promise<ProbeResult> {
+    return this.client(connection).probe({ signal });
+  }
+
+  /** Fetches a source completely (no conditional request: an import always writes). */
+  async fetchTable(connection: Connection, source: BindingSource, signal: AbortSignal, onRows: (n: number) => void): Promise<Table> {
+    const client = this.client(connection);
+    if (source.kind === "snapshot") return client.fetchSnapshot(source.endpoint as SnapshotSource, { signal });
+    const r = await client.fetchDataset(source.key, { format: source.format as DatasetFormat, conditional: false, signal, onProgress: onRows });
+    if (r.status !== "updated") throw new Error("The service answered 'unchanged' to an unconditional request.");
+    return r.table;
+  }
+
+  /**
+   * Fetch → local query → write as a new Excel table with its binding. Nothing is written before
+   * the whole table has arrived and the query has been applied.
+   */
+  async importSource(req: ImportRequest): Promise<ImportOutcome> {
+    req.onProgress({ phase: "fetching", rows: 0 });
+    const fetched = await this.fetchTable(req.connection, req.source, req.signal, (rows) => req.onProgress({ phase: "fetching", rows }));
+    const query = req.query && !isEmptyQuery(req.query) ? req.query : null;
+    const table = query ? applyQuery(fetched, query).table : fetched;
+    const target = req.destination.kind === "selection" ? await selectedCell() : null;
+    req.onProgress({ phase: "writing", rows: 0, total: table.rows.length });
+    const result: ImportResult = await runExcel((context) =>
+      importTable(context, table, {
+        binding: {
+          v: BINDING_SCHEMA_VERSION,
+          id: newBindingId(),
+          connectionId: req.connection.id,
+          environment: req.connection.baseUrl,
+          companyId: req.companyId,
+          source: req.source,
+          query,
+          columns: bindingColumns(table.columns),
+          schemaVersion: table.meta.schemaVersion,
+          validators: { etag: table.meta.etag, lastModified: table.meta.lastModified, generatedAt: table.meta.generatedAt },
+        },
+        target: target ? { sheetName: target.sheetName, anchor: target.anchor } : undefined,
+        signal: req.signal,
+        secrets: req.secrets,
+        onProgress: (rows, total) => req.onProgress({ phase: "writing", rows, total }),
+      }),
+    );
+    return { tableName: result.tableName, sheetName: result.sheetName, address: result.address, rowCount: result.rowCount, fetchedRows: fetched.rows.length };
+  }
+
+  /** A refresh source holding this connection's credentials. */
+  source(connection: Connection): RefreshSource {
+    return sourceFromClient(this.client(connection));
+  }
+
+  refreshOne(bindingId: string, connection: Connection, opts: { signal?: AbortSignal; secrets: readonly string[]; onProgress?: (rows: number, total?: number) => void }): Promise<RefreshReport> {
+    return runExcel((context) =>
+      refreshTable(context, bindingId, this.source(connection), {
+        signal: opts.signal,
+        secrets: opts.secrets,
+        onProgress: (p) => opts.onProgress?.(p.rowsWritten ?? 0, p.totalRows),
+      }),
+    );
+  }
+
+  refreshAll(
+    resolve: (b: Binding) => Connection | null,
+    opts: { signal?: AbortSignal; secrets: readonly string[]; onProgress?: (table: string, rows: number, total?: number) => void },
+  ): Promise<{ reports: RefreshReport[]; broken: StoredBindings["broken"] }> {
+    return runExcel(async (context) => {
+      const names = new Map<string, string>();
+      return refreshAllTables(
+        context,
+        (b) => {
+          names.set(b.id, b.tableName);
+          const c = resolve(b);
+          return c ? this.source(c) : null;
+        },
+        {
+          signal: opts.signal,
+          secrets: opts.secrets,
+          onProgress: (p) => opts.onProgress?.(names.get(p.bindingId) ?? p.bindingId, p.rowsWritten ?? 0, p.totalRows),
+        },
+      );
+    });
+  }
+}
+
+/** Entry of the lazy chunk. */
+export function createEngine(): Engine {
+  return new Engine();
+}

@@ -1,0 +1,113 @@
+/**
+ * Pure helpers shared by the task pane's Refresh section and the ribbon's "Refresh all": which of
+ * this device's connections serves a bound table, and the summary shown after a refresh.
+ */
+import type { ConnectionSummary } from "./connectionStore";
+
+/** The binding fields that identify where a table's data comes from (no secrets). */
+export interface BindingOrigin {
+  connectionId: string;
+  environment: string;
+  companyId: string | null;
+}
+
+function sameEnvironment(a: string, b: string): boolean {
+  const norm = (s: string) => s.trim().replace(/\/+$/, "").toLowerCase();
+  return norm(a) === norm(b);
+}
+
+/**
+ * The connection on this device that should refresh a bound table, or null.
+ *
+ * 1. The connection the table was imported with, if it still points at the same environment.
+ * 2. Otherwise (a workbook from a colleague, or a connection re-created here) the one connection
+ *    to the same environment and company. Company ids are learnt from the manifest; a connection
+ *    whose company is not known yet never matches by company, so data is never fetched with
+ *    another company's token.
+ */
+export function resolveConnectionId(binding: BindingOrigin, connections: readonly ConnectionSummary[]): string | null {
+  const own = connections.find((c) => c.id === binding.connectionId);
+  if (own && sameEnvironment(own.baseUrl, binding.environment)) {
+    if (!binding.companyId || !own.companyId || own.companyId === binding.companyId) return own.id;
+  }
+  if (!binding.companyId) return null;
+  const matches = connections.filter((c) => sameEnvironment(c.baseUrl, binding.environment) && c.companyId === binding.companyId);
+  return matches.length >= 1 ? matches[0].id : null;
+}
+
+/** One table's line in a refresh report (the subset of the engine's report the summary uses). */
+export interface ReportLike {
+  bindingId: string;
+  tableName: string;
+  outcome: "updated" | "unchanged" | "failed";
+  rowCount: number;
+  failure?: { code: string; message: string };
+  warnings: string[];
+  binding: BindingOrigin;
+}
+
+export interface SummaryItem {
+  bindingId: string;
+  tableName: string;
+  outcome: "updated" | "unchanged" | "failed";
+  rowCount: number;
+  /** Why it failed (already redacted by the engine). */
+  reason?: string;
+  code?: string;
+  /** Connection used (or that would be used); set for 401 so "Update token" acts on exactly it. */
+  connectionId?: string;
+  warnings: string[];
+}
+
+export interface RefreshSummary {
+  updated: number;
+  unchanged: number;
+  failed: number;
+  items: SummaryItem[];
+  /** Stored bindings that could not be read at all (listed, never silently skipped). */
+  broken: { key: string; code: string; message: string }[];
+  /** One line for a notification: "2 updated, 1 unchanged, 1 failed". */
+  headline: string;
+}
+
+/**
+ * Builds the summary. `connectionFor` gives the connection that served each binding (so an
+ * `unauthorized` failure can offer "Update token" for exactly that one).
+ */
+export function summarize(
+  reports: readonly ReportLike[],
+  broken: readonly { key: string; code: string; message: string }[] = [],
+  connectionFor: (b: BindingOrigin) => string | null = () => null,
+): RefreshSummary {
+  const items: SummaryItem[] = reports.map((r) => {
+    const item: SummaryItem = { bindingId: r.bindingId, tableName: r.tableName, outcome: r.outcome, rowCount: r.rowCount, warnings: [...r.warnings] };
+    if (r.outcome === "failed") {
+      item.reason = r.failure?.message ?? "Unknown failure.";
+      item.code = r.failure?.code ?? "error";
+      const c = connectionFor(r.binding);
+      if (c) item.connectionId = c;
+    }
+    return item;
+  });
+  const count = (o: SummaryItem["outcome"]) => items.filter((i) => i.outcome === o).length;
+  const updated = count("updated");
+  const unchanged = count("unchanged");
+  const failed = count("failed") + broken.length;
+  const headline =
+    items.length === 0 && broken.length === 0
+      ? "No PPM tables in this workbook to refresh."
+      : `${updated} updated, ${unchanged} unchanged, ${failed} failed`;
+  return { updated, unchanged, failed, items, broken: [...broken], headline };
+}
+
+/** Plain-text report (ribbon dialog / notification): the headline, then one line per failure. */
+export function summaryText(s: RefreshSummary, maxLines = 8): string {
+  const lines = [s.headline];
+  const failures = [
+    ...s.items.filter((i) => i.outcome === "failed").map((i) => `${i.tableName}: ${i.reason ?? i.code ?? "failed"}`),
+    ...s.broken.map((b) => `${b.key}: ${b.message}`),
+  ];
+  lines.push(...failures.slice(0, maxLines));
+  if (failures.length > maxLines) lines.push(`… and ${failures.length - maxLines} more (open the task pane's Refresh tab).`);
+  return lines.join("\n");
+}

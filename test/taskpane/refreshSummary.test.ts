@@ -1,0 +1,67 @@
+import { resolveConnectionId, summarize, summaryText, type ReportLike } from "../../src/taskpane/refreshSummary";
+import { parseSelectionAddress, rectsIntersect } from "../../src/taskpane/selection";
+import type { ConnectionSummary } from "../../src/taskpane/connectionStore";
+
+const conn = (id: string, baseUrl: string, companyId: string | null): ConnectionSummary => ({ id, name: id, baseUrl, companyId, hasToken: true, hasRecordCredentials: false });
+
+describe("resolveConnectionId", () => {
+  const list = [conn("a", "https://eu.example.com", "acme"), conn("g", "https://eu.example.com", "globex"), conn("u", "https://us.example.com", "acme")];
+
+  it("uses the importing connection when it still points at the same environment and company", () => {
+    expect(resolveConnectionId({ connectionId: "a", environment: "https://eu.example.com/", companyId: "acme" }, list)).toBe("a");
+  });
+  it("finds a colleague's workbook's company by environment + company id", () => {
+    expect(resolveConnectionId({ connectionId: "their-id", environment: "https://us.example.com", companyId: "acme" }, list)).toBe("u");
+  });
+  it("never uses another company's connection, even with the same id", () => {
+    expect(resolveConnectionId({ connectionId: "a", environment: "https://eu.example.com", companyId: "globex" }, list)).toBe("g");
+    expect(resolveConnectionId({ connectionId: "x", environment: "https://eu.example.com", companyId: "initech" }, list)).toBeNull();
+  });
+  it("without a company id only the importing connection matches", () => {
+    expect(resolveConnectionId({ connectionId: "x", environment: "https://eu.example.com", companyId: null }, list)).toBeNull();
+    expect(resolveConnectionId({ connectionId: "a", environment: "https://us.example.com", companyId: null }, list)).toBeNull();
+  });
+});
+
+describe("summarize", () => {
+  const origin = { connectionId: "a", environment: "https://eu.example.com", companyId: "acme" };
+  const reports: ReportLike[] = [
+    { bindingId: "1", tableName: "ppm_financials", outcome: "updated", rowCount: 10, warnings: [], binding: origin },
+    { bindingId: "2", tableName: "ppm_projects", outcome: "unchanged", rowCount: 5, warnings: [], binding: origin },
+    { bindingId: "3", tableName: "ppm_risks", outcome: "failed", rowCount: 0, failure: { code: "unauthorized", message: "Token refused." }, warnings: [], binding: origin },
+  ];
+
+  it("counts outcomes and keeps failure reasons with the connection to fix", () => {
+    const s = summarize(reports, [{ key: "ppm.binding.bad", code: "binding_invalid", message: "Stored table binding is not valid JSON." }], () => "a");
+    expect(s).toMatchObject({ updated: 1, unchanged: 1, failed: 2, headline: "1 updated, 1 unchanged, 2 failed" });
+    expect(s.items[2]).toMatchObject({ outcome: "failed", reason: "Token refused.", code: "unauthorized", connectionId: "a" });
+    expect(s.items[0].connectionId).toBeUndefined();
+    expect(summaryText(s)).toBe("1 updated, 1 unchanged, 2 failed\nppm_risks: Token refused.\nppm.binding.bad: Stored table binding is not valid JSON.");
+  });
+
+  it("says so when there is nothing to refresh", () => {
+    expect(summarize([]).headline).toMatch(/No PPM tables/);
+  });
+
+  it("caps the text report", () => {
+    const many = Array.from({ length: 12 }, (_, i) => ({ ...reports[2], bindingId: String(i), tableName: `t${i}` }));
+    const text = summaryText(summarize(many), 3);
+    expect(text.split("\n")).toHaveLength(5);
+    expect(text).toMatch(/and 9 more/);
+  });
+});
+
+describe("selection helpers", () => {
+  it("parses plain and quoted sheet names", () => {
+    expect(parseSelectionAddress("Sheet1!B3")).toEqual({ sheetName: "Sheet1", firstCell: "B3" });
+    expect(parseSelectionAddress("'Q1 ''draft'' data'!$C$4:$D$9")).toEqual({ sheetName: "Q1 'draft' data", firstCell: "C4" });
+    expect(() => parseSelectionAddress("B3")).toThrow(/Unexpected/);
+  });
+  it("intersects rectangles", () => {
+    const t = { row: 1, column: 0, rowCount: 10, columnCount: 3 };
+    expect(rectsIntersect({ row: 5, column: 2, rowCount: 1, columnCount: 1 }, t)).toBe(true);
+    expect(rectsIntersect({ row: 5, column: 3, rowCount: 1, columnCount: 1 }, t)).toBe(false);
+    expect(rectsIntersect({ row: 0, column: 0, rowCount: 1, columnCount: 1 }, t)).toBe(false);
+    expect(rectsIntersect({ row: 0, column: 0, rowCount: 2, columnCount: 1 }, t)).toBe(true);
+  });
+});
