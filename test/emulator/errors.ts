@@ -1,0 +1,59 @@
+/**
+ * Errors raised by the workbook emulator, shaped like `OfficeExtension.Error` so add-in code that
+ * inspects `error.code` behaves the same against the emulator and against Excel.
+ */
+
+/** Error codes the emulator raises. Values are the strings Excel puts in `OfficeExtension.Error.code`. */
+export const ErrorCodes = {
+  invalidArgument: "InvalidArgument",
+  invalidOperation: "InvalidOperation",
+  itemNotFound: "ItemNotFound",
+  itemAlreadyExists: "ItemAlreadyExists",
+  invalidReference: "InvalidReference",
+  /** Raised by Excel (on the web) when one `sync()` sends more than 5 MB. */
+  requestPayloadSizeLimitExceeded: "RequestPayloadSizeLimitExceeded",
+  /** Raised by Excel (on the web) when the data loaded in one `sync()` exceeds 5 MB (`Excel.ErrorCodes`). */
+  responsePayloadSizeLimitExceeded: "ResponsePayloadSizeLimitExceeded",
+  /** Raised synchronously by office.js when a property is read before `load` + `sync`. */
+  propertyNotLoaded: "PropertyNotLoaded",
+  /** Raised when a proxy object is used after its `Excel.run` batch has ended or in another context. */
+  invalidObjectPath: "InvalidObjectPath",
+  generalException: "GeneralException",
+} as const;
+
+export type ErrorCode = (typeof ErrorCodes)[keyof typeof ErrorCodes];
+
+/** Mirrors the fields of `OfficeExtension.Error` that callers rely on. */
+export class EmulatedExcelError extends Error {
+  /** Machine-readable code, e.g. `InvalidArgument`. */
+  readonly code: ErrorCode;
+  readonly debugInfo: { code: ErrorCode; message: string; errorLocation?: string };
+  readonly traceMessages: string[] = [];
+  readonly innerError: null = null;
+
+  constructor(code: ErrorCode, message: string, errorLocation?: string) {
+    super(message);
+    // office.js names its errors RichApi.Error; keeping the name lets log output look familiar.
+    this.name = "RichApi.Error";
+    this.code = code;
+    this.debugInfo = errorLocation === undefined ? { code, message } : { code, message, errorLocation };
+  }
+}
+
+/** Narrows an unknown thrown value to an emulator error with the given code. */
+export function isEmulatedError(e: unknown, code?: ErrorCode): e is EmulatedExcelError {
+  return e instanceof EmulatedExcelError && (code === undefined || e.code === code);
+}
+
+export function invalidArgument(message: string, where?: string): EmulatedExcelError {
+  return new EmulatedExcelError(ErrorCodes.invalidArgument, message, where);
+}
+export function invalidOperation(message: string, where?: string): EmulatedExcelError {
+  return new EmulatedExcelError(ErrorCodes.invalidOperation, message, where);
+}
+export function itemNotFound(message: string, where?: string): EmulatedExcelError {
+  return new EmulatedExcelError(ErrorCodes.itemNotFound, message, where);
+}
+export function itemAlreadyExists(message: string, where?: string): EmulatedExcelError {
+  return new EmulatedExcelError(ErrorCodes.itemAlreadyExists, message, where);
+}

@@ -1,0 +1,467 @@
+/**
+ * Workbook emulator: an in-memory Excel that follows the Excel JavaScript API's documented semantics
+ * strictly (proxy objects, load-before-read, nothing applied before `sync`, 5 MB payload limits,
+ * Excel's typed-input parsing, grid limits, table rules). Plain TypeScript with no Node-only APIs, so
+ * it also runs in the browser preview.
+ *
+ * Typical test:
+ * ```ts
+ * const wb = new Workbook({ currentYear: 2025 });
+ * const Excel = createExcelNamespace(wb);
+ * await Excel.run(async (context) => { ... });
+ * expect(inspect(wb, "Sheet1!A1:B2").values).toEqual(...);
+ * ```
+ */
+import { MAX_COLUMNS, MAX_ROWS, Rect, cellAddress, formatAddress, formatRect, parseAddress } from "./address";
+import { EmulatedExcelError, ErrorCodes } from "./errors";
+import {
+  CalculationMode,
+  Cell,
+  FilterCriteria,
+  SortField,
+  TableColumnModel,
+  WorkbookModel,
+  WorkbookOptions,
+} from "./model";
+import { EmulatedRequestContext } from "./proxies";
+import { CellValue, isCellError, toApiValue } from "./values";
+
+export { EmulatedExcelError, ErrorCodes, isEmulatedError } from "./errors";
+export type { ErrorCode } from "./errors";
+export { WorkbookModel, PAYLOAD_LIMIT_BYTES, validateSheetName, validateTableName } from "./model";
+export type { WorkbookOptions, WorkbookStats, TableModel, SheetModel, CalculationMode, FilterCriteria, SortField } from "./model";
+export { EmulatedRequestContext, ClientResult } from "./proxies";
+export type {
+  WorkbookProxy,
+  WorksheetProxy,
+  WorksheetCollectionProxy,
+  RangeProxy,
+  TableProxy,
+  TableCollectionProxy,
+  TableColumnProxy,
+  TableColumnCollectionProxy,
+  TableRowCollectionProxy,
+  SettingProxy,
+  SettingCollectionProxy,
+} from "./proxies";
+export { MAX_ROWS, MAX_COLUMNS, parseAddress, formatRect, cellAddress } from "./address";
+export { parseTypedInput, dateSerial } from "./typed-input";
+export { formatCellText } from "./format";
+
+/** The emulated workbook (alias of {@link WorkbookModel}). */
+export const Workbook = WorkbookModel;
+export type Workbook = WorkbookModel;
+/** Alias of {@link WorkbookModel}. */
+export const EmulatedWorkbook = WorkbookModel;
+export type EmulatedWorkbook = WorkbookModel;
+
+type Batch<T> = (context: EmulatedRequestContext) => Promise<T>;
+
+/**
+ * `Excel.run` against an emulated workbook: creates a context, runs the batch, flushes operations
+ * still queued when the batch resolves (as Excel.run does), then ends the context so its objects
+ * cannot be used any more.
+ */
+export async function run<T>(workbook: WorkbookModel, batch: Batch<T>): Promise<T>;
+export async function run<T>(workbook: WorkbookModel, object: unknown, batch: Batch<T>): Promise<T>;
+export async function run<T>(workbook: WorkbookModel, a: unknown, b?: Batch<T>): Promise<T> {
+  const batch = (typeof a === "function" ? a : b) as Batch<T> | undefined;
+  if (typeof batch !== "function") throw new TypeError("Excel.run needs a batch function.");
+  const first = typeof a === "function" ? undefined : a;
+  // Excel.run(object, batch) continues in the object's context.
+  const reuse = Array.isArray(first) ? first[0] : first;
+  const existing = (reuse as { _ctx?: unknown } | undefined)?._ctx;
+  if (existing instanceof EmulatedRequestContext) {
+    const result = await batch(existing);
+    if (existing.pendingOperationCount > 0) await existing.sync();
+    return result;
+  }
+  const context = new EmulatedRequestContext(workbook);
+  try {
+    const result = await batch(context);
+    if (context.pendingOperationCount > 0) await context.sync();
+    return result;
+  } finally {
+    context._close();
+  }
+}
+
+/**
+ * A request context for tests that call adapter functions directly (`writeTable(context, ...)`).
+ * Typed as `Excel.RequestContext` for convenience; only the documented subset is implemented.
+ */
+export function createRequestContext(workbook: WorkbookModel): Excel.RequestContext {
+  return new EmulatedRequestContext(workbook) as unknown as Excel.RequestContext;
+}
+
+/** Same as {@link createRequestContext} but typed as the emulator's own context class. */
+export function createEmulatedContext(workbook: WorkbookModel): EmulatedRequestContext {
+  return new EmulatedRequestContext(workbook);
+}
+
+/** The `OfficeExtension` subset add-in code touches: `Error` (for instanceof) and error codes. */
+export const OfficeExtensionEmulation = {
+  Error: EmulatedExcelError,
+  ErrorCodes: {
+    generalException: "GeneralException",
+    invalidObjectPath: ErrorCodes.invalidObjectPath,
+    propertyNotLoaded: ErrorCodes.propertyNotLoaded,
+    invalidRequestContext: "InvalidRequestContext",
+  },
+} as const;
+
+/** Object usable as the global `Excel` (and, via `.OfficeExtension`, the global `OfficeExtension`). */
+export interface ExcelNamespace {
+  run<T>(batch: Batch<T>): Promise<T>;
+  run<T>(object: unknown, batch: Batch<T>): Promise<T>;
+  ErrorCodes: Record<string, string>;
+  CalculationMode: { automatic: "Automatic"; automaticExceptTables: "AutomaticExceptTables"; manual: "Manual" };
+  ClearApplyTo: { all: "All"; formats: "Formats"; contents: "Contents"; hyperlinks: "Hyperlinks"; removeHyperlinks: "RemoveHyperlinks" };
+  RangeValueType: { unknown: "Unknown"; empty: "Empty"; string: "String"; integer: "Integer"; double: "Double"; boolean: "Boolean"; error: "Error"; richValue: "RichValue" };
+  OfficeExtension: typeof OfficeExtensionEmulation;
+  /** The emulated workbook behind this namespace. */
+  workbook: WorkbookModel;
+}
+
+/** Builds an `Excel` namespace bound to one emulated workbook. */
+export function createExcelNamespace(workbook: WorkbookModel): ExcelNamespace {
+  return {
+    run: (<T>(a: unknown, b?: Batch<T>) => run(workbook, a, b as Batch<T>)) as ExcelNamespace["run"],
+    ErrorCodes: {
+      accessDenied: "AccessDenied",
+      generalException: "GeneralException",
+      insertDeleteConflict: "InsertDeleteConflict",
+      invalidArgument: ErrorCodes.invalidArgument,
+      invalidOperation: ErrorCodes.invalidOperation,
+      invalidReference: ErrorCodes.invalidReference,
+      itemAlreadyExists: ErrorCodes.itemAlreadyExists,
+      itemNotFound: ErrorCodes.itemNotFound,
+      notImplemented: "NotImplemented",
+      unsupportedOperation: "UnsupportedOperation",
+      responsePayloadSizeLimitExceeded: ErrorCodes.responsePayloadSizeLimitExceeded,
+      requestPayloadSizeLimitExceeded: ErrorCodes.requestPayloadSizeLimitExceeded,
+    },
+    CalculationMode: { automatic: "Automatic", automaticExceptTables: "AutomaticExceptTables", manual: "Manual" },
+    ClearApplyTo: { all: "All", formats: "Formats", contents: "Contents", hyperlinks: "Hyperlinks", removeHyperlinks: "RemoveHyperlinks" },
+    RangeValueType: {
+      unknown: "Unknown", empty: "Empty", string: "String", integer: "Integer", double: "Double", boolean: "Boolean", error: "Error", richValue: "RichValue",
+    },
+    OfficeExtension: OfficeExtensionEmulation,
+    workbook,
+  };
+}
+
+// ---------- direct inspection (no sync, for assertions) ----------
+
+/** What a range holds right now, read straight from the model (no proxies, no sync). */
+export interface RangeInspection {
+  address: string;
+  values: Array<Array<number | string | boolean>>;
+  formulas: Array<Array<number | string | boolean>>;
+  numberFormat: string[][];
+  text: string[][];
+  valueTypes: string[][];
+}
+
+/** Reads a range of the model for assertions. Without a sheet name the active sheet is used. */
+export function inspect(workbook: WorkbookModel, address: string): RangeInspection {
+  const { sheet, rect } = workbook.resolveAddress(address, workbook.activeSheet());
+  return {
+    address: formatAddress(sheet.name, rect),
+    values: workbook.readValues(sheet, rect),
+    formulas: workbook.readFormulas(sheet, rect),
+    numberFormat: workbook.readNumberFormat(sheet, rect),
+    text: workbook.readText(sheet, rect),
+    valueTypes: workbook.readValueTypes(sheet, rect),
+  };
+}
+
+/** Writes values into the model directly (test setup that is not under test), as typed input. */
+export function seed(workbook: WorkbookModel, address: string, values: unknown[][]): void {
+  const { sheet, rect } = workbook.resolveAddress(address, workbook.activeSheet());
+  workbook.writeValues(sheet, rect, values);
+}
+
+// ---------- the file: save and load ----------
+
+/** Stored form of one cell: [row, col, value?, formula?, numberFormat?]. */
+type StoredCell = { r: number; c: number; v?: Cell["v"]; f?: string; nf?: string };
+
+/** What the emulator writes when "saving the file". Everything that travels with a real workbook. */
+export interface WorkbookFile {
+  format: "emulated-excel-workbook";
+  version: 1;
+  seq: number;
+  activeSheetId: string;
+  calculationMode: CalculationMode;
+  sheets: Array<{ id: string; name: string; cells: StoredCell[]; hiddenRows: number[] }>;
+  tables: Array<{
+    id: string;
+    name: string;
+    sheetId: string;
+    rect: Rect;
+    showTotals: boolean;
+    style: string;
+    columns: TableColumnModel[];
+    nextColumnId: number;
+    sort: { fields: SortField[]; matchCase: boolean } | null;
+    filters: Array<[number, FilterCriteria]>;
+  }>;
+  /** Settings exactly as stored: key and JSON text of the value. */
+  settings: Array<[string, string]>;
+  definedNames: string[];
+}
+
+/** The workbook as a file object ("save"). */
+export function toWorkbookFile(wb: WorkbookModel): WorkbookFile {
+  return {
+    format: "emulated-excel-workbook",
+    version: 1,
+    seq: wb.currentSeq(),
+    activeSheetId: wb.activeSheetId,
+    calculationMode: wb.calculationMode,
+    sheets: wb.sheets.map((s) => ({
+      id: s.id,
+      name: s.name,
+      cells: [...s.cells.entries()]
+        .sort((a, b) => a[0] - b[0])
+        .map(([k, cell]) => {
+          const out: StoredCell = { r: Math.floor(k / MAX_COLUMNS), c: k % MAX_COLUMNS };
+          if (cell.v !== undefined) out.v = cell.v;
+          if (cell.f !== undefined) out.f = cell.f;
+          if (cell.nf !== undefined) out.nf = cell.nf;
+          return out;
+        }),
+      hiddenRows: [...s.hiddenRows].sort((a, b) => a - b),
+    })),
+    tables: wb.tables.map((t) => ({
+      id: t.id,
+      name: t.name,
+      sheetId: t.sheetId,
+      rect: { ...t.rect },
+      showTotals: t.showTotals,
+      style: t.style,
+      columns: t.columns.map((c) => ({ ...c })),
+      nextColumnId: t.nextColumnId,
+      sort: t.sort ? { fields: t.sort.fields.map((f) => ({ ...f })), matchCase: t.sort.matchCase } : null,
+      filters: [...t.filters.entries()],
+    })),
+    settings: [...wb.settings.entries()],
+    definedNames: [...wb.definedNames],
+  };
+}
+
+/** The saved file as text; tests search it to prove what is (and is not) stored in a workbook. */
+export function serializeWorkbook(wb: WorkbookModel): string {
+  return JSON.stringify(toWorkbookFile(wb));
+}
+
+function fail(msg: string): never {
+  throw new Error(`Not an emulated workbook file: ${msg}`);
+}
+function isObj(v: unknown): v is Record<string, unknown> {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+function isRect(v: unknown): v is Rect {
+  return isObj(v) && ["r0", "c0", "r1", "c1"].every((k) => Number.isInteger(v[k]));
+}
+function isStoredValue(v: unknown): boolean {
+  return typeof v === "number" || typeof v === "string" || typeof v === "boolean" || (isObj(v) && typeof v.error === "string");
+}
+
+/** Opens a saved file (text or object). Throws a clear error for anything that is not one. */
+export function loadWorkbook(file: string | WorkbookFile, options: Omit<WorkbookOptions, "firstSheetName"> = {}): WorkbookModel {
+  let data: unknown = file;
+  if (typeof file === "string") {
+    try {
+      data = JSON.parse(file);
+    } catch {
+      fail("the text is not JSON.");
+    }
+  }
+  if (!isObj(data) || data.format !== "emulated-excel-workbook") fail("missing format marker.");
+  if (data.version !== 1) fail(`unsupported version ${String(data.version)}.`);
+  if (!Array.isArray(data.sheets) || data.sheets.length === 0) fail("it has no sheets.");
+  const wb = new WorkbookModel({ ...options, firstSheetName: null });
+  for (const s of data.sheets as unknown[]) {
+    if (!isObj(s) || typeof s.id !== "string" || typeof s.name !== "string" || !Array.isArray(s.cells)) fail("a sheet entry is malformed.");
+    const sheet = { id: s.id, name: s.name, cells: new Map<number, Cell>(), hiddenRows: new Set<number>(), autofitCount: 0 };
+    for (const c of s.cells as unknown[]) {
+      if (!isObj(c) || !Number.isInteger(c.r) || !Number.isInteger(c.c)) fail(`a cell on '${s.name}' is malformed.`);
+      const r = c.r as number, col = c.c as number;
+      if (r < 0 || r >= MAX_ROWS || col < 0 || col >= MAX_COLUMNS) fail(`a cell on '${s.name}' is off the grid.`);
+      const cell: Cell = {};
+      if (c.v !== undefined) {
+        if (!isStoredValue(c.v)) fail(`cell ${cellAddress(r, col)} on '${s.name}' has an invalid value.`);
+        cell.v = c.v as Cell["v"];
+      }
+      if (c.f !== undefined) {
+        if (typeof c.f !== "string") fail(`cell ${cellAddress(r, col)} has an invalid formula.`);
+        cell.f = c.f;
+      }
+      if (c.nf !== undefined) {
+        if (typeof c.nf !== "string") fail(`cell ${cellAddress(r, col)} has an invalid number format.`);
+        cell.nf = c.nf;
+      }
+      sheet.cells.set(r * MAX_COLUMNS + col, cell);
+    }
+    if (Array.isArray(s.hiddenRows)) for (const r of s.hiddenRows) if (Number.isInteger(r)) sheet.hiddenRows.add(r as number);
+    if (wb.sheetByName(sheet.name)) fail(`duplicate sheet name '${sheet.name}'.`);
+    wb.sheets.push(sheet);
+  }
+  for (const t of (Array.isArray(data.tables) ? data.tables : []) as unknown[]) {
+    if (!isObj(t) || typeof t.id !== "string" || typeof t.name !== "string" || typeof t.sheetId !== "string" || !isRect(t.rect) || !Array.isArray(t.columns)) {
+      fail("a table entry is malformed.");
+    }
+    if (!wb.sheetById(t.sheetId)) fail(`table '${t.name}' refers to a missing sheet.`);
+    wb.tables.push({
+      id: t.id,
+      name: t.name,
+      sheetId: t.sheetId,
+      rect: t.rect,
+      showTotals: t.showTotals === true,
+      style: typeof t.style === "string" ? t.style : "TableStyleMedium2",
+      columns: (t.columns as unknown[]).map((c) => {
+        if (!isObj(c) || typeof c.id !== "number" || typeof c.name !== "string") fail(`a column of table '${String(t.name)}' is malformed.`);
+        return { id: c.id, name: c.name };
+      }),
+      nextColumnId: typeof t.nextColumnId === "number" ? t.nextColumnId : (t.columns as unknown[]).length + 1,
+      sort: (t.sort ?? null) as { fields: SortField[]; matchCase: boolean } | null,
+      filters: new Map(Array.isArray(t.filters) ? (t.filters as Array<[number, FilterCriteria]>) : []),
+    });
+  }
+  if (Array.isArray(data.settings)) {
+    for (const e of data.settings as unknown[]) {
+      if (!Array.isArray(e) || typeof e[0] !== "string" || typeof e[1] !== "string") fail("a setting entry is malformed.");
+      try {
+        JSON.parse(e[1]);
+      } catch {
+        fail(`setting '${e[0]}' does not hold JSON.`);
+      }
+      wb.settings.set(e[0], e[1]);
+    }
+  }
+  if (Array.isArray(data.definedNames)) for (const n of data.definedNames) if (typeof n === "string") wb.definedNames.push(n);
+  const active = typeof data.activeSheetId === "string" && wb.sheetById(data.activeSheetId) ? data.activeSheetId : wb.sheets[0].id;
+  wb.activeSheetId = active;
+  if (data.calculationMode === "Automatic" || data.calculationMode === "Manual" || data.calculationMode === "AutomaticExceptTables") {
+    wb.calculationMode = data.calculationMode;
+  }
+  wb.bumpSeq(typeof data.seq === "number" ? data.seq : 0);
+  return wb;
+}
+
+// ---------- read model for the preview grid ----------
+
+export type SnapshotValueType = "number" | "text" | "boolean" | "empty" | "formula" | "error";
+
+export interface CellSnapshot {
+  row: number;
+  col: number;
+  address: string;
+  /** Evaluated value as `Range.values` reports it (errors as `#NAME?` etc., empty as ""). */
+  value: number | string | boolean;
+  valueType: SnapshotValueType;
+  numberFormat: string;
+  formula: string | null;
+  /** Display text (`Range.text`). */
+  text: string;
+}
+
+export interface TableSnapshot {
+  name: string;
+  id: string;
+  address: string;
+  headerAddress: string;
+  bodyAddress: string;
+  totalsAddress: string | null;
+  columns: string[];
+  showTotals: boolean;
+  sort: { fields: SortField[]; matchCase: boolean } | null;
+  filters: Array<{ column: number; criteria: FilterCriteria }>;
+}
+
+export interface SheetSnapshot {
+  name: string;
+  id: string;
+  active: boolean;
+  usedRange: { address: string; rowIndex: number; columnIndex: number; rowCount: number; columnCount: number } | null;
+  /** Stored cells in row-major order (cells with only a number format included). */
+  cells: CellSnapshot[];
+  tables: TableSnapshot[];
+  hiddenRows: number[];
+}
+
+export interface WorkbookSnapshot {
+  activeSheet: string;
+  selection: { sheet: string; address: string } | null;
+  sheets: SheetSnapshot[];
+  settingKeys: string[];
+}
+
+function snapshotType(cell: Cell, v: CellValue): SnapshotValueType {
+  if (cell.f !== undefined) return "formula";
+  if (v === null) return "empty";
+  if (isCellError(v)) return "error";
+  if (typeof v === "number") return "number";
+  if (typeof v === "boolean") return "boolean";
+  return "text";
+}
+
+/** A plain-data view of the whole workbook for rendering (the preview grid) and for assertions. */
+export function snapshot(wb: WorkbookModel): WorkbookSnapshot {
+  const sel = wb.selection ? wb.sheetById(wb.selection.sheetId) : undefined;
+  return {
+    activeSheet: wb.activeSheet().name,
+    selection: sel && wb.selection ? { sheet: sel.name, address: formatRect(wb.selection.rect) } : null,
+    settingKeys: [...wb.settings.keys()],
+    sheets: wb.sheets.map((s) => {
+      const used = wb.usedRect(s);
+      const cells = [...s.cells.entries()]
+        .sort((a, b) => a[0] - b[0])
+        .map(([k, cell]) => {
+          const row = Math.floor(k / MAX_COLUMNS);
+          const col = k % MAX_COLUMNS;
+          const v = wb.valueAt(s, row, col);
+          return {
+            row,
+            col,
+            address: cellAddress(row, col),
+            value: toApiValue(v),
+            valueType: snapshotType(cell, v),
+            numberFormat: wb.numberFormatAt(s, row, col),
+            formula: cell.f ?? null,
+            text: wb.textAt(s, row, col),
+          };
+        });
+      return {
+        name: s.name,
+        id: s.id,
+        active: s.id === wb.activeSheetId,
+        usedRange: used
+          ? { address: formatRect(used), rowIndex: used.r0, columnIndex: used.c0, rowCount: used.r1 - used.r0 + 1, columnCount: used.c1 - used.c0 + 1 }
+          : null,
+        cells,
+        tables: wb.tablesOnSheet(s).map((t) => {
+          const totals = wb.totalsRect(t);
+          return {
+            name: t.name,
+            id: t.id,
+            address: formatRect(t.rect),
+            headerAddress: formatRect(wb.headerRect(t)),
+            bodyAddress: formatRect(wb.bodyRect(t)),
+            totalsAddress: totals ? formatRect(totals) : null,
+            columns: t.columns.map((c) => c.name),
+            showTotals: t.showTotals,
+            sort: t.sort ? { fields: t.sort.fields.map((f) => ({ ...f })), matchCase: t.sort.matchCase } : null,
+            filters: [...t.filters.entries()].map(([column, criteria]) => ({ column, criteria })),
+          };
+        }),
+        hiddenRows: [...s.hiddenRows].sort((a, b) => a - b),
+      };
+    }),
+  };
+}
+
+/** Re-exported so callers can parse addresses the way the emulator does. */
+export { parseAddress as parseA1Address };

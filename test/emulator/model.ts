@@ -1,0 +1,1194 @@
+/**
+ * The workbook state behind the proxies: sheets of sparse cells, tables, settings, names.
+ * Everything here is applied synchronously; the proxies (see `proxies.ts`) queue calls into it and
+ * only run them on `context.sync()`. Validation happens before mutation so a failing call changes nothing.
+ */
+import {
+  MAX_COLUMNS,
+  MAX_ROWS,
+  Rect,
+  assertOnGrid,
+  cellAddress,
+  formatAddress,
+  looksLikeCellReference,
+  parseAddress,
+  rectColumns,
+  rectContains,
+  rectRows,
+  rectsOverlap,
+} from "./address";
+import {
+  EmulatedExcelError,
+  invalidArgument,
+  invalidOperation,
+  itemAlreadyExists,
+  itemNotFound,
+} from "./errors";
+import { formatCellText } from "./format";
+import { evaluateFormula, translateFormula } from "./formula";
+import { MAX_CELL_TEXT, parseTypedInput } from "./typed-input";
+import { CellError, CellValue, isCellError, toApiValue, valueTypeOf } from "./values";
+
+export const GENERAL = "General";
+export const TEXT_FORMAT = "@";
+
+/** One stored cell. Absent fields mean: no value, no formula, number format General. */
+export interface Cell {
+  /** Constant value (absent when the cell is empty or holds a formula). */
+  v?: number | string | boolean | CellError;
+  /** Formula text including the leading `=`. */
+  f?: string;
+  /** Number format when not General. */
+  nf?: string;
+  /** Cached formula result and the calculation generation it belongs to. */
+  cv?: CellValue;
+  cg?: number;
+}
+
+export interface SheetModel {
+  id: string;
+  name: string;
+  cells: Map<number, Cell>;
+  /** Rows hidden by a table's auto filter (0-based). */
+  hiddenRows: Set<number>;
+  /** Number of `format.autofitColumns()` calls applied to ranges of this sheet. */
+  autofitCount: number;
+}
+
+export interface SortField {
+  /** Column index within the table (0-based), as `Excel.SortField.key`. */
+  key: number;
+  ascending: boolean;
+}
+
+/** Subset of `Excel.FilterCriteria` the emulator evaluates. */
+export interface FilterCriteria {
+  filterOn: "Values" | "Custom" | string;
+  values?: string[];
+  criterion1?: string;
+  criterion2?: string;
+  operator?: "And" | "Or";
+}
+
+export interface TableColumnModel {
+  id: number;
+  name: string;
+}
+
+export interface TableModel {
+  id: string;
+  name: string;
+  sheetId: string;
+  /** Whole table: header row, body rows and (when shown) the totals row. */
+  rect: Rect;
+  showTotals: boolean;
+  style: string;
+  columns: TableColumnModel[];
+  nextColumnId: number;
+  /** Sort state applied by `table.sort.apply`, re-applied by `table.sort.reapply()`. */
+  sort: { fields: SortField[]; matchCase: boolean } | null;
+  /** Auto-filter criteria per column index, re-applied by `table.autoFilter.reapply()`. */
+  filters: Map<number, FilterCriteria>;
+}
+
+export type CalculationMode = "Automatic" | "AutomaticExceptTables" | "Manual";
+
+/** Counters for tests and benchmarks. */
+export interface WorkbookStats {
+  /** `sync()` calls that reached the workbook (including rejected ones). */
+  syncCount: number;
+  /** Request size in bytes of each sync, in order. */
+  requestBytesPerSync: number[];
+  /** Response size in bytes of each sync, in order. */
+  responseBytesPerSync: number[];
+  maxRequestBytes: number;
+  maxResponseBytes: number;
+  /** Syncs rejected for exceeding a payload limit. */
+  rejectedSyncs: number;
+  /** Cells written through `values`, `formulas` or `numberFormat` (one per cell per write). */
+  cellsWritten: number;
+  /** Queued operations applied. */
+  operationsApplied: number;
+  /** `table.rows.add` calls applied (the writer should not add rows one by one). */
+  rowsAddCalls: number;
+  autofitCalls: number;
+  suspendCalculationCalls: number;
+  suspendScreenUpdatingCalls: number;
+}
+
+export function emptyStats(): WorkbookStats {
+  return {
+    syncCount: 0,
+    requestBytesPerSync: [],
+    responseBytesPerSync: [],
+    maxRequestBytes: 0,
+    maxResponseBytes: 0,
+    rejectedSyncs: 0,
+    cellsWritten: 0,
+    operationsApplied: 0,
+    rowsAddCalls: 0,
+    autofitCalls: 0,
+    suspendCalculationCalls: 0,
+    suspendScreenUpdatingCalls: 0,
+  };
+}
+
+/** `Excel.ClearApplyTo` values. */
+export type ClearApplyTo = "All" | "Formats" | "Contents" | "Hyperlinks" | "RemoveHyperlinks";
+
+export interface WorkbookOptions {
+  /** Year used for typed dates without a year (`1/2`). Defaults to the current UTC year. */
+  currentYear?: number;
+  /** Name of the first sheet; defaults to `Sheet1`. Pass `null` for a workbook without sheets (file load). */
+  firstSheetName?: string | null;
+  /** Request and response limit per sync; defaults to 5 MB as in Excel on the web. */
+  payloadLimitBytes?: number;
+}
+
+export const PAYLOAD_LIMIT_BYTES = 5 * 1024 * 1024;
+
+const key = (r: number, c: number): number => r * MAX_COLUMNS + c;
+const keyRow = (k: number): number => Math.floor(k / MAX_COLUMNS);
+const keyCol = (k: number): number => k % MAX_COLUMNS;
+
+function guid(seq: number, kind: number): string {
+  return `{${seq.toString(16).toUpperCase().padStart(8, "0")}-${kind.toString(16).padStart(4, "0")}-4000-8000-000000000000}`;
+}
+
+const INVALID_SHEET_CHARS = /[:\\/?*[\]]/;
+
+/** Sheet name rules of Excel: 1..31 chars, none of : \ / ? * [ ], not starting/ending with ', not "History". */
+export function validateSheetName(name: unknown): string {
+  if (typeof name !== "string" || name.length === 0 || name.trim().length === 0) {
+    throw invalidArgument("A worksheet name cannot be empty.");
+  }
+  if (name.length > 31) throw invalidArgument(`The worksheet name '${name}' is longer than 31 characters.`);
+  if (INVALID_SHEET_CHARS.test(name)) throw invalidArgument(`The worksheet name '${name}' contains one of : \\ / ? * [ ].`);
+  if (name.startsWith("'") || name.endsWith("'")) throw invalidArgument(`The worksheet name '${name}' cannot start or end with an apostrophe.`);
+  if (name.toLowerCase() === "history") throw invalidArgument("'History' is a reserved worksheet name.");
+  return name;
+}
+
+/**
+ * Table (and defined) name rules of Excel: starts with a letter, underscore or backslash; then only
+ * letters, digits, underscores and periods; at most 255 characters; not a cell reference (A1 or R1C1).
+ */
+export function validateTableName(name: unknown): string {
+  if (typeof name !== "string" || name.length === 0) throw invalidArgument("A table name cannot be empty.");
+  if (name.length > 255) throw invalidArgument(`The table name is longer than 255 characters.`);
+  if (!/^[\p{L}_\\][\p{L}\p{N}_.]*$/u.test(name)) {
+    throw invalidArgument(
+      `The table name '${name}' is not valid: it must start with a letter, underscore or backslash and contain only letters, digits, underscores and periods (no spaces).`,
+    );
+  }
+  if (looksLikeCellReference(name)) throw invalidArgument(`The table name '${name}' is not valid because it is a cell reference.`);
+  return name;
+}
+
+/** The in-memory workbook. Create one per test; wrap it with `createRequestContext` / `createExcelNamespace`. */
+export class WorkbookModel {
+  readonly sheets: SheetModel[] = [];
+  readonly tables: TableModel[] = [];
+  /** Settings as stored in the file: key → JSON text. */
+  readonly settings = new Map<string, string>();
+  /** Workbook-level defined names (only their names matter: they share the namespace with tables). */
+  readonly definedNames: string[] = [];
+  activeSheetId = "";
+  selection: { sheetId: string; rect: Rect } | null = null;
+  calculationMode: CalculationMode = "Automatic";
+  /** Bumped when formulas must be recalculated; cached results of older generations are stale. */
+  calcGeneration = 1;
+  /** True while a sync runs after `suspendApiCalculationUntilNextSync()`. */
+  calculationSuspended = false;
+  readonly currentYear: number;
+  readonly payloadLimitBytes: number;
+  stats: WorkbookStats = emptyStats();
+  private seq = 0;
+  private listeners: Array<(wb: WorkbookModel) => void> = [];
+
+  constructor(options: WorkbookOptions = {}) {
+    this.currentYear = options.currentYear ?? new Date().getUTCFullYear();
+    this.payloadLimitBytes = options.payloadLimitBytes ?? PAYLOAD_LIMIT_BYTES;
+    const first = options.firstSheetName === undefined ? "Sheet1" : options.firstSheetName;
+    if (first !== null) {
+      const s = this.addSheet(first);
+      this.activeSheetId = s.id;
+    }
+  }
+
+  /** The id counter (saved with the file so reloaded workbooks never reuse ids). */
+  currentSeq(): number {
+    return this.seq;
+  }
+  nextSeq(): number {
+    return ++this.seq;
+  }
+  /** Restores the id counter after loading a file so new ids never collide with stored ones. */
+  bumpSeq(atLeast: number): void {
+    this.seq = Math.max(this.seq, atLeast);
+  }
+
+  // ---------- change notification ----------
+
+  /** Registers a listener fired after each sync that applied at least one change. Returns an unsubscribe function. */
+  onChange(cb: (wb: WorkbookModel) => void): () => void {
+    this.listeners.push(cb);
+    return () => {
+      this.listeners = this.listeners.filter((l) => l !== cb);
+    };
+  }
+  notifyChanged(): void {
+    for (const l of [...this.listeners]) l(this);
+  }
+
+  // ---------- sheets ----------
+
+  sheetById(id: string): SheetModel | undefined {
+    return this.sheets.find((s) => s.id === id);
+  }
+  sheetByName(name: string): SheetModel | undefined {
+    const lower = name.toLowerCase();
+    return this.sheets.find((s) => s.name.toLowerCase() === lower);
+  }
+  requireSheet(name: string): SheetModel {
+    const s = this.sheetByName(name);
+    if (!s) throw itemNotFound(`The worksheet '${name}' does not exist.`);
+    return s;
+  }
+  requireSheetId(id: string): SheetModel {
+    const s = this.sheetById(id);
+    if (!s) throw itemNotFound("The worksheet has been deleted.");
+    return s;
+  }
+  activeSheet(): SheetModel {
+    const s = this.sheetById(this.activeSheetId) ?? this.sheets[0];
+    if (!s) throw invalidOperation("The workbook has no worksheets.");
+    return s;
+  }
+
+  addSheet(name?: string | null): SheetModel {
+    let finalName: string;
+    if (name === undefined || name === null || name === "") {
+      let n = this.sheets.length + 1;
+      while (this.sheetByName(`Sheet${n}`)) n++;
+      finalName = `Sheet${n}`;
+    } else {
+      finalName = validateSheetName(name);
+      if (this.sheetByName(finalName)) throw itemAlreadyExists(`A worksheet named '${finalName}' already exists.`);
+    }
+    const sheet: SheetModel = { id: guid(this.nextSeq(), 1), name: finalName, cells: new Map(), hiddenRows: new Set(), autofitCount: 0 };
+    this.sheets.push(sheet);
+    if (!this.activeSheetId) this.activeSheetId = sheet.id;
+    return sheet;
+  }
+
+  renameSheet(sheet: SheetModel, name: unknown): void {
+    const n = validateSheetName(name);
+    const other = this.sheetByName(n);
+    if (other && other !== sheet) throw itemAlreadyExists(`A worksheet named '${n}' already exists.`);
+    sheet.name = n;
+  }
+
+  deleteSheet(sheet: SheetModel): void {
+    if (this.sheets.length <= 1) throw invalidOperation("A workbook must contain at least one visible worksheet.");
+    for (const t of this.tables.filter((t) => t.sheetId === sheet.id)) this.removeTable(t);
+    this.sheets.splice(this.sheets.indexOf(sheet), 1);
+    if (this.activeSheetId === sheet.id) this.activeSheetId = this.sheets[0].id;
+    if (this.selection?.sheetId === sheet.id) this.selection = null;
+    this.invalidateCalculation();
+  }
+
+  activateSheet(sheet: SheetModel): void {
+    this.activeSheetId = sheet.id;
+    this.selection = { sheetId: sheet.id, rect: { r0: 0, c0: 0, r1: 0, c1: 0 } };
+  }
+
+  /** The selection (defaults to A1 of the active sheet). */
+  selectedRange(): { sheet: SheetModel; rect: Rect } {
+    const sel = this.selection;
+    const s = sel ? this.sheetById(sel.sheetId) : undefined;
+    if (sel && s) return { sheet: s, rect: sel.rect };
+    return { sheet: this.activeSheet(), rect: { r0: 0, c0: 0, r1: 0, c1: 0 } };
+  }
+
+  /** Test helper: select a range as a user would (e.g. `select("Sheet1!B3:C4")`). */
+  select(address: string): void {
+    const p = parseAddress(address);
+    const s = p.sheet === undefined ? this.activeSheet() : this.requireSheet(p.sheet);
+    this.activeSheetId = s.id;
+    this.selection = { sheetId: s.id, rect: p.rect };
+  }
+
+  /** Resolves an address (with or without sheet) against a default sheet. */
+  resolveAddress(address: string, defaultSheet: SheetModel): { sheet: SheetModel; rect: Rect } {
+    const p = parseAddress(address);
+    const sheet = p.sheet === undefined ? defaultSheet : this.requireSheet(p.sheet);
+    return { sheet, rect: p.rect };
+  }
+
+  // ---------- cells ----------
+
+  getCell(sheet: SheetModel, r: number, c: number): Cell | undefined {
+    return sheet.cells.get(key(r, c));
+  }
+
+  private cellForWrite(sheet: SheetModel, r: number, c: number): Cell {
+    const k = key(r, c);
+    let cell = sheet.cells.get(k);
+    if (!cell) {
+      cell = {};
+      sheet.cells.set(k, cell);
+    }
+    return cell;
+  }
+
+  private dropIfEmpty(sheet: SheetModel, r: number, c: number, cell: Cell): void {
+    if (cell.v === undefined && cell.f === undefined && cell.nf === undefined) sheet.cells.delete(key(r, c));
+  }
+
+  numberFormatAt(sheet: SheetModel, r: number, c: number): string {
+    return sheet.cells.get(key(r, c))?.nf ?? GENERAL;
+  }
+
+  /** Evaluated value of a cell (formulas are calculated lazily per calculation generation). */
+  valueAt(sheet: SheetModel, r: number, c: number): CellValue {
+    const cell = sheet.cells.get(key(r, c));
+    if (!cell) return null;
+    if (cell.f === undefined) return cell.v ?? null;
+    if (cell.cg === this.calcGeneration || (cell.cg !== undefined && !this.recalculates())) return cell.cv ?? null;
+    // Mark before evaluating so a circular reference reads the stale value instead of recursing forever.
+    cell.cg = this.calcGeneration;
+    cell.cv = cell.cv ?? 0;
+    const v = evaluateFormula(cell.f, { wb: this, sheet, row: r, col: c });
+    cell.cv = v;
+    return v;
+  }
+
+  private recalculates(): boolean {
+    return this.calculationMode !== "Manual";
+  }
+
+  /** Called after changes: in automatic mode all formulas become stale; in manual mode they stay as they are. */
+  invalidateCalculation(): void {
+    if (this.calculationMode !== "Manual" && !this.calculationSuspended) this.calcGeneration++;
+  }
+
+  /** `application.calculate()`: recalculates everything regardless of mode. */
+  calculateAll(): void {
+    this.calcGeneration++;
+    for (const s of this.sheets) for (const cell of s.cells.values()) if (cell.f !== undefined) cell.cg = undefined;
+  }
+
+  private checkText(s: string): void {
+    if (s.length > MAX_CELL_TEXT) throw invalidArgument(`A cell can hold at most ${MAX_CELL_TEXT} characters; got ${s.length}.`);
+  }
+
+  /**
+   * Normalises a value for one cell, rejecting what Excel rejects. `null` means "leave unchanged".
+   * Returns a function that stores the value so validation of the whole array happens first.
+   */
+  private validateInput(v: unknown, what: string): void {
+    if (v === null) return;
+    if (typeof v === "number") {
+      if (!Number.isFinite(v)) throw invalidArgument(`${what}: ${v} is not a number Excel can store.`);
+      return;
+    }
+    if (typeof v === "string") return this.checkText(v);
+    if (typeof v === "boolean") return;
+    throw invalidArgument(`${what}: values must be numbers, strings, booleans or null; got ${v === undefined ? "undefined" : typeof v}.`);
+  }
+
+  /**
+   * Expands a 2-D input to the range size. A non-array value or a 1x1 array is applied to every cell;
+   * otherwise the array must have exactly the range's dimensions (else InvalidArgument).
+   */
+  shapeInput(input: unknown, rect: Rect, prop: string): (r: number, c: number) => unknown {
+    const rows = rectRows(rect);
+    const cols = rectColumns(rect);
+    if (!Array.isArray(input)) {
+      if (input === null || input === undefined) throw invalidArgument(`Range.${prop} cannot be set to ${String(input)}.`);
+      return () => input;
+    }
+    if (input.length === 1 && Array.isArray(input[0]) && input[0].length === 1) {
+      const only = input[0][0];
+      return () => only;
+    }
+    if (input.length !== rows || !input.every((row) => Array.isArray(row) && row.length === cols)) {
+      const got = `${input.length}x${Array.isArray(input[0]) ? input[0].length : "?"}`;
+      throw invalidArgument(
+        `The number of rows or columns in the input array doesn't match the size or dimensions of the range (${prop}: range is ${rows}x${cols}, input is ${got}).`,
+      );
+    }
+    return (r, c) => (input[r] as unknown[])[c];
+  }
+
+  /** `Range.values = ...` */
+  writeValues(sheet: SheetModel, rect: Rect, input: unknown): void {
+    this.writeContents(sheet, rect, input, "values");
+  }
+
+  /** `Range.formulas = ...`: strings starting with `=` become formulas, anything else is typed input. */
+  writeFormulas(sheet: SheetModel, rect: Rect, input: unknown): void {
+    this.writeContents(sheet, rect, input, "formulas");
+  }
+
+  private writeContents(sheet: SheetModel, rect: Rect, input: unknown, prop: "values" | "formulas"): void {
+    assertOnGrid(rect);
+    const at = this.shapeInput(input, rect, prop);
+    const rows = rectRows(rect);
+    const cols = rectColumns(rect);
+    for (let r = 0; r < rows; r++) for (let c = 0; c < cols; c++) this.validateInput(at(r, c), `Range.${prop}[${r}][${c}]`);
+    for (let r = 0; r < rows; r++) {
+      for (let c = 0; c < cols; c++) {
+        const v = at(r, c);
+        if (v === null) continue;
+        this.setCellContent(sheet, rect.r0 + r, rect.c0 + c, v as number | string | boolean);
+      }
+    }
+    this.stats.cellsWritten += rows * cols;
+    this.afterWrite(sheet, rect);
+  }
+
+  /** Stores one typed value the way Excel does, honouring a text (`@`) number format. */
+  setCellContent(sheet: SheetModel, r: number, c: number, v: number | string | boolean): void {
+    const cell = this.cellForWrite(sheet, r, c);
+    cell.f = undefined;
+    cell.cv = undefined;
+    cell.cg = undefined;
+    if (typeof v !== "string") {
+      cell.v = v;
+      return;
+    }
+    if (cell.nf === TEXT_FORMAT) {
+      cell.v = v === "" ? undefined : v;
+      this.dropIfEmpty(sheet, r, c, cell);
+      return;
+    }
+    const parsed = parseTypedInput(v, this.currentYear);
+    switch (parsed.kind) {
+      case "empty":
+        cell.v = undefined;
+        this.dropIfEmpty(sheet, r, c, cell);
+        return;
+      case "string":
+        cell.v = parsed.value;
+        return;
+      case "boolean":
+        cell.v = parsed.value;
+        return;
+      case "error":
+        cell.v = { error: parsed.value };
+        return;
+      case "formula":
+        cell.v = undefined;
+        cell.f = parsed.formula;
+        return;
+      case "number":
+        cell.v = parsed.value;
+        // Excel picks a format for recognised input (dates, percents, ...) only while the cell is General.
+        if (parsed.format !== undefined && (cell.nf === undefined || cell.nf === GENERAL)) cell.nf = parsed.format;
+        return;
+    }
+  }
+
+  /** `Range.numberFormat = ...`: `null` keeps a cell's format, `""` resets it to General. */
+  writeNumberFormat(sheet: SheetModel, rect: Rect, input: unknown): void {
+    assertOnGrid(rect);
+    const at = this.shapeInput(input, rect, "numberFormat");
+    const rows = rectRows(rect);
+    const cols = rectColumns(rect);
+    for (let r = 0; r < rows; r++) {
+      for (let c = 0; c < cols; c++) {
+        const v = at(r, c);
+        if (v !== null && typeof v !== "string") {
+          throw invalidArgument(`Range.numberFormat[${r}][${c}] must be a string or null; got ${typeof v}.`);
+        }
+      }
+    }
+    for (let r = 0; r < rows; r++) {
+      for (let c = 0; c < cols; c++) {
+        const v = at(r, c) as string | null;
+        if (v === null) continue;
+        const cell = this.cellForWrite(sheet, rect.r0 + r, rect.c0 + c);
+        cell.nf = v === "" || v === GENERAL ? undefined : v;
+        this.dropIfEmpty(sheet, rect.r0 + r, rect.c0 + c, cell);
+      }
+    }
+    this.stats.cellsWritten += rows * cols;
+    this.afterWrite(sheet, rect);
+  }
+
+  /** `Range.clear(applyTo)`. */
+  clear(sheet: SheetModel, rect: Rect, applyTo: ClearApplyTo = "All"): void {
+    assertOnGrid(rect);
+    const contents = applyTo === "All" || applyTo === "Contents";
+    const formats = applyTo === "All" || applyTo === "Formats";
+    if (!contents && !formats) return;
+    this.forEachStoredCell(sheet, rect, (r, c, cell) => {
+      if (contents) {
+        cell.v = undefined;
+        cell.f = undefined;
+        cell.cv = undefined;
+        cell.cg = undefined;
+      }
+      if (formats) cell.nf = undefined;
+      this.dropIfEmpty(sheet, r, c, cell);
+    });
+    this.afterWrite(sheet, rect);
+  }
+
+  /** Visits stored cells inside a rectangle, choosing the cheaper of scanning the rectangle or the map. */
+  forEachStoredCell(sheet: SheetModel, rect: Rect, fn: (r: number, c: number, cell: Cell) => void): void {
+    const area = rectRows(rect) * rectColumns(rect);
+    if (area <= sheet.cells.size) {
+      for (let r = rect.r0; r <= rect.r1; r++) {
+        for (let c = rect.c0; c <= rect.c1; c++) {
+          const cell = sheet.cells.get(key(r, c));
+          if (cell) fn(r, c, cell);
+        }
+      }
+      return;
+    }
+    for (const [k, cell] of [...sheet.cells]) {
+      const r = keyRow(k);
+      const c = keyCol(k);
+      if (rectContains(rect, r, c)) fn(r, c, cell);
+    }
+  }
+
+  /** Keeps table headers valid after a write and marks formulas stale. */
+  private afterWrite(sheet: SheetModel, rect: Rect): void {
+    for (const t of this.tables) {
+      if (t.sheetId !== sheet.id) continue;
+      const header: Rect = { r0: t.rect.r0, c0: t.rect.c0, r1: t.rect.r0, c1: t.rect.c1 };
+      if (rectsOverlap(header, rect)) this.normalizeHeaders(t);
+    }
+    this.invalidateCalculation();
+  }
+
+  // ---------- reading ----------
+
+  /** `Range.values`. */
+  readValues(sheet: SheetModel, rect: Rect): Array<Array<number | string | boolean>> {
+    return this.readGrid(sheet, rect, (r, c) => toApiValue(this.valueAt(sheet, r, c)));
+  }
+  /** `Range.formulas`: the formula where there is one, else the constant value. */
+  readFormulas(sheet: SheetModel, rect: Rect): Array<Array<number | string | boolean>> {
+    return this.readGrid(sheet, rect, (r, c) => {
+      const cell = sheet.cells.get(key(r, c));
+      if (cell?.f !== undefined) return cell.f;
+      return toApiValue(cell?.v ?? null);
+    });
+  }
+  readNumberFormat(sheet: SheetModel, rect: Rect): string[][] {
+    return this.readGrid(sheet, rect, (r, c) => this.numberFormatAt(sheet, r, c));
+  }
+  readText(sheet: SheetModel, rect: Rect): string[][] {
+    return this.readGrid(sheet, rect, (r, c) => this.textAt(sheet, r, c));
+  }
+  readValueTypes(sheet: SheetModel, rect: Rect): string[][] {
+    return this.readGrid(sheet, rect, (r, c) => valueTypeOf(this.valueAt(sheet, r, c)));
+  }
+  textAt(sheet: SheetModel, r: number, c: number): string {
+    const v = this.valueAt(sheet, r, c);
+    if (isCellError(v)) return v.error;
+    return formatCellText(v, this.numberFormatAt(sheet, r, c));
+  }
+
+  private readGrid<T>(sheet: SheetModel, rect: Rect, fn: (r: number, c: number) => T): T[][] {
+    const out: T[][] = [];
+    for (let r = rect.r0; r <= rect.r1; r++) {
+      const row: T[] = new Array(rectColumns(rect));
+      for (let c = rect.c0; c <= rect.c1; c++) row[c - rect.c0] = fn(r, c);
+      out.push(row);
+    }
+    return out;
+  }
+
+  /** Bounding rectangle of used cells; `valuesOnly` ignores formatting-only cells and table outlines. */
+  usedRect(sheet: SheetModel, valuesOnly = false): Rect | null {
+    let r0 = Infinity, c0 = Infinity, r1 = -1, c1 = -1;
+    for (const [k, cell] of sheet.cells) {
+      if (valuesOnly && cell.v === undefined && cell.f === undefined) continue;
+      const r = keyRow(k), c = keyCol(k);
+      if (r < r0) r0 = r;
+      if (r > r1) r1 = r;
+      if (c < c0) c0 = c;
+      if (c > c1) c1 = c;
+    }
+    if (!valuesOnly) {
+      for (const t of this.tables) {
+        if (t.sheetId !== sheet.id) continue;
+        r0 = Math.min(r0, t.rect.r0); c0 = Math.min(c0, t.rect.c0);
+        r1 = Math.max(r1, t.rect.r1); c1 = Math.max(c1, t.rect.c1);
+      }
+    }
+    if (r1 < 0) return null;
+    return { r0, c0, r1, c1 };
+  }
+
+  // ---------- tables ----------
+
+  tableById(id: string): TableModel | undefined {
+    return this.tables.find((t) => t.id === id);
+  }
+  tableByName(name: string): TableModel | undefined {
+    const lower = name.toLowerCase();
+    return this.tables.find((t) => t.name.toLowerCase() === lower);
+  }
+  requireTableId(id: string): TableModel {
+    const t = this.tableById(id);
+    if (!t) throw itemNotFound("The table has been deleted.");
+    return t;
+  }
+
+  private checkNameFree(name: string, self?: TableModel): void {
+    const lower = name.toLowerCase();
+    const clash = this.tables.find((t) => t !== self && t.name.toLowerCase() === lower);
+    if (clash || this.definedNames.some((n) => n.toLowerCase() === lower)) {
+      throw itemAlreadyExists(`The name '${name}' is already used by a table or defined name in this workbook.`);
+    }
+  }
+
+  /** Test helper: add a workbook-level defined name (names share the namespace with tables). */
+  addDefinedName(name: string): void {
+    validateTableName(name);
+    this.checkNameFree(name);
+    this.definedNames.push(name);
+  }
+
+  private checkNoTableOverlap(sheet: SheetModel, rect: Rect, self?: TableModel): void {
+    for (const t of this.tables) {
+      if (t === self || t.sheetId !== sheet.id) continue;
+      if (rectsOverlap(t.rect, rect)) {
+        throw invalidOperation(`The range overlaps the table '${t.name}'. Tables cannot overlap other tables.`);
+      }
+    }
+  }
+
+  headerText(v: CellValue, sheet: SheetModel, r: number, c: number): string {
+    if (v === null) return "";
+    if (typeof v === "string") return v;
+    if (isCellError(v)) return v.error;
+    return formatCellText(v, this.numberFormatAt(sheet, r, c));
+  }
+
+  /**
+   * Excel keeps header cells as unique, non-empty text: an empty header becomes `ColumnN` (N = its
+   * position), a duplicate (case-insensitive) gets the lowest free suffix from 2 (`Name`, `Name2`).
+   */
+  normalizeHeaders(t: TableModel): void {
+    const sheet = this.requireSheetId(t.sheetId);
+    const used = new Set<string>();
+    const r = t.rect.r0;
+    t.columns.forEach((col, i) => {
+      const c = t.rect.c0 + i;
+      let name = this.headerText(this.valueAt(sheet, r, c), sheet, r, c);
+      if (name === "") {
+        let n = i + 1;
+        while (used.has(`column${n}`)) n++;
+        name = `Column${n}`;
+      } else if (used.has(name.toLowerCase())) {
+        let n = 2;
+        while (used.has(`${name}${n}`.toLowerCase())) n++;
+        name = `${name}${n}`;
+      }
+      used.add(name.toLowerCase());
+      col.name = name;
+      const cell = this.cellForWrite(sheet, r, c);
+      cell.f = undefined;
+      cell.cv = undefined;
+      cell.cg = undefined;
+      cell.v = name;
+    });
+  }
+
+  /** `tables.add(address, hasHeaders)`. */
+  addTable(sheet: SheetModel, rect: Rect, hasHeaders: boolean): TableModel {
+    assertOnGrid(rect);
+    if (typeof hasHeaders !== "boolean") throw invalidArgument("tables.add: hasHeaders must be a boolean.");
+    let tableRect = { ...rect };
+    if (!hasHeaders) {
+      // Excel inserts a header row above the data, shifting the data down one row within these columns.
+      if (tableRect.r1 + 1 >= MAX_ROWS) throw invalidArgument("There is no room below the range to insert a header row.");
+      tableRect = { ...rect, r1: rect.r1 + 1 };
+    } else if (rectRows(rect) === 1) {
+      // A table always has at least one data row.
+      if (rect.r1 + 1 >= MAX_ROWS) throw invalidArgument("There is no room for the table's data row.");
+      tableRect = { ...rect, r1: rect.r1 + 1 };
+    }
+    this.checkNoTableOverlap(sheet, tableRect);
+    if (!hasHeaders) this.shiftDown(sheet, rect);
+    let n = 1;
+    while (this.tableByName(`Table${n}`) || this.definedNames.some((d) => d.toLowerCase() === `table${n}`)) n++;
+    const cols = rectColumns(tableRect);
+    const t: TableModel = {
+      id: guid(this.nextSeq(), 2),
+      name: `Table${n}`,
+      sheetId: sheet.id,
+      rect: tableRect,
+      showTotals: false,
+      style: "TableStyleMedium2",
+      columns: Array.from({ length: cols }, (_, i) => ({ id: i + 1, name: "" })),
+      nextColumnId: cols + 1,
+      sort: null,
+      filters: new Map(),
+    };
+    this.tables.push(t);
+    this.normalizeHeaders(t);
+    this.invalidateCalculation();
+    return t;
+  }
+
+  /** Moves the cells of `rect`'s columns from `rect.r0` downwards one row (for an inserted header row). */
+  private shiftDown(sheet: SheetModel, rect: Rect): void {
+    const moved: Array<[number, number, Cell]> = [];
+    for (const [k, cell] of sheet.cells) {
+      const r = keyRow(k), c = keyCol(k);
+      if (c >= rect.c0 && c <= rect.c1 && r >= rect.r0) moved.push([r, c, cell]);
+    }
+    if (moved.some(([r]) => r + 1 >= MAX_ROWS)) throw invalidArgument("Cells would be shifted off the worksheet.");
+    for (const [r, c] of moved) sheet.cells.delete(key(r, c));
+    for (const [r, c, cell] of moved) {
+      if (cell.f !== undefined) cell.f = translateFormula(cell.f, 1, 0);
+      sheet.cells.set(key(r + 1, c), cell);
+    }
+  }
+
+  renameTable(t: TableModel, name: unknown): void {
+    const n = validateTableName(name);
+    this.checkNameFree(n, t);
+    t.name = n;
+  }
+
+  headerRect(t: TableModel): Rect {
+    return { r0: t.rect.r0, c0: t.rect.c0, r1: t.rect.r0, c1: t.rect.c1 };
+  }
+  /** Body rows; a table always has at least one. */
+  bodyRect(t: TableModel): Rect {
+    return { r0: t.rect.r0 + 1, c0: t.rect.c0, r1: t.rect.r1 - (t.showTotals ? 1 : 0), c1: t.rect.c1 };
+  }
+  totalsRect(t: TableModel): Rect | null {
+    return t.showTotals ? { r0: t.rect.r1, c0: t.rect.c0, r1: t.rect.r1, c1: t.rect.c1 } : null;
+  }
+  bodyRowCount(t: TableModel): number {
+    return rectRows(this.bodyRect(t));
+  }
+
+  /**
+   * The formula shared by every body cell of a column (compared relative to each cell's row), i.e.
+   * an Excel calculated column; null when the column is not calculated.
+   */
+  calculatedFormula(t: TableModel, colIndex: number): string | null {
+    const sheet = this.requireSheetId(t.sheetId);
+    const body = this.bodyRect(t);
+    const c = t.rect.c0 + colIndex;
+    let shared: string | null = null;
+    for (let r = body.r0; r <= body.r1; r++) {
+      const f = sheet.cells.get(key(r, c))?.f;
+      if (f === undefined) return null;
+      const rel = translateFormula(f, body.r0 - r, 0);
+      if (shared === null) shared = rel;
+      else if (shared !== rel) return null;
+    }
+    return shared;
+  }
+
+  /**
+   * `table.resize(range)` (ExcelApi 1.13): the header row must stay on the same row, the new range must
+   * overlap the old one and no other table; cells are not moved. Calculated columns fill new body rows.
+   */
+  resizeTable(t: TableModel, sheet: SheetModel, rect: Rect): void {
+    assertOnGrid(rect);
+    if (sheet.id !== t.sheetId) throw invalidArgument("table.resize: the new range must be on the table's worksheet.");
+    if (rect.r0 !== t.rect.r0) throw invalidArgument("table.resize: the header row must remain in the same row.");
+    if (!rectsOverlap(rect, t.rect)) throw invalidArgument("table.resize: the new range must overlap the current table range.");
+    const minRows = 2 + (t.showTotals ? 1 : 0);
+    if (rectRows(rect) < minRows) throw invalidArgument("table.resize: the new range must include at least one data row.");
+    this.checkNoTableOverlap(sheet, rect, t);
+    const oldBody = this.bodyRect(t);
+    const calculated = t.columns.map((_, i) => (i < rectColumns(rect) && t.rect.c0 === rect.c0 ? this.calculatedFormula(t, i) : null));
+    const oldTotals = this.totalsRect(t);
+    if (oldTotals) this.clear(sheet, oldTotals, "Contents");
+    // Columns: keep ids of columns that remain at the same sheet column, new ones get fresh ids.
+    const newCols: TableColumnModel[] = [];
+    for (let c = rect.c0; c <= rect.c1; c++) {
+      const old = c >= t.rect.c0 && c <= t.rect.c1 ? t.columns[c - t.rect.c0] : undefined;
+      newCols.push(old ?? { id: t.nextColumnId++, name: "" });
+    }
+    const oldRectR1 = oldBody.r1;
+    t.columns = newCols;
+    t.rect = { ...rect };
+    const newBody = this.bodyRect(t);
+    if (newBody.r1 > oldRectR1) this.fillCalculatedColumns(t, sheet, calculated, oldBody.r0, oldRectR1 + 1, newBody.r1);
+    if (t.showTotals) this.writeTotalsRow(t);
+    this.normalizeHeaders(t);
+    for (const r of [...sheet.hiddenRows]) if (r > newBody.r1 && r <= oldRectR1) sheet.hiddenRows.delete(r);
+    this.invalidateCalculation();
+  }
+
+  private fillCalculatedColumns(
+    t: TableModel,
+    sheet: SheetModel,
+    calculated: Array<string | null>,
+    firstBodyRow: number,
+    fromRow: number,
+    toRow: number,
+  ): void {
+    calculated.forEach((f, i) => {
+      if (f === null) return;
+      const c = t.rect.c0 + i;
+      for (let r = fromRow; r <= toRow; r++) {
+        const cell = this.cellForWrite(sheet, r, c);
+        cell.v = undefined;
+        cell.cv = undefined;
+        cell.cg = undefined;
+        cell.f = translateFormula(f, r - firstBodyRow, 0);
+      }
+    });
+  }
+
+  /** `table.rows.add(index, values)`: inserts body rows (cells in the table's columns shift down). */
+  addTableRows(t: TableModel, index: number | null | undefined, values: unknown): void {
+    const sheet = this.requireSheetId(t.sheetId);
+    const body = this.bodyRect(t);
+    const cols = rectColumns(t.rect);
+    const bodyRows = this.bodyRowCount(t);
+    let count = 1;
+    if (values !== undefined && values !== null) {
+      if (!Array.isArray(values) || values.length === 0 || !values.every((r) => Array.isArray(r) && r.length === cols)) {
+        throw invalidArgument(`table.rows.add: values must be a 2-D array with ${cols} columns per row.`);
+      }
+      count = values.length;
+      for (const row of values as unknown[][]) row.forEach((v, c) => this.validateInput(v, `rows.add values[..][${c}]`));
+    }
+    const at = index === null || index === undefined ? bodyRows : index;
+    if (!Number.isInteger(at) || at < 0 || at > bodyRows) throw invalidArgument(`table.rows.add: index ${String(index)} is out of range.`);
+    const insertRow = body.r0 + at;
+    const grown: Rect = { ...t.rect, r1: t.rect.r1 + count };
+    assertOnGrid(grown, "grown table");
+    // Cells below the insertion point in the table's columns move down, as Excel inserts table rows.
+    const below: Rect = { r0: insertRow, c0: t.rect.c0, r1: MAX_ROWS - 1, c1: t.rect.c1 };
+    for (const other of this.tables) {
+      if (other !== t && other.sheetId === sheet.id && rectsOverlap(other.rect, below)) {
+        throw invalidOperation(`Inserting rows would move part of the table '${other.name}'.`);
+      }
+    }
+    const calculated = t.columns.map((_, i) => this.calculatedFormula(t, i));
+    const moved: Array<[number, number, Cell]> = [];
+    for (const [k, cell] of sheet.cells) {
+      const r = keyRow(k), c = keyCol(k);
+      if (r >= insertRow && c >= t.rect.c0 && c <= t.rect.c1) moved.push([r, c, cell]);
+    }
+    if (moved.some(([r]) => r + count >= MAX_ROWS)) throw invalidArgument("Cells would be shifted off the worksheet.");
+    for (const [r, c] of moved) sheet.cells.delete(key(r, c));
+    for (const [r, c, cell] of moved) {
+      if (cell.f !== undefined) cell.f = translateFormula(cell.f, count, 0);
+      sheet.cells.set(key(r + count, c), cell);
+    }
+    t.rect = grown;
+    this.fillCalculatedColumns(t, sheet, calculated, body.r0, insertRow, insertRow + count - 1);
+    if (Array.isArray(values)) {
+      (values as unknown[][]).forEach((row, i) =>
+        row.forEach((v, c) => {
+          if (v !== null) this.setCellContent(sheet, insertRow + i, t.rect.c0 + c, v as string | number | boolean);
+        }),
+      );
+      this.stats.cellsWritten += count * cols;
+    }
+    this.stats.rowsAddCalls++;
+    this.invalidateCalculation();
+  }
+
+  /** `table.columns.add(index, values, name)`. */
+  addTableColumn(t: TableModel, index: number | null | undefined, values: unknown, name: unknown): TableColumnModel {
+    const sheet = this.requireSheetId(t.sheetId);
+    const cols = t.columns.length;
+    const at = index === null || index === undefined ? cols : index;
+    if (!Number.isInteger(at) || at < 0 || at > cols) throw invalidArgument(`table.columns.add: index ${String(index)} is out of range.`);
+    const rows = rectRows(t.rect);
+    if (values !== undefined && values !== null) {
+      if (!Array.isArray(values) || values.length !== rows || !values.every((r) => Array.isArray(r) && r.length === 1)) {
+        throw invalidArgument(`table.columns.add: values must be a ${rows}x1 array (header row included).`);
+      }
+      for (const row of values as unknown[][]) this.validateInput(row[0], "columns.add values");
+    }
+    if (name !== undefined && name !== null && typeof name !== "string") throw invalidArgument("table.columns.add: name must be a string.");
+    const insertCol = t.rect.c0 + at;
+    if (t.rect.c1 + 1 >= MAX_COLUMNS) throw invalidArgument("The table cannot grow beyond the last column.");
+    // Cells of the table's rows at and right of the insertion column move right by one.
+    const right: Rect = { r0: t.rect.r0, c0: insertCol, r1: t.rect.r1, c1: MAX_COLUMNS - 1 };
+    for (const other of this.tables) {
+      if (other !== t && other.sheetId === sheet.id && rectsOverlap(other.rect, right)) {
+        throw invalidOperation(`Inserting a column would move part of the table '${other.name}'.`);
+      }
+    }
+    const moved: Array<[number, number, Cell]> = [];
+    for (const [k, cell] of sheet.cells) {
+      const r = keyRow(k), c = keyCol(k);
+      if (r >= t.rect.r0 && r <= t.rect.r1 && c >= insertCol) moved.push([r, c, cell]);
+    }
+    if (moved.some(([, c]) => c + 1 >= MAX_COLUMNS)) throw invalidArgument("Cells would be shifted off the worksheet.");
+    for (const [r, c] of moved) sheet.cells.delete(key(r, c));
+    for (const [r, c, cell] of moved) {
+      if (cell.f !== undefined) cell.f = translateFormula(cell.f, 0, 1);
+      sheet.cells.set(key(r, c + 1), cell);
+    }
+    const col: TableColumnModel = { id: t.nextColumnId++, name: "" };
+    t.columns.splice(at, 0, col);
+    t.rect = { ...t.rect, c1: t.rect.c1 + 1 };
+    // Excel names a new column "ColumnN" unless a name or header value is given.
+    for (const [oldIdx, sf] of [...t.filters]) if (oldIdx >= at) { t.filters.delete(oldIdx); t.filters.set(oldIdx + 1, sf); }
+    if (Array.isArray(values)) {
+      (values as unknown[][]).forEach((row, i) => {
+        if (row[0] !== null) this.setCellContent(sheet, t.rect.r0 + i, insertCol, row[0] as string | number | boolean);
+      });
+      this.stats.cellsWritten += rows;
+    }
+    if (typeof name === "string" && name !== "") this.setCellContent(sheet, t.rect.r0, insertCol, `'${name}`);
+    this.normalizeHeaders(t);
+    this.invalidateCalculation();
+    return col;
+  }
+
+  renameTableColumn(t: TableModel, colId: number, name: unknown): void {
+    if (typeof name !== "string" || name === "") throw invalidArgument("A table column name cannot be empty.");
+    const i = t.columns.findIndex((c) => c.id === colId);
+    if (i < 0) throw itemNotFound("The table column has been deleted.");
+    const clash = t.columns.find((c, j) => j !== i && c.name.toLowerCase() === name.toLowerCase());
+    if (clash) throw itemAlreadyExists(`The table already has a column named '${clash.name}'.`);
+    const sheet = this.requireSheetId(t.sheetId);
+    this.setCellContent(sheet, t.rect.r0, t.rect.c0 + i, `'${name}`);
+    this.normalizeHeaders(t);
+    this.invalidateCalculation();
+  }
+
+  setShowTotals(t: TableModel, show: unknown): void {
+    if (typeof show !== "boolean") throw invalidArgument("table.showTotals must be a boolean.");
+    if (show === t.showTotals) return;
+    const sheet = this.requireSheetId(t.sheetId);
+    if (show) {
+      const grown: Rect = { ...t.rect, r1: t.rect.r1 + 1 };
+      assertOnGrid(grown, "table with totals row");
+      this.checkNoTableOverlap(sheet, grown, t);
+      t.rect = grown;
+      t.showTotals = true;
+      this.writeTotalsRow(t);
+    } else {
+      const totals = this.totalsRect(t)!;
+      this.clear(sheet, totals, "Contents");
+      t.showTotals = false;
+      t.rect = { ...t.rect, r1: t.rect.r1 - 1 };
+    }
+    this.invalidateCalculation();
+  }
+
+  /** Excel's default totals row: "Total" in the first column, the rest left empty. */
+  private writeTotalsRow(t: TableModel): void {
+    const sheet = this.requireSheetId(t.sheetId);
+    const r = t.rect.r1;
+    for (let c = t.rect.c0; c <= t.rect.c1; c++) {
+      const cell = this.cellForWrite(sheet, r, c);
+      cell.f = undefined;
+      cell.v = c === t.rect.c0 ? "Total" : undefined;
+      this.dropIfEmpty(sheet, r, c, cell);
+    }
+  }
+
+  private removeTable(t: TableModel): void {
+    const i = this.tables.indexOf(t);
+    if (i >= 0) this.tables.splice(i, 1);
+    const sheet = this.sheetById(t.sheetId);
+    if (sheet) for (let r = t.rect.r0; r <= t.rect.r1; r++) sheet.hiddenRows.delete(r);
+  }
+
+  /** `table.delete()`: removes the table and its cells' contents and formats. */
+  deleteTable(t: TableModel): void {
+    const sheet = this.requireSheetId(t.sheetId);
+    this.removeTable(t);
+    this.clear(sheet, t.rect, "All");
+  }
+
+  /** `table.convertToRange()`: removes the table, keeps the cells. */
+  convertTableToRange(t: TableModel): { sheet: SheetModel; rect: Rect } {
+    const sheet = this.requireSheetId(t.sheetId);
+    this.removeTable(t);
+    this.invalidateCalculation();
+    return { sheet, rect: { ...t.rect } };
+  }
+
+  /** `table.sort.apply(fields, matchCase)`: stores the sort state and sorts the body rows. */
+  applySort(t: TableModel, fields: unknown, matchCase: unknown): void {
+    if (!Array.isArray(fields) || fields.length === 0) throw invalidArgument("table.sort.apply: fields must be a non-empty array.");
+    const parsed: SortField[] = fields.map((f: unknown) => {
+      const o = f as { key?: unknown; ascending?: unknown };
+      if (typeof o !== "object" || o === null || !Number.isInteger(o.key) || (o.key as number) < 0 || (o.key as number) >= t.columns.length) {
+        throw invalidArgument("table.sort.apply: each field needs a key that is a column index of the table.");
+      }
+      return { key: o.key as number, ascending: o.ascending === undefined ? true : Boolean(o.ascending) };
+    });
+    t.sort = { fields: parsed, matchCase: matchCase === true };
+    this.reapplySort(t);
+  }
+
+  /** `table.sort.reapply()`: sorts the body rows again by the stored state (no-op without one). */
+  reapplySort(t: TableModel): void {
+    if (!t.sort) return;
+    const sheet = this.requireSheetId(t.sheetId);
+    const body = this.bodyRect(t);
+    const { fields, matchCase } = t.sort;
+    const rows: Array<{ from: number; keys: CellValue[] }> = [];
+    for (let r = body.r0; r <= body.r1; r++) {
+      rows.push({ from: r, keys: fields.map((f) => this.valueAt(sheet, r, t.rect.c0 + f.key)) });
+    }
+    const rank = (v: CellValue): number =>
+      typeof v === "number" ? 0 : typeof v === "string" ? 1 : typeof v === "boolean" ? 2 : isCellError(v) ? 3 : 4;
+    rows.sort((a, b) => {
+      for (let i = 0; i < fields.length; i++) {
+        const x = a.keys[i], y = b.keys[i];
+        // Blanks sort last in both directions, as in Excel.
+        if (x === null || y === null) {
+          if (x === y) continue;
+          return x === null ? 1 : -1;
+        }
+        let d = rank(x) - rank(y);
+        if (d === 0) {
+          if (typeof x === "number" && typeof y === "number") d = x - y;
+          else if (typeof x === "string" && typeof y === "string") {
+            const xs = matchCase ? x : x.toLowerCase();
+            const ys = matchCase ? y : y.toLowerCase();
+            d = xs < ys ? -1 : xs > ys ? 1 : 0;
+          } else if (typeof x === "boolean" && typeof y === "boolean") d = Number(x) - Number(y);
+        }
+        if (d !== 0) return fields[i].ascending ? d : -d;
+      }
+      return 0;
+    });
+    const snapshot = new Map<number, Cell>();
+    for (let r = body.r0; r <= body.r1; r++) {
+      for (let c = t.rect.c0; c <= t.rect.c1; c++) {
+        const cell = sheet.cells.get(key(r, c));
+        if (cell) snapshot.set(key(r, c), cell);
+        sheet.cells.delete(key(r, c));
+      }
+    }
+    rows.forEach((row, i) => {
+      const to = body.r0 + i;
+      for (let c = t.rect.c0; c <= t.rect.c1; c++) {
+        const cell = snapshot.get(key(row.from, c));
+        if (!cell) continue;
+        if (cell.f !== undefined) cell.f = translateFormula(cell.f, to - row.from, 0);
+        cell.cg = undefined;
+        sheet.cells.set(key(to, c), cell);
+      }
+    });
+    this.invalidateCalculation();
+  }
+
+  clearSort(t: TableModel): void {
+    t.sort = null;
+  }
+
+  /** `table.autoFilter.apply(range, columnIndex, criteria)`. */
+  applyFilter(t: TableModel, columnIndex: unknown, criteria: unknown): void {
+    if (!Number.isInteger(columnIndex) || (columnIndex as number) < 0 || (columnIndex as number) >= t.columns.length) {
+      throw invalidArgument("autoFilter.apply: columnIndex must be a column index of the table.");
+    }
+    const c = criteria as FilterCriteria;
+    if (typeof c !== "object" || c === null || typeof c.filterOn !== "string") {
+      throw invalidArgument("autoFilter.apply: criteria must be an Excel.FilterCriteria object with filterOn.");
+    }
+    t.filters.set(columnIndex as number, JSON.parse(JSON.stringify(c)) as FilterCriteria);
+    this.reapplyFilter(t);
+  }
+
+  clearFilters(t: TableModel): void {
+    t.filters.clear();
+    this.reapplyFilter(t);
+  }
+
+  /** Hides body rows that fail any stored criterion; shows the others. */
+  reapplyFilter(t: TableModel): void {
+    const sheet = this.requireSheetId(t.sheetId);
+    const body = this.bodyRect(t);
+    for (let r = body.r0; r <= body.r1; r++) {
+      let visible = true;
+      for (const [ci, crit] of t.filters) {
+        if (!this.matchesCriteria(sheet, r, t.rect.c0 + ci, crit)) {
+          visible = false;
+          break;
+        }
+      }
+      if (visible) sheet.hiddenRows.delete(r);
+      else sheet.hiddenRows.add(r);
+    }
+  }
+
+  private matchesCriteria(sheet: SheetModel, r: number, c: number, crit: FilterCriteria): boolean {
+    const text = this.textAt(sheet, r, c);
+    if (crit.filterOn === "Values") return (crit.values ?? []).includes(text);
+    if (crit.filterOn === "Custom") {
+      const one = (expr: string | undefined): boolean => {
+        if (expr === undefined) return true;
+        const m = /^(<>|>=|<=|=|>|<)?(.*)$/.exec(expr)!;
+        const op = m[1] ?? "=";
+        const rhs = m[2];
+        const v = this.valueAt(sheet, r, c);
+        const num = Number(rhs);
+        const cmp =
+          typeof v === "number" && rhs !== "" && !Number.isNaN(num)
+            ? v - num
+            : text.toLowerCase().localeCompare(rhs.toLowerCase());
+        switch (op) {
+          case "=": return cmp === 0;
+          case "<>": return cmp !== 0;
+          case ">": return cmp > 0;
+          case "<": return cmp < 0;
+          case ">=": return cmp >= 0;
+          default: return cmp <= 0;
+        }
+      };
+      const a = one(crit.criterion1);
+      if (crit.criterion2 === undefined) return a;
+      return crit.operator === "Or" ? a || one(crit.criterion2) : a && one(crit.criterion2);
+    }
+    // Other filter kinds (colour, icon, top items, dynamic) are not evaluated: rows stay visible.
+    return true;
+  }
+
+  tablesOnSheet(sheet: SheetModel): TableModel[] {
+    return this.tables.filter((t) => t.sheetId === sheet.id);
+  }
+
+  // ---------- settings ----------
+
+  setSetting(k: unknown, value: unknown): void {
+    if (typeof k !== "string" || k === "") throw invalidArgument("A setting key must be a non-empty string.");
+    if (value === undefined || typeof value === "function" || typeof value === "symbol" || typeof value === "bigint") {
+      throw invalidArgument(`The value of setting '${k}' must be JSON-serialisable.`);
+    }
+    let json: string;
+    try {
+      json = JSON.stringify(value);
+    } catch {
+      throw invalidArgument(`The value of setting '${k}' must be JSON-serialisable.`);
+    }
+    this.settings.set(k, json);
+  }
+  getSetting(k: string): unknown {
+    const json = this.settings.get(k);
+    if (json === undefined) throw itemNotFound(`The setting '${k}' does not exist.`);
+    return JSON.parse(json) as unknown;
+  }
+  deleteSetting(k: string): void {
+    if (!this.settings.delete(k)) throw itemNotFound(`The setting '${k}' does not exist.`);
+  }
+
+  // ---------- addresses ----------
+
+  addressOf(sheet: SheetModel, rect: Rect): string {
+    return formatAddress(sheet.name, rect);
+  }
+}
+
+export { cellAddress, EmulatedExcelError };

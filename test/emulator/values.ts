@@ -1,0 +1,47 @@
+/** Cell value representation shared by the model, the formula evaluator and the proxies. */
+
+/** An Excel error value such as `#NAME?`. Kept as an object so it cannot be confused with text. */
+export interface CellError {
+  error: string;
+}
+
+/** What a cell holds after evaluation. `null` is an empty cell. */
+export type CellValue = number | string | boolean | CellError | null;
+
+export function isCellError(v: unknown): v is CellError {
+  return typeof v === "object" && v !== null && typeof (v as CellError).error === "string";
+}
+
+/** `Excel.RangeValueType` names as `Range.valueTypes` reports them. */
+export type RangeValueType = "Empty" | "String" | "Double" | "Boolean" | "Error";
+
+export function valueTypeOf(v: CellValue): RangeValueType {
+  if (v === null) return "Empty";
+  if (typeof v === "number") return "Double";
+  if (typeof v === "boolean") return "Boolean";
+  if (typeof v === "string") return "String";
+  return "Error";
+}
+
+/** The value as `Range.values` returns it: errors as their literal (`#NAME?`), empty as `""`. */
+export function toApiValue(v: CellValue): number | string | boolean {
+  if (v === null) return "";
+  if (isCellError(v)) return v.error;
+  return v;
+}
+
+/** UTF-8 size of the JSON encoding of a value: how the emulator measures request and response payloads. */
+export function jsonByteLength(value: unknown): number {
+  const s = JSON.stringify(value) ?? "";
+  let bytes = 0;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 0x80) bytes += 1;
+    else if (c < 0x800) bytes += 2;
+    else if (c >= 0xd800 && c <= 0xdbff) {
+      bytes += 4;
+      i++;
+    } else bytes += 3;
+  }
+  return bytes;
+}
