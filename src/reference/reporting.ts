@@ -210,6 +210,11 @@ async function serveDataset(
         ? "application/json; odata.metadata=minimal; charset=utf-8"
         : "application/json; charset=utf-8";
   res.writeHead(200, { "Content-Type": contentType });
+  if (req.method === "HEAD") {
+    // Nothing would be sent; do not generate a possibly huge body for nothing.
+    res.end();
+    return;
+  }
   const pieces = format === "csv" ? csvPieces(ds, company, a) : jsonPieces(ds, company, a, format);
   await streamBody(res, pieces, ctx.chunkDelayMs);
 }

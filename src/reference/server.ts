@@ -65,7 +65,8 @@ import { parseQuery, sendJson, sendMethodNotAllowed, sendNotFound, splitUrl, wai
 import { handleRecord, matchRecordRoute } from "./records";
 import { handleReporting, matchReportingRoute } from "./reporting";
 import { handleSnapshot, matchSnapshotRoute } from "./snapshots";
-import { ServiceState, type RouteGroup } from "./state";
+import { DATASETS, datasetByKey } from "./data";
+import { ROUTE_GROUPS, ServiceState, type RouteGroup } from "./state";
 
 export interface ReferenceServiceOptions {
   /** Port on 127.0.0.1; 0 (the default) picks a free one. */
@@ -89,6 +90,13 @@ export interface ReferenceService {
 
 /** Starts a reference service bound to 127.0.0.1 only. */
 export async function startReferenceService(opts: ReferenceServiceOptions = {}): Promise<ReferenceService> {
+  for (const [key, n] of Object.entries(opts.datasetRows ?? {})) {
+    if (!datasetByKey(key)) throw new Error(`datasetRows: '${key}' is not a demo dataset (known: ${DATASETS.map((d) => d.key).join(", ")})`);
+    if (!Number.isSafeInteger(n) || n < 0) throw new Error(`datasetRows: '${key}' needs a whole number of rows >= 0, got ${n}`);
+  }
+  for (const g of opts.absentGroups ?? []) {
+    if (!ROUTE_GROUPS.includes(g)) throw new Error(`absentGroups: '${String(g)}' is not one of ${ROUTE_GROUPS.join(", ")}`);
+  }
   const state = new ServiceState(opts.datasetRows ?? {}, opts.absentGroups ?? []);
   const exposeHeaders = opts.exposeHeaders ?? true;
   const quiet = opts.quiet ?? true;

@@ -53,3 +53,16 @@ test("other datasets keep their default sizes", async () => {
   const exp = await json(await get(svc.url, "/api/bi/v1/projects", acme()));
   expect(exp.row_count).toBe(24);
 });
+
+test("HEAD answers the headers without generating a body", async () => {
+  const res = await fetch(svc.url + "/api/bi/v1/financials.csv", { method: "HEAD", headers: acme() });
+  expect(res.status).toBe(200);
+  expect(res.headers.get("etag")).toMatch(/^"/);
+  expect((await res.arrayBuffer()).byteLength).toBe(0);
+});
+
+test("bad datasetRows and absentGroups options are refused at start", async () => {
+  await expect(start({ datasetRows: { nope: 5 } })).rejects.toThrow(/'nope' is not a demo dataset/);
+  await expect(start({ datasetRows: { financials: -1 } })).rejects.toThrow(/whole number/);
+  await expect(start({ absentGroups: ["snapshots" as never] })).rejects.toThrow(/not one of/);
+});
