@@ -2,6 +2,9 @@
 import fc from "fast-check";
 import { describeQuery, formatQuery, parseQuery, QueryError, readStoredQuery, type LocalQuery } from "../../src/query";
 
+// A fixed seed keeps runs reproducible; failures print the seed and path to replay.
+fc.configureGlobal({ seed: 20250131 });
+
 function errorOf(f: () => unknown): QueryError {
   try {
     f();
