@@ -3,7 +3,10 @@
  * records logic is tested with fakes and does not depend on the client's internals; plus helpers
  * to read the client's errors and the connection's record credentials.
  */
-import type { RecordKind } from "../spec/contract";
+import type { RecordKind, SnapshotEndpoint } from "../spec/contract";
+import type { PpmClient } from "../service/client";
+import type { Table } from "../table/model";
+import { customFieldsFromManifest, type CustomFieldMeta } from "./fields";
 
 /** A record as the service shows it: documented `project_token`, custom fields as display-name keys, other fields as they come. */
 export type RecordData = Record<string, unknown>;
@@ -92,4 +95,26 @@ export function recordKindOfSnapshot(endpoint: string): RecordKind | null {
   if (endpoint === "projects") return "project";
   if (endpoint === "proposals") return "proposal";
   return null;
+}
+
+/** A records client plus the snapshot and manifest reads write-back needs. */
+export interface RecordsService extends RecordsClient {
+  fetchSnapshot(endpoint: SnapshotEndpoint, options?: RecordCallOptions): Promise<Table>;
+  /** The company's custom fields from the manifest (throws when it cannot be read). */
+  customFields(options?: RecordCallOptions): Promise<CustomFieldMeta[]>;
+}
+
+/**
+ * Adapts the service client (`src/service`) to {@link RecordsService}. Record results are reduced to
+ * the record as the service sent it; numeric checks before sending are the client's (from the
+ * manifest) and ours (from the preview), so a bad value never leaves the add-in.
+ */
+export function recordsServiceFrom(client: Pick<PpmClient, "getRecord" | "createRecord" | "updateRecord" | "fetchSnapshot" | "manifest">): RecordsService {
+  return {
+    getRecord: async (kind, token, o) => (await client.getRecord(kind, token, { signal: o?.signal })).record,
+    createRecord: async (kind, body, o) => (await client.createRecord(kind, body, { signal: o?.signal })).record,
+    updateRecord: async (kind, token, body, o) => (await client.updateRecord(kind, token, body, { signal: o?.signal })).record,
+    fetchSnapshot: (endpoint, o) => client.fetchSnapshot(endpoint, { signal: o?.signal }),
+    customFields: async (o) => customFieldsFromManifest(await client.manifest({ signal: o?.signal })),
+  };
 }

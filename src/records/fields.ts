@@ -28,21 +28,23 @@ export function numericFromTypeName(type: unknown): boolean | null {
 }
 
 /**
- * Custom fields listed anywhere in a manifest (`datasets[].published_schema.custom_fields`), first
- * occurrence of each name wins. Accepts any value (the manifest is parsed loosely by the service
- * client; anything unexpected is skipped, never thrown on).
+ * Custom fields of a manifest, first occurrence of each name wins. Accepts the service client's
+ * read manifest (`{ customFields: [{ name, type? }] }`) or a raw manifest
+ * (`datasets[].published_schema.custom_fields`); anything unexpected is skipped, never thrown on.
  */
 export function customFieldsFromManifest(manifest: unknown): CustomFieldMeta[] {
   const out = new Map<string, CustomFieldMeta>();
-  const datasets = (manifest as { datasets?: unknown } | null)?.datasets;
-  if (!Array.isArray(datasets)) return [];
-  for (const ds of datasets) {
-    const fields = (ds as { published_schema?: { custom_fields?: unknown } | null } | null)?.published_schema?.custom_fields;
-    if (!Array.isArray(fields)) continue;
-    for (const f of fields) {
-      const name = (f as { name?: unknown } | null)?.name;
-      if (typeof name !== "string" || name === "" || out.has(name)) continue;
-      out.set(name, { name, numeric: numericFromTypeName((f as { type?: unknown }).type) });
+  const add = (f: unknown) => {
+    const name = (f as { name?: unknown } | null)?.name;
+    if (typeof name !== "string" || name === "" || out.has(name)) return;
+    out.set(name, { name, numeric: numericFromTypeName((f as { type?: unknown }).type) });
+  };
+  const read = manifest as { customFields?: unknown; datasets?: unknown } | null;
+  if (Array.isArray(read?.customFields)) read.customFields.forEach(add);
+  if (Array.isArray(read?.datasets)) {
+    for (const ds of read.datasets) {
+      const fields = (ds as { published_schema?: { custom_fields?: unknown } | null } | null)?.published_schema?.custom_fields;
+      if (Array.isArray(fields)) fields.forEach(add);
     }
   }
   return [...out.values()];

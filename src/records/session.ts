@@ -22,6 +22,17 @@ export interface WritebackBinding {
   sheetName?: string;
   source: { kind: "dataset"; key: string } | { kind: "snapshot"; endpoint: string };
   validators: { etag?: string | null };
+  /** The data columns the add-in wrote; columns the user added to the table are left out of write-back. */
+  columns?: readonly { name: string }[];
+}
+
+/** The sheet limited to the binding's data columns (user-added columns are never compared or sent). */
+export function dataColumnsOnly(sheet: SheetTable, binding: Pick<WritebackBinding, "columns">): SheetTable {
+  if (!binding.columns || binding.columns.length === 0) return sheet;
+  const keep = new Set(binding.columns.map((c) => c.name));
+  const idx = sheet.columns.map((c, i) => (keep.has(c) ? i : -1)).filter((i) => i >= 0);
+  if (idx.length === sheet.columns.length) return sheet;
+  return { ...sheet, columns: idx.map((i) => sheet.columns[i]), rows: sheet.rows.map((r) => idx.map((i) => r[i])) };
 }
 
 /** Workbook side: implemented with Excel in `src/workbook/writeback.ts`. */
@@ -82,7 +93,7 @@ export function writebackKind(binding: Pick<WritebackBinding, "source">): Record
 
 /** Reads the table as it is now and stores it as the binding's import record. */
 export async function captureBaseline(workbook: WritebackWorkbook, binding: WritebackBinding, now = new Date()): Promise<Baseline> {
-  const sheet = await workbook.readTable(binding.tableName);
+  const sheet = dataColumnsOnly(await workbook.readTable(binding.tableName), binding);
   const b = buildBaseline(sheet, { bindingId: binding.id, tableName: binding.tableName, etag: binding.validators.etag ?? null, tokenColumn: TOKEN_COLUMN, now });
   await workbook.saveBaseline(b);
   return b;
@@ -103,7 +114,7 @@ export async function prepareWriteback(deps: WritebackDeps, binding: WritebackBi
 
   let sheet: SheetTable;
   try {
-    sheet = await deps.workbook.readTable(binding.tableName);
+    sheet = dataColumnsOnly(await deps.workbook.readTable(binding.tableName), binding);
   } catch (e) {
     throw new WritebackError("table_unreadable", `Table ${binding.tableName} could not be read: ${message(e)}`);
   }
