@@ -352,9 +352,6 @@ export class PpmClient {
       if (e instanceof CsvSyntaxError) {
         throw this.transport.error("malformed_body", `${where} is not valid CSV: ${e.message} (record ${e.line}).`, { path: `record ${e.line}`, datasetKey: meta.key });
       }
-      if (e instanceof TypeError && /decode|encoding|utf/i.test(e.message)) {
-        throw this.transport.error("malformed_body", `${where} is not valid UTF-8 text.`, { path: "(body)", datasetKey: meta.key });
-      }
       throw e;
     }
   }

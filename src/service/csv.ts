@@ -68,6 +68,11 @@ export class CsvStreamParser {
 
   constructor(private readonly onRecord: CsvRecordHandler) {}
 
+  /** Records delivered so far (header included). */
+  get recordCount(): number {
+    return this.records;
+  }
+
   /** Feeds more text. */
   push(text: string): void {
     this.rethrow();
@@ -166,15 +171,28 @@ export async function parseCsvStream(stream: ReadableStream<Uint8Array>, onRecor
       if (signal?.aborted) throw signal.reason ?? new Error("aborted");
       const { done, value } = await reader.read();
       if (done) break;
-      parser.push(decoder.decode(value, { stream: true }));
+      parser.push(decodeUtf8(decoder, value, records(parser)));
     }
-    parser.push(decoder.decode());
+    parser.push(decodeUtf8(decoder, undefined, records(parser)));
     parser.end();
   } catch (e) {
     await reader.cancel().catch(() => undefined);
     throw e;
   } finally {
     reader.releaseLock();
+  }
+}
+
+function records(p: CsvStreamParser): number {
+  return p.recordCount;
+}
+
+function decodeUtf8(decoder: TextDecoder, bytes: Uint8Array | undefined, recordsSoFar: number): string {
+  try {
+    return bytes ? decoder.decode(bytes, { stream: true }) : decoder.decode();
+  } catch {
+    // Thrown as our own type: the platform's TypeError may come from another realm (tests, webviews).
+    throw new CsvSyntaxError("the body is not valid UTF-8 text", recordsSoFar + 1);
   }
 }
 
