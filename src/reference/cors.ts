@@ -43,7 +43,11 @@ export function isPreflight(req: IncomingMessage): boolean {
 }
 
 /** Answers a preflight: 204 with the allowed methods and request headers. */
-export function answerPreflight(res: ServerResponse): void {
+export function answerPreflight(req: IncomingMessage, res: ServerResponse): void {
+  // Chrome's Private Network Access asks before a public page may call a loopback service.
+  if (req.headers["access-control-request-private-network"] === "true") {
+    res.setHeader("Access-Control-Allow-Private-Network", "true");
+  }
   res.writeHead(204, {
     "Access-Control-Allow-Methods": ALLOWED_METHODS,
     "Access-Control-Allow-Headers": ALLOWED_REQUEST_HEADERS.join(", "),

@@ -196,6 +196,8 @@ async function serveDataset(
   res.setHeader("ETag", etag);
   res.setHeader("Last-Modified", lastModified);
   res.setHeader("Cache-Control", DATASET_CACHE_CONTROL);
+  // The body depends on the credential: a browser cache must never hand one company's export to another.
+  res.setHeader("Vary", "Origin, Company-Api-Token, Authorization");
 
   if (evaluateConditional(req, etag, Date.parse(a.generatedAt)) === "not_modified") {
     res.writeHead(304);

@@ -21,7 +21,8 @@
  *   per format. Last-Modified = generated_at as an HTTP-date. Conditional GET per RFC 9110:
  *   If-None-Match (list, `*`, weak comparison) wins over If-Modified-Since; a match is 304 with no
  *   body but with ETag, Last-Modified, Cache-Control and the X-Service-* headers. Only dataset
- *   responses (OData dataset, JSON, CSV) carry validators.
+ *   responses (OData dataset, JSON, CSV) carry validators, and `Vary: Origin, Company-Api-Token,
+ *   Authorization` so a browser cache never serves one company's export to another.
  * - Order of checks on reporting requests: unknown route → plain-text 404; `Company-Api-Token`
  *   query parameter (any letter case) → 400 query_string_token_rejected; credentials by precedence
  *   header > `company_api_token` query parameter > Basic (user `company_api_token`), where the first
@@ -36,8 +37,9 @@
  * - CORS: every response has `Access-Control-Allow-Origin` (the request's Origin, else `*`) and
  *   `Vary: Origin`; any OPTIONS is a preflight answered 204 (for every path, so that an absent
  *   route shows as a 404 and not as a CORS failure) with Allow-Methods, Allow-Headers and Max-Age;
- *   `Access-Control-Expose-Headers` lists ETag, Last-Modified, X-Service-*, OData-Version and
- *   Retry-After unless started with `exposeHeaders: false`.
+ *   `Access-Control-Allow-Private-Network` when asked; `Access-Control-Expose-Headers` lists ETag,
+ *   Last-Modified, X-Service-*, OData-Version and Retry-After unless started with
+ *   `exposeHeaders: false`.
  * - Snapshots: `Company-Api-Token` header (401 JSON `{ error: "unauthorized", message }`); globex
  *   works. List rows: `project_token`, `project_name`, `project_type`, `status`, `start_date` and
  *   custom fields as display-name keys. Resource rows add `resource_name`, `project_token` and
@@ -150,7 +152,7 @@ async function handle(
   });
 
   applyCors(req, res, exposeHeaders);
-  if (isPreflight(req)) return answerPreflight(res);
+  if (isPreflight(req)) return answerPreflight(req, res);
   const query = parseQuery(rawQuery);
   if (isControl) return handleControl(state, req, res, path, query);
 

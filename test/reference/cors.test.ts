@@ -67,6 +67,21 @@ describe("with exposed headers (default)", () => {
     }
   });
 
+  test("a Private Network Access preflight is allowed", async () => {
+    const res = await fetch(svc.url + "/api/bi/v1/financials", {
+      method: "OPTIONS",
+      headers: { Origin: "https://addin.example.com", "Access-Control-Request-Method": "GET", "Access-Control-Request-Private-Network": "true" },
+    });
+    expect(res.status).toBe(204);
+    expect(res.headers.get("access-control-allow-private-network")).toBe("true");
+  });
+
+  test("dataset responses vary on the credential headers too", async () => {
+    const res = await fetch(svc.url + "/api/bi/v1/financials", { headers: acme({ Origin: ORIGIN }) });
+    await res.arrayBuffer();
+    expect(list(res.headers.get("vary"))).toEqual(expect.arrayContaining(["origin", "company-api-token", "authorization"]));
+  });
+
   test("without Origin the response allows any origin", async () => {
     const res = await fetch(svc.url + "/api/bi/v1/manifest", { headers: acme() });
     await res.arrayBuffer();
