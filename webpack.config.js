@@ -76,6 +76,10 @@ module.exports = async (env, options) => {
   ];
   if (withPreview) {
     plugins.push(new HtmlWebpackPlugin({ filename: "preview.html", template: "./src/dev/preview.html", chunks: ["preview"] }));
+    // The preview's copies of taskpane.html / commands.html that load src/dev/office-shim.ts instead of the CDN.
+    const previewPages = require("./src/dev/webpack.preview.js")({ root: __dirname, HtmlWebpackPlugin });
+    Object.assign(entry, previewPages.entry);
+    plugins.push(...previewPages.plugins);
   }
 
   const config = {

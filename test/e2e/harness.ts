@@ -9,7 +9,7 @@
  */
 import * as fs from "fs";
 import * as path from "path";
-import type { FrameLocator, Locator, Page } from "playwright-core";
+import type { Frame, FrameLocator, Locator, Page } from "playwright-core";
 
 export interface RequestLogEntry {
   at: string;
@@ -58,6 +58,13 @@ export class E2E {
     private readonly screenshotDir: string,
   ) {
     this.tp = page.frameLocator("#taskpane");
+  }
+
+  /** The task pane's frame, for reading several attributes in one round trip. */
+  frame(): Frame {
+    const f = this.page.frame({ name: "taskpane" });
+    if (!f) throw new E2EFailure("the task pane frame is not there");
+    return f;
   }
 
   /** A task pane element by its documented test id. */
@@ -143,6 +150,32 @@ export class E2E {
     const out: GridCell[] = [];
     for (let c = 0; c < columns; c++) out.push(await this.cell(`${columnLetters(c)}${rowNumber}`));
     return out;
+  }
+
+  /**
+   * Every used cell of a sheet as the grid would draw it (value text and type), in one round trip.
+   * For checks over whole tables, where scrolling the virtualised grid cell by cell would be slow.
+   */
+  async sheetValues(sheet: string): Promise<Array<Array<{ type: string; value: string }>>> {
+    return this.page.evaluate((name) => {
+      type Wb = {
+        usedExtent(s: string): { rows: number; cols: number };
+        cell(s: string, r: number, c: number): { type: string; value: string };
+      };
+      const wb = (window as unknown as { __ppmPreviewHost?: { workbook(): Wb | null } }).__ppmPreviewHost?.workbook();
+      if (!wb) throw new Error("no workbook attached to the preview");
+      const { rows, cols } = wb.usedExtent(name);
+      const out: Array<Array<{ type: string; value: string }>> = [];
+      for (let r = 0; r < rows; r++) {
+        const row: Array<{ type: string; value: string }> = [];
+        for (let c = 0; c < cols; c++) {
+          const cell = wb.cell(name, r, c);
+          row.push({ type: cell.type, value: cell.value });
+        }
+        out.push(row);
+      }
+      return out;
+    }, sheet);
   }
 
   /** Types an address into the name box and presses Enter (selects that cell). */

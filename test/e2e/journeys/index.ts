@@ -3,6 +3,27 @@
  * reference service, so each starts from the state the previous one left (as a user's session does).
  */
 import type { Journey } from "../harness";
-import { previewLoads } from "./preview";
+import { cancelImport } from "./cancel";
+import { addConnection } from "./connections";
+import { importFinancials, listDatasets } from "./datasets";
+import { notGeneratedAndBroken, reportingDisabled, wrongToken } from "./errors";
+import { previewGrid, previewTaskPane } from "./preview";
+import { importWithPastedQuery } from "./query";
+import { refreshUnchanged, refreshUpdated } from "./refresh";
+import { importSnapshots } from "./snapshots";
 
-export const JOURNEYS: Journey[] = [previewLoads];
+export const JOURNEYS: Journey[] = [
+  previewGrid,
+  previewTaskPane,
+  addConnection,
+  listDatasets,
+  importFinancials,
+  refreshUnchanged,
+  refreshUpdated,
+  importWithPastedQuery,
+  wrongToken,
+  reportingDisabled,
+  notGeneratedAndBroken,
+  importSnapshots,
+  cancelImport,
+];

@@ -1,26 +1,42 @@
 import { check, checkEqual, type Journey } from "../harness";
 
-/** The preview hosts the real task pane next to the emulated workbook's grid, and typing into a cell behaves like Excel. */
-export const previewLoads: Journey = {
-  name: "preview: task pane and grid are up, typing into a cell is parsed like Excel",
+/** The grid draws the emulated workbook, and typing into a cell is parsed the way Excel parses typing. */
+export const previewGrid: Journey = {
+  name: "preview: the grid shows the emulated workbook; typing into cells is parsed like Excel",
   async run(t) {
-    await t.id("app").waitFor({ state: "attached" });
-    await t.attr(t.id("app"), "data-ready", "true");
+    await t.page.getByTestId("preview-grid").locator("td[data-address]").first().waitFor();
     check((await t.sheetNames()).length >= 1, "the workbook shows at least one sheet tab");
     const sheet = await t.activeSheet();
     check(sheet !== "", "one sheet is active");
-    const a1 = await t.cell("A1");
-    checkEqual(a1.type, "empty", "A1 of a new workbook");
+    checkEqual((await t.cell("A1")).type, "empty", "A1 of a new workbook");
 
-    // Typed input goes through Excel.run in the task pane's realm and is parsed as Excel parses typing.
+    // Typing goes through Excel.run in the task pane's realm, exactly as the add-in writes.
     await t.typeInCell("C3", "1234.5");
     await t.typeInCell("C4", "'00420");
-    await t.typeInCell("C5", "=1+1");
-    const [c3, c4, c5] = [await t.cell("C3"), await t.cell("C4"), await t.cell("C5")];
+    await t.typeInCell("C5", "=C3*2");
+    await t.typeInCell("C6", "true");
+    await t.typeInCell("C7", "1/15/2026");
+    const [c3, c4, c5, c6, c7] = [await t.cell("C3"), await t.cell("C4"), await t.cell("C5"), await t.cell("C6"), await t.cell("C7")];
     checkEqual([c3.type, c3.value], ["number", "1234.5"], "C3 after typing 1234.5");
     checkEqual([c4.type, c4.value], ["text", "00420"], "C4 after typing '00420");
-    checkEqual(c5.type, "formula", "C5 after typing =1+1");
-    for (const a of ["C3", "C4", "C5"]) await t.typeInCell(a, "");
-    checkEqual((await t.cell("C3")).type, "empty", "C3 after clearing");
+    checkEqual([c5.type, c5.formula, c5.value], ["formula", "=C3*2", "2469"], "C5 after typing =C3*2");
+    checkEqual([c6.type, c6.value], ["boolean", "true"], "C6 after typing true");
+    checkEqual(c7.type, "number", "a typed date is a date serial");
+    check(/[dmy]/i.test(c7.format), `a typed date gets a date format (${c7.format})`);
+    // The formula bar shows what would be edited: the formula, not its result.
+    await t.goTo("C5");
+    checkEqual(await t.page.getByTestId("preview-formula").inputValue(), "=C3*2", "formula bar for C5");
+    for (const a of ["C3", "C4", "C5", "C6", "C7"]) await t.typeInCell(a, "");
+    checkEqual((await t.cell("C5")).type, "empty", "C5 after clearing");
+    checkEqual((await t.workbookStats()).cellWrites > 0, true, "typing wrote cells through the Excel API");
+  },
+};
+
+/** The real task pane starts in the preview with the shimmed Office and the emulator's Excel. */
+export const previewTaskPane: Journey = {
+  name: "preview: the real task pane starts (Office.onReady with the shim, no office.js from the CDN)",
+  async run(t) {
+    await t.id("app").waitFor({ state: "attached" });
+    await t.attr(t.id("app"), "data-ready", "true");
   },
 };

@@ -1,0 +1,173 @@
+/**
+ * The preview's handle on one emulated workbook: the `Excel` namespace the task pane uses, a
+ * read-only view of the cells for drawing the grid, and user actions (select, activate a sheet,
+ * type into a cell) that go through that same `Excel` namespace, as Excel's own UI would change the
+ * workbook underneath an add-in.
+ */
+import { WorkbookModel, type SheetModel } from "../../test/emulator/model";
+import { createExcelNamespace, loadWorkbook, serializeWorkbook } from "../../test/emulator";
+import { parseTypedInput } from "../../test/emulator/typed-input";
+import { isCellError, toApiValue } from "../../test/emulator/values";
+import { cellAddress } from "../../test/emulator/address";
+
+/** What the grid shows for one cell. `value` is the raw value as text (`Range.values`), not formatted. */
+export interface PreviewCell {
+  type: "number" | "text" | "boolean" | "empty" | "formula" | "error";
+  value: string;
+  formula: string | null;
+  format: string;
+  /** As displayed (`Range.text`). */
+  text: string;
+  /** What the in-cell editor starts with (typing it back leaves the cell as it was). */
+  editText: string;
+  /** Excel table covering the cell, if any. */
+  table: string | null;
+  tableHeader: boolean;
+}
+
+export interface PreviewStats {
+  /** `context.sync()` calls that reached the workbook. */
+  syncs: number;
+  /** Cells written through `values` / `formulas` / `numberFormat`. */
+  cellWrites: number;
+  /** Syncs that changed something (change notifications). */
+  changes: number;
+}
+
+export interface PreviewWorkbook {
+  /** The `Excel` global for the task pane. */
+  readonly Excel: unknown;
+  readonly OfficeExtension?: unknown;
+  sheets(): string[];
+  activeSheet(): string | null;
+  /** Used rows/columns counted from A1 (so the grid can draw A1..end). */
+  usedExtent(sheet: string): { rows: number; cols: number };
+  cell(sheet: string, row: number, col: number): PreviewCell;
+  /** Top-left cell of the selection when it is on the active sheet. */
+  selection(): { row: number; col: number } | null;
+  select(row: number, col: number): Promise<void>;
+  activate(sheet: string): Promise<void>;
+  /** Writes text as typed input (Excel parses numbers, dates, `=formulas`, `'text`). */
+  typeInto(row: number, col: number, text: string): Promise<void>;
+  onChange(cb: () => void): () => void;
+  serialise(): string;
+  stats(): PreviewStats;
+}
+
+type ExcelRun = {
+  run<T>(batch: (ctx: {
+    workbook: {
+      worksheets: {
+        getItem(name: string): {
+          getRange(address: string): { values: unknown; select(): void };
+          activate(): void;
+        };
+      };
+    };
+    sync(): Promise<void>;
+  }) => Promise<T>): Promise<T>;
+};
+
+const EMPTY: PreviewCell = {
+  type: "empty", value: "", formula: null, format: "General", text: "", editText: "", table: null, tableHeader: false,
+};
+
+/** Creates the workbook, restoring a serialised one when given (and readable). */
+export function createPreviewWorkbook(saved: string | null): PreviewWorkbook {
+  let model: WorkbookModel | null = null;
+  if (saved) {
+    try {
+      model = loadWorkbook(saved);
+    } catch {
+      // A workbook saved by an older preview build: start with a new one rather than fail.
+      model = null;
+    }
+  }
+  const wb = model ?? new WorkbookModel();
+  const ns = createExcelNamespace(wb) as unknown as ExcelRun & { OfficeExtension?: unknown };
+  let changes = 0;
+  wb.onChange(() => {
+    changes++;
+  });
+
+  const sheetByName = (name: string): SheetModel | undefined => wb.sheetByName(name);
+  const run = <T>(fn: Parameters<ExcelRun["run"]>[0]) => ns.run(fn as never) as Promise<T>;
+
+  return {
+    Excel: ns,
+    OfficeExtension: ns.OfficeExtension,
+    sheets: () => wb.sheets.map((s) => s.name),
+    activeSheet: () => {
+      try {
+        return wb.activeSheet().name;
+      } catch {
+        return null;
+      }
+    },
+    usedExtent(sheetName) {
+      const s = sheetByName(sheetName);
+      const rect = s ? wb.usedRect(s) : null;
+      return rect ? { rows: rect.r1 + 1, cols: rect.c1 + 1 } : { rows: 0, cols: 0 };
+    },
+    cell(sheetName, r, c) {
+      const s = sheetByName(sheetName);
+      if (!s) return EMPTY;
+      const stored = wb.getCell(s, r, c);
+      const t = wb.tablesOnSheet(s).find((x) => r >= x.rect.r0 && r <= x.rect.r1 && c >= x.rect.c0 && c <= x.rect.c1);
+      const table = t ? t.name : null;
+      const tableHeader = !!t && r === t.rect.r0;
+      if (!stored) return { ...EMPTY, table, tableHeader };
+      const format = wb.numberFormatAt(s, r, c);
+      const v = wb.valueAt(s, r, c);
+      const text = wb.textAt(s, r, c);
+      const value = v === null ? "" : String(toApiValue(v));
+      if (stored.f !== undefined) {
+        return { type: "formula", value, formula: stored.f, format, text, editText: stored.f, table, tableHeader };
+      }
+      if (v === null) return { ...EMPTY, format, table, tableHeader };
+      if (isCellError(v)) return { type: "error", value, formula: null, format, text, editText: v.error, table, tableHeader };
+      if (typeof v === "number") {
+        // Dates and times edit as displayed (as in Excel's formula bar); other numbers as their full value.
+        const isDate = /[dmyhs]/i.test(format.replace(/"[^"]*"/g, "")) && format !== "General";
+        return { type: "number", value, formula: null, format, text, editText: isDate ? text : String(v), table, tableHeader };
+      }
+      if (typeof v === "boolean") {
+        return { type: "boolean", value, formula: null, format, text, editText: v ? "TRUE" : "FALSE", table, tableHeader };
+      }
+      // Text that Excel would read as something else when typed back needs the apostrophe prefix.
+      const asTyped = parseTypedInput(v, wb.currentYear);
+      const keeps = format === "@" || (asTyped.kind === "string" && asTyped.value === v);
+      return { type: "text", value, formula: null, format, text, editText: keeps ? v : `'${v}`, table, tableHeader };
+    },
+    selection() {
+      const sel = wb.selection;
+      if (!sel || sel.sheetId !== wb.activeSheetId) return null;
+      return { row: sel.rect.r0, col: sel.rect.c0 };
+    },
+    async select(row, col) {
+      const name = wb.activeSheet().name;
+      await run(async (ctx) => {
+        ctx.workbook.worksheets.getItem(name).getRange(cellAddress(row, col)).select();
+        await ctx.sync();
+      });
+    },
+    async activate(sheetName) {
+      await run(async (ctx) => {
+        ctx.workbook.worksheets.getItem(sheetName).activate();
+        await ctx.sync();
+      });
+    },
+    async typeInto(row, col, text) {
+      const name = wb.activeSheet().name;
+      await run(async (ctx) => {
+        ctx.workbook.worksheets.getItem(name).getRange(cellAddress(row, col)).values = [[text]];
+        await ctx.sync();
+      });
+    },
+    onChange: (cb) => wb.onChange(() => cb()),
+    serialise: () => serializeWorkbook(wb),
+    stats: () => ({ syncs: wb.stats.syncCount, cellWrites: wb.stats.cellsWritten, changes }),
+  };
+}
+
+

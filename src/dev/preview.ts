@@ -1,0 +1,420 @@
+/**
+ * The browser preview page: the real task pane (in a frame, with the emulator's `Excel` and a small
+ * `Office` shim, see office-shim.ts) next to a spreadsheet-like grid that draws the emulated
+ * workbook. Dev only: built by webpack in development as `preview.html`, never part of the add-in.
+ *
+ * The grid is a view plus a keyboard: it reads the workbook model to draw cells, and everything the
+ * user does to the workbook (select a cell, type into it, switch sheets) goes through the same
+ * `Excel` API the task pane uses, so the task pane sees exactly what it would see in Excel.
+ *
+ * Each drawn cell carries `data-address` (A1), `data-type` (number | text | boolean | empty |
+ * formula | error), `data-format` (number format) and `data-value` (the raw value), so a test reads
+ * what Excel would hold rather than formatted text. Large sheets are virtualised: only the rows in
+ * view (plus a margin) exist in the DOM; the name box scrolls to any address.
+ */
+import type { PreviewHostApi } from "./office-shim";
+import type { PreviewCell, PreviewWorkbook } from "./preview-workbook";
+import { cellAddress, parseA1 } from "./a1";
+
+const SAVED_KEY = "ppm-preview:workbook";
+const ROW_HEIGHT = 22;
+/** Rows drawn above and below the visible window, so scrolling a little never shows a gap. */
+const OVERSCAN = 20;
+/** Empty rows and columns drawn beyond the used range, so there is room to type. */
+const MARGIN_ROWS = 5;
+const MARGIN_COLS = 3;
+const MIN_ROWS = 30;
+const MIN_COLS = 10;
+/** Columns beyond this are not drawn (a note says so); no dataset here is that wide. */
+const MAX_DRAWN_COLS = 200;
+
+const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
+
+interface Selection {
+  row: number;
+  col: number;
+}
+
+class PreviewPage {
+  private workbook: PreviewWorkbook | null = null;
+  private unsubscribe: (() => void) | null = null;
+  private selection: Selection = { row: 0, col: 0 };
+  private editing: { row: number; col: number; input: HTMLInputElement } | null = null;
+  private renderQueued = false;
+  private readonly grid = $<HTMLTableElement>("grid");
+  private readonly scroller = $<HTMLDivElement>("grid-scroll");
+  private readonly tabs = $<HTMLElement>("tabs");
+  private readonly nameBox = $<HTMLInputElement>("name-box");
+  private readonly formulaText = $<HTMLInputElement>("formula-text");
+  private readonly note = $<HTMLDivElement>("grid-note");
+  private readonly frame = $<HTMLIFrameElement>("taskpane");
+  private commandFrame: HTMLIFrameElement | null = null;
+
+  readonly host: PreviewHostApi = {
+    savedWorkbook: () => sessionStorage.getItem(SAVED_KEY),
+    attach: (workbook) => this.attach(workbook),
+    saveWorkbook: (serialised) => {
+      try {
+        sessionStorage.setItem(SAVED_KEY, serialised);
+      } catch {
+        // Too large for sessionStorage: the workbook simply starts empty after a reload.
+        sessionStorage.removeItem(SAVED_KEY);
+      }
+    },
+    workbook: () => this.workbook,
+    notify: (text) => this.notify(text),
+    partitionKey: "ppm-preview",
+  };
+
+  start(): void {
+    window.__ppmPreviewHost = this.host;
+    const params = new URLSearchParams(location.search);
+    $("preview-service").textContent = `default service: ${params.get("service") ?? defaultServiceUrl()}`;
+    this.frame.src = `preview-taskpane.html${location.search}`;
+    this.scroller.addEventListener("scroll", () => this.queueRender());
+    this.scroller.addEventListener("keydown", (e) => this.onGridKey(e));
+    this.grid.addEventListener("mousedown", (e) => this.onGridMouseDown(e));
+    this.grid.addEventListener("dblclick", (e) => {
+      const cell = (e.target as HTMLElement).closest("td[data-address]");
+      if (cell) this.beginEdit(null);
+    });
+    this.nameBox.addEventListener("keydown", (e) => {
+      if (e.key !== "Enter") return;
+      e.preventDefault();
+      this.goTo(this.nameBox.value);
+    });
+    $("ribbon-open").addEventListener("click", () => {
+      $("pane").hidden = false;
+      this.frame.focus();
+    });
+    $("ribbon-refresh-all").addEventListener("click", () => void this.runCommand("refreshAll"));
+    $("preview-reset").addEventListener("click", () => {
+      sessionStorage.removeItem(SAVED_KEY);
+      this.workbook = null;
+      this.frame.contentWindow?.location.reload();
+    });
+    window.addEventListener("resize", () => this.queueRender());
+  }
+
+  private attach(workbook: PreviewWorkbook): void {
+    this.unsubscribe?.();
+    this.workbook = workbook;
+    this.unsubscribe = workbook.onChange(() => this.queueRender());
+    this.selection = workbook.selection() ?? { row: 0, col: 0 };
+    this.queueRender();
+  }
+
+  /** Coalesces a burst of syncs (a large import) into one redraw per frame. */
+  private queueRender(): void {
+    if (this.renderQueued) return;
+    this.renderQueued = true;
+    requestAnimationFrame(() => {
+      this.renderQueued = false;
+      this.render();
+    });
+  }
+
+  private render(): void {
+    const wb = this.workbook;
+    if (!wb) return;
+    const sel = wb.selection();
+    if (sel && !this.editing) this.selection = sel;
+    this.renderTabs(wb);
+    const sheet = wb.activeSheet();
+    if (!sheet) {
+      this.grid.replaceChildren();
+      return;
+    }
+    const used = wb.usedExtent(sheet);
+    const rows = Math.max(MIN_ROWS, used.rows + MARGIN_ROWS, this.selection.row + 1 + MARGIN_ROWS);
+    const totalCols = Math.max(MIN_COLS, used.cols + MARGIN_COLS, this.selection.col + 1 + MARGIN_COLS);
+    const cols = Math.min(totalCols, MAX_DRAWN_COLS);
+
+    const viewTop = this.scroller.scrollTop;
+    const viewRows = Math.ceil((this.scroller.clientHeight || 600) / ROW_HEIGHT);
+    const first = Math.max(0, Math.floor(viewTop / ROW_HEIGHT) - OVERSCAN);
+    const last = Math.min(rows - 1, first + viewRows + 2 * OVERSCAN);
+
+    const thead = document.createElement("thead");
+    const hr = document.createElement("tr");
+    const corner = document.createElement("th");
+    corner.className = "corner";
+    hr.appendChild(corner);
+    for (let c = 0; c < cols; c++) {
+      const th = document.createElement("th");
+      th.scope = "col";
+      th.textContent = cellAddress(0, c).replace(/\d+$/, "");
+      hr.appendChild(th);
+    }
+    thead.appendChild(hr);
+
+    const tbody = document.createElement("tbody");
+    if (first > 0) tbody.appendChild(spacer(first * ROW_HEIGHT, cols));
+    for (let r = first; r <= last; r++) {
+      const tr = document.createElement("tr");
+      const th = document.createElement("th");
+      th.scope = "row";
+      th.textContent = String(r + 1);
+      tr.appendChild(th);
+      for (let c = 0; c < cols; c++) tr.appendChild(this.renderCell(wb.cell(sheet, r, c), r, c));
+      tbody.appendChild(tr);
+    }
+    if (last < rows - 1) tbody.appendChild(spacer((rows - 1 - last) * ROW_HEIGHT, cols));
+
+    this.grid.replaceChildren(thead, tbody);
+    this.grid.dataset.sheet = sheet;
+    this.grid.dataset.usedRows = String(used.rows);
+    this.grid.dataset.usedCols = String(used.cols);
+    this.grid.dataset.firstRow = String(first + 1);
+    this.grid.dataset.lastRow = String(last + 1);
+    const notes = [`${sheet}: ${used.rows.toLocaleString("en-US")} used rows × ${used.cols} columns`];
+    if (totalCols > cols) notes.push(`only the first ${cols} columns are drawn`);
+    this.note.textContent = notes.join(" · ");
+    this.updateFormulaBar();
+    if (this.editing) this.editing = null;
+  }
+
+  private renderCell(cell: PreviewCell, r: number, c: number): HTMLTableCellElement {
+    const td = document.createElement("td");
+    td.dataset.address = cellAddress(r, c);
+    td.dataset.type = cell.type;
+    td.dataset.format = cell.format;
+    td.dataset.value = cell.value;
+    if (cell.formula) td.dataset.formula = cell.formula;
+    if (cell.table) {
+      td.dataset.table = cell.table;
+      td.classList.add(cell.tableHeader ? "table-header" : "in-table");
+    }
+    td.textContent = cell.text;
+    td.title = cell.text;
+    if (r === this.selection.row && c === this.selection.col) {
+      td.classList.add("selected");
+      td.setAttribute("aria-selected", "true");
+    }
+    return td;
+  }
+
+  private renderTabs(wb: PreviewWorkbook): void {
+    const sheets = wb.sheets();
+    const active = wb.activeSheet();
+    const key = JSON.stringify([sheets, active]);
+    if (this.tabs.dataset.key === key) return;
+    this.tabs.dataset.key = key;
+    this.tabs.replaceChildren(
+      ...sheets.map((name) => {
+        const b = document.createElement("button");
+        b.type = "button";
+        b.setAttribute("role", "tab");
+        b.dataset.sheet = name;
+        b.dataset.testid = "preview-sheet-tab";
+        b.setAttribute("aria-selected", String(name === active));
+        b.textContent = name;
+        b.addEventListener("click", () => void this.activateSheet(name));
+        return b;
+      }),
+    );
+  }
+
+  private async activateSheet(name: string): Promise<void> {
+    const wb = this.workbook;
+    if (!wb) return;
+    await wb.activate(name);
+    this.scroller.scrollTop = 0;
+    this.selection = wb.selection() ?? { row: 0, col: 0 };
+    this.render();
+  }
+
+  private onGridMouseDown(e: MouseEvent): void {
+    const td = (e.target as HTMLElement).closest<HTMLTableCellElement>("td[data-address]");
+    if (!td || (this.editing && td.contains(this.editing.input))) return;
+    if (this.editing) void this.commitEdit();
+    const pos = parseA1(td.dataset.address ?? "");
+    if (pos) void this.select(pos.row, pos.col);
+    this.scroller.focus();
+  }
+
+  private onGridKey(e: KeyboardEvent): void {
+    if (this.editing) return;
+    const moves: Record<string, [number, number]> = {
+      ArrowUp: [-1, 0], ArrowDown: [1, 0], ArrowLeft: [0, -1], ArrowRight: [0, 1], Tab: [0, 1],
+    };
+    const move = moves[e.key];
+    if (move) {
+      e.preventDefault();
+      void this.select(Math.max(0, this.selection.row + move[0]), Math.max(0, this.selection.col + move[1]));
+      return;
+    }
+    if (e.key === "Enter" || e.key === "F2") {
+      e.preventDefault();
+      this.beginEdit(null);
+      return;
+    }
+    if (e.key === "Delete" || e.key === "Backspace") {
+      e.preventDefault();
+      void this.typeInto(this.selection.row, this.selection.col, "");
+      return;
+    }
+    if (e.key.length === 1 && !e.ctrlKey && !e.metaKey && !e.altKey) {
+      e.preventDefault();
+      this.beginEdit(e.key);
+    }
+  }
+
+  private async select(row: number, col: number): Promise<void> {
+    this.selection = { row, col };
+    this.ensureVisible(row);
+    this.render();
+    const wb = this.workbook;
+    if (wb) await wb.select(row, col);
+  }
+
+  private goTo(text: string): void {
+    const pos = parseA1(text.trim());
+    if (!pos) {
+      this.nameBox.setCustomValidity("Not an address");
+      this.nameBox.reportValidity();
+      return;
+    }
+    this.nameBox.setCustomValidity("");
+    void this.select(pos.row, pos.col).then(() => this.scroller.focus());
+  }
+
+  private ensureVisible(row: number): void {
+    const top = row * ROW_HEIGHT;
+    const header = ROW_HEIGHT;
+    if (top < this.scroller.scrollTop) this.scroller.scrollTop = top;
+    else if (top + 2 * ROW_HEIGHT + header > this.scroller.scrollTop + this.scroller.clientHeight) {
+      this.scroller.scrollTop = top + 2 * ROW_HEIGHT + header - this.scroller.clientHeight;
+    }
+  }
+
+  /** Opens the in-cell editor; `initial` is the first typed character (replaces the content, as in Excel). */
+  private beginEdit(initial: string | null): void {
+    const wb = this.workbook;
+    const sheet = wb?.activeSheet();
+    if (!wb || !sheet) return;
+    const { row, col } = this.selection;
+    const td = this.grid.querySelector<HTMLTableCellElement>(`td[data-address="${cellAddress(row, col)}"]`);
+    if (!td) return;
+    const cell = wb.cell(sheet, row, col);
+    const input = document.createElement("input");
+    input.dataset.testid = "preview-cell-editor";
+    input.setAttribute("aria-label", `Edit ${cellAddress(row, col)}`);
+    input.value = initial ?? cell.formula ?? cell.editText;
+    td.replaceChildren(input);
+    this.editing = { row, col, input };
+    input.focus();
+    input.addEventListener("keydown", (e) => {
+      if (e.key === "Enter" || e.key === "Tab") {
+        e.preventDefault();
+        const [dr, dc] = e.key === "Enter" ? [1, 0] : [0, 1];
+        void this.commitEdit().then(() => this.select(row + dr, col + dc)).then(() => this.scroller.focus());
+      } else if (e.key === "Escape") {
+        e.preventDefault();
+        this.editing = null;
+        this.render();
+        this.scroller.focus();
+      }
+    });
+  }
+
+  private async commitEdit(): Promise<void> {
+    const editing = this.editing;
+    if (!editing) return;
+    this.editing = null;
+    await this.typeInto(editing.row, editing.col, editing.input.value);
+  }
+
+  /** Writes text the way a user typing into the cell does (Excel parses it: numbers, dates, formulas). */
+  private async typeInto(row: number, col: number, text: string): Promise<void> {
+    const wb = this.workbook;
+    if (!wb) return;
+    try {
+      await wb.typeInto(row, col, text);
+    } catch (err) {
+      this.notify(`Excel could not take that input: ${(err as Error).message ?? String(err)}`);
+    }
+    this.render();
+  }
+
+  private updateFormulaBar(): void {
+    const wb = this.workbook;
+    const sheet = wb?.activeSheet();
+    const { row, col } = this.selection;
+    this.nameBox.value = cellAddress(row, col);
+    if (!wb || !sheet) return;
+    const cell = wb.cell(sheet, row, col);
+    this.formulaText.value = cell.formula ?? cell.editText;
+  }
+
+  /** Runs a ribbon function command in its own frame (its own runtime, as in Excel), sharing the workbook. */
+  private async runCommand(name: string): Promise<void> {
+    const frame = await this.commandsFrame();
+    const api = (frame.contentWindow as unknown as { __ppmPreviewCommands?: { invoke(n: string): Promise<void> } })
+      .__ppmPreviewCommands;
+    if (!api) {
+      this.notify("The ribbon command runtime did not start.");
+      return;
+    }
+    const button = $<HTMLButtonElement>("ribbon-refresh-all");
+    button.disabled = true;
+    try {
+      await api.invoke(name);
+    } catch (err) {
+      this.notify(`${name} failed: ${(err as Error).message}`);
+    } finally {
+      button.disabled = false;
+    }
+  }
+
+  private commandsFrame(): Promise<HTMLIFrameElement> {
+    if (this.commandFrame) return Promise.resolve(this.commandFrame);
+    return new Promise((resolve) => {
+      const f = document.createElement("iframe");
+      f.hidden = true;
+      f.title = "Ribbon command runtime";
+      f.src = `preview-commands.html${location.search}`;
+      f.addEventListener("load", () => {
+        this.commandFrame = f;
+        // office-shim's onReady resolves on DOMContentLoaded; give the command bundle its turn.
+        setTimeout(() => resolve(f), 0);
+      });
+      document.body.appendChild(f);
+    });
+  }
+
+  private notify(text: string): void {
+    const box = $<HTMLDivElement>("notice");
+    const close = document.createElement("button");
+    close.type = "button";
+    close.textContent = "✕";
+    close.setAttribute("aria-label", "Dismiss");
+    close.addEventListener("click", () => (box.hidden = true));
+    const body = document.createElement("div");
+    body.dataset.testid = "preview-notice-text";
+    body.textContent = text;
+    box.replaceChildren(close, body);
+    box.hidden = false;
+  }
+}
+
+function spacer(height: number, cols: number): HTMLTableRowElement {
+  const tr = document.createElement("tr");
+  tr.className = "spacer";
+  tr.setAttribute("aria-hidden", "true");
+  const td = document.createElement("td");
+  td.colSpan = cols + 1;
+  td.style.height = `${height}px`;
+  tr.appendChild(td);
+  return tr;
+}
+
+declare const __PPM_DEFAULT_SERVICE_URL__: string;
+function defaultServiceUrl(): string {
+  return typeof __PPM_DEFAULT_SERVICE_URL__ === "string" && __PPM_DEFAULT_SERVICE_URL__ ? __PPM_DEFAULT_SERVICE_URL__ : "(none)";
+}
+
+const page = new PreviewPage();
+(window as unknown as { __ppmPreview: PreviewPage }).__ppmPreview = page;
+if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", () => page.start(), { once: true });
+else page.start();

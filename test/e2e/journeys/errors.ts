@@ -1,0 +1,95 @@
+import { check, checkEqual, type Journey } from "../harness";
+import { ACME_TOKEN, GLOBEX_TOKEN, connectionItem, fillConnectionForm, openTab, useConnection } from "./connections";
+import { datasetRow, openImport } from "./datasets";
+
+/** A wrong stored token: the 401 is explained in place and offers updating exactly that connection's token. */
+export const wrongToken: Journey = {
+  name: "errors: wrong token → 401 message in place → update token → datasets again",
+  async run(t) {
+    await openTab(t, "connections");
+    const acme = connectionItem(t, "Acme (reference)");
+    await acme.getByTestId("connection-update-token").click();
+    await t.id("token-form").waitFor();
+    await t.id("token-input").fill("not-the-right-token");
+    await t.id("token-save").click();
+    await t.id("token-form").waitFor({ state: "detached" });
+
+    await openTab(t, "datasets");
+    await t.id("datasets-reload").click();
+    const panel = t.id("panel-datasets").getByTestId("error-panel");
+    await t.attr(panel, "data-code", "unauthorized");
+    const text = await panel.innerText();
+    check(!text.includes("not-the-right-token") && !text.includes(ACME_TOKEN), "the error does not show the token");
+    await panel.getByTestId("error-update-token").waitFor();
+    await panel.getByTestId("error-forget-token").waitFor();
+    await t.screenshotPane("10-error-401");
+
+    await panel.getByTestId("error-update-token").click();
+    const form = t.id("token-form");
+    await form.waitFor();
+    checkEqual(await form.getAttribute("data-connection-id"), await acme.getAttribute("data-connection-id"), "the token form is for the failing connection");
+    await t.id("token-input").fill(ACME_TOKEN);
+    await t.id("token-save").click();
+    await form.waitFor({ state: "detached" });
+
+    await openTab(t, "datasets");
+    if ((await t.id("panel-datasets").getByTestId("error-panel").count()) > 0) await t.id("datasets-reload").click();
+    await datasetRow(t, "financials").waitFor();
+    checkEqual(await t.id("panel-datasets").getByTestId("error-panel").count(), 0, "error panels after the token was fixed");
+  },
+};
+
+/** A company without reporting gets a clear state, not an error dump; switching back works. */
+export const reportingDisabled: Journey = {
+  name: "errors: globex (reporting disabled, 403) → clear reporting-disabled state",
+  async run(t) {
+    await openTab(t, "connections");
+    await t.id("connection-add").click();
+    await fillConnectionForm(t, { name: "Globex (reference)", baseUrl: t.serviceUrl, token: GLOBEX_TOKEN });
+    await t.attr(connectionItem(t, "Globex (reference)"), "data-active", "true");
+    // Several companies side by side on one environment.
+    checkEqual(await t.id("connection-item").count(), 2, "connections listed");
+
+    await openTab(t, "datasets");
+    const disabled = t.id("reporting-disabled");
+    await disabled.waitFor();
+    check((await disabled.innerText()).toLowerCase().includes("reporting"), "the state explains reporting is not enabled");
+    checkEqual(await t.id("dataset-row").count(), 0, "no datasets listed for globex");
+    await t.screenshotPane("11-reporting-disabled");
+
+    await useConnection(t, "Acme (reference)");
+    await openTab(t, "datasets");
+    await datasetRow(t, "financials").waitFor();
+    checkEqual(await t.id("reporting-disabled").count(), 0, "acme shows datasets again");
+  },
+};
+
+/** Listed but never generated: not importable, and says when to retry. A broken export (422) offers details. */
+export const notGeneratedAndBroken: Journey = {
+  name: "errors: risks not generated (disabled, retry note); timesheets 422 → copy details with key and time",
+  async run(t) {
+    await openTab(t, "datasets");
+    const risks = datasetRow(t, "risks");
+    checkEqual(await risks.getAttribute("data-state"), "no_export", "risks state");
+    check(await risks.getByTestId("dataset-import").isDisabled(), "risks import is disabled");
+    const note = await risks.getByTestId("dataset-state-note").innerText();
+    check(note.includes("retry after the next generation"), `risks note (${note})`);
+    await risks.scrollIntoViewIfNeeded();
+    await t.screenshotPane("12-not-generated");
+
+    const sheetsBefore = await t.sheetNames();
+    await openImport(t, "timesheets");
+    await t.id("import-start").click();
+    const panel = t.id("panel-datasets").getByTestId("error-panel");
+    await t.attr(panel, "data-code", "invalid_cached_artifact");
+    await panel.getByTestId("error-copy-details").waitFor();
+    const details = await panel.getByTestId("error-details").innerText();
+    check(details.includes("timesheets"), `details name the dataset (${details})`);
+    check(/\d{4}-\d{2}-\d{2}T\d{2}:\d{2}/.test(details), `details carry the request time (${details})`);
+    check(!details.includes(ACME_TOKEN), "details carry no token");
+    checkEqual(await t.sheetNames(), sheetsBefore, "a failed import leaves no sheet behind");
+    await t.screenshotPane("13-error-422");
+    await panel.getByTestId("error-dismiss").click();
+    await panel.waitFor({ state: "detached" });
+  },
+};

@@ -1,0 +1,55 @@
+import { check, checkEqual, type Journey } from "../harness";
+import { ACME_TOKEN } from "./connections";
+import { openImport, runJob } from "./datasets";
+
+/**
+ * A pasted OData query is applied locally: the service only ever sees the plain dataset request
+ * (it rejects every `$` option), and the sheet gets exactly the filtered, projected, sorted top rows.
+ */
+export const importWithPastedQuery: Journey = {
+  name: "import: pasted $filter/$select/$orderby/$top applied locally, the service never sees a $ option",
+  async run(t) {
+    await t.clearRequests();
+    await openImport(t, "financials");
+    // A full OData URL as a BI tool would show it, including a credential parameter that must be dropped.
+    const pasted =
+      `${t.serviceUrl}/api/bi/odata/v1/financials?$filter=fiscal_year eq 2026 and period_number le 6` +
+      `&$select=project_id,fiscal_year,period_number,budget&$orderby=budget desc&$top=5&company_api_token=${ACME_TOKEN}`;
+    await t.id("query-paste").fill(pasted);
+    await t.until("the local part of the query to show", async () => (await t.id("query-preview-local").innerText()).includes("$top"));
+    const sent = await t.id("query-preview-sent").innerText();
+    const local = await t.id("query-preview-local").innerText();
+    check(!sent.includes("$") && sent.includes("financials"), `sent: ${sent}`);
+    check(!sent.includes(ACME_TOKEN) && !local.includes(ACME_TOKEN), "the pasted token is shown nowhere");
+    for (const part of ["$filter", "$select", "$orderby", "$top"]) check(local.includes(part), `applied locally: ${part} (${local})`);
+    await t.id("query-preview-removed").waitFor();
+    check(!(await t.id("query-preview-removed").innerText()).includes(ACME_TOKEN), "the removal note does not repeat the token");
+    await t.screenshotPane("08-import-query");
+
+    const job = await runJob(t, () => t.id("import-start").click());
+    checkEqual(job.rows, 5, "rows after $top=5");
+    if ((await t.activeSheet()) !== job.sheet) await t.openSheet(job.sheet);
+
+    const header = await t.row(1, 5);
+    checkEqual(header.map((c) => c.value), ["project_id", "fiscal_year", "period_number", "budget", ""], "header after $select");
+    const budgets: number[] = [];
+    for (let r = 2; r <= 6; r++) {
+      const [id, fy, pn, budget] = await t.row(r, 4);
+      check(id.value.startsWith("PRJ-"), `project_id in row ${r}`);
+      checkEqual([fy.type, fy.value], ["number", "2026"], `fiscal_year in row ${r}`);
+      check(Number(pn.value) <= 6, `period_number <= 6 in row ${r} (${pn.value})`);
+      checkEqual(budget.type, "number", `budget type in row ${r}`);
+      budgets.push(Number(budget.value));
+    }
+    checkEqual([...budgets].sort((a, b) => b - a), budgets, "sorted by budget, descending");
+    checkEqual((await t.cell("A7")).type, "empty", "nothing below the fifth row");
+
+    const log = await t.requests();
+    check(log.length > 0, "the service was called");
+    const offending = log.filter((r) => r.query.includes("$") || /%24/i.test(r.query));
+    checkEqual(offending, [], "requests carrying a $ option");
+    check(log.every((r) => !/company_api_token/i.test(r.query)), "no request carried the token in the query string");
+    check(log.some((r) => r.path.includes("financials") && r.status === 200), "the complete table was fetched");
+    await t.screenshot("09-imported-with-query");
+  },
+};

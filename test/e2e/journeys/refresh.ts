@@ -1,0 +1,82 @@
+import { check, checkEqual, type E2E, type Journey } from "../harness";
+import { openTab } from "./connections";
+
+/** Clicks a refresh button and waits for a NEW summary (the previous one is marked first). */
+export async function refreshAndSummarise(
+  t: E2E,
+  click: () => Promise<void>,
+): Promise<{ updated: number; unchanged: number; failed: number; items: Array<{ table: string; outcome: string; reason: string }> }> {
+  const frame = t.frame();
+  await frame.evaluate(() => {
+    const el = document.querySelector<HTMLElement>('[data-testid="refresh-summary"]');
+    if (el) el.dataset.e2eSeen = "1";
+  });
+  await click();
+  return t.until(
+    "a refresh summary",
+    () =>
+      frame.evaluate(() => {
+        const el = document.querySelector<HTMLElement>('[data-testid="refresh-summary"]');
+        if (!el || el.dataset.e2eSeen === "1" || el.dataset.updated === undefined) return null;
+        const items = [...el.querySelectorAll<HTMLElement>('[data-testid="refresh-summary-item"]')].map((li) => ({
+          table: li.dataset.table ?? "",
+          outcome: li.dataset.outcome ?? "",
+          reason: li.querySelector('[data-testid="refresh-summary-reason"]')?.textContent ?? "",
+        }));
+        return { updated: Number(el.dataset.updated), unchanged: Number(el.dataset.unchanged), failed: Number(el.dataset.failed), items };
+      }),
+    60_000,
+  );
+}
+
+/** A conditional refresh of an unchanged export rewrites nothing: the service answers 304. */
+export const refreshUnchanged: Journey = {
+  name: "refresh: all bound tables, unchanged export (304), no cell rewritten",
+  async run(t) {
+    await openTab(t, "refresh");
+    const bound = t.tp.locator("[data-testid=bound-table]");
+    await bound.first().waitFor();
+    checkEqual(await bound.count(), 1, "bound tables after one import");
+    const source = await bound.first().getByTestId("bound-table-source").innerText();
+    check(source.includes("financials"), `bound table source names the dataset (${source})`);
+    check((await bound.first().getByTestId("bound-table-last-refresh").getAttribute("datetime")) !== null, "last refresh time shown");
+
+    await t.clearRequests();
+    const before = await t.workbookStats();
+    const summary = await refreshAndSummarise(t, () => t.id("refresh-all").click());
+    checkEqual([summary.updated, summary.unchanged, summary.failed], [0, 1, 0], "summary (updated, unchanged, failed)");
+    const after = await t.workbookStats();
+    checkEqual(after.cellWrites - before.cellWrites, 0, "cells written by an unchanged refresh");
+    const exports = (await t.requests()).filter((r) => r.path.startsWith("/api/bi/v1/financials"));
+    check(exports.length >= 1 && exports.every((r) => r.status === 304), `the service answered 304 (${JSON.stringify(exports)})`);
+    await t.screenshotPane("06-refresh-unchanged");
+  },
+};
+
+/** After the service generates a new export, refreshing the table under the selection rewrites it in place. */
+export const refreshUpdated: Journey = {
+  name: "refresh: after regeneration (test hook), refresh under the selection updates values in place",
+  async run(t) {
+    const sheet = await t.activeSheet();
+    const before = [];
+    for (let r = 2; r <= 11; r++) before.push((await t.cell(`G${r}`)).value);
+    await t.control("regenerate", { company: "acme", dataset: "financials" });
+
+    // The selection is inside the bound table: "Refresh selected" refreshes exactly that one.
+    await t.goTo("C5");
+    const stats0 = await t.workbookStats();
+    await openTab(t, "refresh");
+    const summary = await refreshAndSummarise(t, () => t.id("refresh-selected").click());
+    checkEqual([summary.updated, summary.unchanged, summary.failed], [1, 0, 0], "summary (updated, unchanged, failed)");
+    const stats1 = await t.workbookStats();
+    check(stats1.cellWrites > stats0.cellWrites, "the update wrote cells");
+
+    checkEqual(await t.activeSheet(), sheet, "the refresh stays on the same sheet");
+    const after = [];
+    for (let r = 2; r <= 11; r++) after.push((await t.cell(`G${r}`)).value);
+    check(JSON.stringify(after) !== JSON.stringify(before), `actual_cost changed after regeneration (${before} → ${after})`);
+    checkEqual((await t.cell("A2")).value, "PRJ-0001", "rows stay in place");
+    checkEqual((await t.cell("A1")).value, "project_id", "header stays");
+    await t.screenshot("07-refresh-updated");
+  },
+};
