@@ -42,6 +42,11 @@ export interface WritebackWorkbook {
   /** The stored import record of a binding; null when none. Throws for an unreadable one. */
   readBaseline(bindingId: string): Promise<Baseline | null>;
   saveBaseline(baseline: Baseline): Promise<void>;
+  /**
+   * Makes these columns of the table text (format `@`, current values rewritten as the plain
+   * strings they stand for), so what the user types next is kept exactly as typed.
+   */
+  setColumnsAsText(tableName: string, columns: readonly string[]): Promise<void>;
 }
 
 /** Result of refreshing the table after sending (the refresh engine's report, reduced). */
@@ -73,6 +78,8 @@ export interface WritebackPreview {
   warnings: string[];
   /** Number of records a confirm would update. */
   recordsToUpdate: number;
+  /** The table's custom fields (null = unknown). */
+  fields: CustomFieldMeta[] | null;
 }
 
 /** Raised when write-back cannot even be prepared (wrong kind of table, table gone, service unreachable). */
@@ -156,7 +163,34 @@ export async function prepareWriteback(deps: WritebackDeps, binding: WritebackBi
     warnings.push("Without an import record, a value someone else changed since your import cannot be told from your edit: check the old values before confirming.");
   }
   const recordsToUpdate = new Set(diff.changes.filter((c) => c.validation.status === "valid").map((c) => c.projectToken)).size;
-  return { binding, kind, mode: diff.mode, changes: diff.changes, notes: diff.notes, warnings, recordsToUpdate };
+  return { binding, kind, mode: diff.mode, changes: diff.changes, notes: diff.notes, warnings, recordsToUpdate, fields };
+}
+
+/** Outcome of {@link prepareForEditing}. */
+export type PrepareResult =
+  /** Ready: numeric custom-field columns are text now and the import record was taken. */
+  | { ready: true; textColumns: string[]; baseline: Baseline; warnings: string[] }
+  /** The sheet already differs from what was imported: those changes are shown first, nothing was converted. */
+  | { ready: false; preview: WritebackPreview };
+
+/**
+ * Gets a table ready for editing custom fields in the sheet. Excel turns typed input in number
+ * cells into numbers (`1,234.5` silently becomes 1234.5; ` 12` becomes 12), which would hide exactly
+ * the input the spec rejects; so the numeric custom-field columns are switched to text first, and
+ * the import record is taken right after, from the converted cells.
+ *
+ * Only when nothing differs yet: pending edits would otherwise be absorbed into the new record.
+ * The next refresh writes numbers again (ending the editing session); run this again to edit more.
+ */
+export async function prepareForEditing(deps: WritebackDeps, binding: WritebackBinding, options: { signal?: AbortSignal } = {}): Promise<PrepareResult> {
+  const preview = await prepareWriteback(deps, binding, options);
+  if (preview.changes.some((c) => c.validation.status !== "ignored")) return { ready: false, preview };
+  const sheet = dataColumnsOnly(await deps.workbook.readTable(binding.tableName), binding);
+  const textColumns = (preview.fields ?? []).filter((f) => f.numeric !== false && sheet.columns.includes(f.name)).map((f) => f.name);
+  if (textColumns.length) await deps.workbook.setColumnsAsText(binding.tableName, textColumns);
+  const baseline = await captureBaseline(deps.workbook, binding, deps.now?.() ?? new Date());
+  const warnings = preview.warnings.filter((w) => !w.startsWith("The table was refreshed after") && !w.startsWith("The import record could not be read"));
+  return { ready: true, textColumns, baseline, warnings };
 }
 
 export interface WritebackOutcome {

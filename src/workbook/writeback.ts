@@ -9,7 +9,7 @@
 import { BASELINE_SETTING_PREFIX, baselineSettingKey, parseBaseline, serializeBaseline, type Baseline, type SheetTable } from "../records/baseline";
 import { captureBaseline, type WritebackBinding, type WritebackWorkbook } from "../records/session";
 import { TOKEN_COLUMN } from "../records/fields";
-import type { SheetValue } from "../records/values";
+import { cellToText, type SheetValue } from "../records/values";
 import { readBindings } from "./bindingStore";
 import type { Binding } from "../refresh/binding";
 
@@ -61,6 +61,34 @@ export async function saveBaseline(context: Excel.RequestContext, baseline: Base
   await context.sync();
 }
 
+/**
+ * Switches table columns to text: number format `@` on the data body, and every current value
+ * rewritten as the plain string it stands for (1500.5 → "1500.5", never "1.5E+03"), so later typing
+ * is kept as typed. Error cells are left as they are. Missing columns are skipped.
+ */
+export async function setColumnsAsText(context: Excel.RequestContext, tableName: string, columns: readonly string[]): Promise<void> {
+  const table = context.workbook.tables.getItem(tableName);
+  const cols = columns.map((name) => table.columns.getItemOrNullObject(name));
+  await context.sync();
+  const bodies = cols.filter((c) => !c.isNullObject).map((c) => {
+    const body = c.getDataBodyRange();
+    body.load("values,valueTypes");
+    return body;
+  });
+  await context.sync();
+  for (const body of bodies) {
+    const types = body.valueTypes as unknown as string[][];
+    const values = body.values.map((row, r) => row.map((v, c) => {
+      if (types[r]?.[c] === "Error") return v;
+      const t = cellToText(v as SheetValue);
+      return t.ok ? t.text : v;
+    }));
+    body.numberFormat = values.map((row) => row.map(() => "@"));
+    body.values = values as (string | number | boolean)[][];
+  }
+  await context.sync();
+}
+
 /** Deletes the import records whose binding no longer exists (after a binding was removed). */
 export async function pruneBaselines(context: Excel.RequestContext, liveBindingIds: readonly string[]): Promise<number> {
   const settings = context.workbook.settings;
@@ -86,6 +114,7 @@ export function excelWritebackWorkbook(run: <T>(work: (context: Excel.RequestCon
     readTable: (tableName) => run((ctx) => readTableCells(ctx, tableName)),
     readBaseline: (bindingId) => run((ctx) => readBaseline(ctx, bindingId)),
     saveBaseline: (b) => run((ctx) => saveBaseline(ctx, b)),
+    setColumnsAsText: (tableName, columns) => run((ctx) => setColumnsAsText(ctx, tableName, columns)),
   };
 }
 
@@ -112,6 +141,7 @@ export async function recordImportBaseline(context: Excel.RequestContext, bindin
     readTable: (name) => readTableCells(context, name),
     readBaseline: (id) => readBaseline(context, id),
     saveBaseline: (b) => saveBaseline(context, b),
+    setColumnsAsText: (name, cols) => setColumnsAsText(context, name, cols),
   };
   return captureBaseline(port, binding);
 }
@@ -131,12 +161,15 @@ export async function selectedRecord(context: Excel.RequestContext): Promise<{ r
   const candidates = await writableBindings(context);
   const selection = context.workbook.getSelectedRange();
   selection.load("rowIndex");
+  selection.worksheet.load("name");
   const checks = candidates.map((b) => {
     const table = context.workbook.tables.getItemOrNullObject(b.tableName);
+    table.worksheet.load("name");
     return { b, table };
   });
   await context.sync();
-  const live = checks.filter((c) => !c.table.isNullObject);
+  // Ranges on different sheets cannot be intersected (Excel throws), so compare sheets first.
+  const live = checks.filter((c) => !c.table.isNullObject && c.table.worksheet.name === selection.worksheet.name);
   const hits = live.map(({ b, table }) => {
     const body = table.getDataBodyRange();
     const inter = body.getIntersectionOrNullObject(selection);
@@ -146,6 +179,7 @@ export async function selectedRecord(context: Excel.RequestContext): Promise<{ r
     inter.load("rowIndex");
     return { b, body, inter, header };
   });
+  if (hits.length === 0) return { record: null, reason: "Select a row of an imported projects or proposals snapshot table first." };
   await context.sync();
   for (const { b, body, inter, header } of hits) {
     if (inter.isNullObject) continue;

@@ -132,6 +132,12 @@ class FakeSheet {
     if (!row || fi < 0) throw new Error(`no cell ${token}/${field}`);
     row[fi] = value;
   }
+  toText(cols: readonly string[]) {
+    for (const c of cols) {
+      const i = this.sheet.columns.indexOf(c);
+      for (const r of this.sheet.rows) if (typeof r[i] === "number") r[i] = String(r[i]);
+    }
+  }
   cell(token: string, field: string) {
     const ti = this.sheet.columns.indexOf("project_token");
     return this.sheet.rows.find((r) => r[ti] === token)![this.sheet.columns.indexOf(field)];
@@ -155,6 +161,7 @@ describe("write-back from the sheet, end to end", () => {
         readTable: async () => structuredClone(fake.sheet),
         readBaseline: async () => fake.baseline,
         saveBaseline: async (b) => void (fake.baseline = b),
+        setColumnsAsText: async (_t, cols) => fake.toText(cols),
       },
       customFields: () => records.customFields(),
       refresh: async (b) => {
