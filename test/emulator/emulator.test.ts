@@ -1,0 +1,776 @@
+import {
+  EmulatedExcelError,
+  ErrorCodes,
+  EmulatedRequestContext,
+  Workbook,
+  createEmulatedContext,
+  createExcelNamespace,
+  inspect,
+  loadWorkbook,
+  run,
+  seed,
+  serializeWorkbook,
+  snapshot,
+  dateSerial,
+} from "./index";
+
+/** Resolves to the error code a promise rejects with (fails the test if it resolves). */
+async function codeOf(p: Promise<unknown>): Promise<string> {
+  try {
+    await p;
+  } catch (e) {
+    if (e instanceof EmulatedExcelError) return e.code;
+    throw e;
+  }
+  throw new Error("expected the promise to reject");
+}
+
+function codeOfSync(fn: () => unknown): string {
+  try {
+    fn();
+  } catch (e) {
+    if (e instanceof EmulatedExcelError) return e.code;
+    throw e;
+  }
+  throw new Error("expected the call to throw");
+}
+
+const newWorkbook = (): Workbook => new Workbook({ currentYear: 2025 });
+
+describe("proxy objects: load before read", () => {
+  test("reading an unloaded property throws PropertyNotLoaded at once, loaded properties read after sync", async () => {
+    const wb = newWorkbook();
+    seed(wb, "A1:B1", [["x", 2]]);
+    const ctx = createEmulatedContext(wb);
+    const range = ctx.workbook.worksheets.getItem("Sheet1").getRange("A1:B1");
+    expect(codeOfSync(() => range.values)).toBe(ErrorCodes.propertyNotLoaded);
+    range.load("values, address");
+    // Loading is queued: still unreadable before sync.
+    expect(codeOfSync(() => range.address)).toBe(ErrorCodes.propertyNotLoaded);
+    await ctx.sync();
+    expect(range.values).toEqual([["x", 2]]);
+    expect(range.address).toBe("Sheet1!A1:B1");
+    expect(codeOfSync(() => range.numberFormat)).toBe(ErrorCodes.propertyNotLoaded);
+  });
+
+  test("all load forms: string, array, select/expand object, property bag, no argument", async () => {
+    const wb = newWorkbook();
+    await run(wb, async (ctx) => {
+      const a = ctx.workbook.worksheets.getItem("Sheet1").getRange("B2");
+      const b = ctx.workbook.worksheets.getItem("Sheet1").getRange("B2");
+      const c = ctx.workbook.worksheets.getItem("Sheet1").getRange("B2");
+      const d = ctx.workbook.worksheets.getItem("Sheet1").getRange("B2");
+      a.load(["rowIndex", "columnIndex"]);
+      b.load({ select: "rowCount", expand: "worksheet" });
+      c.load({ columnCount: true, worksheet: { name: true } });
+      d.load();
+      await ctx.sync();
+      expect([a.rowIndex, a.columnIndex]).toEqual([1, 1]);
+      expect(b.rowCount).toBe(1);
+      expect(b.worksheet.name).toBe("Sheet1");
+      expect(c.columnCount).toBe(1);
+      expect(c.worksheet.name).toBe("Sheet1");
+      expect(d.text).toEqual([[""]]);
+      expect(d.valueTypes).toEqual([["Empty"]]);
+    });
+  });
+
+  test("collections: items is unreadable until loaded; 'items/name' and 'name' both load item names", async () => {
+    const wb = newWorkbook();
+    await run(wb, async (ctx) => {
+      ctx.workbook.worksheets.add("Data");
+      const sheets = ctx.workbook.worksheets;
+      expect(codeOfSync(() => sheets.items)).toBe(ErrorCodes.propertyNotLoaded);
+      sheets.load("items/name");
+      await ctx.sync();
+      expect(sheets.items.map((s) => s.name)).toEqual(["Sheet1", "Data"]);
+      expect(codeOfSync(() => sheets.items[0].id)).toBe(ErrorCodes.propertyNotLoaded);
+    });
+  });
+
+  test("isNullObject is readable only after sync; getItem of a missing sheet fails at sync with ItemNotFound", async () => {
+    const wb = newWorkbook();
+    const ctx = createEmulatedContext(wb);
+    const missing = ctx.workbook.worksheets.getItemOrNullObject("Nope");
+    const present = ctx.workbook.worksheets.getItemOrNullObject("sheet1");
+    expect(codeOfSync(() => missing.isNullObject)).toBe(ErrorCodes.propertyNotLoaded);
+    await ctx.sync();
+    expect(missing.isNullObject).toBe(true);
+    expect(present.isNullObject).toBe(false);
+    const bad = ctx.workbook.worksheets.getItem("Nope");
+    bad.load("name");
+    expect(await codeOf(ctx.sync())).toBe(ErrorCodes.itemNotFound);
+  });
+
+  test("a property set locally reads back the value set (as office.js caches it), not Excel's parsed value", async () => {
+    const wb = newWorkbook();
+    await run(wb, async (ctx) => {
+      const r = ctx.workbook.worksheets.getActiveWorksheet().getRange("A1");
+      r.values = [["+1"]];
+      expect(r.values).toEqual([["+1"]]);
+      r.load("values");
+      await ctx.sync();
+      expect(r.values).toEqual([[1]]);
+    });
+  });
+});
+
+describe("nothing is applied until sync", () => {
+  test("writes are queued; the model changes at sync and onChange fires once per applying sync", async () => {
+    const wb = newWorkbook();
+    const changes: number[] = [];
+    wb.onChange(() => changes.push(wb.stats.syncCount));
+    const ctx = createEmulatedContext(wb);
+    const r = ctx.workbook.worksheets.getItem("Sheet1").getRange("A1:B2");
+    r.values = [[1, 2], [3, 4]];
+    ctx.workbook.worksheets.add("Second");
+    expect(inspect(wb, "Sheet1!A1:B2").values).toEqual([["", ""], ["", ""]]);
+    expect(wb.sheets.map((s) => s.name)).toEqual(["Sheet1"]);
+    expect(changes).toEqual([]);
+    await ctx.sync();
+    expect(inspect(wb, "Sheet1!A1:B2").values).toEqual([[1, 2], [3, 4]]);
+    expect(wb.sheets.map((s) => s.name)).toEqual(["Sheet1", "Second"]);
+    expect(changes).toEqual([1]);
+    r.load("values");
+    await ctx.sync();
+    expect(changes).toEqual([1]);
+  });
+
+  test("Excel.run flushes operations still queued when the batch ends, then its objects are dead", async () => {
+    const wb = newWorkbook();
+    const Excel = createExcelNamespace(wb);
+    let leaked: { values: unknown[][] } | undefined;
+    await Excel.run(async (ctx) => {
+      const r = ctx.workbook.worksheets.getItem("Sheet1").getRange("C3");
+      r.values = [["late"]];
+      leaked = r;
+    });
+    expect(inspect(wb, "C3").values).toEqual([["late"]]);
+    expect(codeOfSync(() => (leaked!.values = [["again"]]))).toBe(ErrorCodes.invalidObjectPath);
+  });
+
+  test("a failing operation stops the batch: earlier operations stay applied, later ones are not", async () => {
+    const wb = newWorkbook();
+    const ctx = createEmulatedContext(wb);
+    const s = ctx.workbook.worksheets.getItem("Sheet1");
+    s.getRange("A1").values = [["first"]];
+    s.getRange("A2:B2").values = [[1, 2, 3]];
+    s.getRange("A3").values = [["third"]];
+    expect(await codeOf(ctx.sync())).toBe(ErrorCodes.invalidArgument);
+    expect(inspect(wb, "A1:A3").values).toEqual([["first"], [""], [""]]);
+  });
+
+  test("objects cannot cross request contexts", async () => {
+    const wb = newWorkbook();
+    const a = createEmulatedContext(wb);
+    const b = createEmulatedContext(wb);
+    const range = a.workbook.worksheets.getItem("Sheet1").getRange("A1:B2");
+    expect(codeOfSync(() => b.workbook.tables.add(range as never, true))).toBe("InvalidRequestContext");
+  });
+});
+
+describe("request and response payload limits (5 MB per sync)", () => {
+  const bigRows = (rows: number, width: number): string[][] =>
+    Array.from({ length: rows }, (_, i) => Array.from({ length: 10 }, (_, j) => `${i}-${j}-`.padEnd(width, "x")));
+
+  test("a request over 5 MB is rejected with RequestPayloadSizeLimitExceeded and applies nothing of the batch", async () => {
+    const wb = newWorkbook();
+    const ctx = createEmulatedContext(wb);
+    const s = ctx.workbook.worksheets.getItem("Sheet1");
+    s.getRange("Z1").values = [["small write in the same batch"]];
+    ctx.workbook.settings.add("k", 1);
+    s.getRange("A1:J1000").values = bigRows(1000, 560); // about 5.6 MB of strings
+    const err = await ctx.sync().catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(EmulatedExcelError);
+    expect((err as EmulatedExcelError).code).toBe("RequestPayloadSizeLimitExceeded");
+    expect(inspect(wb, "Z1").values).toEqual([[""]]);
+    expect(inspect(wb, "A1").values).toEqual([[""]]);
+    expect(wb.settings.size).toBe(0);
+    expect(wb.stats.rejectedSyncs).toBe(1);
+    expect(wb.stats.maxRequestBytes).toBeGreaterThan(5 * 1024 * 1024);
+    // The same data in two halves fits.
+    const data = bigRows(1000, 560);
+    s.getRange("A1:J500").values = data.slice(0, 500);
+    await ctx.sync();
+    s.getRange("A501:J1000").values = data.slice(500);
+    await ctx.sync();
+    expect(inspect(wb, "J1000").values).toEqual([[data[999][9]]]);
+    expect(wb.stats.requestBytesPerSync.slice(-2).every((b) => b < 5 * 1024 * 1024)).toBe(true);
+    expect(wb.stats.cellsWritten).toBe(10_000);
+  });
+
+  test("loading more than 5 MB in one sync fails with ResponsePayloadSizeLimitExceeded and delivers nothing", async () => {
+    const wb = newWorkbook();
+    seed(wb, "A1:J1000", bigRows(1000, 560));
+    const ctx = createEmulatedContext(wb);
+    const r = ctx.workbook.worksheets.getItem("Sheet1").getRange("A1:J1000");
+    r.load("values");
+    expect(await codeOf(ctx.sync())).toBe("ResponsePayloadSizeLimitExceeded");
+    expect(codeOfSync(() => r.values)).toBe(ErrorCodes.propertyNotLoaded);
+    const half = ctx.workbook.worksheets.getItem("Sheet1").getRange("A1:J500");
+    half.load("values");
+    await ctx.sync();
+    expect(half.values).toHaveLength(500);
+  });
+});
+
+describe("range writes", () => {
+  test("dimension mismatch throws InvalidArgument; a scalar or 1x1 array fills the range", async () => {
+    const wb = newWorkbook();
+    const ctx = createEmulatedContext(wb);
+    const s = ctx.workbook.worksheets.getItem("Sheet1");
+    s.getRange("A1:B2").values = [[1, 2]];
+    expect(await codeOf(ctx.sync())).toBe(ErrorCodes.invalidArgument);
+    s.getRange("A1:B2").numberFormat = [["0"], ["0"]];
+    expect(await codeOf(ctx.sync())).toBe(ErrorCodes.invalidArgument);
+    s.getRange("A1:B2").formulas = [["=1", "=2", "=3"], ["=4", "=5", "=6"]];
+    expect(await codeOf(ctx.sync())).toBe(ErrorCodes.invalidArgument);
+    s.getRange("A1:B2").values = [[7]];
+    s.getRange("C1:C2").values = "z" as never;
+    await ctx.sync();
+    expect(inspect(wb, "A1:C2").values).toEqual([[7, 7, "z"], [7, 7, "z"]]);
+  });
+
+  test("null leaves a cell unchanged, '' clears it; invalid values are rejected whole", async () => {
+    const wb = newWorkbook();
+    seed(wb, "A1:C1", [["a", "b", "c"]]);
+    await run(wb, async (ctx) => {
+      ctx.workbook.worksheets.getItem("Sheet1").getRange("A1:C1").values = [[null, "", "C"]] as never;
+      ctx.workbook.worksheets.getItem("Sheet1").getRange("A1:C1").numberFormat = [[null, null, "0.00"]] as never;
+    });
+    expect(inspect(wb, "A1:C1").values).toEqual([["a", "", "C"]]);
+    expect(inspect(wb, "A1:C1").numberFormat).toEqual([["General", "General", "0.00"]]);
+    for (const bad of [NaN, Infinity, undefined, { a: 1 }, "x".repeat(32768)]) {
+      const err = await run(wb, async (ctx) => {
+        ctx.workbook.worksheets.getItem("Sheet1").getRange("A1:B1").values = [["new", bad]] as never;
+        await ctx.sync();
+      }).catch((e: unknown) => e);
+      expect((err as EmulatedExcelError).code).toBe(ErrorCodes.invalidArgument);
+      expect(inspect(wb, "A1").values).toEqual([["a"]]);
+    }
+  });
+
+  const typed: Array<[string, unknown, string, string]> = [
+    // input, value as General, valueType as General, number format Excel applies
+    ["=SUM(A1)", 0, "Double", "General"],
+    ["+1", 1, "Double", "General"],
+    ["-2", -2, "Double", "General"],
+    ["@x", "#NAME?", "Error", "General"],
+    ["00123", 123, "Double", "General"],
+    ["1/2", dateSerial(2025, 1, 2), "Double", "d-mmm"],
+    ["1E5", 100000, "Double", "0.00E+00"],
+    ["TRUE", true, "Boolean", "General"],
+    ["false", false, "Boolean", "General"],
+    ["12%", 0.12, "Double", "0%"],
+    ["2025-01-31", dateSerial(2025, 1, 31), "Double", "yyyy-mm-dd"],
+    ["'abc", "abc", "String", "General"],
+    ["'00123", "00123", "String", "General"],
+    ["1,234", 1234, "Double", "#,##0"],
+    ["12345678901234567890", 12345678901234500000, "Double", "General"],
+    ["#N/A", "#N/A", "Error", "General"],
+    ["plain text", "plain text", "String", "General"],
+  ];
+
+  test.each(typed)("typed input %p in a General cell", async (input, value, valueType, format) => {
+    const wb = newWorkbook();
+    await run(wb, async (ctx) => {
+      ctx.workbook.worksheets.getItem("Sheet1").getRange("B2").values = [[input]];
+    });
+    const got = inspect(wb, "B2");
+    expect(got.values[0][0]).toBe(value);
+    expect(got.valueTypes[0][0]).toBe(valueType);
+    expect(got.numberFormat[0][0]).toBe(format);
+  });
+
+  test.each(typed)("typed input %p in a text (@) cell stays exactly as given", async (input) => {
+    const wb = newWorkbook();
+    await run(wb, async (ctx) => {
+      const r = ctx.workbook.worksheets.getItem("Sheet1").getRange("B2");
+      r.numberFormat = [["@"]];
+      r.values = [[input]];
+    });
+    const got = inspect(wb, "B2");
+    expect(got.values[0][0]).toBe(input);
+    expect(got.valueTypes[0][0]).toBe("String");
+    expect(got.formulas[0][0]).toBe(input);
+    expect(got.numberFormat[0][0]).toBe("@");
+  });
+
+  test("the text format must come first: set after the values, Excel has already parsed them", async () => {
+    const wb = newWorkbook();
+    await run(wb, async (ctx) => {
+      const r = ctx.workbook.worksheets.getItem("Sheet1").getRange("A1");
+      r.values = [["00123"]];
+      r.numberFormat = [["@"]];
+    });
+    expect(inspect(wb, "A1").values).toEqual([[123]]);
+  });
+
+  test("formulas are stored and evaluated; '=...' via values is a formula; numbers and booleans stay as given", async () => {
+    const wb = newWorkbook();
+    await run(wb, async (ctx) => {
+      const s = ctx.workbook.worksheets.getItem("Sheet1");
+      s.getRange("A1:A3").values = [[2], [true], ["=A1*10"]];
+      s.getRange("B1:B2").formulas = [["=SUM(A1,A3)"], ["7"]];
+      s.getRange("A1").values = [[5]];
+    });
+    const got = inspect(wb, "A1:B3");
+    expect(got.formulas).toEqual([[5, "=SUM(A1,A3)"], [true, 7], ["=A1*10", ""]]);
+    expect(got.values).toEqual([[5, 55], [true, 7], [50, ""]]);
+    expect(got.valueTypes[1]).toEqual(["Boolean", "Double"]);
+  });
+
+  test("text renders number formats", async () => {
+    const wb = newWorkbook();
+    await run(wb, async (ctx) => {
+      const r = ctx.workbook.worksheets.getItem("Sheet1").getRange("A1:F1");
+      r.numberFormat = [["0.00", "#,##0.00", "yyyy-mm-dd", "yyyy-mm-dd hh:mm:ss", "0%", "General"]];
+      const day = dateSerial(2025, 3, 9)!;
+      r.values = [[3.14159, 1234567.891, day, day + 0.5, 0.256, 1 / 3]];
+    });
+    expect(inspect(wb, "A1:F1").text).toEqual([["3.14", "1,234,567.89", "2025-03-09", "2025-03-09 12:00:00", "26%", "0.333333333"]]);
+  });
+
+  test("clear(applyTo) clears contents, formats or both", async () => {
+    const wb = newWorkbook();
+    await run(wb, async (ctx) => {
+      const r = ctx.workbook.worksheets.getItem("Sheet1").getRange("A1:C1");
+      r.numberFormat = [["0.0", "0.0", "0.0"]];
+      r.values = [[1, 2, 3]];
+    });
+    await run(wb, async (ctx) => {
+      const s = ctx.workbook.worksheets.getItem("Sheet1");
+      s.getRange("A1").clear("Contents");
+      s.getRange("B1").clear("Formats");
+      s.getRange("C1").clear();
+    });
+    const got = inspect(wb, "A1:C1");
+    expect(got.values).toEqual([["", 2, ""]]);
+    expect(got.numberFormat).toEqual([["0.0", "General", "General"]]);
+  });
+});
+
+describe("grid limits and addresses", () => {
+  test("addresses beyond XFD / row 1,048,576 and derived ranges leaving the grid throw InvalidArgument", async () => {
+    const wb = newWorkbook();
+    const attempts: Array<(s: ReturnType<EmulatedRequestContext["workbook"]["worksheets"]["getItem"]>) => { load(p: string): unknown }> = [
+      (s) => s.getRange("XFE1"),
+      (s) => s.getRange("A1048577"),
+      (s) => s.getRangeByIndexes(1_048_575, 0, 2, 1),
+      (s) => s.getRangeByIndexes(0, 16_383, 1, 2),
+      (s) => s.getRange("A1").getOffsetRange(-1, 0),
+      (s) => s.getRange("XFD1").getResizedRange(0, 1),
+      (s) => s.getRange("A1").getCell(1_048_576, 0),
+    ];
+    for (const make of attempts) {
+      const ctx = createEmulatedContext(wb);
+      make(ctx.workbook.worksheets.getItem("Sheet1")).load("address");
+      expect(await codeOf(ctx.sync())).toBe(ErrorCodes.invalidArgument);
+    }
+    const ctx = createEmulatedContext(wb);
+    const s = ctx.workbook.worksheets.getItem("Sheet1");
+    const corner = s.getRange("XFD1048576");
+    const col = s.getRange("B:C");
+    const cell = s.getRange("B2:D4").getCell(5, 5);
+    corner.load("address, rowIndex, columnIndex");
+    col.load("address, rowCount");
+    cell.load("address");
+    await ctx.sync();
+    expect([corner.address, corner.rowIndex, corner.columnIndex]).toEqual(["Sheet1!XFD1048576", 1_048_575, 16_383]);
+    expect([col.address, col.rowCount]).toEqual(["Sheet1!B:C", 1_048_576]);
+    expect(cell.address).toBe("Sheet1!G7");
+  });
+
+  test("sheet names needing quotes are quoted in addresses and accepted in getRange/tables.add", async () => {
+    const wb = newWorkbook();
+    await run(wb, async (ctx) => {
+      ctx.workbook.worksheets.add("My Sheet");
+      await ctx.sync();
+      const t = ctx.workbook.tables.add("'My Sheet'!B2:C3", true);
+      const r = t.getRange();
+      r.load("address");
+      await ctx.sync();
+      expect(r.address).toBe("'My Sheet'!B2:C3");
+    });
+  });
+
+  test("worksheet names follow Excel's rules", async () => {
+    const wb = newWorkbook();
+    for (const [name, code] of [
+      ["a/b", ErrorCodes.invalidArgument],
+      ["x".repeat(32), ErrorCodes.invalidArgument],
+      ["'quoted'", ErrorCodes.invalidArgument],
+      ["history", ErrorCodes.invalidArgument],
+      ["SHEET1", ErrorCodes.itemAlreadyExists],
+    ] as const) {
+      const ctx = createEmulatedContext(wb);
+      ctx.workbook.worksheets.add(name);
+      expect(await codeOf(ctx.sync())).toBe(code);
+    }
+    expect(wb.sheets).toHaveLength(1);
+  });
+
+  test("used range, with and without formatting-only cells; OrNullObject on an empty sheet", async () => {
+    const wb = newWorkbook();
+    await run(wb, async (ctx) => {
+      const s = ctx.workbook.worksheets.getItem("Sheet1");
+      const empty = s.getUsedRangeOrNullObject(true);
+      await ctx.sync();
+      expect(empty.isNullObject).toBe(true);
+      s.getRange("B2:C3").values = [[1, 2], [3, 4]];
+      s.getRange("E9").numberFormat = [["0.00"]];
+      const all = s.getUsedRangeOrNullObject();
+      const valuesOnly = s.getUsedRangeOrNullObject(true);
+      all.load("address");
+      valuesOnly.load("address");
+      await ctx.sync();
+      expect(all.address).toBe("Sheet1!B2:E9");
+      expect(valuesOnly.address).toBe("Sheet1!B2:C3");
+    });
+  });
+});
+
+describe("tables", () => {
+  test("add over a filled range: first row are headers; empty and duplicate headers are renamed", async () => {
+    const wb = newWorkbook();
+    seed(wb, "A1:D2", [["Name", "", "name", 2024], ["a", 1, 2, 3]]);
+    await run(wb, async (ctx) => {
+      const t = ctx.workbook.worksheets.getItem("Sheet1").tables.add("A1:D2", true);
+      t.load("name, id");
+      t.columns.load("items/name, count");
+      t.rows.load("count");
+      await ctx.sync();
+      expect(t.name).toBe("Table1");
+      expect(t.columns.items.map((c) => c.name)).toEqual(["Name", "Column2", "name2", "2024"]);
+      expect(t.columns.count).toBe(4);
+      expect(t.rows.count).toBe(1);
+    });
+    expect(inspect(wb, "A1:D1").values).toEqual([["Name", "Column2", "name2", "2024"]]);
+    expect(inspect(wb, "D1").valueTypes).toEqual([["String"]]);
+  });
+
+  test("table names follow Excel's rules and are unique case-insensitively (with defined names)", async () => {
+    const wb = newWorkbook();
+    wb.addDefinedName("Budget");
+    await run(wb, async (ctx) => {
+      ctx.workbook.tables.add("A1:B3", true);
+      ctx.workbook.tables.add("D1:E3", true);
+    });
+    const cases: Array<[string, string]> = [
+      ["My Table", ErrorCodes.invalidArgument],
+      ["1abc", ErrorCodes.invalidArgument],
+      ["A1", ErrorCodes.invalidArgument],
+      ["XFD1048576", ErrorCodes.invalidArgument],
+      ["R1C1", ErrorCodes.invalidArgument],
+      ["r", ErrorCodes.invalidArgument],
+      ["C", ErrorCodes.invalidArgument],
+      ["a-b", ErrorCodes.invalidArgument],
+      ["", ErrorCodes.invalidArgument],
+      ["x".repeat(256), ErrorCodes.invalidArgument],
+      ["TABLE2", ErrorCodes.itemAlreadyExists],
+      ["budget", ErrorCodes.itemAlreadyExists],
+    ];
+    for (const [name, code] of cases) {
+      const ctx = createEmulatedContext(wb);
+      ctx.workbook.tables.getItem("Table1").name = name;
+      expect([name, await codeOf(ctx.sync())]).toEqual([name, code]);
+    }
+    for (const ok of ["_x", "\\back", "Proj.2025", "ABCD1", "Ünïcode", "table1", "x".repeat(255)]) {
+      await run(wb, async (ctx) => {
+        ctx.workbook.tables.getItemAt(0).name = ok;
+      });
+      expect(wb.tables[0].name).toBe(ok);
+    }
+  });
+
+  test("tables cannot overlap (InvalidOperation)", async () => {
+    const wb = newWorkbook();
+    await run(wb, async (ctx) => {
+      ctx.workbook.tables.add("B2:D5", true);
+    });
+    const ctx = createEmulatedContext(wb);
+    ctx.workbook.tables.add("D5:F8", true);
+    expect(await codeOf(ctx.sync())).toBe(ErrorCodes.invalidOperation);
+    expect(wb.tables).toHaveLength(1);
+  });
+
+  test("resize keeps name and id, extends calculated columns, enforces header row and overlap rules", async () => {
+    const wb = newWorkbook();
+    seed(wb, "A1:C3", [["Item", "Qty", "Double"], ["a", 1, null], ["b", 2, null]]);
+    const before = await run(wb, async (ctx) => {
+      const t = ctx.workbook.tables.add("A1:C3", true);
+      t.name = "Items";
+      t.columns.getItem("Double").getDataBodyRange().formulas = [["=[@Qty]*2"]] as never;
+      t.load("id");
+      await ctx.sync();
+      return t.id;
+    });
+    expect(inspect(wb, "C2:C3").values).toEqual([[2], [4]]);
+    await run(wb, async (ctx) => {
+      const s = ctx.workbook.worksheets.getItem("Sheet1");
+      s.getRange("A4:B5").values = [["c", 3], ["d", 4]];
+      const t = ctx.workbook.tables.getItem("Items");
+      t.resize(s.getRange("A1:C5"));
+      const body = t.getDataBodyRange();
+      t.load("name, id");
+      body.load("address, values, formulas");
+      await ctx.sync();
+      expect([t.name, t.id]).toEqual(["Items", before]);
+      expect(body.address).toBe("Sheet1!A2:C5");
+      expect(body.formulas.map((r) => r[2])).toEqual(["=[@Qty]*2", "=[@Qty]*2", "=[@Qty]*2", "=[@Qty]*2"]);
+      expect(body.values.map((r) => r[2])).toEqual([2, 4, 6, 8]);
+    });
+    for (const [target, code] of [
+      ["A2:C6", ErrorCodes.invalidArgument], // header row moved
+      ["E1:F4", ErrorCodes.invalidArgument], // no overlap with the old range
+      ["A1:C1", ErrorCodes.invalidArgument], // no data row
+      ["XFD1:XFD2", ErrorCodes.invalidArgument],
+    ] as const) {
+      const ctx = createEmulatedContext(wb);
+      ctx.workbook.tables.getItem("Items").resize(target);
+      expect([target, await codeOf(ctx.sync())]).toEqual([target, code]);
+    }
+    await run(wb, async (ctx) => {
+      ctx.workbook.tables.add("E1:F3", true);
+    });
+    const ctx = createEmulatedContext(wb);
+    ctx.workbook.tables.getItem("Items").resize("A1:E5");
+    expect(await codeOf(ctx.sync())).toBe(ErrorCodes.invalidOperation);
+  });
+
+  test("A1-style calculated columns shift their relative references per row", async () => {
+    const wb = newWorkbook();
+    seed(wb, "A1:B2", [["N", "Twice"], [5, "=A2*2"]]);
+    await run(wb, async (ctx) => {
+      const t = ctx.workbook.tables.add("A1:B2", true);
+      ctx.workbook.worksheets.getItem("Sheet1").getRange("A3:A4").values = [[6], [7]];
+      t.resize("A1:B4");
+    });
+    expect(inspect(wb, "B2:B4").formulas).toEqual([["=A2*2"], ["=A3*2"], ["=A4*2"]]);
+    expect(inspect(wb, "B2:B4").values).toEqual([[10], [12], [14]]);
+  });
+
+  test("a column of mixed formulas is not calculated and new rows stay empty", async () => {
+    const wb = newWorkbook();
+    seed(wb, "A1:B3", [["N", "F"], [1, "=A2+1"], [2, "=A3+100"]]);
+    await run(wb, async (ctx) => {
+      ctx.workbook.tables.add("A1:B3", true).resize("A1:B4");
+    });
+    expect(inspect(wb, "B4").formulas).toEqual([[""]]);
+  });
+
+  test("header, body and column ranges; column names follow header edits; columns.add", async () => {
+    const wb = newWorkbook();
+    seed(wb, "B2:C4", [["A", "B"], [1, 2], [3, 4]]);
+    await run(wb, async (ctx) => {
+      const t = ctx.workbook.tables.add("Sheet1!B2:C4", true);
+      const header = t.getHeaderRowRange();
+      const col = t.columns.getItemAt(1).getDataBodyRange();
+      header.load("address");
+      col.load("address, values");
+      await ctx.sync();
+      expect(header.address).toBe("Sheet1!B2:C2");
+      expect(col.address).toBe("Sheet1!C3:C4");
+      expect(col.values).toEqual([[2], [4]]);
+      ctx.workbook.worksheets.getItem("Sheet1").getRange("C2").values = [[""]];
+      t.columns.add(null, [["New"], [5], [6]]);
+      t.columns.add(0, undefined, "First");
+      const names = t.columns.load("items/name");
+      const missing = t.columns.getItemOrNullObject("nope");
+      await ctx.sync();
+      expect(names.items.map((c) => c.name)).toEqual(["First", "A", "Column2", "New"]);
+      expect(missing.isNullObject).toBe(true);
+    });
+    expect(inspect(wb, "B2:E4").values).toEqual([["First", "A", "Column2", "New"], ["", 1, 2, 5], ["", 3, 4, 6]]);
+  });
+
+  test("rows.add inserts rows in bulk, extends calculated columns and is counted", async () => {
+    const wb = newWorkbook();
+    seed(wb, "A1:B2", [["N", "Sq"], [2, "=[@N]*[@N]"]]);
+    await run(wb, async (ctx) => {
+      const t = ctx.workbook.tables.add("A1:B2", true);
+      t.rows.add(null, [[3, null], [4, null]]);
+    });
+    expect(inspect(wb, "A2:B4").values).toEqual([[2, 4], [3, 9], [4, 16]]);
+    expect(wb.stats.rowsAddCalls).toBe(1);
+  });
+
+  test("sort.apply sorts the body and reapply re-sorts new data by the stored state", async () => {
+    const wb = newWorkbook();
+    seed(wb, "A1:B4", [["Name", "Score"], ["b", 2], ["c", 3], ["a", 1]]);
+    await run(wb, async (ctx) => {
+      const t = ctx.workbook.tables.add("A1:B4", true);
+      t.sort.apply([{ key: 1, ascending: false }]);
+    });
+    expect(inspect(wb, "A2:A4").values).toEqual([["c"], ["b"], ["a"]]);
+    await run(wb, async (ctx) => {
+      ctx.workbook.worksheets.getItem("Sheet1").getRange("A2:B4").values = [["x", 10], ["y", 30], ["z", 20]];
+      const t = ctx.workbook.tables.getItem("Table1");
+      t.sort.reapply();
+      t.sort.load("fields");
+      await ctx.sync();
+      expect(t.sort.fields).toEqual([{ key: 1, ascending: false }]);
+    });
+    expect(inspect(wb, "A2:B4").values).toEqual([["y", 30], ["z", 20], ["x", 10]]);
+    expect(snapshot(wb).sheets[0].tables[0].sort).toEqual({ fields: [{ key: 1, ascending: false }], matchCase: false });
+  });
+
+  test("autoFilter criteria hide rows; reapply evaluates them against new data", async () => {
+    const wb = newWorkbook();
+    seed(wb, "A1:B4", [["Name", "Score"], ["a", 1], ["b", 5], ["c", 9]]);
+    await run(wb, async (ctx) => {
+      const t = ctx.workbook.tables.add("A1:B4", true);
+      t.autoFilter.apply(t.getRange(), 1, { filterOn: "Custom", criterion1: ">4" });
+    });
+    expect(snapshot(wb).sheets[0].hiddenRows).toEqual([1]);
+    await run(wb, async (ctx) => {
+      ctx.workbook.worksheets.getItem("Sheet1").getRange("B2:B4").values = [[10], [0], [3]];
+      ctx.workbook.tables.getItem("Table1").autoFilter.reapply();
+    });
+    expect(snapshot(wb).sheets[0].hiddenRows).toEqual([2, 3]);
+  });
+
+  test("showTotals adds a totals row below the body; delete clears, convertToRange keeps the cells", async () => {
+    const wb = newWorkbook();
+    seed(wb, "A1:B3", [["K", "V"], ["a", 1], ["b", 2]]);
+    seed(wb, "E1:F2", [["K", "V"], ["x", 1]]);
+    await run(wb, async (ctx) => {
+      const t = ctx.workbook.tables.add("A1:B3", true);
+      t.showTotals = true;
+      const body = t.getDataBodyRange();
+      const all = t.getRange();
+      t.rows.load("count");
+      body.load("address");
+      all.load("address");
+      await ctx.sync();
+      expect([body.address, all.address, t.rows.count]).toEqual(["Sheet1!A2:B3", "Sheet1!A1:B4", 2]);
+      const other = ctx.workbook.tables.add("E1:F2", true);
+      const range = other.convertToRange();
+      range.load("address");
+      t.delete();
+      await ctx.sync();
+      expect(range.address).toBe("Sheet1!E1:F2");
+    });
+    expect(wb.tables).toHaveLength(0);
+    expect(inspect(wb, "A1:B4").values.flat().every((v) => v === "")).toBe(true);
+    expect(inspect(wb, "E1:F2").values).toEqual([["K", "V"], ["x", 1]]);
+  });
+});
+
+describe("workbook file: settings and round trip", () => {
+  test("settings travel with the file; saving and loading keeps cells, tables and settings", async () => {
+    const wb = newWorkbook();
+    await run(wb, async (ctx) => {
+      const s = ctx.workbook.worksheets.add("Data");
+      s.getRange("A1:B2").numberFormat = [["@", "0.00"], ["@", "0.00"]];
+      s.getRange("A1:B2").values = [["Code", "Cost"], ["007", 1.5]];
+      s.tables.add("A1:B2", true).name = "Costs";
+      ctx.workbook.settings.add("ppm.bindings", { tables: [{ name: "Costs", dataset: "projects" }] });
+      ctx.workbook.settings.add("transient", true);
+      await ctx.sync();
+      ctx.workbook.settings.getItem("transient").delete();
+    });
+    const file = serializeWorkbook(wb);
+    const reopened = loadWorkbook(file);
+    expect(inspect(reopened, "Data!A1:B2").values).toEqual([["Code", "Cost"], ["007", 1.5]]);
+    expect(inspect(reopened, "Data!A2").numberFormat).toEqual([["@"]]);
+    await run(reopened, async (ctx) => {
+      const setting = ctx.workbook.settings.getItem("ppm.bindings");
+      const gone = ctx.workbook.settings.getItemOrNullObject("transient");
+      const t = ctx.workbook.tables.getItem("costs");
+      const all = ctx.workbook.settings;
+      setting.load("value");
+      all.load("items/key");
+      t.load("name");
+      await ctx.sync();
+      expect(setting.value).toEqual({ tables: [{ name: "Costs", dataset: "projects" }] });
+      expect(gone.isNullObject).toBe(true);
+      expect(all.items.map((i) => i.key)).toEqual(["ppm.bindings"]);
+      expect(t.name).toBe("Costs");
+      // New objects get fresh ids after reopening.
+      const added = ctx.workbook.tables.add("Data!D1:E2", true);
+      added.load("id");
+      await ctx.sync();
+      expect(reopened.tables.map((x) => x.id).filter((id) => id === added.id)).toHaveLength(1);
+    });
+    expect(serializeWorkbook(loadWorkbook(serializeWorkbook(reopened)))).toBe(serializeWorkbook(reopened));
+  });
+
+  test("a token never written to the workbook is not in the saved file; one written is found", async () => {
+    const wb = newWorkbook();
+    const token = "tok_9f8e7d6c5b4a";
+    await run(wb, async (ctx) => {
+      ctx.workbook.settings.add("ppm.connection", { baseUrl: "https://ppm.example" });
+    });
+    expect(serializeWorkbook(wb)).not.toContain(token);
+    await run(wb, async (ctx) => {
+      ctx.workbook.worksheets.getItem("Sheet1").getRange("A1").values = [[token]];
+    });
+    expect(serializeWorkbook(wb)).toContain(token);
+  });
+
+  test("setting values must be JSON; getItem of a missing key is ItemNotFound; bad files give a clear error", async () => {
+    const wb = newWorkbook();
+    const a = createEmulatedContext(wb);
+    a.workbook.settings.add("fn", () => 1);
+    expect(await codeOf(a.sync())).toBe(ErrorCodes.invalidArgument);
+    const b = createEmulatedContext(wb);
+    b.workbook.settings.getItem("missing").load("value");
+    expect(await codeOf(b.sync())).toBe(ErrorCodes.itemNotFound);
+    expect(() => loadWorkbook("not json")).toThrow(/Not an emulated workbook file/);
+    expect(() => loadWorkbook(JSON.stringify({ format: "emulated-excel-workbook", version: 1, sheets: [{ id: "x" }] }))).toThrow(
+      /sheet entry is malformed/,
+    );
+  });
+});
+
+describe("application and selection", () => {
+  test("calculationMode loads and sets; manual mode leaves formulas stale until calculate()", async () => {
+    const wb = newWorkbook();
+    seed(wb, "A1:B1", [[1, "=A1+1"]]);
+    await run(wb, async (ctx) => {
+      ctx.application.load("calculationMode");
+      await ctx.sync();
+      expect(ctx.application.calculationMode).toBe("Automatic");
+      ctx.application.calculationMode = "Manual" as never;
+    });
+    expect(inspect(wb, "B1").values).toEqual([[2]]);
+    seed(wb, "A1", [[10]]);
+    expect(inspect(wb, "B1").values).toEqual([[2]]);
+    await run(wb, async (ctx) => {
+      ctx.application.calculate();
+    });
+    expect(inspect(wb, "B1").values).toEqual([[11]]);
+  });
+
+  test("suspend calls are counted and do not stop writes", async () => {
+    const wb = newWorkbook();
+    await run(wb, async (ctx) => {
+      ctx.application.suspendApiCalculationUntilNextSync();
+      ctx.application.suspendScreenUpdatingUntilNextSync();
+      ctx.workbook.worksheets.getItem("Sheet1").getRange("A1").values = [[1]];
+    });
+    expect(wb.stats.suspendCalculationCalls).toBe(1);
+    expect(wb.stats.suspendScreenUpdatingCalls).toBe(1);
+    expect(wb.calculationSuspended).toBe(false);
+    expect(inspect(wb, "A1").values).toEqual([[1]]);
+  });
+
+  test("getSelectedRange and getActiveCell follow the user's selection", async () => {
+    const wb = newWorkbook();
+    await run(wb, async (ctx) => {
+      ctx.workbook.worksheets.add("Other");
+    });
+    wb.select("Other!C3:D5");
+    await run(wb, async (ctx) => {
+      const sel = ctx.workbook.getSelectedRange();
+      const cell = ctx.workbook.getActiveCell();
+      const active = ctx.workbook.worksheets.getActiveWorksheet();
+      sel.load("address");
+      cell.load("address");
+      active.load("name");
+      await ctx.sync();
+      expect([sel.address, cell.address, active.name]).toEqual(["Other!C3:D5", "Other!C3", "Other"]);
+    });
+  });
+});
