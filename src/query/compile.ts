@@ -8,8 +8,7 @@
  */
 import type { CellValue, Column } from "../table/model";
 import type { BinaryOp, Expr } from "./ast";
-import { ColumnResolver } from "./columns";
-import { editDistance } from "./columns";
+import { ColumnResolver, editDistance } from "./columns";
 import { QueryError } from "./errors";
 
 /** Static type of an expression. `null` is the type of the `null` literal. */

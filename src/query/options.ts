@@ -315,7 +315,8 @@ export function readStoredQuery(value: unknown): LocalQuery {
 
 /**
  * Writes a query as `$filter=...&$select=...` text that {@link parseQuery} reads back to the same
- * LocalQuery. Readable by default (spaces kept; only `%`, `&`, `+`, `#` escaped); with
+ * LocalQuery (a `$select` name holding `,` or `"` comes back in its `"quoted"` form, which names
+ * the same column). Readable by default (spaces kept; only `%`, `&`, `+`, `#` escaped); with
  * `encode: true` values are fully percent-encoded for use in a URL.
  */
 export function formatQuery(q: LocalQuery, opts: { encode?: boolean } = {}): string {
@@ -324,7 +325,7 @@ export function formatQuery(q: LocalQuery, opts: { encode?: boolean } = {}): str
     : (s: string) => s.replace(/[%&+#]/g, (c) => "%" + c.charCodeAt(0).toString(16).toUpperCase().padStart(2, "0"));
   const parts: string[] = [];
   if (q.filter !== undefined) parts.push(`$filter=${enc(q.filter)}`);
-  if (q.select !== undefined) parts.push(`$select=${enc(q.select.join(","))}`);
+  if (q.select !== undefined) parts.push(`$select=${enc(q.select.map(selectItemText).join(","))}`);
   if (q.orderby !== undefined) parts.push(`$orderby=${enc(q.orderby)}`);
   if (q.top !== undefined) parts.push(`$top=${q.top}`);
   if (q.skip !== undefined) parts.push(`$skip=${q.skip}`);
@@ -332,11 +333,18 @@ export function formatQuery(q: LocalQuery, opts: { encode?: boolean } = {}): str
   return parts.join("&");
 }
 
+/** A `$select` item as text: names holding `,` or `"` are quoted so the list splits back the same. */
+function selectItemText(item: string): string {
+  const t = item.trim();
+  if (isWellQuoted(t) || !/[,"]/.test(t)) return t;
+  return `"${t.split('"').join('""')}"`;
+}
+
 /** One line per option, for showing a stored query to a person (not meant to be parsed back). */
 export function describeQuery(q: LocalQuery): string {
   const lines: string[] = [];
   if (q.filter !== undefined) lines.push(`$filter=${q.filter}`);
-  if (q.select !== undefined) lines.push(`$select=${q.select.join(",")}`);
+  if (q.select !== undefined) lines.push(`$select=${q.select.map(selectItemText).join(",")}`);
   if (q.orderby !== undefined) lines.push(`$orderby=${q.orderby}`);
   if (q.skip !== undefined) lines.push(`$skip=${q.skip}`);
   if (q.top !== undefined) lines.push(`$top=${q.top}`);

@@ -1,6 +1,7 @@
 /** parseQuery / formatQuery / readStoredQuery: the text and storage forms of a LocalQuery. */
 import fc from "fast-check";
-import { describeQuery, formatQuery, parseQuery, QueryError, readStoredQuery, type LocalQuery } from "../../src/query";
+import { applyQuery, describeQuery, formatQuery, parseQuery, QueryError, readStoredQuery, type LocalQuery } from "../../src/query";
+import { makeTable } from "./fixture";
 
 // A fixed seed keeps runs reproducible; failures print the seed and path to replay.
 fc.configureGlobal({ seed: 20250131 });
@@ -110,6 +111,16 @@ describe("formatQuery / describeQuery", () => {
   test.each(samples.map((q) => [JSON.stringify(q), q] as const))("round-trips %s", (_label, q) => {
     expect(parseQuery(formatQuery(q))).toEqual(q);
     expect(parseQuery(formatQuery(q, { encode: true }))).toEqual(q);
+  });
+
+  test("select names holding a comma or a quote are written quoted and name the same column", () => {
+    const q: LocalQuery = { select: ["a,b", 'say "hi"', "plain name"] };
+    const back = parseQuery(formatQuery(q));
+    expect(back).toEqual({ select: ['"a,b"', '"say ""hi"""', "plain name"] });
+    const cols = ["a,b", 'say "hi"', "plain name"].map((name) => ({ name, type: "text" as const }));
+    const t = makeTable(cols, [["1", "2", "3"]]);
+    expect(applyQuery(t, back).table.rows).toEqual(applyQuery(t, q).table.rows);
+    expect(applyQuery(t, back).table.columns.map((c) => c.name)).toEqual(["a,b", 'say "hi"', "plain name"]);
   });
 
   test("readable form keeps spaces; encoded form has none", () => {
