@@ -12,6 +12,7 @@ export const CONTROL_PREFIX = "/__control/";
 
 const LOOPBACK = new Set(["127.0.0.1", "::1", "::ffff:127.0.0.1"]);
 
+/** Whether the peer is this machine (control hooks answer nobody else). */
 export function isLoopback(req: IncomingMessage): boolean {
   return LOOPBACK.has(req.socket.remoteAddress ?? "");
 }
@@ -30,6 +31,7 @@ function bad(res: ServerResponse, message: string): void {
   sendJson(res, 400, { error: "bad_request", message });
 }
 
+/** Answers a `/__control/...` request; unknown actions and non-loopback peers get a plain 404. */
 export function handleControl(
   state: ServiceState,
   req: IncomingMessage,

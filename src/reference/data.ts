@@ -61,6 +61,7 @@ export const COMPANIES: readonly CompanyDef[] = [
   },
 ];
 
+/** The demo company with this id, if any. */
 export function companyById(id: string): CompanyDef | undefined {
   return COMPANIES.find((c) => c.id === id);
 }
@@ -386,6 +387,7 @@ const timesheets: DatasetDef = {
 /** The dataset catalog, in listing order. Every company lists the same keys. */
 export const DATASETS: readonly DatasetDef[] = [financials, projectsDataset, resourceAllocations, risks, milestones, timesheets];
 
+/** The listed dataset with this key, if any. */
 export function datasetByKey(key: string): DatasetDef | undefined {
   return DATASETS.find((d) => d.key === key);
 }

@@ -4,6 +4,7 @@
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 
+/** Sends a JSON body with an exact Content-Length. */
 export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
   const text = JSON.stringify(body);
   res.writeHead(status, {
@@ -14,6 +15,7 @@ export function sendJson(res: ServerResponse, status: number, body: unknown, hea
   res.end(text);
 }
 
+/** Sends a text body (plain text unless told otherwise). */
 export function sendText(res: ServerResponse, status: number, text: string, contentType = "text/plain; charset=utf-8"): void {
   res.writeHead(status, { "Content-Type": contentType, "Content-Length": String(Buffer.byteLength(text)) });
   res.end(text);
@@ -27,6 +29,7 @@ export function sendNotFound(res: ServerResponse): void {
   sendText(res, 404, "Not Found");
 }
 
+/** 405 with the `Allow` header naming the methods the path takes. */
 export function sendMethodNotAllowed(res: ServerResponse, allow: string): void {
   res.setHeader("Allow", allow);
   sendText(res, 405, "Method Not Allowed");
@@ -62,12 +65,14 @@ export function parseQuery(raw: string): QueryParam[] {
     });
 }
 
+/** Splits a request target into path and raw query string (without `?`), undecoded. */
 export function splitUrl(url: string | undefined): { path: string; query: string } {
   const u = url ?? "/";
   const q = u.indexOf("?");
   return q < 0 ? { path: u, query: "" } : { path: u.slice(0, q), query: u.slice(q + 1) };
 }
 
+/** A request body over the size limit. */
 export class BodyTooLargeError extends Error {}
 
 /** Reads a request body as UTF-8 text, refusing more than `limit` bytes. */

@@ -10,6 +10,7 @@ import { recordView, validateCustomFields, type FieldError } from "./customField
 import { BodyTooLargeError, readBody, sendJson, sendMethodNotAllowed } from "./http";
 import type { ServiceState } from "./state";
 
+/** Which record kind a path addresses, if it is a record path. */
 export function matchRecordRoute(path: string): RecordKindName | undefined {
   if (path === PATHS.record.project) return "project";
   if (path === PATHS.record.proposal) return "proposal";
@@ -45,6 +46,7 @@ async function readJsonObject(req: IncomingMessage): Promise<BodyResult> {
   return { ok: true, body: parsed as Record<string, unknown> };
 }
 
+/** Answers GET/POST/PUT on a record path (auth, targeting by `record-token`, validation, save). */
 export async function handleRecord(
   state: ServiceState,
   req: IncomingMessage,

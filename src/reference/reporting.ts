@@ -65,6 +65,7 @@ export function matchReportingRoute(path: string): ReportingRoute | undefined {
   return undefined;
 }
 
+/** A reporting error: `{ error, message, dataset_key?, unsupported_options? }` with the code's status. */
 export function sendReportingError(
   res: ServerResponse,
   code: ReportingErrorCode,
@@ -81,11 +82,13 @@ export function dollarOptions(query: readonly QueryParam[]): string[] {
   return seen;
 }
 
+/** What reporting handlers need from the server: state and the slow-streaming pause. */
 export interface ReportingContext {
   state: ServiceState;
   chunkDelayMs: number;
 }
 
+/** Answers a request on a reporting route, checks in the documented order. */
 export async function handleReporting(
   ctx: ReportingContext,
   req: IncomingMessage,

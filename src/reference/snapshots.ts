@@ -23,11 +23,13 @@ import { recordView } from "./customFields";
 import { sendJson, sendMethodNotAllowed } from "./http";
 import type { ServiceState } from "./state";
 
+/** Which snapshot endpoint a path addresses, if any. */
 export function matchSnapshotRoute(path: string): SnapshotEndpoint | undefined {
   const entry = Object.entries(PATHS.snapshot).find(([, p]) => p === path);
   return entry ? (entry[0] as SnapshotEndpoint) : undefined;
 }
 
+/** Answers a snapshot request: header credential, then the JSON array of rows. */
 export function handleSnapshot(state: ServiceState, req: IncomingMessage, res: ServerResponse, endpoint: SnapshotEndpoint): void {
   if (req.method !== "GET" && req.method !== "HEAD") return sendMethodNotAllowed(res, "GET");
   const company = resolveSnapshotCompany(req);

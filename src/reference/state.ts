@@ -57,6 +57,7 @@ export interface RequestLogEntry {
 
 const REQUEST_LOG_LIMIT = 1000;
 
+/** Mutable state of one service instance; every handler reads and writes through it. */
 export class ServiceState {
   readonly datasetRows: Record<string, number>;
   artifacts = new Map<string, ArtifactState>();
