@@ -187,7 +187,7 @@ function records(p: CsvStreamParser): number {
   return p.recordCount;
 }
 
-function decodeUtf8(decoder: TextDecoder, bytes: Uint8Array | undefined, recordsSoFar: number): string {
+function decodeUtf8(decoder: InstanceType<typeof TextDecoder>, bytes: Uint8Array | undefined, recordsSoFar: number): string {
   try {
     return bytes ? decoder.decode(bytes, { stream: true }) : decoder.decode();
   } catch {

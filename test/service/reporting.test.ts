@@ -3,8 +3,10 @@
  * manifest, the three dataset forms, conditional requests and every documented reporting error.
  */
 import { startReferenceService, type ReferenceService } from "../../src/reference/server";
-import { MemoryValidatorStore, PpmClient, type Table, validatorKey } from "../../src/service";
+import { MemoryValidatorStore, PpmClient, validatorKey } from "../../src/service";
 import type { Table as ModelTable } from "../../src/table/model";
+
+type Table = ModelTable;
 import {
   ACME_TOKEN,
   GLOBEX_TOKEN,
