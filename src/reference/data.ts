@@ -94,6 +94,8 @@ export function isoSeconds(ms: number): string {
 export type RawCell = string | number | boolean | bigint | null;
 
 export interface GenContext {
+  /** Company id, for identifiers that name their company (project tokens). */
+  companyId: string;
   companySeed: number;
   /** Bumped by every regeneration; changes some row values. */
   generation: number;
@@ -243,11 +245,11 @@ const projectsDataset: DatasetDef = {
   publishedAt: "2025-11-20T10:00:00Z",
   customFields: ACME_CUSTOM_FIELDS,
   pendingChanges: [{ field: "Risk Owner", type: "text", change: "added", requested_at: "2026-01-10T12:00:00Z" }],
-  row(i, { companySeed, generation }) {
+  row(i, { companyId, companySeed, generation }) {
     const h = mix(companySeed, 7, i);
     const status = STATUSES[h % STATUSES.length];
     return [
-      `pt_${pad(i + 1, 4)}`,
+      `pt_${companyId}_${pad(i + 1, 4)}`,
       `Project ${i + 1}`,
       PROJECT_TYPES[(h >>> 3) % PROJECT_TYPES.length],
       status,
@@ -285,7 +287,7 @@ const resourceAllocations: DatasetDef = {
   publishedAt: "2025-10-01T08:00:00Z",
   customFields: [],
   pendingChanges: [],
-  row(i, { companySeed, generation }) {
+  row(i, { companyId, companySeed, generation }) {
     const r = i % RESOURCE_NAMES.length;
     const period = (Math.floor(i / RESOURCE_NAMES.length) % 12) + 1;
     const proj = Math.floor(i / (RESOURCE_NAMES.length * 12)) + 1;
@@ -293,7 +295,7 @@ const resourceAllocations: DatasetDef = {
     return [
       101 + r,
       RESOURCE_NAMES[r],
-      `pt_${pad(proj, 4)}`,
+      `pt_${companyId}_${pad(proj, 4)}`,
       2026,
       period,
       (h % 3200) / 20,
@@ -323,11 +325,11 @@ const risks: DatasetDef = {
   publishedAt: "2026-01-02T08:00:00Z",
   customFields: [],
   pendingChanges: [],
-  row(i, { companySeed }) {
+  row(i, { companyId, companySeed }) {
     const h = mix(companySeed, 13, i);
     return [
       i + 1,
-      `pt_${pad((i % 24) + 1, 4)}`,
+      `pt_${companyId}_${pad((i % 24) + 1, 4)}`,
       `Risk ${i + 1}`,
       i % 4 === 0 ? null : ["Low", "Medium", "High"][h % 3],
       i % 4 === 0 ? null : (h % 5) + 1,
@@ -355,8 +357,8 @@ const milestones: DatasetDef = {
   publishedAt: "2025-12-01T09:00:00Z",
   customFields: [],
   pendingChanges: [],
-  row(i) {
-    return [i + 1, `pt_${pad((i % 24) + 1, 4)}`, `Milestone ${i + 1}`, null, false];
+  row(i, { companyId }) {
+    return [i + 1, `pt_${companyId}_${pad((i % 24) + 1, 4)}`, `Milestone ${i + 1}`, null, false];
   },
 };
 

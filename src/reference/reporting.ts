@@ -226,7 +226,7 @@ async function serveDataset(
 
 /** The export's rows, generated one at a time. */
 export function* datasetRows(ds: DatasetDef, company: CompanyDef, a: ArtifactState): Generator<RawCell[]> {
-  const gen = { companySeed: company.seed, generation: a.generation };
+  const gen = { companyId: company.id, companySeed: company.seed, generation: a.generation };
   for (let i = 0; i < a.rowCount; i++) yield ds.row(i, gen);
 }
 
