@@ -16,9 +16,31 @@ const MULTIPLICATIVE = new Set(["mul", "div", "divby", "mod"]);
 /** Words that can never be a bare column name (quote such a column: `"and"`). */
 export const RESERVED: ReadonlySet<string> = new Set([...COMPARISON, ...ADDITIVE, ...MULTIPLICATIVE, "and", "or", "not", "in", "has", "asc", "desc"]);
 
+/** Nesting limit (parentheses, `not`, `-`, function calls): keeps recursion far from the stack limit. */
+export const MAX_NESTING = 100;
+/** Depth limit of the whole tree (long `or` chains); compiled closures recurse this deep per row. */
+export const MAX_DEPTH = 2000;
+
 class Parser {
   private i = 0;
+  private nesting = 0;
   constructor(private readonly tokens: Token[]) {}
+
+  /** Runs `f` one nesting level deeper, refusing pathological input with a clear error. */
+  nested<T>(f: () => T): T {
+    if (++this.nesting > MAX_NESTING) {
+      throw new QueryError({
+        code: "syntax",
+        detail: `expression is nested too deeply (more than ${MAX_NESTING} levels)`,
+        position: this.peek().pos,
+      });
+    }
+    try {
+      return f();
+    } finally {
+      this.nesting--;
+    }
+  }
 
   peek(): Token {
     return this.tokens[this.i]!;
@@ -64,7 +86,7 @@ class Parser {
   parseNot(): Expr {
     if (this.word() === "not") {
       const t = this.next();
-      return { k: "not", arg: this.parseNot(), pos: t.pos };
+      return { k: "not", arg: this.nested(() => this.parseNot()), pos: t.pos };
     }
     return this.parseComparison();
   }
@@ -127,7 +149,7 @@ class Parser {
     const t = this.peek();
     if (t.kind === "minus") {
       this.next();
-      const arg = this.parseUnary();
+      const arg = this.nested(() => this.parseUnary());
       // Fold `-5` into a literal so it is a constant in `in (...)` lists and prints as written.
       if (arg.k === "lit" && (arg.type === "integer" || arg.type === "decimal")) {
         const v = arg.value as number | bigint;
@@ -138,7 +160,7 @@ class Parser {
     if (t.kind === "word" && t.text.toLowerCase() === "not") {
       // `not` in operand position (`a eq not b`) binds to its operand only.
       this.next();
-      return { k: "not", arg: this.parseUnary(), pos: t.pos };
+      return { k: "not", arg: this.nested(() => this.parseUnary()), pos: t.pos };
     }
     return this.parsePrimary();
   }
@@ -148,7 +170,7 @@ class Parser {
     switch (t.kind) {
       case "lparen": {
         this.next();
-        const e = this.parseOr();
+        const e = this.nested(() => this.parseOr());
         this.expect("rparen", "')'");
         return e;
       }
@@ -192,7 +214,7 @@ class Parser {
       this.next();
     } else {
       for (;;) {
-        args.push(this.parseOr());
+        args.push(this.nested(() => this.parseOr()));
         if (this.peek().kind === "comma") {
           this.next();
           continue;
@@ -215,7 +237,40 @@ export function parseFilter(text: string): Expr {
   if (p.atEnd()) p.fail("an expression");
   const e = p.parseOr();
   if (!p.atEnd()) p.fail("an operator or end of expression");
+  checkDepth(e);
   return e;
+}
+
+function children(e: Expr): Expr[] {
+  switch (e.k) {
+    case "bin":
+      return [e.left, e.right];
+    case "in":
+      return [e.arg, ...e.items];
+    case "neg":
+    case "not":
+      return [e.arg];
+    case "call":
+      return e.args;
+    default:
+      return [];
+  }
+}
+
+/** Iterative depth check (a recursive one would fail on the very input it guards against). */
+function checkDepth(root: Expr): void {
+  const stack: Array<[Expr, number]> = [[root, 1]];
+  while (stack.length) {
+    const [e, d] = stack.pop()!;
+    if (d > MAX_DEPTH) {
+      throw new QueryError({
+        code: "syntax",
+        detail: `expression is too long (more than ${MAX_DEPTH} chained operators); use 'in (...)' for a list of values`,
+        position: e.pos,
+      });
+    }
+    for (const c of children(e)) stack.push([c, d + 1]);
+  }
 }
 
 /** Parses a `$orderby` list: `expr [asc|desc], ...`. */
@@ -226,6 +281,7 @@ export function parseOrderBy(text: string): OrderItem[] {
     const start = p.peek();
     if (start.kind === "eof") p.fail("a sort key");
     const expr = p.parseOr();
+    checkDepth(expr);
     let desc = false;
     const w = p.word();
     if (w === "asc" || w === "desc") {

@@ -332,3 +332,31 @@ describe("$filter table: invalid expressions", () => {
     expect(err.message).toContain(fragment);
   });
 });
+
+describe("$filter: pathological input gets a QueryError, not a stack overflow", () => {
+  const err = (filter: string) => {
+    try {
+      ids(filter);
+    } catch (e) {
+      return e;
+    }
+    return undefined;
+  };
+  test.each<[string, string, string]>([
+    ["deep parentheses", "(".repeat(5000) + "Id eq 1" + ")".repeat(5000), "nested too deeply"],
+    ["deep not", "not ".repeat(5000) + "Active", "nested too deeply"],
+    ["deep minus", "-".repeat(5000) + "Id eq 1", "nested too deeply"],
+    ["deep calls", "tolower(".repeat(5000) + "Name" + ")".repeat(5000) + " eq 'a'", "nested too deeply"],
+    ["long or chain", Array.from({ length: 20000 }, (_, i) => `Id eq ${i}`).join(" or "), "use 'in (...)'"],
+  ])("%s", (_label, filter, fragment) => {
+    const e = err(filter);
+    expect(e).toBeInstanceOf(QueryError);
+    expect((e as QueryError).code).toBe("syntax");
+    expect((e as QueryError).message).toContain(fragment);
+  });
+  test("moderate nesting and long value lists still work", () => {
+    expect(ids("(".repeat(50) + "Id eq 1" + ")".repeat(50))).toEqual([1]);
+    expect(ids(Array.from({ length: 500 }, (_, i) => `Id eq ${i + 3}`).join(" or "))).toEqual([3, 4, 5, 6, 7, 8]);
+    expect(ids(`Id in (${Array.from({ length: 50000 }, (_, i) => i + 5).join(",")})`)).toEqual([5, 6, 7, 8]);
+  });
+});
