@@ -18,6 +18,10 @@ export const ErrorCodes = {
   propertyNotLoaded: "PropertyNotLoaded",
   /** Raised when a proxy object is used after its `Excel.run` batch has ended or in another context. */
   invalidObjectPath: "InvalidObjectPath",
+  /** Raised when a range read or written cell by cell has more cells than Excel allows per operation. */
+  rangeExceedsLimit: "RangeExceedsLimit",
+  /** Raised when objects from one request context are passed to another. */
+  invalidRequestContext: "InvalidRequestContext",
   generalException: "GeneralException",
 } as const;
 

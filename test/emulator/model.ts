@@ -19,6 +19,7 @@ import {
 } from "./address";
 import {
   EmulatedExcelError,
+  ErrorCodes,
   invalidArgument,
   invalidOperation,
   itemAlreadyExists,
@@ -107,6 +108,11 @@ export interface WorkbookStats {
   rejectedSyncs: number;
   /** Cells written through `values`, `formulas` or `numberFormat` (one per cell per write). */
   cellsWritten: number;
+  /**
+   * Array entries that reached Excel as null although the caller did not pass null (undefined, NaN,
+   * ±Infinity): Excel leaves those cells unchanged, which is almost always a bug in the caller.
+   */
+  lossyValuesWritten: number;
   /** Queued operations applied. */
   operationsApplied: number;
   /** `table.rows.add` calls applied (the writer should not add rows one by one). */
@@ -125,6 +131,7 @@ export function emptyStats(): WorkbookStats {
     maxResponseBytes: 0,
     rejectedSyncs: 0,
     cellsWritten: 0,
+    lossyValuesWritten: 0,
     operationsApplied: 0,
     rowsAddCalls: 0,
     autofitCalls: 0,
@@ -146,6 +153,30 @@ export interface WorkbookOptions {
 }
 
 export const PAYLOAD_LIMIT_BYTES = 5 * 1024 * 1024;
+
+/** Excel's limit on cells in one range read ("five million cells for get operations"); applied to cell-by-cell writes too. */
+export const MAX_CELLS_PER_OPERATION = 5_000_000;
+
+/**
+ * What a value becomes on its way to Excel: requests are JSON, so a Date arrives as its ISO string and
+ * undefined, NaN and ±Infinity arrive as null (which means "leave the cell unchanged").
+ */
+export function toWireValue(v: unknown): unknown {
+  if (v instanceof Date) return Number.isNaN(v.getTime()) ? null : v.toJSON();
+  if (v === undefined || typeof v === "function" || typeof v === "symbol") return null;
+  if (typeof v === "number" && !Number.isFinite(v)) return null;
+  return v;
+}
+
+function checkCellCount(rect: Rect, what: string): void {
+  const cells = rectRows(rect) * rectColumns(rect);
+  if (cells > MAX_CELLS_PER_OPERATION) {
+    throw new EmulatedExcelError(
+      ErrorCodes.rangeExceedsLimit,
+      `${what}: the range has ${cells} cells; Excel handles at most ${MAX_CELLS_PER_OPERATION} per operation.`,
+    );
+  }
+}
 
 const key = (r: number, c: number): number => r * MAX_COLUMNS + c;
 const keyRow = (k: number): number => Math.floor(k / MAX_COLUMNS);
@@ -388,14 +419,9 @@ export class WorkbookModel {
    * Returns a function that stores the value so validation of the whole array happens first.
    */
   private validateInput(v: unknown, what: string): void {
-    if (v === null) return;
-    if (typeof v === "number") {
-      if (!Number.isFinite(v)) throw invalidArgument(`${what}: ${v} is not a number Excel can store.`);
-      return;
-    }
+    if (v === null || typeof v === "number" || typeof v === "boolean") return;
     if (typeof v === "string") return this.checkText(v);
-    if (typeof v === "boolean") return;
-    throw invalidArgument(`${what}: values must be numbers, strings, booleans or null; got ${v === undefined ? "undefined" : typeof v}.`);
+    throw invalidArgument(`${what}: values must be numbers, strings, booleans or null; got ${Array.isArray(v) ? "an array" : typeof v}.`);
   }
 
   /**
@@ -403,14 +429,16 @@ export class WorkbookModel {
    * otherwise the array must have exactly the range's dimensions (else InvalidArgument).
    */
   shapeInput(input: unknown, rect: Rect, prop: string): (r: number, c: number) => unknown {
+    checkCellCount(rect, `Range.${prop}`);
     const rows = rectRows(rect);
     const cols = rectColumns(rect);
     if (!Array.isArray(input)) {
       if (input === null || input === undefined) throw invalidArgument(`Range.${prop} cannot be set to ${String(input)}.`);
-      return () => input;
+      const only = toWireValue(input);
+      return () => only;
     }
     if (input.length === 1 && Array.isArray(input[0]) && input[0].length === 1) {
-      const only = input[0][0];
+      const only = toWireValue(input[0][0]);
       return () => only;
     }
     if (input.length !== rows || !input.every((row) => Array.isArray(row) && row.length === cols)) {
@@ -419,7 +447,20 @@ export class WorkbookModel {
         `The number of rows or columns in the input array doesn't match the size or dimensions of the range (${prop}: range is ${rows}x${cols}, input is ${got}).`,
       );
     }
-    return (r, c) => (input[r] as unknown[])[c];
+    return (r, c) => toWireValue((input[r] as unknown[])[c]);
+  }
+
+  /** Counts entries of a 2-D input that turn into null on the wire without being null. */
+  private countLossy(input: unknown, rect: Rect): void {
+    if (!Array.isArray(input)) return;
+    let n = 0;
+    for (const row of input) {
+      if (!Array.isArray(row)) continue;
+      for (const v of row) if (v !== null && toWireValue(v) === null) n++;
+    }
+    // A 1x1 array fills the whole range, so its one lossy entry leaves every cell unchanged.
+    if (input.length === 1 && Array.isArray(input[0]) && input[0].length === 1 && n === 1) n = rectRows(rect) * rectColumns(rect);
+    this.stats.lossyValuesWritten += n;
   }
 
   /** `Range.values = ...` */
@@ -438,6 +479,7 @@ export class WorkbookModel {
     const rows = rectRows(rect);
     const cols = rectColumns(rect);
     for (let r = 0; r < rows; r++) for (let c = 0; c < cols; c++) this.validateInput(at(r, c), `Range.${prop}[${r}][${c}]`);
+    this.countLossy(input, rect);
     for (let r = 0; r < rows; r++) {
       for (let c = 0; c < cols; c++) {
         const v = at(r, c);
@@ -596,6 +638,7 @@ export class WorkbookModel {
   }
 
   private readGrid<T>(sheet: SheetModel, rect: Rect, fn: (r: number, c: number) => T): T[][] {
+    checkCellCount(rect, "Reading the range");
     const out: T[][] = [];
     for (let r = rect.r0; r <= rect.r1; r++) {
       const row: T[] = new Array(rectColumns(rect));
@@ -860,6 +903,7 @@ export class WorkbookModel {
         throw invalidArgument(`table.rows.add: values must be a 2-D array with ${cols} columns per row.`);
       }
       count = values.length;
+      values = (values as unknown[][]).map((row) => row.map(toWireValue));
       for (const row of values as unknown[][]) row.forEach((v, c) => this.validateInput(v, `rows.add values[..][${c}]`));
     }
     const at = index === null || index === undefined ? bodyRows : index;
@@ -911,6 +955,7 @@ export class WorkbookModel {
       if (!Array.isArray(values) || values.length !== rows || !values.every((r) => Array.isArray(r) && r.length === 1)) {
         throw invalidArgument(`table.columns.add: values must be a ${rows}x1 array (header row included).`);
       }
+      values = (values as unknown[][]).map((row) => [toWireValue(row[0])]);
       for (const row of values as unknown[][]) this.validateInput(row[0], "columns.add values");
     }
     if (name !== undefined && name !== null && typeof name !== "string") throw invalidArgument("table.columns.add: name must be a string.");

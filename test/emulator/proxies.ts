@@ -150,7 +150,7 @@ export class EmulatedRequestContext {
   /** @internal */
   _checkSameContext(o: { _ctx: EmulatedRequestContext }): void {
     if (o._ctx !== this) {
-      throw new EmulatedExcelError("InvalidRequestContext" as never, "Cannot use the object across different request contexts.");
+      throw new EmulatedExcelError(ErrorCodes.invalidRequestContext, "Cannot use the object across different request contexts.");
     }
   }
 
@@ -171,6 +171,8 @@ export class EmulatedRequestContext {
     }
     // Excel answers asynchronously; yielding keeps callers honest about awaiting.
     await Promise.resolve();
+    // office.js sends nothing (no round trip) when nothing is queued.
+    if (this.queue.length === 0) return;
     const ops = this.queue;
     this.queue = [];
     const wb = this.model;
