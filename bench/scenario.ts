@@ -1,0 +1,123 @@
+/**
+ * One benchmark scenario, run in its own Node process by `bench/run.ts` so its peak RSS is its own.
+ * Prints one JSON line with the figures. Usage:
+ *   tsx bench/scenario.ts <serviceUrl> <rows> <json|csv> <reps> [--refresh]
+ */
+import Papa from "papaparse";
+import { PATHS, HEADERS } from "../src/spec/contract";
+import { PpmClient } from "../src/service";
+import { draftBinding } from "../src/refresh/binding";
+import { sourceFromClient } from "../src/refresh/source";
+import { importTable } from "../src/workbook/writer";
+import { refreshTable } from "../src/workbook/refresh";
+import { benchWorkbook, statsOf } from "./emulator";
+
+const TOKEN = "demo-acme-token"; // the reference service's documented demo token
+const KEY = "financials";
+
+const [url, rowsArg, formatArg, repsArg, ...flags] = process.argv.slice(2);
+const format = formatArg as "json" | "csv";
+const reps = Number(repsArg);
+
+/**
+ * Lets timers and socket events run before a measured step: after a long synchronous write, an idle
+ * keep-alive socket the server has closed would otherwise be reused and fail.
+ */
+const settle = () => new Promise((r) => setTimeout(r, 50));
+
+async function baseline(): Promise<{ ms: number; bytes: number }> {
+  await settle();
+  const t0 = performance.now();
+  const res = await fetch(url + (format === "json" ? PATHS.exportJson(KEY) : PATHS.exportCsv(KEY)), { headers: { [HEADERS.companyToken]: TOKEN } });
+  if (!res.ok) throw new Error(`baseline GET answered ${res.status}`);
+  const text = await res.text();
+  const parsed = format === "json" ? JSON.parse(text) : Papa.parse(text, { skipEmptyLines: true }).data;
+  const ms = performance.now() - t0;
+  if (!parsed) throw new Error("nothing parsed");
+  return { ms, bytes: Buffer.byteLength(text, "utf8") };
+}
+
+async function endToEnd() {
+  let requests = 0;
+  const client = new PpmClient({ id: "bench", name: "bench", baseUrl: url, token: TOKEN }, { onRequest: () => void requests++ });
+  const { wb, context } = benchWorkbook();
+  await settle();
+  const t0 = performance.now();
+  const r = await client.fetchDataset(KEY, { format, conditional: false });
+  if (r.status !== "updated") throw new Error("expected data");
+  const tFetched = performance.now();
+  const imported = await importTable(context, r.table, {
+    binding: draftBinding({
+      id: "bench1", connectionId: "bench", environment: url, companyId: "acme", source: { kind: "dataset", key: KEY, format },
+      columns: r.table.columns, schemaVersion: r.table.meta.schemaVersion, validators: r.validators,
+    }),
+    secrets: [TOKEN],
+  });
+  const ms = performance.now() - t0;
+  const s = statsOf(wb);
+  return { ms, fetchParseMs: tFetched - t0, writeMs: ms - (tFetched - t0), rows: imported.rowCount, columns: r.table.columns.length, s, client, wb, context, requestsBefore: () => requests };
+}
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+}
+
+async function main(): Promise<void> {
+  // Warm-up: JIT and sockets, not measured.
+  await baseline();
+  await endToEnd();
+  const base: number[] = [];
+  const e2e: number[] = [];
+  const fetchParse: number[] = [];
+  const write: number[] = [];
+  let last: Awaited<ReturnType<typeof endToEnd>> | null = null;
+  let bodyBytes = 0;
+  for (let i = 0; i < reps; i++) {
+    global.gc?.();
+    const b = await baseline();
+    base.push(b.ms);
+    bodyBytes = b.bytes;
+    last = null;
+    global.gc?.();
+    last = await endToEnd();
+    e2e.push(last.ms);
+    fetchParse.push(last.fetchParseMs);
+    write.push(last.writeMs);
+  }
+  const run = last!;
+  const out: Record<string, unknown> = {
+    rows: run.rows,
+    columns: run.columns,
+    format,
+    bodyBytes,
+    baselineMs: median(base),
+    endToEndMs: median(e2e),
+    fetchParseMs: median(fetchParse),
+    writeMs: median(write),
+    syncs: run.s.syncCount,
+    totalRequestBytes: run.s.totalRequestBytes,
+    maxRequestBytes: run.s.maxRequestBytes,
+    rejectedSyncs: run.s.rejectedSyncs,
+  };
+  if (flags.includes("--refresh")) {
+    const before = run.requestsBefore();
+    const cellsBefore = run.s.cellsWritten;
+    await settle();
+    const t0 = performance.now();
+    const report = await refreshTable(run.context, "bench1", sourceFromClient(run.client), { secrets: [TOKEN] });
+    out.unchangedRefresh = {
+      ms: performance.now() - t0,
+      outcome: report.outcome,
+      requests: run.requestsBefore() - before,
+      cellsWritten: statsOf(run.wb).cellsWritten - cellsBefore,
+    };
+  }
+  out.peakRssBytes = process.resourceUsage().maxRSS * 1024;
+  console.log(JSON.stringify(out));
+}
+
+main().catch((e) => {
+  console.error(e instanceof Error ? e.stack : String(e), (e as { cause?: unknown })?.cause);
+  process.exit(1);
+});

@@ -1,0 +1,74 @@
+/** Shared builders for the emulator-backed workbook tests. */
+import { Workbook, createRequestContext } from "../emulator";
+import { draftBinding } from "../../src/refresh/binding";
+import { importTable, type ImportOptions } from "../../src/workbook/writer";
+import type { Column, CellValue, Table } from "../../src/table/model";
+
+export const TOKEN = "demo-acme-token";
+
+/** The columns of a financials-like dataset: every model type, an identifier and a beyond-2^53 column. */
+export const FIN_COLUMNS: Column[] = [
+  { name: "project_id", type: "integer", sourceType: "Edm.Int32" },
+  { name: "name", type: "text" },
+  { name: "amount", type: "decimal" },
+  { name: "count", type: "integer" },
+  { name: "due", type: "date" },
+  { name: "updated", type: "datetime" },
+  { name: "active", type: "boolean" },
+  { name: "ledger", type: "integer", sourceType: "Edm.Int64" },
+];
+
+export function finRows(n: number, seed = 0): CellValue[][] {
+  return Array.from({ length: n }, (_, i) => [
+    i + 1,
+    `Project ${i + seed}`,
+    Math.round((i * 12.5 + seed) * 100) / 100,
+    (i * 7 + seed) % 100,
+    `2024-${String((i % 12) + 1).padStart(2, "0")}-${String((i % 28) + 1).padStart(2, "0")}`,
+    `2024-03-10T${String(i % 24).padStart(2, "0")}:15:00Z`,
+    i % 2 === 0,
+    (BigInt("9007199254740993") + BigInt(i)).toString(),
+  ]);
+}
+
+export function finTable(rows: CellValue[][], over: Partial<Table["meta"]> = {}, columns: Column[] = FIN_COLUMNS): Table {
+  return {
+    columns,
+    rows,
+    meta: { key: "financials", kind: "dataset", format: "json", schemaVersion: "3", generatedAt: "2026-01-01T00:00:00Z", etag: '"e1"', lastModified: null, fetchedAt: "2026-01-01T00:00:01Z", ...over },
+  };
+}
+
+export function bindingDraft(table: Table, id = "b1"): ImportOptions["binding"] {
+  return draftBinding({
+    id,
+    connectionId: "conn-1",
+    environment: "http://127.0.0.1:4100",
+    companyId: "acme",
+    source: { kind: "dataset", key: table.meta.key, format: "json" },
+    columns: table.columns,
+    schemaVersion: table.meta.schemaVersion,
+    validators: { etag: table.meta.etag, generatedAt: table.meta.generatedAt },
+  });
+}
+
+export const fixedNow = () => new Date("2026-01-01T00:00:02Z");
+
+/** A fresh workbook and one table imported into a new sheet. */
+export async function imported(rows: CellValue[][], opts: Partial<ImportOptions> = {}, wbOptions: ConstructorParameters<typeof Workbook>[0] = {}) {
+  const wb = new Workbook({ currentYear: 2025, ...wbOptions });
+  const context = createRequestContext(wb);
+  const table = finTable(rows);
+  const result = await importTable(context, table, { binding: bindingDraft(table), secrets: [TOKEN], now: fixedNow, ...opts });
+  return { wb, context, table, result };
+}
+
+/** Resolves to the rejection of a promise (fails the test if it resolves). */
+export async function rejection(p: Promise<unknown>): Promise<Error & { code?: string }> {
+  try {
+    await p;
+  } catch (e) {
+    return e as Error & { code?: string };
+  }
+  throw new Error("expected a rejection");
+}
