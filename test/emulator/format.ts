@@ -28,29 +28,39 @@ function withThousands(intPart: string): string {
   return intPart.replace(/\B(?=(\d{3})+(?!\d))/g, ",");
 }
 
+function literalText(part: string): string {
+  return part
+    .replace(/"([^"]*)"/g, "$1")
+    .replace(/_./g, " ")
+    .replace(/\*./g, "")
+    .replace(/\\(.)/g, "$1");
+}
+
 function formatNumberCode(n: number, code: string): string | null {
-  const pct = code.includes("%");
-  const sci = /E\+0+/i.exec(code);
-  const core = code.replace(/[%]/g, "");
-  const m = /^([#,0]*)(?:\.(0+))?/.exec(core.replace(/E\+0+/i, ""));
-  if (!m || (m[1] === "" && m[2] === undefined)) return null;
-  const decimals = m[2]?.length ?? 0;
-  const thousands = m[1].includes(",");
+  const m = /[#0,]*[#0](?:\.[0#]*)?|\.[0#]+/.exec(code.replace(/"[^"]*"/g, (q) => "\u0000".repeat(q.length)));
+  if (!m) return null;
+  const prefix = literalText(code.slice(0, m.index));
+  let rest = code.slice(m.index + m[0].length);
+  const pattern = m[0];
+  const pct = code.replace(/"[^"]*"/g, "").includes("%");
+  const decimals = pattern.includes(".") ? pattern.split(".")[1].length : 0;
+  const thousands = pattern.split(".")[0].includes(",");
   let v = pct ? n * 100 : n;
+  const sci = /^[Ee]\+(0+)/.exec(rest);
   if (sci) {
+    rest = rest.slice(sci[0].length);
     const [mant, exp] = v.toExponential(decimals).split("e");
     const e = Number(exp);
-    return `${mant}E${e < 0 ? "-" : "+"}${String(Math.abs(e)).padStart(sci[0].length - 2, "0")}`;
+    return `${prefix}${mant}E${e < 0 ? "-" : "+"}${String(Math.abs(e)).padStart(sci[1].length, "0")}${literalText(rest)}`;
   }
   const neg = v < 0;
   v = Math.abs(v);
-  let s = v.toFixed(decimals);
-  let [i, d] = s.split(".");
+  let [i, d] = v.toFixed(decimals).split(".");
   if (thousands) i = withThousands(i);
-  if (!m[1].includes("0") && i === "0") i = "";
-  s = d === undefined ? i : `${i}.${d}`;
+  if (!pattern.split(".")[0].includes("0") && i === "0") i = "";
+  let s = d === undefined ? i : `${i}.${d}`;
   if (neg && Number(s.replace(/,/g, "")) !== 0) s = `-${s}`;
-  return pct ? `${s}%` : s;
+  return `${prefix}${s}${literalText(rest)}`;
 }
 
 function isDateCode(code: string): boolean {
@@ -109,6 +119,8 @@ export function formatCellText(value: number | string | boolean | null, numberFo
     if (value < 0) return "#".repeat(8);
     return formatDateCode(value, code);
   }
-  const text = formatNumberCode(value < 0 && code !== sections[0] ? -value : value, code.replace(/"[^"]*"/g, ""));
+  // A separate negative section carries its own sign (e.g. parentheses), so it formats the magnitude.
+  const usesNegativeSection = value < 0 && sections.length > 1 && sections[1] !== "";
+  const text = formatNumberCode(usesNegativeSection ? -value : value, code);
   return text ?? formatGeneral(value);
 }

@@ -498,7 +498,8 @@ export class WorkbookModel {
     cell.cv = undefined;
     cell.cg = undefined;
     if (typeof v !== "string") {
-      cell.v = v;
+      // Excel has no negative zero.
+      cell.v = typeof v === "number" && Object.is(v, -0) ? 0 : v;
       return;
     }
     if (cell.nf === TEXT_FORMAT) {
