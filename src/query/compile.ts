@@ -24,6 +24,8 @@ export interface Compiled {
   c?: { v: RV };
   /** Column index when this is a plain column read whose cells are used as they are. */
   col?: number;
+  /** True when the value is never null (comparisons), so `and`/`or` can skip three-valued logic. */
+  nn?: boolean;
 }
 
 /** Options of a compilation. */
@@ -156,6 +158,7 @@ export class Compiler {
     const a = this.compile(e.arg);
     if (a.t !== "boolean" && a.t !== "null") typeError(`'not' needs a true/false condition, not ${TYPE_NAME[a.t]}`, e.pos);
     const f = a.f;
+    if (a.nn && !a.c) return { t: "boolean", f: (row) => !f(row), nn: true };
     return this.fold("boolean", [a], (row) => {
       const v = f(row);
       return v === null ? null : !v;
@@ -199,6 +202,18 @@ export class Compiler {
     }
     const a = l.f;
     const b = r.f;
+    if (!l.c && !r.c && l.nn) {
+      // Left side is plain true/false: `true and y` is y, `false or y` is y, null or not.
+      const f: Eval =
+        op === "and"
+          ? r.nn
+            ? (row) => (a(row) as boolean) && (b(row) as boolean)
+            : (row) => (a(row) ? b(row) : false)
+          : r.nn
+            ? (row) => (a(row) as boolean) || (b(row) as boolean)
+            : (row) => (a(row) ? true : b(row));
+      return { t: "boolean", f, nn: r.nn === true };
+    }
     // Three-valued logic: false wins over null in `and`, true wins over null in `or`.
     const f: Eval =
       op === "and"
@@ -246,7 +261,7 @@ export class Compiler {
       const flipped: Partial<Record<BinaryOp, BinaryOp>> = { gt: "lt", lt: "gt", ge: "le", le: "ge" };
       return this.comparison(flipped[op] ?? op, r, l);
     }
-    if (r.c && !l.c) return { t: "boolean", f: compareWithConstant(op, l, r.c.v) };
+    if (r.c && !l.c) return { t: "boolean", f: compareWithConstant(op, l, r.c.v), nn: true };
     const a = l.f;
     const b = r.f;
     let f: Eval;
@@ -275,7 +290,7 @@ export class Compiler {
         };
       }
     }
-    return this.fold("boolean", [l, r], f);
+    return { ...this.fold("boolean", [l, r], f), nn: true };
   }
 
   private arithmetic(op: BinaryOp, l: Compiled, r: Compiled, e: Extract<Expr, { k: "bin" }>): Compiled {
@@ -334,7 +349,7 @@ export class Compiler {
         return false;
       };
     }
-    return this.fold("boolean", [a], f);
+    return { ...this.fold("boolean", [a], f), nn: true };
   }
 
   private call(e: Extract<Expr, { k: "call" }>): Compiled {

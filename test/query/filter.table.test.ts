@@ -97,6 +97,11 @@ const VALID: Array<[string, number[]]> = [
   ["Active eq true or Active eq false", [1, 2, 3, 5, 6, 8]],
   ["Active and Active", [1, 3, 6]],
   ["Active or not Active", [1, 2, 3, 5, 6, 8]],
+  ["Score gt 4 and Active", [1]],
+  ["Score gt 4 or Active", [1, 3, 5, 6, 7, 8]],
+  ["not (Score gt 4 and Active)", [2, 3, 4, 5, 6, 8]],
+  ["not (Score gt 4 or Active)", [2]],
+  ["not (Active and Score gt 4)", [2, 3, 4, 5, 6, 8]],
   // precedence: or < and < not < comparison < add/sub < mul/div/mod < unary minus
   ["not Id eq 1 or Id eq 2 and Score eq 3", except(1)],
   ["Id eq 1 or Id eq 8 and Score eq 3", [1]],
