@@ -89,7 +89,9 @@ module.exports = async (env, options) => {
     resolve: { extensions: [".ts", ".js"] },
     module: {
       rules: [
-        { test: /\.ts$/, exclude: /node_modules/, use: { loader: "ts-loader", options: { transpileOnly: true } } },
+        // ES module output for webpack only (tsc/jest stay CommonJS): webpack needs to see `import()`
+        // to split the task pane's heavy engine into its own chunk, and ES imports tree-shake.
+        { test: /\.ts$/, exclude: /node_modules/, use: { loader: "ts-loader", options: { transpileOnly: true, compilerOptions: { module: "es2020" } } } },
       ],
     },
     plugins,

@@ -12,7 +12,7 @@ import type { Table } from "../table/model";
 import type { Connection } from "../service/connection";
 import { PpmClient } from "../service/client";
 import type { DatasetFormat, ManifestInfo, ProbeResult, SnapshotSource } from "../service";
-import { applyQuery, parseQuery, splitODataUrl, type LocalQuery } from "../query";
+import { applyQuery, parseQuery, splitODataUrl, validateQuery, type LocalQuery } from "../query";
 import { BINDING_SCHEMA_VERSION, bindingColumns, describeSource, type Binding, type BindingSource } from "../refresh/binding";
 import { sourceFromClient, type RefreshSource } from "../refresh/source";
 import type { RefreshReport } from "../refresh/engine";
@@ -106,8 +106,16 @@ export function listBindings(): Promise<StoredBindings> {
 export class Engine {
   private readonly clients = new Map<string, { key: string; client: PpmClient }>();
   readonly paths: DatasetPaths = PATHS;
-  readonly query: QueryEngine & { applyQuery: typeof applyQuery } = { parseQuery: (t) => parseQuery(t), splitODataUrl, applyQuery };
+  readonly query: QueryEngine & { applyQuery: typeof applyQuery; validateQuery: typeof validateQuery } = {
+    parseQuery: (t) => parseQuery(t),
+    splitODataUrl,
+    applyQuery,
+    validateQuery,
+  };
   readonly describeSource = describeSource;
+  readonly listBindings = listBindings;
+  readonly bindingAtSelection = bindingAtSelection;
+  readonly selectedCell = selectedCell;
 
   /** One client per connection, replaced when the connection's address or credentials change. */
   client(connection: Connection): PpmClient {

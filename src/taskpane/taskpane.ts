@@ -1,9 +1,36 @@
-/* Task pane entry: Office wiring only. */
-declare const __PPM_DEFAULT_SERVICE_URL__: string;
+/**
+ * Task pane entry: Office wiring only. Everything else is in `app.ts` and the section modules; the
+ * service client, query engine and workbook writer arrive in a separate chunk after first paint.
+ */
+import { mountApp } from "./app";
+import { ConnectionStore } from "./connectionStore";
 
-Office.onReady((info) => {
-  const status = document.getElementById("status");
-  if (!status) return;
-  const target = __PPM_DEFAULT_SERVICE_URL__ || "no environment configured yet";
-  status.textContent = `Host: ${info.host ?? "none"} · environment: ${target}`;
+declare const __PPM_DEFAULT_SERVICE_URL__: string;
+declare const __PPM_VERSION__: string;
+
+/** Applies Office's theme colours (when the host gives them) as CSS variables. */
+function applyTheme(): void {
+  const theme = (Office.context as { officeTheme?: Office.OfficeTheme } | undefined)?.officeTheme;
+  if (!theme) return;
+  const s = document.documentElement.style;
+  if (theme.bodyBackgroundColor) s.setProperty("--body-bg", theme.bodyBackgroundColor);
+  if (theme.bodyForegroundColor) s.setProperty("--body-fg", theme.bodyForegroundColor);
+  if (theme.controlBackgroundColor) s.setProperty("--control-bg", theme.controlBackgroundColor);
+  if (theme.controlForegroundColor) s.setProperty("--control-fg", theme.controlForegroundColor);
+}
+
+Office.onReady(() => {
+  const root = document.getElementById("app");
+  if (!root) return;
+  applyTheme();
+  const store = new ConnectionStore(window.localStorage, { partitionKey: Office.context?.partitionKey });
+  const ctx = mountApp(root, {
+    store,
+    loadEngine: () => import(/* webpackChunkName: "engine" */ "./engine").then((m) => m.createEngine()),
+    loadRecords: () => import(/* webpackChunkName: "records" */ "./records").then((m) => m.mountRecords),
+    defaultServiceUrl: __PPM_DEFAULT_SERVICE_URL__,
+    version: __PPM_VERSION__,
+  });
+  // Warm the engine chunk while the user reads the first screen.
+  setTimeout(() => void ctx.engine().catch(() => undefined), 0);
 });

@@ -1,0 +1,449 @@
+/**
+ * The task pane shell: tabs, status line, the shared progress bar, error panels, and the context
+ * every section uses. Sections live in their own modules; the heavy engine is loaded on demand.
+ */
+import { h, replace } from "./dom";
+import type { ConnectionStore } from "./connectionStore";
+import type { Engine } from "./engine";
+import type { ErrorView } from "./errorView";
+import { formatCount } from "./datasets";
+import type { Change, ErrorHandlers, JobProgress, JobResult, PaneContext, TabName } from "./context";
+import { mountConnections } from "./connectionsPanel";
+import { mountDatasets } from "./datasetsPanel";
+import { mountSnapshots } from "./snapshotsPanel";
+import { mountRefresh } from "./refreshPanel";
+import type { MountRecords, RecordsContext } from "./recordsHost";
+import { resolveConnectionId, summarize } from "./refreshSummary";
+
+export interface AppOptions {
+  store: ConnectionStore;
+  /** Loads the engine chunk (a dynamic import in the bundle; direct in tests). */
+  loadEngine: () => Promise<Engine>;
+  defaultServiceUrl: string;
+  version: string;
+  now?: () => Date;
+  /** Loads the Records module (its own chunk). */
+  loadRecords?: () => Promise<MountRecords>;
+}
+
+const TABS: Array<{ name: TabName; label: string }> = [
+  { name: "connections", label: "Connections" },
+  { name: "datasets", label: "Datasets" },
+  { name: "snapshots", label: "Snapshots" },
+  { name: "refresh", label: "Refresh" },
+  { name: "records", label: "Records" },
+];
+
+/** Mounts the whole pane into `root` and returns its context (for tests and the records host). */
+export function mountApp(root: HTMLElement, opts: AppOptions): PaneContext {
+  const listeners = new Map<Change, Set<() => void>>();
+  let enginePromise: Promise<Engine> | null = null;
+  let job: { controller: AbortController; kind: string } | null = null;
+
+  const statusEl = h("div", { class: "status", role: "status", "aria-live": "polite", "data-testid": "status" });
+  const progressHost = h("div", { class: "progress-host" });
+  const select = h("select", { "data-testid": "active-connection", id: "active-connection", "aria-label": "Active connection" });
+  const tablist = h("div", { class: "tabs", role: "tablist", "aria-label": "Sections" });
+  const panels = new Map<TabName, HTMLElement>();
+  const tabButtons = new Map<TabName, HTMLButtonElement>();
+  let current: TabName = "connections";
+  const shown = new Set<(tab: TabName) => void>();
+
+  const ctx: PaneContext = {
+    store: opts.store,
+    defaultServiceUrl: opts.defaultServiceUrl,
+    now: opts.now ?? (() => new Date()),
+    engine() {
+      enginePromise ??= opts.loadEngine().catch((e) => {
+        enginePromise = null; // a failed chunk load (offline) can be retried
+        throw e;
+      });
+      return enginePromise;
+    },
+    active() {
+      const id = opts.store.activeId();
+      return id ? opts.store.get(id) : null;
+    },
+    activeConnection() {
+      const id = opts.store.activeId();
+      return id ? opts.store.connection(id) : null;
+    },
+    setActive(id) {
+      opts.store.setActive(id);
+      ctx.changed("active");
+    },
+    status(text) {
+      // Re-set even when equal, so screen readers announce a repeated message.
+      statusEl.textContent = "";
+      statusEl.textContent = text;
+    },
+    showTab(tab, focus = false) {
+      current = tab;
+      for (const [name, btn] of tabButtons) {
+        const on = name === tab;
+        btn.setAttribute("aria-selected", String(on));
+        btn.tabIndex = on ? 0 : -1;
+        panels.get(name)!.hidden = !on;
+      }
+      if (focus) tabButtons.get(tab)!.focus();
+      for (const l of shown) l(tab);
+    },
+    editConnection(id) {
+      ctx.showTab("connections");
+      editHook?.(id);
+    },
+    async runJob(kind, label, work) {
+      if (job) {
+        ctx.status("Another operation is still running; wait for it or cancel it first.");
+        return undefined;
+      }
+      const controller = new AbortController();
+      job = { controller, kind };
+      const bar = h("progress", { "data-testid": "progress-bar", "aria-label": label });
+      const rowsEl = h("span", { "data-testid": "progress-rows", "data-rows": "0" }, "");
+      const labelEl = h("span", { "data-testid": "progress-label", class: "progress-label" }, label);
+      const cancel = h(
+        "button",
+        {
+          type: "button",
+          class: "button",
+          "data-testid": "progress-cancel",
+          onclick: () => {
+            controller.abort();
+            cancel.disabled = true;
+            labelEl.textContent = "Cancelling…";
+          },
+        },
+        "Cancel",
+      );
+      replace(progressHost, h("div", { class: "progress", "data-testid": "progress", "data-job": kind }, labelEl, bar, h("div", { class: "progress-row" }, rowsEl, cancel)));
+      ctx.status(label);
+      const progress = (p: JobProgress) => {
+        if (p.label !== undefined) labelEl.textContent = p.label;
+        if (p.rows !== undefined) {
+          rowsEl.dataset.rows = String(p.rows);
+          rowsEl.textContent = p.total !== undefined ? `${formatCount(p.rows)} of ${formatCount(p.total)} rows` : `${formatCount(p.rows)} rows`;
+        }
+        if (p.total !== undefined && p.total > 0 && p.rows !== undefined) {
+          bar.max = p.total;
+          bar.value = Math.min(p.rows, p.total);
+        } else {
+          bar.removeAttribute("value"); // indeterminate
+        }
+      };
+      try {
+        return await work(controller.signal, progress);
+      } catch (e) {
+        if (controller.signal.aborted && isCancel(e)) {
+          ctx.finishJob({ state: "cancelled", text: "Cancelled. Nothing was changed in the workbook." });
+          return undefined;
+        }
+        replace(progressHost);
+        throw e;
+      } finally {
+        job = null;
+        progressHost.querySelector('[data-testid="progress"]')?.remove();
+      }
+    },
+    jobRunning: () => job !== null,
+    finishJob(result: JobResult) {
+      const el = h(
+        "div",
+        {
+          class: `job-result ${result.state}`,
+          role: "status",
+          "data-testid": "job-result",
+          "data-state": result.state,
+          "data-rows": result.rows !== undefined ? String(result.rows) : null,
+          "data-table": result.table ?? null,
+          "data-sheet": result.sheet ?? null,
+        },
+        h("span", {}, result.text),
+        h("button", { type: "button", class: "link", "aria-label": "Dismiss", onclick: () => el.remove() }, "✕"),
+      );
+      replace(progressHost, el);
+      ctx.status(result.text);
+    },
+    errorPanel: (view, handlers) => errorPanel(ctx, view, handlers),
+    secrets: () => opts.store.allSecrets(),
+    changed(what) {
+      for (const l of listeners.get(what) ?? []) l();
+    },
+    on(what, listener) {
+      let set = listeners.get(what);
+      if (!set) listeners.set(what, (set = new Set()));
+      set.add(listener);
+      return () => set!.delete(listener);
+    },
+    copyText,
+  };
+  let editHook: ((id: string) => void) | null = null;
+
+  // --- header: active connection picker ---
+  const renderSelect = () => {
+    const list = opts.store.list();
+    const active = opts.store.activeId();
+    replace(
+      select,
+      ...(list.length ? list.map((c) => h("option", { value: c.id, selected: c.id === active ? true : null }, `${c.name} — ${hostOf(c.baseUrl)}`)) : [h("option", { value: "" }, "No connection yet")]),
+    );
+    select.disabled = list.length === 0;
+    if (active) select.value = active;
+  };
+  select.addEventListener("change", () => {
+    if (select.value) ctx.setActive(select.value);
+  });
+  ctx.on("connections", renderSelect);
+  ctx.on("active", renderSelect);
+
+  // --- tabs (WAI-ARIA tabs pattern: arrows move, Home/End jump) ---
+  for (const t of TABS) {
+    const btn = h(
+      "button",
+      { type: "button", role: "tab", id: `tab-${t.name}`, "aria-controls": `panel-${t.name}`, "data-testid": `tab-${t.name}`, onclick: () => ctx.showTab(t.name) },
+      t.label,
+    );
+    btn.addEventListener("keydown", (ev) => {
+      const i = TABS.findIndex((x) => x.name === t.name);
+      const key = (ev as KeyboardEvent).key;
+      const next = key === "ArrowRight" ? (i + 1) % TABS.length : key === "ArrowLeft" ? (i - 1 + TABS.length) % TABS.length : key === "Home" ? 0 : key === "End" ? TABS.length - 1 : -1;
+      if (next >= 0) {
+        ev.preventDefault();
+        ctx.showTab(TABS[next].name, true);
+      }
+    });
+    tabButtons.set(t.name, btn);
+    tablist.appendChild(btn);
+    panels.set(t.name, h("section", { role: "tabpanel", id: `panel-${t.name}`, "aria-labelledby": `tab-${t.name}`, "data-testid": `panel-${t.name}`, class: "panel", tabindex: "0" }));
+  }
+
+  replace(
+    root,
+    h(
+      "header",
+      { class: "top" },
+      h("h1", {}, "PPM for Excel"),
+      h("div", { class: "field inline" }, h("label", { for: "active-connection" }, "Connection"), select),
+    ),
+    tablist,
+    progressHost,
+    ...[...panels.values()],
+    statusEl,
+    h("footer", { class: "foot" }, `v${opts.version}`),
+  );
+  renderSelect();
+
+  const onShown = (l: (tab: TabName) => void) => shown.add(l);
+  editHook = mountConnections(panels.get("connections")!, ctx);
+  mountDatasets(panels.get("datasets")!, ctx, onShown);
+  mountSnapshots(panels.get("snapshots")!, ctx, onShown);
+  mountRefresh(panels.get("refresh")!, ctx, onShown);
+  mountRecordsTab(panels.get("records")!, ctx, onShown, opts.loadRecords);
+
+  ctx.showTab(opts.store.list().length ? "datasets" : "connections");
+  if (opts.store.problem) ctx.status(opts.store.problem);
+  root.dataset.ready = "true";
+  void current;
+  return ctx;
+}
+
+function isCancel(e: unknown): boolean {
+  const o = e as { name?: unknown; code?: unknown } | null;
+  return !!o && (o.name === "AbortError" || o.code === "cancelled");
+}
+
+function hostOf(url: string): string {
+  try {
+    return new URL(url).host;
+  } catch {
+    return url;
+  }
+}
+
+/** Clipboard with a fallback for hosts that block the async clipboard API (some Office webviews). */
+async function copyText(text: string): Promise<boolean> {
+  try {
+    if (navigator.clipboard?.writeText) {
+      await navigator.clipboard.writeText(text);
+      return true;
+    }
+  } catch {
+    /* fall through to the selection-based copy */
+  }
+  const area = h("textarea", { class: "offscreen", "aria-hidden": "true" });
+  area.value = text;
+  document.body.appendChild(area);
+  area.select();
+  let ok = false;
+  try {
+    ok = document.execCommand("copy");
+  } catch {
+    ok = false;
+  }
+  area.remove();
+  return ok;
+}
+
+/**
+ * The in-place error panel: title, what happened, what to do, and the buttons the error calls for.
+ * "Update token" opens a token form inside the panel itself and retries on save.
+ */
+export function errorPanel(ctx: PaneContext, view: ErrorView, handlers: ErrorHandlers = {}): HTMLElement {
+  const panel = h("div", { class: "error-panel", role: "alert", "data-testid": "error-panel", "data-code": view.code });
+  const extra = h("div", { class: "error-extra" });
+  const buttons: HTMLElement[] = [];
+  const connId = view.connectionId;
+  for (const a of view.actions) {
+    if (a === "updateToken" && connId) {
+      buttons.push(
+        h("button", { type: "button", class: "button primary", "data-testid": "error-update-token", onclick: () => replace(extra, tokenForm(ctx, connId, () => handlers.retry?.(), () => replace(extra))) }, "Update token"),
+      );
+    } else if (a === "forgetToken" && connId) {
+      buttons.push(
+        h(
+          "button",
+          {
+            type: "button",
+            class: "button",
+            "data-testid": "error-forget-token",
+            onclick: () => {
+              ctx.store.forgetToken(connId);
+              ctx.changed("credentials");
+              const name = ctx.store.get(connId)?.name ?? "this connection";
+              replace(extra, h("p", { class: "note" }, `The token of ${name} was removed from this device. Use Update token to enter a new one.`));
+              ctx.status(`Token forgotten for ${name}.`);
+            },
+          },
+          "Forget token",
+        ),
+      );
+    } else if (a === "copyDetails" && view.details) {
+      buttons.push(
+        h(
+          "button",
+          {
+            type: "button",
+            class: "button",
+            "data-testid": "error-copy-details",
+            onclick: async () => {
+              const ok = await ctx.copyText(view.details!);
+              ctx.status(ok ? "Details copied to the clipboard." : "Copying was blocked; select the details text and copy it.");
+            },
+          },
+          "Copy details",
+        ),
+      );
+    } else if (a === "retry" && handlers.retry) {
+      const retry = handlers.retry;
+      buttons.push(h("button", { type: "button", class: "button", "data-testid": "error-retry", onclick: () => retry() }, "Retry"));
+    } else if (a === "editConnection" && connId) {
+      buttons.push(h("button", { type: "button", class: "button", "data-testid": "error-edit-connection", onclick: () => ctx.editConnection(connId) }, "Edit connection"));
+    }
+  }
+  buttons.push(h("button", { type: "button", class: "button subtle", "data-testid": "error-dismiss", onclick: () => panel.remove() }, "Dismiss"));
+  replace(
+    panel,
+    h("strong", { class: "error-title" }, view.title),
+    h("p", { "data-testid": "error-message" }, view.message),
+    h("p", { "data-testid": "error-action", class: "action" }, view.action),
+    view.details ? h("pre", { "data-testid": "error-details", class: "details", tabindex: "0", "aria-label": "Error details" }, view.details) : null,
+    h("div", { class: "actions" }, ...buttons),
+    extra,
+  );
+  return panel;
+}
+
+/** The "Update token" form for one connection; used by the connection list and by error panels. */
+export function tokenForm(ctx: PaneContext, connectionId: string, onSaved: () => void, onClose: () => void): HTMLFormElement {
+  const name = ctx.store.get(connectionId)?.name ?? connectionId;
+  const input = h("input", { type: "password", id: `token-${connectionId}-${Math.random().toString(36).slice(2, 7)}`, "data-testid": "token-input", autocomplete: "off", spellcheck: "false", required: true });
+  const err = h("div", { class: "field-error", role: "alert", "data-testid": "token-error" });
+  const form = h(
+    "form",
+    { class: "token-form", "data-testid": "token-form", "data-connection-id": connectionId, "aria-label": `New token for ${name}` },
+    h("div", { class: "field" }, h("label", { for: input.id }, `New company API token for ${name}`), input),
+    err,
+    h(
+      "div",
+      { class: "actions" },
+      h("button", { type: "submit", class: "button primary", "data-testid": "token-save" }, "Save token"),
+      h("button", { type: "button", class: "button", "data-testid": "token-cancel", onclick: () => onClose() }, "Cancel"),
+    ),
+  );
+  form.addEventListener("submit", (ev) => {
+    ev.preventDefault();
+    try {
+      ctx.store.setToken(connectionId, input.value);
+    } catch (e) {
+      err.textContent = (e as Error).message;
+      input.setAttribute("aria-invalid", "true");
+      input.focus();
+      return;
+    }
+    input.value = "";
+    ctx.changed("credentials");
+    ctx.status(`Token updated for ${name}.`);
+    onClose();
+    onSaved();
+  });
+  queueMicrotask(() => input.focus());
+  return form;
+}
+
+/** The Records tab: mounts the Records module on first show, with the shell's services. */
+function mountRecordsTab(panel: HTMLElement, ctx: PaneContext, onShown: (l: (t: TabName) => void) => void, load?: () => Promise<MountRecords>): void {
+  const container = h("div", { "data-testid": "records-host" });
+  replace(panel, container);
+  let mounted = false;
+  onShown(async (tab) => {
+    if (tab !== "records" || mounted || !load) return;
+    mounted = true;
+    try {
+      const mount = await load();
+      const rctx: RecordsContext = {
+        getActiveConnection: () => ctx.activeConnection(),
+        onConnectionChange: (l) => {
+          const offs = [ctx.on("active", l), ctx.on("credentials", l), ctx.on("connections", l)];
+          return () => offs.forEach((o) => o());
+        },
+        runExcel: (work) => Excel.run(work),
+        notify: (text) => ctx.status(text),
+        requestTokenUpdate: (id) => {
+          ctx.showTab("connections");
+          tokenHook(ctx, id);
+        },
+        refreshTables: async (ids) => {
+          const engine = await ctx.engine();
+          const { bindings } = await engine.listBindings();
+          const connections = ctx.store.list();
+          const reports = [];
+          for (const id of ids) {
+            const b = bindings.find((x) => x.id === id);
+            if (!b) continue;
+            const cid = resolveConnectionId(b, connections);
+            const conn = cid ? ctx.store.connection(cid) : null;
+            if (!conn) {
+              reports.push({ bindingId: b.id, tableName: b.tableName, outcome: "failed" as const, rowCount: b.rowCount, failure: { code: "no_connection", message: "No connection on this device for this table." }, warnings: [], binding: b });
+              continue;
+            }
+            reports.push(await engine.refreshOne(b.id, conn, { secrets: ctx.secrets() }));
+          }
+          const s = summarize(reports);
+          ctx.changed("bindings");
+          return { updated: s.updated, unchanged: s.unchanged, failed: s.failed, failures: s.items.filter((i) => i.outcome === "failed").map((i) => `${i.tableName}: ${i.reason}`) };
+        },
+      };
+      mount(container, rctx);
+    } catch (e) {
+      mounted = false;
+      replace(container, h("p", { class: "note" }, `The Records section could not be loaded: ${(e as Error).message}`));
+    }
+  });
+}
+
+/** Opens the token form of a connection in the Connections tab (set by the connections panel). */
+function tokenHook(ctx: PaneContext, id: string): void {
+  ctx.changed("connections");
+  const item = document.querySelector<HTMLElement>(`[data-testid="connection-item"][data-connection-id="${CSS.escape(id)}"] [data-testid="connection-update-token"]`);
+  item?.click();
+}

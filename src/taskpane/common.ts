@@ -1,0 +1,16 @@
+/** Small pieces shared by several sections. */
+import { h } from "./dom";
+import type { PaneContext } from "./context";
+
+/** Shown instead of a section's content while no connection is set up. */
+export function noConnection(ctx: PaneContext): HTMLElement {
+  return h(
+    "div",
+    { class: "state-panel", "data-testid": "no-connection" },
+    h("p", {}, "Add a connection first: your environment's address and your company API token."),
+    h("button", { type: "button", class: "button primary", "data-testid": "no-connection-add", onclick: () => {
+      ctx.showTab("connections");
+      document.querySelector<HTMLElement>('[data-testid="connection-add"]')?.click();
+    } }, "Add connection"),
+  );
+}

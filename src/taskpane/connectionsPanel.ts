@@ -1,0 +1,272 @@
+/**
+ * Connections: add / edit / remove, test, update or forget a token. Secrets are typed into
+ * password fields, stored by the connection store on this device only, and never shown again.
+ */
+import { h, replace } from "./dom";
+import { ConnectionInputError, type ConnectionField, type ConnectionSummary } from "./connectionStore";
+import { describeError, type ErrorView } from "./errorView";
+import { tokenForm } from "./app";
+import type { PaneContext } from "./context";
+
+type TestResult = { state: "pending" } | { state: "ok"; companyId: string; datasets: number } | { state: "error"; view: ErrorView };
+
+/** Mounts the section; returns the hook that opens the edit form for a connection. */
+export function mountConnections(panel: HTMLElement, ctx: PaneContext): (id: string) => void {
+  const formHost = h("div", { class: "form-host" });
+  const list = h("ul", { class: "list", "data-testid": "connection-list", "aria-label": "Connections on this device" });
+  const tests = new Map<string, TestResult>();
+  let tokenFor: string | null = null;
+  let removeFor: string | null = null;
+
+  const addButton = h("button", { type: "button", class: "button primary", "data-testid": "connection-add", onclick: () => openForm(null) }, "Add connection");
+
+  replace(
+    panel,
+    h("h2", {}, "Connections"),
+    h("p", { class: "hint" }, "Each connection is one environment and one company. Tokens stay on this device; they are never written into the workbook."),
+    h("div", { class: "toolbar" }, addButton),
+    formHost,
+    list,
+  );
+
+  function openForm(editing: ConnectionSummary | null): void {
+    const mode = editing ? "edit" : "add";
+    const name = h("input", { type: "text", "data-testid": "connection-name", autocomplete: "off", required: true, maxlength: "100", value: editing?.name ?? "" });
+    const baseUrl = h("input", { type: "url", "data-testid": "connection-base-url", autocomplete: "off", required: true, spellcheck: "false", value: editing?.baseUrl ?? ctx.defaultServiceUrl, placeholder: "https://your-environment.example.com" });
+    const token = h("input", { type: "password", "data-testid": "connection-token", autocomplete: "off", spellcheck: "false", required: !editing });
+    const apiAuth = h("input", { type: "text", "data-testid": "connection-api-auth", autocomplete: "off", spellcheck: "false" });
+    const apiSecret = h("input", { type: "password", "data-testid": "connection-api-secret", autocomplete: "off", spellcheck: "false" });
+    const error = h("div", { class: "field-error", role: "alert", "data-testid": "connection-form-error" });
+    const inputs: Record<ConnectionField, HTMLInputElement | null> = { name, baseUrl, token, apiAuth, apiSecret, id: null };
+    const field = (label: string, control: HTMLInputElement, hint?: string) => {
+      control.id = `cf-${control.dataset.testid}`;
+      const hintEl = hint ? h("div", { class: "hint", id: `${control.id}-hint` }, hint) : null;
+      if (hintEl) control.setAttribute("aria-describedby", hintEl.id);
+      return h("div", { class: "field" }, h("label", { for: control.id }, label), control, hintEl);
+    };
+    const form = h(
+      "form",
+      { class: "card", "data-testid": "connection-form", "data-mode": mode, "aria-label": editing ? `Edit ${editing.name}` : "Add a connection", novalidate: true },
+      h("h3", {}, editing ? `Edit ${editing.name}` : "Add a connection"),
+      field("Name", name, "For you, e.g. \"Acme (EU)\"."),
+      field("Environment address", baseUrl, "The base URL of your company's environment (https)."),
+      field(
+        "Company API token",
+        token,
+        editing ? (editing.hasToken ? "Leave empty to keep the stored token." : "No token is stored; enter one.") : "Service: gear menu › company API token.",
+      ),
+      h(
+        "details",
+        { class: "optional", open: editing?.hasRecordCredentials ? true : null },
+        h("summary", {}, "Record credentials (optional, for the Records section)"),
+        field("api-auth", apiAuth, editing?.hasRecordCredentials ? "Leave empty to keep the stored value." : undefined),
+        field("api-secret", apiSecret, editing?.hasRecordCredentials ? "Leave empty to keep the stored value." : undefined),
+      ),
+      error,
+      h(
+        "div",
+        { class: "actions" },
+        h("button", { type: "submit", class: "button primary", "data-testid": "connection-save" }, "Save"),
+        h("button", { type: "button", class: "button", "data-testid": "connection-cancel", onclick: () => closeForm(true) }, "Cancel"),
+      ),
+    );
+    form.addEventListener("submit", (ev) => {
+      ev.preventDefault();
+      for (const i of Object.values(inputs)) i?.removeAttribute("aria-invalid");
+      let saved: ConnectionSummary;
+      try {
+        saved = ctx.store.save({ id: editing?.id, name: name.value, baseUrl: baseUrl.value, token: token.value, apiAuth: apiAuth.value, apiSecret: apiSecret.value });
+      } catch (e) {
+        const f = e instanceof ConnectionInputError ? inputs[e.field] : null;
+        error.textContent = e instanceof Error ? e.message : "The connection could not be saved.";
+        if (f) {
+          f.setAttribute("aria-invalid", "true");
+          f.focus();
+        }
+        return;
+      }
+      // Secrets leave the DOM as soon as they are stored.
+      token.value = "";
+      apiSecret.value = "";
+      tests.delete(saved.id);
+      closeForm(false);
+      ctx.changed("connections");
+      ctx.changed("credentials");
+      ctx.setActive(saved.id);
+      ctx.status(`Connection "${saved.name}" saved. Testing it…`);
+      void test(saved.id);
+    });
+    replace(formHost, form);
+    addButton.disabled = true;
+    name.focus();
+  }
+
+  function closeForm(restoreFocus: boolean): void {
+    replace(formHost);
+    addButton.disabled = false;
+    if (restoreFocus) addButton.focus();
+  }
+
+  async function test(id: string): Promise<void> {
+    const conn = ctx.store.connection(id);
+    if (!conn) return;
+    tests.set(id, { state: "pending" });
+    render();
+    try {
+      const engine = await ctx.engine();
+      const m = await engine.manifest(conn);
+      ctx.store.setCompanyId(id, m.companyId);
+      tests.set(id, { state: "ok", companyId: m.companyId, datasets: m.datasets.length });
+      ctx.status(`${conn.name}: connected to company ${m.companyId}, ${m.datasets.length} datasets.`);
+      ctx.changed("connections");
+    } catch (e) {
+      const view = describeError(e, { connectionId: id, baseUrl: conn.baseUrl, secrets: ctx.secrets() });
+      tests.set(id, { state: "error", view });
+      ctx.status(`${conn.name}: ${view.title}.`);
+    }
+    render();
+  }
+
+  function item(c: ConnectionSummary, activeId: string | null): HTMLLIElement {
+    const isActive = c.id === activeId;
+    const t = tests.get(c.id);
+    const btn = (testid: string, label: string, onclick: () => void, extra: Record<string, string | boolean | null> = {}) =>
+      h("button", { type: "button", class: "button small", "data-testid": testid, "aria-label": `${label}: ${c.name}`, onclick, ...extra }, label);
+
+    let result: HTMLElement | null = null;
+    if (t?.state === "pending") result = h("div", { class: "test-result", "data-testid": "connection-test-result", "data-state": "pending" }, "Testing…");
+    else if (t?.state === "ok")
+      result = h(
+        "div",
+        { class: "test-result ok", "data-testid": "connection-test-result", "data-state": "ok" },
+        "Connected. Company ",
+        h("span", { "data-testid": "connection-company-id", class: "strong" }, t.companyId),
+        " · ",
+        h("span", { "data-testid": "connection-dataset-count", class: "strong" }, String(t.datasets)),
+        ` dataset${t.datasets === 1 ? "" : "s"}`,
+      );
+    else if (t?.state === "error")
+      result = h(
+        "div",
+        { class: "test-result error", "data-testid": "connection-test-result", "data-state": "error" },
+        ctx.errorPanel(t.view, { retry: () => void test(c.id) }),
+      );
+
+    let confirm: HTMLElement | null = null;
+    if (removeFor === c.id) {
+      confirm = h(
+        "div",
+        { class: "confirm", role: "group", "aria-label": `Remove ${c.name}?` },
+        h("span", {}, `Remove "${c.name}" and its stored credentials from this device?`),
+        h(
+          "button",
+          {
+            type: "button",
+            class: "button danger small",
+            "data-testid": "connection-remove-confirm",
+            onclick: () => {
+              ctx.store.remove(c.id);
+              tests.delete(c.id);
+              removeFor = null;
+              ctx.changed("connections");
+              ctx.changed("active");
+              ctx.status(`Connection "${c.name}" removed.`);
+              addButton.focus();
+            },
+          },
+          "Remove",
+        ),
+        btn("connection-remove-cancel", "Keep", () => {
+          removeFor = null;
+          render();
+        }),
+      );
+    }
+
+    const li = h(
+      "li",
+      { class: `item${isActive ? " active" : ""}`, "data-testid": "connection-item", "data-connection-id": c.id, "data-active": String(isActive), "data-token": c.hasToken ? "stored" : "missing" },
+      h(
+        "div",
+        { class: "item-head" },
+        h("span", { class: "item-title", "data-testid": "connection-item-name" }, c.name),
+        isActive ? h("span", { class: "badge" }, "Active") : null,
+      ),
+      h("div", { class: "meta" }, h("span", { "data-testid": "connection-item-url" }, c.baseUrl)),
+      h(
+        "div",
+        { class: "meta" },
+        c.companyId ? `Company ${c.companyId} · ` : "",
+        c.hasToken ? "Token stored on this device" : h("span", { class: "warn" }, "No token stored"),
+        c.hasRecordCredentials ? " · record credentials stored" : "",
+      ),
+      h(
+        "div",
+        { class: "actions wrap" },
+        btn("connection-select", isActive ? "In use" : "Use", () => {
+          ctx.setActive(c.id);
+          ctx.status(`Using "${c.name}".`);
+        }, { disabled: isActive ? true : null }),
+        btn("connection-test", "Test connection", () => void test(c.id)),
+        btn("connection-edit", "Edit", () => openForm(c)),
+        btn("connection-update-token", "Update token", () => {
+          tokenFor = c.id;
+          render();
+        }),
+        btn("connection-forget-token", "Forget token", () => {
+          ctx.store.forgetToken(c.id);
+          tests.delete(c.id);
+          ctx.changed("credentials");
+          ctx.changed("connections");
+          ctx.status(`Token forgotten for "${c.name}".`);
+        }, { disabled: c.hasToken ? null : true }),
+        btn("connection-remove", "Remove", () => {
+          removeFor = c.id;
+          render();
+          panel.querySelector<HTMLElement>('[data-testid="connection-remove-confirm"]')?.focus();
+        }),
+      ),
+      confirm,
+      tokenFor === c.id
+        ? tokenForm(
+            ctx,
+            c.id,
+            () => void test(c.id),
+            () => {
+              tokenFor = null;
+              render();
+            },
+          )
+        : null,
+      result,
+    );
+    return li;
+  }
+
+  function render(): void {
+    const focused = document.activeElement as HTMLElement | null;
+    const focusId = focused?.dataset?.testid;
+    const focusConn = focused?.closest<HTMLElement>("[data-connection-id]")?.dataset.connectionId;
+    const connections = ctx.store.list();
+    const activeId = ctx.store.activeId();
+    if (connections.length === 0) {
+      replace(list, h("li", { class: "empty" }, h("p", { "data-testid": "connections-empty" }, "No connections yet. Add one with your environment address and company API token.")));
+    } else {
+      replace(list, ...connections.map((c) => item(c, activeId)));
+    }
+    // Re-rendering replaces nodes; keep keyboard focus where it was.
+    if (focusId && focusConn && list.contains(focused) === false) {
+      list.querySelector<HTMLElement>(`[data-connection-id="${CSS.escape(focusConn)}"] [data-testid="${focusId}"]`)?.focus();
+    }
+  }
+
+  ctx.on("connections", render);
+  ctx.on("active", render);
+  ctx.on("credentials", render);
+  render();
+  return (id: string) => {
+    const c = ctx.store.get(id);
+    if (c) openForm(c);
+  };
+}
+

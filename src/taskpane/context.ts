@@ -1,0 +1,69 @@
+/**
+ * What every section of the pane shares: the connection store, the lazily loaded engine, the one
+ * running job (with its progress bar and Cancel), the status line and the in-place error panel.
+ */
+import type { Connection } from "../service/connection";
+import type { ConnectionStore, ConnectionSummary } from "./connectionStore";
+import type { Engine } from "./engine";
+import type { ErrorView } from "./errorView";
+
+export type TabName = "connections" | "datasets" | "snapshots" | "refresh" | "records";
+
+/** Progress of the running job, as the sections report it. */
+export interface JobProgress {
+  /** Replaces the label ("Downloading financials…", "Writing rows…"). */
+  label?: string;
+  rows?: number;
+  /** Known total; without it the bar is indeterminate. */
+  total?: number;
+}
+
+/** How a finished job is reported in the shared `job-result` line. */
+export interface JobResult {
+  state: "done" | "cancelled" | "error";
+  text: string;
+  rows?: number;
+  table?: string;
+  sheet?: string;
+}
+
+/** Handlers an error panel can call. */
+export interface ErrorHandlers {
+  retry?: () => void;
+}
+
+export type Change = "connections" | "active" | "bindings" | "credentials";
+
+export interface PaneContext {
+  readonly store: ConnectionStore;
+  readonly defaultServiceUrl: string;
+  now(): Date;
+  /** The engine chunk (loaded once). */
+  engine(): Promise<Engine>;
+  /** Active connection without secrets, or null. */
+  active(): ConnectionSummary | null;
+  /** Active connection with secrets (for the engine only). */
+  activeConnection(): Connection | null;
+  setActive(id: string): void;
+  /** Announces a line in the status region. */
+  status(text: string): void;
+  /** Switches tab (and moves focus to it when `focus`). */
+  showTab(tab: TabName, focus?: boolean): void;
+  /** Opens the edit form of a connection in the Connections tab. */
+  editConnection(id: string): void;
+  /**
+   * Runs the one job at a time with progress and Cancel. Resolves with the work's result, or
+   * undefined when it was cancelled; rethrows other failures for the caller to show in place.
+   */
+  runJob<T>(kind: "import" | "snapshot" | "refresh", label: string, work: (signal: AbortSignal, progress: (p: JobProgress) => void) => Promise<T>): Promise<T | undefined>;
+  jobRunning(): boolean;
+  finishJob(result: JobResult): void;
+  /** Builds an in-place error panel. */
+  errorPanel(view: ErrorView, handlers?: ErrorHandlers): HTMLElement;
+  /** Every stored secret (for redaction and for refusing to write them into a workbook). */
+  secrets(): string[];
+  /** Notifies sections of a change (they re-render what depends on it). */
+  changed(what: Change): void;
+  on(what: Change, listener: () => void): () => void;
+  copyText(text: string): Promise<boolean>;
+}

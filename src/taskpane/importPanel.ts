@@ -1,0 +1,297 @@
+/**
+ * The import panel for one dataset: destination, format, the local query builder and paste field
+ * with a preview of what is sent and what is applied locally, then the import with progress and
+ * Cancel. Loaded on first use (with the query engine it needs), not with the pane.
+ */
+import { h, replace } from "./dom";
+import type { ManifestDatasetInfo } from "../service/manifest";
+import type { LocalQuery } from "../query";
+import { formatCount, importFormats } from "./datasets";
+import { describeError } from "./errorView";
+import {
+  BuilderError,
+  EMPTY_BUILDER,
+  FILTER_OPS,
+  FILTER_OP_LABELS,
+  buildQuery,
+  isEmptyQuery,
+  queryText,
+  readPasted,
+  sentRequest,
+  type BuilderState,
+  type FilterOp,
+} from "./queryBuilder";
+import type { PaneContext } from "./context";
+import type { Engine } from "./engine";
+
+/** The import panel for one dataset. */
+export function importPanel(ctx: PaneContext, engine: Engine, d: ManifestDatasetInfo, companyId: string, close: () => void): HTMLElement {
+  const uid = `imp-${d.key.replace(/[^A-Za-z0-9_-]/g, "_")}`;
+  const formats = importFormats(d.formats);
+  const columns = d.columns.map((c) => ({ name: c.name, type: c.type }));
+  const state: BuilderState = { ...EMPTY_BUILDER, filters: [] };
+  let format: "json" | "csv" | "odata" = formats.includes("json") ? "json" : formats[0];
+  let query: LocalQuery | null = {};
+  const errorHost = h("div", { class: "error-host" });
+
+  const radio = (group: string, value: string, label: string, testid: string, checked: boolean, disabled = false) => {
+    const id = `${uid}-${group}-${value}`;
+    return h(
+      "div",
+      { class: "radio" },
+      h("input", { type: "radio", name: `${uid}-${group}`, id, value, "data-testid": testid, checked: checked ? true : null, disabled: disabled ? true : null }),
+      h("label", { for: id }, label),
+    );
+  };
+
+  const dest = h(
+    "fieldset",
+    { class: "group" },
+    h("legend", {}, "Destination"),
+    radio("dest", "newSheet", "New sheet", "import-dest-new-sheet", true),
+    radio("dest", "selection", "Existing sheet, at the selected cell", "import-dest-selection", false),
+  );
+  const fmt = h(
+    "fieldset",
+    { class: "group" },
+    h("legend", {}, "Format"),
+    radio("fmt", "json", "JSON", "import-format-json", format === "json", !formats.includes("json")),
+    radio("fmt", "csv", "CSV", "import-format-csv", format === "csv", !formats.includes("csv")),
+    radio("fmt", "odata", "OData", "import-format-odata", format === "odata", !formats.includes("odata")),
+  );
+  fmt.addEventListener("change", (ev) => {
+    format = (ev.target as HTMLInputElement).value as typeof format;
+    update();
+  });
+
+  // --- builder: columns to keep ---
+  const colBoxes = columns.map((c, i) =>
+    h(
+      "div",
+      { class: "check" },
+      h("input", { type: "checkbox", id: `${uid}-col-${i}`, "data-testid": "query-column", "data-column": c.name, checked: true }),
+      h("label", { for: `${uid}-col-${i}` }, c.name, h("span", { class: "type" }, ` ${c.type}`)),
+    ),
+  );
+  const setAll = (on: boolean) => {
+    for (const b of colsFs.querySelectorAll<HTMLInputElement>('[data-testid="query-column"]')) b.checked = on;
+    update();
+  };
+  const colsFs = h(
+    "fieldset",
+    { class: "group columns", "data-testid": "query-columns" },
+    h("legend", {}, "Columns to keep"),
+    h(
+      "div",
+      { class: "actions" },
+      h("button", { type: "button", class: "button small", "data-testid": "query-columns-all", onclick: () => setAll(true) }, "All"),
+      h("button", { type: "button", class: "button small", "data-testid": "query-columns-none", onclick: () => setAll(false) }, "None"),
+    ),
+    h("div", { class: "checks" }, ...colBoxes),
+  );
+  colsFs.addEventListener("change", () => update());
+
+  // --- builder: filters ---
+  const filterList = h("div", { class: "filters" });
+  const colOptions = (selected: string, withNone: boolean) => [
+    ...(withNone ? [h("option", { value: "" }, "(none)")] : []),
+    ...columns.map((c) => h("option", { value: c.name, selected: c.name === selected ? true : null }, c.name)),
+  ];
+  function renderFilters(): void {
+    replace(
+      filterList,
+      ...state.filters.map((f, i) => {
+        const col = h("select", { "data-testid": "query-filter-column", "aria-label": `Filter ${i + 1} column` }, ...colOptions(f.column, false));
+        const op = h("select", { "data-testid": "query-filter-op", "aria-label": `Filter ${i + 1} comparison` }, ...FILTER_OPS.map((o) => h("option", { value: o, selected: o === f.op ? true : null }, FILTER_OP_LABELS[o])));
+        const val = h("input", { type: "text", "data-testid": "query-filter-value", "aria-label": `Filter ${i + 1} value`, value: f.value, autocomplete: "off" });
+        col.addEventListener("change", () => ((f.column = col.value), update()));
+        op.addEventListener("change", () => ((f.op = op.value as FilterOp), update()));
+        val.addEventListener("input", () => ((f.value = val.value), update()));
+        return h(
+          "div",
+          { class: "filter-row", "data-testid": "query-filter-row", "data-index": String(i), role: "group", "aria-label": `Filter ${i + 1}` },
+          col,
+          op,
+          val,
+          h(
+            "button",
+            {
+              type: "button",
+              class: "button small subtle",
+              "data-testid": "query-filter-remove",
+              "aria-label": `Remove filter ${i + 1}`,
+              onclick: () => {
+                state.filters.splice(i, 1);
+                renderFilters();
+                update();
+                addFilter.focus();
+              },
+            },
+            "Remove",
+          ),
+        );
+      }),
+    );
+  }
+  const addFilter = h(
+    "button",
+    {
+      type: "button",
+      class: "button small",
+      "data-testid": "query-filter-add",
+      onclick: () => {
+        state.filters.push({ column: columns[0]?.name ?? "", op: "eq", value: "" });
+        renderFilters();
+        update();
+        filterList.querySelector<HTMLElement>(`[data-index="${state.filters.length - 1}"] [data-testid="query-filter-value"]`)?.focus();
+      },
+    },
+    "Add filter",
+  );
+
+  // --- builder: sort and top ---
+  const sortCol = h("select", { id: `${uid}-sort`, "data-testid": "query-sort-column" }, ...colOptions("", true));
+  const sortDir = h("select", { "data-testid": "query-sort-dir", "aria-label": "Sort direction" }, h("option", { value: "asc" }, "ascending"), h("option", { value: "desc" }, "descending"));
+  const top = h("input", { type: "number", min: "0", step: "1", id: `${uid}-top`, "data-testid": "query-top", inputmode: "numeric", placeholder: "all" });
+  sortCol.addEventListener("change", () => update());
+  sortDir.addEventListener("change", () => update());
+  top.addEventListener("input", () => update());
+
+  // --- paste field and preview ---
+  const paste = h("textarea", { id: `${uid}-paste`, "data-testid": "query-paste", rows: "2", spellcheck: "false", placeholder: "https://…/api/bi/odata/v1/financials?$filter=… or $filter=…&$top=…" });
+  paste.addEventListener("input", () => update());
+  const queryError = h("div", { class: "field-error", role: "alert", "data-testid": "query-error" });
+  const sent = h("code", { "data-testid": "query-preview-sent" });
+  const local = h("code", { "data-testid": "query-preview-local" });
+  const removedHost = h("div");
+
+  const start = h("button", { type: "button", class: "button primary", "data-testid": "import-start", onclick: () => void run() }, "Import");
+
+  function readBuilder(): LocalQuery {
+    const boxes = [...colsFs.querySelectorAll<HTMLInputElement>('[data-testid="query-column"]')];
+    state.keep = boxes.filter((b) => b.checked).map((b) => b.dataset.column!);
+    state.sortColumn = sortCol.value;
+    state.sortDir = sortDir.value === "desc" ? "desc" : "asc";
+    state.top = top.value;
+    return buildQuery(state, columns);
+  }
+
+  function update(): void {
+    queryError.textContent = "";
+    replace(removedHost);
+    const builderControls = [colsFs, filterList, addFilter, sortCol, sortDir, top];
+    const pasted = paste.value.trim() !== "";
+    for (const c of builderControls) c.toggleAttribute("disabled", pasted);
+    try {
+      if (pasted) {
+        const p = readPasted(paste.value, engine.query);
+        if (p.datasetKey && p.datasetKey !== d.key) throw new BuilderError("filter", `The pasted address is for dataset "${p.datasetKey}", not "${d.key}". Open that dataset to import it.`);
+        if (p.format && formats.includes(p.format) && p.format !== format) {
+          format = p.format;
+          const r = fmt.querySelector<HTMLInputElement>(`input[value="${p.format}"]`);
+          if (r) r.checked = true;
+        }
+        if (p.removed.length) {
+          replace(removedHost, h("div", { class: "note", "data-testid": "query-preview-removed" }, `Removed from the pasted address: ${p.removed.join(", ")}. The connection's own token is used, in a header.`));
+        }
+        query = p.query;
+      } else {
+        query = readBuilder();
+      }
+      if (!isEmptyQuery(query)) engine.query.validateQuery(query, d.columns);
+      start.disabled = false;
+    } catch (e) {
+      query = null;
+      const msg = e instanceof BuilderError ? e.message : describeError(e).message;
+      queryError.textContent = msg;
+      start.disabled = true;
+    }
+    const conn = ctx.activeConnection();
+    sent.textContent = conn ? sentRequest(engine.paths, conn.baseUrl, d.key, format) : "";
+    local.textContent = query ? queryText(query) : "—";
+  }
+
+  async function run(): Promise<void> {
+    const conn = ctx.activeConnection();
+    if (!conn || query === null) return;
+    replace(errorHost);
+    const destination = dest.querySelector<HTMLInputElement>('[data-testid="import-dest-selection"]')!.checked ? ({ kind: "selection" } as const) : ({ kind: "newSheet" } as const);
+    const q = query;
+    start.disabled = true;
+    try {
+      const result = await ctx.runJob("import", `Importing ${d.name || d.key}…`, (signal, progress) =>
+        engine.importSource({
+          connection: conn,
+          companyId,
+          source: { kind: "dataset", key: d.key, format },
+          query: isEmptyQuery(q) ? null : q,
+          destination,
+          signal,
+          secrets: ctx.secrets(),
+          onProgress: (p) =>
+            progress(
+              p.phase === "fetching"
+                ? { label: `Downloading ${d.key} (${format.toUpperCase()})…`, rows: p.rows }
+                : { label: `Writing ${d.key} to the sheet…`, rows: p.rows, total: p.total },
+            ),
+        }),
+      );
+      if (result) {
+        const filtered = result.fetchedRows !== result.rowCount ? ` (${formatCount(result.fetchedRows)} received, local query applied)` : "";
+        ctx.finishJob({
+          state: "done",
+          text: `Imported ${formatCount(result.rowCount)} row${result.rowCount === 1 ? "" : "s"} of ${d.key} into table ${result.tableName} on sheet ${result.sheetName}${filtered}.`,
+          rows: result.rowCount,
+          table: result.tableName,
+          sheet: result.sheetName,
+        });
+        ctx.changed("bindings");
+      }
+    } catch (e) {
+      const view = describeError(e, { connectionId: conn.id, baseUrl: conn.baseUrl, datasetKey: d.key, secrets: ctx.secrets(), requestTime: ctx.now().toISOString() });
+      ctx.finishJob({ state: "error", text: `Import failed: ${view.title}.` });
+      replace(errorHost, ctx.errorPanel(view, { retry: () => void run() }));
+    } finally {
+      start.disabled = query === null;
+    }
+  }
+
+  const panel = h(
+    "section",
+    { class: "import-panel card", "data-testid": "import-panel", "data-key": d.key, "aria-labelledby": `${uid}-title` },
+    h(
+      "div",
+      { class: "item-head" },
+      h("h3", { id: `${uid}-title`, tabindex: "-1" }, `Import ${d.name || d.key}`),
+      h("button", { type: "button", class: "button small", "data-testid": "import-close", onclick: close }, "Back to datasets"),
+    ),
+    h("p", { class: "meta" }, `${d.key} · schema ${d.schemaVersion ?? "—"} · ${d.rowCount === null ? "no export" : `${formatCount(d.rowCount)} rows`}`),
+    dest,
+    fmt,
+    h(
+      "details",
+      { class: "query", open: true, "data-testid": "query-section" },
+      h("summary", { "data-testid": "query-toggle" }, "Local query (optional)"),
+      h("p", { class: "hint" }, "The service always sends the complete table; these options are applied here, before writing."),
+      colsFs,
+      h("fieldset", { class: "group" }, h("legend", {}, "Filter rows (all must match)"), filterList, addFilter),
+      h("div", { class: "row" }, h("div", { class: "field" }, h("label", { for: sortCol.id }, "Sort by"), sortCol), h("div", { class: "field" }, h("span", { class: "label" }, "Direction"), sortDir)),
+      h("div", { class: "field" }, h("label", { for: top.id }, "Keep the first N rows"), top),
+      h("div", { class: "field" }, h("label", { for: paste.id }, "Or paste an OData address or $filter=… text (replaces the options above)"), paste),
+    ),
+    queryError,
+    h(
+      "dl",
+      { class: "preview" },
+      h("dt", {}, "Sent to the service"),
+      h("dd", {}, sent),
+      h("dt", {}, "Applied locally"),
+      h("dd", {}, local),
+    ),
+    removedHost,
+    h("div", { class: "actions" }, start),
+    errorHost,
+  );
+  update();
+  return panel;
+}

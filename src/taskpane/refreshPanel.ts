@@ -1,0 +1,187 @@
+/**
+ * Refresh: the table under the selection, one listed table, or every bound table; a summary
+ * afterwards (updated / unchanged / failed with the reason), and the list of bound tables with
+ * their source and last refresh.
+ */
+import { h, replace } from "./dom";
+import type { Binding } from "../refresh/binding";
+import type { RefreshReport } from "../refresh/engine";
+import { describeError, describeFailure } from "./errorView";
+import { formatAbsolute, formatCount, formatRelative } from "./datasets";
+import { resolveConnectionId, summarize, type RefreshSummary } from "./refreshSummary";
+import type { PaneContext, TabName } from "./context";
+import type { Connection } from "../service/connection";
+
+export function mountRefresh(panel: HTMLElement, ctx: PaneContext, onShown: (l: (t: TabName) => void) => void): void {
+  const summaryHost = h("div", { class: "summary-host" });
+  const errorHost = h("div", { class: "error-host" });
+  const tablesHost = h("div", { class: "tables-host" });
+  let bindings: Binding[] = [];
+
+  const resolve = (b: Binding): Connection | null => {
+    const id = resolveConnectionId(b, ctx.store.list());
+    const conn = id ? ctx.store.connection(id) : null;
+    return conn;
+  };
+
+  const selectedBtn = h("button", { type: "button", class: "button primary", "data-testid": "refresh-selected", onclick: () => void refreshSelected() }, "Refresh selected table");
+  const allBtn = h("button", { type: "button", class: "button", "data-testid": "refresh-all", onclick: () => void refreshAll() }, "Refresh all");
+  const reloadBtn = h("button", { type: "button", class: "button subtle", "data-testid": "bound-tables-reload", onclick: () => void loadTables() }, "Reload list");
+
+  async function loadTables(): Promise<void> {
+    try {
+      const engine = await ctx.engine();
+      const stored = await engine.listBindings();
+      bindings = stored.bindings;
+      renderTables(stored.broken);
+    } catch (e) {
+      replace(tablesHost, ctx.errorPanel(describeError(e, { secrets: ctx.secrets() }), { retry: () => void loadTables() }));
+    }
+  }
+
+  function renderTables(broken: { key: string; code: string; message: string }[] = []): void {
+    const now = ctx.now();
+    if (bindings.length === 0 && broken.length === 0) {
+      replace(tablesHost, h("p", { class: "empty", "data-testid": "bound-tables-empty" }, "No tables in this workbook were imported by this add-in yet."));
+      return;
+    }
+    replace(
+      tablesHost,
+      h(
+        "ul",
+        { class: "list", "data-testid": "bound-tables", "aria-label": "Tables in this workbook" },
+        ...bindings.map((b) => {
+          const last = b.lastRefreshAt;
+          return h(
+            "li",
+            { class: "item", "data-testid": "bound-table", "data-table": b.tableName, "data-binding-id": b.id },
+            h("div", { class: "item-head" }, h("span", { class: "item-title" }, b.tableName), h("span", { class: "meta" }, `sheet ${b.sheetName}`)),
+            h("div", { class: "meta" }, h("span", { "data-testid": "bound-table-source" }, describeSource(b)), ` · ${formatCount(b.rowCount)} rows`),
+            h(
+              "div",
+              { class: "meta" },
+              "Last refresh ",
+              h("time", { "data-testid": "bound-table-last-refresh", datetime: last ?? null, title: formatAbsolute(last) || null }, last ? formatRelative(last, now) : "never"),
+              b.lastCheckedAt && b.lastCheckedAt !== last ? ` · checked ${formatRelative(b.lastCheckedAt, now)}` : "",
+            ),
+            b.lastFailure ? h("div", { class: "warn", "data-testid": "bound-table-failure" }, `Last refresh failed: ${b.lastFailure.message}`) : null,
+            h("div", { class: "actions" }, h("button", { type: "button", class: "button small", "data-testid": "bound-table-refresh", "aria-label": `Refresh ${b.tableName}`, onclick: () => void refreshOne(b) }, "Refresh")),
+          );
+        }),
+        ...broken.map((x) => h("li", { class: "item", "data-testid": "bound-table-broken" }, h("div", { class: "warn" }, `${x.key}: ${x.message}`))),
+      ),
+    );
+  }
+
+  function describeSource(b: Binding): string {
+    const s = b.source;
+    const base = s.kind === "dataset" ? `dataset ${s.key} (${s.format})` : `snapshot ${s.endpoint}`;
+    return b.query ? `${base}, local query` : base;
+  }
+
+  function showSummary(s: RefreshSummary): void {
+    const items = s.items.map((i) => {
+      const failed = i.outcome === "failed";
+      const view = failed ? describeFailure({ code: i.code ?? "error", message: i.reason ?? "" }, { connectionId: i.connectionId, secrets: ctx.secrets() }) : null;
+      const tokenButtons =
+        view && view.actions.includes("updateToken") && i.connectionId ? ctx.errorPanel(view, { retry: () => void refreshAll() }) : null;
+      return h(
+        "li",
+        { class: `summary-item ${i.outcome}`, "data-testid": "refresh-summary-item", "data-table": i.tableName, "data-outcome": i.outcome },
+        h("span", { class: "strong" }, i.tableName),
+        `: ${i.outcome}`,
+        i.outcome !== "failed" ? ` (${formatCount(i.rowCount)} rows)` : "",
+        failed ? h("span", { "data-testid": "refresh-summary-reason", class: "reason" }, ` — ${view?.title ?? ""}: ${i.reason}`) : null,
+        ...i.warnings.map((w) => h("div", { class: "note" }, w)),
+        tokenButtons,
+      );
+    });
+    replace(
+      summaryHost,
+      h(
+        "div",
+        { class: "summary card", role: "status", "data-testid": "refresh-summary", "data-updated": String(s.updated), "data-unchanged": String(s.unchanged), "data-failed": String(s.failed) },
+        h("strong", {}, s.headline),
+        h("ul", { class: "plain" }, ...items, ...s.broken.map((b) => h("li", { class: "summary-item failed" }, `${b.key}: ${b.message}`))),
+      ),
+    );
+    ctx.status(`Refresh: ${s.headline}.`);
+  }
+
+  const connectionFor = (b: { connectionId: string; environment: string; companyId: string | null }) => resolveConnectionId(b, ctx.store.list());
+
+  async function refreshWith(label: string, work: (signal: AbortSignal, onRows: (table: string, rows: number, total?: number) => void) => Promise<{ reports: RefreshReport[]; broken: { key: string; code: string; message: string }[] }>): Promise<void> {
+    replace(errorHost);
+    replace(summaryHost);
+    try {
+      const res = await ctx.runJob("refresh", label, (signal, progress) => work(signal, (table, rows, total) => progress({ label: `Refreshing ${table}…`, rows, total })));
+      if (!res) return;
+      const s = summarize(res.reports, res.broken, connectionFor);
+      showSummary(s);
+    } catch (e) {
+      replace(errorHost, ctx.errorPanel(describeError(e, { secrets: ctx.secrets() })));
+    }
+    ctx.changed("bindings");
+  }
+
+  async function refreshSelected(): Promise<void> {
+    replace(errorHost);
+    let binding: Binding | null;
+    try {
+      const engine = await ctx.engine();
+      binding = await engine.bindingAtSelection();
+    } catch (e) {
+      replace(errorHost, ctx.errorPanel(describeError(e, { secrets: ctx.secrets() })));
+      return;
+    }
+    if (!binding) {
+      replace(errorHost, ctx.errorPanel(describeFailure({ code: "no_table_at_selection", message: "The selected cell is not inside a table imported by this add-in." })));
+      ctx.status("No linked table under the selection.");
+      return;
+    }
+    await refreshOne(binding);
+  }
+
+  async function refreshOne(b: Binding): Promise<void> {
+    const engine = await ctx.engine();
+    const conn = resolve(b);
+    await refreshWith(`Refreshing ${b.tableName}…`, async (signal, onRows) => {
+      if (!conn) {
+        const report: RefreshReport = {
+          bindingId: b.id,
+          tableName: b.tableName,
+          outcome: "failed",
+          rowCount: b.rowCount,
+          failure: { at: ctx.now().toISOString(), code: "no_connection", message: `No connection on this device for ${b.environment}${b.companyId ? ` (company ${b.companyId})` : ""}.` },
+          warnings: [],
+          binding: b,
+        };
+        return { reports: [report], broken: [] };
+      }
+      const r = await engine.refreshOne(b.id, conn, { signal, secrets: ctx.secrets(), onProgress: (rows, total) => onRows(b.tableName, rows, total) });
+      return { reports: [r], broken: [] };
+    });
+  }
+
+  async function refreshAll(): Promise<void> {
+    const engine = await ctx.engine();
+    await refreshWith("Refreshing all tables…", (signal, onRows) => engine.refreshAll(resolve, { signal, secrets: ctx.secrets(), onProgress: onRows }));
+  }
+
+  replace(
+    panel,
+    h("h2", {}, "Refresh"),
+    h("p", { class: "hint" }, "Refresh asks the service for new data and rewrites a table only when it changed. Your own columns next to a table are kept."),
+    h("div", { class: "toolbar" }, selectedBtn, allBtn),
+    errorHost,
+    summaryHost,
+    h("div", { class: "item-head" }, h("h3", {}, "Tables in this workbook"), reloadBtn),
+    tablesHost,
+  );
+  onShown((tab) => {
+    if (tab === "refresh") void loadTables();
+  });
+  ctx.on("bindings", () => {
+    if (!panel.hidden) void loadTables();
+  });
+}
