@@ -121,6 +121,16 @@ const NEEDED_REQUEST_HEADERS = [HEADERS.companyToken, "If-None-Match", "If-Modif
 /** Response headers the add-in reads (Last-Modified is CORS-safelisted and always readable). */
 const NEEDED_EXPOSED_HEADERS = ["ETag", HEADERS.generatedAt, HEADERS.schemaVersion];
 
+function textStream(text: string): ReadableStream<Uint8Array> {
+  const bytes = new TextEncoder().encode(text);
+  return new ReadableStream<Uint8Array>({
+    start(controller) {
+      controller.enqueue(bytes);
+      controller.close();
+    },
+  });
+}
+
 function isObject(v: unknown): v is Record<string, unknown> {
   return !!v && typeof v === "object" && !Array.isArray(v);
 }
@@ -328,9 +338,10 @@ export class PpmClient {
     try {
       if (format === "csv") {
         const builder = new CsvTableBuilder(entry?.columns);
-        if (!sent.response.body) throw new BodyShapeError("the response has no body", "(body)", "malformed_body");
+        // Without a readable stream (old webviews, some fetch shims) the text is parsed in one go.
+        const stream = sent.response.body ?? textStream(await sent.response.text());
         await parseCsvStream(
-          sent.response.body,
+          stream,
           (fields, i) => {
             builder.add(fields, i);
             if (onProgress && i > 0 && i % 1000 === 0) onProgress(builder.rows.length);

@@ -278,13 +278,26 @@ export class Transport {
           // A 304 only reaches script when the request bypasses the HTTP cache.
           cache: "no-store",
           credentials: "omit",
-          redirect: "follow",
+          // A redirect would carry the Company-Api-Token header to wherever it points (only
+          // Authorization is stripped cross-origin), so redirects are refused, not followed.
+          redirect: "error",
         };
         response = await this.fetchImpl(url, init as RequestInit);
       } catch (e) {
         const aborted = classifyAbort();
         if (aborted) return { ok: false, error: aborted, retryable: aborted.code === "timeout" };
         const detail = e instanceof Error ? `${e.message}${e.cause instanceof Error ? `: ${e.cause.message}` : ""}` : String(e);
+        if (/redirect/i.test(detail)) {
+          return {
+            ok: false,
+            retryable: false,
+            error: this.error("network", `${this.environmentLabel} answered ${spec.path} with a redirect, which is not followed (it would carry the token to another address).`, {
+              datasetKey: spec.datasetKey,
+              requestTime,
+              action: "Use the address the environment redirects to as the environment address.",
+            }),
+          };
+        }
         return {
           ok: false,
           retryable: true,

@@ -1,0 +1,58 @@
+/**
+ * Transport behaviour that needs a server the reference service cannot imitate: redirects.
+ */
+import * as http from "node:http";
+import type { AddressInfo } from "node:net";
+import { PpmClient, PpmError } from "../../src/service";
+
+function serve(handler: http.RequestListener): Promise<{ url: string; close(): Promise<void> }> {
+  const server = http.createServer(handler);
+  return new Promise((resolve) => {
+    server.listen(0, "127.0.0.1", () => {
+      const port = (server.address() as AddressInfo).port;
+      resolve({
+        url: `http://127.0.0.1:${port}`,
+        close: () =>
+          new Promise<void>((r) => {
+            server.close(() => r());
+            server.closeAllConnections();
+          }),
+      });
+    });
+  });
+}
+
+describe("redirects", () => {
+  const seenByTarget: Array<string | undefined> = [];
+  let target: Awaited<ReturnType<typeof serve>>;
+  let redirector: Awaited<ReturnType<typeof serve>>;
+
+  beforeAll(async () => {
+    target = await serve((req, res) => {
+      seenByTarget.push(req.headers["company-api-token"] as string | undefined);
+      res.end("{}");
+    });
+    redirector = await serve((_req, res) => {
+      res.writeHead(302, { Location: `${target.url}/api/bi/v1/manifest` });
+      res.end();
+    });
+  });
+  afterAll(async () => {
+    await Promise.all([target?.close(), redirector?.close()]);
+  });
+
+  it("are refused, so the token header never travels to another host", async () => {
+    const client = new PpmClient({ id: "r", name: "R", baseUrl: redirector.url, token: "redirect-SECRET" }, { retries: 0 });
+    let caught: unknown;
+    try {
+      await client.manifest();
+    } catch (e) {
+      caught = e;
+    }
+    expect(caught).toBeInstanceOf(PpmError);
+    expect((caught as PpmError).code).toBe("network");
+    expect((caught as PpmError).message).toContain("redirect");
+    expect((caught as PpmError).message).not.toContain("redirect-SECRET");
+    expect(seenByTarget).toEqual([]);
+  });
+});
