@@ -35,5 +35,3 @@ export interface OrderItem {
   desc: boolean;
   pos: number;
 }
-
-export const COMPARISON_OPS: ReadonlySet<string> = new Set(["eq", "ne", "gt", "ge", "lt", "le"]);
