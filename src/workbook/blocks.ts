@@ -137,3 +137,46 @@ export async function writeInBlocks(
   }
   return { syncs, blocks, shrinks };
 }
+
+/** Default target size of one response when reading blocks back (Excel on the web limits responses to 5 MB too). */
+export const DEFAULT_TARGET_RESPONSE_BYTES = 4_000_000;
+
+/** True for Excel's response-size error. */
+export function isResponseTooLarge(err: unknown): boolean {
+  return !!err && typeof err === "object" && (err as { code?: unknown }).code === "ResponsePayloadSizeLimitExceeded";
+}
+
+/**
+ * Reads `total` rows of one range property in row blocks, so a large table never needs a response
+ * over the limit. A refused block is halved and read again.
+ * @param bytesPerRow estimated response bytes of one row (sizes the first block).
+ */
+export async function loadInBlocks(
+  context: { sync(): Promise<unknown> },
+  rangeAt: (from: number, count: number) => { load(p: string): unknown; values: unknown[][]; formulas: unknown[][]; numberFormat: unknown[][] },
+  total: number,
+  property: "values" | "formulas" | "numberFormat",
+  bytesPerRow: number,
+  targetResponseBytes = DEFAULT_TARGET_RESPONSE_BYTES,
+): Promise<unknown[][]> {
+  const out: unknown[][] = [];
+  let perBlock = Math.max(1, Math.floor(targetResponseBytes / Math.max(1, bytesPerRow)));
+  let from = 0;
+  while (from < total) {
+    const count = Math.min(perBlock, total - from);
+    const range = rangeAt(from, count);
+    range.load(property);
+    try {
+      await context.sync();
+    } catch (err) {
+      if (isResponseTooLarge(err) && count > 1) {
+        perBlock = Math.ceil(count / 2);
+        continue;
+      }
+      throw err;
+    }
+    for (const row of range[property]) out.push(row);
+    from += count;
+  }
+  return out;
+}

@@ -25,7 +25,7 @@ import { planColumns, TEXT_FORMAT } from "./cells";
 import { a1 } from "./names";
 import { INFO_PREFIX, infoComplete, infoFailed, infoInProgress } from "./info";
 import { findOccupiedCell, prepareCalculation, type CalculationGuard } from "./sheet";
-import { throwIfAborted, writeInBlocks, WriteError } from "./blocks";
+import { bytesPerRow, loadInBlocks, throwIfAborted, writeInBlocks, WriteError } from "./blocks";
 import { queueColumnFormats, typedRows, errorText } from "./writer";
 import { readBindings, saveBinding } from "./bindingStore";
 
@@ -104,21 +104,34 @@ export async function writeRefresh(context: Excel.RequestContext, binding: Bindi
     }
   }
 
-  // --- what is needed to put the old state back ---
+  // --- what is needed to put the old state back (read in blocks: responses have a 5 MB limit too) ---
   const bodyRow = geometry.headerRow + 1;
   const oldBody: Rect = { row: bodyRow, column: geometry.firstColumn, rowCount: geometry.bodyRows, columnCount: dataColumns };
-  const oldValues = rangeOf(sheet, oldBody);
-  oldValues.load("values");
   const oldFormats = rangeOf(sheet, { ...oldBody, rowCount: 1 });
   oldFormats.load("numberFormat");
   const userRect: Rect | null = geometry.userColumns > 0
     ? { row: bodyRow, column: geometry.firstColumn + dataColumns, rowCount: geometry.bodyRows, columnCount: geometry.userColumns }
     : null;
-  const userRange = userRect ? rangeOf(sheet, userRect) : null;
-  userRange?.load("formulas");
   const infoRange = geometry.headerRow > 0 ? sheet.getRangeByIndexes(geometry.headerRow - 1, geometry.firstColumn, 1, 1) : null;
   infoRange?.load("formulas");
-  await context.sync();
+  // Old rows are about as large as new ones; the estimate only sizes the first read block.
+  const rowBytes = table.rows.length ? bytesPerRow(typedRows(table, planColumns(table)), 0) : 64 * dataColumns;
+  const oldValues = await loadInBlocks(
+    context,
+    (from, count) => sheet.getRangeByIndexes(bodyRow + from, geometry.firstColumn, count, dataColumns),
+    geometry.bodyRows,
+    "values",
+    rowBytes * 2,
+  );
+  const userFormulas = userRect
+    ? await loadInBlocks(
+        context,
+        (from, count) => sheet.getRangeByIndexes(bodyRow + from, userRect.column, count, userRect.columnCount),
+        geometry.bodyRows,
+        "formulas",
+        64 * userRect.columnCount,
+      )
+    : [];
   throwIfAborted(options.signal, 0, total);
 
   const infoFormula = infoRange ? infoRange.formulas[0][0] : null;
@@ -128,7 +141,6 @@ export async function writeRefresh(context: Excel.RequestContext, binding: Bindi
     if (ownsInfo && infoRange) sheet.getRangeByIndexes(geometry.headerRow - 1, geometry.firstColumn, 1, 1).values = [[text]];
   };
   const oldRect: Rect = { row: geometry.headerRow, column: geometry.firstColumn, rowCount: geometry.bodyRows + 1, columnCount: dataColumns + geometry.userColumns };
-  const userFormulas = userRange ? (userRange.formulas as unknown[][]) : [];
 
   // --- write ---
   const plans = planColumns(table);
@@ -191,12 +203,13 @@ export async function writeRefresh(context: Excel.RequestContext, binding: Bindi
     let restored = false;
     try {
       if (resized || plan.growth || plan.vacated) lo.resize(rangeOf(sheet, oldRect));
-      if (plan.growth) rangeOf(sheet, plan.growth).clear("Contents");
+      // The rows grown into were empty (checked before writing); values and formats go again.
+      if (plan.growth) rangeOf(sheet, plan.growth).clear("All");
       const formats = oldFormats.numberFormat[0] ?? [];
       formats.forEach((f, i) => {
         sheet.getRangeByIndexes(bodyRow, geometry.firstColumn + i, geometry.bodyRows, 1).numberFormat = [[f]];
       });
-      const old = oldValues.values as unknown[][];
+      const old = oldValues;
       await writeInBlocks(context, (from, count) => sheet.getRangeByIndexes(bodyRow + from, geometry.firstColumn, count, dataColumns), { total: old.length, get: (a, b) => old.slice(a, b) }, {
         targetRequestBytes: options.targetRequestBytes,
         beforeSync: () => guard?.perSync(),
