@@ -10,7 +10,7 @@
  *   stale or unreadable). Custom-field cells are compared with the service's current values; every
  *   difference is a change. Concurrent changes cannot be told apart here, which the caller must say.
  */
-import { baselineHash, cellHash, type Baseline, type SheetTable } from "./baseline";
+import { cellHash, type Baseline, type SheetTable } from "./baseline";
 import { TOKEN_COLUMN, type CustomFieldMeta } from "./fields";
 import { canonicalValue, cellToText, serviceValueText, validateFieldValue, valueHash } from "./values";
 
@@ -101,6 +101,7 @@ export function diffWriteback(input: DiffInput): DiffResult {
     return { mode, changes, notes };
   }
   const fieldByName = new Map((fields ?? []).map((f) => [f.name, f]));
+  const baselineColumn = new Map((baseline?.columns ?? []).map((c, i) => [c, i]));
   const sheetRowOf = (i: number) => (sheet.firstSheetRow !== undefined ? { sheetRow: sheet.firstSheetRow + i } : {});
 
   // Tokens on several rows cannot be written back: which row is the record?
@@ -115,6 +116,12 @@ export function diffWriteback(input: DiffInput): DiffResult {
     const tokText = cellToText(cells[ti]);
     const token = tokText.ok ? tokText.text : "";
     const inBaseline = mode === "baseline" && baseline !== null && Object.prototype.hasOwnProperty.call(baseline.rows, token);
+    // Split once per row; the record stores a row's hashes as one string.
+    const recordedRow = inBaseline ? baseline!.rows[token].split(",") : [];
+    const recorded = (name: string): string | undefined => {
+      const ci = baselineColumn.get(name);
+      return ci === undefined ? undefined : recordedRow[ci];
+    };
 
     // Which columns can hold a user's edit in this row?
     const candidates: { ci: number; name: string }[] = [];
@@ -127,7 +134,7 @@ export function diffWriteback(input: DiffInput): DiffResult {
     const edited = candidates.filter(({ ci, name }) => {
       if (mode === "baseline") {
         if (!inBaseline) return false;
-        const h = baselineHash(baseline!, token, name);
+        const h = recorded(name);
         return h !== undefined && h !== cellHash(cells[ci]);
       }
       const rec = service.get(token);
@@ -176,9 +183,8 @@ export function diffWriteback(input: DiffInput): DiffResult {
           changes.push({ ...base, validation: { status: "conflict", message: "The record is no longer in the service's snapshot (removed or moved); not sent." } });
           continue;
         }
-        const recorded = baselineHash(baseline!, token, name)!;
         const serviceNow = valueHash(oldText ?? "");
-        if (serviceNow !== recorded) {
+        if (serviceNow !== recorded(name)) {
           if (cur.ok && canonicalValue(newText, numeric) === canonicalValue(oldText, numeric)) continue; // both sides made the same change
           changes.push({
             ...base,
