@@ -286,7 +286,7 @@ export class Transport {
       } catch (e) {
         const aborted = classifyAbort();
         if (aborted) return { ok: false, error: aborted, retryable: aborted.code === "timeout" };
-        const detail = e instanceof Error ? `${e.message}${e.cause instanceof Error ? `: ${e.cause.message}` : ""}` : String(e);
+        const detail = errorDetail(e);
         if (/redirect/i.test(detail)) {
           return {
             ok: false,
@@ -311,7 +311,7 @@ export class Transport {
           const aborted = classifyAbort();
           if (aborted) return { ok: false, error: aborted, retryable: false };
           if (e instanceof PpmError) return { ok: false, error: e, retryable: false };
-          const detail = e instanceof Error ? e.message : String(e);
+          const detail = errorDetail(e);
           return { ok: false, retryable: false, error: this.error("network", `The response from ${this.environmentLabel} was interrupted (${detail}).`, { datasetKey: spec.datasetKey, requestTime }) };
         }
       }
@@ -419,6 +419,14 @@ export class Transport {
     }
     return this.error("http_error", `The service answered HTTP ${status} on ${where}${serverMessage ? `: ${serverMessage}` : ""}.`, base);
   }
+}
+
+/** Message of an error and of its cause. Duck-typed: platform errors may come from another realm. */
+function errorDetail(e: unknown): string {
+  const msg = (x: unknown) => (x && typeof x === "object" && typeof (x as { message?: unknown }).message === "string" ? (x as { message: string }).message : undefined);
+  const own = msg(e) ?? String(e);
+  const cause = msg(e && typeof e === "object" ? (e as { cause?: unknown }).cause : undefined);
+  return cause ? `${own}: ${cause}` : own;
 }
 
 /** Reads at most `limit` characters of a body (error bodies are small; a hostile one must not be). */
