@@ -302,7 +302,12 @@ export class PpmClient {
         lastModified: lastModified ?? null,
         fetchedAt: this.now().toISOString(),
       };
-      const table = await this.readDatasetBody(sent, format, meta, entry, columnsForOData, opts.onProgress);
+      let typedBy = entry;
+      if (format === "csv" && meta.schemaVersion && entry?.schemaVersion && meta.schemaVersion !== entry.schemaVersion) {
+        // The cached manifest describes an older schema; CSV types must come from the current one.
+        typedBy = (await this.manifest({ signal }).catch(() => undefined))?.datasets.find((d) => d.key === key) ?? entry;
+      }
+      const table = await this.readDatasetBody(sent, format, meta, typedBy, columnsForOData, opts.onProgress);
       // Without the header, a generation time from before the download is the safe one to keep:
       // a stale value can only cause an extra download later, never a missed change.
       if (!table.meta.generatedAt && entry) table.meta.generatedAt = exportGeneration(entry);

@@ -123,6 +123,23 @@ describe("dataset forms", () => {
     }
   });
 
+  it("re-reads the manifest for CSV types when the export's schema version is newer than the cached manifest's", async () => {
+    let manifests = 0;
+    const rec = recordingFetch(async (url, res) => {
+      if (!url.endsWith("/api/bi/v1/manifest") || manifests++ > 0) return res;
+      const body = (await res.json()) as { datasets: Array<{ key: string; schema_version: string; columns: Array<{ name: string; type: string }> }> };
+      const fin = body.datasets.find((d) => d.key === "financials")!;
+      fin.schema_version = "0-stale";
+      for (const col of fin.columns) col.type = "Edm.String";
+      return new Response(JSON.stringify(body), { status: 200, headers: { "content-type": "application/json" } });
+    });
+    const c = client({ fetch: rec.fetch });
+    await c.manifest();
+    const t = await table(c, "financials", "csv");
+    expect(manifests).toBe(2);
+    expect(t.columns.find((x) => x.name === "fiscal_year")?.type).toBe("integer");
+  });
+
   it("reports progress", async () => {
     const seen: number[] = [];
     await client().fetchDataset("financials", { format: "csv", onProgress: (n) => seen.push(n) });
