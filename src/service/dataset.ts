@@ -23,6 +23,13 @@ export class BodyShapeError extends Error {
 // A JSON integer literal beyond 2^53 (not part of a fraction or exponent) - see parseJsonLossless.
 const BIG_INT_OR_STRING = /"(?:[^"\\]|\\.)*"|(?<![\d.eE+-])-?\d{16,}(?![\d.eE])/g;
 
+function hasUnsafeIntegerLiteral(text: string): boolean {
+  const re = new RegExp(BIG_INT_OR_STRING.source, "g");
+  let m: RegExpExecArray | null;
+  while ((m = re.exec(text))) if (m[0].charCodeAt(0) !== 34 && !Number.isSafeInteger(Number(m[0]))) return true;
+  return false;
+}
+
 /**
  * `JSON.parse`, except that integer literals too large for a double are kept as their exact digit
  * strings (Int64 ids beyond 2^53 would otherwise be silently rounded, and the JSON form would
@@ -32,7 +39,9 @@ const BIG_INT_OR_STRING = /"(?:[^"\\]|\\.)*"|(?<![\d.eE+-])-?\d{16,}(?![\d.eE])/
  */
 export function parseJsonLossless(text: string): unknown {
   let src = text;
-  if (/\d{16}/.test(text)) {
+  if (/\d{16}/.test(text) && hasUnsafeIntegerLiteral(text)) {
+    // Only now is a second copy of the body made; bodies that send big integers as strings
+    // (the IEEE754Compatible convention) never pay for it.
     src = text.replace(BIG_INT_OR_STRING, (m) => (m.charCodeAt(0) === 34 || Number.isSafeInteger(Number(m)) ? m : `"${m}"`));
   }
   try {

@@ -1,0 +1,44 @@
+import { tableToCsv, tableToJson, textTable, cellText } from "../../src/cli/output";
+import { exitCodeFor, EXIT } from "../../src/cli/main";
+import type { Table } from "../../src/table/model";
+
+const table = (rows: Table["rows"]): Table => ({
+  columns: [
+    { name: "id", type: "integer" },
+    { name: "name, full", type: "text" },
+    { name: "ok", type: "boolean" },
+  ],
+  rows,
+  meta: { key: "k", kind: "dataset", format: "csv", schemaVersion: "1", generatedAt: "g", etag: null, lastModified: null, fetchedAt: "f" },
+});
+
+describe("CLI output", () => {
+  it("writes RFC 4180 CSV with CRLF after every record", () => {
+    const text = [...tableToCsv(table([[1, 'a "b"\r\nc', true], [null, null, false]]))].join("");
+    expect(text).toBe('id,"name, full",ok\r\n1,"a ""b""\r\nc",true\r\n,,false\r\n');
+  });
+  it("writes valid JSON for zero and several rows", () => {
+    const empty = JSON.parse([...tableToJson(table([]))].join("")) as { rows: unknown[]; row_count: number; columns: unknown[] };
+    expect(empty.rows).toEqual([]);
+    expect(empty.row_count).toBe(0);
+    expect(empty.columns).toHaveLength(3);
+    const two = JSON.parse([...tableToJson(table([[1, "x", true], [2, null, null]]), { count: 7 })].join("")) as Record<string, unknown>;
+    expect(two.rows).toEqual([{ id: 1, "name, full": "x", ok: true }, { id: 2, "name, full": null, ok: null }]);
+    expect(two.count).toBe(7);
+  });
+  it("aligns text tables", () => {
+    expect(textTable(["A", "BB"], [["xyz", "1"]])).toBe("A    BB\n---  --\nxyz  1\n");
+    expect(cellText(null)).toBe("");
+  });
+  it("maps error codes to distinct exit codes", () => {
+    expect(exitCodeFor("unauthorized")).toBe(EXIT.auth);
+    expect(exitCodeFor("bi_reporting_disabled")).toBe(EXIT.auth);
+    expect(exitCodeFor("not_generated")).toBe(EXIT.dataset);
+    expect(exitCodeFor("unknown_dataset")).toBe(EXIT.dataset);
+    expect(exitCodeFor("network")).toBe(EXIT.network);
+    expect(exitCodeFor("timeout")).toBe(EXIT.network);
+    expect(exitCodeFor("invalid_base_url")).toBe(EXIT.usage);
+    expect(exitCodeFor("malformed_body")).toBe(EXIT.failure);
+    expect(new Set(Object.values(EXIT)).size).toBe(6);
+  });
+});
