@@ -344,6 +344,9 @@ export const mountRecords: MountRecords = (container: HTMLElement, ctx: RecordsC
       if (form.mode === "create") {
         const rec = await svc.createRecord(form.kind, body);
         const token = typeof rec.project_token === "string" ? rec.project_token : "";
+        // Empty the form so a second click cannot create a duplicate by accident.
+        for (const f of form.fields) f.value = "";
+        renderFields();
         formResult.textContent = `Created ${form.kind} ${token}.`;
         formResult.dataset.token = token;
         ctx.notify(formResult.textContent);
