@@ -799,3 +799,147 @@ describe("application and selection", () => {
     });
   });
 });
+
+describe("more of the API surface", () => {
+  test("tables.add with hasHeaders=false inserts a header row and shifts the data down", async () => {
+    const wb = newWorkbook();
+    seed(wb, "A1:B3", [[1, 2], [3, 4], ["below", "x"]]);
+    seed(wb, "C1", [["beside"]]);
+    await run(wb, async (ctx) => {
+      const t = ctx.workbook.tables.add("A1:B2", false);
+      const r = t.getRange();
+      r.load("address, values");
+      await ctx.sync();
+      expect(r.address).toBe("Sheet1!A1:B3");
+      expect(r.values).toEqual([["Column1", "Column2"], [1, 2], [3, 4]]);
+    });
+    expect(inspect(wb, "A4:C4").values).toEqual([["below", "x", ""]]);
+    expect(inspect(wb, "C1").values).toEqual([["beside"]]);
+  });
+
+  test("suspendApiCalculationUntilNextSync: that sync's changes do not recalculate dependants", async () => {
+    const wb = newWorkbook();
+    seed(wb, "A1:B1", [[1, "=A1*10"]]);
+    expect(inspect(wb, "B1").values).toEqual([[10]]);
+    await run(wb, async (ctx) => {
+      ctx.application.suspendApiCalculationUntilNextSync();
+      ctx.workbook.worksheets.getItem("Sheet1").getRange("A1").values = [[2]];
+    });
+    expect(inspect(wb, "B1").values).toEqual([[10]]);
+    await run(wb, async (ctx) => {
+      ctx.workbook.worksheets.getItem("Sheet1").getRange("C1").values = [["any later change"]];
+    });
+    expect(inspect(wb, "B1").values).toEqual([[20]]);
+  });
+
+  test("worksheets: rename, getItem by id, getCount, delete (never the last one), context.load", async () => {
+    const wb = newWorkbook();
+    await run(wb, async (ctx) => {
+      const added = ctx.workbook.worksheets.add();
+      ctx.load(added, "id, name");
+      const count = ctx.workbook.worksheets.getCount();
+      expect(codeOfSync(() => count.value)).toBe(ErrorCodes.propertyNotLoaded);
+      await ctx.sync();
+      expect(added.name).toBe("Sheet2");
+      expect(count.value).toBe(2);
+      const byId = ctx.workbook.worksheets.getItem(added.id);
+      byId.name = "Renamed";
+      await ctx.sync();
+      ctx.workbook.worksheets.getItem("Sheet1").delete();
+      await ctx.sync();
+      ctx.workbook.worksheets.getItem("Renamed").delete();
+      expect(await codeOf(ctx.sync())).toBe(ErrorCodes.invalidOperation);
+    });
+    expect(wb.sheets.map((s) => s.name)).toEqual(["Renamed"]);
+  });
+
+  test("deleting a worksheet deletes its tables; the table's proxies then fail with ItemNotFound", async () => {
+    const wb = newWorkbook();
+    await run(wb, async (ctx) => {
+      const s = ctx.workbook.worksheets.add("Temp");
+      const t = s.tables.add("A1:B2", true);
+      await ctx.sync();
+      s.delete();
+      await ctx.sync();
+      t.load("name");
+      expect(await codeOf(ctx.sync())).toBe(ErrorCodes.itemNotFound);
+    });
+    expect(wb.tables).toHaveLength(0);
+  });
+
+  test("settings.add replaces an existing key; setting.value can be set; getCount counts", async () => {
+    const wb = newWorkbook();
+    await run(wb, async (ctx) => {
+      ctx.workbook.settings.add("k", 1);
+      ctx.workbook.settings.add("k", [1, 2]);
+      ctx.workbook.settings.add("other", "x");
+      await ctx.sync();
+      ctx.workbook.settings.getItem("other").value = { nested: true };
+      const count = ctx.workbook.settings.getCount();
+      const k = ctx.workbook.settings.getItem("k");
+      const other = ctx.workbook.settings.getItem("other");
+      k.load("value");
+      other.load("value");
+      await ctx.sync();
+      expect([count.value, k.value, other.value]).toEqual([2, [1, 2], { nested: true }]);
+    });
+  });
+
+  test("worksheet.tables only sees its own tables; workbook.tables.getItem finds by name or id", async () => {
+    const wb = newWorkbook();
+    await run(wb, async (ctx) => {
+      const other = ctx.workbook.worksheets.add("Other");
+      ctx.workbook.tables.add("Sheet1!A1:B2", true);
+      const t2 = other.tables.add("A1:B2", true);
+      t2.load("id");
+      await ctx.sync();
+      const mine = ctx.workbook.worksheets.getItem("Sheet1").tables;
+      const missing = mine.getItemOrNullObject("Table2");
+      const byId = ctx.workbook.tables.getItem(t2.id);
+      mine.load("items/name");
+      byId.load("name");
+      byId.worksheet.load("name");
+      await ctx.sync();
+      expect(mine.items.map((t) => t.name)).toEqual(["Table1"]);
+      expect(missing.isNullObject).toBe(true);
+      expect([byId.name, byId.worksheet.name]).toEqual(["Table2", "Other"]);
+    });
+  });
+
+  test("getUsedRange on an empty sheet is A1; getBoundingRect and getIntersectionOrNullObject", async () => {
+    const wb = newWorkbook();
+    await run(wb, async (ctx) => {
+      const s = ctx.workbook.worksheets.getItem("Sheet1");
+      const used = s.getUsedRange();
+      const bound = s.getRange("B2:C3").getBoundingRect("E1");
+      const inter = s.getRange("B2:C3").getIntersectionOrNullObject(s.getRange("C3:D9"));
+      const none = s.getRange("B2:C3").getIntersectionOrNullObject("H8");
+      used.load("address");
+      bound.load("address");
+      inter.load("address");
+      await ctx.sync();
+      expect([used.address, bound.address, inter.address, none.isNullObject]).toEqual(["Sheet1!A1", "Sheet1!B1:E3", "Sheet1!C3", true]);
+    });
+  });
+
+  test("snapshot gives the preview cells, types, display text and table outlines", async () => {
+    const wb = newWorkbook();
+    await run(wb, async (ctx) => {
+      const s = ctx.workbook.worksheets.getItem("Sheet1");
+      s.getRange("A1:C2").values = [["Name", "When", "Twice"], ["a", "2025-01-31", "=2*2"]];
+      s.tables.add("A1:C2", true).name = "T";
+    });
+    const snap = snapshot(wb);
+    expect(snap.activeSheet).toBe("Sheet1");
+    const sheet = snap.sheets[0];
+    expect(sheet.usedRange).toEqual({ address: "A1:C2", rowIndex: 0, columnIndex: 0, rowCount: 2, columnCount: 3 });
+    expect(sheet.cells.filter((c) => c.row === 1).map((c) => [c.address, c.valueType, c.value, c.text, c.formula])).toEqual([
+      ["A2", "text", "a", "a", null],
+      ["B2", "number", 45688, "2025-01-31", null],
+      ["C2", "formula", 4, "4", "=2*2"],
+    ]);
+    expect(sheet.tables).toEqual([
+      expect.objectContaining({ name: "T", address: "A1:C2", headerAddress: "A1:C1", bodyAddress: "A2:C2", columns: ["Name", "When", "Twice"] }),
+    ]);
+  });
+});
