@@ -46,7 +46,10 @@ const CSS = `
 .records-row { display: flex; gap: 8px; align-items: end; flex-wrap: wrap; margin: 0 0 8px; }
 .records-row label { display: flex; flex-direction: column; font-size: 12px; gap: 2px; }
 .records-table { border-collapse: collapse; width: 100%; font-size: 12px; margin: 8px 0; }
-.records-table th, .records-table td { border-bottom: 1px solid #e0e0e0; padding: 4px; text-align: left; vertical-align: top; word-break: break-word; }
+.records-table th, .records-table td { border-bottom: 1px solid #e0e0e0; padding: 4px; text-align: left; vertical-align: top; overflow-wrap: anywhere; }
+.records-strong { font-weight: 600; }
+.records-value { font-family: Consolas, "Courier New", monospace; white-space: pre-wrap; }
+.records-result { font-weight: 600; margin-top: 2px; }
 .records-table tr[data-validation="invalid"] td, .records-table tr[data-result="rejected"] td { background: #fde7e9; }
 .records-table tr[data-validation="conflict"] td { background: #fff4ce; }
 .records-table tr[data-result="saved"] td { background: #dff6dd; }
@@ -477,13 +480,14 @@ export const mountRecords: MountRecords = (container: HTMLElement, ctx: RecordsC
       const tr = h(
         "tr",
         { "data-testid": "records-wb-change", "data-row": c.row, "data-token": c.projectToken, "data-field": c.field, "data-validation": c.validation.status, "data-result": c.validation.status === "valid" ? "pending" : "not-sent" },
-        h("td", {}, String(c.sheetRow ?? c.row)),
-        h("td", {}, c.projectToken),
-        h("td", {}, c.field),
-        h("td", { "data-testid": "records-wb-change-old" }, show(c.old)),
-        h("td", { "data-testid": "records-wb-change-new" }, show(c.new)),
-        h("td", { "data-testid": "records-wb-change-check" }, validationText(c)),
-        h("td", { "data-testid": "records-wb-change-result" }, c.validation.status === "valid" ? "Pending" : "Not sent"),
+        h("td", {}, h("div", { class: "records-strong" }, c.field), h("div", { class: "records-muted" }, `Row ${c.sheetRow ?? c.row} · ${c.projectToken}`)),
+        h("td", {}, h("span", { "data-testid": "records-wb-change-old", class: "records-value" }, show(c.old)), " → ", h("span", { "data-testid": "records-wb-change-new", class: "records-value" }, show(c.new))),
+        h(
+          "td",
+          {},
+          h("div", { "data-testid": "records-wb-change-check" }, validationText(c)),
+          h("div", { "data-testid": "records-wb-change-result", class: "records-result" }, c.validation.status === "valid" ? "Pending" : "Not sent"),
+        ),
       );
       rowsByChange.set(c, tr);
       return tr;
@@ -504,7 +508,7 @@ export const mountRecords: MountRecords = (container: HTMLElement, ctx: RecordsC
         ? h(
             "table",
             { class: "records-table", "data-testid": "records-wb-preview" },
-            h("thead", {}, h("tr", {}, ...["Row", "Record", "Field", "Old", "New", "Check", "Result"].map((t) => h("th", { scope: "col" }, t)))),
+            h("thead", {}, h("tr", {}, ...["Cell", "Old → new", "Check · result"].map((t) => h("th", { scope: "col" }, t)))),
             h("tbody", {}, ...rows),
           )
         : null,
@@ -547,7 +551,7 @@ export const mountRecords: MountRecords = (container: HTMLElement, ctx: RecordsC
         return;
       }
       replace(wbWarnings, ...r.warnings.map((w) => h("div", { class: "records-notice", "data-testid": "records-wb-warning" }, w)));
-      wbStatus.textContent = `Ready: edit custom-field cells in ${b.tableName}, then choose “Detect changes”.${r.textColumns.length ? ` (${r.textColumns.join(", ")} now hold text, so what you type is sent exactly as typed.)` : ""}`;
+      wbStatus.textContent = `Ready: edit custom-field cells in ${b.tableName}, then choose “Detect changes”.${r.textColumns.length ? ` (${r.textColumns.join(", ")} ${r.textColumns.length === 1 ? "now holds" : "now hold"} text, so what you type is sent exactly as typed.)` : ""}`;
       wbStatus.dataset.state = "ready";
     }),
   );
@@ -576,7 +580,8 @@ export const mountRecords: MountRecords = (container: HTMLElement, ctx: RecordsC
         if (!tr) continue;
         tr.dataset.result = o.result.status;
         const cell = tr.querySelector<HTMLElement>('[data-testid="records-wb-change-result"]');
-        if (cell) cell.textContent = resultText(o.result);
+        // An unsendable change's reason is already in the check line; do not repeat it.
+        if (cell) cell.textContent = o.result.status === "not-sent" && o.change.validation.status !== "valid" ? "Not sent" : resultText(o.result);
       }
       const s = done.summary;
       wbSummary.textContent = `${s.saved} saved in ${s.records} record${s.records === 1 ? "" : "s"}, ${s.rejected} rejected by the service, ${s.notSent} not sent.`;
