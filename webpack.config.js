@@ -64,6 +64,8 @@ module.exports = async (env, options) => {
         { from: "assets/*", to: "assets/[name][ext][query]" },
         { from: "src/taskpane/taskpane.css", to: "taskpane.css" },
         { from: "src/taskpane/help.html", to: "help.html", noErrorOnMissing: true },
+        // The ribbon "Refresh all" summary dialog (static page, see src/commands/refreshAll.ts).
+        { from: "src/commands/summary.html", to: "summary.html" },
         {
           from: "manifest*.xml",
           to: "[name][ext]",

@@ -1,8 +1,20 @@
-/* Ribbon function commands (ExecuteFunction). */
-function refreshAll(event: Office.AddinCommands.Event): void {
-  event.completed();
-}
+/**
+ * Ribbon function commands (ExecuteFunction). Office wiring only; the work is in `refreshAll.ts`.
+ * Runs in its own runtime (commands.html), which shares the task pane's origin and so its storage.
+ */
+import { ConnectionStore } from "../taskpane/connectionStore";
+import { createEngine } from "../taskpane/engine";
+import { createRefreshAllCommand } from "./refreshAll";
+
+const refreshAll = createRefreshAllCommand({
+  store: () => new ConnectionStore(window.localStorage, { partitionKey: Office.context?.partitionKey }),
+  engine: async () => createEngine(),
+  ui: () => Office.context?.ui as unknown as import("./refreshAll").DialogUi | undefined,
+  pageUrl: () => window.location.href,
+  storage: () => window.localStorage,
+  partitionKey: () => Office.context?.partitionKey,
+});
 
 Office.onReady(() => {
-  Office.actions.associate("refreshAll", refreshAll);
+  Office.actions.associate("refreshAll", (event: Office.AddinCommands.Event) => void refreshAll(event));
 });
