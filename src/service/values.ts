@@ -120,14 +120,30 @@ function toBoolean(value: unknown): CellValue {
   throw new CellError(`expected true or false, got ${describe(value)}`, describe(value));
 }
 
+const CANONICAL_UTC_RE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?Z$/;
+
+function daysInMonth(y: number, m: number): number {
+  return m === 2 ? (y % 4 === 0 && (y % 100 !== 0 || y % 400 === 0) ? 29 : 28) : [4, 6, 9, 11].includes(m) ? 30 : 31;
+}
+
+/** Checks the date (and, when present, time) fields of a canonical `YYYY-MM-DD[THH:MM:SS...]` string. */
+function validCalendar(s: string): boolean {
+  const y = Number(s.slice(0, 4));
+  const mo = Number(s.slice(5, 7));
+  const d = Number(s.slice(8, 10));
+  if (mo < 1 || mo > 12 || d < 1 || d > daysInMonth(y, mo)) return false;
+  if (s.length > 10) {
+    if (Number(s.slice(11, 13)) > 23 || Number(s.slice(14, 16)) > 59 || Number(s.slice(17, 19)) > 59) return false;
+  }
+  return true;
+}
+
 function toDate(value: unknown): CellValue {
   if (typeof value !== "string") throw new CellError(`expected a date (YYYY-MM-DD), got ${describe(value)}`, describe(value));
   const s = value.trim();
   const m = DATE_RE.exec(s) ?? (DATETIME_RE.test(s) ? DATE_RE.exec(s.slice(0, 10)) : null);
   if (!m) throw new CellError(`expected a date (YYYY-MM-DD), got ${describe(value)}`, describe(value));
-  const [y, mo, d] = [Number(m[1]), Number(m[2]), Number(m[3])];
-  const check = new Date(Date.UTC(y, mo - 1, d));
-  if (check.getUTCFullYear() !== y || check.getUTCMonth() !== mo - 1 || check.getUTCDate() !== d) {
+  if (!validCalendar(`${m[1]}-${m[2]}-${m[3]}`)) {
     throw new CellError(`expected a valid calendar date, got ${describe(value)}`, describe(value));
   }
   return `${m[1]}-${m[2]}-${m[3]}`;
@@ -140,6 +156,8 @@ function toDate(value: unknown): CellValue {
  */
 export function normalizeDateTime(value: string): string {
   const s = value.trim();
+  // Fast path (most exports): already canonical UTC; only the calendar needs checking.
+  if (CANONICAL_UTC_RE.test(s) && validCalendar(s)) return s;
   const m = DATETIME_RE.exec(s);
   if (!m) throw new CellError(`expected a date-time (ISO 8601), got ${describe(value)}`, describe(value));
   const [, y, mo, d, h, mi, sec = "00", frac = "", zone = "Z"] = m;
@@ -151,7 +169,8 @@ export function normalizeDateTime(value: string): string {
   }
   const ms = Date.UTC(Number(y), Number(mo) - 1, Number(d), Number(h), Number(mi), Number(sec)) - offsetMin * 60_000;
   const dt = new Date(ms);
-  if (Number.isNaN(ms) || Number(mo) < 1 || Number(mo) > 12 || Number(d) > 31 || Number(h) > 23 || Number(mi) > 59 || Number(sec) > 60) {
+  // A leap second (:60) is accepted and rolls over, as Date.UTC does.
+  if (Number.isNaN(ms) || !validCalendar(`${y}-${mo}-${d}`) || Number(h) > 23 || Number(mi) > 59 || Number(sec) > 60) {
     throw new CellError(`expected a valid date-time, got ${describe(value)}`, describe(value));
   }
   const iso = dt.toISOString().slice(0, 19);

@@ -171,6 +171,14 @@ describe("values", () => {
     expect(() => toCell("abc", "integer")).toThrow(/integer/);
     expect(toCell("2026-01-01T01:30:00+02:00", "datetime")).toBe("2025-12-31T23:30:00Z");
   });
+  it("checks the calendar on canonical and offset date-times alike", () => {
+    expect(toCell("2024-02-29T12:00:00Z", "datetime")).toBe("2024-02-29T12:00:00Z");
+    expect(() => toCell("2026-02-29T12:00:00Z", "datetime")).toThrow(/valid date-time/);
+    expect(() => toCell("2026-04-31T00:00:00+01:00", "datetime")).toThrow(/valid date-time|calendar/);
+    expect(() => toCell("2026-01-01T24:00:00Z", "datetime")).toThrow(/valid date-time/);
+    expect(toCell("2000-02-29", "date")).toBe("2000-02-29");
+    expect(() => toCell("1900-02-29", "date")).toThrow(/calendar date/);
+  });
   it("keeps fractional seconds digit for digit", () => {
     expect(normalizeDateTime("2026-01-01T00:00:00.123456-01:00")).toBe("2026-01-01T01:00:00.123456Z");
     expect(normalizeDateTime("2026-01-01T00:00Z")).toBe("2026-01-01T00:00:00Z");
