@@ -943,3 +943,46 @@ describe("more of the API surface", () => {
     ]);
   });
 });
+
+describe("calculated columns created by a write (AutoCorrect, on by default)", () => {
+  test("a formula written into one cell of an otherwise empty table column fills the column", async () => {
+    const wb = newWorkbook();
+    seed(wb, "A1:B4", [["N", "Double"], [1, null], [2, null], [3, null]]);
+    await run(wb, async (ctx) => {
+      ctx.workbook.tables.add("A1:B4", true);
+      await ctx.sync();
+      ctx.workbook.worksheets.getItem("Sheet1").getRange("B3").values = [["=[@N]*2"]];
+    });
+    expect(inspect(wb, "B2:B4").values).toEqual([[2], [4], [6]]);
+  });
+
+  test("no fill when other cells of the column hold data, or when the option is off", async () => {
+    for (const [options, filled] of [[{}, false], [{ autoFillCalculatedColumns: false }, false]] as const) {
+      const wb = new Workbook({ currentYear: 2025, ...options });
+      seed(wb, "A1:B3", [["N", "Note"], [1, "keep me"], [2, null]]);
+      await run(wb, async (ctx) => {
+        ctx.workbook.tables.add("A1:B3", true);
+        await ctx.sync();
+        ctx.workbook.worksheets.getItem("Sheet1").getRange("B3").values = [["=[@N]*2"]];
+      });
+      expect(inspect(wb, "B2").values).toEqual([[filled ? 2 : "keep me"]]);
+    }
+    const off = new Workbook({ currentYear: 2025, autoFillCalculatedColumns: false });
+    seed(off, "A1:B3", [["N", "F"], [1, null], [2, null]]);
+    await run(off, async (ctx) => {
+      ctx.workbook.tables.add("A1:B3", true);
+      await ctx.sync();
+      ctx.workbook.worksheets.getItem("Sheet1").getRange("B3").values = [["=[@N]*2"]];
+    });
+    expect(inspect(off, "B2:B3").formulas).toEqual([[""], ["=[@N]*2"]]);
+  });
+
+  test("a request that cannot be serialised (BigInt) is rejected whole with InvalidArgument", async () => {
+    const wb = newWorkbook();
+    const ctx = createEmulatedContext(wb);
+    ctx.workbook.worksheets.getItem("Sheet1").getRange("A1").values = [["fine"]];
+    ctx.workbook.worksheets.getItem("Sheet1").getRange("A2").values = [[BigInt(1)]] as never;
+    expect(await codeOf(ctx.sync())).toBe(ErrorCodes.invalidArgument);
+    expect(inspect(wb, "A1").values).toEqual([[""]]);
+  });
+});

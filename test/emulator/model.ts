@@ -8,6 +8,7 @@ import {
   MAX_ROWS,
   Rect,
   assertOnGrid,
+  intersectRect,
   cellAddress,
   formatAddress,
   looksLikeCellReference,
@@ -150,6 +151,12 @@ export interface WorkbookOptions {
   firstSheetName?: string | null;
   /** Request and response limit per sync; defaults to 5 MB as in Excel on the web. */
   payloadLimitBytes?: number;
+  /**
+   * Excel's AutoCorrect option "Fill formulas in tables to create calculated columns" (on by default,
+   * and applied to API writes too): a formula written into a table column whose other body cells are
+   * empty fills the whole column.
+   */
+  autoFillCalculatedColumns?: boolean;
 }
 
 export const PAYLOAD_LIMIT_BYTES = 5 * 1024 * 1024;
@@ -233,6 +240,7 @@ export class WorkbookModel {
   calculationSuspended = false;
   readonly currentYear: number;
   readonly payloadLimitBytes: number;
+  readonly autoFillCalculatedColumns: boolean;
   stats: WorkbookStats = emptyStats();
   private seq = 0;
   private listeners: Array<(wb: WorkbookModel) => void> = [];
@@ -240,6 +248,7 @@ export class WorkbookModel {
   constructor(options: WorkbookOptions = {}) {
     this.currentYear = options.currentYear ?? new Date().getUTCFullYear();
     this.payloadLimitBytes = options.payloadLimitBytes ?? PAYLOAD_LIMIT_BYTES;
+    this.autoFillCalculatedColumns = options.autoFillCalculatedColumns ?? true;
     const first = options.firstSheetName === undefined ? "Sheet1" : options.firstSheetName;
     if (first !== null) {
       const s = this.addSheet(first);
@@ -488,7 +497,48 @@ export class WorkbookModel {
       }
     }
     this.stats.cellsWritten += rows * cols;
+    if (this.autoFillCalculatedColumns) this.autoFillFormulas(sheet, rect);
     this.afterWrite(sheet, rect);
+  }
+
+  /**
+   * AutoCorrect's calculated columns: when the written cells of a table column all hold one formula
+   * (relative to their rows) and the column's other body cells are empty, the formula fills them.
+   */
+  private autoFillFormulas(sheet: SheetModel, rect: Rect): void {
+    for (const t of this.tables) {
+      if (t.sheetId !== sheet.id) continue;
+      const body = this.bodyRect(t);
+      const hit = intersectRect(body, rect);
+      if (!hit || (hit.r0 === body.r0 && hit.r1 === body.r1)) continue;
+      for (let c = hit.c0; c <= hit.c1; c++) {
+        let shared: string | null = null;
+        for (let r = hit.r0; r <= hit.r1; r++) {
+          const f = sheet.cells.get(key(r, c))?.f;
+          const rel = f === undefined ? null : translateFormula(f, body.r0 - r, 0);
+          if (rel === null || (shared !== null && rel !== shared)) {
+            shared = null;
+            break;
+          }
+          shared = rel;
+        }
+        if (shared === null) continue;
+        let othersEmpty = true;
+        for (let r = body.r0; r <= body.r1 && othersEmpty; r++) {
+          if (r >= hit.r0 && r <= hit.r1) continue;
+          const cell = sheet.cells.get(key(r, c));
+          if (cell && (cell.v !== undefined || cell.f !== undefined)) othersEmpty = false;
+        }
+        if (!othersEmpty) continue;
+        for (let r = body.r0; r <= body.r1; r++) {
+          if (r >= hit.r0 && r <= hit.r1) continue;
+          const cell = this.cellForWrite(sheet, r, c);
+          cell.f = translateFormula(shared, r - body.r0, 0);
+          cell.cv = undefined;
+          cell.cg = undefined;
+        }
+      }
+    }
   }
 
   /** Stores one typed value the way Excel does, honouring a text (`@`) number format. */

@@ -177,7 +177,12 @@ export class EmulatedRequestContext {
     this.queue = [];
     const wb = this.model;
     let requestBytes = 2;
-    for (const op of ops) requestBytes += jsonByteLength(op.wire) + 1;
+    try {
+      for (const op of ops) requestBytes += jsonByteLength(op.wire) + 1;
+    } catch {
+      // JSON.stringify throws on BigInt and cycles: the request could never be sent.
+      throw invalidArgument("The request could not be serialised as JSON (a BigInt or a circular value was queued). Nothing was applied.");
+    }
     wb.stats.syncCount++;
     wb.stats.requestBytesPerSync.push(requestBytes);
     wb.stats.maxRequestBytes = Math.max(wb.stats.maxRequestBytes, requestBytes);
