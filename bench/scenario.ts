@@ -41,6 +41,17 @@ async function endToEnd() {
   let requests = 0;
   const client = new PpmClient({ id: "bench", name: "bench", baseUrl: url, token: TOKEN }, { onRequest: () => void requests++ });
   const { wb, context } = benchWorkbook();
+  // Time spent inside the emulator's sync (applying operations), to tell the writer's own cost apart.
+  let emulatorMs = 0;
+  const realSync = context.sync.bind(context);
+  context.sync = (async () => {
+    const t = performance.now();
+    try {
+      return await realSync();
+    } finally {
+      emulatorMs += performance.now() - t;
+    }
+  }) as typeof context.sync;
   await settle();
   const t0 = performance.now();
   const r = await client.fetchDataset(KEY, { format, conditional: false });
@@ -55,7 +66,7 @@ async function endToEnd() {
   });
   const ms = performance.now() - t0;
   const s = statsOf(wb);
-  return { ms, fetchParseMs: tFetched - t0, writeMs: ms - (tFetched - t0), rows: imported.rowCount, columns: r.table.columns.length, s, client, wb, context, requestsBefore: () => requests };
+  return { ms, fetchParseMs: tFetched - t0, writeMs: ms - (tFetched - t0), emulatorMs, rows: imported.rowCount, columns: r.table.columns.length, s, client, wb, context, requestsBefore: () => requests };
 }
 
 function median(xs: number[]): number {
@@ -64,6 +75,8 @@ function median(xs: number[]): number {
 }
 
 async function main(): Promise<void> {
+  // RSS of this process with every module loaded and nothing fetched: Node + tsx + the code itself.
+  const startRssBytes = process.memoryUsage().rss;
   // Warm-up: JIT and sockets, not measured.
   await baseline();
   await endToEnd();
@@ -71,6 +84,7 @@ async function main(): Promise<void> {
   const e2e: number[] = [];
   const fetchParse: number[] = [];
   const write: number[] = [];
+  const emu: number[] = [];
   let last: Awaited<ReturnType<typeof endToEnd>> | null = null;
   let bodyBytes = 0;
   for (let i = 0; i < reps; i++) {
@@ -84,6 +98,7 @@ async function main(): Promise<void> {
     e2e.push(last.ms);
     fetchParse.push(last.fetchParseMs);
     write.push(last.writeMs);
+    emu.push(last.emulatorMs);
   }
   const run = last!;
   const out: Record<string, unknown> = {
@@ -95,6 +110,7 @@ async function main(): Promise<void> {
     endToEndMs: median(e2e),
     fetchParseMs: median(fetchParse),
     writeMs: median(write),
+    emulatorMs: median(emu),
     syncs: run.s.syncCount,
     totalRequestBytes: run.s.totalRequestBytes,
     maxRequestBytes: run.s.maxRequestBytes,
@@ -114,6 +130,7 @@ async function main(): Promise<void> {
     };
   }
   out.peakRssBytes = process.resourceUsage().maxRSS * 1024;
+  out.startRssBytes = startRssBytes;
   console.log(JSON.stringify(out));
 }
 

@@ -1,0 +1,159 @@
+/**
+ * `npm run bench [-- --json] [-- --sizes 10000,50000,200000] [-- --reps 3]`
+ *
+ * Import benchmark: reference service on loopback → service client (fetch, parse, validate) → typing
+ * → workbook writer → workbook emulator, against a baseline in the same process (fetch + JSON.parse
+ * of the same body; fetch + papaparse of the same CSV). Not a timed test: it prints figures and the
+ * budget checks; with `--json` the last stdout line is one JSON object with every figure.
+ *
+ * The reference service runs as a CHILD process (one per row count), and every scenario runs in its
+ * own child process too, so the server's CPU and memory never count in a scenario's time or peak RSS.
+ */
+import { spawn, execFileSync, type ChildProcess } from "child_process";
+import * as os from "os";
+import * as path from "path";
+
+const root = path.resolve(__dirname, "..");
+const args = process.argv.slice(2);
+const asJson = args.includes("--json");
+const argValue = (name: string): string | undefined => {
+  const i = args.indexOf(name);
+  return i >= 0 ? args[i + 1] : undefined;
+};
+const sizes = (argValue("--sizes") ?? "10000,50000,200000").split(",").map(Number);
+const reps = Number(argValue("--reps") ?? 3);
+const MB = 1024 * 1024;
+const REQUEST_LIMIT = 5 * MB;
+const SYNC_BUDGET_BYTES = 4 * MB;
+
+const log = (line = "") => {
+  if (!asJson) console.log(line);
+  else console.error(line);
+};
+
+async function startService(rows: number): Promise<{ url: string; child: ChildProcess }> {
+  const child = spawn(process.execPath, ["--require", "tsx/cjs", "src/reference/main.ts", "--port", "0", "--dataset-rows", `financials=${rows}`, "--quiet"], {
+    cwd: root,
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  const url = await new Promise<string>((resolve, reject) => {
+    let out = "";
+    child.stdout!.on("data", (d: Buffer) => {
+      out += d.toString();
+      const m = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
+      if (m) resolve(m[1]);
+    });
+    child.once("exit", (code) => reject(new Error(`reference service exited (${code}) before listening`)));
+  });
+  child.stdout!.resume();
+  return { url, child };
+}
+
+async function stopService(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null) return;
+  await new Promise<void>((resolve) => {
+    child.once("exit", () => resolve());
+    child.kill("SIGTERM");
+  });
+}
+
+interface Scenario {
+  rows: number;
+  columns: number;
+  format: "json" | "csv";
+  bodyBytes: number;
+  baselineMs: number;
+  endToEndMs: number;
+  fetchParseMs: number;
+  writeMs: number;
+  emulatorMs: number;
+  syncs: number;
+  totalRequestBytes: number;
+  maxRequestBytes: number;
+  rejectedSyncs: number;
+  peakRssBytes: number;
+  startRssBytes: number;
+  unchangedRefresh?: { ms: number; outcome: string; requests: number; cellsWritten: number };
+}
+
+function runScenario(url: string, rows: number, format: "json" | "csv", refresh: boolean): Scenario {
+  const out = execFileSync(
+    process.execPath,
+    ["--expose-gc", "--require", "tsx/cjs", "bench/scenario.ts", url, String(rows), format, String(reps), ...(refresh ? ["--refresh"] : [])],
+    { cwd: root, encoding: "utf8", maxBuffer: 16 * MB, stdio: ["ignore", "pipe", "inherit"] },
+  );
+  return JSON.parse(out.trim().split("\n").pop()!) as Scenario;
+}
+
+const fmt = (n: number, d = 0) => n.toLocaleString("en-US", { minimumFractionDigits: d, maximumFractionDigits: d });
+const pad = (s: string, n: number) => s.padStart(n);
+
+async function main(): Promise<void> {
+  const cpu = os.cpus()[0]?.model ?? "unknown CPU";
+  log(`PPM import benchmark: ${cpu}, ${os.cpus().length} cores, ${fmt(os.totalmem() / MB / 1024, 1)} GB, Node ${process.version}, ${reps} measured runs per figure (median)`);
+  const results: Scenario[] = [];
+  for (const rows of sizes) {
+    const { url, child } = await startService(rows);
+    try {
+      for (const format of ["json", "csv"] as const) {
+        const refresh = format === "json" && rows === Math.max(...sizes);
+        log(`  running ${fmt(rows)} rows ${format}...`);
+        results.push(runScenario(url, rows, format, refresh));
+      }
+    } finally {
+      await stopService(child);
+    }
+  }
+
+  const checks: { name: string; ok: boolean; detail: string }[] = [];
+  log("");
+  log("rows      form  body MB  baseline ms  import ms  ratio  ratio w/o emulator  fetch+parse ms  writer ms  emulator ms  syncs (budget)  max request MB  peak RSS MB (x body)  RSS growth MB (x body)");
+  for (const r of results) {
+    const ratio = r.endToEndMs / r.baselineMs;
+    const syncBudget = Math.ceil(r.totalRequestBytes / SYNC_BUDGET_BYTES) + 4;
+    log(
+      [
+        pad(fmt(r.rows), 8), pad(r.format, 5), pad(fmt(r.bodyBytes / MB, 1), 8), pad(fmt(r.baselineMs), 12), pad(fmt(r.endToEndMs), 10),
+        pad(fmt(ratio, 2), 6), pad(fmt((r.endToEndMs - r.emulatorMs) / r.baselineMs, 2), 19), pad(fmt(r.fetchParseMs), 15), pad(fmt(r.writeMs - r.emulatorMs), 10), pad(fmt(r.emulatorMs), 12),
+        pad(`${r.syncs} (${syncBudget})`, 15), pad(fmt(r.maxRequestBytes / MB, 2), 15), pad(`${fmt(r.peakRssBytes / MB)} (${fmt(r.peakRssBytes / r.bodyBytes, 1)})`, 20),
+        pad(`${fmt((r.peakRssBytes - r.startRssBytes) / MB)} (${fmt((r.peakRssBytes - r.startRssBytes) / r.bodyBytes, 1)})`, 22),
+      ].join(" "),
+    );
+    if (r.rows === Math.max(...sizes)) {
+      checks.push({ name: `${r.format}: import ≤ 2.5× baseline`, ok: ratio <= 2.5, detail: `${fmt(ratio, 2)}×` });
+      checks.push({ name: `${r.format}: peak RSS ≤ 3× body`, ok: r.peakRssBytes <= 3 * r.bodyBytes, detail: `${fmt(r.peakRssBytes / r.bodyBytes, 1)}× (growth over the idle process: ${fmt((r.peakRssBytes - r.startRssBytes) / r.bodyBytes, 1)}×)` });
+      checks.push({ name: `${r.format}: import without the emulator's own time ≤ 2.5× baseline`, ok: r.endToEndMs - r.emulatorMs <= 2.5 * r.baselineMs, detail: `${fmt((r.endToEndMs - r.emulatorMs) / r.baselineMs, 2)}×` });
+      checks.push({ name: `${r.format}: writer's own time (excl. client parse and emulator) ≤ 2.5× baseline`, ok: (r.writeMs - r.emulatorMs) <= 2.5 * r.baselineMs, detail: `${fmt((r.writeMs - r.emulatorMs) / r.baselineMs, 2)}×` });
+    }
+    checks.push({ name: `${fmt(r.rows)} ${r.format}: syncs ≤ ceil(payload / 4 MB) + 4`, ok: r.syncs <= syncBudget, detail: `${r.syncs} ≤ ${syncBudget}` });
+    checks.push({ name: `${fmt(r.rows)} ${r.format}: no request over 5 MB`, ok: r.maxRequestBytes <= REQUEST_LIMIT && r.rejectedSyncs === 0, detail: `max ${fmt(r.maxRequestBytes / MB, 2)} MB, ${r.rejectedSyncs} refused` });
+  }
+
+  const refresh = results.find((r) => r.unchangedRefresh)?.unchangedRefresh;
+  if (refresh) {
+    log("");
+    log(`Unchanged refresh (${fmt(Math.max(...sizes))} rows, json): ${fmt(refresh.ms, 1)} ms, ${refresh.requests} request(s), outcome ${refresh.outcome}, ${refresh.cellsWritten} cells written`);
+    checks.push({ name: "unchanged refresh: one request, 304, zero cells", ok: refresh.requests === 1 && refresh.outcome === "unchanged" && refresh.cellsWritten === 0, detail: `${refresh.requests} request, ${refresh.cellsWritten} cells` });
+  }
+
+  const growth: Record<string, { rows: number; msPerKRow: number }[]> = {};
+  log("");
+  log("Growth (import ms per 1,000 rows):");
+  for (const format of ["json", "csv"] as const) {
+    const g = results.filter((r) => r.format === format).map((r) => ({ rows: r.rows, msPerKRow: r.endToEndMs / (r.rows / 1000) }));
+    growth[format] = g;
+    log(`  ${format}: ` + g.map((x) => `${fmt(x.rows)} → ${fmt(x.msPerKRow, 2)}`).join(", ") + (g.length > 1 ? `  (largest/smallest per-row cost: ${fmt(g[g.length - 1].msPerKRow / g[0].msPerKRow, 2)}×; 1.00 = linear)` : ""));
+  }
+
+  log("");
+  log("Budget checks:");
+  for (const c of checks) log(`  ${c.ok ? "PASS" : "FAIL"}  ${c.name}  (${c.detail})`);
+  if (asJson) {
+    console.log(JSON.stringify({ machine: { cpu, cores: os.cpus().length, node: process.version }, reps, scenarios: results, unchangedRefresh: refresh ?? null, growth, checks }));
+  }
+}
+
+main().catch((e) => {
+  console.error(e instanceof Error ? e.stack : String(e));
+  process.exit(1);
+});
