@@ -397,6 +397,7 @@ async function exportCommand(p: Parsed, io: CliIo): Promise<number> {
     },
   });
   if (result.status === "unchanged") {
+    if (store && cacheKey) store.set(cacheKey, result.validators, identity);
     io.stderr(`${key}: unchanged (the service answered 304 Not Modified); ${out} was not rewritten\n`);
     return EXIT.ok;
   }

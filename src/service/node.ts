@@ -53,11 +53,13 @@ export class FileValidatorStore implements ValidatorStore {
     return this.read(key)?.extra;
   }
 
+  /** Stores validators; `extra` replaces the stored extra data, and when omitted the old one is kept. */
   set(key: string, validators: Validators, extra?: Record<string, unknown>): void {
     fs.mkdirSync(this.dir, { recursive: true });
     const target = this.file(key);
     const tmp = `${target}.${process.pid}.tmp`;
-    const entry: FileEntry = { key, validators, ...(extra ? { extra } : {}) };
+    const keep = extra ?? this.read(key)?.extra;
+    const entry: FileEntry = { key, validators, ...(keep ? { extra: keep } : {}) };
     fs.writeFileSync(tmp, JSON.stringify(entry, null, 2));
     fs.renameSync(tmp, target);
   }

@@ -136,6 +136,10 @@ describe("ppm export", () => {
     expect(fs.statSync(out).mtime.getTime()).toBe(old.getTime());
     const log = (await (await fetch(`${svc.url}/__control/requests`)).json()) as { requests: Array<{ path: string; status: number }> };
     expect(log.requests.filter((q) => q.path === "/api/bi/v1/financials.csv").map((q) => q.status)).toEqual([200, 304]);
+    // And again: an unchanged run keeps the cache entry usable.
+    const again = await ppm(["export", "financials", "--env", svc.url, "--out", out, "--cache", cache]);
+    expect(again.stderr).toContain("unchanged");
+    expect(fs.statSync(out).mtime.getTime()).toBe(old.getTime());
 
     await fetch(`${svc.url}/__control/regenerate?company=acme&dataset=financials`, { method: "POST" });
     const third = await ppm(["export", "financials", "--env", svc.url, "--out", out, "--cache", cache]);
