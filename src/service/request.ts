@@ -285,7 +285,8 @@ export class Transport {
         response = await this.fetchImpl(url, init as RequestInit);
       } catch (e) {
         const aborted = classifyAbort();
-        if (aborted) return { ok: false, error: aborted, retryable: aborted.code === "timeout" };
+        // A timeout already cost the full budget; retrying would multiply the wait, so it is reported.
+        if (aborted) return { ok: false, error: aborted, retryable: false };
         const detail = errorDetail(e);
         if (/redirect/i.test(detail)) {
           return {

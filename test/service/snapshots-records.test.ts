@@ -189,8 +189,11 @@ describe("retries, timeouts, cancellation and network failure", () => {
 
   it("times out", async () => {
     await control(svc.url, `delay?path=${encodeURIComponent("/api/bi/v1/manifest")}&ms=3000&count=1`);
-    const e = await expectPpmError(new PpmClient(acme(svc.url), { retries: 0, timeoutMs: 150 }).manifest(), "timeout");
+    // Retries are allowed, and a second attempt would succeed (the delay applies once): a timeout is still not retried.
+    const rec = recordingFetch();
+    const e = await expectPpmError(new PpmClient(acme(svc.url), { retries: 2, retryBaseDelayMs: 1, timeoutMs: 150, fetch: rec.fetch }).manifest(), "timeout");
     expect(e.message).toMatch(/did not answer/);
+    expect(rec.sent).toHaveLength(1);
   });
 
   it("is cancelled by an AbortSignal, before or during a call", async () => {
