@@ -1,0 +1,104 @@
+/**
+ * The whole flow over real HTTP on 127.0.0.1: reference service → service client → writer →
+ * workbook emulator, then refresh through the same binding with a client built from nothing but the
+ * binding and a token (as a colleague opening the saved workbook would).
+ */
+import { startReferenceService, type ReferenceService } from "../../src/reference/server";
+import { PpmClient } from "../../src/service";
+import { draftBinding } from "../../src/refresh/binding";
+import { sourceFromClient } from "../../src/refresh/source";
+import { importTable } from "../../src/workbook/writer";
+import { refreshTable } from "../../src/workbook/refresh";
+import { readBindings } from "../../src/workbook/bindingStore";
+import { Workbook, createRequestContext, inspect, loadWorkbook, serializeWorkbook, toWorkbookFile } from "../emulator";
+import type { Table } from "../../src/table/model";
+
+const TOKEN = "demo-acme-token";
+let svc: ReferenceService;
+
+beforeAll(async () => {
+  svc = await startReferenceService({ port: 0, datasetRows: { financials: 300 } });
+});
+afterAll(async () => {
+  await svc.close();
+});
+
+const identity = (t: Table) => ({ table: t });
+
+async function importFinancials(format: "json" | "csv") {
+  const client = new PpmClient({ id: "conn-acme", name: "Acme", baseUrl: svc.url, token: TOKEN });
+  const r = await client.fetchDataset("financials", { format, conditional: false });
+  if (r.status !== "updated") throw new Error("expected data");
+  const wb = new Workbook();
+  const result = await importTable(createRequestContext(wb), r.table, {
+    binding: draftBinding({
+      id: `fin-${format}`, connectionId: "conn-acme", environment: svc.url, companyId: "acme",
+      source: { kind: "dataset", key: "financials", format }, columns: r.table.columns,
+      schemaVersion: r.table.meta.schemaVersion, validators: r.validators,
+    }),
+    secrets: [TOKEN],
+  });
+  return { wb, result, table: r.table };
+}
+
+function bodyOf(wb: Workbook, rows: number, cols: number) {
+  return inspect(wb, `financials!A3:${String.fromCharCode(64 + cols)}${rows + 2}`);
+}
+
+it("imports the JSON and CSV forms into identical cells", async () => {
+  const a = await importFinancials("json");
+  const b = await importFinancials("csv");
+  expect(a.result.rowCount).toBe(300);
+  const cols = a.table.columns.length;
+  expect(cols).toBe(12);
+  expect(bodyOf(b.wb, 300, cols).values).toEqual(bodyOf(a.wb, 300, cols).values);
+  expect(bodyOf(b.wb, 300, cols).numberFormat).toEqual(bodyOf(a.wb, 300, cols).numberFormat);
+  // Every text cell that looks like something else is still text.
+  const types = bodyOf(a.wb, 300, cols).valueTypes;
+  a.table.columns.forEach((c, i) => {
+    if (c.type === "text") expect(types.every((r) => r[i] === "String" || r[i] === "Empty")).toBe(true);
+  });
+});
+
+it("refreshes a saved workbook with only the binding and a token: 304 first, new data after regeneration", async () => {
+  const { wb } = await importFinancials("json");
+  const file = serializeWorkbook(wb);
+  expect(file).not.toContain(TOKEN);
+  const reopened = loadWorkbook(file);
+  const [binding] = (await readBindings(createRequestContext(reopened))).bindings;
+  let requests = 0;
+  const colleague = new PpmClient({ id: binding.connectionId, name: "mine", baseUrl: binding.environment, token: TOKEN }, { onRequest: () => void requests++ });
+  const cells = reopened.stats.cellsWritten;
+
+  const first = await refreshTable(createRequestContext(reopened), binding.id, sourceFromClient(colleague), { applyQuery: identity, secrets: [TOKEN] });
+  expect(first.outcome).toBe("unchanged");
+  expect(reopened.stats.cellsWritten).toBe(cells);
+  // Once the client has the manifest, an unchanged refresh is one conditional request.
+  requests = 0;
+  expect((await refreshTable(createRequestContext(reopened), binding.id, sourceFromClient(colleague), { applyQuery: identity })).outcome).toBe("unchanged");
+  expect(requests).toBe(1);
+  expect(reopened.stats.cellsWritten).toBe(cells);
+
+  const regen = await fetch(`${svc.url}/__control/regenerate?company=acme&dataset=financials`, { method: "POST" });
+  expect(regen.ok).toBe(true);
+  const second = await refreshTable(createRequestContext(reopened), binding.id, sourceFromClient(colleague), { applyQuery: identity, secrets: [TOKEN] });
+  expect(second.outcome).toBe("updated");
+  const after = (await readBindings(createRequestContext(reopened))).bindings[0];
+  expect(after.validators.generatedAt).not.toBe(binding.validators.generatedAt);
+  expect(after.lastFailure).toBeNull();
+  expect(inspect(reopened, "financials!A1").values[0][0]).toContain(`generated `);
+  expect(serializeWorkbook(reopened)).not.toContain(TOKEN);
+});
+
+it("a wrong token fails the refresh, records 401 and leaves the data byte-identical", async () => {
+  const { wb } = await importFinancials("csv");
+  const before = JSON.stringify({ s: toWorkbookFile(wb).sheets, t: toWorkbookFile(wb).tables });
+  const [binding] = (await readBindings(createRequestContext(wb))).bindings;
+  const stranger = new PpmClient({ id: "x", name: "x", baseUrl: binding.environment, token: "wrong-token-123" });
+  const report = await refreshTable(createRequestContext(wb), binding.id, sourceFromClient(stranger), { applyQuery: identity, secrets: ["wrong-token-123"] });
+  expect(report.failure?.code).toBe("unauthorized");
+  expect(JSON.stringify({ s: toWorkbookFile(wb).sheets, t: toWorkbookFile(wb).tables })).toBe(before);
+  const stored = (await readBindings(createRequestContext(wb))).bindings[0];
+  expect(stored.lastFailure?.code).toBe("unauthorized");
+  expect(serializeWorkbook(wb)).not.toContain("wrong-token-123");
+});
