@@ -39,6 +39,44 @@ async function devServerHttps() {
   }
 }
 
+/**
+ * Prints the task pane's bundle sizes after a build: what the pane loads first (the `taskpane`
+ * entry's files) and the chunks it loads on demand, raw and gzipped, so a size regression is seen
+ * at build time.
+ */
+class BundleSizePlugin {
+  apply(compiler) {
+    compiler.hooks.afterEmit.tap("BundleSizePlugin", (compilation) => {
+      const zlib = require("zlib");
+      const size = (file) => {
+        // Sources are released after emit; the emitted files are what a browser downloads anyway.
+        const buf = fs.readFileSync(path.join(compilation.outputOptions.path, file));
+        return { raw: buf.length, gz: zlib.gzipSync(buf, { level: 9 }).length };
+      };
+      const kb = (n) => `${(n / 1024).toFixed(1)} KB`;
+      const js = (f) => f.endsWith(".js");
+      const entry = compilation.entrypoints.get("taskpane");
+      if (!entry) return;
+      const initial = entry.getFiles().filter(js);
+      const sum = (files) => files.map(size).reduce((a, b) => ({ raw: a.raw + b.raw, gz: a.gz + b.gz }), { raw: 0, gz: 0 });
+      const first = sum(initial);
+      const lines = [`[bundle] task pane initial: ${kb(first.raw)} (${kb(first.gz)} gzipped) — ${initial.join(", ")}`];
+      const lazy = new Set();
+      for (const chunk of entry.chunks) for (const c of chunk.getAllAsyncChunks()) for (const f of c.files) if (js(f)) lazy.add(f);
+      for (const f of [...lazy].sort()) {
+        const s = size(f);
+        lines.push(`[bundle]   on demand: ${f} ${kb(s.raw)} (${kb(s.gz)} gzipped)`);
+      }
+      const commands = compilation.entrypoints.get("commands");
+      if (commands) {
+        const c = sum(commands.getFiles().filter(js));
+        lines.push(`[bundle] ribbon commands: ${kb(c.raw)} (${kb(c.gz)} gzipped)`);
+      }
+      console.log(lines.join("\n"));
+    });
+  }
+}
+
 module.exports = async (env, options) => {
   const dev = options.mode !== "production";
   const withPreview = dev && fs.existsSync(path.resolve(__dirname, "src/dev/preview.ts"));
@@ -76,6 +114,7 @@ module.exports = async (env, options) => {
       ],
     }),
   ];
+  if (!dev) plugins.push(new BundleSizePlugin());
   if (withPreview) {
     plugins.push(new HtmlWebpackPlugin({ filename: "preview.html", template: "./src/dev/preview.html", chunks: ["preview"] }));
     // The preview's copies of taskpane.html / commands.html that load src/dev/office-shim.ts instead of the CDN.

@@ -350,6 +350,10 @@ export function errorPanel(ctx: PaneContext, view: ErrorView, handlers: ErrorHan
     h("div", { class: "actions" }, ...buttons),
     extra,
   );
+  // Errors appear where the action was; bring them into view in a long, scrolled pane.
+  queueMicrotask(() => {
+    if (panel.isConnected) panel.scrollIntoView?.({ block: "nearest" });
+  });
   return panel;
 }
 
