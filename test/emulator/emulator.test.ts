@@ -156,7 +156,9 @@ describe("nothing is applied until sync", () => {
     s.getRange("A1").values = [["first"]];
     s.getRange("A2:B2").values = [[1, 2, 3]];
     s.getRange("A3").values = [["third"]];
-    expect(await codeOf(ctx.sync())).toBe(ErrorCodes.invalidArgument);
+    const err = (await ctx.sync().catch((e: unknown) => e)) as EmulatedExcelError;
+    expect(err.code).toBe(ErrorCodes.invalidArgument);
+    expect(err.debugInfo.errorLocation).toContain("getRange(\"A2:B2\")");
     expect(inspect(wb, "A1:A3").values).toEqual([["first"], [""], [""]]);
   });
 
@@ -984,5 +986,29 @@ describe("calculated columns created by a write (AutoCorrect, on by default)", (
     ctx.workbook.worksheets.getItem("Sheet1").getRange("A2").values = [[BigInt(1)]] as never;
     expect(await codeOf(ctx.sync())).toBe(ErrorCodes.invalidArgument);
     expect(inspect(wb, "A1").values).toEqual([[""]]);
+  });
+});
+
+describe("formula chains", () => {
+  test("a 20,000-row running total evaluates when read from its end (no stack overflow)", async () => {
+    const wb = newWorkbook();
+    const n = 20_000;
+    await run(wb, async (ctx) => {
+      const s = ctx.workbook.worksheets.getItem("Sheet1");
+      s.getRange(`A1:A${n}`).values = Array.from({ length: n }, () => [1]);
+      s.getRange("B1").formulas = [["=A1"]];
+      s.getRange(`B2:B${n}`).formulas = Array.from({ length: n - 1 }, (_, i) => [`=B${i + 1}+A${i + 2}`]);
+    });
+    expect(inspect(wb, `B${n}`).values).toEqual([[n]]);
+    await run(wb, async (ctx) => {
+      ctx.workbook.worksheets.getItem("Sheet1").getRange("A1").values = [[101]];
+    });
+    expect(inspect(wb, `B${n}`).values).toEqual([[n + 100]]);
+  });
+
+  test("a circular reference reads 0 instead of hanging", async () => {
+    const wb = newWorkbook();
+    seed(wb, "A1:B1", [["=B1+1", "=A1+1"]]);
+    expect(inspect(wb, "A1:B1").valueTypes).toEqual([["Double", "Double"]]);
   });
 });

@@ -185,6 +185,10 @@ function checkCellCount(rect: Rect, what: string): void {
   }
 }
 
+/** Thrown (and caught) when formula evaluation nests deeper than the stack comfortably allows. */
+const TOO_DEEP = Symbol("formula chain too deep");
+const MAX_EVAL_DEPTH = 400;
+
 const key = (r: number, c: number): number => r * MAX_COLUMNS + c;
 const keyRow = (k: number): number => Math.floor(k / MAX_COLUMNS);
 const keyCol = (k: number): number => k % MAX_COLUMNS;
@@ -392,16 +396,61 @@ export class WorkbookModel {
 
   /** Evaluated value of a cell (formulas are calculated lazily per calculation generation). */
   valueAt(sheet: SheetModel, r: number, c: number): CellValue {
+    if (this.evalDepth > 0 || this.warming) return this.evaluateCell(sheet, r, c);
+    try {
+      return this.evaluateCell(sheet, r, c);
+    } catch (e) {
+      if (e !== TOO_DEEP) throw e;
+    }
+    // A long chain (e.g. running totals down 100k rows) would overflow the stack when read from the
+    // end; calculating every formula top to bottom first keeps each evaluation shallow.
+    this.warming = true;
+    try {
+      for (const s of this.sheets) {
+        const keys = [...s.cells.entries()].filter(([, cell]) => cell.f !== undefined).map(([k]) => k).sort((a, b) => a - b);
+        for (const k of keys) {
+          try {
+            this.evaluateCell(s, keyRow(k), keyCol(k));
+          } catch (e) {
+            if (e !== TOO_DEEP) throw e;
+          }
+        }
+      }
+      return this.evaluateCell(sheet, r, c);
+    } catch (e) {
+      if (e === TOO_DEEP) return { error: "#NUM!" };
+      throw e;
+    } finally {
+      this.warming = false;
+    }
+  }
+
+  private evalDepth = 0;
+  private warming = false;
+
+  private evaluateCell(sheet: SheetModel, r: number, c: number): CellValue {
     const cell = sheet.cells.get(key(r, c));
     if (!cell) return null;
     if (cell.f === undefined) return cell.v ?? null;
     if (cell.cg === this.calcGeneration || (cell.cg !== undefined && !this.recalculates())) return cell.cv ?? null;
+    if (this.evalDepth >= MAX_EVAL_DEPTH) throw TOO_DEEP;
+    const prevGen = cell.cg;
+    const prevValue = cell.cv;
     // Mark before evaluating so a circular reference reads the stale value instead of recursing forever.
     cell.cg = this.calcGeneration;
     cell.cv = cell.cv ?? 0;
-    const v = evaluateFormula(cell.f, { wb: this, sheet, row: r, col: c });
-    cell.cv = v;
-    return v;
+    this.evalDepth++;
+    try {
+      const v = evaluateFormula(cell.f, { wb: this, sheet, row: r, col: c });
+      cell.cv = v;
+      return v;
+    } catch (e) {
+      cell.cg = prevGen;
+      cell.cv = prevValue;
+      throw e;
+    } finally {
+      this.evalDepth--;
+    }
   }
 
   private recalculates(): boolean {

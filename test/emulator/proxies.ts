@@ -197,15 +197,20 @@ export class EmulatedRequestContext {
     const staged: Staged[] = [];
     let mutated = false;
     let failure: unknown;
+    let current: Operation | undefined;
     try {
       for (const op of ops) {
+        current = op;
         const s = op.apply();
         if (op.mutates) mutated = true;
         if (s) staged.push(s);
         wb.stats.operationsApplied++;
       }
     } catch (e) {
-      failure = e;
+      // office.js reports where a batch failed in debugInfo.errorLocation (e.g. "Range.values").
+      if (e instanceof EmulatedExcelError && current && e.debugInfo.errorLocation === undefined) {
+        failure = new EmulatedExcelError(e.code, e.message, `${current.wire.path} ${current.wire.op}`);
+      } else failure = e;
     } finally {
       wb.calculationSuspended = false;
     }
@@ -1448,7 +1453,7 @@ export class AutoFilterProxy extends ProxyBase<TableHandle> {
     const t = tableOf(this._ctx, h);
     if (prop === "enabled") return true;
     if (prop === "isDataFiltered") return t.filters.size > 0;
-    return t.columns.map((_, i) => t.filters.get(i) ?? { filterOn: "Custom" });
+    return t.columns.map((_, i) => JSON.parse(JSON.stringify(t.filters.get(i) ?? { filterOn: "Custom" })) as FilterCriteria);
   }
   get enabled(): boolean { return this._get("enabled"); }
   get isDataFiltered(): boolean { return this._get("isDataFiltered"); }
