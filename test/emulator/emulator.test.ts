@@ -1012,3 +1012,27 @@ describe("formula chains", () => {
     expect(inspect(wb, "A1:B1").valueTypes).toEqual([["Double", "Double"]]);
   });
 });
+
+describe("Excel.run variants and load errors", () => {
+  test("Excel.run(object, batch) continues in the object's context; run(options, batch) makes a new one", async () => {
+    const wb = newWorkbook();
+    const Excel = createExcelNamespace(wb);
+    const ctx = createEmulatedContext(wb);
+    const range = ctx.workbook.worksheets.getItem("Sheet1").getRange("A1");
+    await Excel.run(range, async (same) => {
+      expect(same).toBe(ctx);
+      range.values = [["via object"]];
+    });
+    expect(inspect(wb, "A1").values).toEqual([["via object"]]);
+    const seen = await Excel.run({ delayForCellEdit: true }, async (fresh) => fresh);
+    expect(seen).not.toBe(ctx);
+  });
+
+  test("loading a property that does not exist fails at sync with InvalidArgument", async () => {
+    const wb = newWorkbook();
+    const ctx = createEmulatedContext(wb);
+    ctx.workbook.worksheets.getItem("Sheet1").getRange("A1").load("valuez");
+    expect(await codeOf(ctx.sync())).toBe(ErrorCodes.invalidArgument);
+    expect(() => ctx.workbook.worksheets.getItem("Sheet1").load("nope/name")).toThrow(EmulatedExcelError);
+  });
+});
