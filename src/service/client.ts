@@ -155,6 +155,7 @@ export class PpmClient {
   private manifestCache?: ManifestInfo;
   private metadataCache?: ServiceMetadata;
   private headersReadable?: boolean;
+  private manifestUnavailable = false;
 
   constructor(connection: Connection, options: PpmClientOptions = {}) {
     this.connection = { ...connection, baseUrl: normalizeBaseUrl(connection.baseUrl) };
@@ -214,10 +215,13 @@ export class PpmClient {
   /** The cached manifest, or a fresh one; `undefined` when it cannot be read (cancellation still throws). */
   private async manifestIfAvailable(signal?: AbortSignal): Promise<ManifestInfo | undefined> {
     if (this.manifestCache) return this.manifestCache;
+    // Reporting off or absent is not going to change within a session: ask once, not per snapshot.
+    if (this.manifestUnavailable) return undefined;
     try {
       return await this.manifest({ signal });
     } catch (e) {
       if (isPpmError(e, "cancelled")) throw e;
+      if (isPpmError(e, "bi_reporting_disabled", "route_absent")) this.manifestUnavailable = true;
       return undefined;
     }
   }

@@ -55,8 +55,12 @@ describe("snapshots", () => {
     expect(t.rows.some((r) => typeof r[col("Budget Contingency")] === "number")).toBe(true);
 
     // globex has reporting disabled: its manifest is unavailable, so nothing is guessed numeric.
-    const g = await new PpmClient(globex(svc.url), { retries: 0 }).fetchSnapshot("projects");
+    const gc = new PpmClient(globex(svc.url), { retries: 0 });
+    const g = await gc.fetchSnapshot("projects");
     for (const c of g.columns) if (!["project_token", "project_name", "project_type", "status", "start_date"].includes(c.name)) expect(c.type).toBe("text");
+    // ...and it is asked for once per client, not once per snapshot.
+    await gc.fetchSnapshot("proposals");
+    expect((await requestLog(svc.url)).filter((r) => r.path === "/api/bi/v1/manifest" && r.status === 403)).toHaveLength(1);
   });
 
   it("combined resources remove overlapping non_project_work cells and never project_work rows", async () => {
