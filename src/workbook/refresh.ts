@@ -114,6 +114,8 @@ export async function writeRefresh(context: Excel.RequestContext, binding: Bindi
     : null;
   const infoRange = geometry.headerRow > 0 ? sheet.getRangeByIndexes(geometry.headerRow - 1, geometry.firstColumn, 1, 1) : null;
   infoRange?.load("formulas");
+  // Its own sync: if a block read below is refused as too large, its loads are lost with it.
+  await context.sync();
   // Old rows are about as large as new ones; the estimate only sizes the first read block.
   const rowBytes = table.rows.length ? bytesPerRow(typedRows(table, planColumns(table)), 0) : 64 * dataColumns;
   const oldValues = await loadInBlocks(

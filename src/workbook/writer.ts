@@ -23,6 +23,9 @@ import { throwIfAborted, writeInBlocks, WriteError, type BlockSource } from "./b
 
 export { WriteError } from "./blocks";
 
+/** Rows looked at when fitting column widths after an import. */
+const AUTOFIT_ROWS = 200;
+
 export interface ImportTarget {
   /** Existing sheet to write into; default: a new sheet named after the source key. */
   sheetName?: string;
@@ -201,11 +204,14 @@ export async function importTable(context: Excel.RequestContext, table: Table, o
       refreshedAt: partial.lastRefreshAt ?? now().toISOString(),
       rowCount: table.rows.length,
     })]];
+    // Fit widths to the header and the first rows only: enough for dates not to show as ####,
+    // and cheap on a 200,000-row table.
+    sheet.getRangeByIndexes(headerRow, anchor.column, Math.min(bodyRows, AUTOFIT_ROWS) + 1, width).format.autofitColumns();
     wb.settings.add(bindingSettingKey(partial.id), bindingJson);
+    if (created) sheet.activate();
     guard?.restore();
     syncs++;
     await context.sync();
-    if (created) sheet.activate();
     return { binding: partial, sheetName, tableName, address, rowCount: table.rows.length, syncs, blocks: written.blocks, shrinks: written.shrinks };
   } catch (err) {
     const failure = err instanceof WriteError ? err : new WriteError("write_failed", `Writing to Excel failed: ${errorText(err)}`, { rowsWritten, cause: err });

@@ -87,6 +87,30 @@ describe("refresh with new data", () => {
     expect(await binding(wb)).toMatchObject({ rowCount: 7, validators: { etag: '"e2"', generatedAt: GEN2 }, lastRefreshAt: later().toISOString(), lastFailure: null });
   });
 
+  it("keeps the table's filter and applies it to the new rows", async () => {
+    const { wb } = await imported(finRows(4));
+    const ctx = createEmulatedContext(wb);
+    const t = ctx.workbook.tables.getItem("ppm_financials");
+    t.autoFilter.apply(t.getRange(), 6, { filterOn: "Values", values: ["TRUE"] });
+    await ctx.sync();
+    await refreshTable(createRequestContext(wb), "b1", updated(finRows(9, 3)), { applyQuery: noQuery, now: later });
+    const sheet = snapshot(wb).sheets[1];
+    expect(sheet.tables[0].filters).toEqual([{ column: 6, criteria: { filterOn: "Values", values: ["TRUE"] } }]);
+    const active = inspect(wb, "financials!G3:G11").values.map((r) => r[0]);
+    const hidden = active.map((v, i) => (v === true ? null : i + 2)).filter((x) => x !== null);
+    expect(sheet.hiddenRows).toEqual(hidden);
+    expect(hidden.length).toBeGreaterThan(0);
+  });
+
+  it("refuses when a bound column header was renamed, before writing", async () => {
+    const { wb } = await imported(finRows(3));
+    seed(wb, "financials!B2", [["renamed"]]);
+    const before = sheetsAndTables(wb);
+    const report = await refreshTable(createRequestContext(wb), "b1", updated(finRows(5)), { applyQuery: noQuery, now: later });
+    expect(report.failure?.code).toBe("table_changed");
+    expect(sheetsAndTables(wb)).toBe(before);
+  });
+
   it("shrinks the table in place and clears the rows it leaves", async () => {
     const { wb } = await imported(finRows(6));
     await addUserWork(wb);
@@ -205,6 +229,25 @@ describe("a failed refresh leaves the previous data exactly as it was", () => {
     expect(inspect(wb, "financials!A1").values[0][0]).toMatch(/^PPM · ⚠ refresh of dataset financials \(json\) failed 2026-02-01 08:00:00 UTC \(cancelled\).*previous data was restored/);
     expect((await binding(wb)).lastFailure?.code).toBe("cancelled");
     expect(wb.calculationMode).toBe("Automatic");
+  });
+
+  it("reads the old data back in blocks under the response limit", async () => {
+    const limit = 120_000;
+    const { wb } = await imported(finRows(3000), { targetRequestBytes: 80_000 }, { payloadLimitBytes: limit });
+    const before = toWorkbookFile(wb);
+    const ac = new AbortController();
+    const report = await refreshTable(createRequestContext(wb), "b1", updated(finRows(3500, 9)), {
+      applyQuery: noQuery, now: later, signal: ac.signal, targetRequestBytes: 80_000,
+      onProgress: (p) => { if ((p.rowsWritten ?? 0) > 1000) ac.abort(); },
+    });
+    expect(report.failure?.code).toBe("cancelled");
+    // The first read block (sized for 4 MB) was refused and read again in halves; requests never were.
+    const oversized = wb.stats.responseBytesPerSync.filter((b) => b > limit).length;
+    expect(oversized).toBeGreaterThan(0);
+    expect(wb.stats.rejectedSyncs).toBe(oversized);
+    expect(wb.stats.maxRequestBytes).toBeLessThanOrEqual(limit);
+    const cells = (f: typeof before) => f.sheets[1].cells.filter((c) => !(c.r === 0 && c.c === 0));
+    expect(cells(toWorkbookFile(wb))).toEqual(cells(before));
   });
 
   it("a payload failure mid-write restores too", async () => {
