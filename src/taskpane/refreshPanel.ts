@@ -11,9 +11,11 @@ import { formatAbsolute, formatCount, formatRelative } from "./datasets";
 import { resolveConnectionId, summarize, type RefreshSummary } from "./refreshSummary";
 import type { PaneContext, TabName } from "./context";
 import type { Connection } from "../service/connection";
+import { LAST_RIBBON_REFRESH_KEY } from "../commands/refreshAll";
 
 export function mountRefresh(panel: HTMLElement, ctx: PaneContext, onShown: (l: (t: TabName) => void) => void): void {
   const summaryHost = h("div", { class: "summary-host" });
+  const ribbonHost = h("div", { class: "ribbon-host" });
   const errorHost = h("div", { class: "error-host" });
   const tablesHost = h("div", { class: "tables-host" });
   let bindings: Binding[] = [];
@@ -28,7 +30,24 @@ export function mountRefresh(panel: HTMLElement, ctx: PaneContext, onShown: (l: 
   const allBtn = h("button", { type: "button", class: "button", "data-testid": "refresh-all", onclick: () => void refreshAll() }, "Refresh all");
   const reloadBtn = h("button", { type: "button", class: "button subtle", "data-testid": "bound-tables-reload", onclick: () => void loadTables() }, "Reload list");
 
+  /** The last ribbon "Refresh all" (stored by the command runtime, which shares this storage). */
+  function showRibbonResult(): void {
+    let last: { at?: string; text?: string } | null = null;
+    try {
+      const raw = window.localStorage.getItem(ctx.store.key(LAST_RIBBON_REFRESH_KEY));
+      last = raw ? (JSON.parse(raw) as { at?: string; text?: string }) : null;
+    } catch {
+      last = null;
+    }
+    if (!last?.text || !last.at) return replace(ribbonHost);
+    replace(
+      ribbonHost,
+      h("p", { class: "note", "data-testid": "ribbon-last-refresh" }, `Ribbon "Refresh all" ${formatRelative(last.at, ctx.now())}: ${last.text.split("\n")[0]}`),
+    );
+  }
+
   async function loadTables(): Promise<void> {
+    showRibbonResult();
     try {
       const engine = await ctx.engine();
       const stored = await engine.listBindings();
@@ -175,6 +194,7 @@ export function mountRefresh(panel: HTMLElement, ctx: PaneContext, onShown: (l: 
     h("div", { class: "toolbar" }, selectedBtn, allBtn),
     errorHost,
     summaryHost,
+    ribbonHost,
     h("div", { class: "item-head" }, h("h3", {}, "Tables in this workbook"), reloadBtn),
     tablesHost,
   );
