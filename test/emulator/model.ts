@@ -9,7 +9,6 @@ import {
   Rect,
   assertOnGrid,
   intersectRect,
-  cellAddress,
   formatAddress,
   looksLikeCellReference,
   parseAddress,
@@ -1336,4 +1335,3 @@ export class WorkbookModel {
   }
 }
 
-export { cellAddress, EmulatedExcelError };

@@ -1013,8 +1013,8 @@ function tableOf(ctx: EmulatedRequestContext, h: TableHandle): TableModel {
 /** `workbook.tables` (scopeSheetId null) or `worksheet.tables`. */
 export class TableCollectionProxy extends CollectionProxy<string, TableProxy> {
   protected readonly _typeName = "TableCollection";
-  constructor(ctx: EmulatedRequestContext, path: string, private readonly _scope: () => string | null) {
-    super(ctx, path, () => _scope() ?? "", path === "workbook.tables" ? false : true);
+  constructor(ctx: EmulatedRequestContext, path: string, scope: () => string | null) {
+    super(ctx, path, () => scope() ?? "", path !== "workbook.tables");
     if (path === "workbook.tables") this._presetHandle("");
   }
   private _tables(scope: string): TableModel[] {
