@@ -403,7 +403,17 @@ function mountRecordsTab(panel: HTMLElement, ctx: PaneContext, onShown: (l: (t: 
     if (tab !== "records" || mounted || !load) return;
     mounted = true;
     try {
-      const mount = await load();
+      const [mount, engine] = await Promise.all([load(), ctx.engine()]);
+      const conn = ctx.activeConnection();
+      if (conn) {
+        // Only a missing route hides the section; missing credentials are the module's to explain.
+        const probe = await engine.probe(conn).catch(() => null);
+        if (probe?.details.record.state === "absent") {
+          mounted = false;
+          replace(container, h("div", { class: "state-panel", "data-testid": "records-absent" }, h("p", {}, "This environment does not offer the record endpoints, so records are hidden here.")));
+          return;
+        }
+      }
       const rctx: RecordsContext = {
         getActiveConnection: () => ctx.activeConnection(),
         onConnectionChange: (l) => {

@@ -91,7 +91,10 @@ export async function bindingAtSelection(): Promise<Binding | null> {
     const selRect: Rect = { row: sel.rowIndex, column: sel.columnIndex, rowCount: sel.rowCount, columnCount: sel.columnCount };
     for (const { b, r, ws } of ranges) {
       if (ws.name !== sel.worksheet.name) continue;
-      if (rectsIntersect(selRect, { row: r.rowIndex, column: r.columnIndex, rowCount: r.rowCount, columnCount: r.columnCount })) return b;
+      // The info line the writer puts right above a table belongs to it too (it is where a new
+      // sheet's selection lands after an import).
+      const top = r.rowIndex > 0 ? r.rowIndex - 1 : r.rowIndex;
+      if (rectsIntersect(selRect, { row: top, column: r.columnIndex, rowCount: r.rowCount + (r.rowIndex - top), columnCount: r.columnCount })) return b;
     }
     return null;
   });
