@@ -69,8 +69,10 @@ function install(): void {
   const params = new URLSearchParams(location.search);
 
   let workbook: PreviewWorkbook;
-  if (role === "commands" && host?.workbook()) {
-    workbook = host.workbook() as PreviewWorkbook;
+  if (role === "commands") {
+    // The command runtime acts on the workbook the user sees; without one (page opened on its own)
+    // it gets a private empty workbook rather than replacing the grid's.
+    workbook = host?.workbook() ?? createPreviewWorkbook(null);
   } else {
     workbook = createPreviewWorkbook(host?.savedWorkbook() ?? null);
     window.__ppmPreviewWorkbook = workbook;

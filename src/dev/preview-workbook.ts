@@ -49,6 +49,8 @@ export interface PreviewWorkbook {
   activate(sheet: string): Promise<void>;
   /** Writes text as typed input (Excel parses numbers, dates, `=formulas`, `'text`). */
   typeInto(row: number, col: number, text: string): Promise<void>;
+  /** Excel tables (ListObjects): name, sheet and 0-based inclusive rectangle, header row included. */
+  tables(): Array<{ name: string; sheet: string; r0: number; c0: number; r1: number; c1: number }>;
   onChange(cb: () => void): () => void;
   serialise(): string;
   stats(): PreviewStats;
@@ -164,6 +166,8 @@ export function createPreviewWorkbook(saved: string | null): PreviewWorkbook {
         await ctx.sync();
       });
     },
+    tables: () =>
+      wb.tables.map((t) => ({ name: t.name, sheet: wb.sheetById(t.sheetId)?.name ?? "", ...t.rect })),
     onChange: (cb) => wb.onChange(() => cb()),
     serialise: () => serializeWorkbook(wb),
     stats: () => ({ syncs: wb.stats.syncCount, cellWrites: wb.stats.cellsWritten, changes }),

@@ -29,6 +29,16 @@ export interface GridCell {
   formula: string | null;
 }
 
+export interface TablePlace {
+  name: string;
+  sheet: string;
+  headerRow: number;
+  firstColumn: number;
+  dataRows: number;
+  columns: number;
+  address(i: number, c: number): string;
+}
+
 export interface Journey {
   name: string;
   run(t: E2E): Promise<void>;
@@ -145,10 +155,11 @@ export class E2E {
     return this.until(`cell ${address} to be drawn`, read);
   }
 
-  /** A row of cells of the active sheet, e.g. `row(1, 12)` → A1..L1. */
-  async row(rowNumber: number, columns: number): Promise<GridCell[]> {
+  /** Row `i` of a table (0 = header) as drawn in the grid, `columns` cells from its first column. */
+  async tableRow(place: TablePlace, i: number, columns = place.columns): Promise<GridCell[]> {
+    if ((await this.activeSheet()) !== place.sheet) await this.openSheet(place.sheet);
     const out: GridCell[] = [];
-    for (let c = 0; c < columns; c++) out.push(await this.cell(`${columnLetters(c)}${rowNumber}`));
+    for (let c = 0; c < columns; c++) out.push(await this.cell(place.address(i, c)));
     return out;
   }
 
@@ -176,6 +187,28 @@ export class E2E {
       }
       return out;
     }, sheet);
+  }
+
+  /**
+   * Where an Excel table sits: its sheet, the 1-based row of its header and its 0-based first column.
+   * `address(i, c)` is the A1 address of data row `i` (0 = header) and column `c` of the table.
+   */
+  async table(name: string): Promise<TablePlace> {
+    const found = await this.page.evaluate((n) => {
+      type Wb = { tables(): Array<{ name: string; sheet: string; r0: number; c0: number; r1: number; c1: number }> };
+      const wb = (window as unknown as { __ppmPreviewHost?: { workbook(): Wb | null } }).__ppmPreviewHost?.workbook();
+      return wb?.tables().find((t) => t.name === n) ?? null;
+    }, name);
+    if (!found) throw new E2EFailure(`no Excel table named ${name} in the workbook`);
+    return {
+      name,
+      sheet: found.sheet,
+      headerRow: found.r0 + 1,
+      firstColumn: found.c0,
+      dataRows: found.r1 - found.r0,
+      columns: found.c1 - found.c0 + 1,
+      address: (i: number, c: number) => `${columnLetters(found.c0 + c)}${found.r0 + 1 + i}`,
+    };
   }
 
   /** Types an address into the name box and presses Enter (selects that cell). */

@@ -89,17 +89,31 @@ async function main(): Promise<number> {
       foreign.push(url);
       return route.abort();
     });
+    // Diagnosis aid only (never set by `npm test`): a script run in every frame before the page's own,
+    // e.g. to stub something while another part is being fixed. Its use is printed, loudly.
+    if (process.env.PPM_E2E_INIT_SCRIPT) {
+      console.log(`e2e: WARNING: PPM_E2E_INIT_SCRIPT=${process.env.PPM_E2E_INIT_SCRIPT} is injected; results are not a real run`);
+      await context.addInitScript({ path: path.resolve(process.env.PPM_E2E_INIT_SCRIPT) });
+    }
     const page = await context.newPage();
     page.setDefaultTimeout(15_000);
     const pageErrors: string[] = [];
     page.on("pageerror", (err) => pageErrors.push(err.message));
+    // Console errors are not failures by themselves (a handled 401 logs one), but they explain failures.
+    const consoleErrors: string[] = [];
+    page.on("console", (msg) => {
+      if (msg.type() === "error" || msg.type() === "warning") consoleErrors.push(`[${msg.type()}] ${msg.text()}`);
+    });
     const t = new E2E(page, service.url, files.origin, SCREENSHOTS);
     await page.goto(`${files.origin}/preview.html`);
 
-    const journeys: Journey[] = filter ? JOURNEYS.filter((j) => j.name.includes(filter)) : JOURNEYS;
+    // A filter keeps journeys whose name contains any of its comma-separated words (e.g. "connections,import").
+    const words = filter ? filter.split(",").filter((w) => w !== "") : [];
+    const journeys: Journey[] = words.length > 0 ? JOURNEYS.filter((j) => words.some((w) => j.name.includes(w))) : JOURNEYS;
     for (const j of journeys) {
       const t0 = Date.now();
       const errorsBefore = pageErrors.length;
+      consoleErrors.length = 0;
       try {
         await withTimeout(j.run(t), JOURNEY_TIMEOUT_MS, j.name);
         const uncaught = pageErrors.slice(errorsBefore);
@@ -110,6 +124,7 @@ async function main(): Promise<number> {
         failed++;
         const message = err instanceof Error ? err.message : String(err);
         console.log(`  FAIL ${j.name} (${((Date.now() - t0) / 1000).toFixed(1)} s)\n       ${message.split("\n").join("\n       ")}`);
+        for (const line of consoleErrors.slice(-5)) console.log(`       console: ${line.slice(0, 500)}`);
         try {
           fs.mkdirSync(FAILURES, { recursive: true });
           const shot = path.join(FAILURES, `${j.name.replace(/[^a-z0-9]+/gi, "-")}.png`);

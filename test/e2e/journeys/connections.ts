@@ -19,6 +19,10 @@ export async function fillConnectionForm(
   await t.id("connection-name").fill(c.name);
   await t.id("connection-base-url").fill(c.baseUrl);
   await t.id("connection-token").fill(c.token);
+  if (c.apiAuth !== undefined || c.apiSecret !== undefined) {
+    // Record credentials are optional and folded away; open them the way a user would.
+    if (!(await t.id("connection-api-auth").isVisible())) await form.getByText("Record credentials").click();
+  }
   if (c.apiAuth !== undefined) await t.id("connection-api-auth").fill(c.apiAuth);
   if (c.apiSecret !== undefined) await t.id("connection-api-secret").fill(c.apiSecret);
   await t.id("connection-save").click();
@@ -31,8 +35,9 @@ export function connectionItem(t: E2E, name: string) {
 
 /** Makes the named connection the active one through the task pane's connection picker. */
 export async function useConnection(t: E2E, name: string): Promise<void> {
-  const select = t.id("active-connection");
-  await select.selectOption({ label: name });
+  const id = await connectionItem(t, name).getAttribute("data-connection-id");
+  if (!id) throw new Error(`no connection named ${name}`);
+  await t.id("active-connection").selectOption(id);
   await t.until(`connection ${name} to be active`, async () => (await connectionItem(t, name).getAttribute("data-active")) === "true");
 }
 

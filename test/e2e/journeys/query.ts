@@ -28,21 +28,23 @@ export const importWithPastedQuery: Journey = {
 
     const job = await runJob(t, () => t.id("import-start").click());
     checkEqual(job.rows, 5, "rows after $top=5");
+    const place = await t.table(job.table);
+    checkEqual([place.sheet, place.columns, place.dataRows], [job.sheet, 4, 5], "table on its sheet: columns and rows");
     if ((await t.activeSheet()) !== job.sheet) await t.openSheet(job.sheet);
 
-    const header = await t.row(1, 5);
+    const header = await t.tableRow(place, 0, 5);
     checkEqual(header.map((c) => c.value), ["project_id", "fiscal_year", "period_number", "budget", ""], "header after $select");
     const budgets: number[] = [];
-    for (let r = 2; r <= 6; r++) {
-      const [id, fy, pn, budget] = await t.row(r, 4);
-      check(id.value.startsWith("PRJ-"), `project_id in row ${r}`);
-      checkEqual([fy.type, fy.value], ["number", "2026"], `fiscal_year in row ${r}`);
-      check(Number(pn.value) <= 6, `period_number <= 6 in row ${r} (${pn.value})`);
-      checkEqual(budget.type, "number", `budget type in row ${r}`);
+    for (let i = 1; i <= 5; i++) {
+      const [id, fy, pn, budget] = await t.tableRow(place, i, 4);
+      check(id.value.startsWith("PRJ-"), `project_id in row ${i}`);
+      checkEqual([fy.type, fy.value], ["number", "2026"], `fiscal_year in row ${i}`);
+      check(Number(pn.value) <= 6, `period_number <= 6 in row ${i} (${pn.value})`);
+      checkEqual(budget.type, "number", `budget type in row ${i}`);
       budgets.push(Number(budget.value));
     }
     checkEqual([...budgets].sort((a, b) => b - a), budgets, "sorted by budget, descending");
-    checkEqual((await t.cell("A7")).type, "empty", "nothing below the fifth row");
+    checkEqual((await t.cell(place.address(6, 0))).type, "empty", "nothing below the fifth row");
 
     const log = await t.requests();
     check(log.length > 0, "the service was called");

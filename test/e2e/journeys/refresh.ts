@@ -57,26 +57,36 @@ export const refreshUnchanged: Journey = {
 export const refreshUpdated: Journey = {
   name: "refresh: after regeneration (test hook), refresh under the selection updates values in place",
   async run(t) {
-    const sheet = await t.activeSheet();
-    const before = [];
-    for (let r = 2; r <= 11; r++) before.push((await t.cell(`G${r}`)).value);
+    const tableName = await t.tp.locator("[data-testid=bound-table]").first().getAttribute("data-table");
+    check(tableName, "the bound table names its Excel table");
+    const place = await t.table(tableName);
+    const actualCost = 6; // column index of actual_cost in financials
+    const column = async () => {
+      const out: string[] = [];
+      for (let i = 1; i <= 10; i++) out.push((await t.cell(place.address(i, actualCost))).value);
+      return out;
+    };
+    if ((await t.activeSheet()) !== place.sheet) await t.openSheet(place.sheet);
+    const before = await column();
     await t.control("regenerate", { company: "acme", dataset: "financials" });
 
     // The selection is inside the bound table: "Refresh selected" refreshes exactly that one.
-    await t.goTo("C5");
+    await t.goTo(place.address(4, 2));
     const stats0 = await t.workbookStats();
     await openTab(t, "refresh");
     const summary = await refreshAndSummarise(t, () => t.id("refresh-selected").click());
     checkEqual([summary.updated, summary.unchanged, summary.failed], [1, 0, 0], "summary (updated, unchanged, failed)");
+    checkEqual(summary.items.map((i) => i.table), [tableName], "the one table refreshed");
     const stats1 = await t.workbookStats();
     check(stats1.cellWrites > stats0.cellWrites, "the update wrote cells");
 
-    checkEqual(await t.activeSheet(), sheet, "the refresh stays on the same sheet");
-    const after = [];
-    for (let r = 2; r <= 11; r++) after.push((await t.cell(`G${r}`)).value);
+    checkEqual(await t.activeSheet(), place.sheet, "the refresh stays on the same sheet");
+    const after = await column();
     check(JSON.stringify(after) !== JSON.stringify(before), `actual_cost changed after regeneration (${before} → ${after})`);
-    checkEqual((await t.cell("A2")).value, "PRJ-0001", "rows stay in place");
-    checkEqual((await t.cell("A1")).value, "project_id", "header stays");
+    const moved = await t.table(tableName);
+    checkEqual([moved.sheet, moved.headerRow, moved.firstColumn, moved.dataRows], [place.sheet, place.headerRow, place.firstColumn, 120], "the table stays where it was");
+    checkEqual((await t.cell(place.address(1, 0))).value, "PRJ-0001", "rows stay in order");
+    checkEqual((await t.cell(place.address(0, 0))).value, "project_id", "header stays");
     await t.screenshot("07-refresh-updated");
   },
 };

@@ -16,7 +16,7 @@ function dedupKey(row: Record<string, unknown>): string {
   return JSON.stringify(RESOURCE_DEDUP_KEY.map((k) => row[k] ?? null));
 }
 
-async function importSnapshot(t: E2E, endpoint: string): Promise<{ rows: number; sheet: string }> {
+async function importSnapshot(t: E2E, endpoint: string): Promise<{ rows: number; sheet: string; table: string }> {
   await openTab(t, "snapshots");
   const row = t.tp.locator(`[data-testid=snapshot-row][data-endpoint="${endpoint}"]`);
   await row.waitFor();
@@ -25,11 +25,17 @@ async function importSnapshot(t: E2E, endpoint: string): Promise<{ rows: number;
   return job;
 }
 
-/** The sheet as header → column values, read from the grid's workbook. */
-async function sheetTable(t: E2E, sheet: string): Promise<{ header: string[]; rows: Array<Record<string, { type: string; value: string }>> }> {
-  const cells = await t.sheetValues(sheet);
-  const header = (cells[0] ?? []).map((c) => c.value);
-  const rows = cells.slice(1).map((r) => Object.fromEntries(header.map((h, i) => [h, r[i]])));
+/** An Excel table as header → cell, read from the grid's workbook. */
+async function sheetTable(t: E2E, tableName: string): Promise<{ header: string[]; rows: Array<Record<string, { type: string; value: string }>> }> {
+  const place = await t.table(tableName);
+  const cells = await t.sheetValues(place.sheet);
+  const slice = (r: number) => (cells[r] ?? []).slice(place.firstColumn, place.firstColumn + place.columns);
+  const header = slice(place.headerRow - 1).map((c) => c.value);
+  const rows: Array<Record<string, { type: string; value: string }>> = [];
+  for (let i = 1; i <= place.dataRows; i++) {
+    const r = slice(place.headerRow - 1 + i);
+    rows.push(Object.fromEntries(header.map((h, k) => [h, r[k] ?? { type: "empty", value: "" }])));
+  }
   return { header, rows };
 }
 
@@ -40,7 +46,7 @@ export const importSnapshots: Journey = {
     const projects = await serviceRows(t, "/api/snapshot/projects");
     const job = await importSnapshot(t, "projects");
     checkEqual(job.rows, projects.length, "project rows imported");
-    const sheet = await sheetTable(t, job.sheet);
+    const sheet = await sheetTable(t, job.table);
     checkEqual(sheet.rows.length, projects.length, "project rows in the sheet");
     check(sheet.header.includes("project_token"), `projects have project_token (${sheet.header.join(", ")})`);
     // Custom fields arrive as columns named by display name; a code with leading zeros stays text.
@@ -59,7 +65,7 @@ export const importSnapshots: Journey = {
 
     const combined = await importSnapshot(t, "combinedResources");
     checkEqual(combined.rows, expected, "combined resource rows (projects + proposals − duplicates)");
-    const table = await sheetTable(t, combined.sheet);
+    const table = await sheetTable(t, combined.table);
     checkEqual(table.rows.length, expected, "combined rows in the sheet");
     for (const k of [...RESOURCE_DEDUP_KEY, "snapshot_source", "estimate"]) check(table.header.includes(k), `column ${k}`);
     const sources = new Set(table.rows.map((r) => r.snapshot_source.value));
