@@ -1036,3 +1036,18 @@ describe("Excel.run variants and load errors", () => {
     expect(() => ctx.workbook.worksheets.getItem("Sheet1").load("nope/name")).toThrow(EmulatedExcelError);
   });
 });
+
+test("as in office.js, a later load of a collection's items replaces the items of an earlier one", async () => {
+  const wb = newWorkbook();
+  await run(wb, async (ctx) => {
+    const sheets = ctx.workbook.worksheets;
+    sheets.load("items/name");
+    sheets.load("items/id");
+    await ctx.sync();
+    expect(sheets.items[0].id).toMatch(/^\{/);
+    expect(codeOfSync(() => sheets.items[0].name)).toBe(ErrorCodes.propertyNotLoaded);
+    sheets.load("items/name, items/id");
+    await ctx.sync();
+    expect([sheets.items[0].name, typeof sheets.items[0].id]).toEqual(["Sheet1", "string"]);
+  });
+});

@@ -27,6 +27,8 @@ interface LoadSpec {
   all: boolean;
   props: Set<string>;
   nav: Map<string, LoadSpec>;
+  /** For collections: what to load on each item. */
+  items?: LoadSpec;
 }
 
 function emptySpec(): LoadSpec {
@@ -499,11 +501,10 @@ abstract class CollectionProxy<H, I extends ProxyBase<unknown>> extends ProxyBas
       } else itemSpec.nav.set(name, s);
     }
     if (wantItems) own.props.add("items");
-    this._itemSpec = itemSpec;
+    own.items = itemSpec;
     this._queueLoad(own, "load");
     return this;
   }
-  private _itemSpec: LoadSpec = { all: true, props: new Set(), nav: new Map() };
 
   protected override _scalar(h: H, prop: string): unknown {
     if (prop === "items") return this._itemHandles(h);
@@ -517,7 +518,7 @@ abstract class CollectionProxy<H, I extends ProxyBase<unknown>> extends ProxyBas
     const base = super._applyLoad(spec, children);
     if (!spec.props.has("items")) return base;
     const h = this._resolve();
-    const itemSpec = this._itemSpec;
+    const itemSpec = spec.items ?? { all: true, props: new Set<string>(), nav: new Map<string, LoadSpec>() };
     const items = this._itemHandles(h).map((ih) => this._makeItem(ih));
     const staged = items.map((it) => {
       const grand: Array<[ProxyBase<unknown>, LoadSpec]> = [];
