@@ -1,0 +1,140 @@
+/**
+ * The task pane's engine facade over real HTTP (reference service on 127.0.0.1) into the workbook
+ * emulator installed as the global `Excel`: the exact calls the pane's buttons make.
+ */
+import { createEngine, type ImportRequest } from "../../src/taskpane/engine";
+import { ConnectionStore, type StorageLike } from "../../src/taskpane/connectionStore";
+import { resolveConnectionId } from "../../src/taskpane/refreshSummary";
+import { startReferenceService, type ReferenceService } from "../../src/reference/server";
+import { Workbook, createExcelNamespace, inspect, serializeWorkbook } from "../emulator";
+import type { Connection } from "../../src/service/connection";
+
+class MemoryStorage implements StorageLike {
+  readonly map = new Map<string, string>();
+  getItem(k: string) {
+    return this.map.get(k) ?? null;
+  }
+  setItem(k: string, v: string) {
+    this.map.set(k, v);
+  }
+  removeItem(k: string) {
+    this.map.delete(k);
+  }
+}
+
+const TOKEN = "demo-acme-token";
+
+describe("engine: import and refresh as the task pane does", () => {
+  let service: ReferenceService;
+  const g = globalThis as unknown as { Excel?: unknown };
+  const saved = g.Excel;
+  let wb: InstanceType<typeof Workbook>;
+  let conn: Connection;
+  let store: ConnectionStore;
+
+  beforeAll(async () => {
+    service = await startReferenceService({ port: 0, quiet: true });
+  });
+  afterAll(async () => {
+    g.Excel = saved;
+    await service.close();
+  });
+  beforeEach(async () => {
+    await fetch(`${service.url}/__control/reset`, { method: "POST" });
+    wb = new Workbook({});
+    g.Excel = createExcelNamespace(wb);
+    store = new ConnectionStore(new MemoryStorage(), { newId: () => "acme" });
+    store.save({ name: "Acme", baseUrl: service.url, token: TOKEN });
+    conn = store.connection("acme")!;
+  });
+
+  const request = (over: Partial<ImportRequest>): ImportRequest => ({
+    connection: conn,
+    companyId: "acme",
+    source: { kind: "dataset", key: "financials", format: "json" },
+    query: null,
+    destination: { kind: "newSheet" },
+    signal: new AbortController().signal,
+    secrets: store.allSecrets(),
+    onProgress: () => undefined,
+    ...over,
+  });
+
+  it("imports into a new sheet with progress, keeps formula-looking text as text, and stores no token", async () => {
+    const engine = createEngine();
+    const phases: string[] = [];
+    const r = await engine.importSource(request({ source: { kind: "dataset", key: "financials", format: "csv" }, onProgress: (p) => phases.push(p.phase) }));
+    expect(r).toMatchObject({ tableName: "ppm_financials", sheetName: "financials" });
+    expect(r.rowCount).toBe(r.fetchedRows);
+    expect(phases[0]).toBe("fetching");
+    expect(phases).toContain("writing");
+    const all = serializeWorkbook(wb);
+    expect(all).not.toContain(TOKEN);
+    // Somewhere in the data there is text that starts with "=": it must stay text, not a formula.
+    const table = inspect(wb, `financials!A2:L${r.rowCount + 2}`);
+    const flat = table.formulas.flat();
+    const formulaLooking = flat.filter((v) => typeof v === "string" && v.startsWith("="));
+    expect(formulaLooking.length).toBeGreaterThan(0);
+    const values = table.values.flat();
+    for (const f of formulaLooking) expect(values).toContain(f);
+  });
+
+  it("applies the local query before writing and never sends a $ option", async () => {
+    await fetch(`${service.url}/__control/requests`, { method: "DELETE" });
+    const engine = createEngine();
+    const r = await engine.importSource(request({ source: { kind: "dataset", key: "financials", format: "odata" }, query: { filter: "fiscal_year eq 2026", select: ["project_id", "budget"], top: 4 } }));
+    expect(r.rowCount).toBe(4);
+    expect(inspect(wb, "financials!A2:B2").values).toEqual([["project_id", "budget"]]);
+    const log = (await (await fetch(`${service.url}/__control/requests`)).json()) as { requests: Array<{ path: string; query: string }> };
+    expect(log.requests.length).toBeGreaterThan(0);
+    // `$metadata` is a path, not an option; no query string may carry a `$` option.
+    for (const q of log.requests) expect(q.query).not.toContain("$");
+    expect(log.requests.some((q) => q.path === "/api/bi/odata/v1/financials")).toBe(true);
+  });
+
+  it("imports at the selected cell and finds the table under the selection (info line included)", async () => {
+    wb.select("Sheet1!C5");
+    const engine = createEngine();
+    const r = await engine.importSource(request({ source: { kind: "dataset", key: "projects", format: "json" }, destination: { kind: "selection" } }));
+    expect(r.sheetName).toBe("Sheet1");
+    expect(r.address.startsWith("C6:")).toBe(true);
+    wb.select("Sheet1!D8");
+    expect((await engine.bindingAtSelection())?.tableName).toBe(r.tableName);
+    wb.select("Sheet1!C5");
+    expect((await engine.bindingAtSelection())?.tableName).toBe(r.tableName);
+    wb.select("Sheet1!A1");
+    expect(await engine.bindingAtSelection()).toBeNull();
+  });
+
+  it("imports the combined resource snapshot and refreshes it as unchanged", async () => {
+    const engine = createEngine();
+    const r = await engine.importSource(request({ source: { kind: "snapshot", endpoint: "combinedResources" } }));
+    expect(r.rowCount).toBeGreaterThan(0);
+    const { bindings } = await engine.listBindings();
+    expect(bindings.map((b) => b.source)).toEqual([{ kind: "snapshot", endpoint: "combinedResources" }]);
+    const report = await engine.refreshOne(bindings[0].id, conn, { secrets: store.allSecrets() });
+    expect(report.outcome).toBe("unchanged");
+  });
+
+  it("refresh all updates after a regeneration and fails only the table whose company has no connection", async () => {
+    const engine = createEngine();
+    await engine.importSource(request({}));
+    const before = inspect(wb, "financials!A3:L3").values;
+    await fetch(`${service.url}/__control/regenerate?company=acme&dataset=financials`, { method: "POST" });
+    const connections = store.list().map((c) => ({ ...c, companyId: "acme" }));
+    const res = await engine.refreshAll((b) => (resolveConnectionId(b, connections) ? conn : null), { secrets: store.allSecrets() });
+    expect(res.reports.map((x) => x.outcome)).toEqual(["updated"]);
+    expect(inspect(wb, "financials!A3:L3").values).not.toEqual(before);
+    const none = await engine.refreshAll(() => null, { secrets: store.allSecrets() });
+    expect(none.reports[0]).toMatchObject({ outcome: "failed", failure: { code: "no_connection" } });
+  });
+
+  it("a cancelled import writes nothing", async () => {
+    const engine = createEngine();
+    const controller = new AbortController();
+    controller.abort();
+    const before = serializeWorkbook(wb);
+    await expect(engine.importSource(request({ signal: controller.signal }))).rejects.toMatchObject({ code: "cancelled" });
+    expect(serializeWorkbook(wb)).toBe(before);
+  });
+});
