@@ -8,7 +8,7 @@ import type { Engine } from "./engine";
 import type { ErrorView } from "./errorView";
 import { formatCount } from "./datasets";
 import type { Change, ErrorHandlers, JobProgress, JobResult, PaneContext, TabName } from "./context";
-import { mountConnections } from "./connectionsPanel";
+import { mountConnections, type ConnectionHooks } from "./connectionsPanel";
 import { mountDatasets } from "./datasetsPanel";
 import { mountSnapshots } from "./snapshotsPanel";
 import { mountRefresh } from "./refreshPanel";
@@ -46,7 +46,6 @@ export function mountApp(root: HTMLElement, opts: AppOptions): PaneContext {
   const tablist = h("div", { class: "tabs", role: "tablist", "aria-label": "Sections" });
   const panels = new Map<TabName, HTMLElement>();
   const tabButtons = new Map<TabName, HTMLButtonElement>();
-  let current: TabName = "connections";
   const shown = new Set<(tab: TabName) => void>();
 
   const ctx: PaneContext = {
@@ -78,7 +77,6 @@ export function mountApp(root: HTMLElement, opts: AppOptions): PaneContext {
       statusEl.textContent = text;
     },
     showTab(tab, focus = false) {
-      current = tab;
       for (const [name, btn] of tabButtons) {
         const on = name === tab;
         btn.setAttribute("aria-selected", String(on));
@@ -90,7 +88,15 @@ export function mountApp(root: HTMLElement, opts: AppOptions): PaneContext {
     },
     editConnection(id) {
       ctx.showTab("connections");
-      editHook?.(id);
+      hooks?.edit(id);
+    },
+    addConnection() {
+      ctx.showTab("connections");
+      hooks?.add();
+    },
+    updateToken(id) {
+      ctx.showTab("connections");
+      hooks?.updateToken(id);
     },
     async runJob(kind, label, work) {
       if (job) {
@@ -177,7 +183,7 @@ export function mountApp(root: HTMLElement, opts: AppOptions): PaneContext {
     },
     copyText,
   };
-  let editHook: ((id: string) => void) | null = null;
+  let hooks: ConnectionHooks | null = null;
 
   // --- header: active connection picker ---
   const renderSelect = () => {
@@ -234,7 +240,7 @@ export function mountApp(root: HTMLElement, opts: AppOptions): PaneContext {
   renderSelect();
 
   const onShown = (l: (tab: TabName) => void) => shown.add(l);
-  editHook = mountConnections(panels.get("connections")!, ctx);
+  hooks = mountConnections(panels.get("connections")!, ctx);
   mountDatasets(panels.get("datasets")!, ctx, onShown);
   mountSnapshots(panels.get("snapshots")!, ctx, onShown);
   mountRefresh(panels.get("refresh")!, ctx, onShown);
@@ -243,7 +249,6 @@ export function mountApp(root: HTMLElement, opts: AppOptions): PaneContext {
   ctx.showTab(opts.store.list().length ? "datasets" : "connections");
   if (opts.store.problem) ctx.status(opts.store.problem);
   root.dataset.ready = "true";
-  void current;
   return ctx;
 }
 
@@ -422,10 +427,7 @@ function mountRecordsTab(panel: HTMLElement, ctx: PaneContext, onShown: (l: (t: 
         },
         runExcel: (work) => Excel.run(work),
         notify: (text) => ctx.status(text),
-        requestTokenUpdate: (id) => {
-          ctx.showTab("connections");
-          tokenHook(ctx, id);
-        },
+        requestTokenUpdate: (id) => ctx.updateToken(id),
         refreshTables: async (ids) => {
           const engine = await ctx.engine();
           const { bindings } = await engine.listBindings();
@@ -453,11 +455,4 @@ function mountRecordsTab(panel: HTMLElement, ctx: PaneContext, onShown: (l: (t: 
       replace(container, h("p", { class: "note" }, `The Records section could not be loaded: ${(e as Error).message}`));
     }
   });
-}
-
-/** Opens the token form of a connection in the Connections tab (set by the connections panel). */
-function tokenHook(ctx: PaneContext, id: string): void {
-  ctx.changed("connections");
-  const item = document.querySelector<HTMLElement>(`[data-testid="connection-item"][data-connection-id="${CSS.escape(id)}"] [data-testid="connection-update-token"]`);
-  item?.click();
 }

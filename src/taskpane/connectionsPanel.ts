@@ -10,8 +10,15 @@ import type { PaneContext } from "./context";
 
 type TestResult = { state: "pending" } | { state: "ok"; companyId: string; datasets: number } | { state: "error"; view: ErrorView };
 
-/** Mounts the section; returns the hook that opens the edit form for a connection. */
-export function mountConnections(panel: HTMLElement, ctx: PaneContext): (id: string) => void {
+/** What other sections can open in this one. */
+export interface ConnectionHooks {
+  add(): void;
+  edit(id: string): void;
+  updateToken(id: string): void;
+}
+
+/** Mounts the section. */
+export function mountConnections(panel: HTMLElement, ctx: PaneContext): ConnectionHooks {
   const formHost = h("div", { class: "form-host" });
   const list = h("ul", { class: "list", "data-testid": "connection-list", "aria-label": "Connections on this device" });
   const tests = new Map<string, TestResult>();
@@ -264,9 +271,17 @@ export function mountConnections(panel: HTMLElement, ctx: PaneContext): (id: str
   ctx.on("active", render);
   ctx.on("credentials", render);
   render();
-  return (id: string) => {
-    const c = ctx.store.get(id);
-    if (c) openForm(c);
+  return {
+    add: () => openForm(null),
+    edit: (id) => {
+      const c = ctx.store.get(id);
+      if (c) openForm(c);
+    },
+    updateToken: (id) => {
+      if (!ctx.store.get(id)) return;
+      tokenFor = id;
+      render();
+    },
   };
 }
 

@@ -51,6 +51,10 @@ export interface PaneContext {
   showTab(tab: TabName, focus?: boolean): void;
   /** Opens the edit form of a connection in the Connections tab. */
   editConnection(id: string): void;
+  /** Opens the empty "Add connection" form in the Connections tab. */
+  addConnection(): void;
+  /** Opens the "Update token" form of a connection in the Connections tab. */
+  updateToken(id: string): void;
   /**
    * Runs the one job at a time with progress and Cancel. Resolves with the work's result, or
    * undefined when it was cancelled; rethrows other failures for the caller to show in place.
