@@ -26,10 +26,9 @@ const MB = 1024 * 1024;
 const REQUEST_LIMIT = 5 * MB;
 const SYNC_BUDGET_BYTES = 4 * MB;
 
-const log = (line = "") => {
-  if (!asJson) console.log(line);
-  else console.error(line);
-};
+const log = (line = "") => console.log(line);
+/** Progress goes to stderr so stdout is the table (and, with --json, the JSON line last). */
+const progress = (line: string) => console.error(line);
 
 async function startService(rows: number): Promise<{ url: string; child: ChildProcess }> {
   const child = spawn(process.execPath, ["--require", "tsx/cjs", "src/reference/main.ts", "--port", "0", "--dataset-rows", `financials=${rows}`, "--quiet"], {
@@ -97,7 +96,7 @@ async function main(): Promise<void> {
     try {
       for (const format of ["json", "csv"] as const) {
         const refresh = format === "json" && rows === Math.max(...sizes);
-        log(`  running ${fmt(rows)} rows ${format}...`);
+        progress(`  running ${fmt(rows)} rows ${format}...`);
         results.push(runScenario(url, rows, format, refresh));
       }
     } finally {

@@ -101,6 +101,7 @@ async function main(): Promise<void> {
     emu.push(last.emulatorMs);
   }
   const run = last!;
+
   const out: Record<string, unknown> = {
     rows: run.rows,
     columns: run.columns,
