@@ -150,7 +150,15 @@ export function mountDatasets(panel: HTMLElement, ctx: PaneContext, onShown: (l:
   async function openImport(d: ManifestDatasetInfo): Promise<void> {
     const conn = ctx.activeConnection();
     if (!conn || !loaded) return;
-    const [engine, { importPanel }] = await Promise.all([ctx.engine(), import(/* webpackChunkName: "import" */ "./importPanel")]);
+    let engine: Awaited<ReturnType<PaneContext["engine"]>>;
+    let importPanel: typeof import("./importPanel").importPanel;
+    try {
+      [engine, { importPanel }] = await Promise.all([ctx.engine(), import(/* webpackChunkName: "import" */ "./importPanel")]);
+    } catch (e) {
+      // A chunk that cannot be fetched (offline, add-in updated meanwhile): say so, keep the list.
+      body.prepend(ctx.errorPanel(describeError(e, { secrets: ctx.secrets() }), { retry: () => void openImport(d) }));
+      return;
+    }
     openKey = d.key;
     setChrome(false);
     replace(body, importPanel(ctx, engine, d, loaded.manifest.companyId, () => {
