@@ -81,7 +81,7 @@ export function mountRefresh(panel: HTMLElement, ctx: PaneContext, onShown: (l: 
               { class: "meta" },
               "Last refresh ",
               h("time", { "data-testid": "bound-table-last-refresh", datetime: last ?? null, title: formatAbsolute(last) || null }, last ? formatRelative(last, now) : "never"),
-              b.lastCheckedAt && b.lastCheckedAt !== last ? ` · checked ${formatRelative(b.lastCheckedAt, now)}` : "",
+              b.lastCheckedAt && (!last || formatRelative(b.lastCheckedAt, now) !== formatRelative(last, now)) ? ` · checked ${formatRelative(b.lastCheckedAt, now)}` : "",
             ),
             b.lastFailure ? h("div", { class: "warn", "data-testid": "bound-table-failure" }, `Last refresh failed: ${b.lastFailure.message}`) : null,
             h("div", { class: "actions" }, h("button", { type: "button", class: "button small", "data-testid": "bound-table-refresh", "aria-label": `Refresh ${b.tableName}`, onclick: () => void refreshOne(b) }, "Refresh")),
