@@ -24,7 +24,7 @@ import type { RefreshSource } from "../refresh/source";
 import { planColumns, TEXT_FORMAT } from "./cells";
 import { a1 } from "./names";
 import { INFO_PREFIX, infoComplete, infoFailed, infoInProgress } from "./info";
-import { findOccupiedCell, prepareCalculation, type CalculationGuard } from "./sheet";
+import { findOccupiedCell, prepareCalculation, setEvery, type CalculationGuard } from "./sheet";
 import { bytesPerRow, loadInBlocks, throwIfAborted, writeInBlocks, WriteError } from "./blocks";
 import { queueColumnFormats, typedRows, errorText } from "./writer";
 import { readBindings, saveBinding } from "./bindingStore";
@@ -181,7 +181,7 @@ export async function writeRefresh(context: Excel.RequestContext, binding: Bindi
       // Calculated columns extend to the new rows; other user cells in new rows stay empty.
       for (let c = 0; c < geometry.userColumns; c++) {
         const f = uniformFormula(userFormulas.map((row) => row[c]));
-        if (f) sheet.getRangeByIndexes(plan.growth.row, userRect.column + c, plan.growth.rowCount, 1).formulas = [[f]];
+        if (f) setEvery(sheet.getRangeByIndexes(plan.growth.row, userRect.column + c, plan.growth.rowCount, 1), "formulas", f);
       }
     }
     if (plan.vacated) {
@@ -209,7 +209,7 @@ export async function writeRefresh(context: Excel.RequestContext, binding: Bindi
       if (plan.growth) rangeOf(sheet, plan.growth).clear("All");
       const formats = oldFormats.numberFormat[0] ?? [];
       formats.forEach((f, i) => {
-        sheet.getRangeByIndexes(bodyRow, geometry.firstColumn + i, geometry.bodyRows, 1).numberFormat = [[f]];
+        setEvery(sheet.getRangeByIndexes(bodyRow, geometry.firstColumn + i, geometry.bodyRows, 1), "numberFormat", String(f));
       });
       const old = oldValues;
       await writeInBlocks(context, (from, count) => sheet.getRangeByIndexes(bodyRow + from, geometry.firstColumn, count, dataColumns), { total: old.length, get: (a, b) => old.slice(a, b) }, {

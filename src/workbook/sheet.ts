@@ -77,3 +77,11 @@ export function prepareCalculation(context: Excel.RequestContext): { app: Excel.
     },
   };
 }
+
+/**
+ * Sets one value on every cell of a range with a single small operation: the documented "single
+ * value" form of `numberFormat`/`formulas`/`values`, which the typings (2-D arrays only) do not express.
+ */
+export function setEvery(range: Excel.Range, property: "numberFormat" | "formulas" | "values", value: string): void {
+  (range as unknown as Record<string, unknown>)[property] = value;
+}

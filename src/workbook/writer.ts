@@ -18,7 +18,7 @@ import { bindingSettingKey, serializeBinding, type Binding } from "../refresh/bi
 import { planColumns, toValues, headerValues, TEXT_FORMAT, type ColumnPlan } from "./cells";
 import { a1, deriveSheetName, deriveTableName, isValidSheetName, isValidTableName, parseCell } from "./names";
 import { infoComplete, infoFailed, infoInProgress } from "./info";
-import { findOccupiedCell, prepareCalculation, type CalculationGuard } from "./sheet";
+import { findOccupiedCell, prepareCalculation, setEvery, type CalculationGuard } from "./sheet";
 import { throwIfAborted, writeInBlocks, WriteError, type BlockSource } from "./blocks";
 
 export { WriteError } from "./blocks";
@@ -68,7 +68,7 @@ export function typedRows(table: Table, plans: readonly ColumnPlan[]): BlockSour
 export function queueColumnFormats(sheet: Excel.Worksheet, bodyRow: number, firstColumn: number, bodyRows: number, plans: readonly ColumnPlan[]): void {
   if (bodyRows <= 0) return;
   plans.forEach((p, i) => {
-    sheet.getRangeByIndexes(bodyRow, firstColumn + i, bodyRows, 1).numberFormat = [[p.numberFormat]];
+    setEvery(sheet.getRangeByIndexes(bodyRow, firstColumn + i, bodyRows, 1), "numberFormat", p.numberFormat);
   });
 }
 
@@ -184,7 +184,7 @@ export async function importTable(context: Excel.RequestContext, table: Table, o
           cell.numberFormat = [[TEXT_FORMAT]];
           cell.values = [[infoInProgress("import", options.binding.source)]];
           const header = sheet.getRangeByIndexes(headerRow, anchor.column, 1, width);
-          header.numberFormat = [[TEXT_FORMAT]];
+          setEvery(header, "numberFormat", TEXT_FORMAT);
           header.values = headerValues(table.columns);
           queueColumnFormats(sheet, bodyRow, anchor.column, bodyRows, plans);
         },
