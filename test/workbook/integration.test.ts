@@ -8,6 +8,7 @@ import { PpmClient } from "../../src/service";
 import { draftBinding } from "../../src/refresh/binding";
 import { sourceFromClient } from "../../src/refresh/source";
 import { importTable } from "../../src/workbook/writer";
+import { importSource } from "../../src/workbook/importSource";
 import { refreshTable } from "../../src/workbook/refresh";
 import { readBindings } from "../../src/workbook/bindingStore";
 import { Workbook, createRequestContext, inspect, loadWorkbook, serializeWorkbook, toWorkbookFile } from "../emulator";
@@ -101,4 +102,23 @@ it("a wrong token fails the refresh, records 401 and leaves the data byte-identi
   const stored = (await readBindings(createRequestContext(wb))).bindings[0];
   expect(stored.lastFailure?.code).toBe("unauthorized");
   expect(serializeWorkbook(wb)).not.toContain("wrong-token-123");
+});
+
+it("importSource fetches, applies the local query and binds the table it wrote", async () => {
+  const client = new PpmClient({ id: "conn-acme", name: "Acme", baseUrl: svc.url, token: TOKEN });
+  const wb = new Workbook();
+  const seen: unknown[] = [];
+  const result = await importSource(createRequestContext(wb), sourceFromClient(client), {
+    source: { kind: "dataset", key: "financials", format: "csv" },
+    connection: { id: "conn-acme", baseUrl: svc.url },
+    companyId: "acme",
+    query: { top: 10 },
+    applyQuery: (t, q) => (seen.push(q), { table: { ...t, rows: t.rows.slice(0, q.top) } }),
+    secrets: [TOKEN],
+  });
+  expect(seen).toEqual([{ top: 10 }]);
+  expect(result.rowCount).toBe(10);
+  expect(result.binding).toMatchObject({ query: { top: 10 }, connectionId: "conn-acme", source: { kind: "dataset", key: "financials", format: "csv" }, rowCount: 10 });
+  expect(result.binding.validators.generatedAt).toBeTruthy();
+  expect(serializeWorkbook(wb)).not.toContain(TOKEN);
 });

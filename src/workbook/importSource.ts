@@ -1,0 +1,49 @@
+/**
+ * Fetch, query and import in one call: what the task pane's "Import" button does. Builds the binding
+ * from the source and the table actually written (columns after the local query), so import and
+ * refresh can never disagree about it.
+ */
+import { applyQuery, type LocalQuery } from "../query";
+import { draftBinding, type BindingSource } from "../refresh/binding";
+import type { QueryApplier } from "../refresh/plan";
+import type { RefreshSource } from "../refresh/source";
+import { importTable, type ImportOptions, type ImportResult } from "./writer";
+import { newBindingId } from "./bindingStore";
+
+export interface ImportSourceOptions extends Omit<ImportOptions, "binding"> {
+  source: BindingSource;
+  /** The user's connection: only its id and environment are stored. */
+  connection: { id: string; baseUrl: string };
+  companyId: string | number | null;
+  query?: LocalQuery | null;
+  applyQuery?: QueryApplier;
+  bindingId?: string;
+}
+
+/**
+ * Fetches a source whole (no validators: a first import), applies the local query and imports the
+ * result as a new bound Excel table.
+ * @throws the source's error (e.g. `PpmError` with `not_generated`) or a `WriteError`; nothing is
+ * written unless the fetch and the query succeeded.
+ */
+export async function importSource(context: Excel.RequestContext, from: RefreshSource, options: ImportSourceOptions): Promise<ImportResult> {
+  const fetched = await from.fetch(options.source, { validators: {}, signal: options.signal });
+  if (fetched.status !== "updated") throw new Error("The source answered 'unchanged' to a request without validators.");
+  const query = options.query && Object.keys(options.query).length ? options.query : null;
+  const table = query ? (options.applyQuery ?? ((t, q) => applyQuery(t, q)))(fetched.table, query).table : fetched.table;
+  const { source, connection, companyId, bindingId, ...rest } = options;
+  return importTable(context, table, {
+    ...rest,
+    binding: draftBinding({
+      id: bindingId ?? newBindingId(),
+      connectionId: connection.id,
+      environment: connection.baseUrl,
+      companyId,
+      source,
+      query,
+      columns: table.columns,
+      schemaVersion: table.meta.schemaVersion,
+      validators: fetched.validators,
+    }),
+  });
+}
