@@ -10,7 +10,7 @@
 import { z } from "zod";
 import { SNAPSHOT_ENDPOINTS, type SnapshotEndpoint } from "../spec/contract";
 import { COLUMN_TYPES, type Column, type ColumnType } from "../table/model";
-import type { LocalQuery } from "../query";
+import { LocalQuerySchema, type LocalQuery } from "../query";
 
 /** Bumped when the stored shape changes incompatibly; older versions are refused with a clear message. */
 export const BINDING_SCHEMA_VERSION = 1;
@@ -18,14 +18,6 @@ export const BINDING_SCHEMA_VERSION = 1;
 /** Prefix of the workbook setting keys that hold bindings (one setting per binding, so one bad entry cannot hide the others). */
 export const BINDING_SETTING_PREFIX = "ppm.binding.";
 
-const LocalQuerySchema = z.strictObject({
-  filter: z.string().optional(),
-  select: z.array(z.string()).optional(),
-  orderby: z.string().optional(),
-  top: z.number().int().nonnegative().optional(),
-  skip: z.number().int().nonnegative().optional(),
-  count: z.boolean().optional(),
-});
 
 type BoundSnapshot = SnapshotEndpoint | "combinedResources";
 

@@ -122,3 +122,26 @@ it("importSource fetches, applies the local query and binds the table it wrote",
   expect(result.binding.validators.generatedAt).toBeTruthy();
   expect(serializeWorkbook(wb)).not.toContain(TOKEN);
 });
+
+it("refresh re-applies the stored local query with the query engine", async () => {
+  const client = new PpmClient({ id: "conn-acme", name: "Acme", baseUrl: svc.url, token: TOKEN });
+  const wb = new Workbook();
+  const query = { filter: "fiscal_year ge 2025 and budget gt 0", select: ["project_id", "fiscal_year", "budget"], orderby: "budget desc" };
+  const first = await importSource(createRequestContext(wb), sourceFromClient(client), {
+    source: { kind: "dataset", key: "financials", format: "json" },
+    connection: { id: "conn-acme", baseUrl: svc.url },
+    companyId: "acme",
+    query,
+  });
+  expect(first.binding.columns.map((c) => c.name)).toEqual(["project_id", "fiscal_year", "budget"]);
+  const regen = await fetch(`${svc.url}/__control/regenerate?company=acme&dataset=financials`, { method: "POST" });
+  expect(regen.ok).toBe(true);
+  const report = await refreshTable(createRequestContext(wb), first.binding.id, sourceFromClient(client));
+  expect(report.outcome).toBe("updated");
+  const n = report.rowCount;
+  expect(n).toBeGreaterThan(0);
+  const body = inspect(wb, `financials!A3:C${n + 2}`).values;
+  expect(body.every((r) => (r[1] as number) >= 2025 && (r[2] as number) > 0)).toBe(true);
+  const budgets = body.map((r) => r[2] as number);
+  expect(budgets).toEqual([...budgets].sort((a, b) => b - a));
+});
