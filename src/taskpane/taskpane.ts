@@ -21,3 +21,19 @@ function applyTheme(): void {
   // Office's dark and black themes: switch the neutral palette too, not only the four colours.
   if (theme.bodyBackgroundColor && isDark(theme.bodyBackgroundColor)) document.documentElement.dataset.theme = "dark";
 }
+
+Office.onReady(() => {
+  const root = document.getElementById("app");
+  if (!root) return;
+  applyTheme();
+  const store = new ConnectionStore(window.localStorage, { partitionKey: Office.context?.partitionKey });
+  const ctx = mountApp(root, {
+    store,
+    loadEngine: () => import(/* webpackChunkName: "engine" */ "./engine").then((m) => m.createEngine()),
+    loadRecords: () => import(/* webpackChunkName: "records" */ "./records").then((m) => m.mountRecords),
+    defaultServiceUrl: __PPM_DEFAULT_SERVICE_URL__,
+    version: __PPM_VERSION__,
+  });
+  // Warm the engine chunk while the user reads the first screen.
+  setTimeout(() => void ctx.engine().catch(() => undefined), 0);
+});
