@@ -73,15 +73,26 @@ interface Scenario {
   peakRssBytes: number;
   startRssBytes: number;
   unchangedRefresh?: { ms: number; outcome: string; requests: number; cellsWritten: number };
+  /** The same import into a null workbook (bench/sink.ts), measured in its own process. */
+  sinkMs: number;
+  sinkPeakRssBytes: number;
+  sinkStartRssBytes: number;
+}
+
+function child(argv: string[]): Record<string, unknown> {
+  const out = execFileSync(process.execPath, ["--expose-gc", "--require", "tsx/cjs", "bench/scenario.ts", ...argv], {
+    cwd: root,
+    encoding: "utf8",
+    maxBuffer: 16 * MB,
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  return JSON.parse(out.trim().split("\n").pop()!) as Record<string, unknown>;
 }
 
 function runScenario(url: string, rows: number, format: "json" | "csv", refresh: boolean): Scenario {
-  const out = execFileSync(
-    process.execPath,
-    ["--expose-gc", "--require", "tsx/cjs", "bench/scenario.ts", url, String(rows), format, String(reps), ...(refresh ? ["--refresh"] : [])],
-    { cwd: root, encoding: "utf8", maxBuffer: 16 * MB, stdio: ["ignore", "pipe", "inherit"] },
-  );
-  return JSON.parse(out.trim().split("\n").pop()!) as Scenario;
+  const main = child([url, String(rows), format, String(reps), ...(refresh ? ["--refresh"] : [])]);
+  const sink = child([url, String(rows), format, String(reps), "--sink"]);
+  return { ...main, ...sink } as unknown as Scenario;
 }
 
 const fmt = (n: number, d = 0) => n.toLocaleString("en-US", { minimumFractionDigits: d, maximumFractionDigits: d });
@@ -126,6 +137,23 @@ async function main(): Promise<void> {
     }
     checks.push({ name: `${fmt(r.rows)} ${r.format}: syncs ≤ ceil(payload / 4 MB) + 4`, ok: r.syncs <= syncBudget, detail: `${r.syncs} ≤ ${syncBudget}` });
     checks.push({ name: `${fmt(r.rows)} ${r.format}: no request over 5 MB`, ok: r.maxRequestBytes <= REQUEST_LIMIT && r.rejectedSyncs === 0, detail: `max ${fmt(r.maxRequestBytes / MB, 2)} MB, ${r.rejectedSyncs} refused` });
+  }
+
+  log("");
+  log("Same import into a null workbook (bench/sink.ts: accepts and discards the requests), each in its own process:");
+  log("rows      form  baseline ms  import ms  ratio  peak RSS MB (x body)  RSS growth MB (x body)");
+  for (const r of results) {
+    log(
+      [
+        pad(fmt(r.rows), 8), pad(r.format, 5), pad(fmt(r.baselineMs), 12), pad(fmt(r.sinkMs), 10), pad(fmt(r.sinkMs / r.baselineMs, 2), 6),
+        pad(`${fmt(r.sinkPeakRssBytes / MB)} (${fmt(r.sinkPeakRssBytes / r.bodyBytes, 1)})`, 21),
+        pad(`${fmt((r.sinkPeakRssBytes - r.sinkStartRssBytes) / MB)} (${fmt((r.sinkPeakRssBytes - r.sinkStartRssBytes) / r.bodyBytes, 1)})`, 23),
+      ].join(" "),
+    );
+    if (r.rows === Math.max(...sizes)) {
+      checks.push({ name: `${r.format}: null-workbook import ≤ 2.5× baseline`, ok: r.sinkMs <= 2.5 * r.baselineMs, detail: `${fmt(r.sinkMs / r.baselineMs, 2)}×` });
+      checks.push({ name: `${r.format}: null-workbook peak RSS ≤ 3× body`, ok: r.sinkPeakRssBytes <= 3 * r.bodyBytes, detail: `${fmt(r.sinkPeakRssBytes / r.bodyBytes, 1)}×` });
+    }
   }
 
   const refresh = results.find((r) => r.unchangedRefresh)?.unchangedRefresh;

@@ -11,6 +11,7 @@ import { sourceFromClient } from "../src/refresh/source";
 import { importTable } from "../src/workbook/writer";
 import { refreshTable } from "../src/workbook/refresh";
 import { benchWorkbook, statsOf } from "./emulator";
+import { sinkContext } from "./sink";
 
 const TOKEN = "demo-acme-token"; // the reference service's documented demo token
 const KEY = "financials";
@@ -69,12 +70,30 @@ async function endToEnd() {
   return { ms, fetchParseMs: tFetched - t0, writeMs: ms - (tFetched - t0), emulatorMs, rows: imported.rowCount, columns: r.table.columns.length, s, client, wb, context, requestsBefore: () => requests };
 }
 
+/** The same import into a null workbook: the add-in's own cost with nothing behind the API. */
+async function endToEndSink(): Promise<number> {
+  const client = new PpmClient({ id: "bench", name: "bench", baseUrl: url, token: TOKEN });
+  const { context } = sinkContext();
+  await settle();
+  const t0 = performance.now();
+  const r = await client.fetchDataset(KEY, { format, conditional: false });
+  if (r.status !== "updated") throw new Error("expected data");
+  await importTable(context, r.table, {
+    binding: draftBinding({
+      id: "bench2", connectionId: "bench", environment: url, companyId: "acme", source: { kind: "dataset", key: KEY, format },
+      columns: r.table.columns, schemaVersion: r.table.meta.schemaVersion, validators: r.validators,
+    }),
+  });
+  return performance.now() - t0;
+}
+
 function median(xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b);
   return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
 }
 
 async function main(): Promise<void> {
+  if (flags.includes("--sink")) return sinkOnly();
   // RSS of this process with every module loaded and nothing fetched: Node + tsx + the code itself.
   const startRssBytes = process.memoryUsage().rss;
   // Warm-up: JIT and sockets, not measured.
@@ -139,3 +158,15 @@ main().catch((e) => {
   console.error(e instanceof Error ? e.stack : String(e), (e as { cause?: unknown })?.cause);
   process.exit(1);
 });
+
+/** `--sink`: a separate process measuring only the null-workbook import, so its peak RSS is its own. */
+async function sinkOnly(): Promise<void> {
+  const startRssBytes = process.memoryUsage().rss;
+  await endToEndSink();
+  const ms: number[] = [];
+  for (let i = 0; i < reps; i++) {
+    global.gc?.();
+    ms.push(await endToEndSink());
+  }
+  console.log(JSON.stringify({ sinkMs: median(ms), sinkPeakRssBytes: process.resourceUsage().maxRSS * 1024, sinkStartRssBytes: startRssBytes }));
+}

@@ -1,0 +1,55 @@
+/**
+ * A "null workbook": the smallest request context that accepts what `importTable` sends and throws
+ * it away, counting request bytes per sync the way the emulator does (JSON of each operation). Used
+ * by the benchmark to show the add-in's own time and memory without any workbook behind it.
+ */
+export interface SinkStats {
+  syncs: number;
+  totalRequestBytes: number;
+  maxRequestBytes: number;
+}
+
+export function sinkContext(): { context: Excel.RequestContext; stats: SinkStats } {
+  const stats: SinkStats = { syncs: 0, totalRequestBytes: 0, maxRequestBytes: 0 };
+  let pending = 0;
+  const queue = (op: unknown) => {
+    pending += Buffer.byteLength(JSON.stringify(op), "utf8");
+  };
+  const range = (address: unknown): unknown =>
+    new Proxy(
+      { format: { autofitColumns: () => queue({ address, op: "autofit" }) } },
+      {
+        set(_t, prop, value) {
+          queue({ address, prop, value });
+          return true;
+        },
+      },
+    );
+  const sheet = (name: string) => ({
+    name,
+    getRangeByIndexes: (r: number, c: number, rc: number, cc: number) => range([r, c, rc, cc]),
+    tables: { add: (address: string) => (queue({ op: "tables.add", address }), new Proxy({}, { set: (_t, p, v) => (queue({ p, v }), true) })) },
+    activate: () => queue({ op: "activate" }),
+    load: () => undefined,
+  });
+  const context = {
+    workbook: {
+      worksheets: { items: [] as unknown[], load: () => undefined, add: (name: string) => (queue({ op: "worksheets.add", name }), sheet(name)), getItemOrNullObject: () => ({ isNullObject: true, load: () => undefined }) },
+      tables: { items: [] as unknown[], load: () => undefined },
+      settings: { add: (key: string, value: unknown) => queue({ op: "settings.add", key, value }) },
+    },
+    application: {
+      calculationMode: "Automatic",
+      load: () => undefined,
+      suspendApiCalculationUntilNextSync: () => queue({ op: "suspendCalc" }),
+      suspendScreenUpdatingUntilNextSync: () => queue({ op: "suspendScreen" }),
+    },
+    sync: async () => {
+      stats.syncs++;
+      stats.totalRequestBytes += pending;
+      stats.maxRequestBytes = Math.max(stats.maxRequestBytes, pending);
+      pending = 0;
+    },
+  };
+  return { context: context as unknown as Excel.RequestContext, stats };
+}
