@@ -171,7 +171,8 @@ class PreviewPage {
     if (totalCols > cols) notes.push(`only the first ${cols} columns are drawn`);
     this.note.textContent = notes.join(" · ");
     this.updateFormulaBar();
-    if (this.editing) this.editing = null;
+    // A redraw (the task pane syncing meanwhile) must not throw away what the user is typing.
+    if (this.editing && document.activeElement !== this.editing.input) this.editing.input.focus();
   }
 
   private renderCell(cell: PreviewCell, r: number, c: number): HTMLTableCellElement {
@@ -184,6 +185,11 @@ class PreviewPage {
     if (cell.table) {
       td.dataset.table = cell.table;
       td.classList.add(cell.tableHeader ? "table-header" : "in-table");
+    }
+    if (this.editing && this.editing.row === r && this.editing.col === c) {
+      td.appendChild(this.editing.input);
+      td.classList.add("selected");
+      return td;
     }
     td.textContent = cell.text;
     td.title = cell.text;
@@ -305,6 +311,8 @@ class PreviewPage {
     this.editing = { row, col, input };
     input.focus();
     input.addEventListener("keydown", (e) => {
+      // The grid's own keys (Enter opens an editor) must not see the editor's keys.
+      e.stopPropagation();
       if (e.key === "Enter" || e.key === "Tab") {
         e.preventDefault();
         const [dr, dc] = e.key === "Enter" ? [1, 0] : [0, 1];
@@ -394,6 +402,8 @@ class PreviewPage {
     body.dataset.testid = "preview-notice-text";
     body.textContent = text;
     box.replaceChildren(close, body);
+    // A counter, so a reader can tell a new notification from the previous one with the same text.
+    box.dataset.seq = String(Number(box.dataset.seq ?? "0") + 1);
     box.hidden = false;
   }
 }

@@ -9,7 +9,9 @@ import { importFinancials, listDatasets } from "./datasets";
 import { notGeneratedAndBroken, reportingDisabled, wrongToken } from "./errors";
 import { previewGrid, previewTaskPane } from "./preview";
 import { importWithPastedQuery } from "./query";
+import { recordsWriteBack } from "./records";
 import { refreshUnchanged, refreshUpdated } from "./refresh";
+import { ribbonRefreshAll } from "./ribbon";
 import { importSnapshots } from "./snapshots";
 
 export const JOURNEYS: Journey[] = [
@@ -26,4 +28,6 @@ export const JOURNEYS: Journey[] = [
   notGeneratedAndBroken,
   importSnapshots,
   cancelImport,
+  ribbonRefreshAll,
+  recordsWriteBack,
 ];
