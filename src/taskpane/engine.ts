@@ -8,16 +8,16 @@
  * at load), so the preview can install it before the pane runs.
  */
 import { PATHS } from "../spec/contract";
-import type { Table } from "../table/model";
 import type { Connection } from "../service/connection";
 import { PpmClient } from "../service/client";
-import type { DatasetFormat, ManifestInfo, ProbeResult, SnapshotSource } from "../service";
+import type { ManifestInfo, ProbeResult } from "../service";
 import { applyQuery, parseQuery, splitODataUrl, validateQuery, type LocalQuery } from "../query";
-import { BINDING_SCHEMA_VERSION, bindingColumns, describeSource, type Binding, type BindingSource } from "../refresh/binding";
+import { describeSource, type Binding, type BindingSource } from "../refresh/binding";
 import { sourceFromClient, type RefreshSource } from "../refresh/source";
 import type { RefreshReport } from "../refresh/engine";
-import { importTable, type ImportResult } from "../workbook/writer";
-import { newBindingId, readBindings, type StoredBindings } from "../workbook/bindingStore";
+import type { ImportResult } from "../workbook/writer";
+import { importSource } from "../workbook/importSource";
+import { readBindings, type StoredBindings } from "../workbook/bindingStore";
 import { refreshAllTables, refreshTable } from "../workbook/refresh";
 import { isEmptyQuery, type DatasetPaths, type QueryEngine } from "./queryBuilder";
 import { parseSelectionAddress, rectsIntersect, type Rect } from "./selection";
@@ -138,47 +138,38 @@ export class Engine {
     return this.client(connection).probe({ signal });
   }
 
-  /** Fetches a source completely (no conditional request: an import always writes). */
-  async fetchTable(connection: Connection, source: BindingSource, signal: AbortSignal, onRows: (n: number) => void): Promise<Table> {
-    const client = this.client(connection);
-    if (source.kind === "snapshot") return client.fetchSnapshot(source.endpoint as SnapshotSource, { signal });
-    const r = await client.fetchDataset(source.key, { format: source.format as DatasetFormat, conditional: false, signal, onProgress: onRows });
-    if (r.status !== "updated") throw new Error("The service answered 'unchanged' to an unconditional request.");
-    return r.table;
-  }
-
   /**
-   * Fetch → local query → write as a new Excel table with its binding. Nothing is written before
+   * Fetch → local query → write as a new Excel table with its binding (`src/workbook`'s
+   * `importSource`, so import and refresh build bindings the same way). Nothing is written before
    * the whole table has arrived and the query has been applied.
    */
   async importSource(req: ImportRequest): Promise<ImportOutcome> {
     req.onProgress({ phase: "fetching", rows: 0 });
-    const fetched = await this.fetchTable(req.connection, req.source, req.signal, (rows) => req.onProgress({ phase: "fetching", rows }));
+    const base = this.source(req.connection);
+    let fetchedRows = 0;
+    // The same source refresh uses, plus the download progress and the size before the query.
+    const from: RefreshSource = {
+      async fetch(source, request) {
+        const r = await base.fetch(source, { ...request, onProgress: (p) => req.onProgress({ phase: "fetching", rows: p.rows ?? 0 }) });
+        if (r.status === "updated") fetchedRows = r.table.rows.length;
+        return r;
+      },
+    };
     const query = req.query && !isEmptyQuery(req.query) ? req.query : null;
-    const table = query ? applyQuery(fetched, query).table : fetched;
     const target = req.destination.kind === "selection" ? await selectedCell() : null;
-    req.onProgress({ phase: "writing", rows: 0, total: table.rows.length });
     const result: ImportResult = await runExcel((context) =>
-      importTable(context, table, {
-        binding: {
-          v: BINDING_SCHEMA_VERSION,
-          id: newBindingId(),
-          connectionId: req.connection.id,
-          environment: req.connection.baseUrl,
-          companyId: req.companyId,
-          source: req.source,
-          query,
-          columns: bindingColumns(table.columns),
-          schemaVersion: table.meta.schemaVersion,
-          validators: { etag: table.meta.etag, lastModified: table.meta.lastModified, generatedAt: table.meta.generatedAt },
-        },
+      importSource(context, from, {
+        source: req.source,
+        connection: req.connection,
+        companyId: req.companyId,
+        query,
         target: target ? { sheetName: target.sheetName, anchor: target.anchor } : undefined,
         signal: req.signal,
         secrets: req.secrets,
         onProgress: (rows, total) => req.onProgress({ phase: "writing", rows, total }),
       }),
     );
-    return { tableName: result.tableName, sheetName: result.sheetName, address: result.address, rowCount: result.rowCount, fetchedRows: fetched.rows.length };
+    return { tableName: result.tableName, sheetName: result.sheetName, address: result.address, rowCount: result.rowCount, fetchedRows };
   }
 
   /** A refresh source holding this connection's credentials. */
