@@ -117,6 +117,7 @@ class PreviewPage {
   private render(): void {
     const wb = this.workbook;
     if (!wb) return;
+    const started = performance.now();
     const sel = wb.selection();
     if (sel && !this.editing) this.selection = sel;
     this.renderTabs(wb);
@@ -170,6 +171,9 @@ class PreviewPage {
     const notes = [`${sheet}: ${used.rows.toLocaleString("en-US")} used rows × ${used.cols} columns`];
     if (totalCols > cols) notes.push(`only the first ${cols} columns are drawn`);
     this.note.textContent = notes.join(" · ");
+    // How long drawing took, for the e2e suite's figures on large sheets.
+    this.grid.dataset.renderMs = (performance.now() - started).toFixed(1);
+    this.grid.dataset.drawnRows = String(last - first + 1);
     this.updateFormulaBar();
     // A redraw (the task pane syncing meanwhile) must not throw away what the user is typing.
     if (this.editing && document.activeElement !== this.editing.input) this.editing.input.focus();

@@ -61,13 +61,27 @@ export class E2E {
   /** The task pane frame of the preview. */
   readonly tp: FrameLocator;
 
+  /** Figures a journey measured (printed under its result line; never asserted: no timed assertions). */
+  readonly notes: string[] = [];
+
+  /**
+   * @param serviceUrl the main reference service (demo data).
+   * @param otherServiceUrl a second environment of the same service: no snapshot routes, and a
+   *   10,000-row `financials` (several environments side by side, absent routes, a large import).
+   */
   constructor(
     readonly page: Page,
     readonly serviceUrl: string,
+    readonly otherServiceUrl: string,
     readonly origin: string,
     private readonly screenshotDir: string,
   ) {
     this.tp = page.frameLocator("#taskpane");
+  }
+
+  /** Records a measured figure for the run's output. */
+  note(text: string): void {
+    this.notes.push(text);
   }
 
   /** The task pane's frame, for reading several attributes in one round trip. */

@@ -49,6 +49,7 @@ async function main(): Promise<number> {
   const started = Date.now();
 
   let service: ReferenceService | undefined;
+  let otherService: ReferenceService | undefined;
   let files: StaticServer | undefined;
   let browser: Browser | undefined;
   const outDir = fs.mkdtempSync(path.join(os.tmpdir(), "ppm-e2e-"));
@@ -56,6 +57,8 @@ async function main(): Promise<number> {
   let failed = 0;
   try {
     service = await startReferenceService({ port: 0, quiet: true });
+    // A second environment: older feature set (no snapshot routes) and a large financials export.
+    otherService = await startReferenceService({ port: 0, quiet: true, absentGroups: ["snapshot"], datasetRows: { financials: 10_000 } });
     const build = await buildAddin(root, outDir, service.url);
     const sizes = Object.entries(build.assets)
       .sort(([a], [b]) => a.localeCompare(b))
@@ -83,7 +86,8 @@ async function main(): Promise<number> {
     const foreign: string[] = [];
     await context.route("**/*", (route) => {
       const url = route.request().url();
-      if (url.startsWith(files!.origin) || url.startsWith(service!.url) || url.startsWith("data:") || url.startsWith("blob:")) {
+      const ours = [files!.origin, service!.url, otherService!.url];
+      if (ours.some((o) => url.startsWith(o)) || url.startsWith("data:") || url.startsWith("blob:")) {
         return route.continue();
       }
       foreign.push(url);
@@ -104,7 +108,7 @@ async function main(): Promise<number> {
     page.on("console", (msg) => {
       if (msg.type() === "error" || msg.type() === "warning") consoleErrors.push(`[${msg.type()}] ${msg.text()}`);
     });
-    const t = new E2E(page, service.url, files.origin, SCREENSHOTS);
+    const t = new E2E(page, service.url, otherService.url, files.origin, SCREENSHOTS);
     await page.goto(`${files.origin}/preview.html`);
 
     // A filter keeps journeys whose name contains any of its comma-separated words (e.g. "connections,import").
@@ -114,12 +118,14 @@ async function main(): Promise<number> {
       const t0 = Date.now();
       const errorsBefore = pageErrors.length;
       consoleErrors.length = 0;
+      t.notes.length = 0;
       try {
         await withTimeout(j.run(t), JOURNEY_TIMEOUT_MS, j.name);
         const uncaught = pageErrors.slice(errorsBefore);
         if (uncaught.length > 0) throw new Error(`uncaught error(s) in the page: ${uncaught.join(" | ")}`);
         passed++;
         console.log(`  ok   ${j.name} (${((Date.now() - t0) / 1000).toFixed(1)} s)`);
+        for (const n of t.notes) console.log(`       figure: ${n}`);
       } catch (err) {
         failed++;
         const message = err instanceof Error ? err.message : String(err);
@@ -144,6 +150,7 @@ async function main(): Promise<number> {
     await browser?.close().catch(() => undefined);
     await files?.close().catch(() => undefined);
     await service?.close().catch(() => undefined);
+    await otherService?.close().catch(() => undefined);
     fs.rmSync(outDir, { recursive: true, force: true });
   }
   console.log(`e2e: total ${((Date.now() - started) / 1000).toFixed(1)} s`);

@@ -6,6 +6,7 @@ import type { Journey } from "../harness";
 import { cancelImport } from "./cancel";
 import { addConnection } from "./connections";
 import { importFinancials, listDatasets } from "./datasets";
+import { secondEnvironment } from "./environments";
 import { notGeneratedAndBroken, reportingDisabled, wrongToken } from "./errors";
 import { previewGrid, previewTaskPane } from "./preview";
 import { importWithPastedQuery } from "./query";
@@ -30,4 +31,5 @@ export const JOURNEYS: Journey[] = [
   cancelImport,
   ribbonRefreshAll,
   recordsWriteBack,
+  secondEnvironment,
 ];
