@@ -6,7 +6,9 @@ import type { Journey } from "../harness";
 import { cancelImport } from "./cancel";
 import { addConnection } from "./connections";
 import { importFinancials, listDatasets } from "./datasets";
+import { accessibility } from "./a11y";
 import { secondEnvironment } from "./environments";
+import { importFormats } from "./formats";
 import { notGeneratedAndBroken, reportingDisabled, wrongToken } from "./errors";
 import { previewGrid, previewTaskPane } from "./preview";
 import { importWithPastedQuery } from "./query";
@@ -30,6 +32,8 @@ export const JOURNEYS: Journey[] = [
   importSnapshots,
   cancelImport,
   ribbonRefreshAll,
+  importFormats,
   recordsWriteBack,
   secondEnvironment,
+  accessibility,
 ];
