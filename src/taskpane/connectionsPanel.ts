@@ -269,7 +269,11 @@ export function mountConnections(panel: HTMLElement, ctx: PaneContext): Connecti
 
   ctx.on("connections", render);
   ctx.on("active", render);
-  ctx.on("credentials", render);
+  ctx.on("credentials", () => {
+    // A token changed (here or from an error panel elsewhere): earlier test results are stale.
+    for (const [id, r] of tests) if (r.state !== "pending") tests.delete(id);
+    render();
+  });
   render();
   return {
     add: () => openForm(null),
