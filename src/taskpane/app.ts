@@ -128,7 +128,7 @@ export function mountApp(root: HTMLElement, opts: AppOptions): PaneContext {
         if (p.label !== undefined) labelEl.textContent = p.label;
         if (p.rows !== undefined) {
           rowsEl.dataset.rows = String(p.rows);
-          rowsEl.textContent = p.total !== undefined ? `${formatCount(p.rows)} of ${formatCount(p.total)} rows` : `${formatCount(p.rows)} rows`;
+          rowsEl.textContent = p.total !== undefined ? `${formatCount(p.rows)} of ${formatCount(p.total)} rows written` : `${formatCount(p.rows)} rows received`;
         }
         if (p.total !== undefined && p.total > 0 && p.rows !== undefined) {
           bar.max = p.total;
