@@ -201,6 +201,8 @@ export function mountApp(root: HTMLElement, opts: AppOptions): PaneContext {
   });
   ctx.on("connections", renderSelect);
   ctx.on("active", renderSelect);
+  // The last job's outcome belongs to the connection it ran with.
+  ctx.on("active", () => progressHost.querySelector('[data-testid="job-result"]')?.remove());
 
   // --- tabs (WAI-ARIA tabs pattern: arrows move, Home/End jump) ---
   for (const t of TABS) {
