@@ -381,6 +381,9 @@ export function tokenForm(ctx: PaneContext, connectionId: string, onSaved: () =>
       h("button", { type: "button", class: "button", "data-testid": "token-cancel", onclick: () => onClose() }, "Cancel"),
     ),
   );
+  form.addEventListener("keydown", (ev) => {
+    if ((ev as KeyboardEvent).key === "Escape") onClose();
+  });
   form.addEventListener("submit", (ev) => {
     ev.preventDefault();
     try {

@@ -77,6 +77,9 @@ export function mountConnections(panel: HTMLElement, ctx: PaneContext): Connecti
         h("button", { type: "button", class: "button", "data-testid": "connection-cancel", onclick: () => closeForm(true) }, "Cancel"),
       ),
     );
+    form.addEventListener("keydown", (ev) => {
+      if ((ev as KeyboardEvent).key === "Escape") closeForm(true);
+    });
     form.addEventListener("submit", (ev) => {
       ev.preventDefault();
       for (const i of Object.values(inputs)) i?.removeAttribute("aria-invalid");
