@@ -198,7 +198,8 @@ export function importPanel(ctx: PaneContext, engine: Engine, d: ManifestDataset
       } else {
         query = readBuilder();
       }
-      if (!isEmptyQuery(query)) engine.query.validateQuery(query, d.columns);
+      // Columns are checked now when the manifest lists them; otherwise after the download.
+      if (!isEmptyQuery(query) && d.columns.length > 0) engine.query.validateQuery(query, d.columns);
       start.disabled = false;
     } catch (e) {
       query = null;
