@@ -38,6 +38,7 @@ async function addUserWork(wb: Workbook): Promise<void> {
   t.sort.apply([{ key: 0, ascending: false }]);
   await ctx.sync();
   seed(wb, "financials!L3", [["outside"]]);
+  seed(wb, "financials!L5", [["=SUM(ppm_financials[amount])"]]);
 }
 
 describe("unchanged refresh", () => {
@@ -82,6 +83,8 @@ describe("refresh with new data", () => {
     expect(inspect(wb, "financials!A3:A9").values.map((r) => r[0])).toEqual(["7", "6", "5", "4", "3", "2", "1"]);
     expect(t.sort?.fields).toEqual([{ key: 0, ascending: false }]);
     expect(inspect(wb, "financials!L3").values).toEqual([["outside"]]);
+    // A formula outside the table that references a table column follows the resized table.
+    expect(inspect(wb, "financials!L5").values[0][0]).toBeCloseTo(amounts.reduce((a, b) => a + b, 0), 6);
     expect(inspect(wb, "financials!J3:J9").values.flat().filter((v) => v !== "")).toEqual(["my note"]);
     expect(inspect(wb, "financials!A1").values[0][0]).toMatch(/generated 2026-02-01 07:00:00 UTC · schema 3 · refreshed 2026-02-01 08:00:00 UTC · 7 rows/);
     expect(await binding(wb)).toMatchObject({ rowCount: 7, validators: { etag: '"e2"', generatedAt: GEN2 }, lastRefreshAt: later().toISOString(), lastFailure: null });
