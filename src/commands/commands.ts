@@ -2,16 +2,16 @@
  * Ribbon function commands (ExecuteFunction). Office wiring only; the work is in `refreshAll.ts`.
  * Runs in its own runtime (commands.html), which shares the task pane's origin and so its storage.
  */
-import { ConnectionStore } from "../taskpane/connectionStore";
+import { ConnectionStore, deviceStorage } from "../taskpane/connectionStore";
 import { createEngine } from "../taskpane/engine";
 import { createRefreshAllCommand } from "./refreshAll";
 
 const refreshAll = createRefreshAllCommand({
-  store: () => new ConnectionStore(window.localStorage, { partitionKey: Office.context?.partitionKey }),
+  store: () => new ConnectionStore(deviceStorage(() => window.localStorage).storage, { partitionKey: Office.context?.partitionKey }),
   engine: async () => createEngine(),
   ui: () => Office.context?.ui as unknown as import("./refreshAll").DialogUi | undefined,
   pageUrl: () => window.location.href,
-  storage: () => window.localStorage,
+  storage: () => deviceStorage(() => window.localStorage).storage,
   partitionKey: () => Office.context?.partitionKey,
 });
 

@@ -24,6 +24,39 @@ export interface StorageLike {
   removeItem(key: string): void;
 }
 
+/** In-memory {@link StorageLike}: used when the host blocks `localStorage` (nothing outlives the pane then). */
+export class MemoryStorage implements StorageLike {
+  private readonly map = new Map<string, string>();
+  getItem(key: string): string | null {
+    return this.map.has(key) ? this.map.get(key)! : null;
+  }
+  setItem(key: string, value: string): void {
+    this.map.set(key, String(value));
+  }
+  removeItem(key: string): void {
+    this.map.delete(key);
+  }
+}
+
+/**
+ * The add-in's `localStorage`, or an in-memory stand-in when the host blocks it (some privacy
+ * settings make merely reading `window.localStorage` throw). `persistent` says which one it is.
+ */
+export function deviceStorage(get: () => StorageLike | null | undefined): { storage: StorageLike; persistent: boolean } {
+  try {
+    const s = get();
+    if (s) {
+      const probe = "ppm.v1.probe";
+      s.setItem(probe, "1");
+      s.removeItem(probe);
+      return { storage: s, persistent: true };
+    }
+  } catch {
+    /* blocked: fall through */
+  }
+  return { storage: new MemoryStorage(), persistent: false };
+}
+
 /** What is safe to show and list: a connection without its secrets. */
 export interface ConnectionSummary {
   id: string;

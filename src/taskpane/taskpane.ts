@@ -3,7 +3,7 @@
  * service client, query engine and workbook writer arrive in a separate chunk after first paint.
  */
 import { mountApp } from "./app";
-import { ConnectionStore } from "./connectionStore";
+import { ConnectionStore, deviceStorage } from "./connectionStore";
 import { isDark } from "./theme";
 
 declare const __PPM_DEFAULT_SERVICE_URL__: string;
@@ -26,7 +26,8 @@ Office.onReady(() => {
   const root = document.getElementById("app");
   if (!root) return;
   applyTheme();
-  const store = new ConnectionStore(window.localStorage, { partitionKey: Office.context?.partitionKey });
+  const { storage, persistent } = deviceStorage(() => window.localStorage);
+  const store = new ConnectionStore(storage, { partitionKey: Office.context?.partitionKey });
   const ctx = mountApp(root, {
     store,
     loadEngine: () => import(/* webpackChunkName: "engine" */ "./engine").then((m) => m.createEngine()),
@@ -34,6 +35,7 @@ Office.onReady(() => {
     defaultServiceUrl: __PPM_DEFAULT_SERVICE_URL__,
     version: __PPM_VERSION__,
   });
+  if (!persistent) ctx.status("This device blocks the add-in's storage: connections last only until the pane closes.");
   // Warm the engine chunk while the user reads the first screen.
   setTimeout(() => void ctx.engine().catch(() => undefined), 0);
 });

@@ -1,4 +1,4 @@
-import { ConnectionInputError, ConnectionStore, STORAGE_KEYS, type StorageLike } from "../../src/taskpane/connectionStore";
+import { ConnectionInputError, ConnectionStore, STORAGE_KEYS, deviceStorage, type StorageLike } from "../../src/taskpane/connectionStore";
 
 class MemoryStorage implements StorageLike {
   readonly map = new Map<string, string>();
@@ -156,5 +156,24 @@ describe("ConnectionStore", () => {
     const store = new ConnectionStore(new MemoryStorage(), { newId: ids() });
     store.save({ name: "A", baseUrl: "https://a.example.com", token: "tok-a", apiAuth: "auth-a", apiSecret: "sec-a" });
     expect(store.allSecrets().sort()).toEqual(["auth-a", "sec-a", "tok-a"]);
+  });
+});
+
+describe("deviceStorage", () => {
+  it("uses the given storage when it works", () => {
+    const s = new MemoryStorage();
+    const r = deviceStorage(() => s);
+    expect(r.persistent).toBe(true);
+    expect(r.storage).toBe(s);
+    expect(s.map.size).toBe(0); // the probe key is removed again
+  });
+  it("falls back to memory when storage is blocked or missing", () => {
+    const blocked = deviceStorage(() => {
+      throw new Error("SecurityError");
+    });
+    expect(blocked.persistent).toBe(false);
+    blocked.storage.setItem("k", "v");
+    expect(blocked.storage.getItem("k")).toBe("v");
+    expect(deviceStorage(() => undefined).persistent).toBe(false);
   });
 });
