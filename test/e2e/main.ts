@@ -7,8 +7,9 @@
  * 4. opens preview.html in Chromium and runs the journeys in order, each through the real UI;
  * 5. prints one line per journey and closes with `e2e: N passed, M failed` alone on a line.
  *
- * Screenshots of the main states go to docs/screenshots/ (the README shows them); a failing
- * journey leaves a screenshot in test-results/e2e/. Usage: `node test/e2e/run.js [name-filter]`.
+ * Screenshots of the main states go to docs/screenshots/ (the README shows them) when the journey
+ * that took them passed; a failing journey leaves a screenshot in test-results/e2e/ instead.
+ * Usage: `node test/e2e/run.js [word,word]` runs only journeys whose name contains one of the words.
  */
 import * as fs from "fs";
 import * as os from "os";
@@ -28,6 +29,16 @@ const JOURNEY_TIMEOUT_MS = 90_000;
 
 function kb(bytes: number): string {
   return `${(bytes / 1024).toFixed(1)} KiB`;
+}
+
+/** Moves the staged screenshots of a passed journey into the documentation folder. */
+function promoteScreenshots(from: string, to: string): void {
+  if (!fs.existsSync(from)) return;
+  fs.mkdirSync(to, { recursive: true });
+  for (const name of fs.readdirSync(from)) {
+    fs.copyFileSync(path.join(from, name), path.join(to, name));
+    fs.rmSync(path.join(from, name));
+  }
 }
 
 async function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
@@ -108,7 +119,11 @@ async function main(): Promise<number> {
     page.on("console", (msg) => {
       if (msg.type() === "error" || msg.type() === "warning") consoleErrors.push(`[${msg.type()}] ${msg.text()}`);
     });
-    const t = new E2E(page, service.url, otherService.url, files.origin, SCREENSHOTS);
+    // Screenshots are staged per journey and reach docs/screenshots only when that journey passed,
+    // so the README never shows a failure, and a diagnostic run (init script) never updates them.
+    const staging = path.join(outDir, "screenshots");
+    const publish = !process.env.PPM_E2E_INIT_SCRIPT;
+    const t = new E2E(page, service.url, otherService.url, files.origin, staging);
     await page.goto(`${files.origin}/preview.html`);
 
     // A filter keeps journeys whose name contains any of its comma-separated words (e.g. "connections,import").
@@ -124,10 +139,12 @@ async function main(): Promise<number> {
         const uncaught = pageErrors.slice(errorsBefore);
         if (uncaught.length > 0) throw new Error(`uncaught error(s) in the page: ${uncaught.join(" | ")}`);
         passed++;
+        if (publish) promoteScreenshots(staging, SCREENSHOTS);
         console.log(`  ok   ${j.name} (${((Date.now() - t0) / 1000).toFixed(1)} s)`);
         for (const n of t.notes) console.log(`       figure: ${n}`);
       } catch (err) {
         failed++;
+        fs.rmSync(staging, { recursive: true, force: true });
         const message = err instanceof Error ? err.message : String(err);
         console.log(`  FAIL ${j.name} (${((Date.now() - t0) / 1000).toFixed(1)} s)\n       ${message.split("\n").join("\n       ")}`);
         for (const line of consoleErrors.slice(-5)) console.log(`       console: ${line.slice(0, 500)}`);
