@@ -35,6 +35,10 @@ const addinFiles = allSrc.filter((f) => !["reference", "dev"].includes(folderOf(
 const referenceFiles = allSrc.filter((f) => folderOf(f) === "reference");
 const pureFolders = ["spec", "table", "service", "query", "refresh", "records"];
 
+/** Code that runs in the task pane's webview or the ribbon runtime: no Node-only globals or modules. */
+const browserFolders = ["spec", "table", "service", "query", "refresh", "workbook", "taskpane", "commands", "records"];
+const nodeOnlyFiles = ["src/service/node.ts"];
+
 describe("import boundaries", () => {
   it("finds the source tree", () => {
     expect(addinFiles.length).toBeGreaterThan(3);
@@ -68,6 +72,21 @@ describe("import boundaries", () => {
           .split("\n")
           .map((line, i) => ({ line: line.replace(/\/\/.*$/, ""), i }))
           .filter(({ line }) => !/^\s*\*/.test(line) && globals.test(line))
+          .map(({ i }) => `${path.relative(root, f)}:${i + 1}`)
+      );
+    expect(offenders).toEqual([]);
+  });
+
+  it("browser code uses no Node-only globals or modules", () => {
+    const nodeOnly = /\b(Buffer|process|__dirname|__filename)\s*\.|\bfrom\s+["'](fs|path|os|crypto|http|https|net|child_process|stream|zlib|url|util)["']|\brequire\(/;
+    const offenders = allSrc
+      .filter((f) => browserFolders.includes(folderOf(f)) && !nodeOnlyFiles.includes(path.relative(root, f).split(path.sep).join("/")))
+      .flatMap((f) =>
+        fs
+          .readFileSync(f, "utf8")
+          .split("\n")
+          .map((line, i) => ({ line: line.replace(/\/\/.*$/, ""), i }))
+          .filter(({ line }) => !/^\s*\*/.test(line) && nodeOnly.test(line))
           .map(({ i }) => `${path.relative(root, f)}:${i + 1}`)
       );
     expect(offenders).toEqual([]);

@@ -67,6 +67,8 @@ export interface BlockWriteOptions {
 }
 
 /** Measured JSON bytes per row over a sample spread through the rows, with a small margin. */
+const utf8 = new TextEncoder();
+
 export function bytesPerRow(src: BlockSource, from: number): number {
   const remaining = src.total - from;
   if (remaining <= 0) return 1;
@@ -78,7 +80,8 @@ export function bytesPerRow(src: BlockSource, from: number): number {
   for (let start = from; start < src.total && rows < SAMPLE * 4; start += step) {
     const end = Math.min(src.total, start + SAMPLE);
     const sample = src.get(start, end);
-    bytes += Buffer.byteLength(JSON.stringify(sample), "utf8");
+    // TextEncoder, not Node's Buffer: this runs in the task pane's webview.
+    bytes += utf8.encode(JSON.stringify(sample)).length;
     rows += end - start;
   }
   return Math.max(1, Math.ceil((bytes / rows) * 1.05));
