@@ -87,6 +87,10 @@ class PreviewPage {
       $("pane").hidden = false;
       this.frame.focus();
     });
+    $("pane-close").addEventListener("click", () => {
+      $("pane").hidden = true;
+      $("ribbon-open").focus();
+    });
     $("ribbon-refresh-all").addEventListener("click", () => void this.runCommand("refreshAll"));
     $("preview-reset").addEventListener("click", () => {
       sessionStorage.removeItem(SAVED_KEY);

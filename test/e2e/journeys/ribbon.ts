@@ -33,6 +33,9 @@ export const ribbonRefreshAll: Journey = {
 
     const notice = t.page.getByTestId("preview-notice");
     const seq = Number((await notice.getAttribute("data-seq")) ?? "0");
+    // The pane is closed: the command needs no task pane.
+    await t.page.getByTestId("preview-pane-close").click();
+    check(!(await t.page.locator("#taskpane").isVisible()), "the task pane is closed");
     await t.page.getByTestId("ribbon-refresh-all").click();
     await t.attr(notice, "data-seq", (v) => Number(v ?? "0") > seq, 60_000);
     const text = await t.page.getByTestId("preview-notice-text").innerText();
@@ -47,5 +50,7 @@ export const ribbonRefreshAll: Journey = {
     for (let i = 1; i <= 10; i++) after.push((await t.cell(full.address(i, 6))).value);
     check(JSON.stringify(after) !== JSON.stringify(before), "financials values changed after the ribbon refresh");
     await t.screenshot("19-ribbon-refresh-all");
+    await t.page.getByTestId("ribbon-open").click();
+    await t.page.locator("#taskpane").waitFor({ state: "visible" });
   },
 };
