@@ -48,8 +48,11 @@ function hostApi(): PreviewHostApi | undefined {
   }
 }
 
-/** ExcelApi versions the preview claims, following what the emulator implements. */
-const EXCEL_API_VERSION = "1.12";
+/**
+ * ExcelApi version the preview claims: the manifest's minimum (Excel never loads the add-in below it,
+ * so code may assume it), and nothing newer, so checks for later sets take their fallback paths.
+ */
+const EXCEL_API_VERSION = "1.13";
 
 function versionAtMost(asked: string | undefined, supported: string): boolean {
   if (!asked) return true;
