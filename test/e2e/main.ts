@@ -93,6 +93,8 @@ async function main(): Promise<number> {
     });
     console.log(`e2e: ${browserPath} (Chromium ${browser.version()}); add-in at ${files.origin}, service at ${service.url}`);
     const context = await browser.newContext({ viewport: { width: 1360, height: 860 }, locale: "en-US", timezoneId: "UTC" });
+    // "Copy details" writes to the clipboard; the journey reads it back to check what was copied.
+    await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: files.origin });
     // Nothing may come from the internet: a request to any other origin is a bug in the preview.
     const foreign: string[] = [];
     await context.route("**/*", (route) => {

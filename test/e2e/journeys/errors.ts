@@ -57,6 +57,15 @@ export const reportingDisabled: Journey = {
     checkEqual(await t.id("dataset-row").count(), 0, "no datasets listed for globex");
     await t.screenshotPane("11-reporting-disabled");
 
+    // "Forget token" removes exactly that connection's token from this device and keeps the connection.
+    await openTab(t, "connections");
+    const globex = connectionItem(t, "Globex (reference)");
+    await globex.getByTestId("connection-forget-token").click();
+    await t.attr(globex, "data-token", "missing");
+    const stored = await t.frame().evaluate(() => JSON.stringify(Object.entries(localStorage)));
+    check(!stored.includes(GLOBEX_TOKEN), "the forgotten token is gone from the add-in's storage");
+    check(stored.includes(ACME_TOKEN), "the other connection's token is still stored");
+
     await useConnection(t, "Acme (reference)");
     await openTab(t, "datasets");
     await datasetRow(t, "financials").waitFor();
@@ -87,6 +96,9 @@ export const notGeneratedAndBroken: Journey = {
     check(details.includes("timesheets"), `details name the dataset (${details})`);
     check(/\d{4}-\d{2}-\d{2}T\d{2}:\d{2}/.test(details), `details carry the request time (${details})`);
     check(!details.includes(ACME_TOKEN), "details carry no token");
+    await panel.getByTestId("error-copy-details").click();
+    const copied = await t.until("the details on the clipboard", () => t.frame().evaluate(() => navigator.clipboard.readText()));
+    checkEqual(copied.trim(), details.trim(), "what Copy details put on the clipboard");
     checkEqual(await t.sheetNames(), sheetsBefore, "a failed import leaves no sheet behind");
     await t.screenshotPane("13-error-422");
     await panel.getByTestId("error-dismiss").click();

@@ -9,6 +9,7 @@ import { importFinancials, listDatasets } from "./datasets";
 import { accessibility } from "./a11y";
 import { secondEnvironment } from "./environments";
 import { importFormats } from "./formats";
+import { importAtSelection } from "./destination";
 import { notGeneratedAndBroken, reportingDisabled, wrongToken } from "./errors";
 import { previewGrid, previewTaskPane } from "./preview";
 import { importWithPastedQuery } from "./query";
@@ -26,6 +27,7 @@ export const JOURNEYS: Journey[] = [
   refreshUnchanged,
   refreshUpdated,
   importWithPastedQuery,
+  importAtSelection,
   wrongToken,
   reportingDisabled,
   notGeneratedAndBroken,
