@@ -18,12 +18,14 @@ import {
   CalculationMode,
   Cell,
   FilterCriteria,
+  SheetModel,
   SortField,
   TableColumnModel,
   WorkbookModel,
   WorkbookOptions,
 } from "./model";
 import { EmulatedRequestContext } from "./proxies";
+import { CellStore } from "./cells";
 import { CellValue, isCellError, toApiValue } from "./values";
 
 export { EmulatedExcelError, ErrorCodes, isEmulatedError } from "./errors";
@@ -212,6 +214,19 @@ export interface WorkbookFile {
   definedNames: string[];
 }
 
+/** A sheet's cells in row-major order, as the file stores them. */
+function storedCells(s: SheetModel): StoredCell[] {
+  const out: StoredCell[] = [];
+  s.cells.forEach((r, c, cell) => {
+    const stored: StoredCell = { r, c };
+    if (cell.v !== undefined) stored.v = cell.v;
+    if (cell.f !== undefined) stored.f = cell.f;
+    if (cell.nf !== undefined) stored.nf = cell.nf;
+    out.push(stored);
+  });
+  return out;
+}
+
 /** The workbook as a file object ("save"). */
 export function toWorkbookFile(wb: WorkbookModel): WorkbookFile {
   return {
@@ -223,15 +238,7 @@ export function toWorkbookFile(wb: WorkbookModel): WorkbookFile {
     sheets: wb.sheets.map((s) => ({
       id: s.id,
       name: s.name,
-      cells: [...s.cells.entries()]
-        .sort((a, b) => a[0] - b[0])
-        .map(([k, cell]) => {
-          const out: StoredCell = { r: Math.floor(k / MAX_COLUMNS), c: k % MAX_COLUMNS };
-          if (cell.v !== undefined) out.v = cell.v;
-          if (cell.f !== undefined) out.f = cell.f;
-          if (cell.nf !== undefined) out.nf = cell.nf;
-          return out;
-        }),
+      cells: storedCells(s),
       hiddenRows: [...s.hiddenRows].sort((a, b) => a - b),
     })),
     tables: wb.tables.map((t) => ({
@@ -285,7 +292,7 @@ export function loadWorkbook(file: string | WorkbookFile, options: Omit<Workbook
   const wb = new WorkbookModel({ ...options, firstSheetName: null });
   for (const s of data.sheets as unknown[]) {
     if (!isObj(s) || typeof s.id !== "string" || typeof s.name !== "string" || !Array.isArray(s.cells)) fail("a sheet entry is malformed.");
-    const sheet = { id: s.id, name: s.name, cells: new Map<number, Cell>(), hiddenRows: new Set<number>(), autofitCount: 0 };
+    const sheet: SheetModel = { id: s.id, name: s.name, cells: new CellStore(), hiddenRows: new Set<number>(), autofitCount: 0 };
     for (const c of s.cells as unknown[]) {
       if (!isObj(c) || !Number.isInteger(c.r) || !Number.isInteger(c.c)) fail(`a cell on '${s.name}' is malformed.`);
       const r = c.r as number, col = c.c as number;
@@ -303,7 +310,7 @@ export function loadWorkbook(file: string | WorkbookFile, options: Omit<Workbook
         if (typeof c.nf !== "string") fail(`cell ${cellAddress(r, col)} has an invalid number format.`);
         cell.nf = c.nf;
       }
-      sheet.cells.set(r * MAX_COLUMNS + col, cell);
+      sheet.cells.put(r, col, cell);
     }
     if (Array.isArray(s.hiddenRows)) for (const r of s.hiddenRows) if (Number.isInteger(r)) sheet.hiddenRows.add(r as number);
     if (wb.sheetByName(sheet.name)) fail(`duplicate sheet name '${sheet.name}'.`);
@@ -417,11 +424,9 @@ export function snapshot(wb: WorkbookModel): WorkbookSnapshot {
     settingKeys: [...wb.settings.keys()],
     sheets: wb.sheets.map((s) => {
       const used = wb.usedRect(s);
-      const cells = [...s.cells.entries()]
-        .sort((a, b) => a[0] - b[0])
-        .map(([k, cell]) => {
-          const row = Math.floor(k / MAX_COLUMNS);
-          const col = k % MAX_COLUMNS;
+      const stored: Array<[number, number, Cell]> = [];
+      s.cells.forEach((r, c, cell) => stored.push([r, c, cell]));
+      const cells = stored.map(([row, col, cell]) => {
           const v = wb.valueAt(s, row, col);
           return {
             row,

@@ -1,5 +1,6 @@
 /**
- * The workbook state behind the proxies: sheets of sparse cells, tables, settings, names.
+ * The workbook state behind the proxies: sheets of cells (dense rows, see `cells.ts`), tables,
+ * settings, names.
  * Everything here is applied synchronously; the proxies (see `proxies.ts`) queue calls into it and
  * only run them on `context.sync()`. Validation happens before mutation so a failing call changes nothing.
  */
@@ -13,7 +14,6 @@ import {
   looksLikeCellReference,
   parseAddress,
   rectColumns,
-  rectContains,
   rectRows,
   rectsOverlap,
 } from "./address";
@@ -28,28 +28,18 @@ import {
 import { formatCellText } from "./format";
 import { evaluateFormula, translateFormula } from "./formula";
 import { MAX_CELL_TEXT, parseTypedInput } from "./typed-input";
-import { CellError, CellValue, isCellError, toApiValue, valueTypeOf } from "./values";
+import { CellValue, isCellError, toApiValue, valueTypeOf } from "./values";
+import { Cell, CellStore, RowCells, StoredValue } from "./cells";
+
+export type { Cell } from "./cells";
 
 export const GENERAL = "General";
 export const TEXT_FORMAT = "@";
 
-/** One stored cell. Absent fields mean: no value, no formula, number format General. */
-export interface Cell {
-  /** Constant value (absent when the cell is empty or holds a formula). */
-  v?: number | string | boolean | CellError;
-  /** Formula text including the leading `=`. */
-  f?: string;
-  /** Number format when not General. */
-  nf?: string;
-  /** Cached formula result and the calculation generation it belongs to. */
-  cv?: CellValue;
-  cg?: number;
-}
-
 export interface SheetModel {
   id: string;
   name: string;
-  cells: Map<number, Cell>;
+  cells: CellStore;
   /** Rows hidden by a table's auto filter (0-based). */
   hiddenRows: Set<number>;
   /** Number of `format.autofitColumns()` calls applied to ranges of this sheet. */
@@ -188,10 +178,6 @@ function checkCellCount(rect: Rect, what: string): void {
 const TOO_DEEP = Symbol("formula chain too deep");
 const MAX_EVAL_DEPTH = 400;
 
-const key = (r: number, c: number): number => r * MAX_COLUMNS + c;
-const keyRow = (k: number): number => Math.floor(k / MAX_COLUMNS);
-const keyCol = (k: number): number => k % MAX_COLUMNS;
-
 function guid(seq: number, kind: number): string {
   return `{${seq.toString(16).toUpperCase().padStart(8, "0")}-${kind.toString(16).padStart(4, "0")}-4000-8000-000000000000}`;
 }
@@ -319,7 +305,7 @@ export class WorkbookModel {
       finalName = validateSheetName(name);
       if (this.sheetByName(finalName)) throw itemAlreadyExists(`A worksheet named '${finalName}' already exists.`);
     }
-    const sheet: SheetModel = { id: guid(this.nextSeq(), 1), name: finalName, cells: new Map(), hiddenRows: new Set(), autofitCount: 0 };
+    const sheet: SheetModel = { id: guid(this.nextSeq(), 1), name: finalName, cells: new CellStore(), hiddenRows: new Set(), autofitCount: 0 };
     this.sheets.push(sheet);
     if (!this.activeSheetId) this.activeSheetId = sheet.id;
     return sheet;
@@ -371,26 +357,27 @@ export class WorkbookModel {
 
   // ---------- cells ----------
 
+  /** A copy of one stored cell (undefined when it holds nothing); changing the copy changes nothing. */
   getCell(sheet: SheetModel, r: number, c: number): Cell | undefined {
-    return sheet.cells.get(key(r, c));
+    return sheet.cells.get(r, c);
   }
 
-  private cellForWrite(sheet: SheetModel, r: number, c: number): Cell {
-    const k = key(r, c);
-    let cell = sheet.cells.get(k);
-    if (!cell) {
-      cell = {};
-      sheet.cells.set(k, cell);
-    }
-    return cell;
+  /** Replaces a cell's contents with a formula (its value and cached result go). */
+  private putFormula(row: RowCells, c: number, f: string): void {
+    row.setValue(c, undefined);
+    row.setFormula(c, f);
+    row.uncache(c);
   }
 
-  private dropIfEmpty(sheet: SheetModel, r: number, c: number, cell: Cell): void {
-    if (cell.v === undefined && cell.f === undefined && cell.nf === undefined) sheet.cells.delete(key(r, c));
+  /** Replaces a cell's contents with a constant (its formula and cached result go). */
+  private putConstant(row: RowCells, c: number, v: StoredValue | undefined): void {
+    row.setFormula(c, undefined);
+    row.uncache(c);
+    row.setValue(c, v);
   }
 
   numberFormatAt(sheet: SheetModel, r: number, c: number): string {
-    return sheet.cells.get(key(r, c))?.nf ?? GENERAL;
+    return sheet.cells.format(r, c) ?? GENERAL;
   }
 
   /** Evaluated value of a cell (formulas are calculated lazily per calculation generation). */
@@ -406,14 +393,17 @@ export class WorkbookModel {
     this.warming = true;
     try {
       for (const s of this.sheets) {
-        const keys = [...s.cells.entries()].filter(([, cell]) => cell.f !== undefined).map(([k]) => k).sort((a, b) => a - b);
-        for (const k of keys) {
-          try {
-            this.evaluateCell(s, keyRow(k), keyCol(k));
-          } catch (e) {
-            if (e !== TOO_DEEP) throw e;
+        s.cells.forEachRow((r, row) => {
+          if (row.f === null) return;
+          for (let c = 0; c < row.f.length; c++) {
+            if (row.f[c] === undefined) continue;
+            try {
+              this.evaluateCell(s, r, c);
+            } catch (e) {
+              if (e !== TOO_DEEP) throw e;
+            }
           }
-        }
+        });
       }
       return this.evaluateCell(sheet, r, c);
     } catch (e) {
@@ -428,24 +418,23 @@ export class WorkbookModel {
   private warming = false;
 
   private evaluateCell(sheet: SheetModel, r: number, c: number): CellValue {
-    const cell = sheet.cells.get(key(r, c));
-    if (!cell) return null;
-    if (cell.f === undefined) return cell.v ?? null;
-    if (cell.cg === this.calcGeneration || (cell.cg !== undefined && !this.recalculates())) return cell.cv ?? null;
+    const row = sheet.cells.row(r);
+    if (row === undefined) return null;
+    const f = row.f === null ? undefined : row.f[c];
+    if (f === undefined) return row.v[c] ?? null;
+    const cg = row.cg === null ? undefined : row.cg[c];
+    const cv = row.cv === null ? undefined : row.cv[c];
+    if (cg === this.calcGeneration || (cg !== undefined && !this.recalculates())) return cv ?? null;
     if (this.evalDepth >= MAX_EVAL_DEPTH) throw TOO_DEEP;
-    const prevGen = cell.cg;
-    const prevValue = cell.cv;
     // Mark before evaluating so a circular reference reads the stale value instead of recursing forever.
-    cell.cg = this.calcGeneration;
-    cell.cv = cell.cv ?? 0;
+    row.setCached(c, cv ?? 0, this.calcGeneration);
     this.evalDepth++;
     try {
-      const v = evaluateFormula(cell.f, { wb: this, sheet, row: r, col: c });
-      cell.cv = v;
+      const v = evaluateFormula(f, { wb: this, sheet, row: r, col: c });
+      row.setCached(c, v, this.calcGeneration);
       return v;
     } catch (e) {
-      cell.cg = prevGen;
-      cell.cv = prevValue;
+      row.setCached(c, cv, cg);
       throw e;
     } finally {
       this.evalDepth--;
@@ -464,7 +453,7 @@ export class WorkbookModel {
   /** `application.calculate()`: recalculates everything regardless of mode. */
   calculateAll(): void {
     this.calcGeneration++;
-    for (const s of this.sheets) for (const cell of s.cells.values()) if (cell.f !== undefined) cell.cg = undefined;
+    for (const s of this.sheets) s.cells.invalidateAll();
   }
 
   private checkText(s: string): void {
@@ -535,13 +524,31 @@ export class WorkbookModel {
     const at = this.shapeInput(input, rect, prop);
     const rows = rectRows(rect);
     const cols = rectColumns(rect);
-    for (let r = 0; r < rows; r++) for (let c = 0; c < cols; c++) this.validateInput(at(r, c), `Range.${prop}[${r}][${c}]`);
+    // A full-size 2-D array (every large write) is read directly: the same checks as through `at`,
+    // without a closure call and wire conversion per cell per pass.
+    const oneValue = Array.isArray(input) && input.length === 1 && Array.isArray(input[0]) && input[0].length === 1;
+    const grid = Array.isArray(input) && !oneValue ? (input as unknown[][]) : null;
+    if (grid) {
+      for (let r = 0; r < rows; r++) {
+        const src = grid[r];
+        for (let c = 0; c < cols; c++) {
+          const v = src[c];
+          if (typeof v === "string") this.checkText(v);
+          else if (typeof v !== "number" && typeof v !== "boolean" && v !== null) this.validateInput(toWireValue(v), `Range.${prop}[${r}][${c}]`);
+        }
+      }
+    } else {
+      for (let r = 0; r < rows; r++) for (let c = 0; c < cols; c++) this.validateInput(at(r, c), `Range.${prop}[${r}][${c}]`);
+    }
     this.countLossy(input, rect);
     for (let r = 0; r < rows; r++) {
+      const row = sheet.cells.rowForWrite(rect.r0 + r);
+      const src = grid ? grid[r] : null;
       for (let c = 0; c < cols; c++) {
-        const v = at(r, c);
+        let v = src ? src[c] : at(r, c);
+        if (src && typeof v !== "string" && typeof v !== "boolean" && !(typeof v === "number" && Number.isFinite(v))) v = toWireValue(v);
         if (v === null) continue;
-        this.setCellContent(sheet, rect.r0 + r, rect.c0 + c, v as number | string | boolean);
+        this.storeContent(row, rect.c0 + c, v as number | string | boolean);
       }
     }
     this.stats.cellsWritten += rows * cols;
@@ -562,7 +569,7 @@ export class WorkbookModel {
       for (let c = hit.c0; c <= hit.c1; c++) {
         let shared: string | null = null;
         for (let r = hit.r0; r <= hit.r1; r++) {
-          const f = sheet.cells.get(key(r, c))?.f;
+          const f = sheet.cells.formula(r, c);
           const rel = f === undefined ? null : translateFormula(f, body.r0 - r, 0);
           if (rel === null || (shared !== null && rel !== shared)) {
             shared = null;
@@ -574,16 +581,13 @@ export class WorkbookModel {
         let othersEmpty = true;
         for (let r = body.r0; r <= body.r1 && othersEmpty; r++) {
           if (r >= hit.r0 && r <= hit.r1) continue;
-          const cell = sheet.cells.get(key(r, c));
-          if (cell && (cell.v !== undefined || cell.f !== undefined)) othersEmpty = false;
+          if (sheet.cells.value(r, c) !== undefined || sheet.cells.formula(r, c) !== undefined) othersEmpty = false;
         }
         if (!othersEmpty) continue;
         for (let r = body.r0; r <= body.r1; r++) {
           if (r >= hit.r0 && r <= hit.r1) continue;
-          const cell = this.cellForWrite(sheet, r, c);
-          cell.f = translateFormula(shared, r - body.r0, 0);
-          cell.cv = undefined;
-          cell.cg = undefined;
+          // The other cells are empty, so setting the formula replaces nothing else.
+          this.putFormula(sheet.cells.rowForWrite(r), c, translateFormula(shared, r - body.r0, 0));
         }
       }
     }
@@ -591,43 +595,41 @@ export class WorkbookModel {
 
   /** Stores one typed value the way Excel does, honouring a text (`@`) number format. */
   setCellContent(sheet: SheetModel, r: number, c: number, v: number | string | boolean): void {
-    const cell = this.cellForWrite(sheet, r, c);
-    cell.f = undefined;
-    cell.cv = undefined;
-    cell.cg = undefined;
+    this.storeContent(sheet.cells.rowForWrite(r), c, v);
+  }
+
+  private storeContent(row: RowCells, c: number, v: number | string | boolean): void {
     if (typeof v !== "string") {
       // Excel has no negative zero.
-      cell.v = typeof v === "number" && Object.is(v, -0) ? 0 : v;
+      this.putConstant(row, c, v === 0 ? 0 : v);
       return;
     }
-    if (cell.nf === TEXT_FORMAT) {
-      cell.v = v === "" ? undefined : v;
-      this.dropIfEmpty(sheet, r, c, cell);
+    const nf = row.nf === null ? undefined : row.nf[c];
+    if (nf === TEXT_FORMAT) {
+      this.putConstant(row, c, v === "" ? undefined : v);
       return;
     }
     const parsed = parseTypedInput(v, this.currentYear);
     switch (parsed.kind) {
       case "empty":
-        cell.v = undefined;
-        this.dropIfEmpty(sheet, r, c, cell);
+        this.putConstant(row, c, undefined);
         return;
       case "string":
-        cell.v = parsed.value;
+        this.putConstant(row, c, parsed.value);
         return;
       case "boolean":
-        cell.v = parsed.value;
+        this.putConstant(row, c, parsed.value);
         return;
       case "error":
-        cell.v = { error: parsed.value };
+        this.putConstant(row, c, { error: parsed.value });
         return;
       case "formula":
-        cell.v = undefined;
-        cell.f = parsed.formula;
+        this.putFormula(row, c, parsed.formula);
         return;
       case "number":
-        cell.v = parsed.value;
+        this.putConstant(row, c, parsed.value);
         // Excel picks a format for recognised input (dates, percents, ...) only while the cell is General.
-        if (parsed.format !== undefined && (cell.nf === undefined || cell.nf === GENERAL)) cell.nf = parsed.format;
+        if (parsed.format !== undefined && (nf === undefined || nf === GENERAL)) row.setFormat(c, parsed.format);
         return;
     }
   }
@@ -647,12 +649,11 @@ export class WorkbookModel {
       }
     }
     for (let r = 0; r < rows; r++) {
+      const row = sheet.cells.rowForWrite(rect.r0 + r);
       for (let c = 0; c < cols; c++) {
         const v = at(r, c) as string | null;
         if (v === null) continue;
-        const cell = this.cellForWrite(sheet, rect.r0 + r, rect.c0 + c);
-        cell.nf = v === "" || v === GENERAL ? undefined : v;
-        this.dropIfEmpty(sheet, rect.r0 + r, rect.c0 + c, cell);
+        row.setFormat(rect.c0 + c, v === "" || v === GENERAL ? undefined : v);
       }
     }
     this.stats.cellsWritten += rows * cols;
@@ -665,36 +666,19 @@ export class WorkbookModel {
     const contents = applyTo === "All" || applyTo === "Contents";
     const formats = applyTo === "All" || applyTo === "Formats";
     if (!contents && !formats) return;
-    this.forEachStoredCell(sheet, rect, (r, c, cell) => {
-      if (contents) {
-        cell.v = undefined;
-        cell.f = undefined;
-        cell.cv = undefined;
-        cell.cg = undefined;
+    sheet.cells.forEachRow((_, row) => {
+      const end = Math.min(rect.c1 + 1, row.width());
+      for (let c = rect.c0; c < end; c++) {
+        if (contents) this.putConstant(row, c, undefined);
+        if (formats) row.setFormat(c, undefined);
       }
-      if (formats) cell.nf = undefined;
-      this.dropIfEmpty(sheet, r, c, cell);
-    });
+    }, rect.r0, rect.r1);
     this.afterWrite(sheet, rect);
   }
 
-  /** Visits stored cells inside a rectangle, choosing the cheaper of scanning the rectangle or the map. */
+  /** Visits stored cells inside a rectangle in row-major order (the cell passed is a copy). */
   forEachStoredCell(sheet: SheetModel, rect: Rect, fn: (r: number, c: number, cell: Cell) => void): void {
-    const area = rectRows(rect) * rectColumns(rect);
-    if (area <= sheet.cells.size) {
-      for (let r = rect.r0; r <= rect.r1; r++) {
-        for (let c = rect.c0; c <= rect.c1; c++) {
-          const cell = sheet.cells.get(key(r, c));
-          if (cell) fn(r, c, cell);
-        }
-      }
-      return;
-    }
-    for (const [k, cell] of [...sheet.cells]) {
-      const r = keyRow(k);
-      const c = keyCol(k);
-      if (rectContains(rect, r, c)) fn(r, c, cell);
-    }
+    sheet.cells.forEach(fn, rect);
   }
 
   /** Keeps table headers valid after a write and marks formulas stale. */
@@ -716,9 +700,9 @@ export class WorkbookModel {
   /** `Range.formulas`: the formula where there is one, else the constant value. */
   readFormulas(sheet: SheetModel, rect: Rect): Array<Array<number | string | boolean>> {
     return this.readGrid(sheet, rect, (r, c) => {
-      const cell = sheet.cells.get(key(r, c));
-      if (cell?.f !== undefined) return cell.f;
-      return toApiValue(cell?.v ?? null);
+      const f = sheet.cells.formula(r, c);
+      if (f !== undefined) return f;
+      return toApiValue(sheet.cells.value(r, c) ?? null);
     });
   }
   readNumberFormat(sheet: SheetModel, rect: Rect): string[][] {
@@ -750,14 +734,21 @@ export class WorkbookModel {
   /** Bounding rectangle of used cells; `valuesOnly` ignores formatting-only cells and table outlines. */
   usedRect(sheet: SheetModel, valuesOnly = false): Rect | null {
     let r0 = Infinity, c0 = Infinity, r1 = -1, c1 = -1;
-    for (const [k, cell] of sheet.cells) {
-      if (valuesOnly && cell.v === undefined && cell.f === undefined) continue;
-      const r = keyRow(k), c = keyCol(k);
+    sheet.cells.forEachRow((r, row) => {
+      // Only the row's first and last used columns can move the bounds.
+      const width = row.width();
+      const used = (c: number): boolean =>
+        valuesOnly ? row.v[c] !== undefined || (row.f !== null && row.f[c] !== undefined) : row.has(c);
+      let first = -1;
+      for (let c = 0; c < width; c++) if (used(c)) { first = c; break; }
+      if (first < 0) return;
+      let last = first;
+      for (let c = width - 1; c > first; c--) if (used(c)) { last = c; break; }
       if (r < r0) r0 = r;
       if (r > r1) r1 = r;
-      if (c < c0) c0 = c;
-      if (c > c1) c1 = c;
-    }
+      if (first < c0) c0 = first;
+      if (last > c1) c1 = last;
+    });
     if (!valuesOnly) {
       for (const t of this.tables) {
         if (t.sheetId !== sheet.id) continue;
@@ -837,11 +828,7 @@ export class WorkbookModel {
       }
       used.add(name.toLowerCase());
       col.name = name;
-      const cell = this.cellForWrite(sheet, r, c);
-      cell.f = undefined;
-      cell.cv = undefined;
-      cell.cg = undefined;
-      cell.v = name;
+      this.putConstant(sheet.cells.rowForWrite(r), c, name);
     });
   }
 
@@ -884,16 +871,21 @@ export class WorkbookModel {
 
   /** Moves the cells of `rect`'s columns from `rect.r0` downwards one row (for an inserted header row). */
   private shiftDown(sheet: SheetModel, rect: Rect): void {
+    this.moveCells(sheet, { r0: rect.r0, c0: rect.c0, r1: MAX_ROWS - 1, c1: rect.c1 }, 1, 0);
+  }
+
+  /**
+   * Moves every stored cell of `area` by (dr, dc), translating relative references in formulas. Fails
+   * before changing anything when a cell would leave the grid.
+   */
+  private moveCells(sheet: SheetModel, area: Rect, dr: number, dc: number): void {
     const moved: Array<[number, number, Cell]> = [];
-    for (const [k, cell] of sheet.cells) {
-      const r = keyRow(k), c = keyCol(k);
-      if (c >= rect.c0 && c <= rect.c1 && r >= rect.r0) moved.push([r, c, cell]);
-    }
-    if (moved.some(([r]) => r + 1 >= MAX_ROWS)) throw invalidArgument("Cells would be shifted off the worksheet.");
-    for (const [r, c] of moved) sheet.cells.delete(key(r, c));
+    sheet.cells.forEach((r, c, cell) => moved.push([r, c, cell]), area);
+    if (moved.some(([r, c]) => r + dr >= MAX_ROWS || c + dc >= MAX_COLUMNS)) throw invalidArgument("Cells would be shifted off the worksheet.");
+    for (const [r, c] of moved) sheet.cells.take(r, c);
     for (const [r, c, cell] of moved) {
-      if (cell.f !== undefined) cell.f = translateFormula(cell.f, 1, 0);
-      sheet.cells.set(key(r + 1, c), cell);
+      if (cell.f !== undefined) cell.f = translateFormula(cell.f, dr, dc);
+      sheet.cells.put(r + dr, c + dc, cell);
     }
   }
 
@@ -927,7 +919,7 @@ export class WorkbookModel {
     const c = t.rect.c0 + colIndex;
     let shared: string | null = null;
     for (let r = body.r0; r <= body.r1; r++) {
-      const f = sheet.cells.get(key(r, c))?.f;
+      const f = sheet.cells.formula(r, c);
       if (f === undefined) return null;
       const rel = translateFormula(f, body.r0 - r, 0);
       if (shared === null) shared = rel;
@@ -980,13 +972,7 @@ export class WorkbookModel {
     calculated.forEach((f, i) => {
       if (f === null) return;
       const c = t.rect.c0 + i;
-      for (let r = fromRow; r <= toRow; r++) {
-        const cell = this.cellForWrite(sheet, r, c);
-        cell.v = undefined;
-        cell.cv = undefined;
-        cell.cg = undefined;
-        cell.f = translateFormula(f, r - firstBodyRow, 0);
-      }
+      for (let r = fromRow; r <= toRow; r++) this.putFormula(sheet.cells.rowForWrite(r), c, translateFormula(f, r - firstBodyRow, 0));
     });
   }
 
@@ -1018,17 +1004,7 @@ export class WorkbookModel {
       }
     }
     const calculated = t.columns.map((_, i) => this.calculatedFormula(t, i));
-    const moved: Array<[number, number, Cell]> = [];
-    for (const [k, cell] of sheet.cells) {
-      const r = keyRow(k), c = keyCol(k);
-      if (r >= insertRow && c >= t.rect.c0 && c <= t.rect.c1) moved.push([r, c, cell]);
-    }
-    if (moved.some(([r]) => r + count >= MAX_ROWS)) throw invalidArgument("Cells would be shifted off the worksheet.");
-    for (const [r, c] of moved) sheet.cells.delete(key(r, c));
-    for (const [r, c, cell] of moved) {
-      if (cell.f !== undefined) cell.f = translateFormula(cell.f, count, 0);
-      sheet.cells.set(key(r + count, c), cell);
-    }
+    this.moveCells(sheet, below, count, 0);
     t.rect = grown;
     this.fillCalculatedColumns(t, sheet, calculated, body.r0, insertRow, insertRow + count - 1);
     if (Array.isArray(values)) {
@@ -1067,17 +1043,7 @@ export class WorkbookModel {
         throw invalidOperation(`Inserting a column would move part of the table '${other.name}'.`);
       }
     }
-    const moved: Array<[number, number, Cell]> = [];
-    for (const [k, cell] of sheet.cells) {
-      const r = keyRow(k), c = keyCol(k);
-      if (r >= t.rect.r0 && r <= t.rect.r1 && c >= insertCol) moved.push([r, c, cell]);
-    }
-    if (moved.some(([, c]) => c + 1 >= MAX_COLUMNS)) throw invalidArgument("Cells would be shifted off the worksheet.");
-    for (const [r, c] of moved) sheet.cells.delete(key(r, c));
-    for (const [r, c, cell] of moved) {
-      if (cell.f !== undefined) cell.f = translateFormula(cell.f, 0, 1);
-      sheet.cells.set(key(r, c + 1), cell);
-    }
+    this.moveCells(sheet, right, 0, 1);
     const col: TableColumnModel = { id: t.nextColumnId++, name: "" };
     t.columns.splice(at, 0, col);
     t.rect = { ...t.rect, c1: t.rect.c1 + 1 };
@@ -1131,12 +1097,8 @@ export class WorkbookModel {
   private writeTotalsRow(t: TableModel): void {
     const sheet = this.requireSheetId(t.sheetId);
     const r = t.rect.r1;
-    for (let c = t.rect.c0; c <= t.rect.c1; c++) {
-      const cell = this.cellForWrite(sheet, r, c);
-      cell.f = undefined;
-      cell.v = c === t.rect.c0 ? "Total" : undefined;
-      this.dropIfEmpty(sheet, r, c, cell);
-    }
+    const row = sheet.cells.rowForWrite(r);
+    for (let c = t.rect.c0; c <= t.rect.c1; c++) this.putConstant(row, c, c === t.rect.c0 ? "Total" : undefined);
   }
 
   private removeTable(t: TableModel): void {
@@ -1208,23 +1170,21 @@ export class WorkbookModel {
       }
       return 0;
     });
-    const snapshot = new Map<number, Cell>();
+    // Rows of the body taken out (by their old row number), then put back in sorted order.
+    const taken = new Map<number, Array<Cell | undefined>>();
     for (let r = body.r0; r <= body.r1; r++) {
-      for (let c = t.rect.c0; c <= t.rect.c1; c++) {
-        const cell = sheet.cells.get(key(r, c));
-        if (cell) snapshot.set(key(r, c), cell);
-        sheet.cells.delete(key(r, c));
-      }
+      const cells: Array<Cell | undefined> = [];
+      for (let c = t.rect.c0; c <= t.rect.c1; c++) cells.push(sheet.cells.take(r, c));
+      taken.set(r, cells);
     }
     rows.forEach((row, i) => {
       const to = body.r0 + i;
-      for (let c = t.rect.c0; c <= t.rect.c1; c++) {
-        const cell = snapshot.get(key(row.from, c));
-        if (!cell) continue;
+      taken.get(row.from)!.forEach((cell, j) => {
+        if (!cell) return;
         if (cell.f !== undefined) cell.f = translateFormula(cell.f, to - row.from, 0);
         cell.cg = undefined;
-        sheet.cells.set(key(to, c), cell);
-      }
+        sheet.cells.put(to, t.rect.c0 + j, cell);
+      });
     });
     this.invalidateCalculation();
   }

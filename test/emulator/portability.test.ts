@@ -5,7 +5,7 @@
 import * as path from "path";
 import ts from "typescript";
 
-const RUNTIME = ["address", "errors", "format", "formula", "model", "proxies", "typed-input", "values"].map((f) =>
+const RUNTIME = ["address", "cells", "errors", "format", "formula", "model", "proxies", "typed-input", "values"].map((f) =>
   path.join(__dirname, `${f}.ts`),
 );
 
