@@ -49,11 +49,14 @@ class PreviewPage {
   private readonly note = $<HTMLDivElement>("grid-note");
   private readonly frame = $<HTMLIFrameElement>("taskpane");
   private commandFrame: HTMLIFrameElement | null = null;
+  private discarding = false;
 
   readonly host: PreviewHostApi = {
     savedWorkbook: () => sessionStorage.getItem(SAVED_KEY),
     attach: (workbook) => this.attach(workbook),
     saveWorkbook: (serialised) => {
+      // "New workbook" reloads the frame; the old workbook must not come back from its unload.
+      if (this.discarding) return;
       try {
         sessionStorage.setItem(SAVED_KEY, serialised);
       } catch {
@@ -68,8 +71,7 @@ class PreviewPage {
 
   start(): void {
     window.__ppmPreviewHost = this.host;
-    const params = new URLSearchParams(location.search);
-    $("preview-service").textContent = `default service: ${params.get("service") ?? defaultServiceUrl()}`;
+    $("preview-service").textContent = `default service: ${defaultServiceUrl()}`;
     this.frame.src = `preview-taskpane.html${location.search}`;
     this.scroller.addEventListener("scroll", () => this.queueRender());
     this.scroller.addEventListener("keydown", (e) => this.onGridKey(e));
@@ -94,6 +96,7 @@ class PreviewPage {
     $("ribbon-refresh-all").addEventListener("click", () => void this.runCommand("refreshAll"));
     $("preview-reset").addEventListener("click", () => {
       sessionStorage.removeItem(SAVED_KEY);
+      this.discarding = true;
       this.workbook = null;
       this.frame.contentWindow?.location.reload();
     });
@@ -101,11 +104,13 @@ class PreviewPage {
   }
 
   private attach(workbook: PreviewWorkbook): void {
+    this.discarding = false;
     this.unsubscribe?.();
     this.workbook = workbook;
     this.unsubscribe = workbook.onChange(() => this.queueRender());
     this.selection = workbook.selection() ?? { row: 0, col: 0 };
-    this.queueRender();
+    // At once, not on the next frame: from here on the grid shows this workbook and no other.
+    this.render();
   }
 
   /** Coalesces a burst of syncs (a large import) into one redraw per frame. */

@@ -130,12 +130,22 @@ export class E2E {
 
   // ---- the grid ---------------------------------------------------------------------------------
 
+  /**
+   * Lets a redraw the preview has queued (it redraws once per animation frame after workbook
+   * changes) happen before the grid is read, so a read never sees the previous state.
+   */
+  async settled(): Promise<void> {
+    await this.page.evaluate(() => new Promise<void>((resolve) => requestAnimationFrame(() => resolve())));
+  }
+
   /** Name of the active sheet as the grid shows it. */
   async activeSheet(): Promise<string> {
+    await this.settled();
     return (await this.page.getAttribute("#grid", "data-sheet")) ?? "";
   }
 
   async sheetNames(): Promise<string[]> {
+    await this.settled();
     return this.page.$$eval("#tabs [data-sheet]", (els) => els.map((e) => (e as HTMLElement).dataset.sheet ?? ""));
   }
 
@@ -150,6 +160,7 @@ export class E2E {
    * the name box, as a user would (this also selects the cell, which nothing in a journey minds).
    */
   async cell(address: string): Promise<GridCell> {
+    await this.settled();
     const read = () =>
       this.page.evaluate((a) => {
         const td = document.querySelector<HTMLElement>(`#grid td[data-address="${a}"]`);

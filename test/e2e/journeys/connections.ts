@@ -78,6 +78,10 @@ export const addConnection: Journey = {
     checkEqual(await result.getByTestId("connection-company-id").innerText(), "acme", "company id from the manifest");
     checkEqual(await result.getByTestId("connection-dataset-count").innerText(), "6", "dataset count from the manifest");
     await t.screenshotPane("02-connections");
+    // The task pane and the service are on different origins: the browser asked the service first (CORS).
+    const log = await t.requests();
+    check(log.some((r) => r.method === "OPTIONS" && r.status < 300), "a CORS preflight reached the service and was allowed");
+    check(log.some((r) => r.method === "GET" && r.path === "/api/bi/v1/manifest" && r.status === 200), "the manifest was read cross-origin");
 
     // The token lives on this device only: never in the page's URL, never in the workbook.
     const frameUrl = await t.page.evaluate(() => (document.getElementById("taskpane") as HTMLIFrameElement).contentWindow?.location.href ?? "");

@@ -1,4 +1,4 @@
-import { checkEqual, type Journey } from "../harness";
+import { check, checkEqual, type Journey } from "../harness";
 import { openImport, runJob } from "./datasets";
 
 /** "Existing sheet, at the selected cell": the table lands where the user's selection is. */
@@ -22,7 +22,8 @@ export const importAtSelection: Journey = {
     checkEqual(place.firstColumn, 2, "the table starts in column C");
     // The writer's info line takes the selected cell; the header follows right below it.
     checkEqual(place.headerRow, 6, "the header row, under the info line at C5");
-    checkEqual((await t.cell("C5")).value.startsWith("PPM"), true, "the info line is in C5");
+    const info = await t.cell("C5");
+    check(info.value.startsWith("PPM"), `the info line is in C5 (${JSON.stringify(info)})`);
     checkEqual((await t.cell(place.address(0, 0))).value, "project_id", "header's first cell");
     checkEqual((await t.cell(place.address(3, 0))).value, "PRJ-0001", "third data row");
     checkEqual((await t.cell(place.address(4, 0))).type, "empty", "nothing below the three rows");

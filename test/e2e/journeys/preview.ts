@@ -29,6 +29,30 @@ export const previewGrid: Journey = {
     for (const a of ["C3", "C4", "C5", "C6", "C7"]) await t.typeInCell(a, "");
     checkEqual((await t.cell("C5")).type, "empty", "C5 after clearing");
     checkEqual((await t.workbookStats()).cellWrites > 0, true, "typing wrote cells through the Excel API");
+
+    // Reloading the task pane keeps the workbook (as closing the pane does in Excel); "New workbook" empties it.
+    await t.typeInCell("A1", "kept");
+    const reattached = () =>
+      t.page.evaluate(() => {
+        const w = window as unknown as { __ppmPreviewHost: { workbook(): unknown }; __e2eWorkbookBefore?: unknown };
+        return w.__ppmPreviewHost.workbook() !== null && w.__ppmPreviewHost.workbook() !== w.__e2eWorkbookBefore;
+      });
+    await t.page.evaluate(() => {
+      const w = window as unknown as { __ppmPreviewHost: { workbook(): unknown }; __e2eWorkbookBefore?: unknown };
+      w.__e2eWorkbookBefore = w.__ppmPreviewHost.workbook();
+      (document.getElementById("taskpane") as HTMLIFrameElement).contentWindow?.location.reload();
+    });
+    await t.until("the reloaded task pane to attach its workbook", reattached);
+    checkEqual((await t.cell("A1")).value, "kept", "A1 after the task pane reloaded");
+    await t.id("app").waitFor({ state: "attached" });
+    await t.page.evaluate(() => {
+      const w = window as unknown as { __ppmPreviewHost: { workbook(): unknown }; __e2eWorkbookBefore?: unknown };
+      w.__e2eWorkbookBefore = w.__ppmPreviewHost.workbook();
+    });
+    await t.page.getByTestId("preview-reset").click();
+    await t.until("a new workbook to attach", reattached);
+    checkEqual((await t.cell("A1")).type, "empty", "A1 of the new workbook");
+    checkEqual(await t.sheetNames(), ["Sheet1"], "sheets of a new workbook");
   },
 };
 

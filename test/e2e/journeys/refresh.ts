@@ -47,7 +47,7 @@ export const refreshUnchanged: Journey = {
     checkEqual([summary.updated, summary.unchanged, summary.failed], [0, 1, 0], "summary (updated, unchanged, failed)");
     const after = await t.workbookStats();
     checkEqual(after.cellWrites - before.cellWrites, 0, "cells written by an unchanged refresh");
-    const exports = (await t.requests()).filter((r) => r.path.startsWith("/api/bi/v1/financials"));
+    const exports = (await t.requests()).filter((r) => r.method === "GET" && r.path.startsWith("/api/bi/v1/financials"));
     check(exports.length >= 1 && exports.every((r) => r.status === 304), `the service answered 304 (${JSON.stringify(exports)})`);
     await t.screenshotPane("06-refresh-unchanged");
   },
