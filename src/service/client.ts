@@ -9,7 +9,7 @@ import { type Connection, connectionScope, normalizeBaseUrl } from "./connection
 import { CsdlError, parseCsdl, type ServiceMetadata } from "./csdl";
 import { CsvSyntaxError, parseCsvStream } from "./csv";
 import { normalizeCustomFieldForDisplay, validateNumericCustomField } from "./customFields";
-import { BodyShapeError, CsvTableBuilder, parseJsonLossless, tableFromJsonExport, tableFromOData, type MetaInput } from "./dataset";
+import { BodyShapeError, CsvTableBuilder, parseJsonLossless, readBodyText, tableFromJsonExport, tableFromOData, type MetaInput } from "./dataset";
 import { PpmError, isPpmError } from "./errors";
 import { exportGeneration, type ManifestDatasetInfo, type ManifestInfo, readManifest } from "./manifest";
 import { type RequestSpec, type SentRequest, Transport, type TransportOptions } from "./request";
@@ -361,7 +361,7 @@ export class PpmClient {
         onProgress?.(table.rows.length);
         return table;
       }
-      const body = parseJsonLossless(await sent.response.text());
+      const body = parseJsonLossless(await readBodyText(sent.response));
       const table = format === "json" ? tableFromJsonExport(body, meta, entry?.columns) : tableFromOData(body, meta, odataColumns ?? []);
       onProgress?.(table.rows.length);
       return table;

@@ -53,6 +53,39 @@ export function parseJsonLossless(text: string): unknown {
   }
 }
 
+/**
+ * A response body as text, decoded chunk by chunk (UTF-8, invalid bytes replaced, a BOM dropped:
+ * what `Response.text()` does). `text()` first gathers every chunk and then decodes the whole buffer,
+ * so for a moment it holds the body three times (chunks, joined bytes, text); here each chunk is
+ * released once decoded and the peak is the decoded pieces plus the joined text.
+ */
+export async function readBodyText(response: Response): Promise<string> {
+  if (!response.body) return response.text();
+  const reader = response.body.getReader();
+  const decoder = new TextDecoder();
+  const pieces: string[] = [];
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      pieces.push(decoder.decode(value, { stream: true }));
+    }
+    pieces.push(decoder.decode());
+  } finally {
+    reader.releaseLock();
+  }
+  return pieces.length === 1 ? pieces[0] : pieces.join("");
+}
+
+/**
+ * A copy of a string that shares no memory with the text it was cut from. V8 represents a substring
+ * of 13 or more characters as a view on its parent, so one CSV cell kept in the table would keep its
+ * whole decoded chunk alive; shorter substrings are copies already.
+ */
+export function detachString(s: string): string {
+  return s.length < 13 ? s : (JSON.parse(JSON.stringify(s)) as string);
+}
+
 function isObject(v: unknown): v is Record<string, unknown> {
   return !!v && typeof v === "object" && !Array.isArray(v);
 }
@@ -194,7 +227,12 @@ export class CsvTableBuilder {
       throw new BodyShapeError(`record ${recordIndex} has ${fields.length} fields, the header has ${cols.length}`, `record ${recordIndex}`);
     }
     const out: CellValue[] = new Array(cols.length);
-    for (let c = 0; c < cols.length; c++) out[c] = cell(fields[c], cols[c], `record ${recordIndex}, column "${cols[c].name}"`);
+    for (let c = 0; c < cols.length; c++) {
+      const v = cell(fields[c], cols[c], `record ${recordIndex}, column "${cols[c].name}"`);
+      // Numbers, booleans and normalised dates are fresh values; strings kept as received are cut from
+      // the decoded chunk and would keep all of it alive for as long as the table lives.
+      out[c] = typeof v === "string" ? detachString(v) : v;
+    }
     this.rows.push(out);
   }
 

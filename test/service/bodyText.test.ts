@@ -1,0 +1,63 @@
+/**
+ * `readBodyText` replaces `Response.text()` for large JSON bodies (lower peak memory); it must
+ * decode exactly as `text()` does. `detachString` must return an equal string.
+ */
+import fc from "fast-check";
+import { detachString, readBodyText } from "../../src/service/dataset";
+
+/** A Response whose body arrives in the given byte chunks. */
+function chunked(chunks: Uint8Array[]): Response {
+  const stream = new ReadableStream<Uint8Array>({
+    start(controller) {
+      for (const c of chunks) controller.enqueue(c);
+      controller.close();
+    },
+  });
+  return new Response(stream);
+}
+
+function splitAt(bytes: Uint8Array, cuts: number[]): Uint8Array[] {
+  const points = [...new Set(cuts.map((c) => c % (bytes.length + 1)))].sort((a, b) => a - b);
+  const out: Uint8Array[] = [];
+  let from = 0;
+  for (const p of points) {
+    out.push(bytes.slice(from, p));
+    from = p;
+  }
+  out.push(bytes.slice(from));
+  return out;
+}
+
+test("decodes like Response.text() whatever the chunk boundaries (multi-byte characters split, BOM, invalid bytes)", async () => {
+  await fc.assert(
+    fc.asyncProperty(
+      fc.string({ unit: "grapheme", maxLength: 60 }),
+      fc.boolean(),
+      fc.boolean(),
+      fc.array(fc.nat(200), { maxLength: 6 }),
+      async (text, bom, invalid, cuts) => {
+        const encoded = new TextEncoder().encode(text);
+        const bytes = new Uint8Array([...(bom ? [0xef, 0xbb, 0xbf] : []), ...encoded, ...(invalid ? [0xff, 0xc3] : [])]);
+        const expected = await new Response(bytes).text();
+        expect(await readBodyText(chunked(splitAt(bytes, cuts)))).toBe(expected);
+      },
+    ),
+    { numRuns: 200 },
+  );
+});
+
+test("an empty body is the empty string", async () => {
+  expect(await readBodyText(chunked([]))).toBe("");
+  expect(await readBodyText(new Response(null))).toBe("");
+});
+
+test("detachString returns an equal string, long or short", () => {
+  const chunk = "2026-02-02T20:31:55Z,PRJ-0001,Alpha \u00e9 Beta";
+  for (let i = 0; i < chunk.length; i++) {
+    for (let j = i; j <= chunk.length; j++) {
+      const cut = chunk.substring(i, j);
+      expect(detachString(cut)).toBe(cut);
+    }
+  }
+  expect(detachString('quote " and \\ backslash \u2028 line sep')).toBe('quote " and \\ backslash \u2028 line sep');
+});
