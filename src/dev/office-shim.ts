@@ -66,6 +66,22 @@ function versionAtMost(asked: string | undefined, supported: string): boolean {
   return true;
 }
 
+/** Office's "colorful" (default) and "black" theme colours, as `Office.context.officeTheme` reports them. */
+const LIGHT_THEME = {
+  bodyBackgroundColor: "#ffffff",
+  bodyForegroundColor: "#242424",
+  controlBackgroundColor: "#ffffff",
+  controlForegroundColor: "#242424",
+  themeId: "colorful",
+};
+const DARK_THEME = {
+  bodyBackgroundColor: "#292929",
+  bodyForegroundColor: "#ffffff",
+  controlBackgroundColor: "#1f1f1f",
+  controlForegroundColor: "#ffffff",
+  themeId: "black",
+};
+
 function install(): void {
   const host = hostApi();
   const role = document.documentElement.dataset.previewRole ?? "taskpane";
@@ -109,13 +125,8 @@ function install(): void {
       displayLanguage: "en-US",
       contentLanguage: "en-US",
       partitionKey: params.get("partitionKey") ?? host?.partitionKey,
-      officeTheme: {
-        bodyBackgroundColor: "#ffffff",
-        bodyForegroundColor: "#242424",
-        controlBackgroundColor: "#ffffff",
-        controlForegroundColor: "#242424",
-        themeId: "colorful",
-      },
+      // `?theme=dark` gives the colours of Office's dark theme, to try the pane's theme handling.
+      officeTheme: params.get("theme") === "dark" ? DARK_THEME : LIGHT_THEME,
       requirements: {
         isSetSupported(name: string, version?: string): boolean {
           if (name === "ExcelApi") return versionAtMost(version, EXCEL_API_VERSION);
@@ -125,7 +136,8 @@ function install(): void {
       },
       ui: {
         displayDialogAsync(_url: string, _options: unknown, callback?: AsyncCallback): void {
-          // Dialogs are not emulated; say so the way Office does (error 12007-like), never silently.
+          // Dialogs are not emulated. Fail the way Excel on the web does when the browser blocks the
+          // dialog window (12011), so the add-in's own fallback path runs, as it would there.
           callback?.({ status: "failed", error: { code: 12011, message: "Dialogs are not available in the browser preview." } });
         },
         messageParent(message: string): void {

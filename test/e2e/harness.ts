@@ -293,6 +293,12 @@ export class E2E {
     await this.page.screenshot({ path: path.join(this.screenshotDir, `${name}.png`) });
   }
 
+  /** Where a screenshot called `name` goes (for screenshots of other pages than the main one). */
+  screenshotPath(name: string): string {
+    fs.mkdirSync(this.screenshotDir, { recursive: true });
+    return path.join(this.screenshotDir, `${name}.png`);
+  }
+
   /** Saves a screenshot of the task pane alone (for the README's screen-by-screen list). */
   async screenshotPane(name: string): Promise<void> {
     fs.mkdirSync(this.screenshotDir, { recursive: true });

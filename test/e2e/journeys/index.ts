@@ -9,6 +9,7 @@ import { importFinancials, listDatasets } from "./datasets";
 import { accessibility } from "./a11y";
 import { secondEnvironment } from "./environments";
 import { importFormats } from "./formats";
+import { darkTheme } from "./theme";
 import { importAtSelection } from "./destination";
 import { notGeneratedAndBroken, reportingDisabled, wrongToken } from "./errors";
 import { previewGrid, previewTaskPane } from "./preview";
@@ -38,4 +39,5 @@ export const JOURNEYS: Journey[] = [
   recordsWriteBack,
   secondEnvironment,
   accessibility,
+  darkTheme,
 ];
