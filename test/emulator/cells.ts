@@ -31,7 +31,12 @@ export interface Cell {
 export class RowCells {
   v: Array<StoredValue | undefined> = [];
   f: Array<string | undefined> | null = null;
+  /**
+   * Number formats. May be shared with other rows (`nfShared`) after a format was written over a
+   * range: then it is copied before its first change.
+   */
   nf: Array<string | undefined> | null = null;
+  nfShared = false;
   cv: Array<CellValue | undefined> | null = null;
   cg: Array<number | undefined> | null = null;
 
@@ -43,6 +48,14 @@ export class RowCells {
   /** A cell exists when it has a value, a formula or a number format (as a saved file would list it). */
   has(c: number): boolean {
     return this.v[c] !== undefined || (this.f !== null && this.f[c] !== undefined) || (this.nf !== null && this.nf[c] !== undefined);
+  }
+
+  /**
+   * Sizes a fresh row for a write reaching column `end - 1`: an array grown one element at a time
+   * carries V8's growth slack (a third again plus 16 slots), a large share of a 12-column row.
+   */
+  reserve(end: number): void {
+    if (end <= 1024 && this.v.length === 0) this.v = new Array<StoredValue | undefined>(end);
   }
 
   /** Drops the cached formula result of one cell. */
@@ -64,11 +77,20 @@ export class RowCells {
 
   setFormat(c: number, nf: string | undefined): void {
     if (nf === undefined) {
-      if (this.nf !== null && c < this.nf.length) this.nf[c] = undefined;
+      if (this.nf !== null && c < this.nf.length && this.nf[c] !== undefined) this.ownFormats()[c] = undefined;
       return;
     }
     if (this.nf === null) this.nf = [];
-    setAt(this.nf, c, nf);
+    else if (this.nf[c] === nf) return;
+    setAt(this.ownFormats(), c, nf);
+  }
+
+  private ownFormats(): Array<string | undefined> {
+    if (this.nfShared) {
+      this.nf = this.nf!.slice();
+      this.nfShared = false;
+    }
+    return this.nf!;
   }
 
   setValue(c: number, v: StoredValue | undefined): void {
@@ -98,6 +120,35 @@ function setAt<T>(a: Array<T | undefined>, i: number, v: T | undefined): void {
   let n = a.length;
   if (i > n && i - n <= 64) while (n < i) a[n++] = undefined;
   a[i] = v;
+}
+
+/**
+ * Sets one number format on columns `c0..c1` of many rows. Rows whose formats were the same array
+ * before get the same array after, so a format written over a column of 200,000 rows costs one
+ * array per distinct row layout instead of one per row.
+ */
+export class FormatFill {
+  private readonly memo = new Map<Array<string | undefined> | null, Array<string | undefined>>();
+  constructor(
+    private readonly c0: number,
+    private readonly c1: number,
+    private readonly nf: string | undefined,
+  ) {}
+
+  apply(row: RowCells): void {
+    const old = row.nf;
+    let next = this.memo.get(old);
+    if (next === undefined) {
+      next = old === null ? [] : old.slice();
+      for (let c = this.c0; c <= this.c1; c++) {
+        if (this.nf !== undefined) setAt(next, c, this.nf);
+        else if (c < next.length) next[c] = undefined;
+      }
+      this.memo.set(old, next);
+    }
+    row.nf = next;
+    row.nfShared = true;
+  }
 }
 
 /** The cells of one worksheet. Row and column indexes are 0-based. */

@@ -29,7 +29,7 @@ import { formatCellText } from "./format";
 import { evaluateFormula, translateFormula } from "./formula";
 import { MAX_CELL_TEXT, parseTypedInput } from "./typed-input";
 import { CellValue, isCellError, toApiValue, valueTypeOf } from "./values";
-import { Cell, CellStore, RowCells, StoredValue } from "./cells";
+import { Cell, CellStore, FormatFill, RowCells, StoredValue } from "./cells";
 
 export type { Cell } from "./cells";
 
@@ -543,6 +543,7 @@ export class WorkbookModel {
     this.countLossy(input, rect);
     for (let r = 0; r < rows; r++) {
       const row = sheet.cells.rowForWrite(rect.r0 + r);
+      row.reserve(rect.c1 + 1);
       const src = grid ? grid[r] : null;
       for (let c = 0; c < cols; c++) {
         let v = src ? src[c] : at(r, c);
@@ -648,8 +649,16 @@ export class WorkbookModel {
         }
       }
     }
-    for (let r = 0; r < rows; r++) {
+    // One format for the whole range (the documented single-value form): rows share format arrays.
+    const single = !Array.isArray(input) || (input.length === 1 && Array.isArray(input[0]) && input[0].length === 1);
+    const only = single ? (at(0, 0) as string | null) : null;
+    const fill = only !== null ? new FormatFill(rect.c0, rect.c1, only === "" || only === GENERAL ? undefined : only) : null;
+    for (let r = 0; r < rows && !(single && only === null); r++) {
       const row = sheet.cells.rowForWrite(rect.r0 + r);
+      if (fill) {
+        fill.apply(row);
+        continue;
+      }
       for (let c = 0; c < cols; c++) {
         const v = at(r, c) as string | null;
         if (v === null) continue;
