@@ -96,6 +96,15 @@ export class E2E {
     return this.tp.getByTestId(testId);
   }
 
+  /** Waits for an element to be visible; fails with a sentence saying what the user should have seen. */
+  async expectVisible(loc: Locator, what: string, timeoutMs = 15_000): Promise<void> {
+    try {
+      await loc.waitFor({ state: "visible", timeout: timeoutMs });
+    } catch {
+      throw new E2EFailure(`${what} (not shown within ${timeoutMs / 1000} s: ${loc})`);
+    }
+  }
+
   /** Polls `probe` until it returns a truthy value; fails with `what` after `timeoutMs`. */
   async until<T>(what: string, probe: () => Promise<T> | T, timeoutMs = 15_000): Promise<NonNullable<T>> {
     const end = Date.now() + timeoutMs;

@@ -68,8 +68,8 @@ async function main(): Promise<number> {
   let failed = 0;
   try {
     service = await startReferenceService({ port: 0, quiet: true });
-    // A second environment: older feature set (no snapshot routes) and a large financials export.
-    otherService = await startReferenceService({ port: 0, quiet: true, absentGroups: ["snapshot"], datasetRows: { financials: 10_000 } });
+    // A second environment: older feature set (no snapshot or record routes) and a large financials export.
+    otherService = await startReferenceService({ port: 0, quiet: true, absentGroups: ["snapshot", "record"], datasetRows: { financials: 10_000 } });
     const build = await buildAddin(root, outDir, service.url);
     const sizes = Object.entries(build.assets)
       .sort(([a], [b]) => a.localeCompare(b))

@@ -4,11 +4,11 @@ import { datasetRow, openImport, runJob } from "./datasets";
 
 /**
  * A second environment of the same company, side by side with the first: an older feature set
- * without snapshot routes (the Snapshots section hides itself instead of failing) and a
+ * without snapshot and record routes (those sections hide themselves instead of failing) and a
  * 10,000-row export whose import keeps the grid responsive (only the rows in view are drawn).
  */
 export const secondEnvironment: Journey = {
-  name: "environments: a second environment without snapshot routes; a 10,000-row import, grid stays virtualised",
+  name: "environments: a second environment without snapshot routes hides Snapshots; a 10,000-row import, grid stays virtualised",
   async run(t) {
     await openTab(t, "connections");
     await t.id("connection-add").click();
@@ -44,5 +44,20 @@ export const secondEnvironment: Journey = {
     await t.screenshot("21-large-import");
 
     await useConnection(t, "Acme (reference)");
+  },
+};
+
+/** Records, already opened for the first environment, must hide themselves for one without record routes. */
+export const recordsAbsent: Journey = {
+  name: "environments: switching to an environment without record routes hides the Records section",
+  async run(t) {
+    await useConnection(t, "Acme (older environment)");
+    try {
+      await openTab(t, "records");
+      await t.expectVisible(t.id("records-absent"), "the Records section says this environment has no record endpoints");
+      checkEqual(await t.id("records-root").count(), 0, "the records module shown where the record routes are absent");
+    } finally {
+      await useConnection(t, "Acme (reference)");
+    }
   },
 };

@@ -7,7 +7,7 @@ import { cancelImport } from "./cancel";
 import { addConnection } from "./connections";
 import { importFinancials, listDatasets } from "./datasets";
 import { accessibility } from "./a11y";
-import { secondEnvironment } from "./environments";
+import { recordsAbsent, secondEnvironment } from "./environments";
 import { importFormats } from "./formats";
 import { darkTheme } from "./theme";
 import { importAtSelection } from "./destination";
@@ -38,6 +38,7 @@ export const JOURNEYS: Journey[] = [
   importFormats,
   recordsWriteBack,
   secondEnvironment,
+  recordsAbsent,
   accessibility,
   darkTheme,
 ];
