@@ -26,6 +26,11 @@ const SCREENSHOTS = path.join(root, "docs", "screenshots");
 const FAILURES = path.join(root, "test-results", "e2e");
 /** A journey that takes longer than this is stuck; fail it rather than the whole run's time budget. */
 const JOURNEY_TIMEOUT_MS = 90_000;
+/**
+ * When an early journey breaks (say, connections), the later ones each wait out their timeouts;
+ * past this budget the rest are reported as not run, so a broken build fails in minutes, not half an hour.
+ */
+const RUN_BUDGET_MS = 5 * 60_000;
 
 function kb(bytes: number): string {
   return `${(bytes / 1024).toFixed(1)} KiB`;
@@ -133,6 +138,11 @@ async function main(): Promise<number> {
     const words = filter ? filter.split(",").filter((w) => w !== "") : [];
     const journeys: Journey[] = words.length > 0 ? JOURNEYS.filter((j) => words.some((w) => j.name.includes(w))) : JOURNEYS;
     for (const j of journeys) {
+      if (Date.now() - started > RUN_BUDGET_MS) {
+        failed++;
+        console.log(`  FAIL ${j.name}\n       not run: the e2e run exceeded its ${RUN_BUDGET_MS / 60_000}-minute budget`);
+        continue;
+      }
       const t0 = Date.now();
       const errorsBefore = pageErrors.length;
       consoleErrors.length = 0;
