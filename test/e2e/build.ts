@@ -32,10 +32,15 @@ export async function buildAddin(root: string, outDir: string, serviceUrl: strin
     config.output = { ...config.output, path: outDir };
     // Source maps cost build time and the journeys never read them.
     config.devtool = false;
+    const compiler = webpack(config);
+    if (!compiler) throw new Error("webpack did not create a compiler");
     const stats = await new Promise<import("webpack").Stats>((resolve, reject) => {
-      webpack(config, (err, s) => {
-        if (err || !s) reject(err ?? new Error("webpack returned no stats"));
-        else resolve(s);
+      compiler.run((err, s) => {
+        // Closing releases the compiler's caches and file handles before the browser starts.
+        compiler.close(() => {
+          if (err || !s) reject(err ?? new Error("webpack returned no stats"));
+          else resolve(s);
+        });
       });
     });
     if (stats.hasErrors()) {
