@@ -9,6 +9,7 @@ import { type Connection, connectionScope, normalizeBaseUrl } from "./connection
 import { CsdlError, parseCsdl, type ServiceMetadata } from "./csdl";
 import { CsvSyntaxError, parseCsvStream } from "./csv";
 import { normalizeCustomFieldForDisplay, validateNumericCustomField } from "./customFields";
+import { tableFromJsonStream } from "./jsonRows";
 import { BodyShapeError, CsvTableBuilder, parseJsonLossless, readBodyText, tableFromJsonExport, tableFromOData, type MetaInput } from "./dataset";
 import { PpmError, isPpmError } from "./errors";
 import { exportGeneration, type ManifestDatasetInfo, type ManifestInfo, readManifest } from "./manifest";
@@ -358,6 +359,13 @@ export class PpmClient {
           sent.signal,
         );
         const table = builder.finish(meta);
+        onProgress?.(table.rows.length);
+        return table;
+      }
+      if (sent.response.body) {
+        // Rows are parsed and converted batch by batch as the body arrives (see jsonRows.ts).
+        const columns = format === "json" ? entry?.columns : (odataColumns ?? []);
+        const table = await tableFromJsonStream(sent.response.body, format, meta, columns, { signal: sent.signal, onProgress });
         onProgress?.(table.rows.length);
         return table;
       }

@@ -86,7 +86,7 @@ export function detachString(s: string): string {
   return s.length < 13 ? s : (JSON.parse(JSON.stringify(s)) as string);
 }
 
-function isObject(v: unknown): v is Record<string, unknown> {
+export function isObject(v: unknown): v is Record<string, unknown> {
   return !!v && typeof v === "object" && !Array.isArray(v);
 }
 
@@ -99,54 +99,86 @@ function cell(value: unknown, col: Column, path: string): CellValue {
   }
 }
 
+/** OData annotations (`@odata.etag`, `x@odata.type`) are not data columns. */
+export const isODataAnnotation = (k: string): boolean => k.startsWith("@") || k.includes("@odata.");
+
 /**
- * Converts row objects (or arrays aligned with `columns`) into table rows, in place to avoid a
- * second copy of a large export. `skipKey` drops annotation keys (OData `@odata.*`).
+ * Converts row objects (or arrays aligned with the columns) into table rows, batch by batch, so a
+ * large export never exists twice: each source row is released (its slot set to null) as soon as it
+ * is converted. Fields no column describes become extra columns at the end, typed from all their
+ * values once every row has been seen. `skipKey` drops annotation keys (OData `@odata.*`).
  */
-function convertRows(rawRows: unknown[], baseColumns: Column[], rowsPath: string, skipKey: (k: string) => boolean = () => false): { columns: Column[]; rows: CellValue[][] } {
-  const columns = baseColumns.map((c) => ({ ...c }));
-  const index = new Map(columns.map((c, i) => [c.name, i]));
-  const extraNames: string[] = [];
-  // Pass 1: find fields no column describes (so they can be typed from all their values).
-  for (let r = 0; r < rawRows.length; r++) {
-    const raw = rawRows[r];
-    if (isObject(raw)) {
-      for (const k of Object.keys(raw)) {
-        if (!index.has(k) && !skipKey(k)) {
-          index.set(k, columns.length + extraNames.length);
-          extraNames.push(k);
+export class RowConverter {
+  readonly rows: CellValue[][] = [];
+  private readonly columns: Column[];
+  private readonly index: Map<string, number>;
+  private readonly extras: Array<{ name: string; values: unknown[] }> = [];
+
+  constructor(
+    baseColumns: Column[],
+    private readonly rowsPath: string,
+    private readonly skipKey: (k: string) => boolean = () => false,
+  ) {
+    this.columns = baseColumns.map((c) => ({ ...c }));
+    this.index = new Map(this.columns.map((c, i) => [c.name, i]));
+  }
+
+  /** Converts a batch of source rows; their slots in `raws` are set to null. */
+  add(raws: unknown[]): void {
+    const cols = this.columns;
+    const base = cols.length;
+    for (let i = 0; i < raws.length; i++) {
+      const r = this.rows.length;
+      const raw = raws[i];
+      raws[i] = null;
+      const out: CellValue[] = new Array(base);
+      if (Array.isArray(raw)) {
+        if (raw.length !== base) throw new BodyShapeError(`row ${r} has ${raw.length} cells, expected ${base}`, `${this.rowsPath}[${r}]`);
+        for (let c = 0; c < base; c++) out[c] = cell(raw[c], cols[c], `${this.rowsPath}[${r}][${c}]`);
+      } else if (isObject(raw)) {
+        for (let c = 0; c < base; c++) {
+          const name = cols[c].name;
+          out[c] = cell(raw[name], cols[c], `${this.rowsPath}[${r}].${name}`);
         }
+        for (const k of Object.keys(raw)) {
+          let j = this.index.get(k);
+          if (j === undefined) {
+            if (this.skipKey(k)) continue;
+            j = base + this.extras.length;
+            this.index.set(k, j);
+            this.extras.push({ name: k, values: [] });
+          }
+          if (j >= base) this.extras[j - base].values[r] = raw[k];
+        }
+      } else {
+        throw new BodyShapeError(`row ${r} is ${raw === null ? "null" : typeof raw}, not an object`, `${this.rowsPath}[${r}]`);
       }
-    } else if (!Array.isArray(raw)) {
-      throw new BodyShapeError(`row ${r} is ${raw === null ? "null" : typeof raw}, not an object`, `${rowsPath}[${r}]`);
+      this.rows.push(out);
     }
   }
-  for (const name of extraNames) {
-    columns.push({ name, type: inferColumnType(rawRows.map((row) => (isObject(row) ? row[name] : undefined))) });
-  }
-  const rows = rawRows as unknown as CellValue[][];
-  for (let r = 0; r < rawRows.length; r++) {
-    const raw = rawRows[r];
-    const out: CellValue[] = new Array(columns.length);
-    if (Array.isArray(raw)) {
-      if (raw.length !== baseColumns.length) {
-        throw new BodyShapeError(`row ${r} has ${raw.length} cells, expected ${baseColumns.length}`, `${rowsPath}[${r}]`);
-      }
-      for (let c = 0; c < columns.length; c++) out[c] = c < raw.length ? cell(raw[c], columns[c], `${rowsPath}[${r}][${c}]`) : null;
-    } else {
-      const obj = raw as Record<string, unknown>;
-      for (let c = 0; c < columns.length; c++) {
-        const name = columns[c].name;
-        out[c] = cell(obj[name], columns[c], `${rowsPath}[${r}].${name}`);
-      }
+
+  /** The columns (extra ones typed now) and rows; call once, after the last batch. */
+  finish(): { columns: Column[]; rows: CellValue[][] } {
+    const columns = this.columns;
+    for (const extra of this.extras) {
+      const col: Column = { name: extra.name, type: inferColumnType(extra.values) };
+      columns.push(col);
+      for (let r = 0; r < this.rows.length; r++) this.rows[r].push(cell(extra.values[r], col, `${this.rowsPath}[${r}].${extra.name}`));
     }
-    rows[r] = out;
+    this.extras.length = 0;
+    return { columns, rows: this.rows };
   }
-  return { columns, rows };
+}
+
+/** Converts a whole list of source rows (see {@link RowConverter}). */
+function convertRows(rawRows: unknown[], baseColumns: Column[], rowsPath: string, skipKey?: (k: string) => boolean): { columns: Column[]; rows: CellValue[][] } {
+  const converter = new RowConverter(baseColumns, rowsPath, skipKey);
+  converter.add(rawRows);
+  return converter.finish();
 }
 
 /** Column definitions of a JSON export (`{ name, type, nullable }` or bare names); unknown types → text. */
-function columnsFromDefs(defs: unknown, fallback: Column[] | undefined): Column[] {
+export function columnsFromDefs(defs: unknown, fallback: Column[] | undefined): Column[] {
   if (!Array.isArray(defs)) throw new BodyShapeError("`columns` is missing or not a list", "columns");
   const fb = new Map((fallback ?? []).map((c) => [c.name, c]));
   return defs.map((d, i) => {
@@ -174,7 +206,11 @@ export function tableFromJsonExport(body: unknown, meta: MetaInput, manifestColu
   if (body.row_count !== undefined && body.row_count !== null && body.row_count !== body.rows.length) {
     throw new BodyShapeError(`row_count says ${String(body.row_count)} but ${body.rows.length} rows were received`, "row_count");
   }
-  const converted = convertRows(body.rows, columns, "rows");
+  return exportTable(body, convertRows(body.rows, columns, "rows"), meta);
+}
+
+/** The table of a JSON export whose rows are converted (`body` is the envelope: key, schema, dates). */
+export function exportTable(body: Record<string, unknown>, converted: { columns: Column[]; rows: CellValue[][] }, meta: MetaInput): Table {
   return {
     columns: converted.columns,
     rows: converted.rows,
@@ -192,7 +228,7 @@ export function tableFromJsonExport(body: unknown, meta: MetaInput, manifestColu
 export function tableFromOData(body: unknown, meta: MetaInput, columns: Column[]): Table {
   if (!isObject(body)) throw new BodyShapeError("the OData response is not a JSON object", "(root)");
   if (!Array.isArray(body.value)) throw new BodyShapeError("`value` is missing or not a list", "value");
-  const converted = convertRows(body.value, columns, "value", (k) => k.startsWith("@") || k.includes("@odata."));
+  const converted = convertRows(body.value, columns, "value", isODataAnnotation);
   return { columns: converted.columns, rows: converted.rows, meta: { ...meta, kind: "dataset", format: "odata" } };
 }
 

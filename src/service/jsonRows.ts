@@ -1,0 +1,338 @@
+/**
+ * Streaming reader for the two large JSON forms: the export (`{ ..., "rows": [ ... ] }`) and the
+ * OData collection (`{ ..., "value": [ ... ] }`).
+ *
+ * `Response.text()` + `JSON.parse` holds the whole body as text and, at the end of the parse, every
+ * row as an object as well, before the first row is converted: for a 55 MB export that is several
+ * hundred MB at the peak. Here the decoded text is scanned as it arrives; the elements of the rows
+ * array are cut out in batches of about a megabyte, each batch is parsed with `JSON.parse` and
+ * handed over (to be converted and released) before the next is read. Everything outside the rows
+ * array (the "envelope": key, schema, columns, row count) is kept as text and parsed at the end with
+ * an empty rows array in place of the rows, so the whole body is still checked: the batches
+ * are valid JSON values separated by commas, the envelope is valid JSON by itself.
+ */
+import type { Column, Table } from "../table/model";
+import {
+  BodyShapeError,
+  RowConverter,
+  columnsFromDefs,
+  exportTable,
+  isODataAnnotation,
+  isObject,
+  parseJsonLossless,
+  tableFromJsonExport,
+  tableFromOData,
+  type MetaInput,
+} from "./dataset";
+
+/** Characters of row text per parsed batch: big enough that parse calls are few, small next to the body. */
+const BATCH_CHARS = 1 << 20;
+
+const QUOTE = 34;
+const BACKSLASH = 92;
+const COMMA = 44;
+const COLON = 58;
+const OPEN_BRACE = 123;
+const CLOSE_BRACE = 125;
+const OPEN_BRACKET = 91;
+const CLOSE_BRACKET = 93;
+
+function isSpace(ch: number): boolean {
+  return ch === 32 || ch === 10 || ch === 13 || ch === 9;
+}
+
+/** Receives each batch of rows (already parsed), with the envelope text read so far (ends with `[`). */
+export type JsonRowsHandler = (rows: unknown[], envelopeHead: string) => void;
+
+/**
+ * Incremental scanner: `push` decoded text as it arrives, then `end()`, which returns the envelope
+ * (the document with the rows array emptied). Rows are delivered synchronously from `push`.
+ */
+export class JsonRowsScanner {
+  private depth = 0;
+  private inString = false;
+  private escape = false;
+  /** A string at depth 1 where a key is expected is being read as a key. */
+  private expectKey = false;
+  private readingKey = false;
+  private keyText = "";
+  private lastKey: string | null = null;
+  private awaitingValue = false;
+  private inRows = false;
+  private rowsSeen = false;
+  /** An element must follow (a comma was the last thing split at). */
+  private afterSplit = false;
+  private readonly envelope: string[] = [];
+  private readonly batch: string[] = [];
+  private pendingChars = 0;
+  /** Offset in the whole text of the first character of the current batch (for error positions). */
+  private batchOffset = 0;
+  /** Where the rows were cut out of the envelope, and how many characters they spanned. */
+  private gapAt = -1;
+  private gapChars = 0;
+  private envelopeChars = 0;
+  private offset = 0;
+  private rowCount = 0;
+
+  constructor(
+    private readonly arrayKey: string,
+    private readonly onRows: JsonRowsHandler,
+    /** Characters of row text per batch (tests use tiny batches to split everywhere). */
+    private readonly batchChars = BATCH_CHARS,
+  ) {}
+
+  /** Rows delivered so far. */
+  get rows(): number {
+    return this.rowCount;
+  }
+
+  /** True once the rows array was found (and streamed) at the top level of a root object. */
+  get streamed(): boolean {
+    return this.rowsSeen;
+  }
+
+  push(s: string): void {
+    const n = s.length;
+    // Start of the current segment of `s` (envelope or batch text, whichever the scanner is in).
+    let from = 0;
+    for (let i = 0; i < n; i++) {
+      const ch = s.charCodeAt(i);
+      if (this.inString) {
+        if (this.escape) this.escape = false;
+        else if (ch === BACKSLASH) this.escape = true;
+        else if (ch === QUOTE) {
+          this.inString = false;
+          if (this.readingKey) {
+            this.readingKey = false;
+            this.lastKey = this.keyText;
+          }
+        } else if (this.readingKey) this.keyText += s[i];
+        continue;
+      }
+      if (this.inRows) {
+        if (ch === QUOTE) this.inString = true;
+        else if (ch === OPEN_BRACE || ch === OPEN_BRACKET) this.depth++;
+        else if (ch === CLOSE_BRACE || ch === CLOSE_BRACKET) {
+          this.depth--;
+          if (this.depth === 1) {
+            // The rows array closed: the rest of its text is the last batch; `]` is envelope again.
+            this.takeBatch(s, from, i, true);
+            this.inRows = false;
+            this.gapChars = this.offset + i - this.gapAt;
+            from = i;
+          }
+        } else if (ch === COMMA && this.depth === 2 && this.pendingChars + (i - from) >= this.batchChars) {
+          this.takeBatch(s, from, i, false);
+          this.afterSplit = true;
+          from = i + 1;
+          this.batchOffset = this.offset + i + 1;
+        }
+        continue;
+      }
+      if (!this.sawContent && !isSpace(ch)) {
+        this.sawContent = true;
+        this.rootIsObject = ch === OPEN_BRACE;
+      }
+      if (ch === QUOTE) {
+        this.inString = true;
+        if (this.depth === 1 && this.expectKey) {
+          this.readingKey = true;
+          this.keyText = "";
+          this.expectKey = false;
+        }
+        continue;
+      }
+      if (isSpace(ch)) continue;
+      if (this.depth === 1 && this.awaitingValue) {
+        this.awaitingValue = false;
+        if (ch === OPEN_BRACKET && this.lastKey === this.arrayKey && this.rootIsObject) {
+          if (this.rowsSeen) throw new BodyShapeError(`\`${this.arrayKey}\` appears twice in the response`, this.arrayKey);
+          this.rowsSeen = true;
+          this.inRows = true;
+          this.depth = 2;
+          this.envelope.push(s.slice(from, i + 1));
+          this.envelopeChars += i + 1 - from;
+          this.gapAt = this.offset + i + 1;
+          from = i + 1;
+          this.batchOffset = this.gapAt;
+          this.afterSplit = false;
+          continue;
+        }
+      }
+      if (ch === OPEN_BRACE || ch === OPEN_BRACKET) {
+        this.depth++;
+        if (this.depth === 1 && ch === OPEN_BRACE) this.expectKey = true;
+      } else if (ch === CLOSE_BRACE || ch === CLOSE_BRACKET) {
+        this.depth--;
+      } else if (ch === COMMA && this.depth === 1) {
+        this.expectKey = true;
+      } else if (ch === COLON && this.depth === 1) {
+        this.awaitingValue = true;
+      }
+    }
+    if (this.inRows) {
+      if (n > from) {
+        this.batch.push(s.slice(from));
+        this.pendingChars += n - from;
+      }
+    } else if (n > from) {
+      this.envelope.push(s.slice(from));
+      this.envelopeChars += n - from;
+    }
+    this.offset += n;
+  }
+
+  /** Whether the document's first character is `{`: only a root object's rows are streamed. */
+  private rootIsObject = false;
+  private sawContent = false;
+
+  /** Parses the batch text up to `s[to]` (exclusive) and hands the rows over. */
+  private takeBatch(s: string, from: number, to: number, last: boolean): void {
+    if (to > from) this.batch.push(s.slice(from, to));
+    const text = this.batch.length === 1 ? this.batch[0] : this.batch.join("");
+    this.batch.length = 0;
+    this.pendingChars = 0;
+    if (text.trim() === "") {
+      // `[]` is an empty list; `[1,]` is not JSON.
+      if (last && this.afterSplit) throw new BodyShapeError("the response is not valid JSON (a list ends with a comma)", `offset ${this.offset + to}`, "malformed_body");
+      if (!last) throw new BodyShapeError("the response is not valid JSON (a list holds an empty element)", `offset ${this.offset + to}`, "malformed_body");
+      return;
+    }
+    let rows: unknown;
+    try {
+      rows = parseJsonLossless(`[${text}]`);
+    } catch (e) {
+      throw shifted(e, (pos) => this.batchOffset + Math.max(0, pos - 1));
+    }
+    const list = rows as unknown[];
+    this.rowCount += list.length;
+    this.onRows(list, this.envelope.join(""));
+  }
+
+  /** Ends the input; returns the envelope parsed (the rows array, if streamed, is empty in it). */
+  end(): unknown {
+    if (this.inRows || this.inString) {
+      throw new BodyShapeError("the response is not valid JSON (it ends in the middle of a value)", `offset ${this.offset}`, "malformed_body");
+    }
+    const text = this.envelope.join("");
+    this.envelope.length = 0;
+    try {
+      return parseJsonLossless(text);
+    } catch (e) {
+      throw shifted(e, (pos) => (this.gapAt >= 0 && pos >= this.gapAt ? pos + this.gapChars : pos));
+    }
+  }
+
+  /** Characters of envelope text kept (for tests: it must stay small). */
+  get envelopeLength(): number {
+    return this.envelopeChars;
+  }
+}
+
+/** A parse error's `offset N` path moved from the parsed piece's positions to the whole body's. */
+function shifted(e: unknown, map: (pos: number) => number): unknown {
+  if (!(e instanceof BodyShapeError)) return e;
+  const m = /^offset (\d+)$/.exec(e.path);
+  return m ? new BodyShapeError(e.message, `offset ${map(Number(m[1]))}`, e.kind) : e;
+}
+
+/**
+ * Reads a UTF-8 JSON byte stream with {@link JsonRowsScanner}. Decoding is what `Response.text()`
+ * does (invalid bytes replaced, a BOM dropped). Returns the parsed envelope.
+ */
+export async function scanJsonStream(
+  stream: ReadableStream<Uint8Array>,
+  scanner: JsonRowsScanner,
+  signal?: AbortSignal,
+): Promise<unknown> {
+  const reader = stream.getReader();
+  const decoder = new TextDecoder();
+  try {
+    for (;;) {
+      if (signal?.aborted) throw signal.reason ?? new Error("aborted");
+      const { done, value } = await reader.read();
+      if (done) break;
+      scanner.push(decoder.decode(value, { stream: true }));
+    }
+    scanner.push(decoder.decode());
+  } catch (e) {
+    await reader.cancel().catch(() => undefined);
+    throw e;
+  } finally {
+    reader.releaseLock();
+  }
+  return scanner.end();
+}
+
+/** The columns an export declares before its rows, or null when its head does not say (yet). */
+function headColumns(head: string, manifestColumns: Column[] | undefined): Column[] | null {
+  let parsed: unknown;
+  try {
+    // The head ends with the rows array's `[`: closed, it is the export without rows.
+    parsed = parseJsonLossless(`${head}]}`);
+  } catch {
+    return null;
+  }
+  return isObject(parsed) && parsed.columns !== undefined ? columnsFromDefs(parsed.columns, manifestColumns) : null;
+}
+
+/**
+ * Builds a table from a JSON export (`format` json: `columns` are the manifest's, used where the
+ * export's own definitions lack a type) or an OData collection (`format` odata: `columns` from
+ * `$metadata`) read from a byte stream, converting the rows batch by batch as they arrive. The same
+ * table as `tableFromJsonExport` / `tableFromOData` of the parsed body, with a fraction of the peak
+ * memory.
+ *
+ * @throws BodyShapeError for a body that is not JSON or not of the documented shape.
+ */
+export async function tableFromJsonStream(
+  stream: ReadableStream<Uint8Array>,
+  format: "json" | "odata",
+  meta: MetaInput,
+  columns: Column[] | undefined,
+  opts: { signal?: AbortSignal; onProgress?: (rows: number) => void; batchChars?: number } = {},
+): Promise<Table> {
+  const odata = format === "odata";
+  const key = odata ? "value" : "rows";
+  let converter: RowConverter | null = odata ? new RowConverter(columns ?? [], "value", isODataAnnotation) : null;
+  let declared: Column[] | null = null;
+  let headTried = false;
+  // Rows that arrive before the export has declared its columns wait here (unusual key order).
+  let waiting: unknown[][] = [];
+  const scanner = new JsonRowsScanner(key, (rows, head) => {
+    if (!converter && !headTried) {
+      headTried = true;
+      declared = headColumns(head, columns);
+      if (declared) converter = new RowConverter(declared, "rows");
+    }
+    if (!converter) {
+      waiting.push(rows);
+      return;
+    }
+    converter.add(rows);
+    opts.onProgress?.(converter.rows.length);
+  }, opts.batchChars);
+  const body = await scanJsonStream(stream, scanner, opts.signal);
+  // Not a root object with a rows array: the parsed body says what is wrong (or is an odd but
+  // valid spelling), exactly as the non-streaming path would.
+  if (!scanner.streamed) return odata ? tableFromOData(body, meta, columns ?? []) : tableFromJsonExport(body, meta, columns);
+  const rest = (body as Record<string, unknown>)[key];
+  if (!Array.isArray(rest) || rest.length > 0) throw new BodyShapeError(`\`${key}\` appears twice in the response`, key);
+  if (odata) {
+    const converted = converter!.finish();
+    return { columns: converted.columns, rows: converted.rows, meta: { ...meta, kind: "dataset", format: "odata" } };
+  }
+  const envelope = body as Record<string, unknown>;
+  const final = columnsFromDefs(envelope.columns, columns);
+  if (!converter) {
+    converter = new RowConverter(final, "rows");
+    for (const rows of waiting) converter.add(rows);
+    waiting = [];
+  } else if (JSON.stringify(declared) !== JSON.stringify(final)) {
+    throw new BodyShapeError("`columns` appears twice in the export, with different definitions", "columns");
+  }
+  if (envelope.row_count !== undefined && envelope.row_count !== null && envelope.row_count !== scanner.rows) {
+    throw new BodyShapeError(`row_count says ${String(envelope.row_count)} but ${scanner.rows} rows were received`, "row_count");
+  }
+  return exportTable(envelope, converter.finish(), meta);
+}
