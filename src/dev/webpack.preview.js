@@ -4,42 +4,60 @@
 // preview-taskpane.html / preview-commands.html are the add-in's own taskpane.html / commands.html
 // with office.js from the CDN replaced by src/dev/office-shim.ts (the emulator's `Excel` and a small
 // `Office`), so the preview runs the real task pane and ribbon-command bundles without a network.
+// The pages are built from the add-in's own templates (so `webpack serve` rebuilds them when those
+// change) and rewritten just before they are emitted.
 "use strict";
-const fs = require("fs");
-const path = require("path");
 
 const OFFICE_JS = /<script\b[^>]*\bsrc="[^"]*office\.js"[^>]*>\s*<\/script>/gi;
 
-/** The add-in page's HTML with the CDN office.js removed and a role marker for the shim. */
-function withoutOfficeJs(file, role) {
-  return () => {
-    const html = fs.readFileSync(file, "utf8");
-    if (!OFFICE_JS.test(html)) throw new Error(`${file}: expected an office.js <script> to replace in the preview`);
-    OFFICE_JS.lastIndex = 0;
-    return html
-      .replace(OFFICE_JS, "<!-- office.js replaced by the preview's office-shim -->")
-      .replace(/<html\b([^>]*)>/i, `<html$1 data-preview-role="${role}">`);
-  };
+/** The page's HTML with the CDN office.js removed and a role marker for the shim. */
+function rewrite(html, filename, role) {
+  OFFICE_JS.lastIndex = 0;
+  if (!OFFICE_JS.test(html)) throw new Error(`${filename}: expected an office.js <script> to replace in the preview`);
+  OFFICE_JS.lastIndex = 0;
+  return html
+    .replace(OFFICE_JS, "<!-- office.js replaced by the preview's office-shim -->")
+    .replace(/<html\b([^>]*)>/i, `<html$1 data-preview-role="${role}">`);
 }
 
 /**
- * @param {{ root: string, HtmlWebpackPlugin: any }} ctx
+ * @param {{ root?: string, HtmlWebpackPlugin: any }} ctx (root is accepted for symmetry; templates are relative to the build's context)
  * @returns {{ entry: Record<string, string>, plugins: any[] }}
  */
-module.exports = function previewPages({ root, HtmlWebpackPlugin }) {
-  const page = (filename, template, chunks, role) =>
-    new HtmlWebpackPlugin({
-      filename,
-      templateContent: withoutOfficeJs(path.join(root, template), role),
-      chunks,
-      // The shim must define Office/Excel before the add-in bundle runs.
-      chunksSortMode: "manual",
-    });
+module.exports = function previewPages({ HtmlWebpackPlugin }) {
+  const pages = [
+    { filename: "preview-taskpane.html", template: "./src/taskpane/taskpane.html", chunks: ["office-shim", "taskpane"], role: "taskpane" },
+    { filename: "preview-commands.html", template: "./src/commands/commands.html", chunks: ["office-shim", "commands"], role: "commands" },
+  ];
+  const rewriter = {
+    apply(compiler) {
+      compiler.hooks.compilation.tap("PpmPreviewPages", (compilation) => {
+        HtmlWebpackPlugin.getHooks(compilation).beforeEmit.tapAsync("PpmPreviewPages", (data, done) => {
+          const page = pages.find((p) => p.filename === data.outputName);
+          try {
+            if (page) data.html = rewrite(data.html, page.filename, page.role);
+            done(null, data);
+          } catch (err) {
+            done(err);
+          }
+        });
+      });
+    },
+  };
   return {
     entry: { "office-shim": "./src/dev/office-shim.ts" },
     plugins: [
-      page("preview-taskpane.html", "src/taskpane/taskpane.html", ["office-shim", "taskpane"], "taskpane"),
-      page("preview-commands.html", "src/commands/commands.html", ["office-shim", "commands"], "commands"),
+      ...pages.map(
+        (p) =>
+          new HtmlWebpackPlugin({
+            filename: p.filename,
+            template: p.template,
+            chunks: p.chunks,
+            // The shim must define Office/Excel before the add-in bundle runs.
+            chunksSortMode: "manual",
+          }),
+      ),
+      rewriter,
     ],
   };
 };
