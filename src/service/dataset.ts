@@ -239,6 +239,8 @@ export function tableFromOData(body: unknown, meta: MetaInput, columns: Column[]
 export class CsvTableBuilder {
   readonly rows: CellValue[][] = [];
   private columns: Column[] | null = null;
+  /** The last text value seen in each column. */
+  private readonly previous: Array<string | undefined> = [];
 
   constructor(private readonly typed: Column[] | undefined) {}
 
@@ -263,11 +265,16 @@ export class CsvTableBuilder {
       throw new BodyShapeError(`record ${recordIndex} has ${fields.length} fields, the header has ${cols.length}`, `record ${recordIndex}`);
     }
     const out: CellValue[] = new Array(cols.length);
+    const previous = this.previous;
     for (let c = 0; c < cols.length; c++) {
       const v = cell(fields[c], cols[c], `record ${recordIndex}, column "${cols[c].name}"`);
-      // Numbers, booleans and normalised dates are fresh values; strings kept as received are cut from
-      // the decoded chunk and would keep all of it alive for as long as the table lives.
-      out[c] = typeof v === "string" ? detachString(v) : v;
+      if (typeof v !== "string") out[c] = v;
+      // Exports list a project's periods one after another, so a text cell often repeats the one
+      // above it: share that string (as JSON.parse shares short repeated strings).
+      else if (v === previous[c]) out[c] = previous[c] as string;
+      // Strings kept as received are cut from the decoded chunk and would keep all of it alive for
+      // as long as the table lives.
+      else out[c] = previous[c] = detachString(v);
     }
     this.rows.push(out);
   }
