@@ -404,60 +404,89 @@ export function tokenForm(ctx: PaneContext, connectionId: string, onSaved: () =>
   return form;
 }
 
-/** The Records tab: mounts the Records module on first show, with the shell's services. */
+/**
+ * The Records tab. The Records module is mounted once (on first show) and kept; whether it is shown
+ * is decided per active connection, on every show and every connection change, because the record
+ * routes can be absent in one environment and present in another.
+ */
 function mountRecordsTab(panel: HTMLElement, ctx: PaneContext, onShown: (l: (t: TabName) => void) => void, load?: () => Promise<MountRecords>): void {
   const container = h("div", { "data-testid": "records-host" });
+  const moduleHost = h("div", {});
   replace(panel, container);
-  let mounted = false;
-  onShown(async (tab) => {
-    if (tab !== "records" || mounted || !load) return;
-    mounted = true;
+  /** Probe results per connection id: true when the environment has no record routes. */
+  const absent = new Map<string, boolean>();
+  let moduleMounted = false;
+  let visible = false;
+  let generation = 0;
+
+  async function render(): Promise<void> {
+    if (!visible || !load) return;
+    const mine = ++generation;
     try {
       const [mount, engine] = await Promise.all([load(), ctx.engine()]);
       const conn = ctx.activeConnection();
-      if (conn) {
+      if (conn && !absent.has(conn.id)) {
         // Only a missing route hides the section; missing credentials are the module's to explain.
         const probe = await engine.probe(conn).catch(() => null);
-        if (probe?.details.record.state === "absent") {
-          mounted = false;
-          replace(container, h("div", { class: "state-panel", "data-testid": "records-absent" }, h("p", {}, "This environment does not offer the record endpoints, so records are hidden here.")));
-          return;
-        }
+        absent.set(conn.id, probe?.details.record.state === "absent");
       }
-      const rctx: RecordsContext = {
-        getActiveConnection: () => ctx.activeConnection(),
-        onConnectionChange: (l) => {
-          const offs = [ctx.on("active", l), ctx.on("credentials", l), ctx.on("connections", l)];
-          return () => offs.forEach((o) => o());
-        },
-        runExcel: (work) => Excel.run(work),
-        notify: (text) => ctx.status(text),
-        requestTokenUpdate: (id) => ctx.updateToken(id),
-        refreshTables: async (ids) => {
-          const engine = await ctx.engine();
-          const { bindings } = await engine.listBindings();
-          const connections = ctx.store.list();
-          const reports = [];
-          for (const id of ids) {
-            const b = bindings.find((x) => x.id === id);
-            if (!b) continue;
-            const cid = resolveConnectionId(b, connections);
-            const conn = cid ? ctx.store.connection(cid) : null;
-            if (!conn) {
-              reports.push({ bindingId: b.id, tableName: b.tableName, outcome: "failed" as const, rowCount: b.rowCount, failure: { code: "no_connection", message: "No connection on this device for this table." }, warnings: [], binding: b });
-              continue;
-            }
-            reports.push(await engine.refreshOne(b.id, conn, { secrets: ctx.secrets() }));
-          }
-          const s = summarize(reports);
-          ctx.changed("bindings");
-          return { updated: s.updated, unchanged: s.unchanged, failed: s.failed, failures: s.items.filter((i) => i.outcome === "failed").map((i) => `${i.tableName}: ${i.reason}`) };
-        },
-      };
-      mount(container, rctx);
+      if (mine !== generation) return; // a newer render (another connection) took over
+      if (conn && absent.get(conn.id)) {
+        replace(container, h("div", { class: "state-panel", "data-testid": "records-absent" }, h("p", {}, "This environment does not offer the record endpoints, so records are hidden here.")));
+        return;
+      }
+      if (!moduleMounted) {
+        moduleMounted = true;
+        mount(moduleHost, recordsContext());
+      }
+      if (moduleHost.parentElement !== container) replace(container, moduleHost);
     } catch (e) {
-      mounted = false;
+      if (mine !== generation) return;
       replace(container, h("p", { class: "note" }, `The Records section could not be loaded: ${(e as Error).message}`));
     }
+  }
+
+  onShown((tab) => {
+    visible = tab === "records";
+    void render();
   });
+  ctx.on("active", () => void render());
+  ctx.on("connections", () => {
+    absent.clear(); // an edited connection may point at another environment now
+    void render();
+  });
+
+  function recordsContext(): RecordsContext {
+    const rctx: RecordsContext = {
+      getActiveConnection: () => ctx.activeConnection(),
+      onConnectionChange: (l) => {
+        const offs = [ctx.on("active", l), ctx.on("credentials", l), ctx.on("connections", l)];
+        return () => offs.forEach((o) => o());
+      },
+      runExcel: (work) => Excel.run(work),
+      notify: (text) => ctx.status(text),
+      requestTokenUpdate: (id) => ctx.updateToken(id),
+      refreshTables: async (ids) => {
+        const engine = await ctx.engine();
+        const { bindings } = await engine.listBindings();
+        const connections = ctx.store.list();
+        const reports = [];
+        for (const id of ids) {
+          const b = bindings.find((x) => x.id === id);
+          if (!b) continue;
+          const cid = resolveConnectionId(b, connections);
+          const conn = cid ? ctx.store.connection(cid) : null;
+          if (!conn) {
+            reports.push({ bindingId: b.id, tableName: b.tableName, outcome: "failed" as const, rowCount: b.rowCount, failure: { code: "no_connection", message: "No connection on this device for this table." }, warnings: [], binding: b });
+            continue;
+          }
+          reports.push(await engine.refreshOne(b.id, conn, { secrets: ctx.secrets() }));
+        }
+        const s = summarize(reports);
+        ctx.changed("bindings");
+        return { updated: s.updated, unchanged: s.unchanged, failed: s.failed, failures: s.items.filter((i) => i.outcome === "failed").map((i) => `${i.tableName}: ${i.reason}`) };
+      },
+    };
+    return rctx;
+  }
 }
