@@ -28,6 +28,19 @@ export interface PreviewHostApi {
   notify(text: string): void;
   /** Value for `Office.context.partitionKey` (the preview sets one so the prefixing code path runs). */
   partitionKey: string | undefined;
+  /**
+   * Opens an Office dialog (`displayDialogAsync`) as an overlay frame. Returns null when the page
+   * has no preview counterpart (it would need office.js from the CDN), so the caller fails the call.
+   */
+  openDialog(url: string, options: { height?: number; width?: number }): PreviewDialog | null;
+  /** `messageParent` from inside a dialog frame. */
+  dialogMessage(frame: Window, message: string): void;
+}
+
+/** The `Office.Dialog` the preview hands out. */
+export interface PreviewDialog {
+  close(): void;
+  addEventHandler(eventType: string, handler: (arg: unknown) => void): void;
 }
 
 declare global {
@@ -87,17 +100,19 @@ function install(): void {
   const role = document.documentElement.dataset.previewRole ?? "taskpane";
   const params = new URLSearchParams(location.search);
 
-  let workbook: PreviewWorkbook;
+  // A dialog page has no workbook access in Office (no Excel namespace there either).
+  let workbook: PreviewWorkbook | null = null;
   if (role === "commands") {
     // The command runtime acts on the workbook the user sees; without one (page opened on its own)
     // it gets a private empty workbook rather than replacing the grid's.
     workbook = host?.workbook() ?? createPreviewWorkbook(null);
-  } else {
-    workbook = createPreviewWorkbook(host?.savedWorkbook() ?? null);
-    window.__ppmPreviewWorkbook = workbook;
-    host?.attach(workbook, window);
+  } else if (role === "taskpane") {
+    const own = createPreviewWorkbook(host?.savedWorkbook() ?? null);
+    workbook = own;
+    window.__ppmPreviewWorkbook = own;
+    host?.attach(own, window);
     // Keep the workbook when the task pane frame is reloaded, as Excel keeps it when the pane closes.
-    window.addEventListener("pagehide", () => host?.saveWorkbook(workbook.serialise()));
+    window.addEventListener("pagehide", () => host?.saveWorkbook(own.serialise()));
   }
 
   const associated = new Map<string, (event: unknown) => unknown>();
@@ -135,13 +150,21 @@ function install(): void {
         },
       },
       ui: {
-        displayDialogAsync(_url: string, _options: unknown, callback?: AsyncCallback): void {
-          // Dialogs are not emulated. Fail the way Excel on the web does when the browser blocks the
-          // dialog window (12011), so the add-in's own fallback path runs, as it would there.
-          callback?.({ status: "failed", error: { code: 12011, message: "Dialogs are not available in the browser preview." } });
+        displayDialogAsync(url: string, options: { height?: number; width?: number } | undefined, callback?: AsyncCallback): void {
+          // Office answers asynchronously; so does the preview.
+          setTimeout(() => {
+            const dialog = host?.openDialog(url, options ?? {}) ?? null;
+            if (dialog) callback?.({ status: "succeeded", value: dialog });
+            // A page the preview cannot show: fail the way Excel on the web does when the browser
+            // blocks the dialog window (12011), so the add-in's own fallback path runs.
+            else callback?.({ status: "failed", error: { code: 12011, message: "This dialog is not available in the browser preview." } });
+          }, 0);
         },
         messageParent(message: string): void {
-          host?.notify(message);
+          // In a dialog this goes to the page that opened it; elsewhere it has no receiver in Office,
+          // and the preview shows it as a notification so nothing is lost silently.
+          if (role === "dialog") host?.dialogMessage(window, message);
+          else host?.notify(message);
         },
       },
     },
@@ -158,8 +181,10 @@ function install(): void {
 
   const w = window as unknown as Record<string, unknown>;
   w.Office = office;
-  w.Excel = workbook.Excel;
-  if (workbook.OfficeExtension) w.OfficeExtension = workbook.OfficeExtension;
+  if (workbook) {
+    w.Excel = workbook.Excel;
+    if (workbook.OfficeExtension) w.OfficeExtension = workbook.OfficeExtension;
+  }
   /** The preview page invokes ribbon function commands through this. */
   w.__ppmPreviewCommands = {
     names: () => [...associated.keys()],

@@ -12,7 +12,7 @@
  * what Excel would hold rather than formatted text. Large sheets are virtualised: only the rows in
  * view (plus a margin) exist in the DOM; the name box scrolls to any address.
  */
-import type { PreviewHostApi } from "./office-shim";
+import type { PreviewDialog, PreviewHostApi } from "./office-shim";
 import type { PreviewCell, PreviewWorkbook } from "./preview-workbook";
 import { cellAddress, parseA1 } from "./a1";
 
@@ -27,6 +27,9 @@ const MIN_ROWS = 30;
 const MIN_COLS = 10;
 /** Columns beyond this are not drawn (a note says so); no dataset here is that wide. */
 const MAX_DRAWN_COLS = 200;
+
+/** Add-in pages opened as dialogs, and their preview copies (built by src/dev/webpack.preview.js). */
+const PREVIEW_DIALOG_PAGES: Record<string, string> = { "summary.html": "preview-summary.html" };
 
 const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
 
@@ -67,7 +70,10 @@ class PreviewPage {
     workbook: () => this.workbook,
     notify: (text) => this.notify(text),
     partitionKey: "ppm-preview",
+    openDialog: (url, options) => this.openDialog(url, options),
+    dialogMessage: (frame, message) => this.dialogMessage(frame, message),
   };
+  private dialogs: Array<{ frame: HTMLIFrameElement; fire(type: string, arg: unknown): void }> = [];
 
   start(): void {
     window.__ppmPreviewHost = this.host;
@@ -402,6 +408,81 @@ class PreviewPage {
       });
       document.body.appendChild(f);
     });
+  }
+
+  /**
+   * An Office dialog as an overlay frame: the add-in's page (its preview copy, with the shim
+   * instead of the CDN office.js), `messageParent` → "dialogMessageReceived", the overlay's ✕ →
+   * "dialogEventReceived" (12006, the user closed it), `close()` removes it. Sizes are percentages
+   * of the window, as Office's `height`/`width` options are of the screen.
+   */
+  private openDialog(url: string, options: { height?: number; width?: number }): PreviewDialog | null {
+    let target: URL;
+    try {
+      target = new URL(url, location.href);
+    } catch {
+      return null;
+    }
+    const name = target.pathname.split("/").pop() ?? "";
+    const page = PREVIEW_DIALOG_PAGES[name];
+    if (target.origin !== location.origin || !page) return null;
+    target.pathname = target.pathname.replace(/[^/]*$/, page);
+
+    const handlers = new Map<string, Array<(arg: unknown) => void>>();
+    const backdrop = document.createElement("div");
+    backdrop.className = "dialog-backdrop";
+    backdrop.dataset.testid = "preview-dialog";
+    const box = document.createElement("div");
+    box.className = "dialog-box";
+    box.setAttribute("role", "dialog");
+    box.setAttribute("aria-modal", "true");
+    box.setAttribute("aria-label", "Add-in dialog");
+    box.style.width = `max(320px, ${Math.min(100, options.width ?? 50)}vw)`;
+    box.style.height = `max(220px, ${Math.min(100, options.height ?? 50)}vh)`;
+    const title = document.createElement("div");
+    title.className = "dialog-title";
+    const label = document.createElement("span");
+    label.textContent = "PPM for Excel";
+    const close = document.createElement("button");
+    close.type = "button";
+    close.textContent = "✕";
+    close.dataset.testid = "preview-dialog-close";
+    close.setAttribute("aria-label", "Close the dialog");
+    title.append(label, close);
+    const frame = document.createElement("iframe");
+    frame.name = "dialog";
+    frame.title = "Add-in dialog";
+    frame.src = target.href;
+    box.append(title, frame);
+    backdrop.appendChild(box);
+
+    const entry = {
+      frame,
+      fire: (type: string, arg: unknown) => {
+        for (const h of handlers.get(type) ?? []) h(arg);
+      },
+    };
+    const remove = () => {
+      backdrop.remove();
+      this.dialogs = this.dialogs.filter((d) => d !== entry);
+    };
+    close.addEventListener("click", () => {
+      remove();
+      entry.fire("dialogEventReceived", { error: 12006 });
+    });
+    this.dialogs.push(entry);
+    document.body.appendChild(backdrop);
+    return {
+      close: remove,
+      addEventHandler: (type, handler) => {
+        handlers.set(type, [...(handlers.get(type) ?? []), handler]);
+      },
+    };
+  }
+
+  private dialogMessage(frame: Window, message: string): void {
+    const dialog = this.dialogs.find((d) => d.frame.contentWindow === frame);
+    dialog?.fire("dialogMessageReceived", { message, origin: location.origin });
   }
 
   private notify(text: string): void {

@@ -1,8 +1,8 @@
 /* eslint-disable no-undef */
 // Dev-only pages of the browser preview, added to the development build by webpack.config.js.
 //
-// preview-taskpane.html / preview-commands.html are the add-in's own taskpane.html / commands.html
-// with office.js from the CDN replaced by src/dev/office-shim.ts (the emulator's `Excel` and a small
+// preview-taskpane.html / preview-commands.html / preview-summary.html are the add-in's own
+// taskpane.html / commands.html / summary.html (the ribbon command's dialog) with office.js from the CDN replaced by src/dev/office-shim.ts (the emulator's `Excel` and a small
 // `Office`), so the preview runs the real task pane and ribbon-command bundles without a network.
 // The pages are built from the add-in's own templates (so `webpack serve` rebuilds them when those
 // change) and rewritten just before they are emitted.
@@ -28,6 +28,8 @@ module.exports = function previewPages({ HtmlWebpackPlugin }) {
   const pages = [
     { filename: "preview-taskpane.html", template: "./src/taskpane/taskpane.html", chunks: ["office-shim", "taskpane"], role: "taskpane" },
     { filename: "preview-commands.html", template: "./src/commands/commands.html", chunks: ["office-shim", "commands"], role: "commands" },
+    // The ribbon command's summary dialog (a static page with its own inline script).
+    { filename: "preview-summary.html", template: "./src/commands/summary.html", chunks: ["office-shim"], role: "dialog" },
   ];
   const rewriter = {
     apply(compiler) {

@@ -31,14 +31,18 @@ export const ribbonRefreshAll: Journey = {
     for (let i = 1; i <= 10; i++) before.push((await t.cell(full.address(i, 6))).value);
     await t.control("regenerate", { company: "acme", dataset: "financials" });
 
-    const notice = t.page.getByTestId("preview-notice");
-    const seq = Number((await notice.getAttribute("data-seq")) ?? "0");
     // The pane is closed: the command needs no task pane.
     await t.page.getByTestId("preview-pane-close").click();
     check(!(await t.page.locator("#taskpane").isVisible()), "the task pane is closed");
-    await t.page.getByTestId("ribbon-refresh-all").click();
-    await t.attr(notice, "data-seq", (v) => Number(v ?? "0") > seq, 60_000);
-    const text = await t.page.getByTestId("preview-notice-text").innerText();
+    const ribbonButton = t.page.getByTestId("ribbon-refresh-all");
+    await ribbonButton.click();
+    // The command reports in an Office dialog (summary.html), and completes when the user closes it.
+    const dialog = t.page.getByTestId("preview-dialog");
+    await t.expectVisible(dialog, "the command's summary dialog", 60_000);
+    const summary = t.page.frameLocator("[data-testid=preview-dialog] iframe").getByTestId("ribbon-summary");
+    await t.until("the summary text", async () => (await summary.innerText()).trim() !== "");
+    const text = await summary.innerText();
+    check(await ribbonButton.isDisabled(), "the command is still running while its dialog is open");
     const m = /(\d+) updated, (\d+) unchanged, (\d+) failed/.exec(text);
     check(m, `the command reports a summary (${text})`);
     const [updated, unchanged, failed] = [Number(m[1]), Number(m[2]), Number(m[3])];
@@ -50,6 +54,9 @@ export const ribbonRefreshAll: Journey = {
     for (let i = 1; i <= 10; i++) after.push((await t.cell(full.address(i, 6))).value);
     check(JSON.stringify(after) !== JSON.stringify(before), "financials values changed after the ribbon refresh");
     await t.screenshot("19-ribbon-refresh-all");
+    await t.page.frameLocator("[data-testid=preview-dialog] iframe").getByRole("button", { name: "Close" }).click();
+    await dialog.waitFor({ state: "detached" });
+    await t.until("the command to complete", () => ribbonButton.isEnabled());
     await t.page.getByTestId("ribbon-open").click();
     await t.page.locator("#taskpane").waitFor({ state: "visible" });
   },
