@@ -5,7 +5,7 @@
  * `Response.text()` + `JSON.parse` holds the whole body as text and, at the end of the parse, every
  * row as an object as well, before the first row is converted: for a 55 MB export that is several
  * hundred MB at the peak. Here the decoded text is scanned as it arrives; the elements of the rows
- * array are cut out in batches of about a megabyte, each batch is parsed with `JSON.parse` and
+ * array are cut out in small batches (64 K characters), each batch is parsed with `JSON.parse` and
  * handed over (to be converted and released) before the next is read. Everything outside the rows
  * array (the "envelope": key, schema, columns, row count) is kept as text and parsed at the end with
  * an empty rows array in place of the rows, so the whole body is still checked: the batches
@@ -25,8 +25,13 @@ import {
   type MetaInput,
 } from "./dataset";
 
-/** Characters of row text per parsed batch: big enough that parse calls are few, small next to the body. */
-const BATCH_CHARS = 1 << 20;
+/**
+ * Characters of row text per parsed batch (about 230 export rows). Small batches are what keeps the
+ * peak down: a batch's parsed objects die before the young generation is next collected, instead of
+ * piling up in the old generation. Measured at 200,000 rows (55 MB): peak RSS of the read 190 MB with
+ * 64 K batches, 220 MB with 256 K, 280 MB with 1 M, at the same speed.
+ */
+const BATCH_CHARS = 1 << 16;
 
 const QUOTE = 34;
 const BACKSLASH = 92;
