@@ -77,6 +77,9 @@ interface Scenario {
   sinkMs: number;
   sinkPeakRssBytes: number;
   sinkStartRssBytes: number;
+  /** The baseline alone in its own process (bench/scenario.ts --baseline-only). */
+  baselinePeakRssBytes: number;
+  baselineStartRssBytes: number;
 }
 
 function child(argv: string[]): Record<string, unknown> {
@@ -92,7 +95,8 @@ function child(argv: string[]): Record<string, unknown> {
 function runScenario(url: string, rows: number, format: "json" | "csv", refresh: boolean): Scenario {
   const main = child([url, String(rows), format, String(reps), ...(refresh ? ["--refresh"] : [])]);
   const sink = child([url, String(rows), format, String(reps), "--sink"]);
-  return { ...main, ...sink } as unknown as Scenario;
+  const base = child([url, String(rows), format, String(reps), "--baseline-only"]);
+  return { ...main, ...sink, ...base } as unknown as Scenario;
 }
 
 const fmt = (n: number, d = 0) => n.toLocaleString("en-US", { minimumFractionDigits: d, maximumFractionDigits: d });
@@ -140,14 +144,16 @@ async function main(): Promise<void> {
   }
 
   log("");
-  log("Same import into a null workbook (bench/sink.ts: accepts and discards the requests), each in its own process:");
-  log("rows      form  baseline ms  import ms  ratio  peak RSS MB (x body)  RSS growth MB (x body)");
+  log("Same import into a null workbook (bench/sink.ts: accepts and discards the requests), each in its own process;");
+  log("last column: the baseline alone (fetch + JSON.parse / papaparse of the whole body) in a process of its own:");
+  log("rows      form  baseline ms  import ms  ratio  peak RSS MB (x body)  RSS growth MB (x body)  baseline alone: peak RSS MB (x body)");
   for (const r of results) {
     log(
       [
         pad(fmt(r.rows), 8), pad(r.format, 5), pad(fmt(r.baselineMs), 12), pad(fmt(r.sinkMs), 10), pad(fmt(r.sinkMs / r.baselineMs, 2), 6),
         pad(`${fmt(r.sinkPeakRssBytes / MB)} (${fmt(r.sinkPeakRssBytes / r.bodyBytes, 1)})`, 21),
         pad(`${fmt((r.sinkPeakRssBytes - r.sinkStartRssBytes) / MB)} (${fmt((r.sinkPeakRssBytes - r.sinkStartRssBytes) / r.bodyBytes, 1)})`, 23),
+        pad(`${fmt(r.baselinePeakRssBytes / MB)} (${fmt(r.baselinePeakRssBytes / r.bodyBytes, 1)})`, 37),
       ].join(" "),
     );
     if (r.rows === Math.max(...sizes)) {

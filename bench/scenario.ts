@@ -94,6 +94,7 @@ function median(xs: number[]): number {
 
 async function main(): Promise<void> {
   if (flags.includes("--sink")) return sinkOnly();
+  if (flags.includes("--baseline-only")) return baselineOnly();
   // RSS of this process with every module loaded and nothing fetched: Node + tsx + the code itself.
   const startRssBytes = process.memoryUsage().rss;
   // Warm-up: JIT and sockets, not measured.
@@ -169,4 +170,18 @@ async function sinkOnly(): Promise<void> {
     ms.push(await endToEndSink());
   }
   console.log(JSON.stringify({ sinkMs: median(ms), sinkPeakRssBytes: process.resourceUsage().maxRSS * 1024, sinkStartRssBytes: startRssBytes }));
+}
+
+/**
+ * `--baseline-only`: the baseline (fetch + JSON.parse / papaparse) alone in a process, so its own
+ * peak RSS can be set beside the import's: the floor any reader of the whole body sits on.
+ */
+async function baselineOnly(): Promise<void> {
+  const startRssBytes = process.memoryUsage().rss;
+  await baseline();
+  for (let i = 0; i < reps; i++) {
+    global.gc?.();
+    await baseline();
+  }
+  console.log(JSON.stringify({ baselinePeakRssBytes: process.resourceUsage().maxRSS * 1024, baselineStartRssBytes: startRssBytes }));
 }
