@@ -1,6 +1,7 @@
 import { check, checkEqual, type Journey } from "../harness";
 import { ACME_TOKEN, GLOBEX_TOKEN, connectionItem, fillConnectionForm, openTab, useConnection } from "./connections";
 import { datasetRow, openImport } from "./datasets";
+import { refreshAndSummarise } from "./refresh";
 
 /** A wrong stored token: the 401 is explained in place and offers updating exactly that connection's token. */
 export const wrongToken: Journey = {
@@ -103,5 +104,34 @@ export const notGeneratedAndBroken: Journey = {
     await t.screenshotPane("13-error-422");
     await panel.getByTestId("error-dismiss").click();
     await panel.waitFor({ state: "detached" });
+  },
+};
+
+/** A 401 during a refresh is reported per table, leaves the sheet untouched, and offers the token update in place. */
+export const staleTokenOnRefresh: Journey = {
+  name: "errors: refresh with a stale token → tables fail with the reason, sheet untouched → update token in place → retry succeeds",
+  async run(t) {
+    await openTab(t, "connections");
+    const acme = connectionItem(t, "Acme (reference)");
+    await acme.getByTestId("connection-update-token").click();
+    await t.id("token-input").fill("expired-token");
+    await t.id("token-save").click();
+    await t.id("token-form").waitFor({ state: "detached" });
+
+    await openTab(t, "refresh");
+    const writes = (await t.workbookStats()).cellWrites;
+    const failedRun = await refreshAndSummarise(t, () => t.id("refresh-all").click());
+    check(failedRun.failed >= 1 && failedRun.updated === 0, `tables failed, none updated (${JSON.stringify(failedRun)})`);
+    const reasons = failedRun.items.filter((i) => i.outcome === "failed").map((i) => i.reason);
+    check(reasons.every((r) => r.trim() !== "" && !r.includes("expired-token")), `each failure says why, without the token (${reasons.join(" | ")})`);
+    checkEqual((await t.workbookStats()).cellWrites, writes, "cells written by a refresh that was refused");
+
+    const panel = t.id("panel-refresh").getByTestId("error-panel");
+    await t.attr(panel, "data-code", "unauthorized");
+    await panel.getByTestId("error-update-token").click();
+    await t.id("token-input").fill(ACME_TOKEN);
+    const retried = await refreshAndSummarise(t, () => t.id("token-save").click());
+    checkEqual(retried.failed, 0, `failed tables after the token update (${JSON.stringify(retried)})`);
+    check(retried.unchanged + retried.updated >= failedRun.failed, "the tables that failed were refreshed");
   },
 };

@@ -11,7 +11,7 @@ import { recordsAbsent, secondEnvironment } from "./environments";
 import { importFormats } from "./formats";
 import { darkTheme } from "./theme";
 import { importAtSelection } from "./destination";
-import { notGeneratedAndBroken, reportingDisabled, wrongToken } from "./errors";
+import { notGeneratedAndBroken, reportingDisabled, staleTokenOnRefresh, wrongToken } from "./errors";
 import { previewGrid, previewTaskPane } from "./preview";
 import { importWithPastedQuery } from "./query";
 import { recordsWriteBack } from "./records";
@@ -30,6 +30,7 @@ export const JOURNEYS: Journey[] = [
   importWithPastedQuery,
   importAtSelection,
   wrongToken,
+  staleTokenOnRefresh,
   reportingDisabled,
   notGeneratedAndBroken,
   importSnapshots,
