@@ -126,12 +126,24 @@ export const staleTokenOnRefresh: Journey = {
     check(reasons.every((r) => r.trim() !== "" && !r.includes("expired-token")), `each failure says why, without the token (${reasons.join(" | ")})`);
     checkEqual((await t.workbookStats()).cellWrites, writes, "cells written by a refresh that was refused");
 
-    const panel = t.id("panel-refresh").getByTestId("error-panel");
-    await t.attr(panel, "data-code", "unauthorized");
-    await panel.getByTestId("error-update-token").click();
-    await t.id("token-input").fill(ACME_TOKEN);
-    const retried = await refreshAndSummarise(t, () => t.id("token-save").click());
-    checkEqual(retried.failed, 0, `failed tables after the token update (${JSON.stringify(retried)})`);
-    check(retried.unchanged + retried.updated >= failedRun.failed, "the tables that failed were refreshed");
+    try {
+      // One panel per failed table; each offers the update for exactly the connection that failed.
+      const panels = t.id("panel-refresh").getByTestId("error-panel");
+      checkEqual(await panels.count(), failedRun.failed, "error panels, one per failed table");
+      const panel = panels.first();
+      await t.attr(panel, "data-code", "unauthorized");
+      await panel.getByTestId("error-update-token").click();
+      await t.id("token-input").fill(ACME_TOKEN);
+      const retried = await refreshAndSummarise(t, () => t.id("token-save").click());
+      checkEqual(retried.failed, 0, `failed tables after the token update (${JSON.stringify(retried)})`);
+      check(retried.unchanged + retried.updated >= failedRun.failed, "the tables that failed were refreshed");
+    } catch (err) {
+      // Leave the connection usable for the journeys after this one.
+      await openTab(t, "connections");
+      await acme.getByTestId("connection-update-token").click();
+      await t.id("token-input").fill(ACME_TOKEN);
+      await t.id("token-save").click();
+      throw err;
+    }
   },
 };
