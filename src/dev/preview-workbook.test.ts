@@ -148,7 +148,8 @@ describe("name box addresses", () => {
   it("reads A1 addresses, with or without sheet, and refuses the rest", () => {
     expect(parseA1("B7")).toEqual({ row: 6, col: 1 });
     expect(parseA1("b7")).toEqual({ row: 6, col: 1 });
-    expect(parseA1("Sheet1!C3:D4")).toEqual({ row: 2, col: 2 });
+    expect(parseA1("Sheet1!C3:D4")).toEqual({ row: 2, col: 2, sheet: "Sheet1" });
+    expect(parseA1("'My sheet'!A2")).toEqual({ row: 1, col: 0, sheet: "My sheet" });
     expect(parseA1("XFD1048576")).toEqual({ row: 1_048_575, col: 16_383 });
     expect(parseA1("XFE1")).toBeNull();
     expect(parseA1("")).toBeNull();

@@ -295,13 +295,20 @@ class PreviewPage {
 
   private goTo(text: string): void {
     const pos = parseA1(text.trim());
-    if (!pos) {
-      this.nameBox.setCustomValidity("Not an address");
+    const sheets = this.workbook?.sheets() ?? [];
+    const sheet = pos?.sheet === undefined ? undefined : sheets.find((n) => n.toLowerCase() === pos.sheet?.toLowerCase());
+    if (!pos || (pos.sheet !== undefined && !sheet)) {
+      this.nameBox.setCustomValidity(pos ? `There is no sheet named ${pos.sheet}` : "Not an address");
       this.nameBox.reportValidity();
       return;
     }
     this.nameBox.setCustomValidity("");
-    void this.select(pos.row, pos.col).then(() => this.scroller.focus());
+    const go = async () => {
+      if (sheet && sheet !== this.workbook?.activeSheet()) await this.activateSheet(sheet);
+      await this.select(pos.row, pos.col);
+      this.scroller.focus();
+    };
+    void go();
   }
 
   private ensureVisible(row: number): void {

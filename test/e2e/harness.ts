@@ -245,13 +245,21 @@ export class E2E {
     };
   }
 
-  /** Types an address into the name box and presses Enter (selects that cell). */
+  /** Types an address (`C5`, `Sheet1!C5`) into the name box and presses Enter (selects that cell). */
   async goTo(address: string): Promise<void> {
     const box = this.page.getByTestId("preview-name-box");
     await box.fill(address);
     await box.press("Enter");
+    const bang = address.lastIndexOf("!");
+    const cell = bang < 0 ? address : address.slice(bang + 1);
+    const sheet = bang < 0 ? null : address.slice(0, bang).replace(/^'(.*)'$/, "$1").replace(/''/g, "'");
     await this.until(`${address} to be selected`, () =>
-      this.page.evaluate((a) => !!document.querySelector(`#grid td.selected[data-address="${a}"]`), address),
+      this.page.evaluate(
+        ([a, s]) =>
+          !!document.querySelector(`#grid td.selected[data-address="${a}"]`) &&
+          (s === null || document.getElementById("grid")?.dataset.sheet === s),
+        [cell, sheet] as const,
+      ),
     );
   }
 

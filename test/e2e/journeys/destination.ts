@@ -5,8 +5,10 @@ import { openImport, runJob } from "./datasets";
 export const importAtSelection: Journey = {
   name: "import: into an existing sheet at the selected cell (Sheet1!C5), with a builder query ($top)",
   async run(t) {
-    await t.openSheet("Sheet1");
-    await t.goTo("C5");
+    // From another sheet, through the name box with a sheet-qualified address, as in Excel.
+    check((await t.activeSheet()) !== "Sheet1", "another sheet is active before");
+    await t.goTo("Sheet1!C5");
+    checkEqual(await t.activeSheet(), "Sheet1", "the name box switched to Sheet1");
     const sheetsBefore = await t.sheetNames();
     await openImport(t, "financials");
     await t.id("query-paste").fill("");
