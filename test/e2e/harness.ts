@@ -285,9 +285,10 @@ export class E2E {
 
   // ---- the reference service ----------------------------------------------------------------------
 
-  async control(action: string, params: Record<string, string | number> = {}, method = "POST"): Promise<unknown> {
+  /** Calls a control hook of the reference service (the main one unless `serviceUrl` names the other). */
+  async control(action: string, params: Record<string, string | number> = {}, method = "POST", serviceUrl = this.serviceUrl): Promise<unknown> {
     const qs = new URLSearchParams(Object.entries(params).map(([k, v]) => [k, String(v)])).toString();
-    const res = await fetch(`${this.serviceUrl}/__control/${action}${qs ? `?${qs}` : ""}`, { method });
+    const res = await fetch(`${serviceUrl}/__control/${action}${qs ? `?${qs}` : ""}`, { method });
     const body = await res.text();
     if (!res.ok) throw new E2EFailure(`control ${action} answered ${res.status}: ${body}`);
     return body ? JSON.parse(body) : null;

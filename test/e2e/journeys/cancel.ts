@@ -1,4 +1,5 @@
-import { checkEqual, type Journey } from "../harness";
+import { check, checkEqual, type Journey } from "../harness";
+import { useConnection } from "./connections";
 import { openImport, runJob } from "./datasets";
 
 /** A long import shows progress and can be cancelled; nothing half-written stays in the workbook. */
@@ -29,6 +30,40 @@ export const cancelImport: Journey = {
       checkEqual((await t.workbookStats()).cellWrites, writesBefore, "cells written by a cancelled import");
     } finally {
       await t.control("delay", { path: "/api/bi/v1/financials", ms: 0 });
+    }
+  },
+};
+
+/** Cancelling while rows are streaming in: the progress counts rows, and still nothing is written. */
+export const cancelWhileStreaming: Journey = {
+  name: "import: cancel a 10,000-row import while rows stream in (row count shown), nothing written",
+  async run(t) {
+    await useConnection(t, "Acme (older environment)");
+    // The second environment's 10,000-row export, sent slowly in chunks.
+    await t.control("delay", { path: "/api/bi/v1/financials", chunkDelayMs: 400, count: 1 }, "POST", t.otherServiceUrl);
+    try {
+      const sheetsBefore = await t.sheetNames();
+      const writesBefore = (await t.workbookStats()).cellWrites;
+      await openImport(t, "financials");
+      await t.id("query-paste").fill("");
+      let seenRows = 0;
+      await runJob(
+        t,
+        async () => {
+          await t.id("import-start").click();
+          const rows = t.id("progress-rows");
+          seenRows = Number(await t.attr(rows, "data-rows", (v) => Number(v ?? "0") > 0, 30_000));
+          await t.id("progress-cancel").click();
+        },
+        "cancelled",
+      );
+      check(seenRows > 0 && seenRows < 10_000, `rows counted while streaming (${seenRows})`);
+      t.note(`cancelled after ${seenRows.toLocaleString("en-US")} of 10,000 rows had arrived`);
+      checkEqual(await t.sheetNames(), sheetsBefore, "sheets after the cancelled import");
+      checkEqual((await t.workbookStats()).cellWrites, writesBefore, "cells written by the cancelled import");
+    } finally {
+      await t.control("delay", { path: "/api/bi/v1/financials", chunkDelayMs: 0 }, "POST", t.otherServiceUrl);
+      await useConnection(t, "Acme (reference)");
     }
   },
 };

@@ -3,7 +3,7 @@
  * reference service, so each starts from the state the previous one left (as a user's session does).
  */
 import type { Journey } from "../harness";
-import { cancelImport } from "./cancel";
+import { cancelImport, cancelWhileStreaming } from "./cancel";
 import { addConnection } from "./connections";
 import { importFinancials, listDatasets } from "./datasets";
 import { accessibility } from "./a11y";
@@ -40,6 +40,7 @@ export const JOURNEYS: Journey[] = [
   recordsWriteBack,
   secondEnvironment,
   recordsAbsent,
+  cancelWhileStreaming,
   accessibility,
   darkTheme,
 ];
