@@ -44,6 +44,15 @@ export function parseJsonLossless(text: string): unknown {
     // (the IEEE754Compatible convention) never pay for it.
     src = text.replace(BIG_INT_OR_STRING, (m) => (m.charCodeAt(0) === 34 || Number.isSafeInteger(Number(m)) ? m : `"${m}"`));
   }
+  return parseJsonText(src);
+}
+
+/**
+ * `JSON.parse` with the error as a {@link BodyShapeError} (`malformed_body`, path `offset N`). For
+ * text whose integers beyond 2^53 are already quoted (see `jsonRows.ts`); else use
+ * {@link parseJsonLossless}.
+ */
+export function parseJsonText(src: string): unknown {
   try {
     return JSON.parse(src);
   } catch (e) {

@@ -20,6 +20,7 @@ import {
   isODataAnnotation,
   isObject,
   parseJsonLossless,
+  parseJsonText,
   tableFromJsonExport,
   tableFromOData,
   type MetaInput,
@@ -41,6 +42,13 @@ const OPEN_BRACE = 123;
 const CLOSE_BRACE = 125;
 const OPEN_BRACKET = 91;
 const CLOSE_BRACKET = 93;
+const DIGIT_0 = 48;
+const DIGIT_9 = 57;
+const DOT = 46;
+const MINUS = 45;
+const PLUS = 43;
+const LOWER_E = 101;
+const UPPER_E = 69;
 
 function isSpace(ch: number): boolean {
   return ch === 32 || ch === 10 || ch === 13 || ch === 9;
@@ -98,9 +106,12 @@ export class JsonRowsScanner {
 
   push(s: string): void {
     const n = s.length;
-    // Start of the current segment of `s` (envelope or batch text, whichever the scanner is in).
-    let from = 0;
+    this.from = 0;
     for (let i = 0; i < n; i++) {
+      if (this.inRows) {
+        i = this.scanRows(s, i) - 1;
+        continue;
+      }
       const ch = s.charCodeAt(i);
       if (this.inString) {
         if (this.escape) this.escape = false;
@@ -112,26 +123,6 @@ export class JsonRowsScanner {
             this.lastKey = this.keyText;
           }
         } else if (this.readingKey) this.keyText += s[i];
-        continue;
-      }
-      if (this.inRows) {
-        if (ch === QUOTE) this.inString = true;
-        else if (ch === OPEN_BRACE || ch === OPEN_BRACKET) this.depth++;
-        else if (ch === CLOSE_BRACE || ch === CLOSE_BRACKET) {
-          this.depth--;
-          if (this.depth === 1) {
-            // The rows array closed: the rest of its text is the last batch; `]` is envelope again.
-            this.takeBatch(s, from, i, true);
-            this.inRows = false;
-            this.gapChars = this.offset + i - this.gapAt;
-            from = i;
-          }
-        } else if (ch === COMMA && this.depth === 2 && this.pendingChars + (i - from) >= this.batchChars) {
-          this.takeBatch(s, from, i, false);
-          this.afterSplit = true;
-          from = i + 1;
-          this.batchOffset = this.offset + i + 1;
-        }
         continue;
       }
       if (!this.sawContent && !isSpace(ch)) {
@@ -155,10 +146,10 @@ export class JsonRowsScanner {
           this.rowsSeen = true;
           this.inRows = true;
           this.depth = 2;
-          this.envelope.push(s.slice(from, i + 1));
-          this.envelopeChars += i + 1 - from;
+          this.envelope.push(s.slice(this.from, i + 1));
+          this.envelopeChars += i + 1 - this.from;
           this.gapAt = this.offset + i + 1;
-          from = i + 1;
+          this.from = i + 1;
           this.batchOffset = this.gapAt;
           this.afterSplit = false;
           continue;
@@ -175,6 +166,16 @@ export class JsonRowsScanner {
         this.awaitingValue = true;
       }
     }
+    if (this.run > 0) {
+      // A number running on into the next piece: keep its digits so far.
+      this.runHead = this.runFrom >= 0 ? s.slice(this.runFrom) : this.runHead + s;
+      this.runFrom = -1;
+    }
+    if (n > 0) {
+      this.prev2 = n > 1 ? s.charCodeAt(n - 2) : this.prev1;
+      this.prev1 = s.charCodeAt(n - 1);
+    }
+    const from = this.from;
     if (this.inRows) {
       if (n > from) {
         this.batch.push(s.slice(from));
@@ -185,6 +186,133 @@ export class JsonRowsScanner {
       this.envelopeChars += n - from;
     }
     this.offset += n;
+  }
+
+  /**
+   * Scans rows text from `s[i]` until the piece ends or the rows array closes; returns where it
+   * stopped (just after the closing `]`, which belongs to the envelope). The hot loop of the reader:
+   * state lives in locals, strings and digit runs are skipped in tight inner loops.
+   */
+  private scanRows(s: string, i: number): number {
+    const n = s.length;
+    let depth = this.depth;
+    let inString = this.inString;
+    let escape = this.escape;
+    let run = this.run;
+    while (i < n) {
+      if (inString) {
+        if (escape) {
+          escape = false;
+          i++;
+        }
+        while (i < n) {
+          const c = s.charCodeAt(i);
+          if (c === BACKSLASH) {
+            if (i + 1 < n) {
+              i += 2;
+              continue;
+            }
+            escape = true;
+            i = n;
+            break;
+          }
+          i++;
+          if (c === QUOTE) {
+            inString = false;
+            break;
+          }
+        }
+        continue;
+      }
+      const ch = s.charCodeAt(i);
+      if (ch >= DIGIT_0 && ch <= DIGIT_9) {
+        if (run === 0) this.startRun(s, i);
+        let j = i + 1;
+        while (j < n) {
+          const c = s.charCodeAt(j);
+          if (c < DIGIT_0 || c > DIGIT_9) break;
+          j++;
+        }
+        run += j - i;
+        i = j;
+        continue;
+      }
+      if (run > 0) {
+        this.run = run;
+        this.endRun(s, i, ch);
+        run = 0;
+      }
+      if (ch === QUOTE) inString = true;
+      else if (ch === OPEN_BRACE || ch === OPEN_BRACKET) depth++;
+      else if (ch === CLOSE_BRACE || ch === CLOSE_BRACKET) {
+        depth--;
+        if (depth === 1) {
+          // The rows array closed: the rest of its text is the last batch; `]` is envelope again.
+          this.depth = 1;
+          this.inString = false;
+          this.escape = false;
+          this.run = 0;
+          this.takeBatch(s, this.from, i, true);
+          this.inRows = false;
+          this.gapChars = this.offset + i - this.gapAt;
+          this.from = i;
+          return i + 1;
+        }
+      } else if (ch === COMMA && depth === 2 && this.pendingChars + (i - this.from) >= this.batchChars) {
+        this.takeBatch(s, this.from, i, false);
+        this.afterSplit = true;
+        this.from = i + 1;
+        this.batchOffset = this.offset + i + 1;
+      }
+      i++;
+    }
+    this.depth = depth;
+    this.inString = inString;
+    this.escape = escape;
+    this.run = run;
+    return i;
+  }
+
+  /** Start in the current piece of the text not yet added to the envelope or the batch. */
+  private from = 0;
+  /** Digits in the current run of digits outside strings in the rows (0: not in one). */
+  private run = 0;
+  /** Where the run started in the current piece (-1: in an earlier piece; its digits are in runHead). */
+  private runFrom = -1;
+  private runHead = "";
+  private runStart = 0;
+  /** Character before the run, and the one before that (the run may start a piece). */
+  private runPrev1 = 0;
+  private runPrev2 = 0;
+  /** Last two characters of the pieces pushed so far. */
+  private prev1 = 0;
+  private prev2 = 0;
+  /** Offsets in the whole text where a quote goes in (around integers beyond 2^53), in order. */
+  private quotes: number[] = [];
+
+  private startRun(s: string, i: number): void {
+    this.runFrom = i;
+    this.runHead = "";
+    this.runStart = this.offset + i;
+    this.runPrev1 = i >= 1 ? s.charCodeAt(i - 1) : this.prev1;
+    this.runPrev2 = i >= 2 ? s.charCodeAt(i - 2) : i === 1 ? this.prev1 : this.prev2;
+  }
+
+  /**
+   * A run of digits ended at `s[i]` (= `ch`). An integer literal of 16+ digits that a double cannot
+   * hold exactly is quoted, as `parseJsonLossless` does (same rule: not part of a fraction or an
+   * exponent), so the batch can go straight to `JSON.parse` with no regular-expression pass.
+   */
+  private endRun(s: string, i: number, ch: number): void {
+    const digits = this.run;
+    this.run = 0;
+    if (digits < 16 || ch === DOT || ch === LOWER_E || ch === UPPER_E) return;
+    const negative = this.runPrev1 === MINUS;
+    const before = negative ? this.runPrev2 : this.runPrev1;
+    if (before === DOT || before === LOWER_E || before === UPPER_E || before === PLUS || before === MINUS || (before >= DIGIT_0 && before <= DIGIT_9)) return;
+    const text = this.runFrom >= 0 ? s.slice(this.runFrom, i) : this.runHead + s.slice(0, i);
+    if (Number.isSafeInteger(Number(text))) return;
+    this.quotes.push(this.runStart - (negative ? 1 : 0), this.offset + i);
   }
 
   /** Whether the document's first character is `{`: only a root object's rows are streamed. */
@@ -203,11 +331,28 @@ export class JsonRowsScanner {
       if (!last) throw new BodyShapeError("the response is not valid JSON (a list holds an empty element)", `offset ${this.offset + to}`, "malformed_body");
       return;
     }
+    // Quote the integers beyond 2^53 found while scanning (offsets in the whole text).
+    const inserted: number[] = [];
+    let src = text;
+    if (this.quotes.length > 0) {
+      const parts: string[] = [];
+      let last = 0;
+      for (const q of this.quotes) {
+        const at = q - this.batchOffset;
+        parts.push(text.slice(last, at));
+        inserted.push(at + inserted.length);
+        last = at;
+      }
+      parts.push(text.slice(last));
+      src = parts.join('"');
+      this.quotes.length = 0;
+    }
     let rows: unknown;
     try {
-      rows = parseJsonLossless(`[${text}]`);
+      rows = parseJsonText(`[${src}]`);
     } catch (e) {
-      throw shifted(e, (pos) => this.batchOffset + Math.max(0, pos - 1));
+      // Back from a position in "[" + src to one in the whole body.
+      throw shifted(e, (pos) => this.batchOffset + Math.max(0, pos - 1 - inserted.filter((q) => q < pos - 1).length));
     }
     const list = rows as unknown[];
     this.rowCount += list.length;
