@@ -93,10 +93,12 @@ class PreviewPage {
     });
     $("ribbon-open").addEventListener("click", () => {
       $("pane").hidden = false;
+      document.body.classList.remove("pane-closed");
       this.frame.focus();
     });
     $("pane-close").addEventListener("click", () => {
       $("pane").hidden = true;
+      document.body.classList.add("pane-closed");
       $("ribbon-open").focus();
     });
     $("ribbon-refresh-all").addEventListener("click", () => void this.runCommand("refreshAll"));
