@@ -7,8 +7,8 @@
  * 4. opens preview.html in Chromium and runs the journeys in order, each through the real UI;
  * 5. prints one line per journey and closes with `e2e: N passed, M failed` alone on a line.
  *
- * Screenshots of the main states go to docs/screenshots/ (the README shows them) when the journey
- * that took them passed; a failing journey leaves a screenshot in test-results/e2e/ instead.
+ * Screenshots of the main states are kept when the journey that took them passed (see SCREENSHOTS:
+ * docs/screenshots/ with PPM_UPDATE_SCREENSHOTS=1); a failing journey leaves one in test-results/e2e/.
  * Usage: `node test/e2e/run.js [word,word]` runs only journeys whose name contains one of the words.
  */
 import * as fs from "fs";
@@ -22,7 +22,13 @@ import { JOURNEYS } from "./journeys";
 import { startStaticServer, type StaticServer } from "./static-server";
 
 const root = path.resolve(__dirname, "..", "..");
-const SCREENSHOTS = path.join(root, "docs", "screenshots");
+/**
+ * Screenshots of passed journeys go to test-results/e2e/screenshots; with PPM_UPDATE_SCREENSHOTS=1
+ * they replace the README's copies in docs/screenshots (so a plain `npm test` leaves the tree clean).
+ */
+const SCREENSHOTS = process.env.PPM_UPDATE_SCREENSHOTS === "1"
+  ? path.join(root, "docs", "screenshots")
+  : path.join(root, "test-results", "e2e", "screenshots");
 const FAILURES = path.join(root, "test-results", "e2e");
 /** A journey that takes longer than this is stuck; fail it rather than the whole run's time budget. */
 const JOURNEY_TIMEOUT_MS = 90_000;
