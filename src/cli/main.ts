@@ -307,6 +307,20 @@ async function doctor(p: Parsed, io: CliIo): Promise<number> {
             ? `validators readable by the add-in (checked on ${cors.checkedDataset})`
             : `not exposed: ${cors.missingExposedHeaders.join(", ")}; refresh falls back to the manifest's generation times`,
     });
+    if (cors.recordPreflightOk !== undefined) {
+      // Records are optional: a failed record preflight is a warning, not a failed verdict.
+      const missing = [
+        ...(cors.recordMissingRequestHeaders?.length ? [`headers not allowed: ${cors.recordMissingRequestHeaders.join(", ")}`] : []),
+        ...(cors.recordMissingMethods?.length ? [`methods not allowed: ${cors.recordMissingMethods.join(", ")}`] : []),
+      ];
+      add({
+        check: "CORS preflight (records)",
+        result: cors.recordPreflightOk ? "ok" : "warn",
+        detail: cors.recordPreflightOk
+          ? `origin ${origin} may read and write projects and proposals`
+          : `origin ${origin}: ${missing.length ? missing.join("; ") : "preflight of PUT /api/v1/project refused"}; record reads and writes would fail in the add-in`,
+      });
+    }
   }
   const failed = checks.find((c) => c.result === "FAIL");
   if (p.values.json) io.stdout(`${JSON.stringify({ ok: !failed, checks }, null, 2)}\n`);
@@ -467,7 +481,9 @@ export function main(argv: string[] = process.argv.slice(2)): void {
       process.exitCode = code;
     },
     (e: unknown) => {
-      process.stderr.write(`error: ${e instanceof Error ? e.message : String(e)}\n`);
+      // Last resort: an error that escaped runCli's own handling may still quote a credential.
+      const secrets = [process.env.PPM_TOKEN, process.env.PPM_API_SECRET, process.env.PPM_API_AUTH, ...tokenArgs(argv)];
+      process.stderr.write(redactSecrets(`error: ${e instanceof Error ? e.message : String(e)}\n`, secrets));
       process.exitCode = EXIT.failure;
     },
   );

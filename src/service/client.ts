@@ -114,11 +114,28 @@ export interface CorsReport {
   missingExposedHeaders: string[];
   /** The dataset whose response was inspected for exposed headers (null when none was usable). */
   checkedDataset: string | null;
+  /**
+   * Whether reporting works from `origin`: the reporting preflight passed and, when a dataset could
+   * be fetched, its validator headers are readable. The record preflight does not affect it.
+   */
   ok: boolean;
+  /**
+   * Whether a record write (`PUT /api/v1/project` with the record headers) would pass the preflight.
+   * Only set when the connection has record credentials (`apiAuth` and `apiSecret`).
+   */
+  recordPreflightOk?: boolean;
+  /** Record request headers the record preflight did not allow (set with {@link recordPreflightOk}). */
+  recordMissingRequestHeaders?: string[];
+  /** Record write methods (PUT) the record preflight did not allow (set with {@link recordPreflightOk}). */
+  recordMissingMethods?: string[];
 }
 
 /** Request headers the add-in sends from the task pane (what a preflight must allow). */
 const NEEDED_REQUEST_HEADERS = [HEADERS.companyToken, "If-None-Match", "If-Modified-Since"];
+/** Request headers of record calls (GET with record-token; POST/PUT with a JSON body). */
+const NEEDED_RECORD_REQUEST_HEADERS = [HEADERS.apiAuth, HEADERS.apiToken, HEADERS.apiSecret, HEADERS.recordToken, "Content-Type"];
+/** Record methods a preflight must allow explicitly (GET and POST are CORS-safelisted methods). */
+const NEEDED_RECORD_METHODS = ["PUT"];
 /** Response headers the add-in reads (Last-Modified is CORS-safelisted and always readable). */
 const NEEDED_EXPOSED_HEADERS = ["ETag", HEADERS.generatedAt, HEADERS.schemaVersion];
 
@@ -543,27 +560,44 @@ export class PpmClient {
    * Checks, as a browser would see it, whether the deployment's CORS lets a task pane served from
    * `origin` call the reporting endpoints and read the validator headers. Meaningful in Node only
    * (browsers do not let script set `Origin` or see these headers); used by the CLI's `doctor`.
+   *
+   * When the connection has record credentials, also sends the preflight of a record write
+   * (`OPTIONS /api/v1/project`, `PUT`, the record headers) and reports it in `recordPreflightOk`;
+   * records are optional, so that result does not change `ok`.
    */
   async checkCors(origin: string, opts: CallOptions = {}): Promise<CorsReport> {
     const lowerList = (v: string | null) => (v ?? "").split(",").map((s) => s.trim().toLowerCase()).filter(Boolean);
-    const pre = await this.transport
-      .send(
-        {
-          method: "OPTIONS",
-          group: "reporting",
-          path: PATHS.manifest,
-          noCredentials: true,
-          extraHeaders: { Origin: origin, "Access-Control-Request-Method": "GET", "Access-Control-Request-Headers": NEEDED_REQUEST_HEADERS.join(",").toLowerCase() },
-          signal: opts.signal,
-        },
-        async ({ response }) => ({ status: response.status, allowOrigin: response.headers.get("Access-Control-Allow-Origin"), allowHeaders: lowerList(response.headers.get("Access-Control-Allow-Headers")) }),
-      )
-      .catch((e: unknown) => {
-        if (isPpmError(e, "cancelled")) throw e;
-        return { status: 0, allowOrigin: null as string | null, allowHeaders: [] as string[] };
-      });
+    const preflight = (group: "reporting" | "record", path: string, method: string, headers: readonly string[]) =>
+      this.transport
+        .send(
+          {
+            method: "OPTIONS",
+            group,
+            path,
+            noCredentials: true,
+            extraHeaders: { Origin: origin, "Access-Control-Request-Method": method, "Access-Control-Request-Headers": headers.join(",").toLowerCase() },
+            signal: opts.signal,
+          },
+          async ({ response }) => {
+            await response.body?.cancel().catch(() => undefined);
+            return {
+              status: response.status,
+              allowOrigin: response.headers.get("Access-Control-Allow-Origin"),
+              allowHeaders: lowerList(response.headers.get("Access-Control-Allow-Headers")),
+              allowMethods: lowerList(response.headers.get("Access-Control-Allow-Methods")),
+            };
+          },
+        )
+        .catch((e: unknown) => {
+          if (isPpmError(e, "cancelled")) throw e;
+          return { status: 0, allowOrigin: null as string | null, allowHeaders: [] as string[], allowMethods: [] as string[] };
+        });
+    const missingOf = (allowed: readonly string[], needed: readonly string[]) => (allowed.includes("*") ? [] : needed.filter((h) => !allowed.includes(h.toLowerCase())));
+    // Basic mode sends Authorization on reporting calls; snapshots still send Company-Api-Token.
+    const neededHeaders = this.connection.authMode === "basic" ? [...NEEDED_REQUEST_HEADERS, "Authorization"] : NEEDED_REQUEST_HEADERS;
+    const pre = await preflight("reporting", PATHS.manifest, "GET", neededHeaders);
     const originOk = (v: string | null) => v === "*" || v === origin;
-    const missingRequestHeaders = pre.allowHeaders.includes("*") ? [] : NEEDED_REQUEST_HEADERS.filter((h) => !pre.allowHeaders.includes(h.toLowerCase()));
+    const missingRequestHeaders = missingOf(pre.allowHeaders, neededHeaders);
     const m = this.manifestCache ?? (await this.manifestIfAvailable(opts.signal));
     const candidate = m?.datasets.filter((d) => d.usable).sort((a, b) => (a.rowCount ?? 0) - (b.rowCount ?? 0))[0];
     let exposed: string[] = [];
@@ -583,7 +617,7 @@ export class PpmClient {
     }
     const missingExposedHeaders = exposed.includes("*") ? [] : NEEDED_EXPOSED_HEADERS.filter((h) => !exposed.includes(h.toLowerCase()));
     const preflightOk = pre.status >= 200 && pre.status < 300 && originOk(pre.allowOrigin) && missingRequestHeaders.length === 0;
-    return {
+    const report: CorsReport = {
       origin,
       preflightOk,
       allowOrigin,
@@ -594,6 +628,15 @@ export class PpmClient {
       checkedDataset: candidate?.key ?? null,
       ok: preflightOk && originOk(allowOrigin) && (!candidate || missingExposedHeaders.length === 0),
     };
+    if (this.connection.apiAuth && this.connection.apiSecret) {
+      const rec = await preflight("record", PATHS.record.project, "PUT", NEEDED_RECORD_REQUEST_HEADERS);
+      const recordMissingRequestHeaders = missingOf(rec.allowHeaders, NEEDED_RECORD_REQUEST_HEADERS);
+      const recordMissingMethods = missingOf(rec.allowMethods, NEEDED_RECORD_METHODS);
+      report.recordPreflightOk = rec.status >= 200 && rec.status < 300 && originOk(rec.allowOrigin) && recordMissingRequestHeaders.length === 0 && recordMissingMethods.length === 0;
+      report.recordMissingRequestHeaders = recordMissingRequestHeaders;
+      report.recordMissingMethods = recordMissingMethods;
+    }
+    return report;
   }
 
   // ---------------------------------------------------------------- helpers
