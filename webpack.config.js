@@ -108,7 +108,10 @@ module.exports = async (env, options) => {
           from: "manifest*.xml",
           to: "[name][ext]",
           transform(content) {
-            return dev ? content : content.toString().split(urlDev).join(prodBaseUrl());
+            if (dev) return content;
+            // Full URLs first, then the bare origin (AppDomain) with the production origin.
+            const prod = prodBaseUrl();
+            return content.toString().split(urlDev).join(prod).split(new URL(urlDev).origin).join(new URL(prod).origin);
           },
         },
       ],
