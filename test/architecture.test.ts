@@ -67,34 +67,27 @@ describe("import boundaries", () => {
 
   it("pure logic uses no Office, Excel or DOM globals", () => {
     const globals = /\b(Office|Excel|OfficeExtension|document|window|localStorage)\s*\./;
-    const offenders = allSrc
-      .filter((f) => pureFolders.includes(folderOf(f)))
-      .flatMap((f) =>
-        fs
-          .readFileSync(f, "utf8")
-          .split("\n")
-          .map((line, i) => ({ line: line.replace(/\/\/.*$/, ""), i }))
-          .filter(({ line }) => !/^\s*\*/.test(line) && globals.test(line))
-          .map(({ i }) => `${path.relative(root, f)}:${i + 1}`)
-      );
-    expect(offenders).toEqual([]);
+    expect(codeLinesMatching(allSrc.filter((f) => pureFolders.includes(folderOf(f))), globals)).toEqual([]);
   });
 
   it("browser code uses no Node-only globals or modules", () => {
     const nodeOnly = /\b(Buffer|process|__dirname|__filename)\s*\.|\bfrom\s+["'](fs|path|os|crypto|http|https|net|child_process|stream|zlib|url|util)["']|\brequire\(/;
-    const offenders = allSrc
-      .filter((f) => browserFolders.includes(folderOf(f)) && !nodeOnlyFiles.includes(path.relative(root, f).split(path.sep).join("/")))
-      .flatMap((f) =>
-        fs
-          .readFileSync(f, "utf8")
-          .split("\n")
-          .map((line, i) => ({ line: line.replace(/\/\/.*$/, ""), i }))
-          .filter(({ line }) => !/^\s*\*/.test(line) && nodeOnly.test(line))
-          .map(({ i }) => `${path.relative(root, f)}:${i + 1}`)
-      );
-    expect(offenders).toEqual([]);
+    const browserFiles = allSrc.filter((f) => browserFolders.includes(folderOf(f)) && !nodeOnlyFiles.includes(path.relative(root, f).split(path.sep).join("/")));
+    expect(codeLinesMatching(browserFiles, nodeOnly)).toEqual([]);
   });
 });
+
+/** `file:line` of every line (line comments and doc-comment lines left out) that matches `pattern`. */
+function codeLinesMatching(files: string[], pattern: RegExp): string[] {
+  return files.flatMap((f) =>
+    fs
+      .readFileSync(f, "utf8")
+      .split("\n")
+      .map((line, i) => ({ line: line.replace(/\/\/.*$/, ""), i }))
+      .filter(({ line }) => !/^\s*\*/.test(line) && pattern.test(line))
+      .map(({ i }) => `${path.relative(root, f)}:${i + 1}`)
+  );
+}
 
 /** Objects through which the global `fetch` is reachable as a property. */
 const GLOBAL_OBJECTS = new Set(["globalThis", "window", "self", "global"]);
