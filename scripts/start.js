@@ -47,6 +47,17 @@ function stop(code) {
 process.on("SIGINT", () => stop(0));
 process.on("SIGTERM", () => stop(0));
 
+function answersHttps(port) {
+  return new Promise((resolve) => {
+    const req = require("https").get({ host: "localhost", port, path: "/taskpane.html", rejectUnauthorized: false, timeout: 1000 }, (res) => {
+      res.resume();
+      resolve(true);
+    });
+    req.on("error", () => resolve(false));
+    req.on("timeout", () => req.destroy());
+  });
+}
+
 async function waitFor(url, ms) {
   const end = Date.now() + ms;
   while (Date.now() < end) {
@@ -66,20 +77,21 @@ async function waitFor(url, ms) {
     PPM_SERVICE_URL: process.env.PPM_SERVICE_URL || serviceUrl,
   });
   const serviceUp = await waitFor(`${serviceUrl}/__control/requests`, 30000);
+  // The dev server picks https or http itself (see webpack.config.js); find out which one answers.
+  // https is probed without certificate checks: Node does not read the OS store the dev CA goes into.
   let addinUrl = null;
-  for (const scheme of ["https", "http"]) {
-    const candidate = `${scheme}://localhost:${devPort}`;
-    if (await waitFor(`${candidate}/taskpane.html`, scheme === "https" ? 45000 : 5000)) {
-      addinUrl = candidate;
-      break;
-    }
+  const end = Date.now() + 90000;
+  while (!addinUrl && Date.now() < end) {
+    if (await answersHttps(devPort)) addinUrl = `https://localhost:${devPort}`;
+    else if (await waitFor(`http://localhost:${devPort}/taskpane.html`, 250)) addinUrl = `http://localhost:${devPort}`;
+    else await new Promise((r) => setTimeout(r, 500));
   }
   const lines = [
     "",
     "PPM for Excel — development",
     `  Reference service : ${serviceUp ? serviceUrl : "(not reachable — see [service] lines above)"}`,
     `  Task pane         : ${addinUrl ? `${addinUrl}/taskpane.html` : "(not reachable — see [addin] lines above)"}`,
-    addinUrl ? `  Browser preview   : ${addinUrl}/preview.html  (task pane + emulated workbook, no Excel needed)` : "",
+    addinUrl ? `  Browser preview   : ${addinUrl}/preview.html  (task pane + emulated workbook, no Excel needed)` : null,
     "",
     "  Demo companies (reference service):",
     "    acme   token demo-acme-token    reporting enabled; record credentials api-auth demo-api-auth, api-secret demo-api-secret",
@@ -87,13 +99,14 @@ async function waitFor(url, ms) {
     "",
     addinUrl && addinUrl.startsWith("http:")
       ? "  NOTE: serving over http (no trusted dev certificate could be installed here). Excel requires https:\n" +
-        "        run `npx office-addin-dev-certs install` on a machine where you can, then `npm start` again."
-      : "",
+        "        run `npx office-addin-dev-certs install` on a machine where you can, then `npm start` again.\n" +
+        "        The browser preview works over http."
+      : null,
     "  Sideload into Excel:",
     "    Excel on the web : Home > Add-ins > More add-ins > My add-ins > Upload My Add-in > manifest.xml",
     "    Windows / Mac    : `npx office-addin-debugging start manifest.xml desktop` (or Insert > My Add-ins > Upload)",
     "  Then: Data tab > Portfolio > Open.  Ctrl+C stops both servers.",
     "",
   ];
-  console.log(lines.filter((l) => l !== "").join("\n"));
+  console.log(lines.filter((l) => l !== null).join("\n"));
 })();
