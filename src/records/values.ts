@@ -8,6 +8,7 @@
  *   `validateNumericCustomField`, with a message naming the rule that was broken.
  */
 import { NUMERIC_CUSTOM_FIELD } from "../spec/contract";
+import { normaliseNumeric } from "../spec/customFields";
 import { validateNumericCustomField } from "../service/customFields";
 
 /** A cell as read from Excel: its value, or an Excel error (`#VALUE!`, `#N/A`, ...). */
@@ -63,23 +64,11 @@ export function cellToText(value: SheetValue | undefined): CellText {
 }
 
 /**
- * The canonical form of an accepted numeric value: dot separator, no `+`, no leading zeros, no
- * trailing fractional zeros, no sign on zero. It is the comparison key for numeric fields, because
- * the service normalises what it stores ("12,5" → "12.5") and does not guarantee trailing zeros.
+ * The canonical form of an accepted numeric value (the spec module's `normaliseNumeric`). It is the
+ * comparison key for numeric fields, because the service normalises what it stores ("12,5" → "12.5")
+ * and does not guarantee trailing zeros.
  */
-export function normaliseNumeric(text: string): string {
-  let sign = "";
-  let s = text;
-  if (s.startsWith("+") || s.startsWith("-")) {
-    sign = s[0] === "-" ? "-" : "";
-    s = s.slice(1);
-  }
-  const [intRaw, fracRaw = ""] = s.split(/[.,]/);
-  const int = intRaw.replace(/^0+(?=\d)/, "");
-  const frac = fracRaw.replace(/0+$/, "");
-  const zero = /^0*$/.test(int) && frac === "";
-  return (zero ? "" : sign) + int + (frac === "" ? "" : "." + frac);
-}
+export { normaliseNumeric };
 
 /**
  * The form two values are compared in. Missing (null) and empty are the same (Excel shows both as an

@@ -4,25 +4,11 @@
  * used by record and snapshot responses.
  */
 import { NUMERIC_CUSTOM_FIELD } from "../spec/contract";
+import { normaliseNumeric } from "../spec/customFields";
 import type { CompanyDef, RecordData } from "./data";
 
-/**
- * Canonical form of an accepted numeric value: dot separator, no `+`, no leading zeros, no
- * trailing fractional zeros, no sign on zero ("12,5" → "12.5", "+7" → "7", "-0,50" → "-0.5").
- */
-export function normaliseNumeric(value: string): string {
-  let sign = "";
-  let s = value;
-  if (s.startsWith("+") || s.startsWith("-")) {
-    sign = s[0] === "-" ? "-" : "";
-    s = s.slice(1);
-  }
-  const [intRaw, fracRaw = ""] = s.split(/[.,]/);
-  const int = intRaw.replace(/^0+(?=\d)/, "");
-  const frac = fracRaw.replace(/0+$/, "");
-  const isZero = /^0*$/.test(int) && frac === "";
-  return (isZero ? "" : sign) + int + (frac === "" ? "" : "." + frac);
-}
+/** Canonical form of an accepted numeric value (the spec module's `normaliseNumeric`). */
+export { normaliseNumeric };
 
 /** A 400 answer of the record endpoints. */
 export interface FieldError {
