@@ -4,7 +4,7 @@
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { HEADERS, PATHS } from "../spec/contract";
-import type { RecordData, RecordKindName } from "./data";
+import type { CompanyDef, RecordData, RecordKindName } from "./data";
 import { resolveRecordCompany } from "./auth";
 import { recordView, validateCustomFields, type FieldError } from "./customFields";
 import { BodyTooLargeError, readBody, sendJson, sendMethodNotAllowed } from "./http";
@@ -46,6 +46,30 @@ async function readJsonObject(req: IncomingMessage): Promise<BodyResult> {
   return { ok: true, body: parsed as Record<string, unknown> };
 }
 
+type RecordChanges =
+  | { ok: true; name: string | undefined; values: Record<string, string> }
+  | { ok: false; status: number; error: FieldError };
+
+/**
+ * Reads and checks a POST/PUT body: a JSON object whose optional `project_name` is a non-empty string
+ * and whose optional `custom_fields` pass {@link validateCustomFields}. Nothing is saved here.
+ */
+async function readRecordChanges(req: IncomingMessage, company: CompanyDef): Promise<RecordChanges> {
+  const body = await readJsonObject(req);
+  if (!body.ok) return body;
+  const name = body.body.project_name;
+  if (name !== undefined && (typeof name !== "string" || name.trim() === "")) {
+    return { ok: false, status: 400, error: { error: "invalid_body", message: "project_name must be a non-empty string." } };
+  }
+  let values: Record<string, string> = {};
+  if (body.body.custom_fields !== undefined) {
+    const checked = validateCustomFields(company, body.body.custom_fields);
+    if (!checked.ok) return { ok: false, status: 400, error: checked.body };
+    values = checked.values;
+  }
+  return { ok: true, name: name as string | undefined, values };
+}
+
 /** Answers GET/POST/PUT on a record path (auth, targeting by `record-token`, validation, save). */
 export async function handleRecord(
   state: ServiceState,
@@ -67,18 +91,9 @@ export async function handleRecord(
   const store = state.recordsOf(company.id, kind);
 
   if (method === "POST") {
-    const body = await readJsonObject(req);
-    if (!body.ok) return sendJson(res, body.status, body.error);
-    const name = body.body.project_name;
-    if (name !== undefined && (typeof name !== "string" || name.trim() === "")) {
-      return sendJson(res, 400, { error: "invalid_body", message: "project_name must be a non-empty string." });
-    }
-    let values: Record<string, string> = {};
-    if (body.body.custom_fields !== undefined) {
-      const checked = validateCustomFields(company, body.body.custom_fields);
-      if (!checked.ok) return sendJson(res, 400, checked.body);
-      values = checked.values;
-    }
+    const changes = await readRecordChanges(req, company);
+    if (!changes.ok) return sendJson(res, changes.status, changes.error);
+    const { name, values } = changes;
     const custom: Record<string, string | null> = {};
     for (const f of company.customFields) custom[f.name] = values[f.name] ?? null;
     const rec: RecordData = {
@@ -101,18 +116,9 @@ export async function handleRecord(
   if (!rec) return sendJson(res, 404, { error: "record_not_found", message: `No ${kind} with that ${HEADERS.recordToken}.` });
   if (method === "GET" || method === "HEAD") return sendJson(res, 200, recordView(company, rec));
 
-  const body = await readJsonObject(req);
-  if (!body.ok) return sendJson(res, body.status, body.error);
-  const name = body.body.project_name;
-  if (name !== undefined && (typeof name !== "string" || name.trim() === "")) {
-    return sendJson(res, 400, { error: "invalid_body", message: "project_name must be a non-empty string." });
-  }
-  let values: Record<string, string> = {};
-  if (body.body.custom_fields !== undefined) {
-    const checked = validateCustomFields(company, body.body.custom_fields);
-    if (!checked.ok) return sendJson(res, 400, checked.body);
-    values = checked.values;
-  }
+  const changes = await readRecordChanges(req, company);
+  if (!changes.ok) return sendJson(res, changes.status, changes.error);
+  const { name, values } = changes;
   // Only now, with every value valid, is anything saved.
   if (typeof name === "string") rec.project_name = name;
   Object.assign(rec.custom, values);
