@@ -20,7 +20,7 @@ import {
   FilterCriteria,
   SheetModel,
   SortField,
-  TableColumnModel,
+  TableModel,
   WorkbookModel,
   WorkbookOptions,
 } from "./model";
@@ -197,18 +197,8 @@ export interface WorkbookFile {
   activeSheetId: string;
   calculationMode: CalculationMode;
   sheets: Array<{ id: string; name: string; cells: StoredCell[]; hiddenRows: number[] }>;
-  tables: Array<{
-    id: string;
-    name: string;
-    sheetId: string;
-    rect: Rect;
-    showTotals: boolean;
-    style: string;
-    columns: TableColumnModel[];
-    nextColumnId: number;
-    sort: { fields: SortField[]; matchCase: boolean } | null;
-    filters: Array<[number, FilterCriteria]>;
-  }>;
+  /** Each table as the model holds it, with its filter map stored as entry pairs. */
+  tables: Array<Omit<TableModel, "filters"> & { filters: Array<[number, FilterCriteria]> }>;
   /** Settings exactly as stored: key and JSON text of the value. */
   settings: Array<[string, string]>;
   definedNames: string[];
