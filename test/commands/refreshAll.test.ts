@@ -4,23 +4,11 @@
  * driving the same engine the task pane uses.
  */
 import { createRefreshAllCommand, reportSummary, summaryDialogUrl, LAST_RIBBON_REFRESH_KEY, type DialogLike, type DialogUi } from "../../src/commands/refreshAll";
-import { ConnectionStore, type StorageLike } from "../../src/taskpane/connectionStore";
+import { ConnectionStore } from "../../src/taskpane/connectionStore";
 import { createEngine } from "../../src/taskpane/engine";
 import { startReferenceService, type ReferenceService } from "../../src/reference/server";
 import { Workbook, createExcelNamespace } from "../emulator";
-
-class MemoryStorage implements StorageLike {
-  readonly map = new Map<string, string>();
-  getItem(k: string) {
-    return this.map.get(k) ?? null;
-  }
-  setItem(k: string, v: string) {
-    this.map.set(k, v);
-  }
-  removeItem(k: string) {
-    this.map.delete(k);
-  }
-}
+import { MemoryStorage } from "../helpers/memoryStorage";
 
 /** A fake `Office.context.ui` recording what the command did. */
 function fakeUi(mode: "dialog" | "fail" | "message-only") {

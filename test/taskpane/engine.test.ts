@@ -3,24 +3,12 @@
  * emulator installed as the global `Excel`: the exact calls the pane's buttons make.
  */
 import { createEngine, type ImportRequest } from "../../src/taskpane/engine";
-import { ConnectionStore, type StorageLike } from "../../src/taskpane/connectionStore";
+import { ConnectionStore } from "../../src/taskpane/connectionStore";
 import { resolveConnectionId } from "../../src/taskpane/refreshSummary";
 import { startReferenceService, type ReferenceService } from "../../src/reference/server";
 import { Workbook, createExcelNamespace, inspect, serializeWorkbook } from "../emulator";
 import type { Connection } from "../../src/service/connection";
-
-class MemoryStorage implements StorageLike {
-  readonly map = new Map<string, string>();
-  getItem(k: string) {
-    return this.map.get(k) ?? null;
-  }
-  setItem(k: string, v: string) {
-    this.map.set(k, v);
-  }
-  removeItem(k: string) {
-    this.map.delete(k);
-  }
-}
+import { MemoryStorage } from "../helpers/memoryStorage";
 
 const TOKEN = "demo-acme-token";
 
