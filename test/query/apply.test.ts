@@ -1,7 +1,7 @@
 /** applyQuery / compileQuery / validateQuery: $select, $orderby, $skip, $top, $count on a table. */
 import { applyQuery, compileQuery, QueryError, validateQuery, type LocalQuery } from "../../src/query";
 import type { Column } from "../../src/table/model";
-import { COLUMNS, makeTable, NOW, ROWS } from "./fixture";
+import { COLUMNS, errorOf, makeTable, NOW, ROWS } from "./fixture";
 
 const table = makeTable();
 const run = (q: LocalQuery) => applyQuery(table, q, { now: NOW });
@@ -10,15 +10,6 @@ const col = (q: LocalQuery, name: string) => {
   const i = r.table.columns.findIndex((c) => c.name === name);
   return r.table.rows.map((row) => row[i]);
 };
-function errorOf(f: () => unknown): QueryError {
-  try {
-    f();
-  } catch (e) {
-    if (e instanceof QueryError) return e;
-    throw e;
-  }
-  throw new Error("expected a QueryError");
-}
 
 describe("$select", () => {
   test("keeps the requested order and the column metadata", () => {

@@ -1,4 +1,8 @@
-/** A small typed table that exercises every column type, nulls, big integers and awkward names. */
+/**
+ * Shared fixtures of the query suites: a small typed table that exercises every column type, nulls,
+ * big integers and awkward names, and {@link errorOf} for asserting on a `QueryError`.
+ */
+import { QueryError } from "../../src/query";
 import type { CellValue, Column, Table } from "../../src/table/model";
 
 export const COLUMNS: Column[] = [
@@ -49,3 +53,14 @@ export function makeTable(columns: Column[] = COLUMNS, rows: CellValue[][] = ROW
 export const NOW = Date.parse("2025-06-01T00:00:00Z");
 
 export const ALL = [1, 2, 3, 4, 5, 6, 7, 8];
+
+/** The `QueryError` that `f` throws; fails the test if it throws nothing or something else. */
+export function errorOf(f: () => unknown): QueryError {
+  try {
+    f();
+  } catch (e) {
+    if (e instanceof QueryError) return e;
+    throw e;
+  }
+  throw new Error("expected a QueryError");
+}

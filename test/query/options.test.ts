@@ -1,20 +1,10 @@
 /** parseQuery / formatQuery / readStoredQuery: the text and storage forms of a LocalQuery. */
 import fc from "fast-check";
-import { applyQuery, describeQuery, formatQuery, parseQuery, QueryError, readStoredQuery, type LocalQuery } from "../../src/query";
-import { makeTable } from "./fixture";
+import { applyQuery, describeQuery, formatQuery, parseQuery, readStoredQuery, type LocalQuery } from "../../src/query";
+import { errorOf, makeTable } from "./fixture";
 
 // A fixed seed keeps runs reproducible; failures print the seed and path to replay.
 fc.configureGlobal({ seed: 20250131 });
-
-function errorOf(f: () => unknown): QueryError {
-  try {
-    f();
-  } catch (e) {
-    if (e instanceof QueryError) return e;
-    throw e;
-  }
-  throw new Error("expected a QueryError");
-}
 
 describe("parseQuery", () => {
   test.each<[string, LocalQuery]>([

@@ -1,16 +1,6 @@
 /** splitODataUrl: a pasted OData / Power Query / service URL → clean request + local query. */
-import { applyQuery, QueryError, splitODataUrl } from "../../src/query";
-import { makeTable } from "./fixture";
-
-function errorOf(f: () => unknown): QueryError {
-  try {
-    f();
-  } catch (e) {
-    if (e instanceof QueryError) return e;
-    throw e;
-  }
-  throw new Error("expected a QueryError");
-}
+import { applyQuery, splitODataUrl } from "../../src/query";
+import { errorOf, makeTable } from "./fixture";
 
 const HOST = "https://ppm.example.com";
 
