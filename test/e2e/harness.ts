@@ -10,6 +10,7 @@
 import * as fs from "fs";
 import * as path from "path";
 import type { Frame, FrameLocator, Locator, Page } from "playwright-core";
+import { columnLetters } from "../emulator/address";
 
 export interface RequestLogEntry {
   at: string;
@@ -322,15 +323,4 @@ export class E2E {
     fs.mkdirSync(this.screenshotDir, { recursive: true });
     await this.page.locator("#taskpane").screenshot({ path: path.join(this.screenshotDir, `${name}.png`) });
   }
-}
-
-export function columnLetters(c: number): string {
-  let n = c + 1;
-  let s = "";
-  while (n > 0) {
-    const rem = (n - 1) % 26;
-    s = String.fromCharCode(65 + rem) + s;
-    n = Math.floor((n - 1) / 26);
-  }
-  return s;
 }
