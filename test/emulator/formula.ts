@@ -26,28 +26,9 @@ export function translateFormula(formula: string, dRow: number, dCol: number): s
   const n = formula.length;
   while (i < n) {
     const ch = formula[i];
-    if (ch === '"') {
-      let j = i + 1;
-      while (j < n) {
-        if (formula[j] === '"') {
-          if (formula[j + 1] === '"') { j += 2; continue; }
-          break;
-        }
-        j++;
-      }
-      out += formula.slice(i, j + 1);
-      i = j + 1;
-      continue;
-    }
-    if (ch === "'") {
-      let j = i + 1;
-      while (j < n) {
-        if (formula[j] === "'") {
-          if (formula[j + 1] === "'") { j += 2; continue; }
-          break;
-        }
-        j++;
-      }
+    if (ch === '"' || ch === "'") {
+      // A string literal or a quoted sheet name: copied as it is (a doubled quote stays inside).
+      const j = closingQuote(formula, i);
       out += formula.slice(i, j + 1);
       i = j + 1;
       continue;
@@ -571,4 +552,18 @@ export function evaluateFormula(formula: string, ctx: EvalContext): CellValue {
     if (e instanceof FormulaSyntaxError) return NAME;
     throw e;
   }
+}
+
+/** Index of the quote that closes the quoted run opened at `start` (doubled quotes are escapes). */
+function closingQuote(text: string, start: number): number {
+  const q = text[start];
+  let j = start + 1;
+  while (j < text.length) {
+    if (text[j] === q) {
+      if (text[j + 1] === q) { j += 2; continue; }
+      break;
+    }
+    j++;
+  }
+  return j;
 }
