@@ -5,7 +5,7 @@
  * never contains a secret, so it can be written into workbooks, file names and logs.
  */
 import { PpmError } from "./errors";
-import { sha256Hex } from "./sha256";
+import { sha256Hex } from "./hash";
 
 /** One environment + company, with the credentials the add-in holds for it. */
 export interface Connection {

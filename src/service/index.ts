@@ -15,6 +15,6 @@ export * from "./customFields";
 export * from "./resources";
 export * from "./snapshot";
 export * from "./client";
-export { Sha256, sha256Hex } from "./sha256";
+export { Sha256, sha256Hex } from "./hash";
 /** The tabular model every call returns (defined in `src/table`, re-exported for convenience). */
 export type { Table, Column, CellValue, ColumnType, TableMeta } from "../table/model";

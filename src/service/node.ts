@@ -4,7 +4,7 @@
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { sha256Hex } from "./sha256";
+import { sha256Hex } from "./hash";
 import type { ValidatorStore, Validators } from "./validators";
 
 /** One cache entry on disk: the validators plus whatever the caller wants to remember with them. */

@@ -1,4 +1,3 @@
-import { createHash } from "node:crypto";
 import {
   PpmError,
   assertSafeUrl,
@@ -14,7 +13,6 @@ import {
   parseJsonLossless,
   readManifest,
   redactSecrets,
-  sha256Hex,
   snapshotTable,
   tableFingerprint,
   toCell,
@@ -190,12 +188,6 @@ describe("values", () => {
     expect(v.c).toBe("12345678901234567890");
     expect(v.d).toEqual(["-9007199254740993"]);
     expect(() => parseJsonLossless("<html>")).toThrow(/not valid JSON/);
-  });
-});
-
-describe("sha256", () => {
-  it.each(["", "abc", "x".repeat(55), "x".repeat(56), "x".repeat(1000), "é€😀 ünïcode"])("matches node:crypto for %#", (s) => {
-    expect(sha256Hex(s)).toBe(createHash("sha256").update(s, "utf8").digest("hex"));
   });
 });
 
