@@ -1,5 +1,5 @@
 /** The workbook emulator as the benchmark uses it: a fresh workbook, a request context, counters. */
-import { Workbook, createRequestContext } from "../test/emulator";
+import { Workbook, createRequestContext } from "../src/emulator";
 
 export function benchWorkbook(): { wb: Workbook; context: Excel.RequestContext } {
   const wb = new Workbook();

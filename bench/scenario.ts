@@ -4,7 +4,7 @@
  *   tsx bench/scenario.ts <serviceUrl> <rows> <json|csv> <reps> [--refresh]
  */
 import Papa from "papaparse";
-import { PATHS, HEADERS } from "../src/spec/contract";
+import { PATHS, HEADERS } from "../src/contract/contract";
 import { PpmClient } from "../src/service";
 import { draftBinding } from "../src/refresh/binding";
 import { sourceFromClient } from "../src/refresh/source";

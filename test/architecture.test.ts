@@ -2,7 +2,7 @@
  * The tree's one-way import rules, checked on the source text:
  * - the add-in (src/ minus src/reference and src/dev) never imports the reference service,
  *   dev-only host code or tests;
- * - the reference service imports only the shared contract (src/spec) and node/npm modules;
+ * - the reference service imports only the shared contract (src/contract) and node/npm modules;
  * - pure logic folders use no Office, Excel or DOM globals (tsconfig.core.json enforces the types;
  *   this catches `any`-typed escapes too);
  * - only src/service/request.ts calls the global `fetch`, so its `$`-option and credential guard
@@ -34,12 +34,12 @@ function relativeImports(file: string): string[] {
 
 const folderOf = (file: string) => path.relative(src, file).split(path.sep)[0];
 const allSrc = walk(src);
-const addinFiles = allSrc.filter((f) => !["reference", "dev"].includes(folderOf(f)));
+const addinFiles = allSrc.filter((f) => !["reference", "dev", "emulator"].includes(folderOf(f)));
 const referenceFiles = allSrc.filter((f) => folderOf(f) === "reference");
-const pureFolders = ["spec", "table", "service", "query", "refresh", "records"];
+const pureFolders = ["contract", "table", "service", "query", "refresh", "records"];
 
 /** Code that runs in the task pane's webview or the ribbon runtime: no Node-only globals or modules. */
-const browserFolders = ["spec", "table", "service", "query", "refresh", "workbook", "taskpane", "commands", "records"];
+const browserFolders = ["contract", "table", "service", "query", "refresh", "workbook", "addin", "taskpane", "commands", "records"];
 const nodeOnlyFiles = ["src/service/node.ts"];
 
 describe("import boundaries", () => {
@@ -50,7 +50,7 @@ describe("import boundaries", () => {
   it("the add-in never imports the reference service, dev-only code or tests", () => {
     const offenders = addinFiles.flatMap((f) =>
       relativeImports(f)
-        .filter((t) => t.startsWith("src/reference") || t.startsWith("src/dev") || t.startsWith("test/"))
+        .filter((t) => t.startsWith("src/reference") || t.startsWith("src/dev") || t.startsWith("src/emulator") || t.startsWith("test/"))
         .map((t) => `${path.relative(root, f)} -> ${t}`)
     );
     expect(offenders).toEqual([]);
@@ -59,7 +59,7 @@ describe("import boundaries", () => {
   it("the reference service imports only the shared contract", () => {
     const offenders = referenceFiles.flatMap((f) =>
       relativeImports(f)
-        .filter((t) => !t.startsWith("src/reference") && !t.startsWith("src/spec"))
+        .filter((t) => !t.startsWith("src/reference") && !t.startsWith("src/contract"))
         .map((t) => `${path.relative(root, f)} -> ${t}`)
     );
     expect(offenders).toEqual([]);
@@ -162,15 +162,15 @@ describe("network access", () => {
 
   it("only src/service/request.ts calls the global fetch (the request builder's guards cannot be bypassed)", () => {
     const checked = allSrc.filter((f) => !["reference", "dev", "cli"].includes(folderOf(f)));
-    expect(checked.some((f) => path.relative(root, f).split(path.sep).join("/") === "src/taskpane/engine.ts")).toBe(true);
+    expect(checked.some((f) => path.relative(root, f).split(path.sep).join("/") === "src/addin/engine.ts")).toBe(true);
     const callers = checked
       .filter((f) => globalFetchCalls(fs.readFileSync(f, "utf8"), f).length > 0)
       .map((f) => path.relative(root, f).split(path.sep).join("/"));
     expect(callers).toEqual(["src/service/request.ts"]);
   });
 
-  it("would catch a new caller (src/taskpane/engine.ts with a direct fetch)", () => {
-    const engine = path.join(src, "taskpane", "engine.ts");
+  it("would catch a new caller (src/addin/engine.ts with a direct fetch)", () => {
+    const engine = path.join(src, "addin", "engine.ts");
     const text = fs.readFileSync(engine, "utf8");
     expect(globalFetchCalls(text, engine)).toEqual([]);
     const tampered = `${text}\nexport async function sneaky(): Promise<Response> {\n  return fetch("https://example.com/api/bi/v1/x?$top=1");\n}\n`;

@@ -7,7 +7,7 @@
  * in Excel and the emulator's namespace in the browser preview, read at call time (never captured
  * at load), so the preview can install it before the pane runs.
  */
-import { PATHS } from "../spec/contract";
+import { PATHS } from "../contract/contract";
 import type { Connection } from "../service/connection";
 import { PpmClient } from "../service/client";
 import type { ManifestInfo, ProbeResult } from "../service";

@@ -4,6 +4,9 @@
  */
 import type { ConnectionSummary } from "./connectionStore";
 
+/** Storage key (after the partition prefix) of the last ribbon refresh summary, read by the pane. */
+export const LAST_RIBBON_REFRESH_KEY = "ppm.v1.lastRibbonRefresh";
+
 /** The binding fields that identify where a table's data comes from (no secrets). */
 export interface BindingOrigin {
   connectionId: string;

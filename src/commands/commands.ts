@@ -2,8 +2,8 @@
  * Ribbon function commands (ExecuteFunction). Office wiring only; the work is in `refreshAll.ts`.
  * Runs in its own runtime (commands.html), which shares the task pane's origin and so its storage.
  */
-import { ConnectionStore, deviceStorage } from "../taskpane/connectionStore";
-import { createEngine } from "../taskpane/engine";
+import { ConnectionStore, deviceStorage } from "../addin/connectionStore";
+import { createEngine } from "../addin/engine";
 import { createRefreshAllCommand } from "./refreshAll";
 
 const refreshAll = createRefreshAllCommand({

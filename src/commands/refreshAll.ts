@@ -12,12 +12,9 @@
  * command completes at once. The last summary is also kept in storage, so the task pane's Refresh
  * tab can show it.
  */
-import type { ConnectionStore, StorageLike } from "../taskpane/connectionStore";
-import { resolveConnectionId, summarize, summaryText, type RefreshSummary } from "../taskpane/refreshSummary";
-import type { Engine } from "../taskpane/engine";
-
-/** Storage key (after the partition prefix) of the last ribbon refresh summary. */
-export const LAST_RIBBON_REFRESH_KEY = "ppm.v1.lastRibbonRefresh";
+import type { ConnectionStore, StorageLike } from "../addin/connectionStore";
+import { LAST_RIBBON_REFRESH_KEY, resolveConnectionId, summarize, summaryText, type RefreshSummary } from "../addin/refreshSummary";
+import type { Engine } from "../addin/engine";
 
 /** Longest summary text put into the dialog's address (addresses have practical length limits). */
 export const MAX_DIALOG_TEXT = 1500;

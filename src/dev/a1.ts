@@ -1,5 +1,5 @@
 /** A1 helpers for the preview grid (the emulator's own address rules, so the grid and Excel agree). */
-import { cellAddress, parseAddress } from "../../test/emulator/address";
+import { cellAddress, parseAddress } from "../emulator/address";
 
 export { cellAddress };
 

@@ -4,11 +4,11 @@
  * type into a cell) that go through that same `Excel` namespace, as Excel's own UI would change the
  * workbook underneath an add-in.
  */
-import { WorkbookModel, type SheetModel } from "../../test/emulator/model";
-import { createExcelNamespace, loadWorkbook, serializeWorkbook } from "../../test/emulator";
-import { parseTypedInput } from "../../test/emulator/typed-input";
-import { isCellError, toApiValue } from "../../test/emulator/values";
-import { cellAddress } from "../../test/emulator/address";
+import { WorkbookModel, type SheetModel } from "../emulator/model";
+import { createExcelNamespace, loadWorkbook, serializeWorkbook } from "../emulator";
+import { parseTypedInput } from "../emulator/typed-input";
+import { isCellError, toApiValue } from "../emulator/values";
+import { cellAddress } from "../emulator/address";
 
 /** What the grid shows for one cell. `value` is the raw value as text (`Range.values`), not formatted. */
 export interface PreviewCell {

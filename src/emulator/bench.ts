@@ -1,6 +1,6 @@
 /**
  * Emulator throughput figures (printed, never asserted): writing a 50,000 x 12 table in chunks sized
- * to stay under the 5 MB request limit, then reading it back. Run: `npx tsx test/emulator/bench.ts`.
+ * to stay under the 5 MB request limit, then reading it back. Run: `npx tsx src/emulator/bench.ts`.
  */
 import { Workbook, createExcelNamespace, PAYLOAD_LIMIT_BYTES } from "./index";
 

@@ -2,7 +2,7 @@
  * "Paste an OData URL": a user's existing OData / Power Query link carries `$` options the service
  * rejects. Split it into the clean request (no `$` options, no credentials) and the local query.
  */
-import { PATHS, type SnapshotEndpoint } from "../spec/contract";
+import { PATHS, type SnapshotEndpoint } from "../contract/contract";
 import { QueryError } from "./errors";
 import { decodeComponent, queryFromPairs, splitParams, type LocalQuery } from "./options";
 

@@ -3,7 +3,7 @@
  * records logic is tested with fakes and does not depend on the client's internals; plus helpers
  * to read the client's errors and the connection's record credentials.
  */
-import type { RecordKind, SnapshotEndpoint } from "../spec/contract";
+import type { RecordKind, SnapshotEndpoint } from "../contract/contract";
 import type { PpmClient } from "../service/client";
 import type { Table } from "../table/model";
 import { customFieldsFromManifest, type CustomFieldMeta } from "./fields";

@@ -2,7 +2,7 @@
  * One record in the task pane: its read-only view, the create/update form's rules, and the small
  * table "copy to sheet" writes. Pure: the UI renders these, the adapter writes them.
  */
-import type { RecordKind } from "../spec/contract";
+import type { RecordKind } from "../contract/contract";
 import type { RecordBody, RecordData, RecordErrorInfo } from "./client";
 import { TOKEN_COLUMN, type CustomFieldMeta } from "./fields";
 import { explainNumericProblem, serviceValueText } from "./values";

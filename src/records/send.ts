@@ -3,7 +3,7 @@
  * changes in one `custom_fields` object. Records are sent one after another, each independently: a
  * rejected record never stops the others, and every change ends with a visible result.
  */
-import type { RecordKind } from "../spec/contract";
+import type { RecordKind } from "../contract/contract";
 import type { Change } from "./diff";
 import { describeRecordError, type RecordsClient } from "./client";
 import { serviceValueText } from "./values";

@@ -7,7 +7,7 @@
  * 2. {@link confirmWriteback}: one PUT per record with valid changes; per-change results; then
  *    refresh the table from the service and record the new import baseline.
  */
-import type { RecordKind, SnapshotEndpoint } from "../spec/contract";
+import type { RecordKind, SnapshotEndpoint } from "../contract/contract";
 import type { Table } from "../table/model";
 import { baselineIsCurrent, buildBaseline, type Baseline, type SheetTable } from "./baseline";
 import { recordKindOfSnapshot, type RecordsClient } from "./client";

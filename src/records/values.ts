@@ -7,8 +7,8 @@
  * - whether a value may be sent at all ({@link validateFieldValue}), using the service client's
  *   `validateNumericCustomField`, with a message naming the rule that was broken.
  */
-import { NUMERIC_CUSTOM_FIELD } from "../spec/contract";
-import { normaliseNumeric } from "../spec/customFields";
+import { NUMERIC_CUSTOM_FIELD } from "../contract/contract";
+import { normaliseNumeric } from "../contract/customFields";
 import { validateNumericCustomField } from "../service/customFields";
 
 /** A cell as read from Excel: its value, or an Excel error (`#VALUE!`, `#N/A`, ...). */

@@ -5,7 +5,7 @@
  */
 import type { IncomingMessage } from "node:http";
 import { timingSafeEqual } from "node:crypto";
-import { BASIC_USER, HEADERS, TOKEN_QUERY_PARAM } from "../spec/contract";
+import { BASIC_USER, HEADERS, TOKEN_QUERY_PARAM } from "../contract/contract";
 import { COMPANIES, type CompanyDef } from "./data";
 import type { QueryParam } from "./http";
 

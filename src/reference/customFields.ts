@@ -3,8 +3,8 @@
  * (`NUMERIC_CUSTOM_FIELD`), normalisation to a dot-decimal string, and the display-name view
  * used by record and snapshot responses.
  */
-import { NUMERIC_CUSTOM_FIELD } from "../spec/contract";
-import { normaliseNumeric } from "../spec/customFields";
+import { NUMERIC_CUSTOM_FIELD } from "../contract/contract";
+import { normaliseNumeric } from "../contract/customFields";
 import type { CompanyDef, RecordData } from "./data";
 
 /** Canonical form of an accepted numeric value (the spec module's `normaliseNumeric`). */

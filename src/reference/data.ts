@@ -3,7 +3,7 @@
  * with its deterministic row generators, and the seed records the snapshot and record endpoints
  * start from. Everything here is immutable; run-time state lives in `state.ts`.
  */
-import type { EdmType } from "../spec/contract";
+import type { EdmType } from "../contract/contract";
 
 /** A company of the demo tenant. */
 export interface CompanyDef {

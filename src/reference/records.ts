@@ -3,7 +3,7 @@
  * per company; changes show in later record and snapshot reads.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { HEADERS, PATHS } from "../spec/contract";
+import { HEADERS, PATHS } from "../contract/contract";
 import type { CompanyDef, RecordData, RecordKindName } from "./data";
 import { resolveRecordCompany } from "./auth";
 import { recordView, validateCustomFields, type FieldError } from "./customFields";

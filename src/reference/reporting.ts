@@ -14,7 +14,7 @@ import {
   PATHS,
   REPORTING_ERRORS,
   type ReportingErrorCode,
-} from "../spec/contract";
+} from "../contract/contract";
 import { DATASETS, datasetByKey, type CompanyDef, type DatasetDef, type RawCell } from "./data";
 import { hasQueryStringCompanyToken, resolveReportingCompany } from "./auth";
 import { csvLine } from "./csv";

@@ -2,7 +2,7 @@
  * The reference PPM service: a real HTTP server (Node `http`, no framework) implementing every
  * endpoint, header, credential rule and error of `../shared/spec/ppm-interface.md`, with demo
  * data and switchable fault states. `npm start` embeds it; integration and browser tests talk to it.
- * It imports only `src/spec` and Node.
+ * It imports only `src/contract` and Node.
  *
  * REFERENCE CHOICES (where the spec says "not shown" or is silent; a client must not rely on them):
  * - Columns are `{ name, type, nullable }` with EDM type names. JSON export and OData `value` rows

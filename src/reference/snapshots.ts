@@ -3,7 +3,7 @@
  * and flat score matrices. Lists read the live record store, so record updates show here.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { PATHS, type SnapshotEndpoint } from "../spec/contract";
+import { PATHS, type SnapshotEndpoint } from "../contract/contract";
 import {
   ASSIGNMENTS,
   CRITERIA,

@@ -8,7 +8,7 @@
  * {@link assertNoSecret} guards every write against a token slipping in (e.g. inside an error message).
  */
 import { z } from "zod";
-import { SNAPSHOT_ENDPOINTS, type SnapshotEndpoint } from "../spec/contract";
+import { SNAPSHOT_ENDPOINTS, type SnapshotEndpoint } from "../contract/contract";
 import { COLUMN_TYPES, type Column, type ColumnType } from "../table/model";
 import { LocalQuerySchema, type LocalQuery } from "../query";
 

@@ -3,7 +3,7 @@
  * No Office and no DOM: it runs in the task pane, in the ribbon-command runtime and in Node, on
  * `fetch` and web streams.
  */
-import { HEADERS, PATHS, type RecordKind, type SnapshotEndpoint } from "../spec/contract";
+import { HEADERS, PATHS, type RecordKind, type SnapshotEndpoint } from "../contract/contract";
 import type { Column, Table } from "../table/model";
 import { type Connection, connectionScope, normalizeBaseUrl } from "./connection";
 import { CsdlError, parseCsdl, type ServiceMetadata } from "./csdl";

@@ -2,7 +2,7 @@
  * Custom-field values: the spec's numeric rule for what may be sent, and display normalisation for
  * what comes back.
  */
-import { NUMERIC_CUSTOM_FIELD } from "../spec/contract";
+import { NUMERIC_CUSTOM_FIELD } from "../contract/contract";
 
 /** Result of {@link validateNumericCustomField}. */
 export type NumericCheck = { ok: true; normalized: string } | { ok: false; reason: string };

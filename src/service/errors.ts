@@ -6,7 +6,7 @@
  * Secrets never reach an error: every message, action and detail is passed through
  * {@link redactSecrets} by the code that builds it.
  */
-import type { ReportingErrorCode } from "../spec/contract";
+import type { ReportingErrorCode } from "../contract/contract";
 
 /** Codes of the failures that are not documented reporting errors. */
 export type ClientErrorCode =

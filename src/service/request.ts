@@ -7,7 +7,7 @@
  * - timeouts, cancellation and bounded retries (idempotent GETs only) apply uniformly;
  * - every failure becomes a {@link PpmError} whose text has been scrubbed of secrets.
  */
-import { ErrorBodySchema, HEADERS, REPORTING_ERRORS, BASIC_USER, type ReportingErrorCode } from "../spec/contract";
+import { ErrorBodySchema, HEADERS, REPORTING_ERRORS, BASIC_USER, type ReportingErrorCode } from "../contract/contract";
 import { type Connection, connectionSecrets, normalizeBaseUrl } from "./connection";
 import { PpmError, type PpmErrorCode, type PpmErrorInit, base64Utf8, redactDeep, redactSecrets } from "./errors";
 import type { Validators } from "./validators";

@@ -1,7 +1,7 @@
 /**
  * Combining the project and proposal resource snapshots without double counting.
  */
-import { RESOURCE_DEDUP_KEY } from "../spec/contract";
+import { RESOURCE_DEDUP_KEY } from "../contract/contract";
 
 type Row = Record<string, unknown>;
 

@@ -5,11 +5,11 @@
  * name, and the list endpoints' fields are not documented. So only the documented fields are
  * validated; every other field passes through untouched and becomes a column.
  */
-import { ResourceRowSchema, ScoreRowSchema, type SnapshotEndpoint } from "../spec/contract";
+import { ResourceRowSchema, ScoreRowSchema, type SnapshotEndpoint } from "../contract/contract";
 import type { CellValue, Column, ColumnType, Table } from "../table/model";
 import { BodyShapeError } from "./dataset";
 import { formatPath } from "./manifest";
-import { Sha256 } from "./sha256";
+import { Sha256 } from "./hash";
 import { CellError, inferColumnType, toCell } from "./values";
 
 /** Snapshot sources the client offers: the six endpoints and the combined resource view. */

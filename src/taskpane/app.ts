@@ -3,8 +3,8 @@
  * every section uses. Sections live in their own modules; the heavy engine is loaded on demand.
  */
 import { h, replace } from "./dom";
-import type { ConnectionStore } from "./connectionStore";
-import type { Engine } from "./engine";
+import type { ConnectionStore } from "../addin/connectionStore";
+import type { Engine } from "../addin/engine";
 import type { ErrorView } from "./errorView";
 import { formatCount } from "./datasets";
 import type { Change, ErrorHandlers, JobProgress, JobResult, PaneContext, TabName } from "./context";
@@ -13,7 +13,8 @@ import { mountDatasets } from "./datasetsPanel";
 import { mountSnapshots } from "./snapshotsPanel";
 import { mountRefresh } from "./refreshPanel";
 import type { MountRecords, RecordsContext } from "./recordsHost";
-import { resolveConnectionId, summarize } from "./refreshSummary";
+import { resolveConnectionId, summarize } from "../addin/refreshSummary";
+import { tokenForm } from "./tokenForm";
 
 export interface AppOptions {
   store: ConnectionStore;
@@ -362,46 +363,6 @@ export function errorPanel(ctx: PaneContext, view: ErrorView, handlers: ErrorHan
     if (panel.isConnected) panel.scrollIntoView?.({ block: "nearest" });
   });
   return panel;
-}
-
-/** The "Update token" form for one connection; used by the connection list and by error panels. */
-export function tokenForm(ctx: PaneContext, connectionId: string, onSaved: () => void, onClose: () => void): HTMLFormElement {
-  const name = ctx.store.get(connectionId)?.name ?? connectionId;
-  const input = h("input", { type: "password", id: `token-${connectionId}-${Math.random().toString(36).slice(2, 7)}`, "data-testid": "token-input", autocomplete: "off", spellcheck: "false", required: true });
-  const err = h("div", { class: "field-error", role: "alert", "data-testid": "token-error" });
-  const form = h(
-    "form",
-    { class: "token-form", "data-testid": "token-form", "data-connection-id": connectionId, "aria-label": `New token for ${name}` },
-    h("div", { class: "field" }, h("label", { for: input.id }, `New company API token for ${name}`), input),
-    err,
-    h(
-      "div",
-      { class: "actions" },
-      h("button", { type: "submit", class: "button primary", "data-testid": "token-save" }, "Save token"),
-      h("button", { type: "button", class: "button", "data-testid": "token-cancel", onclick: () => onClose() }, "Cancel"),
-    ),
-  );
-  form.addEventListener("keydown", (ev) => {
-    if ((ev as KeyboardEvent).key === "Escape") onClose();
-  });
-  form.addEventListener("submit", (ev) => {
-    ev.preventDefault();
-    try {
-      ctx.store.setToken(connectionId, input.value);
-    } catch (e) {
-      err.textContent = (e as Error).message;
-      input.setAttribute("aria-invalid", "true");
-      input.focus();
-      return;
-    }
-    input.value = "";
-    ctx.changed("credentials");
-    ctx.status(`Token updated for ${name}.`);
-    onClose();
-    onSaved();
-  });
-  queueMicrotask(() => input.focus());
-  return form;
 }
 
 /**

@@ -3,9 +3,9 @@
  * password fields, stored by the connection store on this device only, and never shown again.
  */
 import { h, replace } from "./dom";
-import { ConnectionInputError, type ConnectionField, type ConnectionSummary } from "./connectionStore";
+import { ConnectionInputError, type ConnectionField, type ConnectionSummary } from "../addin/connectionStore";
 import { describeError, type ErrorView } from "./errorView";
-import { tokenForm } from "./app";
+import { tokenForm } from "./tokenForm";
 import type { PaneContext } from "./context";
 
 type TestResult = { state: "pending" } | { state: "ok"; companyId: string; datasets: number } | { state: "error"; view: ErrorView };

@@ -3,8 +3,8 @@
  * running job (with its progress bar and Cancel), the status line and the in-place error panel.
  */
 import type { Connection } from "../service/connection";
-import type { ConnectionStore, ConnectionSummary } from "./connectionStore";
-import type { Engine } from "./engine";
+import type { ConnectionStore, ConnectionSummary } from "../addin/connectionStore";
+import type { Engine } from "../addin/engine";
 import type { ErrorView } from "./errorView";
 
 export type TabName = "connections" | "datasets" | "snapshots" | "refresh" | "records";

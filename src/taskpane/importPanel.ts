@@ -20,9 +20,9 @@ import {
   sentRequest,
   type BuilderState,
   type FilterOp,
-} from "./queryBuilder";
+} from "../addin/queryBuilder";
 import type { PaneContext } from "./context";
-import type { Engine } from "./engine";
+import type { Engine } from "../addin/engine";
 
 /** The import panel for one dataset. */
 export function importPanel(ctx: PaneContext, engine: Engine, d: ManifestDatasetInfo, companyId: string, close: () => void): HTMLElement {

@@ -8,10 +8,9 @@ import type { Binding } from "../refresh/binding";
 import type { RefreshReport } from "../refresh/engine";
 import { describeError, describeFailure } from "./errorView";
 import { formatAbsolute, formatCount, formatRelative } from "./datasets";
-import { resolveConnectionId, summarize, type RefreshSummary } from "./refreshSummary";
+import { LAST_RIBBON_REFRESH_KEY, resolveConnectionId, summarize, type RefreshSummary } from "../addin/refreshSummary";
 import type { PaneContext, TabName } from "./context";
 import type { Connection } from "../service/connection";
-import { LAST_RIBBON_REFRESH_KEY } from "../commands/refreshAll";
 
 export function mountRefresh(panel: HTMLElement, ctx: PaneContext, onShown: (l: (t: TabName) => void) => void): void {
   const summaryHost = h("div", { class: "summary-host" });

@@ -3,7 +3,7 @@
  * service client, query engine and workbook writer arrive in a separate chunk after first paint.
  */
 import { mountApp } from "./app";
-import { ConnectionStore, deviceStorage } from "./connectionStore";
+import { ConnectionStore, deviceStorage } from "../addin/connectionStore";
 import { isDark } from "./theme";
 
 declare const __PPM_DEFAULT_SERVICE_URL__: string;
@@ -30,7 +30,7 @@ Office.onReady(() => {
   const store = new ConnectionStore(storage, { partitionKey: Office.context?.partitionKey });
   const ctx = mountApp(root, {
     store,
-    loadEngine: () => import(/* webpackChunkName: "engine" */ "./engine").then((m) => m.createEngine()),
+    loadEngine: () => import(/* webpackChunkName: "engine" */ "../addin/engine").then((m) => m.createEngine()),
     loadRecords: () => import(/* webpackChunkName: "records" */ "./records").then((m) => m.mountRecords),
     defaultServiceUrl: __PPM_DEFAULT_SERVICE_URL__,
     version: __PPM_VERSION__,

@@ -1,4 +1,4 @@
-import { ConnectionInputError, ConnectionStore, STORAGE_KEYS, deviceStorage, type StorageLike } from "../../src/taskpane/connectionStore";
+import { ConnectionInputError, ConnectionStore, STORAGE_KEYS, deviceStorage, type StorageLike } from "../../src/addin/connectionStore";
 
 class MemoryStorage implements StorageLike {
   readonly map = new Map<string, string>();

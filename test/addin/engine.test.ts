@@ -2,11 +2,11 @@
  * The task pane's engine facade over real HTTP (reference service on 127.0.0.1) into the workbook
  * emulator installed as the global `Excel`: the exact calls the pane's buttons make.
  */
-import { createEngine, type ImportRequest } from "../../src/taskpane/engine";
-import { ConnectionStore } from "../../src/taskpane/connectionStore";
-import { resolveConnectionId } from "../../src/taskpane/refreshSummary";
+import { createEngine, type ImportRequest } from "../../src/addin/engine";
+import { ConnectionStore } from "../../src/addin/connectionStore";
+import { resolveConnectionId } from "../../src/addin/refreshSummary";
 import { startReferenceService, type ReferenceService } from "../../src/reference/server";
-import { Workbook, createExcelNamespace, inspect, serializeWorkbook } from "../emulator";
+import { Workbook, createExcelNamespace, inspect, serializeWorkbook } from "../../src/emulator";
 import type { Connection } from "../../src/service/connection";
 import { MemoryStorage } from "../helpers/memoryStorage";
 

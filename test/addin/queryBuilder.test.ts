@@ -11,8 +11,8 @@ import {
   sentRequest,
   type BuilderColumn,
   type QueryEngine,
-} from "../../src/taskpane/queryBuilder";
-import { PATHS } from "../../src/spec/contract";
+} from "../../src/addin/queryBuilder";
+import { PATHS } from "../../src/contract/contract";
 import { applyQuery, parseQuery, splitODataUrl } from "../../src/query";
 import type { Table } from "../../src/table/model";
 

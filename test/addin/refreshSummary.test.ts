@@ -1,6 +1,6 @@
-import { resolveConnectionId, summarize, summaryText, type ReportLike } from "../../src/taskpane/refreshSummary";
-import { parseSelectionAddress, rectsIntersect } from "../../src/taskpane/selection";
-import type { ConnectionSummary } from "../../src/taskpane/connectionStore";
+import { resolveConnectionId, summarize, summaryText, type ReportLike } from "../../src/addin/refreshSummary";
+import { parseSelectionAddress, rectsIntersect } from "../../src/addin/selection";
+import type { ConnectionSummary } from "../../src/addin/connectionStore";
 
 const conn = (id: string, baseUrl: string, companyId: string | null): ConnectionSummary => ({ id, name: id, baseUrl, companyId, hasToken: true, hasRecordCredentials: false });
 

@@ -3,11 +3,12 @@
  * integration test over real HTTP (reference service on 127.0.0.1) into the workbook emulator,
  * driving the same engine the task pane uses.
  */
-import { createRefreshAllCommand, reportSummary, summaryDialogUrl, LAST_RIBBON_REFRESH_KEY, type DialogLike, type DialogUi } from "../../src/commands/refreshAll";
-import { ConnectionStore } from "../../src/taskpane/connectionStore";
-import { createEngine } from "../../src/taskpane/engine";
+import { createRefreshAllCommand, reportSummary, summaryDialogUrl, type DialogLike, type DialogUi } from "../../src/commands/refreshAll";
+import { ConnectionStore } from "../../src/addin/connectionStore";
+import { LAST_RIBBON_REFRESH_KEY } from "../../src/addin/refreshSummary";
+import { createEngine } from "../../src/addin/engine";
 import { startReferenceService, type ReferenceService } from "../../src/reference/server";
-import { Workbook, createExcelNamespace } from "../emulator";
+import { Workbook, createExcelNamespace } from "../../src/emulator";
 import { MemoryStorage } from "../helpers/memoryStorage";
 
 /** A fake `Office.context.ui` recording what the command did. */

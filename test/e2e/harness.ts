@@ -10,7 +10,7 @@
 import * as fs from "fs";
 import * as path from "path";
 import type { Frame, FrameLocator, Locator, Page } from "playwright-core";
-import { columnLetters } from "../emulator/address";
+import { columnLetters } from "../../src/emulator/address";
 
 export interface RequestLogEntry {
   at: string;

@@ -3,7 +3,7 @@
  * formats written over a range stay per cell even though rows share their format arrays, far-apart
  * cells are found in row-major order, moved cells keep everything they held.
  */
-import { Workbook, createExcelNamespace, inspect, seed, serializeWorkbook, loadWorkbook } from "./index";
+import { Workbook, createExcelNamespace, inspect, seed, serializeWorkbook, loadWorkbook } from "../../src/emulator";
 
 test("a format written over a range, then changed in one cell, changes only that cell", async () => {
   const wb = new Workbook({ currentYear: 2025 });

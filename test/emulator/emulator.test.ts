@@ -12,7 +12,7 @@ import {
   serializeWorkbook,
   snapshot,
   dateSerial,
-} from "./index";
+} from "../../src/emulator";
 
 /** Resolves to the error code a promise rejects with (fails the test if it resolves). */
 async function codeOf(p: Promise<unknown>): Promise<string> {

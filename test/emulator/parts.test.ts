@@ -1,9 +1,9 @@
 import fc from "fast-check";
-import { MAX_COLUMNS, MAX_ROWS, columnLetters, formatRect, parseAddress, quoteSheetName, looksLikeCellReference } from "./address";
-import { formatCellText } from "./format";
-import { translateFormula } from "./formula";
-import { Workbook, createExcelNamespace, inspect } from "./index";
-import { dateSerial, parseTypedInput, serialToParts } from "./typed-input";
+import { MAX_COLUMNS, MAX_ROWS, columnLetters, formatRect, parseAddress, quoteSheetName, looksLikeCellReference } from "../../src/emulator/address";
+import { formatCellText } from "../../src/emulator/format";
+import { translateFormula } from "../../src/emulator/formula";
+import { Workbook, createExcelNamespace, inspect } from "../../src/emulator";
+import { dateSerial, parseTypedInput, serialToParts } from "../../src/emulator/typed-input";
 
 describe("addresses", () => {
   test("column letters at the edges", () => {

@@ -6,7 +6,7 @@ import * as path from "path";
 import ts from "typescript";
 
 const RUNTIME = ["address", "cells", "errors", "format", "formula", "model", "proxies", "typed-input", "values"].map((f) =>
-  path.join(__dirname, `${f}.ts`),
+  path.join(__dirname, "..", "..", "src", "emulator", `${f}.ts`),
 );
 
 test("runtime files compile without DOM or Node typings", () => {

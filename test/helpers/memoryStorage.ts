@@ -1,5 +1,5 @@
 /** Shared test double for the task pane's device storage. */
-import type { StorageLike } from "../../src/taskpane/connectionStore";
+import type { StorageLike } from "../../src/addin/connectionStore";
 
 /** An in-memory `StorageLike` (what `localStorage` is to the connection store); `map` is open to assertions. */
 export class MemoryStorage implements StorageLike {

@@ -1,7 +1,7 @@
 import type { Change } from "../../src/records/diff";
 import { planUpdates, sendWriteback, summarize } from "../../src/records/send";
 import type { RecordsClient, RecordBody } from "../../src/records/client";
-import type { RecordKind } from "../../src/spec/contract";
+import type { RecordKind } from "../../src/contract/contract";
 
 function change(projectToken: string, field: string, value: string, status: "valid" | "invalid" | "conflict" = "valid"): Change {
   const validation = status === "valid" ? { status } : { status, message: `${status} reason` };

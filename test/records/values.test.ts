@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { canonicalValue, cellToText, explainNumericProblem, normaliseNumeric, numberToPlainString, validateFieldValue, valueHash } from "../../src/records/values";
-import { NUMERIC_CUSTOM_FIELD } from "../../src/spec/contract";
+import { NUMERIC_CUSTOM_FIELD } from "../../src/contract/contract";
 
 describe("numberToPlainString", () => {
   it.each([

@@ -1,6 +1,6 @@
 /** Record endpoints: auth, record-token, create/update, the numeric custom-field table, visibility in snapshots. */
 import fc from "fast-check";
-import { NUMERIC_CUSTOM_FIELD } from "../../src/spec/contract";
+import { NUMERIC_CUSTOM_FIELD } from "../../src/contract/contract";
 import { normaliseNumeric } from "../../src/reference/customFields";
 import type { ReferenceService } from "../../src/reference/server";
 import { ACME_RECORD_HEADERS, ACME_TOKEN, acme, control, get, json, start } from "./helpers";

@@ -1,5 +1,5 @@
 /** Reporting endpoints: credentials and precedence, every error code and body, `$` options, routes. */
-import { DATASET_CACHE_CONTROL, ErrorBodySchema, ExportEnvelopeSchema, ManifestSchema, ODataEnvelopeSchema } from "../../src/spec/contract";
+import { DATASET_CACHE_CONTROL, ErrorBodySchema, ExportEnvelopeSchema, ManifestSchema, ODataEnvelopeSchema } from "../../src/contract/contract";
 import type { ReferenceService } from "../../src/reference/server";
 import { ACME_RECORD_HEADERS, ACME_TOKEN, GLOBEX_TOKEN, acme, basic, control, get, json, start } from "./helpers";
 

@@ -1,5 +1,5 @@
 /** Snapshot endpoints: auth, list rows with custom fields, resource row contract and dedup overlap, scores. */
-import { RESOURCE_DEDUP_KEY, ResourceRowSchema, ScoreRowSchema } from "../../src/spec/contract";
+import { RESOURCE_DEDUP_KEY, ResourceRowSchema, ScoreRowSchema } from "../../src/contract/contract";
 import type { ReferenceService } from "../../src/reference/server";
 import { ACME_RECORD_HEADERS, GLOBEX_TOKEN, acme, get, json, start } from "./helpers";
 

@@ -4,7 +4,7 @@
  */
 import { startReferenceService, type ReferenceService } from "../../src/reference/server";
 import { PpmClient, resourceDedupKey } from "../../src/service";
-import { RESOURCE_DEDUP_KEY, SNAPSHOT_ENDPOINTS } from "../../src/spec/contract";
+import { RESOURCE_DEDUP_KEY, SNAPSHOT_ENDPOINTS } from "../../src/contract/contract";
 import { ACME_API_SECRET, ACME_TOKEN, acme, capturedErrors, clearLog, control, errorTexts, expectPpmError, globex, recordingFetch, requestLog } from "./helpers";
 
 let svc: ReferenceService;

@@ -1,6 +1,6 @@
 import { PpmError, type PpmErrorCode } from "../../src/service/errors";
 import { QueryError } from "../../src/query/errors";
-import { REPORTING_ERRORS } from "../../src/spec/contract";
+import { REPORTING_ERRORS } from "../../src/contract/contract";
 import { ERROR_TEXT, describeError } from "../../src/taskpane/errorView";
 
 const TOKEN = "demo-acme-token";

@@ -1,5 +1,5 @@
 /** Shared builders for the emulator-backed workbook tests. */
-import { Workbook, createRequestContext } from "../emulator";
+import { Workbook, createRequestContext } from "../../src/emulator";
 import { draftBinding } from "../../src/refresh/binding";
 import { importTable, type ImportOptions } from "../../src/workbook/writer";
 import type { Column, CellValue, Table } from "../../src/table/model";

@@ -1,7 +1,7 @@
 /** Import behaviour against the workbook emulator (documented Excel semantics, payload limits, typed input). */
 import * as path from "path";
 import { spawnSync } from "child_process";
-import { Workbook, createRequestContext, inspect, seed, serializeWorkbook, loadWorkbook, snapshot } from "../emulator";
+import { Workbook, createRequestContext, inspect, seed, serializeWorkbook, loadWorkbook, snapshot } from "../../src/emulator";
 import { importTable } from "../../src/workbook/writer";
 import { readBindings } from "../../src/workbook/bindingStore";
 import { finRows, finTable, bindingDraft, imported, rejection, TOKEN, fixedNow, FIN_COLUMNS } from "./helpers";
@@ -79,7 +79,7 @@ describe("no day shift in any time zone", () => {
   for (const tz of ["Pacific/Auckland", "America/Los_Angeles"]) {
     it(`writes the same serials under TZ=${tz}`, () => {
       const script = `
-        const em = require(${JSON.stringify(path.resolve(__dirname, "../emulator/index.ts"))});
+        const em = require(${JSON.stringify(path.resolve(__dirname, "../../src/emulator/index.ts"))});
         const { importTable } = require(${JSON.stringify(path.resolve(__dirname, "../../src/workbook/writer.ts"))});
         const h = require(${JSON.stringify(path.resolve(__dirname, "helpers.ts"))});
         const wb = new em.Workbook({ currentYear: 2025 });

@@ -11,7 +11,7 @@ import { importTable } from "../../src/workbook/writer";
 import { importSource } from "../../src/workbook/importSource";
 import { refreshTable } from "../../src/workbook/refresh";
 import { readBindings } from "../../src/workbook/bindingStore";
-import { Workbook, createRequestContext, inspect, loadWorkbook, serializeWorkbook, toWorkbookFile } from "../emulator";
+import { Workbook, createRequestContext, inspect, loadWorkbook, serializeWorkbook, toWorkbookFile } from "../../src/emulator";
 import type { Table } from "../../src/table/model";
 
 const TOKEN = "demo-acme-token";

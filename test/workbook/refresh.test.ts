@@ -1,5 +1,5 @@
 /** In-place refresh against the workbook emulator. */
-import { Workbook, createRequestContext, createEmulatedContext, inspect, seed, snapshot, toWorkbookFile, serializeWorkbook } from "../emulator";
+import { Workbook, createRequestContext, createEmulatedContext, inspect, seed, snapshot, toWorkbookFile, serializeWorkbook } from "../../src/emulator";
 import { refreshTable, refreshAllTables } from "../../src/workbook/refresh";
 import { readBindings } from "../../src/workbook/bindingStore";
 import type { RefreshSource, SourceResult } from "../../src/refresh/source";

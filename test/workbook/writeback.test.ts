@@ -19,7 +19,7 @@ import {
   toSheetValues,
 } from "../../src/workbook/writeback";
 import { confirmWriteback, prepareForEditing, prepareWriteback, recordsServiceFrom, type WritebackDeps } from "../../src/records";
-import { createExcelNamespace, inspect, Workbook } from "../emulator";
+import { createExcelNamespace, inspect, Workbook } from "../../src/emulator";
 
 let svc: ReferenceService;
 beforeAll(async () => {

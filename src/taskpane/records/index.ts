@@ -5,7 +5,7 @@
  * DOM only: every rule (validation, change detection, grouping, refresh order) is in `src/records`;
  * every Excel call is in `src/workbook/writeback.ts`. Test ids are listed in `TESTIDS.md`.
  */
-import type { RecordKind } from "../../spec/contract";
+import type { RecordKind } from "../../contract/contract";
 import { PpmClient } from "../../service/client";
 import type { Connection } from "../../service/connection";
 import {

@@ -1,4 +1,4 @@
-import { RESOURCE_DEDUP_KEY } from "../../../src/spec/contract";
+import { RESOURCE_DEDUP_KEY } from "../../../src/contract/contract";
 import { check, checkEqual, type E2E, type Journey } from "../harness";
 import { ACME_TOKEN, openTab } from "./connections";
 import { runJob } from "./datasets";

@@ -1,0 +1,43 @@
+/** The "Update token" form, shared by the connection list and the error panels (its own module so neither imports the other). */
+import { h } from "./dom";
+import type { PaneContext } from "./context";
+
+/** The "Update token" form for one connection; used by the connection list and by error panels. */
+export function tokenForm(ctx: PaneContext, connectionId: string, onSaved: () => void, onClose: () => void): HTMLFormElement {
+  const name = ctx.store.get(connectionId)?.name ?? connectionId;
+  const input = h("input", { type: "password", id: `token-${connectionId}-${Math.random().toString(36).slice(2, 7)}`, "data-testid": "token-input", autocomplete: "off", spellcheck: "false", required: true });
+  const err = h("div", { class: "field-error", role: "alert", "data-testid": "token-error" });
+  const form = h(
+    "form",
+    { class: "token-form", "data-testid": "token-form", "data-connection-id": connectionId, "aria-label": `New token for ${name}` },
+    h("div", { class: "field" }, h("label", { for: input.id }, `New company API token for ${name}`), input),
+    err,
+    h(
+      "div",
+      { class: "actions" },
+      h("button", { type: "submit", class: "button primary", "data-testid": "token-save" }, "Save token"),
+      h("button", { type: "button", class: "button", "data-testid": "token-cancel", onclick: () => onClose() }, "Cancel"),
+    ),
+  );
+  form.addEventListener("keydown", (ev) => {
+    if ((ev as KeyboardEvent).key === "Escape") onClose();
+  });
+  form.addEventListener("submit", (ev) => {
+    ev.preventDefault();
+    try {
+      ctx.store.setToken(connectionId, input.value);
+    } catch (e) {
+      err.textContent = (e as Error).message;
+      input.setAttribute("aria-invalid", "true");
+      input.focus();
+      return;
+    }
+    input.value = "";
+    ctx.changed("credentials");
+    ctx.status(`Token updated for ${name}.`);
+    onClose();
+    onSaved();
+  });
+  queueMicrotask(() => input.focus());
+  return form;
+}
