@@ -345,7 +345,9 @@ const caseArb = fc.record({
   options: fc.constantFrom({}, { maxCostRatio: Infinity }, { maxCostRatio: 0 }),
 });
 
-function buildCase(c: fc.Infer<typeof caseArb>): { old: TableRows; next: TableRows; key: Parameters<typeof planDelta>[2] } {
+type Case = typeof caseArb extends fc.Arbitrary<infer T> ? T : never;
+
+function buildCase(c: Case): { old: TableRows; next: TableRows; key: Parameters<typeof planDelta>[2] } {
   const oldRows: CellValue[][] = c.ids.map((id, i) => [id, ...c.cells[i]]);
   const nextRows: CellValue[][] = oldRows.map((r) => [...r]);
   for (const e of c.edits) {
