@@ -309,8 +309,15 @@ function tryKey(old: TableRows, next: TableRows, names: string[]): { newToOld: I
   const byKey = new Map<KeyValue, number>();
   for (let r = 0; r < old.rows.length; r++) {
     const k = readOld(old.rows[r]);
-    if (byKey.has(k)) return { problem: `key (${names.join(", ")}) is not unique in the previous data (row ${r + 1} repeats row ${byKey.get(k)! + 1})` };
+    // One hash lookup per row: a repeated key leaves the size unchanged (the first row is found again only for the message).
+    const size = byKey.size;
     byKey.set(k, r);
+    if (byKey.size === size) {
+      let first = 0;
+      // SameValueZero, as the Map compares keys.
+      while (first < r && readOld(old.rows[first]) !== k) first++;
+      return { problem: `key (${names.join(", ")}) is not unique in the previous data (row ${r + 1} repeats row ${first + 1})` };
+    }
   }
   const newToOld = new Int32Array(next.rows.length);
   const taken = new Uint8Array(old.rows.length);
