@@ -339,13 +339,15 @@ function tryKey(old: TableRows, next: TableRows, names: string[]): { newToOld: I
   return { newToOld };
 }
 
+function isKeyChoice(key: KeyChoice | readonly string[]): key is KeyChoice {
+  return !Array.isArray(key);
+}
+
 function match(old: TableRows, next: TableRows, key: KeyChoice | readonly string[] | null | undefined): Match {
   const choice: KeyChoice =
-    key == null
-      ? { candidates: [], origin: "none", reason: "no key was given" }
-      : Array.isArray(key)
-        ? { candidates: [[...(key as readonly string[])]], origin: "none", reason: "the given key" }
-        : (key as KeyChoice);
+    key == null ? { candidates: [], origin: "none", reason: "no key was given" }
+    : isKeyChoice(key) ? key
+    : { candidates: [[...key]], origin: "none", reason: "the given key" };
   const problems: string[] = [];
   for (const names of choice.candidates) {
     if (names.length === 0) continue;
@@ -357,7 +359,7 @@ function match(old: TableRows, next: TableRows, key: KeyChoice | readonly string
   }
   const newToOld = new Int32Array(next.rows.length);
   for (let r = 0; r < newToOld.length; r++) newToOld[r] = r < old.rows.length ? r : -1;
-  const why = choice.candidates.length === 0 ? choice.reason : problems.join("; ");
+  const why = problems.length === 0 ? choice.reason : problems.join("; ");
   return { newToOld, matchedBy: "position", key: null, reason: `matched by position: ${why}` };
 }
 
