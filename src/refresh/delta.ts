@@ -8,7 +8,7 @@
  * cell for cell. Design notes and the meaning of every field: `src/refresh/README.md`.
  */
 import { z } from "zod";
-import { RESOURCE_DEDUP_KEY } from "../spec/contract";
+import { RESOURCE_DEDUP_KEY } from "../contract/contract";
 import type { CellValue, Column, Table } from "../table/model";
 import type { BindingSource } from "./binding";
 
