@@ -15,6 +15,9 @@ export type ClientErrorCode =
   | "cancelled"
   | "malformed_body"
   | "schema_mismatch"
+  | "unexpected_content"
+  | "unexpected_not_modified"
+  | "incomplete_export"
   | "route_absent"
   | "rate_limited"
   | "server_error"
@@ -106,6 +109,9 @@ const DEFAULT_ACTIONS: Record<PpmErrorCode, string> = {
   cancelled: "Nothing to do: the request was cancelled.",
   malformed_body: "Report this to the service vendor: the response could not be read.",
   schema_mismatch: "Report this to the service vendor: the response does not match the documented shape.",
+  unexpected_content: "Retry; if it persists, something between you and the service (a sign-in page, a proxy) answers for it: ask the network administrator or the service vendor. Nothing was written.",
+  unexpected_not_modified: "Retry; if it persists, a cache or proxy between you and the service answers for it: ask the network administrator. Nothing was written.",
+  incomplete_export: "Retry; if the export keeps arriving short, report it to the service vendor with the dataset key. Nothing was written.",
   route_absent: "This environment does not offer this feature; use another source or ask the administrator.",
   rate_limited: "Wait a moment and retry.",
   server_error: "Retry later; if it persists, report it to the service vendor.",
