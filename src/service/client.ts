@@ -131,6 +131,8 @@ export interface CorsReport {
   recordMissingMethods?: string[];
 }
 
+const FORMAT_LABEL: Record<DatasetFormat, string> = { csv: "CSV", json: "JSON", odata: "OData" };
+
 /** Request headers the add-in sends from the task pane (what a preflight must allow). */
 const NEEDED_REQUEST_HEADERS = [HEADERS.companyToken, "If-None-Match", "If-Modified-Since"];
 /** Request headers of record calls (GET with record-token; POST/PUT with a JSON body). */
@@ -324,7 +326,7 @@ export class PpmClient {
         if (!send) {
           throw this.transport.error(
             "unexpected_not_modified",
-            `The service answered 304 Not Modified to the request for "${key}" (${format.toUpperCase()}), which carried no validators: a 304 only answers a conditional request, so there is no data to keep or write.`,
+            `The service answered 304 Not Modified to the request for "${key}" (${FORMAT_LABEL[format]}), which carried no validators: a 304 only answers a conditional request, so there is no data to keep or write.`,
             { status: 304, datasetKey: key, requestTime: received.requestTime },
           );
         }
@@ -459,7 +461,7 @@ export class PpmClient {
     if (got === entry.rowCount) return;
     throw this.transport.error(
       "incomplete_export",
-      `The ${format.toUpperCase()} form of "${key}" arrived with ${got} row${got === 1 ? "" : "s"}, but the manifest lists ${entry.rowCount} for the export generated at ${generation}: ${got < entry.rowCount ? "the body was cut short" : "it does not match the export"}, so it was not used.`,
+      `The ${FORMAT_LABEL[format]} form of "${key}" arrived with ${got} row${got === 1 ? "" : "s"}, but the manifest lists ${entry.rowCount} for the export generated at ${generation}: ${got < entry.rowCount ? "the body was cut short" : "it does not match the export"}, so it was not used.`,
       { datasetKey: key, requestTime, details: { rowsReceived: got, manifestRowCount: entry.rowCount, generatedAt: generation } },
     );
   }

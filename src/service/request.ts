@@ -260,7 +260,7 @@ export class Transport {
     let bodyBytes: number | null = null;
     const classifyAbort = (): PpmError | undefined => {
       if (timedOut) {
-        const seconds = Math.round(this.timeoutMs / 1000);
+        const seconds = this.timeoutMs < 10_000 ? Math.round(this.timeoutMs / 100) / 10 : Math.round(this.timeoutMs / 1000);
         if (bodyBytes !== null) {
           return this.error(
             "timeout",
