@@ -313,9 +313,12 @@ export class PpmClient {
     const result = await this.transport.send(spec, async (received) => {
       requestTime = received.requestTime;
       const h = received.response.headers;
-      const etag = h.get("ETag");
-      const lastModified = h.get("Last-Modified");
-      const headerGen = h.get(HEADERS.generatedAt);
+      // Validators are stored (in the workbook, in the CLI's cache). One that carries a credential (a
+      // hostile or broken service echoing it) is treated as absent, never kept.
+      const clean = (v: string | null) => (v !== null && this.transport.redact(v) === v ? v : null);
+      const etag = clean(h.get("ETag"));
+      const lastModified = clean(h.get("Last-Modified"));
+      const headerGen = clean(h.get(HEADERS.generatedAt));
       headerGeneration = headerGen;
       this.headersReadable = !!(etag || headerGen);
       if (received.response.status === 304) {
@@ -336,7 +339,7 @@ export class PpmClient {
       const sent = await this.checkArrival(received, key, format);
       const meta: MetaInput = {
         key,
-        schemaVersion: h.get(HEADERS.schemaVersion) ?? null,
+        schemaVersion: clean(h.get(HEADERS.schemaVersion)),
         generatedAt: headerGen ?? null,
         etag: etag ?? null,
         lastModified: lastModified ?? null,
@@ -348,6 +351,11 @@ export class PpmClient {
         typedBy = (await this.manifest({ signal }).catch(() => undefined))?.datasets.find((d) => d.key === key) ?? entry;
       }
       const table = await this.readDatasetBody(sent, format, meta, typedBy, columnsForOData, opts.onProgress);
+      // The body's generation time and schema go into the info line and the stored validators.
+      for (const k of ["generatedAt", "schemaVersion"] as const) {
+        const v = table.meta[k];
+        if (typeof v === "string" && this.transport.redact(v) !== v) table.meta[k] = null;
+      }
       // Without the header, a generation time from before the download is the safe one to keep:
       // a stale value can only cause an extra download later, never a missed change.
       if (!table.meta.generatedAt && entry) table.meta.generatedAt = exportGeneration(entry);

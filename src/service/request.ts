@@ -161,6 +161,9 @@ export class Transport {
   error(code: PpmErrorCode, message: string, init: PpmErrorInit = {}): PpmError {
     const safe: PpmErrorInit = { ...init };
     if (safe.action) safe.action = this.redact(safe.action);
+    // These two can come from a service's error body (`dataset_key`, `unsupported_options`).
+    if (safe.datasetKey) safe.datasetKey = this.redact(safe.datasetKey);
+    if (safe.unsupportedOptions) safe.unsupportedOptions = safe.unsupportedOptions.map((o) => this.redact(o));
     if (safe.details) safe.details = redactDeep(safe.details, this.secrets);
     if (safe.path) safe.path = this.redact(safe.path);
     return new PpmError(code, this.redact(message), safe);
@@ -381,7 +384,7 @@ export class Transport {
     // Service text is quoted only as far as needed to explain the failure (see clipService).
     const rawMessage = errBody?.message ?? (isJsonObject && typeof (body as Record<string, unknown>).message === "string" ? String((body as Record<string, unknown>).message) : undefined);
     const serverMessage = rawMessage === undefined ? undefined : clipText(rawMessage, SERVICE_TEXT_LIMIT);
-    const datasetKey = errBody?.dataset_key ?? spec.datasetKey;
+    const datasetKey = errBody?.dataset_key !== undefined ? clipText(errBody.dataset_key, 100) : spec.datasetKey;
     const env = this.environmentLabel;
     const company = this.conn.name;
     const where = `${spec.method} ${spec.path}`;
@@ -411,7 +414,7 @@ export class Transport {
       return this.error("query_string_token_rejected", "The service rejected a token sent in the address.", base);
     }
     if (known === "unsupported_odata_query_options") {
-      const opts = errBody?.unsupported_options ?? [];
+      const opts = (errBody?.unsupported_options ?? []).slice(0, 20).map((o) => clipText(o, 60));
       return this.error("unsupported_odata_query_options", `The service rejected the query options ${opts.join(", ") || "(unnamed)"}.`, {
         ...base,
         unsupportedOptions: opts,

@@ -31,8 +31,8 @@ export interface RequestInfo {
   headers: http.IncomingHttpHeaders;
   /** The company token the request carried (header, Basic or record header), if any. */
   token: string | null;
-  /** Fetches the same request from the reference service. */
-  upstream(): Promise<Upstream>;
+  /** Fetches the same request from the reference service (`unconditional`: without validators). */
+  upstream(opts?: { unconditional?: boolean }): Promise<Upstream>;
 }
 
 /** Returns the reply to send, or null to pass the request through. */
@@ -61,7 +61,17 @@ function tokenOf(headers: http.IncomingHttpHeaders): string | null {
   return null;
 }
 
-export async function startHostileService(upstreamUrl: string): Promise<HostileService> {
+export interface HostileOptions {
+  /**
+   * Credentials to send upstream instead of the client's (for a test token the reference service
+   * does not know): the client's token headers are replaced by these.
+   */
+  upstreamCredentials?: Record<string, string>;
+}
+
+const CREDENTIAL_HEADERS = new Set(["company-api-token", "authorization", "api-token"]);
+
+export async function startHostileService(upstreamUrl: string, options: HostileOptions = {}): Promise<HostileService> {
   const behaviours = new Map<string, Behaviour>();
   const sockets = new Set<Socket>();
   const find = (path: string): Behaviour | undefined => {
@@ -78,9 +88,17 @@ export async function startHostileService(upstreamUrl: string): Promise<HostileS
       void (async () => {
         const url = new URL(req.url ?? "/", "http://x");
         const requestBody = chunks.length ? Buffer.concat(chunks) : undefined;
-        const upstream = async (): Promise<Upstream> => {
+        const upstream = async (opts: { unconditional?: boolean } = {}): Promise<Upstream> => {
           const headers: Record<string, string> = {};
           for (const [k, v] of Object.entries(req.headers)) if (typeof v === "string" && !HOP_BY_HOP.has(k)) headers[k] = v;
+          if (options.upstreamCredentials) {
+            for (const k of Object.keys(headers)) if (CREDENTIAL_HEADERS.has(k)) delete headers[k];
+            Object.assign(headers, options.upstreamCredentials);
+          }
+          if (opts.unconditional) {
+            delete headers["if-none-match"];
+            delete headers["if-modified-since"];
+          }
           const r = await fetch(`${upstreamUrl}${url.pathname}${url.search}`, { method: req.method, headers, body: requestBody, redirect: "manual" });
           const out: Record<string, string> = {};
           r.headers.forEach((v, k) => {
