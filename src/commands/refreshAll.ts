@@ -15,6 +15,7 @@
 import type { ConnectionStore, StorageLike } from "../taskpane/connectionStore";
 import { resolveConnectionId, summarize, summaryText, type RefreshSummary } from "../taskpane/refreshSummary";
 import type { Engine } from "../taskpane/engine";
+import { redactSecrets } from "../service/errors";
 
 /** Storage key (after the partition prefix) of the last ribbon refresh summary. */
 export const LAST_RIBBON_REFRESH_KEY = "ppm.v1.lastRibbonRefresh";
@@ -139,7 +140,7 @@ export function createRefreshAllCommand(deps: RefreshAllCommandDeps): (event: { 
       // Defensive: the engine redacts, but this text leaves the add-in's control (dialog address).
       let safe = msg;
       try {
-        for (const s of deps.store().allSecrets()) if (s.length >= 4) safe = safe.split(s).join("[redacted]");
+        safe = redactSecrets(msg, deps.store().allSecrets().filter((s) => s.length >= 4));
       } catch {
         /* store unreadable: keep the message as is */
       }
