@@ -326,7 +326,7 @@ export class Transport {
         };
       }
       bodyBytes = 0;
-      if (response.ok && response.body) {
+      if (response.ok && response.body && typeof TransformStream === "function" && typeof response.body.pipeThrough === "function") {
         // Counts what arrives, for the stalled-body message; the bytes pass through unchanged.
         const counter = new TransformStream<Uint8Array, Uint8Array>({
           transform(chunk, controller) {
