@@ -39,7 +39,8 @@ export function sniffKind(head: string, form: ExpectedForm): ArrivedKind | null 
   const lower = t.slice(0, 512).toLowerCase();
   if (/^<!doctype html|^<html[\s>]|^<head[\s>]|^<body[\s>]/.test(lower)) return "html";
   if (/^<(?:!--|!doctype|\?xml|[a-z][\w:.-]*[\s/>])/.test(lower)) return /<html[\s>]|<body[\s>]/.test(lower) ? "html" : "xml";
-  if (form === "csv" && /^[{[]/.test(t)) return "json";
+  // A JSON object or array start, not just a bracket: a CSV column could be named `[x]`.
+  if (form === "csv" && /^(?:\{\s*["}]|\[\s*[[{"\]\d-])/.test(t)) return "json";
   return null;
 }
 
