@@ -364,7 +364,7 @@ export class PpmClient {
       return { status: "updated" as const, table, validators: v };
     });
     if (result.status === "updated") {
-      this.checkManifestColumns(result.table, format, entry, requestTime);
+      this.checkColumns(result.table, format, entry, columnsForOData, requestTime);
       await this.checkRowCount(result.table, format, entry, headerGeneration, requestTime, signal);
     }
     await this.store.set(storeKey, result.validators);
@@ -414,11 +414,22 @@ export class PpmClient {
 
   /**
    * The JSON form declares its own columns: every column the manifest lists for the dataset must be
-   * among them (the CSV header is checked the same way while it is read). OData columns come from
-   * `$metadata` and are checked by type, not by presence: the OData JSON format may omit null
-   * properties.
+   * among them (the CSV header is checked the same way while it is read). OData rows may omit null
+   * properties, so presence is not required there; but rows that carry none of the properties
+   * `$metadata` declares, only others, are another collection.
    */
-  private checkManifestColumns(table: Table, format: DatasetFormat, entry: ManifestDatasetInfo | undefined, requestTime: string): void {
+  private checkColumns(table: Table, format: DatasetFormat, entry: ManifestDatasetInfo | undefined, declared: Column[] | undefined, requestTime: string): void {
+    if (format === "odata") {
+      const n = declared?.length ?? 0;
+      if (n === 0 || table.columns.length === n || table.rows.length === 0) return;
+      if (table.rows.some((row) => row.slice(0, n).some((v) => v !== null))) return;
+      const extra = table.columns.slice(n).map((c) => `"${clip(c.name, 40)}"`);
+      throw this.transport.error(
+        "unexpected_content",
+        `The OData answer for "${table.meta.key}" carries none of the properties $metadata declares for it, only ${extra.slice(0, 5).join(", ")}${extra.length > 5 ? ` and ${extra.length - 5} more` : ""}. It is another collection.`,
+        { datasetKey: table.meta.key, requestTime, details: { arrived: "other columns" } },
+      );
+    }
     if (format !== "json" || !entry || entry.columns.length === 0) return;
     const have = new Set(table.columns.map((c) => c.name));
     const missing = entry.columns.filter((c) => !have.has(c.name)).map((c) => `"${clip(c.name, 40)}"`);

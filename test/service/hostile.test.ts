@@ -121,6 +121,12 @@ describe("item 1: anything with 200 is not accepted as the export", () => {
     expect(e.message).toMatch(/does not have the dataset's columns: it lacks "project_id"/);
   });
 
+  it("OData rows carrying none of the declared properties are refused", async () => {
+    svc.on(PATH.odata, () => ({ headers: { "Content-Type": "application/json" }, body: JSON.stringify({ "@odata.context": "x", value: [{ foo: 1, bar: "x" }, { foo: 2, bar: "y" }] }) }));
+    const e = await expectPpmError(fetchFin("odata"), "unexpected_content");
+    expect(e.message).toBe('The OData answer for "financials" carries none of the properties $metadata declares for it, only "foo", "bar". It is another collection.');
+  });
+
   it("CSV declared text/plain or application/octet-stream is accepted when the body is the export", async () => {
     for (const type of ["text/plain; charset=utf-8", "application/octet-stream"]) {
       svc.on(PATH.csv, async (req) => withHeaders(await req.upstream(), { "Content-Type": type }));
