@@ -15,6 +15,7 @@
 import type { ConnectionStore, StorageLike } from "../addin/connectionStore";
 import { LAST_RIBBON_REFRESH_KEY, resolveConnectionId, summarize, summaryText, type RefreshSummary } from "../addin/refreshSummary";
 import type { Engine } from "../addin/engine";
+import { redactSecrets } from "../service/errors";
 
 /** Longest summary text put into the dialog's address (addresses have practical length limits). */
 export const MAX_DIALOG_TEXT = 1500;
@@ -136,7 +137,7 @@ export function createRefreshAllCommand(deps: RefreshAllCommandDeps): (event: { 
       // Defensive: the engine redacts, but this text leaves the add-in's control (dialog address).
       let safe = msg;
       try {
-        for (const s of deps.store().allSecrets()) if (s.length >= 4) safe = safe.split(s).join("[redacted]");
+        safe = redactSecrets(msg, deps.store().allSecrets().filter((s) => s.length >= 4));
       } catch {
         /* store unreadable: keep the message as is */
       }

@@ -13,8 +13,9 @@ export interface SplitUrl {
   /** The `$` options, to evaluate locally. */
   query: LocalQuery;
   /**
-   * True when a credential was dropped: a `company_api_token` / `Company-Api-Token` parameter, or
-   * user:password in the address. The token is never kept, logged or shown.
+   * True when a credential was dropped: a `company_api_token`, `api_token`, `token`,
+   * `access_token` (or `api_secret`, `record_token`) parameter, in any case and with `-` or `_`,
+   * or user:password in the address. The token is never kept, logged or shown.
    */
   removedCredentials: boolean;
   /** Everything before `/api/` (scheme, host, any path prefix), for absolute service URLs. */
@@ -25,7 +26,14 @@ export interface SplitUrl {
   snapshot?: SnapshotEndpoint;
 }
 
-const CREDENTIAL_PARAMS = new Set(["company_api_token", "company-api-token"]);
+// The same names the request builder refuses to send (src/service/request.ts): a pasted Power Query
+// or browser link may carry the token under any of the common spellings, not only the service's own.
+const CREDENTIAL_PARAMS = new Set(["company_api_token", "api_token", "token", "access_token", "api_secret", "api_auth", "record_token"]);
+
+/** True when a query parameter name carries a credential (case-insensitive, `-` and `_` alike). */
+export function isCredentialParam(name: string): boolean {
+  return CREDENTIAL_PARAMS.has(name.trim().toLowerCase().replace(/-/g, "_"));
+}
 
 /** Splits a pasted service URL. Throws {@link QueryError} (`invalid_url`, or any option error). */
 export function splitODataUrl(input: string): SplitUrl {
@@ -59,7 +67,7 @@ export function splitODataUrl(input: string): SplitUrl {
   for (const part of splitParams(qs)) {
     const eq = part.indexOf("=");
     const name = decodeComponent(eq < 0 ? part : part.slice(0, eq)).trim();
-    if (CREDENTIAL_PARAMS.has(name.toLowerCase())) {
+    if (isCredentialParam(name)) {
       removedCredentials = true;
       continue;
     }

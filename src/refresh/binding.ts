@@ -11,6 +11,7 @@ import { z } from "zod";
 import { SNAPSHOT_ENDPOINTS, type SnapshotEndpoint } from "../contract/contract";
 import { COLUMN_TYPES, type Column, type ColumnType } from "../table/model";
 import { LocalQuerySchema, type LocalQuery } from "../query";
+import { redactSecrets } from "../service/errors";
 
 /** Bumped when the stored shape changes incompatibly; older versions are refused with a clear message. */
 export const BINDING_SCHEMA_VERSION = 1;
@@ -145,11 +146,13 @@ export function assertNoSecret(text: string, secrets: readonly string[]): void {
   }
 }
 
-/** Replaces every occurrence of the given secrets in a message, for failure records and logs. */
+/**
+ * Replaces the given secrets in a message, for failure records and logs: in every encoded form and
+ * any 8-character piece (see `redactSecrets`). Secrets shorter than 4 characters are ignored, so a
+ * stray one-letter value cannot erase a message.
+ */
 export function redact(message: string, secrets: readonly string[]): string {
-  let out = message;
-  for (const s of secrets) if (s && s.length >= 4) out = out.split(s).join("***");
-  return out;
+  return redactSecrets(message, secrets.filter((s) => s && s.length >= 4));
 }
 
 /** The setting key of a binding. */

@@ -7,6 +7,7 @@ import { HEADERS, PATHS, type RecordKind, type SnapshotEndpoint } from "../contr
 import type { Column, Table } from "../table/model";
 import { type Connection, connectionScope, normalizeBaseUrl } from "./connection";
 import { CsdlError, parseCsdl, type ServiceMetadata } from "./csdl";
+import { clip, contentKind, isWrongKind, jsonErrorCode, peekStream, sniffKind, wrongKindAction, wrongKindMessage } from "./bodyCheck";
 import { CsvSyntaxError, parseCsvStream } from "./csv";
 import { normalizeCustomFieldForDisplay, validateNumericCustomField } from "./customFields";
 import { tableFromJsonStream } from "./jsonRows";
@@ -129,6 +130,8 @@ export interface CorsReport {
   /** Record write methods (PUT) the record preflight did not allow (set with {@link recordPreflightOk}). */
   recordMissingMethods?: string[];
 }
+
+const FORMAT_LABEL: Record<DatasetFormat, string> = { csv: "CSV", json: "JSON", odata: "OData" };
 
 /** Request headers the add-in sends from the task pane (what a preflight must allow). */
 const NEEDED_REQUEST_HEADERS = [HEADERS.companyToken, "If-None-Match", "If-Modified-Since"];
@@ -305,20 +308,38 @@ export class PpmClient {
       accept: format === "csv" ? "text/csv" : "application/json",
       signal,
     };
-    const result = await this.transport.send(spec, async (sent) => {
-      const h = sent.response.headers;
-      const etag = h.get("ETag");
-      const lastModified = h.get("Last-Modified");
-      const headerGen = h.get(HEADERS.generatedAt);
+    let requestTime = "";
+    let headerGeneration: string | null = null;
+    const result = await this.transport.send(spec, async (received) => {
+      requestTime = received.requestTime;
+      const h = received.response.headers;
+      // Validators are stored (in the workbook, in the CLI's cache). One that carries a credential (a
+      // hostile or broken service echoing it) is treated as absent, never kept.
+      const clean = (v: string | null) => (v !== null && this.transport.redact(v) === v ? v : null);
+      const etag = clean(h.get("ETag"));
+      const lastModified = clean(h.get("Last-Modified"));
+      const headerGen = clean(h.get(HEADERS.generatedAt));
+      headerGeneration = headerGen;
       this.headersReadable = !!(etag || headerGen);
-      if (sent.response.status === 304) {
-        await sent.response.body?.cancel().catch(() => undefined);
+      if (received.response.status === 304) {
+        await received.response.body?.cancel().catch(() => undefined);
+        // A 304 answers a conditional request only. Without validators it would mean "keep what you
+        // have" when there is nothing (first import, CLI without cache): that is a cache or proxy
+        // answering for the service, not a result.
+        if (!send) {
+          throw this.transport.error(
+            "unexpected_not_modified",
+            `The service answered 304 Not Modified to the request for "${key}" (${FORMAT_LABEL[format]}), which carried no validators: a 304 only answers a conditional request, so there is no data to keep or write.`,
+            { status: 304, datasetKey: key, requestTime: received.requestTime },
+          );
+        }
         const v: Validators = { etag: etag ?? send?.etag ?? null, lastModified: lastModified ?? send?.lastModified ?? null, generatedAt: headerGen ?? stored?.generatedAt ?? null };
         return { status: "unchanged" as const, validators: v };
       }
+      const sent = await this.checkArrival(received, key, format);
       const meta: MetaInput = {
         key,
-        schemaVersion: h.get(HEADERS.schemaVersion) ?? null,
+        schemaVersion: clean(h.get(HEADERS.schemaVersion)),
         generatedAt: headerGen ?? null,
         etag: etag ?? null,
         lastModified: lastModified ?? null,
@@ -330,6 +351,11 @@ export class PpmClient {
         typedBy = (await this.manifest({ signal }).catch(() => undefined))?.datasets.find((d) => d.key === key) ?? entry;
       }
       const table = await this.readDatasetBody(sent, format, meta, typedBy, columnsForOData, opts.onProgress);
+      // The body's generation time and schema go into the info line and the stored validators.
+      for (const k of ["generatedAt", "schemaVersion"] as const) {
+        const v = table.meta[k];
+        if (typeof v === "string" && this.transport.redact(v) !== v) table.meta[k] = null;
+      }
       // Without the header, a generation time from before the download is the safe one to keep:
       // a stale value can only cause an extra download later, never a missed change.
       if (!table.meta.generatedAt && entry) table.meta.generatedAt = exportGeneration(entry);
@@ -337,8 +363,126 @@ export class PpmClient {
       const v: Validators = { etag: meta.etag, lastModified: meta.lastModified, generatedAt: table.meta.generatedAt };
       return { status: "updated" as const, table, validators: v };
     });
+    if (result.status === "updated") {
+      this.checkColumns(result.table, format, entry, columnsForOData, requestTime);
+      await this.checkRowCount(result.table, format, entry, headerGeneration, requestTime, signal);
+    }
     await this.store.set(storeKey, result.validators);
     return result;
+  }
+
+  /**
+   * Refuses a 200 that is not this dataset's export (see `bodyCheck.ts`): another dataset named in
+   * `X-Service-Dataset-Key`, a `Content-Type` of another kind of document, or a body that starts as
+   * markup (any form) or as JSON (CSV form). Returns the request with a body that still yields every
+   * byte (the first ones were only looked at).
+   */
+  private async checkArrival(sent: SentRequest, key: string, format: DatasetFormat): Promise<SentRequest> {
+    const h = sent.response.headers;
+    const init = { datasetKey: key, requestTime: sent.requestTime, status: sent.response.status };
+    const sentKey = h.get(HEADERS.datasetKey);
+    if (sentKey !== null && sentKey !== key) {
+      await sent.response.body?.cancel().catch(() => undefined);
+      throw this.transport.error("unexpected_content", `The service answered the request for "${key}" with the dataset "${clip(sentKey, 60)}" (X-Service-Dataset-Key), so it was not read.`, {
+        ...init,
+        details: { arrived: "another dataset" },
+      });
+    }
+    const contentType = h.get("Content-Type");
+    const declared = contentKind(contentType);
+    let response = sent.response;
+    let head = "";
+    if (response.body) {
+      const peeked = await peekStream(response.body);
+      head = peeked.head;
+      response = new Response(peeked.stream, { status: response.status, statusText: response.statusText, headers: response.headers });
+    }
+    const sniffed = sniffKind(head, format);
+    const declaredWrong = declared !== null && isWrongKind(declared, format);
+    const wrong = sniffed !== null && isWrongKind(sniffed, format) ? sniffed : declaredWrong ? declared : null;
+    if (wrong) {
+      await response.body?.cancel().catch(() => undefined);
+      const errorCode = wrong === "json" ? jsonErrorCode(head) : undefined;
+      throw this.transport.error("unexpected_content", wrongKindMessage(wrong, format, key, { contentType: declaredWrong ? contentType : null, errorCode }), {
+        ...init,
+        action: wrongKindAction(wrong),
+        details: { arrived: wrong, ...(contentType ? { contentType: clip(contentType, 100) } : {}) },
+      });
+    }
+    return { ...sent, response };
+  }
+
+  /**
+   * The JSON form declares its own columns: every column the manifest lists for the dataset must be
+   * among them (the CSV header is checked the same way while it is read). OData rows may omit null
+   * properties, so presence is not required there; but rows that carry none of the properties
+   * `$metadata` declares, only others, are another collection.
+   */
+  private checkColumns(table: Table, format: DatasetFormat, entry: ManifestDatasetInfo | undefined, declared: Column[] | undefined, requestTime: string): void {
+    if (format === "odata") {
+      const n = declared?.length ?? 0;
+      if (n === 0 || table.columns.length === n || table.rows.length === 0) return;
+      if (table.rows.some((row) => row.slice(0, n).some((v) => v !== null))) return;
+      const extra = table.columns.slice(n).map((c) => `"${clip(c.name, 40)}"`);
+      throw this.transport.error(
+        "unexpected_content",
+        `The OData answer for "${table.meta.key}" carries none of the properties $metadata declares for it, only ${extra.slice(0, 5).join(", ")}${extra.length > 5 ? ` and ${extra.length - 5} more` : ""}. It is another collection.`,
+        { datasetKey: table.meta.key, requestTime, details: { arrived: "other columns" } },
+      );
+    }
+    if (format !== "json" || !entry || entry.columns.length === 0) return;
+    const have = new Set(table.columns.map((c) => c.name));
+    const missing = entry.columns.filter((c) => !have.has(c.name)).map((c) => `"${clip(c.name, 40)}"`);
+    if (missing.length === 0) return;
+    throw this.transport.error(
+      "unexpected_content",
+      `The JSON answer for "${table.meta.key}" does not have the dataset's columns: it lacks ${missing.slice(0, 5).join(", ")}${missing.length > 5 ? ` and ${missing.length - 5} more` : ""} of the ${entry.columns.length} the manifest lists. It is another document, such as another dataset's export.`,
+      { datasetKey: table.meta.key, requestTime, details: { arrived: "other columns" } },
+    );
+  }
+
+  /**
+   * CSV and OData carry no row count, so a body cut at a row boundary reads as a complete, shorter
+   * table. The manifest's `row_count` for the same generation is the check: the generation comes
+   * from `X-Service-Generated-At`; without that header (hidden by CORS), the manifest is read again
+   * after the download and the count is only compared when the generation did not move meanwhile.
+   * When no generation can be matched, nothing is claimed either way.
+   */
+  private async checkRowCount(
+    table: Table,
+    format: DatasetFormat,
+    before: ManifestDatasetInfo | undefined,
+    headerGen: string | null,
+    requestTime: string,
+    signal?: AbortSignal,
+  ): Promise<void> {
+    if (format === "json") return; // the export's own row_count is checked while it is read
+    const key = table.meta.key;
+    const fresh = async (): Promise<ManifestDatasetInfo | undefined> => {
+      try {
+        return (await this.manifest({ signal })).datasets.find((d) => d.key === key);
+      } catch (e) {
+        if (isPpmError(e, "cancelled")) throw e;
+        return undefined;
+      }
+    };
+    let entry = before;
+    let generation = headerGen;
+    if (!entry || (generation !== null && exportGeneration(entry) !== generation)) {
+      entry = await fresh();
+    } else if (generation === null) {
+      const after = await fresh();
+      generation = after && exportGeneration(after) === exportGeneration(entry) ? exportGeneration(entry) : null;
+      entry = after;
+    }
+    if (!entry || entry.rowCount === null || generation === null || exportGeneration(entry) !== generation) return;
+    const got = table.rows.length;
+    if (got === entry.rowCount) return;
+    throw this.transport.error(
+      "incomplete_export",
+      `The ${FORMAT_LABEL[format]} form of "${key}" arrived with ${got} row${got === 1 ? "" : "s"}, but the manifest lists ${entry.rowCount} for the export generated at ${generation}: ${got < entry.rowCount ? "the body was cut short" : "it does not match the export"}, so it was not used.`,
+      { datasetKey: key, requestTime, details: { rowsReceived: got, manifestRowCount: entry.rowCount, generatedAt: generation } },
+    );
   }
 
   /** Columns of an OData entity set: from `$metadata`, else the manifest, else inferred from values. */
@@ -364,7 +508,7 @@ export class PpmClient {
     const where = `The ${format.toUpperCase()} form of "${meta.key}"`;
     try {
       if (format === "csv") {
-        const builder = new CsvTableBuilder(entry?.columns);
+        const builder = new CsvTableBuilder(entry?.columns, meta.key);
         // Without a readable stream (old webviews, some fetch shims) the text is parsed in one go.
         const stream = sent.response.body ?? textStream(await sent.response.text());
         await parseCsvStream(
@@ -392,6 +536,7 @@ export class PpmClient {
       return table;
     } catch (e) {
       if (e instanceof BodyShapeError) {
+        if (e.kind === "unexpected_content") throw this.transport.error(e.kind, e.message, { path: e.path, datasetKey: meta.key, details: { arrived: "other content" } });
         throw this.transport.error(e.kind, `${where} could not be read: ${e.message} (at ${e.path}).`, { path: e.path, datasetKey: meta.key });
       }
       if (e instanceof CsvSyntaxError) {

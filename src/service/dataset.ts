@@ -13,8 +13,12 @@ export class BodyShapeError extends Error {
   constructor(
     message: string,
     readonly path: string,
-    /** `malformed_body` (not JSON / not CSV) or `schema_mismatch` (valid syntax, wrong shape). */
-    readonly kind: "malformed_body" | "schema_mismatch" = "schema_mismatch",
+    /**
+     * `malformed_body` (not JSON / not CSV), `schema_mismatch` (valid syntax, wrong shape) or
+     * `unexpected_content` (another document than the export: an error body, another dataset;
+     * the message is then a whole sentence on its own).
+     */
+    readonly kind: "malformed_body" | "schema_mismatch" | "unexpected_content" = "schema_mismatch",
   ) {
     super(message);
   }
@@ -210,6 +214,7 @@ export type MetaInput = Omit<TableMeta, "kind" | "format" | "key"> & { key: stri
  */
 export function tableFromJsonExport(body: unknown, meta: MetaInput, manifestColumns?: Column[]): Table {
   if (!isObject(body)) throw new BodyShapeError("the export is not a JSON object", "(root)");
+  refuseErrorBody(body, "rows", "JSON export", meta.key);
   if (!Array.isArray(body.rows)) throw new BodyShapeError("`rows` is missing or not a list", "rows");
   const columns = columnsFromDefs(body.columns, manifestColumns);
   if (body.row_count !== undefined && body.row_count !== null && body.row_count !== body.rows.length) {
@@ -218,8 +223,25 @@ export function tableFromJsonExport(body: unknown, meta: MetaInput, manifestColu
   return exportTable(body, convertRows(body.rows, columns, "rows"), meta);
 }
 
+/**
+ * An error body sent with status 200 (`{ "error": ..., "message": ... }` and no rows) is named as
+ * such, not reported as a missing `rows` list. Only its `error` code is quoted, clipped.
+ */
+function refuseErrorBody(body: Record<string, unknown>, rowsKey: string, form: string, key: string): void {
+  if (rowsKey in body) return;
+  const e = body.error;
+  const code = typeof e === "string" ? e : isObject(e) && typeof e.code === "string" ? e.code : undefined;
+  if (code === undefined) return;
+  const shown = code.length > 60 ? `${code.slice(0, 60)}…` : code;
+  throw new BodyShapeError(`The service answered with a JSON error body ("${shown}") and status 200, not the ${form} of "${key}".`, "error", "unexpected_content");
+}
+
 /** The table of a JSON export whose rows are converted (`body` is the envelope: key, schema, dates). */
 export function exportTable(body: Record<string, unknown>, converted: { columns: Column[]; rows: CellValue[][] }, meta: MetaInput): Table {
+  if (typeof body.dataset_key === "string" && body.dataset_key !== meta.key) {
+    const shown = body.dataset_key.length > 60 ? `${body.dataset_key.slice(0, 60)}…` : body.dataset_key;
+    throw new BodyShapeError(`The service answered the request for "${meta.key}" with the export of "${shown}" (its dataset_key).`, "dataset_key", "unexpected_content");
+  }
   return {
     columns: converted.columns,
     rows: converted.rows,
@@ -236,6 +258,7 @@ export function exportTable(body: Record<string, unknown>, converted: { columns:
 /** Builds a table from an OData envelope (`@odata.context`, `value`). Column types come from `$metadata`. */
 export function tableFromOData(body: unknown, meta: MetaInput, columns: Column[]): Table {
   if (!isObject(body)) throw new BodyShapeError("the OData response is not a JSON object", "(root)");
+  refuseErrorBody(body, "value", "OData collection", meta.key);
   if (!Array.isArray(body.value)) throw new BodyShapeError("`value` is missing or not a list", "value");
   const converted = convertRows(body.value, columns, "value", isODataAnnotation);
   return { columns: converted.columns, rows: converted.rows, meta: { ...meta, kind: "dataset", format: "odata" } };
@@ -244,6 +267,10 @@ export function tableFromOData(body: unknown, meta: MetaInput, columns: Column[]
 /**
  * Incremental builder for the CSV form: the first record is the header, each further record a
  * row. Types come from the manifest's columns (CSV carries none); unknown names are text.
+ *
+ * The header must hold every column the manifest lists for the dataset (a header without them is
+ * another document: a proxy's page, another dataset). Columns the manifest does not list are kept,
+ * as in the JSON form, because a newly published custom field can reach the export first.
  */
 export class CsvTableBuilder {
   readonly rows: CellValue[][] = [];
@@ -251,7 +278,11 @@ export class CsvTableBuilder {
   /** The last text value seen in each column. */
   private readonly previous: Array<string | undefined> = [];
 
-  constructor(private readonly typed: Column[] | undefined) {}
+  constructor(
+    private readonly typed: Column[] | undefined,
+    /** Dataset key, for the message when the header is not the dataset's. */
+    private readonly key = "",
+  ) {}
 
   /** Adds one CSV record (record 0 is the header). */
   add(fields: string[], recordIndex: number): void {
@@ -265,6 +296,15 @@ export class CsvTableBuilder {
         const t = byName.get(name);
         return t ? { ...t } : { name, type: "text" as const };
       });
+      const missing = (this.typed ?? []).filter((c) => !seen.has(c.name)).map((c) => c.name);
+      if (missing.length > 0) {
+        const list = (names: string[]) => names.slice(0, 5).map((n) => `"${n.length > 40 ? `${n.slice(0, 40)}…` : n}"`).join(", ") + (names.length > 5 ? ` and ${names.length - 5} more` : "");
+        throw new BodyShapeError(
+          `The CSV answer for "${this.key}" does not have the dataset's columns: its header lacks ${list(missing)} (the manifest lists ${this.typed!.length}; the header has ${list(fields)}). It is another document, such as another dataset or a page from a proxy.`,
+          "line 1",
+          "unexpected_content",
+        );
+      }
       return;
     }
     const cols = this.columns;

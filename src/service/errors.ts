@@ -15,6 +15,9 @@ export type ClientErrorCode =
   | "cancelled"
   | "malformed_body"
   | "schema_mismatch"
+  | "unexpected_content"
+  | "unexpected_not_modified"
+  | "incomplete_export"
   | "route_absent"
   | "rate_limited"
   | "server_error"
@@ -106,6 +109,9 @@ const DEFAULT_ACTIONS: Record<PpmErrorCode, string> = {
   cancelled: "Nothing to do: the request was cancelled.",
   malformed_body: "Report this to the service vendor: the response could not be read.",
   schema_mismatch: "Report this to the service vendor: the response does not match the documented shape.",
+  unexpected_content: "Retry; if it persists, something between you and the service (a sign-in page, a proxy) answers for it: ask the network administrator or the service vendor. Nothing was written.",
+  unexpected_not_modified: "Retry; if it persists, a cache or proxy between you and the service answers for it: ask the network administrator. Nothing was written.",
+  incomplete_export: "Retry; if the export keeps arriving short, report it to the service vendor with the dataset key. Nothing was written.",
   route_absent: "This environment does not offer this feature; use another source or ask the administrator.",
   rate_limited: "Wait a moment and retry.",
   server_error: "Retry later; if it persists, report it to the service vendor.",
@@ -122,23 +128,113 @@ const DEFAULT_ACTIONS: Record<PpmErrorCode, string> = {
 export const REDACTED = "[redacted]";
 
 /**
- * Replaces every occurrence of each secret in `text` (also its URL-encoded and Base64 forms, which
- * is how a token can leak through an address or a Basic header) with `[redacted]`.
- * Empty secrets are ignored.
+ * Shortest part of a secret (or of one of its encoded forms) that is redacted on its own. A server
+ * or a parser may quote a cut-off piece of a token (JSON.parse's error snippet shows ~10 characters),
+ * and 8 characters of a token are already a large part of its entropy.
+ */
+export const MIN_SECRET_FRAGMENT = 8;
+
+const B64_PAD = /=+$/;
+const toUrlSafe = (b64: string) => b64.replace(/\+/g, "-").replace(/\//g, "_");
+
+/** Base64 of `bytes`. */
+function base64Bytes(bytes: Uint8Array): string {
+  let bin = "";
+  for (const b of bytes) bin += String.fromCharCode(b);
+  return btoa(bin);
+}
+
+/**
+ * The part of the Base64 text of `bytes` that is the same wherever they sit in a longer encoded
+ * text: encoded after `offset` other bytes, the first group (when offset > 0) and a partial last
+ * group depend on the neighbouring bytes, the groups in between do not.
+ */
+function base64Core(bytes: Uint8Array, offset: 0 | 1 | 2): string {
+  const padded = new Uint8Array(offset + bytes.length);
+  padded.set(bytes, offset);
+  let b64 = base64Bytes(padded).replace(B64_PAD, "");
+  if (offset > 0) b64 = b64.slice(4);
+  const partialTail = (offset + bytes.length) % 3 !== 0;
+  if (partialTail) b64 = b64.slice(0, Math.max(0, b64.length - ((offset + bytes.length) % 3) - 1));
+  return b64;
+}
+
+/**
+ * Every form in which `secret` can show up in text a service or a platform sends back: as is;
+ * percent-encoded (URL component form, `+` for spaces, and every byte as `%XX` in upper and lower
+ * case); Base64 and Base64url, with and without padding, of the secret alone and of the Basic
+ * credential `company_api_token:secret`; and the position-independent core of its Base64 and
+ * Base64url text at each of the three byte alignments (a token inside a longer encoded value).
+ */
+export function secretForms(secret: string): string[] {
+  const forms = new Set<string>([secret, encodeURIComponent(secret), encodeURIComponent(secret).replace(/%20/g, "+")]);
+  const bytes = new TextEncoder().encode(secret);
+  let pct = "";
+  for (const b of bytes) pct += `%${b.toString(16).padStart(2, "0").toUpperCase()}`;
+  forms.add(pct);
+  forms.add(pct.toLowerCase());
+  for (const text of [secret, `company_api_token:${secret}`]) {
+    const b64 = base64Utf8(text);
+    for (const f of [b64, b64.replace(B64_PAD, ""), toUrlSafe(b64), toUrlSafe(b64).replace(B64_PAD, "")]) forms.add(f);
+  }
+  for (const offset of [0, 1, 2] as const) {
+    const core = base64Core(bytes, offset);
+    if (core.length >= MIN_SECRET_FRAGMENT) {
+      forms.add(core);
+      forms.add(toUrlSafe(core));
+    }
+  }
+  forms.delete("");
+  return [...forms];
+}
+
+/**
+ * Replaces every occurrence of each secret in `text` with `[redacted]`: the secret in any of the
+ * forms of {@link secretForms}, and any run of {@link MIN_SECRET_FRAGMENT} or more characters taken
+ * from the secret or from one of those forms. Empty secrets are ignored. Overlapping and adjacent
+ * matches become one `[redacted]`.
  */
 export function redactSecrets(text: string, secrets: ReadonlyArray<string | undefined | null>): string {
-  let out = text;
-  const forms = new Set<string>();
+  if (!text) return text;
+  const whole = new Set<string>();
+  const windows = new Set<string>();
   for (const s of secrets) {
     if (!s) continue;
-    forms.add(s);
-    forms.add(encodeURIComponent(s));
-    forms.add(encodeURIComponent(s).replace(/%20/g, "+"));
-    forms.add(base64Utf8(`company_api_token:${s}`));
+    for (const f of secretForms(s)) {
+      if (f.length < MIN_SECRET_FRAGMENT) whole.add(f);
+      else for (let i = 0; i + MIN_SECRET_FRAGMENT <= f.length; i++) windows.add(f.slice(i, i + MIN_SECRET_FRAGMENT));
+    }
   }
-  // Longest first, so a secret containing another is replaced whole.
-  for (const f of [...forms].filter((f) => f.length > 0).sort((a, b) => b.length - a.length)) {
-    out = out.split(f).join(REDACTED);
+  if (whole.size === 0 && windows.size === 0) return text;
+  const hidden = new Uint8Array(text.length);
+  let any = false;
+  for (const f of whole) {
+    for (let at = text.indexOf(f); at >= 0; at = text.indexOf(f, at + 1)) {
+      hidden.fill(1, at, at + f.length);
+      any = true;
+    }
+  }
+  if (windows.size > 0) {
+    const starts = new Set<number>();
+    for (const w of windows) starts.add(w.charCodeAt(0));
+    for (let i = 0; i + MIN_SECRET_FRAGMENT <= text.length; i++) {
+      if (starts.has(text.charCodeAt(i)) && windows.has(text.slice(i, i + MIN_SECRET_FRAGMENT))) {
+        hidden.fill(1, i, i + MIN_SECRET_FRAGMENT);
+        any = true;
+      }
+    }
+  }
+  if (!any) return text;
+  let out = "";
+  for (let i = 0; i < text.length; ) {
+    if (hidden[i]) {
+      out += REDACTED;
+      while (i < text.length && hidden[i]) i++;
+    } else {
+      const from = i;
+      while (i < text.length && !hidden[i]) i++;
+      out += text.slice(from, i);
+    }
   }
   return out;
 }
@@ -157,8 +253,5 @@ export function redactDeep<T>(value: T, secrets: ReadonlyArray<string | undefine
 
 /** Base64 of the UTF-8 bytes of `s`; works in browsers and Node (btoa only takes Latin-1). */
 export function base64Utf8(s: string): string {
-  const bytes = new TextEncoder().encode(s);
-  let bin = "";
-  for (const b of bytes) bin += String.fromCharCode(b);
-  return btoa(bin);
+  return base64Bytes(new TextEncoder().encode(s));
 }

@@ -161,6 +161,9 @@ export class Transport {
   error(code: PpmErrorCode, message: string, init: PpmErrorInit = {}): PpmError {
     const safe: PpmErrorInit = { ...init };
     if (safe.action) safe.action = this.redact(safe.action);
+    // These two can come from a service's error body (`dataset_key`, `unsupported_options`).
+    if (safe.datasetKey) safe.datasetKey = this.redact(safe.datasetKey);
+    if (safe.unsupportedOptions) safe.unsupportedOptions = safe.unsupportedOptions.map((o) => this.redact(o));
     if (safe.details) safe.details = redactDeep(safe.details, this.secrets);
     if (safe.path) safe.path = this.redact(safe.path);
     return new PpmError(code, this.redact(message), safe);
@@ -255,11 +258,28 @@ export class Transport {
     const onAbort = () => controller.abort();
     spec.signal?.addEventListener("abort", onAbort, { once: true });
     const requestTime = this.now().toISOString();
+    // Set once the status and headers are in: a timeout after that is a body that stalled or
+    // trickled (slowloris), which is a different failure from a service that never answered.
+    let bodyBytes: number | null = null;
     const classifyAbort = (): PpmError | undefined => {
       if (timedOut) {
-        return this.error("timeout", `The service did not answer within ${Math.round(this.timeoutMs / 1000)} s (${spec.method} ${spec.path}).`, {
+        const seconds = this.timeoutMs < 10_000 ? Math.round(this.timeoutMs / 100) / 10 : Math.round(this.timeoutMs / 1000);
+        if (bodyBytes !== null) {
+          return this.error(
+            "timeout",
+            `The service answered ${spec.method} ${spec.path} but the body stalled: ${formatBytes(bodyBytes)} received in ${seconds} s, and the rest did not arrive.`,
+            {
+              datasetKey: spec.datasetKey,
+              requestTime,
+              details: { phase: "body", bytesReceived: bodyBytes, timeoutSeconds: seconds },
+              action: "Retry; if the body keeps stalling, a slow link or a proxy is holding it back: check the network path, or raise the timeout for very large exports.",
+            },
+          );
+        }
+        return this.error("timeout", `The service did not answer within ${seconds} s (${spec.method} ${spec.path}).`, {
           datasetKey: spec.datasetKey,
           requestTime,
+          details: { phase: "headers", timeoutSeconds: seconds },
         });
       }
       if (spec.signal?.aborted) return this.cancelled(spec);
@@ -304,6 +324,17 @@ export class Transport {
           retryable: true,
           error: this.error("network", `Could not reach ${this.environmentLabel} (${detail}).`, { datasetKey: spec.datasetKey, requestTime }),
         };
+      }
+      bodyBytes = 0;
+      if (response.ok && response.body && typeof TransformStream === "function" && typeof response.body.pipeThrough === "function") {
+        // Counts what arrives, for the stalled-body message; the bytes pass through unchanged.
+        const counter = new TransformStream<Uint8Array, Uint8Array>({
+          transform(chunk, controller) {
+            bodyBytes = (bodyBytes ?? 0) + chunk.byteLength;
+            controller.enqueue(chunk);
+          },
+        });
+        response = new Response(response.body.pipeThrough(counter), { status: response.status, statusText: response.statusText, headers: response.headers });
       }
       if (response.ok || response.status === 304) {
         try {
@@ -350,12 +381,14 @@ export class Transport {
     const parsed = ErrorBodySchema.safeParse(body);
     const errBody = parsed.success ? parsed.data : undefined;
     const isJsonObject = !!body && typeof body === "object" && !Array.isArray(body);
-    const serverMessage = errBody?.message ?? (isJsonObject && typeof (body as Record<string, unknown>).message === "string" ? String((body as Record<string, unknown>).message) : undefined);
-    const datasetKey = errBody?.dataset_key ?? spec.datasetKey;
+    // Service text is quoted only as far as needed to explain the failure (see clipService).
+    const rawMessage = errBody?.message ?? (isJsonObject && typeof (body as Record<string, unknown>).message === "string" ? String((body as Record<string, unknown>).message) : undefined);
+    const serverMessage = rawMessage === undefined ? undefined : clipText(rawMessage, SERVICE_TEXT_LIMIT);
+    const datasetKey = errBody?.dataset_key !== undefined ? clipText(errBody.dataset_key, 100) : spec.datasetKey;
     const env = this.environmentLabel;
     const company = this.conn.name;
     const where = `${spec.method} ${spec.path}`;
-    const base: PpmErrorInit = { status, datasetKey, requestTime, details: errBody ? { ...errBody } : isJsonObject ? { body } : undefined };
+    const base: PpmErrorInit = { status, datasetKey, requestTime, details: errBody ? clipService({ ...errBody }) : isJsonObject ? { body: clipService(body) } : undefined };
     const known = errBody && errBody.error in REPORTING_ERRORS ? (errBody.error as ReportingErrorCode) : undefined;
     const retryAfterSeconds = parseRetryAfter(response.headers.get("Retry-After"), this.now());
 
@@ -381,7 +414,7 @@ export class Transport {
       return this.error("query_string_token_rejected", "The service rejected a token sent in the address.", base);
     }
     if (known === "unsupported_odata_query_options") {
-      const opts = errBody?.unsupported_options ?? [];
+      const opts = (errBody?.unsupported_options ?? []).slice(0, 20).map((o) => clipText(o, 60));
       return this.error("unsupported_odata_query_options", `The service rejected the query options ${opts.join(", ") || "(unnamed)"}.`, {
         ...base,
         unsupportedOptions: opts,
@@ -420,6 +453,35 @@ export class Transport {
     }
     return this.error("http_error", `The service answered HTTP ${status} on ${where}${serverMessage ? `: ${serverMessage}` : ""}.`, base);
   }
+}
+
+/** Most characters of one piece of service text that an error quotes. */
+const SERVICE_TEXT_LIMIT = 200;
+
+function clipText(text: string, n: number): string {
+  return text.length <= n ? text : `${text.slice(0, n)}…`;
+}
+
+/**
+ * A bounded copy of a JSON value from an error body, for `details`: strings clipped, at most 20
+ * entries per list or object, 3 levels deep. An error body is the service's (or a proxy's) text and
+ * may be large or hostile; details exist to identify the failure, not to archive the body.
+ */
+function clipService<T>(value: T, depth = 0): T {
+  if (typeof value === "string") return clipText(value, SERVICE_TEXT_LIMIT) as unknown as T;
+  if (value === null || typeof value !== "object") return value;
+  if (depth >= 3) return (Array.isArray(value) ? "[…]" : "{…}") as unknown as T;
+  if (Array.isArray(value)) return value.slice(0, 20).map((v) => clipService(v, depth + 1)) as unknown as T;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value).slice(0, 20)) out[clipText(k, 60)] = clipService(v, depth + 1);
+  return out as T;
+}
+
+/** A byte count for people: `512 bytes`, `12.3 KB`, `4.5 MB`. */
+export function formatBytes(n: number): string {
+  if (n < 1024) return `${n} byte${n === 1 ? "" : "s"}`;
+  if (n < 1024 * 1024) return `${(n / 1024).toFixed(1)} KB`;
+  return `${(n / (1024 * 1024)).toFixed(1)} MB`;
 }
 
 /** Message of an error and of its cause. Duck-typed: platform errors may come from another realm. */

@@ -89,6 +89,21 @@ export const ERROR_TEXT: Record<PpmErrorCode, CodeText> = {
   cancelled: { title: "Cancelled", action: "Nothing was changed in the workbook." },
   malformed_body: { title: "The service's answer could not be read", actions: ["retry"] },
   schema_mismatch: { title: "The data does not match what was expected" },
+  unexpected_content: {
+    title: "The service answered with something else",
+    action: "The answer was not this dataset's export (for example a sign-in page or a proxy's page), so nothing was written. Open the environment address in a browser to see what answers, then retry.",
+    actions: ["retry"],
+  },
+  unexpected_not_modified: {
+    title: "\"Not modified\" to a request that asked for the data",
+    action: "The add-in asked for the complete data without validators, and something answered 304 Not Modified, which is only valid for a conditional request. Nothing was written. Retry; if it persists, a cache or proxy between you and the service is answering for it.",
+    actions: ["retry"],
+  },
+  incomplete_export: {
+    title: "The export arrived incomplete",
+    action: "Fewer (or more) rows arrived than the service's manifest lists for this export, so nothing was written and the previous data was kept. Retry; if it persists, report it to the service vendor.",
+    actions: ["retry"],
+  },
   route_absent: {
     title: "Not offered by this environment",
     action: "This environment does not provide this feature, so it is hidden. Use another source or ask the administrator.",
@@ -130,6 +145,10 @@ const WORKBOOK_TITLES: Record<string, { title: string; action: string }> = {
   query_failed: { title: "The stored local query no longer applies", action: "Re-import the table with a query that matches the current columns." },
   row_shape: { title: "The new data is malformed", action: "Nothing was written. Retry later or report it to the service vendor." },
   bad_value: { title: "The new data has invalid values", action: "Nothing was written. Retry later or report it to the service vendor." },
+  cell_too_long: {
+    title: "A value is longer than an Excel cell holds",
+    action: "Nothing was written. An Excel cell holds at most 32,767 characters, so trying again cannot help: leave that column out with a local $select, or ask the service vendor why the value is so long.",
+  },
   too_many_rows: { title: "Too many rows for one sheet", action: "Add a local filter or top to import fewer rows." },
   too_many_columns: { title: "Too many columns for one sheet", action: "Choose fewer columns to keep." },
   duplicate_column: { title: "The data has duplicate column names", action: "Report this to the service vendor." },
@@ -215,7 +234,9 @@ export function describeError(err: unknown, ctx: ErrorContext = {}): ErrorView {
   const code = codeOf(err);
   if (code && WORKBOOK_TITLES[code]) {
     const t = WORKBOOK_TITLES[code];
-    return { ...base, code, title: t.title, message: clean(messageOf(err) || t.title), action: t.action, actions: code === "query_failed" ? [] : ["retry"] };
+    // A stored query that no longer applies, or a value no cell can hold, fails the same way every time.
+    const final = code === "query_failed" || code === "cell_too_long";
+    return { ...base, code, title: t.title, message: clean(messageOf(err) || t.title), action: t.action, actions: final ? [] : ["retry"] };
   }
   if (code === "cancelled" || isNamed(err, "AbortError")) {
     return { ...base, code: "cancelled", title: "Cancelled", message: "The operation was cancelled.", action: "Nothing was changed in the workbook.", actions: [] };

@@ -13,6 +13,7 @@ export const DEFAULT_TARGET_REQUEST_BYTES = 4_000_000;
 /** Error codes raised by the writer. */
 export type WriteErrorCode =
   | "invalid_table"
+  | "cell_too_long"
   | "too_many_rows"
   | "too_many_columns"
   | "occupied"

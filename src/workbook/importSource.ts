@@ -4,6 +4,7 @@
  * refresh can never disagree about it.
  */
 import { applyQuery, type LocalQuery } from "../query";
+import { PpmError } from "../service/errors";
 import { draftBinding, type BindingSource } from "../refresh/binding";
 import type { QueryApplier } from "../refresh/plan";
 import type { RefreshSource } from "../refresh/source";
@@ -28,7 +29,8 @@ export interface ImportSourceOptions extends Omit<ImportOptions, "binding"> {
  */
 export async function importSource(context: Excel.RequestContext, from: RefreshSource, options: ImportSourceOptions): Promise<ImportResult> {
   const fetched = await from.fetch(options.source, { validators: {}, signal: options.signal });
-  if (fetched.status !== "updated") throw new Error("The source answered 'unchanged' to a request without validators.");
+  // The service client already refuses a 304 to a request without validators; this guards other sources.
+  if (fetched.status !== "updated") throw new PpmError("unexpected_not_modified", "The source answered 'unchanged' to a request without validators, so there is no data to import.");
   const query = options.query && Object.keys(options.query).length ? options.query : null;
   const table = query ? (options.applyQuery ?? ((t, q) => applyQuery(t, q)))(fetched.table, query).table : fetched.table;
   const { source, connection, companyId, bindingId, ...rest } = options;

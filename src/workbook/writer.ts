@@ -74,14 +74,15 @@ export function queueColumnFormats(sheet: Excel.Worksheet, bodyRow: number, firs
 
 /**
  * Imports a table into the workbook as a new Excel table and stores its binding.
- * @throws WriteError (`invalid_table`, `too_many_rows`, `too_many_columns`, `occupied`, `cancelled`,
+ * @throws WriteError (`invalid_table`, `cell_too_long`, `too_many_rows`, `too_many_columns`, `occupied`, `cancelled`,
  * `payload_too_large`, `write_failed`); every code except the last three means nothing was written.
  */
 export async function importTable(context: Excel.RequestContext, table: Table, options: ImportOptions): Promise<ImportResult> {
   const now = options.now ?? (() => new Date());
   const issues = validateTable(table, 3);
   if (issues.length) {
-    const code = issues[0].code === "too_many_rows" ? "too_many_rows" : issues[0].code === "too_many_columns" ? "too_many_columns" : "invalid_table";
+    const first = issues[0].code;
+    const code = first === "too_many_rows" || first === "too_many_columns" || first === "cell_too_long" ? first : "invalid_table";
     throw new WriteError(code, issues.map((i) => i.message).join(" "));
   }
   const anchor = parseCell(options.target?.anchor ?? "A1");

@@ -56,7 +56,7 @@ describe("splitODataUrl", () => {
     }
   });
 
-  test.each(["company_api_token", "Company-Api-Token", "COMPANY_API_TOKEN", "company%5Fapi%5Ftoken"])(
+  test.each(["company_api_token", "Company-Api-Token", "COMPANY_API_TOKEN", "company%5Fapi%5Ftoken", "api_token", "Api-Token", "token", "TOKEN", "access_token", "access-token", "api_secret"])(
     "the %s parameter is dropped and reported, never kept",
     (name) => {
       const r = splitODataUrl(`${HOST}/api/bi/odata/v1/financials?keep=1&${name}=SECRET-TOKEN-42&$top=2`);
@@ -66,6 +66,12 @@ describe("splitODataUrl", () => {
       expect(JSON.stringify(r)).not.toContain("SECRET-TOKEN-42");
     },
   );
+
+  test("a parameter whose name only contains a credential word is kept", () => {
+    const r = splitODataUrl(`${HOST}/api/bi/odata/v1/financials?tokens=1&my_token_count=2&$top=2`);
+    expect(r.removedCredentials).toBe(false);
+    expect(r.url).toBe(`${HOST}/api/bi/odata/v1/financials?tokens=1&my_token_count=2`);
+  });
 
   test("user:password in the address is dropped and reported", () => {
     const r = splitODataUrl("https://company_api_token:SECRET-TOKEN-42@ppm.example.com/api/bi/v1/financials.csv?$top=1");

@@ -110,6 +110,6 @@ describe("binding updates", () => {
   it("classifies aborts as cancelled and redacts secrets", () => {
     const abort = new DOMException("This operation was aborted", "AbortError");
     expect(failureFrom(abort, now).code).toBe("cancelled");
-    expect(failureFrom(new Error("token tok-12345 rejected"), now, ["tok-12345"]).message).toBe("token *** rejected");
+    expect(failureFrom(new Error("token tok-12345 rejected"), now, ["tok-12345"]).message).toBe("token [redacted] rejected");
   });
 });

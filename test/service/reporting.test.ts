@@ -321,8 +321,12 @@ describe("malformed bodies", () => {
     recordingFetch((url, res) => (url.includes(match) ? new Response(body, { status: 200, headers: { "content-type": contentType } }) : res)).fetch;
 
   it("not JSON", async () => {
-    const e = await expectPpmError(client({ fetch: replaceBody("/api/bi/v1/financials", "<html>login</html>") }).fetchDataset("financials", { format: "json" }), "malformed_body");
+    const e = await expectPpmError(client({ fetch: replaceBody("/api/bi/v1/financials", "login required") }).fetchDataset("financials", { format: "json" }), "malformed_body");
     expect(e.path).toMatch(/offset|body/);
+  });
+  it("an HTML page is named as such, not as broken JSON", async () => {
+    const e = await expectPpmError(client({ fetch: replaceBody("/api/bi/v1/financials", "<html>login</html>") }).fetchDataset("financials", { format: "json" }), "unexpected_content");
+    expect(e.message).toMatch(/HTML page.*not the JSON export of "financials"/);
   });
   it("JSON with the wrong shape names the offending path", async () => {
     const e = await expectPpmError(
@@ -336,11 +340,13 @@ describe("malformed bodies", () => {
     expect(o.path).toBe("value");
   });
   it("not CSV: unterminated quote, wrong field count, not UTF-8", async () => {
-    const a = await expectPpmError(client({ fetch: replaceBody("/financials.csv", 'a,b\r\n1,"2\r\n', "text/csv") }).fetchDataset("financials", { format: "csv" }), "malformed_body");
+    // The dataset's real header, so the body gets past the header check and fails on its rows.
+    const hdr = (await client().manifest()).datasets.find((d) => d.key === "financials")!.columns.map((c) => c.name).join(",");
+    const a = await expectPpmError(client({ fetch: replaceBody("/financials.csv", `${hdr}\r\n1,"2\r\n`, "text/csv") }).fetchDataset("financials", { format: "csv" }), "malformed_body");
     expect(a.path).toMatch(/record/);
-    const b = await expectPpmError(client({ fetch: replaceBody("/financials.csv", "a,b\r\n1,2,3\r\n", "text/csv") }).fetchDataset("financials", { format: "csv" }), "schema_mismatch");
+    const b = await expectPpmError(client({ fetch: replaceBody("/financials.csv", `${hdr}\r\n1,2,3\r\n`, "text/csv") }).fetchDataset("financials", { format: "csv" }), "schema_mismatch");
     expect(b.path).toBe("record 1");
-    const bytes = new Uint8Array([0x61, 0x0d, 0x0a, 0xff, 0xfe, 0x0d, 0x0a]);
+    const bytes = new Uint8Array([...new TextEncoder().encode(`${hdr}\r\n`), 0xff, 0xfe, 0x0d, 0x0a]);
     const c = client({ fetch: recordingFetch((url, res) => (url.includes(".csv") ? new Response(bytes, { status: 200 }) : res)).fetch });
     await expectPpmError(c.fetchDataset("financials", { format: "csv" }), "malformed_body");
   });

@@ -149,6 +149,39 @@ describe("redactSecrets", () => {
   it("ignores empty secrets", () => {
     expect(redactSecrets("abc", ["", undefined, null])).toBe("abc");
   });
+
+  const token = "tok_9f8e7d6c5b4a3f2e1d0c";
+  const b64 = (s: string | Buffer) => Buffer.from(s).toString("base64");
+  const b64url = (s: string | Buffer) => Buffer.from(s).toString("base64url");
+  const forms: Array<[string, string]> = [
+    ["plain", token],
+    ["base64", b64(token)],
+    ["base64 without padding", b64(token).replace(/=+$/, "")],
+    ["base64url", b64url(token)],
+    ["Basic user:token", `company_api_token:${token}`],
+    ["Basic header value", `Basic ${b64(`company_api_token:${token}`)}`],
+    ["Basic base64url", b64url(`company_api_token:${token}`)],
+    ["percent-encoded (every byte)", [...Buffer.from(token)].map((b) => `%${b.toString(16).toUpperCase().padStart(2, "0")}`).join("")],
+    ["percent-encoded (lower case)", [...Buffer.from(token)].map((b) => `%${b.toString(16).padStart(2, "0")}`).join("")],
+    ["base64 inside a longer encoded value (offset 1)", b64(`x${token}y`)],
+    ["base64 inside a longer encoded value (offset 2)", b64url(`{"t":"${token}"}`)],
+    ["an 8-character piece", token.slice(5, 13)],
+    ["a JSON.parse snippet", (() => { try { JSON.parse(`{"a": ${token}}`); } catch (e) { return (e as Error).message; } return ""; })()],
+  ];
+  it.each(forms)("removes the token's %s form", (_name, form) => {
+    const out = redactSecrets(`before ${form} after`, [token]);
+    expect(out).toContain("[redacted]");
+    expect(out.startsWith("before ")).toBe(true);
+    for (let i = 0; i + 8 <= token.length; i++) expect(out).not.toContain(token.slice(i, i + 8));
+    expect(out).not.toContain(b64(token).replace(/=+$/, ""));
+    expect(out).not.toContain(b64url(token));
+  });
+  it("keeps text that shares fewer than 8 characters with the token", () => {
+    expect(redactSecrets("tok_9f8 and 5b4a3f2", [token])).toBe("tok_9f8 and 5b4a3f2");
+  });
+  it("joins overlapping matches into one marker", () => {
+    expect(redactSecrets(`a ${token}${token} b`, [token])).toBe("a [redacted] b");
+  });
 });
 
 describe("values", () => {

@@ -1,7 +1,7 @@
 import { PpmError, type PpmErrorCode } from "../../src/service/errors";
 import { QueryError } from "../../src/query/errors";
 import { REPORTING_ERRORS } from "../../src/contract/contract";
-import { ERROR_TEXT, describeError } from "../../src/taskpane/errorView";
+import { ERROR_TEXT, describeError, describeFailure } from "../../src/taskpane/errorView";
 
 const TOKEN = "demo-acme-token";
 
@@ -71,6 +71,31 @@ describe("describeError", () => {
     expect(describeError(err).title).toMatch(/link is damaged/);
     const office = Object.assign(new Error("The sheet is protected"), { name: "RichApi.Error", code: "AccessDenied" });
     expect(describeError(office)).toMatchObject({ code: "excel_AccessDenied", actions: ["retry"] });
+  });
+
+  it("explains a service that answered with something else, a 304 without validators and a short export", () => {
+    const html = describeError(new PpmError("unexpected_content", 'The service answered with an HTML page, not the CSV export of "financials": a sign-in page or a proxy in between?'));
+    expect(html).toMatchObject({ code: "unexpected_content", title: "The service answered with something else", actions: ["retry"] });
+    expect(html.message).toMatch(/sign-in page/);
+    expect(html.action).toMatch(/nothing was written/);
+    const nm = describeError(new PpmError("unexpected_not_modified", "304 to a request without validators"));
+    expect(nm.title).toMatch(/Not modified/);
+    expect(nm.action).toMatch(/only valid for a conditional request/);
+    const cut = describeError(new PpmError("incomplete_export", "59 of 120 rows"));
+    expect(cut.title).toBe("The export arrived incomplete");
+    expect(cut.action).toMatch(/previous data was kept/);
+    // The same wording for the stored failure of a refresh.
+    expect(describeFailure({ code: "incomplete_export", message: "59 of 120 rows" }).title).toBe("The export arrived incomplete");
+  });
+
+  it("a value longer than a cell never offers a retry, and names the cell limit", () => {
+    const err = Object.assign(new Error('Row 1, column "name" holds 50,000,000 characters; an Excel cell holds at most 32,767.'), { code: "cell_too_long" });
+    const v = describeError(err);
+    expect(v.code).toBe("cell_too_long");
+    expect(v.actions).toEqual([]);
+    expect(`${v.title} ${v.message} ${v.action}`).toMatch(/32,767/);
+    expect(v.action).not.toMatch(/^Retry/);
+    expect(v.action).toMatch(/cannot help/);
   });
 
   it("aborts read as cancelled", () => {

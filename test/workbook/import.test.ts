@@ -195,6 +195,23 @@ describe("limits and refusals before writing", () => {
     expect(inspect(wb, "Sheet1!A1").values).toEqual([["other"]]);
   });
 
+  it("refuses a 50 MB text value by naming Excel's cell limit, not the request size, before any sync", async () => {
+    const wb = new Workbook({ currentYear: 2025 });
+    const before = serializeWorkbook(wb);
+    const table = finTable([[1, "x".repeat(50_000_000), 1, 1, null, null, null, "1"]]);
+    const err = await rejection(importTable(createRequestContext(wb), table, { binding: bindingDraft(table), now: fixedNow }));
+    expect(err.code).toBe("cell_too_long");
+    expect(err.message).toMatch(/Row 1, column "name" holds 50,000,000 characters; an Excel cell holds at most 32,767/);
+    expect(err.message).not.toMatch(/request|payload/i);
+    expect(wb.stats.syncCount).toBe(0);
+    expect(serializeWorkbook(wb)).toBe(before);
+  });
+
+  it("accepts a text value of exactly 32,767 characters (the limit itself)", async () => {
+    const { wb } = await imported([[1, "y".repeat(32_767), 1, 1, null, null, null, "1"]]);
+    expect((inspect(wb, "financials!B3").values[0][0] as string).length).toBe(32_767);
+  });
+
   it("rejects an invalid table before writing anything", async () => {
     const wb = new Workbook({ currentYear: 2025 });
     const rows = finRows(3);

@@ -254,10 +254,11 @@ describe("a failed refresh leaves the previous data exactly as it was", () => {
   });
 
   it("a payload failure mid-write restores too", async () => {
-    const { wb } = await imported(finRows(50), {}, { payloadLimitBytes: 40_000 });
+    const { wb } = await imported(finRows(50), {}, { payloadLimitBytes: 30_000 });
     const before = toWorkbookFile(wb);
     const rows = finRows(60, 1);
-    rows[55][1] = "y".repeat(50_000);
+    // Under Excel's 32,767-character cell limit (longer is refused before writing) but over the payload limit.
+    rows[55][1] = "y".repeat(32_000);
     const report = await refreshTable(createRequestContext(wb), "b1", updated(rows), { applyQuery: noQuery, now: later, targetRequestBytes: 10_000 });
     expect(report.failure?.code).toBe("payload_too_large");
     const after = toWorkbookFile(wb);
