@@ -292,7 +292,20 @@ export class Compiler {
         typeError(`'${op}' needs numbers, but one side is ${TYPE_NAME[side.t]}`, e.pos, side.t === "date" || side.t === "datetime" ? "date arithmetic is not supported" : undefined);
       }
     }
-    if (l.t === "null" || r.t === "null") return konst("null", null);
+    // Left to right, stopping once the result is decided: a null left operand decides (null); a
+    // null right operand still lets the left one run (it may fail, e.g. divide by zero).
+    if (l.t === "null") return konst("null", null);
+    if (r.t === "null") {
+      if (l.c) return konst("null", null);
+      const left = l.f;
+      return {
+        t: "null",
+        f: (row) => {
+          left(row);
+          return null;
+        },
+      };
+    }
     const intResult = l.t === "integer" && r.t === "integer" && op !== "divby";
     const a = l.f;
     const b = r.f;

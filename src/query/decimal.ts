@@ -73,8 +73,20 @@ export function fromString(text: string): Decimal {
 export function fromNumber(x: number): Decimal {
   if (!Number.isFinite(x)) throw new DecimalError("invalid_number", `${x} is not a decimal number`);
   if (Number.isSafeInteger(x)) return x === 0 ? ZERO : normalize(BigInt(x), 0);
+  // Fast path without text: the fewest decimals k with x = double(n / 10^k). While |n| < 2^50 the
+  // double's rounding interval is narrower than 10^-k, so n / 10^k is the only k-decimal in it,
+  // hence exactly the decimal String(x) prints (test/query/decimal.test.ts checks this).
+  let scale = 1;
+  for (let k = 1; k <= 15; k++) {
+    scale *= 10;
+    const n = Math.round(x * scale);
+    if (Math.abs(n) >= FAST_LIMIT) break;
+    if (n / scale === x) return new Decimal(BigInt(n), -k);
+  }
   return fromString(String(x));
 }
+
+const FAST_LIMIT = 2 ** 50;
 
 /** An integer (number must be a safe integer). */
 export function fromInteger(x: bigint | number): Decimal {
