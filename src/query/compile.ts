@@ -249,6 +249,8 @@ export class Compiler {
   }
 
   private comparison(op: BinaryOp, l: Compiled, r: Compiled): Compiled {
+    // Left to right: a null left operand decides gt/ge/lt/le (false) before the right one runs.
+    if (l.c && l.c.v === null && op !== "eq" && op !== "ne") return { t: "boolean", f: () => false, nn: true };
     if (l.c && !r.c) {
       const flipped: Partial<Record<BinaryOp, BinaryOp>> = { gt: "lt", lt: "gt", ge: "le", le: "ge" };
       return this.comparison(flipped[op] ?? op, r, l);
@@ -554,7 +556,11 @@ function compareWithConstant(op: BinaryOp, l: Compiled, c: RV, ct: VType): Eval 
   if (c === null) {
     if (op === "eq") return (row) => a(row) === null;
     if (op === "ne") return (row) => a(row) !== null;
-    return () => false;
+    // Always false, but the left operand still runs first (it may fail: division by zero).
+    return (row) => {
+      a(row);
+      return false;
+    };
   }
   const t = isNum(l.t) || isNum(ct) ? "decimal" : l.t;
   if (!isNum(t) && (t !== "text" || codeUnitSafe(c as string))) {
