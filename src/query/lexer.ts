@@ -235,7 +235,9 @@ function dateTimeValue(m: RegExpExecArray, pos: number): number {
   const [text, y, mo, d, h, mi, s, frac, off] = m as unknown as string[];
   checkDate(+y!, +mo!, +d!, text!, pos);
   const sec = s === undefined ? 0 : +s;
-  if (+h! > 23 || +mi! > 59 || sec > 59) {
+  // The ABNF allows second 60 (a leap second); UTC milliseconds have none, so :60 is the first
+  // instant of the next minute.
+  if (+h! > 23 || +mi! > 59 || sec > 60) {
     throw new QueryError({ code: "invalid_literal", detail: `'${text}' is not a valid time of day`, position: pos });
   }
   let offsetMin = 0;

@@ -699,7 +699,8 @@ export function oracleApply(columns: Column[], rows: CellValue[][], query: Oracl
   }
   const skip = query.skip ?? 0;
   kept = kept.slice(skip, query.top === undefined ? undefined : skip + query.top);
-  const pick = query.select === undefined ? columns.map((_, i) => i) : query.select.map((n) => ctx.index.get(n)!);
+  const all = query.select === undefined || (query.select.length === 1 && query.select[0] === "*");
+  const pick = all ? columns.map((_, i) => i) : query.select!.map((n) => ctx.index.get(n)!);
   const out: { rows: CellValue[][]; count?: number } = { rows: kept.map((r) => pick.map((i) => r[i]!)) };
   if (query.count) out.count = count;
   return out;
