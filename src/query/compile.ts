@@ -153,7 +153,10 @@ export class Compiler {
 
   private not(e: Extract<Expr, { k: "not" }>): Compiled {
     const a = this.compile(e.arg);
-    if (a.t !== "boolean" && a.t !== "null") typeError(`'not' needs a true/false condition, not ${TYPE_NAME[a.t]}`, e.pos);
+    if (a.t !== "boolean" && a.t !== "null") {
+      // Most often `not Status eq 'x'`: in OData `not` binds tighter than the comparison.
+      typeError(`'not' needs a true/false condition, not ${TYPE_NAME[a.t]}`, e.pos, "'not' applies to the operand right after it; write not (a eq b) to negate a comparison");
+    }
     const f = a.f;
     if (a.nn && !a.c) return { t: "boolean", f: (row) => !f(row), nn: true };
     return this.fold("boolean", [a], (row) => {
