@@ -1,8 +1,14 @@
 /**
  * Local query engine benchmark: filter + sort of 200,000 rows × 12 columns through applyQuery,
  * against a hand-written loop doing the same work (same predicate with OData null rules, same
- * stable sort with nulls first, fresh output rows). Prints both medians and the ratio.
- * Run: npx tsx bench/query.ts
+ * stable sort with nulls first, fresh output rows). Prints both medians and the ratio; the target
+ * for plain filters and sorts is ≤ 2×.
+ *
+ * Beside them, decimal-arithmetic filters (`Budget sub Actual gt 25000.25`): the engine computes
+ * exact Edm.Decimal values (src/query/decimal.ts); the hand-written loop is what a developer would
+ * write for money with two decimals, integer cents in doubles. Same rows are checked first; the
+ * ratio is printed separately (exact arithmetic costs more than a double subtraction, by design).
+ * Run: npm run bench:query
  */
 import { applyQuery, type LocalQuery } from "../src/query";
 import type { CellValue, Column, Table } from "../src/table/model";
@@ -73,7 +79,11 @@ interface Scenario {
   name: string;
   query: LocalQuery;
   hand: (rows: CellValue[][]) => CellValue[][];
+  /** Decimal-arithmetic scenario: reported beside the plain ones, not held to their target. */
+  arithmetic?: boolean;
 }
+
+const cents = (v: CellValue): number | null => (v === null ? null : Math.round((v as number) * 100));
 
 /** Stable sort with OData null order (null first ascending, last descending), as applyQuery does. */
 function cmpNullFirst(x: CellValue, y: CellValue, dir: number): number {
@@ -148,6 +158,39 @@ const scenarios: Scenario[] = [
       return out.map((r) => r.slice());
     },
   },
+  {
+    name: "decimal arithmetic filter (sub, mul), sort by decimal desc then id",
+    arithmetic: true,
+    query: { filter: "Budget sub Actual gt 25000.25 and Budget mul 1.1 lt 90000", orderby: "Budget desc, Id" },
+    hand: (rows) => {
+      const out: CellValue[][] = [];
+      for (const r of rows) {
+        const b = cents(r[4]!);
+        const a = cents(r[5]!);
+        // B - A > 25000.25  ⇔  b - a > 2500025;  B × 1.1 < 90000  ⇔  b × 11 < 90000000 (cents)
+        if (b !== null && a !== null && b - a > 2500025 && b * 11 < 90_000_000) out.push(r);
+      }
+      out.sort((a, b) => cmpNullFirst(a[4]!, b[4]!, -1) || cmpNullFirst(a[0]!, b[0]!, 1));
+      return out.map((r) => r.slice());
+    },
+  },
+  {
+    name: "decimal arithmetic in $orderby (Budget sub Actual desc), filter on status",
+    arithmetic: true,
+    query: { filter: "Status eq 'Open'", orderby: "Budget sub Actual desc, Id" },
+    hand: (rows) => {
+      const out: CellValue[][] = [];
+      for (const r of rows) if (r[2] === "Open") out.push(r);
+      const key = (r: CellValue[]) => {
+        const b = cents(r[4]!);
+        const a = cents(r[5]!);
+        return b === null || a === null ? null : b - a;
+      };
+      const keys = new Map(out.map((r) => [r, key(r)] as const));
+      out.sort((a, b) => cmpNullFirst(keys.get(a)!, keys.get(b)!, -1) || cmpNullFirst(a[0]!, b[0]!, 1));
+      return out.map((r) => r.slice());
+    },
+  },
 ];
 
 function median(xs: number[]): number {
@@ -165,6 +208,7 @@ function main(): void {
   const table = makeTable();
   console.log(`local query benchmark: ${ROWS.toLocaleString("en")} rows × ${columns.length} columns, median of ${RUNS} runs`);
   const ratios: number[] = [];
+  const arithmetic: number[] = [];
   for (const s of scenarios) {
     // Same answer first: a fast wrong engine would be worthless.
     const engineRows = applyQuery(table, s.query).table.rows;
@@ -185,12 +229,13 @@ function main(): void {
     }
     const me = median(e);
     const mh = median(h);
-    ratios.push(me / mh);
+    (s.arithmetic ? arithmetic : ratios).push(me / mh);
     console.log(
       `  ${s.name}\n    rows out ${engineRows.length.toLocaleString("en")}; engine ${me.toFixed(1)} ms; hand-written ${mh.toFixed(1)} ms; ratio ${(me / mh).toFixed(2)}×`,
     );
   }
-  console.log(`worst ratio ${Math.max(...ratios).toFixed(2)}× (target ≤ 3×)`);
+  console.log(`worst ratio, plain filters and sorts: ${Math.max(...ratios).toFixed(2)}× (target ≤ 2×)`);
+  console.log(`worst ratio, exact decimal arithmetic vs integer cents by hand: ${Math.max(...arithmetic).toFixed(2)}×`);
 }
 
 main();

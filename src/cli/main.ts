@@ -82,7 +82,9 @@ Commands:
   export KEY --env URL [--format json|csv|odata] [--out FILE] [--cache DIR] [--query '...'] [--output-format csv|json]
       Downloads the complete table and writes RFC 4180 CSV (CRLF) or JSON. With --cache (needs --out)
       a later run sends the stored validators and reports "unchanged" without rewriting FILE.
-      --query applies a local query ($filter, $select, $orderby, $top, $skip, $count) before writing.
+      --format odata asks for Int64/Decimal as strings (IEEE754Compatible=true) and reads numbers
+      exactly too. --query applies a local OData 4.01 query ($filter, $select, $orderby, $top,
+      $skip, $count; the '$' is optional) before writing.
 
 Options for every command:
   --env URL        environment base URL (or PPM_ENV)

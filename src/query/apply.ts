@@ -61,11 +61,18 @@ export function compileQuery(columns: readonly Column[], query: LocalQuery, opts
       if (filter) {
         const kept: Row[] = [];
         const src = table.rows;
-        for (let i = 0; i < src.length; i++) if (filter(src[i]!)) kept.push(src[i]!);
+        // Evaluation can fail (division by zero): the whole query fails, as OData's request would.
+        withOption("$filter", () => {
+          for (let i = 0; i < src.length; i++) if (filter(src[i]!)) kept.push(src[i]!);
+        });
         rows = kept;
       }
       const count = rows.length;
-      if (keys) rows = sortRows(rows, keys);
+      if (keys) {
+        const k = keys;
+        const input = rows;
+        rows = withOption("$orderby", () => sortRows(input, k));
+      }
       const end = top === undefined ? rows.length : Math.min(rows.length, skip + top);
       const out: CellValue[][] = [];
       for (let i = skip; i < end; i++) {

@@ -1,4 +1,5 @@
 /** Syntax tree of `$filter` / `$orderby` expressions. Every node keeps its 1-based source position. */
+import type { Decimal } from "./decimal";
 
 export type LiteralType = "text" | "integer" | "decimal" | "boolean" | "date" | "datetime" | "null";
 
@@ -19,13 +20,14 @@ export type BinaryOp =
   | "mod";
 
 export type Expr =
-  /** `value`: text/date as string, integer as number or bigint, decimal number, datetime epoch ms. */
-  | { k: "lit"; type: LiteralType; value: string | number | bigint | boolean | null; pos: number; text: string }
+  /** `value`: text/date as string, integer as number or bigint, exact Decimal, datetime epoch ms. */
+  | { k: "lit"; type: LiteralType; value: string | number | bigint | Decimal | boolean | null; pos: number; text: string }
   /** `name` is the reference as written, with quotes removed; `quoted` tells which rule resolves it. */
   | { k: "col"; name: string; quoted: boolean; pos: number; text: string }
   | { k: "neg"; arg: Expr; pos: number }
   | { k: "not"; arg: Expr; pos: number }
-  | { k: "bin"; op: BinaryOp; left: Expr; right: Expr; pos: number }
+  /** `text` is the source text of the whole operation (set for `div`, `divby`, `mod`: errors quote it). */
+  | { k: "bin"; op: BinaryOp; left: Expr; right: Expr; pos: number; text?: string }
   | { k: "in"; arg: Expr; items: Expr[]; pos: number }
   /** `name` is lower-cased (function names are case-insensitive). */
   | { k: "call"; name: string; args: Expr[]; pos: number; text: string };

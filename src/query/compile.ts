@@ -2,18 +2,25 @@
  * Type-checks an expression tree against a table's columns and turns it into closures, once per
  * query, so rows are evaluated without re-reading the tree.
  *
- * Runtime values: text and dates are strings (`YYYY-MM-DD` orders correctly as text), numbers are
- * `number` or `bigint` (integers beyond 2^53 stay exact; JS compares the two kinds exactly),
- * date-times are epoch milliseconds (so offsets compare by instant), `null` is missing.
+ * Runtime values: text and dates are strings (`YYYY-MM-DD` orders correctly as text); integers are
+ * `number`, or `bigint` beyond 2^53; decimals are `number` (a stored cell or a literal that a double
+ * holds exactly: it stands for the decimal it prints as) or an exact {@link Decimal} (results of
+ * arithmetic, literals a double cannot hold); date-times are epoch milliseconds (so offsets compare
+ * by instant); booleans are booleans (`false < true`); `null` is missing.
  */
 import type { CellValue, Column } from "../table/model";
 import type { BinaryOp, Expr } from "./ast";
 import { ColumnResolver, editDistance } from "./columns";
+import * as D from "./decimal";
+import { Decimal } from "./decimal";
 import { QueryError } from "./errors";
+import { startPos } from "./parser";
 
 /** Static type of an expression. `null` is the type of the `null` literal. */
 export type VType = "text" | "integer" | "decimal" | "boolean" | "date" | "datetime" | "null";
-export type RV = string | number | bigint | boolean | null;
+export type RV = string | number | bigint | Decimal | boolean | null;
+/** A non-null number of either numeric type. */
+type Num = number | bigint | Decimal;
 export type Row = readonly CellValue[];
 export type Eval = (row: Row) => RV;
 
@@ -47,17 +54,7 @@ const TYPE_NAME: Record<VType, string> = {
 const isNum = (t: VType) => t === "integer" || t === "decimal";
 const SAFE = BigInt(Number.MAX_SAFE_INTEGER);
 
-/** Leftmost source position of an expression (binary nodes carry their operator's position). */
-export function startPos(e: Expr): number {
-  switch (e.k) {
-    case "bin":
-      return startPos(e.left);
-    case "in":
-      return startPos(e.arg);
-    default:
-      return e.pos;
-  }
-}
+export { startPos };
 
 function typeError(detail: string, pos: number, hint?: string): never {
   throw new QueryError({ code: "type_mismatch", detail, position: pos, hint });
@@ -99,7 +96,7 @@ export class Compiler {
   compile(e: Expr): Compiled {
     switch (e.k) {
       case "lit":
-        return konst(e.type, e.value);
+        return konst(e.type, e.value instanceof Decimal ? plainDecimal(e.value) : e.value);
       case "col":
         return this.column(e);
       case "neg":
@@ -149,14 +146,17 @@ export class Compiler {
     if (!isNum(a.t)) typeError(`'-' needs a number, not ${TYPE_NAME[a.t]}`, e.pos);
     const f = a.f;
     return this.fold(a.t, [a], (row) => {
-      const v = f(row) as number | bigint | null;
-      return v === null ? null : typeof v === "bigint" ? normBig(-v) : -v;
+      const v = f(row) as Num | null;
+      return v === null ? null : typeof v === "number" ? -v : typeof v === "bigint" ? normBig(-v) : D.neg(v);
     });
   }
 
   private not(e: Extract<Expr, { k: "not" }>): Compiled {
     const a = this.compile(e.arg);
-    if (a.t !== "boolean" && a.t !== "null") typeError(`'not' needs a true/false condition, not ${TYPE_NAME[a.t]}`, e.pos);
+    if (a.t !== "boolean" && a.t !== "null") {
+      // Most often `not Status eq 'x'`: in OData `not` binds tighter than the comparison.
+      typeError(`'not' needs a true/false condition, not ${TYPE_NAME[a.t]}`, e.pos, "'not' applies to the operand right after it; write not (a eq b) to negate a comparison");
+    }
     const f = a.f;
     if (a.nn && !a.c) return { t: "boolean", f: (row) => !f(row), nn: true };
     return this.fold("boolean", [a], (row) => {
@@ -238,12 +238,7 @@ export class Compiler {
     const lt = l.t;
     const rt = r.t;
     if (lt === "null" || rt === "null") return;
-    if (lt === rt || (isNum(lt) && isNum(rt))) {
-      if (lt === "boolean" && op !== "eq" && op !== "ne" && op !== "in") {
-        typeError(`true/false values can only be compared with 'eq' or 'ne', not '${op}'`, e.pos);
-      }
-      return;
-    }
+    if (lt === rt || (isNum(lt) && isNum(rt))) return;
     let hint: string | undefined;
     if ((lt === "date" && rt === "datetime") || (lt === "datetime" && rt === "date")) {
       hint =
@@ -257,36 +252,39 @@ export class Compiler {
   }
 
   private comparison(op: BinaryOp, l: Compiled, r: Compiled): Compiled {
+    // Left to right: a null left operand decides gt/ge/lt/le (false) before the right one runs.
+    if (l.c && l.c.v === null && op !== "eq" && op !== "ne") return { t: "boolean", f: () => false, nn: true };
     if (l.c && !r.c) {
       const flipped: Partial<Record<BinaryOp, BinaryOp>> = { gt: "lt", lt: "gt", ge: "le", le: "ge" };
       return this.comparison(flipped[op] ?? op, r, l);
     }
-    if (r.c && !l.c) return { t: "boolean", f: compareWithConstant(op, l, r.c.v), nn: true };
+    if (r.c && !l.c) return { t: "boolean", f: compareWithConstant(op, l, r.c.v, r.t), nn: true };
     const a = l.f;
     const b = r.f;
+    const cmp = comparator(l.t === "null" ? r.t : l.t);
     let f: Eval;
     switch (op) {
       case "eq":
         f = (row) => {
           const x = a(row);
           const y = b(row);
-          return x === null || y === null ? x === y : x == y;
+          return x === null || y === null ? x === y : cmp(x, y) === 0;
         };
         break;
       case "ne":
         f = (row) => {
           const x = a(row);
           const y = b(row);
-          return x === null || y === null ? x !== y : x != y;
+          return x === null || y === null ? x !== y : cmp(x, y) !== 0;
         };
         break;
       default: {
-        const cmp = RELATIONAL[op as Relational];
+        const test = RELATIONAL[op as Relational];
         f = (row) => {
           const x = a(row);
           if (x === null) return false;
           const y = b(row);
-          return y !== null && cmp(x, y);
+          return y !== null && test(cmp(x, y));
         };
       }
     }
@@ -299,16 +297,29 @@ export class Compiler {
         typeError(`'${op}' needs numbers, but one side is ${TYPE_NAME[side.t]}`, e.pos, side.t === "date" || side.t === "datetime" ? "date arithmetic is not supported" : undefined);
       }
     }
-    if (l.t === "null" || r.t === "null") return konst("null", null);
+    // Left to right, stopping once the result is decided: a null left operand decides (null); a
+    // null right operand still lets the left one run (it may fail, e.g. divide by zero).
+    if (l.t === "null") return konst("null", null);
+    if (r.t === "null") {
+      if (l.c) return konst("null", null);
+      const left = l.f;
+      return {
+        t: "null",
+        f: (row) => {
+          left(row);
+          return null;
+        },
+      };
+    }
     const intResult = l.t === "integer" && r.t === "integer" && op !== "divby";
     const a = l.f;
     const b = r.f;
-    const fn = arithmeticOp(op, intResult);
+    const fn = arithmeticOp(op, intResult, e);
     return this.fold(intResult ? "integer" : "decimal", [l, r], (row) => {
       const x = a(row);
       if (x === null) return null;
       const y = b(row);
-      return y === null ? null : fn(x as number | bigint, y as number | bigint);
+      return y === null ? null : fn(x as Num, y as Num);
     });
   }
 
@@ -328,7 +339,8 @@ export class Compiler {
     const f0 = a.f;
     const col = a.col;
     let f: Eval;
-    if (plain.every((v) => typeof v === "string" || (typeof v === "number" && Number.isSafeInteger(v)) || typeof v === "boolean")) {
+    const setSafe = a.t !== "decimal" || col !== undefined; // computed decimals are Decimal objects
+    if (setSafe && plain.every((v) => typeof v === "string" || (typeof v === "number" && Number.isSafeInteger(v)) || typeof v === "boolean")) {
       // A Set answers in O(1); big integers (digit strings / bigints) can never equal a safe number.
       const set = new Set<unknown>(plain);
       f =
@@ -342,10 +354,11 @@ export class Compiler {
               return v === null ? hasNull : set.has(v);
             };
     } else {
+      const cmp = comparator(a.t);
       f = (row) => {
         const v = f0(row);
         if (v === null) return hasNull;
-        for (const x of plain) if (v == x) return true;
+        for (const x of plain) if (cmp(v, x) === 0) return true;
         return false;
       };
     }
@@ -415,23 +428,95 @@ export class Compiler {
 }
 
 type Relational = "gt" | "ge" | "lt" | "le";
+const RELATIONAL: Record<Relational, (c: number) => boolean> = {
+  gt: (c) => c > 0,
+  ge: (c) => c >= 0,
+  lt: (c) => c < 0,
+  le: (c) => c <= 0,
+};
 type Prim = string | number | bigint | boolean;
-const RELATIONAL: Record<Relational, (x: Prim, y: Prim) => boolean> = {
+const NATIVE: Record<Relational, (x: Prim, y: Prim) => boolean> = {
   gt: (x, y) => x > y,
   ge: (x, y) => x >= y,
   lt: (x, y) => x < y,
   le: (x, y) => x <= y,
 };
 
+const TWO53 = 2 ** 53;
+
+/** A decimal literal as a double when the double prints as exactly that decimal (the fast path). */
+function plainDecimal(d: Decimal): number | Decimal {
+  const x = D.toNumber(d);
+  return Number.isFinite(x) && D.compare(D.fromNumber(x), d) === 0 ? x : d;
+}
+
+function toDecimal(v: Num): Decimal {
+  return typeof v === "number" ? D.fromNumber(v) : typeof v === "bigint" ? D.fromInteger(v) : v;
+}
+
+/**
+ * Exact order of two numbers of any representation. Two doubles compare natively: the decimals
+ * they stand for (their shortest text) are in the same order. A bigint against a double below 2^53
+ * also compares natively (exact); anything else goes through {@link Decimal}.
+ */
+export function compareNumbers(x: Num, y: Num): number {
+  if (typeof x === "number") {
+    if (typeof y === "number") return x < y ? -1 : x > y ? 1 : 0;
+    if (typeof y === "bigint" && Math.abs(x) < TWO53) return x < y ? -1 : x > y ? 1 : 0;
+  } else if (typeof x === "bigint") {
+    if (typeof y === "bigint") return x < y ? -1 : x > y ? 1 : 0;
+    if (typeof y === "number" && Math.abs(y) < TWO53) return x < y ? -1 : x > y ? 1 : 0;
+  }
+  return D.compare(toDecimal(x), toDecimal(y));
+}
+
+/** Unicode code point order (OData strings are sequences of characters, not UTF-16 units). */
+export function compareText(x: string, y: string): number {
+  if (x === y) return 0;
+  const n = Math.min(x.length, y.length);
+  for (let i = 0; i < n; i++) {
+    const a = x.charCodeAt(i);
+    const b = y.charCodeAt(i);
+    if (a !== b) {
+      // Only a surrogate (a code point above U+FFFF) against a unit from U+E000 up orders
+      // differently by code unit than by code point.
+      const sa = a >= 0xd800 && a <= 0xdfff;
+      const sb = b >= 0xd800 && b <= 0xdfff;
+      if (sa !== sb && (sa ? b >= 0xe000 : a >= 0xe000)) return sa ? 1 : -1;
+      return a < b ? -1 : 1;
+    }
+  }
+  return x.length < y.length ? -1 : 1;
+}
+
+const nativeCompare = (x: RV, y: RV): number => ((x as Prim) < (y as Prim) ? -1 : (x as Prim) > (y as Prim) ? 1 : 0);
+
+/** Comparator for two non-null values of one static type (numbers of either numeric type). */
+export function comparator(t: VType): (x: RV, y: RV) => number {
+  if (isNum(t)) return (x, y) => compareNumbers(x as Num, y as Num);
+  if (t === "text") return (x, y) => compareText(x as string, y as string);
+  return nativeCompare;
+}
+
+/** True when native `<` on `c` and any string gives code point order (no unit from U+D800 up). */
+const codeUnitSafe = (c: string) => !/[\ud800-\uffff]/.test(c);
+
 /**
  * The common case `Column op literal`, specialised so a row costs one read and one compare.
  * Direct cell reads are exact for integer columns too: JS compares a digit string with a bigint
  * exactly, and a digit string beyond 2^53 with a safe number correctly (it is further from zero).
+ * Decimal cells are doubles and compare natively with a literal that is a double of its own.
  */
-function compareWithConstant(op: BinaryOp, l: Compiled, c: RV): Eval {
-  const unsafeNumber = typeof c === "number" && !Number.isSafeInteger(c) && Math.abs(c) >= 2 ** 53;
+function compareWithConstant(op: BinaryOp, l: Compiled, c: RV, ct: VType): Eval {
   const i = l.col;
-  if (i !== undefined && !(l.t === "integer" && unsafeNumber)) {
+  const native =
+    c === null ||
+    (l.t === "integer" && (typeof c === "bigint" || (typeof c === "number" && (Number.isSafeInteger(c) || Math.abs(c) < TWO53)))) ||
+    (l.t === "decimal" && typeof c === "number") ||
+    (l.t === "text" && (op === "eq" || op === "ne" || codeUnitSafe(c as string))) ||
+    l.t === "date" ||
+    l.t === "boolean";
+  if (i !== undefined && native && (ct === l.t || ct === "null" || (isNum(ct) && isNum(l.t)))) {
     if (c === null) {
       if (op === "eq") return (row) => row[i] === null;
       if (op === "ne") return (row) => row[i] !== null;
@@ -474,38 +559,80 @@ function compareWithConstant(op: BinaryOp, l: Compiled, c: RV): Eval {
   if (c === null) {
     if (op === "eq") return (row) => a(row) === null;
     if (op === "ne") return (row) => a(row) !== null;
-    return () => false;
+    // Always false, but the left operand still runs first (it may fail: division by zero).
+    return (row) => {
+      a(row);
+      return false;
+    };
   }
+  const t = isNum(l.t) || isNum(ct) ? "decimal" : l.t;
+  if (!isNum(t) && (t !== "text" || codeUnitSafe(c as string))) {
+    // Strings without high units, dates, date-times (numbers), booleans: native order is exact.
+    switch (op) {
+      case "eq":
+        return (row) => {
+          const v = a(row);
+          return v !== null && v === c;
+        };
+      case "ne":
+        return (row) => {
+          const v = a(row);
+          return v === null || v !== c;
+        };
+      default: {
+        const test = NATIVE[op as Relational];
+        return (row) => {
+          const v = a(row);
+          return v !== null && test(v as Prim, c as Prim);
+        };
+      }
+    }
+  }
+  const cmp = comparator(t);
   switch (op) {
     case "eq":
       return (row) => {
         const v = a(row);
-        return v !== null && v == c;
+        return v !== null && cmp(v, c) === 0;
       };
     case "ne":
       return (row) => {
         const v = a(row);
-        return v === null || v != c;
+        return v === null || cmp(v, c) !== 0;
       };
     default: {
-      const cmp = RELATIONAL[op as Relational];
+      const test = RELATIONAL[op as Relational];
       return (row) => {
         const v = a(row);
-        return v !== null && cmp(v, c);
+        return v !== null && test(cmp(v, c));
       };
     }
   }
 }
 
-/** Brings a number/bigint pair to one kind: bigint when both are integers, else number. */
-function unify(x: number | bigint, y: number | bigint): [number, number] | [bigint, bigint] {
-  if (typeof x === "bigint" && typeof y === "bigint") return [x, y];
-  if (typeof x === "bigint") return Number.isInteger(y) ? [x, BigInt(y)] : [Number(x), y as number];
-  if (typeof y === "bigint") return Number.isInteger(x) ? [BigInt(x), y] : [x, Number(y)];
-  return [x, y];
+/** `division by zero in 'Budget div Qty' at 8`, the error OData requires (Part 2 §5.1.1.2.4–6). */
+function divisionByZero(e: Extract<Expr, { k: "bin" }>): QueryError {
+  const what = e.op === "mod" ? "modulo by zero" : "division by zero";
+  return new QueryError({
+    code: "division_by_zero",
+    detail: `${what} in '${e.text ?? e.op}'`,
+    position: e.pos,
+    hint: "exclude zero divisors first, e.g. 'Qty ne 0 and Budget div Qty gt 5' ('and' does not evaluate its right side when the left is false)",
+  });
 }
 
-function arithmeticOp(op: BinaryOp, intResult: boolean): (x: number | bigint, y: number | bigint) => RV {
+function arithmeticOp(op: BinaryOp, intResult: boolean, e: Extract<Expr, { k: "bin" }>): (x: Num, y: Num) => RV {
+  if (!intResult) {
+    const g = DECIMAL_OPS[op]!;
+    return (x, y) => {
+      try {
+        return g(toDecimal(x), toDecimal(y));
+      } catch (err) {
+        if (err instanceof D.DecimalError && err.code === "division_by_zero") throw divisionByZero(e);
+        throw err;
+      }
+    };
+  }
   const onBig = (x: bigint, y: bigint): RV => {
     switch (op) {
       case "add":
@@ -515,11 +642,11 @@ function arithmeticOp(op: BinaryOp, intResult: boolean): (x: number | bigint, y:
       case "mul":
         return normBig(x * y);
       case "mod":
-        return y === 0n ? null : normBig(x % y);
-      case "div":
-        return y === 0n ? null : normBig(x / y); // bigint division truncates, as OData's integer div
+        if (y === 0n) throw divisionByZero(e);
+        return normBig(x % y);
       default:
-        return y === 0n ? null : Number(x) / Number(y);
+        if (y === 0n) throw divisionByZero(e);
+        return normBig(x / y); // bigint division truncates, as OData's integer div
     }
   };
   const onNum = (x: number, y: number): RV => {
@@ -535,25 +662,31 @@ function arithmeticOp(op: BinaryOp, intResult: boolean): (x: number | bigint, y:
         r = x * y;
         break;
       case "mod":
-        if (y === 0) return null;
+        if (y === 0) throw divisionByZero(e);
         r = x % y;
         break;
       default:
-        if (y === 0) return null;
-        r = intResult ? Math.trunc(x / y) : x / y;
+        if (y === 0) throw divisionByZero(e);
+        // x minus its remainder is an exact multiple of y, so this quotient is exact (x / y may round).
+        r = (x - (x % y)) / y;
     }
-    if (intResult && !Number.isSafeInteger(r) && Number.isFinite(r)) {
-      // Overflowed past 2^53: redo exactly.
-      return onBig(BigInt(x), BigInt(y));
-    }
-    return Number.isFinite(r) ? r : null;
+    // Past 2^53 a double may have rounded: redo exactly. `-0` (e.g. -4 mod 2) is plain 0.
+    return Number.isSafeInteger(r) ? r + 0 : onBig(BigInt(x), BigInt(y));
   };
   return (x, y) => {
     if (typeof x === "number" && typeof y === "number") return onNum(x, y);
-    const [p, q] = unify(x, y);
-    return typeof p === "bigint" ? onBig(p, q as bigint) : onNum(p, q as number);
+    return onBig(BigInt(x as number | bigint), BigInt(y as number | bigint));
   };
 }
+
+const DECIMAL_OPS: Partial<Record<BinaryOp, (x: Decimal, y: Decimal) => Decimal>> = {
+  add: D.add,
+  sub: D.sub,
+  mul: D.mul,
+  div: D.div,
+  divby: D.div,
+  mod: D.mod,
+};
 
 type Param = "text" | "number" | "integer" | "temporal" | "datetime";
 const PARAM_NAME: Record<Param, string> = {
@@ -604,6 +737,56 @@ function roundAwayFromZero(x: number): number {
   return x < 0 ? -Math.round(-x) : Math.round(x);
 }
 
+/** Rounding functions on every numeric representation (Decimal values round exactly). */
+function rounding(onNumber: (x: number) => number, onDecimal: (d: Decimal) => Decimal): (args: RV[]) => RV {
+  return ([v]) => (typeof v === "bigint" ? v : typeof v === "number" ? onNumber(v) + 0 : onDecimal(v as Decimal));
+}
+
+const SURROGATE = /[\ud800-\udfff]/;
+
+/** Number of characters (code points); a string without surrogates has one per unit. */
+function codePointLength(x: string): number {
+  if (!SURROGATE.test(x)) return x.length;
+  let n = 0;
+  for (let i = 0; i < x.length; i++) {
+    const c = x.charCodeAt(i);
+    if (c < 0xd800 || c > 0xdbff || i + 1 >= x.length) n++;
+    else {
+      const d = x.charCodeAt(i + 1);
+      n++;
+      if (d >= 0xdc00 && d <= 0xdfff) i++;
+    }
+  }
+  return n;
+}
+
+/** UTF-16 offset of the `cp`-th code point of `x` (its length when `cp` is past the end). */
+function unitOffset(x: string, cp: number): number {
+  let i = 0;
+  for (let k = 0; k < cp && i < x.length; k++) {
+    const c = x.charCodeAt(i);
+    const d = x.charCodeAt(i + 1);
+    i += c >= 0xd800 && c <= 0xdbff && d >= 0xdc00 && d <= 0xdfff ? 2 : 1;
+  }
+  return i;
+}
+
+function codePointIndexOf(x: string, y: string): number {
+  const i = x.indexOf(y);
+  return i <= 0 ? i : codePointLength(x.slice(0, i));
+}
+
+function codePointSubstring(x: string, start: number, length: number | undefined): string {
+  const from = Math.max(0, start);
+  if (!SURROGATE.test(x)) return length === undefined ? x.slice(from) : x.slice(from, from + Math.max(0, length));
+  const a = unitOffset(x, from);
+  if (length === undefined) return x.slice(a);
+  return x.slice(a, a + unitOffset(x.slice(a), Math.max(0, length)));
+}
+
+// Unicode White_Space (what OData's trim removes); JS's trim() differs (U+FEFF in, U+0085 out).
+const TRIM = /^\p{White_Space}+|\p{White_Space}+$/gu;
+
 const sameNumeric = (args: VType[]): VType => (args[0] === "integer" ? "integer" : "decimal");
 
 /** Supported canonical functions (OData names; time parts are UTC). */
@@ -613,17 +796,14 @@ const FUNCTIONS: Record<string, FnSpec> = {
   endswith: { params: ["text", "text"], result: "boolean", impl: ([a, b]) => s(a).endsWith(s(b)) },
   tolower: { params: ["text"], result: "text", impl: ([a]) => s(a).toLowerCase() },
   toupper: { params: ["text"], result: "text", impl: ([a]) => s(a).toUpperCase() },
-  trim: { params: ["text"], result: "text", impl: ([a]) => s(a).trim() },
-  length: { params: ["text"], result: "integer", impl: ([a]) => s(a).length },
-  indexof: { params: ["text", "text"], result: "integer", impl: ([a, b]) => s(a).indexOf(s(b)) },
+  trim: { params: ["text"], result: "text", impl: ([a]) => s(a).replace(TRIM, "") },
+  length: { params: ["text"], result: "integer", impl: ([a]) => codePointLength(s(a)) },
+  indexof: { params: ["text", "text"], result: "integer", impl: ([a, b]) => codePointIndexOf(s(a), s(b)) },
   substring: {
     params: ["text", "integer", "integer"],
     optional: 1,
     result: "text",
-    impl: ([a, start, len]) => {
-      const from = Math.max(0, n(start!));
-      return len === undefined ? s(a).slice(from) : s(a).slice(from, from + Math.max(0, n(len)));
-    },
+    impl: ([a, start, len]) => codePointSubstring(s(a), n(start!), len === undefined ? undefined : n(len)),
   },
   concat: { params: ["text", "text"], result: "text", impl: ([a, b]) => s(a) + s(b) },
   year: { params: ["temporal"], result: "integer", impl: ([v], [t]) => datePart(v!, t!, "y") },
@@ -637,13 +817,9 @@ const FUNCTIONS: Record<string, FnSpec> = {
     result: "date",
     impl: ([v], [t]) => (t === "date" ? v! : new Date(v as number).toISOString().slice(0, 10)),
   },
-  round: {
-    params: ["number"],
-    result: sameNumeric,
-    impl: ([v]) => (typeof v === "bigint" ? v : roundAwayFromZero(v as number)),
-  },
-  floor: { params: ["number"], result: sameNumeric, impl: ([v]) => (typeof v === "bigint" ? v : Math.floor(v as number)) },
-  ceiling: { params: ["number"], result: sameNumeric, impl: ([v]) => (typeof v === "bigint" ? v : Math.ceil(v as number)) },
+  round: { params: ["number"], result: sameNumeric, impl: rounding(roundAwayFromZero, D.round) },
+  floor: { params: ["number"], result: sameNumeric, impl: rounding(Math.floor, D.floor) },
+  ceiling: { params: ["number"], result: sameNumeric, impl: rounding(Math.ceil, D.ceiling) },
   now: { params: [], result: "datetime", impl: () => null },
 };
 

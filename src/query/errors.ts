@@ -32,7 +32,9 @@ export type QueryErrorCode =
   /** A stored query object that is not a valid LocalQuery. */
   | "invalid_query"
   /** A pasted address that cannot be parsed as a URL. */
-  | "invalid_url";
+  | "invalid_url"
+  /** `div`, `divby` or `mod` by zero while evaluating (OData: the request fails); names the expression. */
+  | "division_by_zero";
 
 /** Details of a {@link QueryError}; every field but `code` and `detail` is optional. */
 export interface QueryErrorInit {

@@ -2,6 +2,7 @@
  * Tokenizer for `$filter` and `$orderby` expressions. Positions are 1-based character (UTF-16 code
  * unit) offsets into the option's decoded text, the same numbers error messages show.
  */
+import { DecimalError, fromString, type Decimal } from "./decimal";
 import { QueryError } from "./errors";
 
 export type TokenKind =
@@ -24,10 +25,11 @@ export interface Token {
   /** The source text of the token. */
   text: string;
   /**
-   * Decoded value: string content for `string`/`quoted`, the number (bigint beyond 2^53) for
-   * numbers, `YYYY-MM-DD` for dates, epoch milliseconds for date-times.
+   * Decoded value: string content for `string`/`quoted`, the integer (bigint beyond 2^53) for
+   * integers, an exact {@link Decimal} for decimals, `YYYY-MM-DD` for dates, epoch milliseconds for
+   * date-times.
    */
-  value?: string | number | bigint;
+  value?: string | number | bigint | Decimal;
   /** 1-based start position. */
   pos: number;
 }
@@ -72,6 +74,7 @@ export function tokenize(text: string): Token[] {
         i++;
         continue;
       case "-":
+        if (isDigit(text[i + 1])) break;
         tokens.push({ kind: "minus", text: c, pos });
         i++;
         continue;
@@ -101,6 +104,17 @@ export function tokenize(text: string): Token[] {
       i += t.text.length;
       continue;
     }
+    // A sign directly before digits belongs to the number literal (ABNF: `[SIGN] 1*DIGIT ...`), so
+    // `-5 in (...)` and `+5` are literals; `- x` (with a space, or before a name) is negation.
+    if ((c === "+" || c === "-") && isDigit(text[i + 1])) {
+      const t = readNumeric(text, i + 1);
+      if (t.kind !== "integer" && t.kind !== "decimal") {
+        throw new QueryError({ code: "invalid_literal", detail: `a sign cannot precede the ${t.kind === "date" ? "date" : "date-time"} '${t.text}'`, position: pos });
+      }
+      tokens.push(signed(t, c));
+      i += t.text.length + 1;
+      continue;
+    }
     WORD.lastIndex = i;
     const w = WORD.exec(text);
     if (w) {
@@ -120,6 +134,29 @@ export function tokenize(text: string): Token[] {
   }
   tokens.push({ kind: "eof", text: "", pos: n + 1 });
   return tokens;
+}
+
+function isDigit(c: string | undefined): boolean {
+  return c !== undefined && c >= "0" && c <= "9";
+}
+
+function signed(t: Token, sign: string): Token {
+  const text = sign + t.text;
+  const pos = t.pos - 1;
+  if (t.kind === "decimal") return { kind: "decimal", text, value: decimalValue(text, pos), pos };
+  const v = t.value as number | bigint;
+  if (sign === "+") return { ...t, text, pos };
+  const n = typeof v === "bigint" ? -v : -v;
+  return { kind: "integer", text, value: typeof n === "bigint" && n >= -SAFE_MAX ? Number(n) : n, pos };
+}
+
+function decimalValue(text: string, pos: number): Decimal {
+  try {
+    return fromString(text);
+  } catch (e) {
+    if (e instanceof DecimalError) throw new QueryError({ code: "invalid_literal", detail: `number '${text}' is out of range`, position: pos });
+    throw e;
+  }
 }
 
 /** Index just past the closing quote of a quoted run starting at `start`; doubled quotes escape. */
@@ -181,11 +218,7 @@ function readNumeric(text: string, i: number): Token {
     const big = BigInt(m[0]);
     return { kind: "integer", text: m[0], value: big > SAFE_MAX ? big : Number(big), pos };
   }
-  const v = Number(m[0]);
-  if (!Number.isFinite(v)) {
-    throw new QueryError({ code: "invalid_literal", detail: `number '${m[0]}' is out of range`, position: pos });
-  }
-  return { kind: "decimal", text: m[0], value: v, pos };
+  return { kind: "decimal", text: m[0], value: decimalValue(m[0], pos), pos };
 }
 
 const DAYS_IN_MONTH = [31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
@@ -202,7 +235,9 @@ function dateTimeValue(m: RegExpExecArray, pos: number): number {
   const [text, y, mo, d, h, mi, s, frac, off] = m as unknown as string[];
   checkDate(+y!, +mo!, +d!, text!, pos);
   const sec = s === undefined ? 0 : +s;
-  if (+h! > 23 || +mi! > 59 || sec > 59) {
+  // The ABNF allows second 60 (a leap second); UTC milliseconds have none, so :60 is the first
+  // instant of the next minute.
+  if (+h! > 23 || +mi! > 59 || sec > 60) {
     throw new QueryError({ code: "invalid_literal", detail: `'${text}' is not a valid time of day`, position: pos });
   }
   let offsetMin = 0;

@@ -54,6 +54,30 @@ const UNSUPPORTED: Record<string, string> = {
   $callback: "JSONP is not supported",
 };
 
+/**
+ * The `$` name of an OData system query option written with or without `$` (OData 4.01 makes the `$`
+ * optional: `filter=`, `OrderBy=`), lower-cased; undefined for any other parameter name.
+ */
+export function systemOptionName(rawName: string): string | undefined {
+  const name = rawName.toLowerCase();
+  const withDollar = name.startsWith("$") ? name : "$" + name;
+  return (SUPPORTED_OPTIONS as readonly string[]).includes(withDollar) || withDollar in UNSUPPORTED ? withDollar : undefined;
+}
+
+/**
+ * The ABNF has no whitespace around `=` (`$filter =true` and `$filter= true` are not OData);
+ * refuse it with a clear message rather than guess.
+ */
+function checkNoSpaceAroundEquals(rawName: string, value: string): void {
+  if (/\s$/.test(rawName) || /^\s/.test(value)) {
+    throw new QueryError({
+      code: "syntax",
+      option: truncate(rawName.trim()),
+      detail: "no space is allowed before or after '=' in a query option",
+    });
+  }
+}
+
 /** Parses the text of one option into its LocalQuery field. Errors carry the option name. */
 function setOption(q: LocalQuery, name: string, value: string): void {
   try {
@@ -186,8 +210,9 @@ export function decodeComponent(raw: string): string {
 }
 
 /**
- * Splits a query string on `&`. Inside a `$` option's value, `&` between single quotes belongs to a
- * string literal (typed queries are not encoded); other parameters split at every `&`.
+ * Splits a query string on `&`. Inside a query option's value (`$filter=` or `filter=`), `&` between
+ * single quotes belongs to a string literal (typed queries are not encoded); other parameters split
+ * at every `&`.
  */
 export function splitParams(qs: string): string[] {
   const parts: string[] = [];
@@ -196,7 +221,8 @@ export function splitParams(qs: string): string[] {
     const eq = qs.indexOf("=", i);
     const amp = qs.indexOf("&", i);
     const nameEnd = eq >= 0 && (amp < 0 || eq < amp) ? eq : -1;
-    const isOption = nameEnd >= 0 && /^(\$|%24)/i.test(qs.slice(i, nameEnd));
+    const rawName = nameEnd >= 0 ? qs.slice(i, nameEnd) : "";
+    const isOption = nameEnd >= 0 && (/^(\$|%24)/i.test(rawName) || systemOptionName(decodeComponent(rawName).trim()) !== undefined);
     let end: number;
     if (isOption) {
       let inQuote = false;
@@ -223,13 +249,16 @@ export function queryFromPairs(pairs: Iterable<readonly [string, string]>): Loca
   const q: LocalQuery = {};
   const seen = new Set<string>();
   for (const [rawName, value] of pairs) {
-    const name = rawName.trim().toLowerCase();
-    if (!name.startsWith("$")) {
+    const trimmed = rawName.trimStart();
+    const system = systemOptionName(trimmed.trimEnd());
+    if (!trimmed.startsWith("$") && system === undefined) {
       throw new QueryError({
         code: "not_a_query_option",
-        detail: `'${truncate(rawName)}' is not a query option; query options start with '$' (${SUPPORTED_OPTIONS.join(", ")})`,
+        detail: `'${truncate(rawName)}' is not a query option; the local engine evaluates ${SUPPORTED_OPTIONS.join(", ")} (the '$' is optional)`,
       });
     }
+    checkNoSpaceAroundEquals(trimmed, value);
+    const name = system ?? trimmed.toLowerCase();
     if (name in UNSUPPORTED) {
       throw new QueryError({
         code: "unsupported_option",
@@ -256,6 +285,7 @@ export function queryFromPairs(pairs: Iterable<readonly [string, string]>): Loca
 /**
  * Parses a query typed or pasted by a user, or taken from a URL:
  * - `$filter=...&$top=10` (with or without a leading `?`, URL-encoded or not, see {@link decodeComponent});
+ *   the `$` is optional for OData's system query options (`filter=...&top=10`, OData 4.01);
  * - a bare expression with no `$` option, taken whole as `$filter` (no decoding);
  * - URLSearchParams (already decoded; every name must be a `$` option).
  * Empty text gives the empty query `{}`. Throws {@link QueryError}.
@@ -265,12 +295,13 @@ export function parseQuery(input: string | URLSearchParams): LocalQuery {
   let text = input.trim();
   if (text.startsWith("?")) text = text.slice(1).trim();
   if (text === "") return {};
-  if (!/^(\$|%24)/i.test(text)) {
-    const m = /^([A-Za-z_]\w*)=/.exec(text);
+  const first = /^([A-Za-z_]\w*)\s*=/.exec(text);
+  if (!/^(\$|%24)/i.test(text) && (first === null || systemOptionName(first[1]!) === undefined)) {
+    const m = first;
     if (m) {
       throw new QueryError({
         code: "not_a_query_option",
-        detail: `'${m[1]}=' is not a query option; query options start with '$' (e.g. $${m[1]}=...)`,
+        detail: `'${m[1]}=' is not a query option; the local engine evaluates ${SUPPORTED_OPTIONS.join(", ")} (the '$' is optional)`,
       });
     }
     const q: LocalQuery = {};

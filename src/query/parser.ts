@@ -1,16 +1,18 @@
 /**
- * Recursive-descent parser for `$filter` and `$orderby`.
- *
- * Precedence, loosest first: `or`, `and`, `not`, comparisons and `in`, `add sub`, `mul div divby mod`,
- * unary `-`, primary. `not` sits below the comparisons (as in SQL and Power Query), so
- * `not a eq 1` means `not (a eq 1)`; strict OData would read `(not a) eq 1`, which is a type error
- * unless `a` is boolean, so no working OData filter changes meaning.
+ * Recursive-descent parser for `$filter` and `$orderby`, with the operator precedence of OData 4.01
+ * Part 2 §5.1.1.16, tightest first: grouping `( )`; primary (literals, columns, function calls,
+ * `in`); unary `-` and `not`; `mul div divby mod`; `add sub`; relational `gt ge lt le`; equality
+ * `eq ne`; `and`; `or`. Binary operators of one level associate to the left. So
+ * `not Active eq true` is `(not Active) eq true`, `Active eq Budget gt 9` is
+ * `Active eq (Budget gt 9)`, and `not Status in ('a')` is `not (Status in ('a'))`.
  */
 import type { BinaryOp, Expr, OrderItem } from "./ast";
 import { QueryError } from "./errors";
 import { describeToken, tokenize, type Token } from "./lexer";
 
-const COMPARISON = new Set(["eq", "ne", "gt", "ge", "lt", "le"]);
+const EQUALITY = new Set(["eq", "ne"]);
+const RELATIONAL = new Set(["gt", "ge", "lt", "le"]);
+const COMPARISON = new Set([...EQUALITY, ...RELATIONAL]);
 const ADDITIVE = new Set(["add", "sub"]);
 const MULTIPLICATIVE = new Set(["mul", "div", "divby", "mod"]);
 /** Words that can never be a bare column name (quote such a column: `"and"`). */
@@ -21,10 +23,27 @@ export const MAX_NESTING = 100;
 /** Depth limit of the whole tree (long `or` chains); compiled closures recurse this deep per row. */
 export const MAX_DEPTH = 2000;
 
+/** Leftmost source position of an expression (binary nodes carry their operator's position). */
+export function startPos(e: Expr): number {
+  switch (e.k) {
+    case "bin":
+      return startPos(e.left);
+    case "in":
+      return startPos(e.arg);
+    default:
+      return e.pos;
+  }
+}
+
 class Parser {
   private i = 0;
   private nesting = 0;
-  constructor(private readonly tokens: Token[]) {}
+  /** 1-based position just past the last consumed token. */
+  private end = 1;
+  constructor(
+    private readonly tokens: Token[],
+    private readonly source: string,
+  ) {}
 
   /** Runs `f` one nesting level deeper, refusing pathological input with a clear error. */
   nested<T>(f: () => T): T {
@@ -47,7 +66,10 @@ class Parser {
   }
   next(): Token {
     const t = this.tokens[this.i]!;
-    if (t.kind !== "eof") this.i++;
+    if (t.kind !== "eof") {
+      this.i++;
+      this.end = t.pos + t.text.length;
+    }
     return t;
   }
   /** Lower-cased keyword at the cursor, or undefined when the token is not a word. */
@@ -75,56 +97,30 @@ class Parser {
   }
 
   parseAnd(): Expr {
-    let left = this.parseNot();
+    let left = this.parseEquality();
     while (this.word() === "and") {
       const t = this.next();
-      left = { k: "bin", op: "and", left, right: this.parseNot(), pos: t.pos };
+      left = { k: "bin", op: "and", left, right: this.parseEquality(), pos: t.pos };
     }
     return left;
   }
 
-  parseNot(): Expr {
-    if (this.word() === "not") {
+  parseEquality(): Expr {
+    let left = this.parseRelational();
+    for (let w = this.word(); w !== undefined && EQUALITY.has(w); w = this.word()) {
       const t = this.next();
-      return { k: "not", arg: this.nested(() => this.parseNot()), pos: t.pos };
+      left = { k: "bin", op: w as BinaryOp, left, right: this.parseRelational(), pos: t.pos };
     }
-    return this.parseComparison();
+    return left;
   }
 
-  parseComparison(): Expr {
+  parseRelational(): Expr {
     let left = this.parseAdditive();
-    for (;;) {
-      const w = this.word();
-      if (w !== undefined && COMPARISON.has(w)) {
-        const t = this.next();
-        left = { k: "bin", op: w as BinaryOp, left, right: this.parseAdditive(), pos: t.pos };
-      } else if (w === "in") {
-        const t = this.next();
-        left = { k: "in", arg: left, items: this.parseList(), pos: t.pos };
-      } else if (w === "has") {
-        throw new QueryError({
-          code: "syntax",
-          detail: "the 'has' operator (enumeration flags) is not supported",
-          position: this.peek().pos,
-        });
-      } else {
-        return left;
-      }
+    for (let w = this.word(); w !== undefined && RELATIONAL.has(w); w = this.word()) {
+      const t = this.next();
+      left = { k: "bin", op: w as BinaryOp, left, right: this.parseAdditive(), pos: t.pos };
     }
-  }
-
-  parseList(): Expr[] {
-    this.expect("lparen", "'(' to start the list of values");
-    const items: Expr[] = [];
-    for (;;) {
-      items.push(this.parseAdditive());
-      if (this.peek().kind === "comma") {
-        this.next();
-        continue;
-      }
-      this.expect("rparen", "',' or ')'");
-      return items;
-    }
+    return left;
   }
 
   parseAdditive(): Expr {
@@ -140,7 +136,11 @@ class Parser {
     let left = this.parseUnary();
     for (let w = this.word(); w !== undefined && MULTIPLICATIVE.has(w); w = this.word()) {
       const t = this.next();
-      left = { k: "bin", op: w as BinaryOp, left, right: this.parseUnary(), pos: t.pos };
+      const right = this.parseUnary();
+      const from = startPos(left);
+      // Division and modulo keep their source text: a zero divisor is an error that quotes it.
+      const text = w === "mul" ? undefined : this.source.slice(from - 1, this.end - 1);
+      left = { k: "bin", op: w as BinaryOp, left, right, pos: t.pos, ...(text === undefined ? {} : { text }) };
     }
     return left;
   }
@@ -150,19 +150,57 @@ class Parser {
     if (t.kind === "minus") {
       this.next();
       const arg = this.nested(() => this.parseUnary());
-      // Fold `-5` into a literal so it is a constant in `in (...)` lists and prints as written.
-      if (arg.k === "lit" && (arg.type === "integer" || arg.type === "decimal")) {
+      // Fold `- 5` into a literal so it is a constant in `in (...)` lists and prints as written.
+      if (arg.k === "lit" && arg.type === "integer") {
         const v = arg.value as number | bigint;
         return { k: "lit", type: arg.type, value: typeof v === "bigint" ? -v : -v, pos: t.pos, text: "-" + arg.text };
       }
       return { k: "neg", arg, pos: t.pos };
     }
     if (t.kind === "word" && t.text.toLowerCase() === "not") {
-      // `not` in operand position (`a eq not b`) binds to its operand only.
       this.next();
       return { k: "not", arg: this.nested(() => this.parseUnary()), pos: t.pos };
     }
-    return this.parsePrimary();
+    return this.parsePostfix();
+  }
+
+  /** A primary, then `in (...)`: `in` is a primary-level operator in OData 4.01's table. */
+  parsePostfix(): Expr {
+    let left = this.parsePrimary();
+    for (;;) {
+      const w = this.word();
+      if (w === "in") {
+        const t = this.next();
+        left = { k: "in", arg: left, items: this.parseList(), pos: t.pos };
+      } else if (w === "has") {
+        throw new QueryError({
+          code: "syntax",
+          detail: "the 'has' operator (enumeration flags) is not supported: the tables have no enumeration columns",
+          position: this.peek().pos,
+        });
+      } else {
+        return left;
+      }
+    }
+  }
+
+  /** `( literal, ... )`, possibly empty (OData 4.01: `x in ()` is false). */
+  parseList(): Expr[] {
+    this.expect("lparen", "'(' to start the list of values");
+    const items: Expr[] = [];
+    if (this.peek().kind === "rparen") {
+      this.next();
+      return items;
+    }
+    for (;;) {
+      items.push(this.nested(() => this.parseUnary()));
+      if (this.peek().kind === "comma") {
+        this.next();
+        continue;
+      }
+      this.expect("rparen", "',' or ')'");
+      return items;
+    }
   }
 
   parsePrimary(): Expr {
@@ -233,7 +271,7 @@ class Parser {
 
 /** Parses a `$filter` expression. Throws {@link QueryError} (without `option`; callers add it). */
 export function parseFilter(text: string): Expr {
-  const p = new Parser(tokenize(text));
+  const p = new Parser(tokenize(text), text);
   if (p.atEnd()) p.fail("an expression");
   const e = p.parseOr();
   if (!p.atEnd()) p.fail("an operator or end of expression");
@@ -275,7 +313,7 @@ function checkDepth(root: Expr): void {
 
 /** Parses a `$orderby` list: `expr [asc|desc], ...`. */
 export function parseOrderBy(text: string): OrderItem[] {
-  const p = new Parser(tokenize(text));
+  const p = new Parser(tokenize(text), text);
   const items: OrderItem[] = [];
   for (;;) {
     const start = p.peek();

@@ -4,13 +4,16 @@
  */
 import { PATHS, type SnapshotEndpoint } from "../contract/contract";
 import { QueryError } from "./errors";
-import { decodeComponent, queryFromPairs, splitParams, type LocalQuery } from "./options";
+import { decodeComponent, queryFromPairs, splitParams, systemOptionName, type LocalQuery } from "./options";
 
 /** What a pasted URL asks for. */
 export interface SplitUrl {
-  /** The URL to request: `$` options and credentials removed, other parameters kept in order. */
+  /**
+   * The URL to request: query options (`$filter`, and OData 4.01's `filter` without `$`) and
+   * credentials removed, other parameters kept in order.
+   */
   url: string;
-  /** The `$` options, to evaluate locally. */
+  /** The query options, to evaluate locally. */
   query: LocalQuery;
   /**
    * True when a credential was dropped: a `company_api_token`, `api_token`, `token`,
@@ -71,11 +74,12 @@ export function splitODataUrl(input: string): SplitUrl {
       removedCredentials = true;
       continue;
     }
-    if (name.startsWith("$")) {
+    // OData 4.01 system query options may omit the `$` (`filter=`, `top=`): local too, never sent.
+    if (name.startsWith("$") || systemOptionName(name) !== undefined) {
       if (eq < 0) {
         throw new QueryError({ code: "invalid_value", option: name, detail: "expected '=' and a value after the option name" });
       }
-      options.push([name, decodeComponent(part.slice(eq + 1))]);
+      options.push([decodeComponent(part.slice(0, eq)), decodeComponent(part.slice(eq + 1))]);
       continue;
     }
     kept.push(part);

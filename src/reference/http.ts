@@ -4,12 +4,12 @@
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 
-/** Sends a JSON body with an exact Content-Length. */
+/** Sends a JSON body with an exact Content-Length (`headers` may set another JSON Content-Type). */
 export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
   const text = JSON.stringify(body);
   res.writeHead(status, {
-    ...headers,
     "Content-Type": "application/json; charset=utf-8",
+    ...headers,
     "Content-Length": String(Buffer.byteLength(text)),
   });
   res.end(text);

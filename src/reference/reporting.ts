@@ -71,8 +71,29 @@ export function sendReportingError(
   code: ReportingErrorCode,
   message: string,
   extra: { dataset_key?: string; unsupported_options?: string[] } = {},
+  contentType?: string,
 ): void {
-  sendJson(res, REPORTING_ERRORS[code], { error: code, message, ...extra });
+  // The body is the spec's error body on every route; only its media type follows the route.
+  sendJson(res, REPORTING_ERRORS[code], { error: code, message, ...extra }, contentType ? { "Content-Type": contentType } : {});
+}
+
+/**
+ * OData JSON Format 4.0 §3.2 (IEEE754Compatible): true when a media range of `Accept` that admits
+ * JSON carries `IEEE754Compatible=true` (parameter name and value case-insensitive). Then Edm.Int64
+ * and Edm.Decimal values travel as strings; otherwise as JSON numbers.
+ */
+export function wantsIeee754Compatible(accept: string | undefined): boolean {
+  if (!accept) return false;
+  return accept.split(",").some((range) => {
+    const [type, ...params] = range.split(";").map((p) => p.trim().toLowerCase());
+    if (type !== "application/json" && type !== "application/*" && type !== "*/*") return false;
+    return params.some((p) => p.replace(/\s*=\s*/, "=") === "ieee754compatible=true");
+  });
+}
+
+/** Content-Type of every OData JSON response (OData JSON Format 4.0 §3.1, §3.2). */
+export function odataJsonType(ieee754: boolean): string {
+  return `application/json; odata.metadata=minimal${ieee754 ? "; IEEE754Compatible=true" : ""}; charset=utf-8`;
 }
 
 /** Distinct `$`-prefixed option names (after percent-decoding), in order of appearance. */
@@ -98,10 +119,14 @@ export async function handleReporting(
 ): Promise<void> {
   const odata = route.kind === "serviceDocument" || route.kind === "metadata" || (route.kind === "dataset" && route.format === "odata");
   if (odata) res.setHeader(HEADERS.odataVersion, "4.0");
+  const ieee754 = odata && wantsIeee754Compatible(req.headers.accept);
+  // Every JSON answer on an OData route is OData JSON (errors keep the spec's body).
+  const jsonType = odata ? odataJsonType(ieee754) : undefined;
+  const fail = (code: ReportingErrorCode, message: string, extra: { dataset_key?: string; unsupported_options?: string[] } = {}) =>
+    sendReportingError(res, code, message, extra, jsonType);
 
   if (hasQueryStringCompanyToken(query)) {
-    return sendReportingError(
-      res,
+    return fail(
       "query_string_token_rejected",
       `${HEADERS.companyToken} must not be sent in the query string; use the ${HEADERS.companyToken} header or Basic authentication.`,
     );
@@ -109,16 +134,15 @@ export async function handleReporting(
   const resolved = resolveReportingCompany(req, query);
   if (!resolved) {
     // No WWW-Authenticate challenge: it would make a browser pop up its own login dialog.
-    return sendReportingError(res, "unauthorized", "Credentials are missing or not valid for this company and environment.");
+    return fail("unauthorized", "Credentials are missing or not valid for this company and environment.");
   }
   const company = resolved.company;
   if (!ctx.state.reportingEnabled.get(company.id)) {
-    return sendReportingError(res, "bi_reporting_disabled", "Reporting is not enabled for this company.");
+    return fail("bi_reporting_disabled", "Reporting is not enabled for this company.");
   }
   const dollars = dollarOptions(query);
   if (dollars.length > 0) {
-    return sendReportingError(
-      res,
+    return fail(
       "unsupported_odata_query_options",
       `System query options are not supported; import the complete table and filter locally. Rejected: ${dollars.join(", ")}.`,
       { unsupported_options: dollars },
@@ -127,13 +151,13 @@ export async function handleReporting(
 
   switch (route.kind) {
     case "serviceDocument":
-      return sendJson(res, 200, serviceDocument(DATASETS));
+      return sendJson(res, 200, serviceDocument(DATASETS), { "Content-Type": odataJsonType(ieee754) });
     case "metadata":
       return sendText(res, 200, csdlDocument(DATASETS), "application/xml; charset=utf-8");
     case "manifest":
       return sendJson(res, 200, manifest(ctx.state, company));
     case "dataset":
-      return serveDataset(ctx, req, res, company, route.key, route.format);
+      return serveDataset(ctx, req, res, company, route.key, route.format, ieee754, fail);
   }
 }
 
@@ -173,25 +197,26 @@ async function serveDataset(
   company: CompanyDef,
   key: string,
   format: "odata" | "json" | "csv",
+  ieee754: boolean,
+  fail: (code: ReportingErrorCode, message: string, extra?: { dataset_key?: string; unsupported_options?: string[] }) => void,
 ): Promise<void> {
   const ds = datasetByKey(key);
   if (!ds) {
-    return sendReportingError(res, "unknown_dataset", `Dataset '${key}' is not listed for this company.`, { dataset_key: key });
+    return fail("unknown_dataset", `Dataset '${key}' is not listed for this company.`, { dataset_key: key });
   }
   const a = ctx.state.artifact(company.id, ds.key);
   if (a.status === "not_generated" || a.generatedAt === null) {
-    return sendReportingError(res, "not_generated", `Dataset '${key}' has no successful export yet.`, { dataset_key: key });
+    return fail("not_generated", `Dataset '${key}' has no successful export yet.`, { dataset_key: key });
   }
   if (a.status === "invalid_cached_artifact") {
-    return sendReportingError(
-      res,
+    return fail(
       "invalid_cached_artifact",
       `The cached export of dataset '${key}' is unusable. Report the dataset key and request time.`,
       { dataset_key: key },
     );
   }
 
-  const etag = etagFor(company, ds, format, a);
+  const etag = etagFor(company, ds, format, a, format === "odata" && ieee754 ? "IEEE754Compatible" : "");
   const lastModified = new Date(a.generatedAt).toUTCString();
   res.setHeader(HEADERS.datasetKey, ds.key);
   res.setHeader(HEADERS.schemaVersion, ds.schemaVersion);
@@ -200,7 +225,7 @@ async function serveDataset(
   res.setHeader("Last-Modified", lastModified);
   res.setHeader("Cache-Control", DATASET_CACHE_CONTROL);
   // The body depends on the credential: a browser cache must never hand one company's export to another.
-  res.setHeader("Vary", "Origin, Company-Api-Token, Authorization");
+  res.setHeader("Vary", format === "odata" ? "Origin, Company-Api-Token, Authorization, Accept" : "Origin, Company-Api-Token, Authorization");
 
   if (evaluateConditional(req, etag, Date.parse(a.generatedAt)) === "not_modified") {
     res.writeHead(304);
@@ -212,7 +237,7 @@ async function serveDataset(
     format === "csv"
       ? "text/csv; charset=utf-8; header=present"
       : format === "odata"
-        ? "application/json; odata.metadata=minimal; charset=utf-8"
+        ? odataJsonType(ieee754)
         : "application/json; charset=utf-8";
   res.writeHead(200, { "Content-Type": contentType });
   if (req.method === "HEAD") {
@@ -220,7 +245,7 @@ async function serveDataset(
     res.end();
     return;
   }
-  const pieces = format === "csv" ? csvPieces(ds, company, a) : jsonPieces(ds, company, a, format);
+  const pieces = format === "csv" ? csvPieces(ds, company, a) : jsonPieces(ds, company, a, format, ieee754);
   await streamBody(res, pieces, ctx.chunkDelayMs);
 }
 
@@ -235,10 +260,18 @@ export function* datasetRows(ds: DatasetDef, company: CompanyDef, a: ArtifactSta
   for (let i = 0; i < ids.length; i++) yield ds.row(ids[i], { ...gen, generation: versions[i] });
 }
 
-function jsonValue(v: RawCell): string {
+/**
+ * How numbers are written: the JSON export (the service's own format) writes integers a double
+ * cannot hold as strings; OData JSON (Format 4.0 §3.2) writes Edm.Int64 and Edm.Decimal as JSON
+ * numbers, or all of them as strings when the client asked for IEEE754Compatible=true.
+ */
+type NumberForm = "export" | "odata" | "odata-ieee754";
+
+function jsonValue(v: RawCell, form: NumberForm, asString: boolean): string {
   if (v === null) return "null";
+  if (form === "odata-ieee754" && asString && (typeof v === "bigint" || typeof v === "number")) return `"${String(v)}"`;
   if (typeof v === "bigint") {
-    // OData IEEE754Compatible convention: integers a double cannot hold travel as strings.
+    if (form !== "export") return v.toString();
     const safe = v <= BigInt(Number.MAX_SAFE_INTEGER) && v >= BigInt(Number.MIN_SAFE_INTEGER);
     return safe ? v.toString() : `"${v.toString()}"`;
   }
@@ -250,7 +283,9 @@ function jsonValue(v: RawCell): string {
   return JSON.stringify(v);
 }
 
-function* jsonPieces(ds: DatasetDef, company: CompanyDef, a: ArtifactState, format: "json" | "odata"): Generator<string> {
+function* jsonPieces(ds: DatasetDef, company: CompanyDef, a: ArtifactState, format: "json" | "odata", ieee754 = false): Generator<string> {
+  const form: NumberForm = format === "json" ? "export" : ieee754 ? "odata-ieee754" : "odata";
+  const asString = ds.columns.map((c) => c.type === "Edm.Int64" || c.type === "Edm.Decimal");
   if (format === "json") {
     yield "{" +
       `"dataset_key":${JSON.stringify(ds.key)},` +
@@ -269,7 +304,7 @@ function* jsonPieces(ds: DatasetDef, company: CompanyDef, a: ArtifactState, form
     first = false;
     for (let c = 0; c < keys.length; c++) {
       if (c > 0) s += ",";
-      s += keys[c] + jsonValue(row[c]);
+      s += keys[c] + jsonValue(row[c], form, asString[c]!);
     }
     yield s + "}";
   }

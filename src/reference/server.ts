@@ -7,8 +7,15 @@
  * REFERENCE CHOICES (where the spec says "not shown" or is silent; a client must not rely on them):
  * - Columns are `{ name, type, nullable }` with EDM type names. JSON export and OData `value` rows
  *   are objects keyed by column name. Dates `YYYY-MM-DD`; date-times ISO-8601 UTC with `Z`;
- *   decimals JSON numbers; Int64 beyond 2^53 as JSON strings (IEEE754Compatible convention) and
- *   plain digits in CSV; booleans `true`/`false` in CSV; null is JSON null / an empty CSV cell.
+ *   JSON export: decimals JSON numbers, Int64 beyond 2^53 as JSON strings and plain digits in CSV;
+ *   booleans `true`/`false` in CSV; null is JSON null / an empty CSV cell.
+ * - OData JSON (the spec says "OData version is 4.0"; OData JSON Format 4.0 §3–4): every JSON
+ *   response on an OData path (service root, dataset, errors) is `application/json;
+ *   odata.metadata=minimal; charset=utf-8`. Edm.Int64 and Edm.Decimal are JSON numbers (all digits,
+ *   also beyond 2^53), unless a JSON media range of `Accept` carries `IEEE754Compatible=true`: then
+ *   both are strings and the Content-Type carries `IEEE754Compatible=true`. The two
+ *   representations have different ETags, and OData dataset responses add `Accept` to `Vary`.
+ *   Error bodies are the spec's (`error`, `message`, `dataset_key`/`unsupported_options`).
  *   Every CSV record, the last included, ends in CRLF. `text/csv; charset=utf-8; header=present`.
  * - Manifest: `{ api_version, company_id, datasets }`; a dataset entry is `{ key, name,
  *   schema_version, formats: ["json","csv","odata"], columns, published_schema: { published_at,
@@ -17,8 +24,8 @@
  *   artifacts; `timesheets` looks generated but every dataset endpoint answers 422.
  * - `$metadata`: one entity type and entity set per dataset key (namespace `Service.Reporting`),
  *   keys on natural key columns. The service document lists `{ name, kind: "EntitySet", url }`.
- * - ETag: strong, a hash of company|dataset|format|generation|row count — differs per company and
- *   per format. Last-Modified = generated_at as an HTTP-date. Conditional GET per RFC 9110:
+ * - ETag: strong, a hash of company|dataset|format|generation|row count (and the OData number form)
+ *   — differs per company, per format and per representation. Last-Modified = generated_at as an HTTP-date. Conditional GET per RFC 9110:
  *   If-None-Match (list, `*`, weak comparison) wins over If-Modified-Since; a match is 304 with no
  *   body but with ETag, Last-Modified, Cache-Control and the X-Service-* headers. Only dataset
  *   responses (OData dataset, JSON, CSV) carry validators, and `Vary: Origin, Company-Api-Token,

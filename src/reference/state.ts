@@ -322,9 +322,11 @@ function artifactKey(companyId: string, datasetKey: string): string {
  * Strong ETag of one representation. Company, dataset, format and generation are hashed (the row
  * count too, since `--dataset-rows` changes content without a new generation).
  */
-export function etagFor(company: CompanyDef, ds: DatasetDef, format: "json" | "csv" | "odata", a: ArtifactState): string {
+export function etagFor(company: CompanyDef, ds: DatasetDef, format: "json" | "csv" | "odata", a: ArtifactState, variant = ""): string {
+  // `variant` names another representation of the same export (OData IEEE754Compatible): a strong
+  // ETag belongs to one representation.
   const h = createHash("sha256")
-    .update(`${company.id}|${ds.key}|${format}|${a.generation}|${a.rowCount}|${ds.schemaVersion}`)
+    .update(`${company.id}|${ds.key}|${format}${variant ? "|" + variant : ""}|${a.generation}|${a.rowCount}|${ds.schemaVersion}`)
     .digest("base64url")
     .slice(0, 27);
   return `"${h}"`;

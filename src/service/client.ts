@@ -47,6 +47,16 @@ export interface FetchDatasetOptions extends CallOptions {
 /** Result of {@link PpmClient.fetchDataset}. */
 export type DatasetResult = { status: "unchanged"; validators: Validators } | { status: "updated"; table: Table; validators: Validators };
 
+/**
+ * What OData JSON requests ask for (OData JSON Format 4.0 §3.1–3.2): minimal metadata, and Int64 and
+ * Decimal values as strings (`IEEE754Compatible=true`), so every digit of an Int64 beyond 2^53 and
+ * of a Decimal arrives as text that no JSON parser on the way can round. The reader accepts the
+ * number form as well (a service may ignore the parameter): integers beyond 2^53 are then kept from
+ * the number's text (`parseJsonLossless`, `JsonRowsScanner`). `;` and `=` keep Accept a
+ * CORS-safelisted header, so no preflight is added.
+ */
+export const ODATA_JSON_ACCEPT = "application/json;odata.metadata=minimal;IEEE754Compatible=true";
+
 /** An entry of the OData service root. */
 export interface ServiceRootEntry {
   name: string;
@@ -199,7 +209,7 @@ export class PpmClient {
 
   /** The OData service root: the dataset keys it lists. */
   async serviceRoot(opts: CallOptions = {}): Promise<ServiceRootEntry[]> {
-    const body = await this.getJson({ method: "GET", group: "reporting", path: PATHS.odataRoot, signal: opts.signal });
+    const body = await this.getJson({ method: "GET", group: "reporting", path: PATHS.odataRoot, accept: ODATA_JSON_ACCEPT, signal: opts.signal });
     if (!isObject(body) || !Array.isArray(body.value)) throw this.shape("the OData service root has no `value` list", "value", "schema_mismatch");
     return body.value.map((e, i) => {
       if (!isObject(e) || typeof e.name !== "string") throw this.shape(`service root entry ${i} has no name`, `value[${i}].name`, "schema_mismatch");
@@ -305,7 +315,7 @@ export class PpmClient {
       path,
       datasetKey: key,
       validators: send,
-      accept: format === "csv" ? "text/csv" : "application/json",
+      accept: format === "csv" ? "text/csv" : format === "odata" ? ODATA_JSON_ACCEPT : "application/json",
       signal,
     };
     let requestTime = "";

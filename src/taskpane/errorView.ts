@@ -135,6 +135,7 @@ const QUERY_TITLES: Record<string, string> = {
   invalid_value: "A query option has an invalid value",
   invalid_query: "The stored query is not valid",
   invalid_url: "The pasted address is not valid",
+  division_by_zero: "The query divides by zero",
 };
 
 /** Titles for refresh / workbook failure codes (bindings, table validation, writer). */

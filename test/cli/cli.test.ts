@@ -163,6 +163,16 @@ describe("ppm export", () => {
     expect(fs.existsSync(out)).toBe(true);
   });
 
+  it("writes the same table from JSON, CSV and OData (OData asked for with IEEE754Compatible=true), every Int64 digit kept", async () => {
+    const outs = await Promise.all(["json", "csv", "odata"].map((f) => ppm(["export", "financials", "--env", svc.url, "--format", f])));
+    for (const r of outs) expect(r.code).toBe(0);
+    expect(outs[2]!.stdout).toBe(outs[0]!.stdout);
+    expect(outs[1]!.stdout).toBe(outs[0]!.stdout);
+    expect(outs[2]!.stdout).toContain(",9007199254740993\r\n");
+    const q = await ppm(["export", "financials", "--env", svc.url, "--format", "odata", "--query", "filter=external_ref gt 9007199254740992&select=external_ref&top=1"]);
+    expect(parseCsvText(q.stdout)).toEqual([["external_ref"], ["9007199254740993"]]);
+  });
+
   it("applies a local query before writing, and to stdout when there is no --out", async () => {
     const r = await ppm(["export", "financials", "--env", svc.url, "--format", "json", "--query", "$filter=fiscal_year eq 2026&$select=project_id,budget&$top=3&$count=true"]);
     expect(r.code).toBe(0);

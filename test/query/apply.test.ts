@@ -163,3 +163,35 @@ describe("compileQuery / validateQuery", () => {
     expect(applyQuery(table, q, { now: Date.parse("2030-01-01T00:00:00Z") }).table.rows).toHaveLength(7);
   });
 });
+
+describe("$orderby on computed values (exact decimals, ordered booleans, code points)", () => {
+  const cols: Column[] = [
+    { name: "id", type: "integer" },
+    { name: "budget", type: "decimal" },
+    { name: "actual_cost", type: "decimal" },
+    { name: "is_capex", type: "boolean" },
+    { name: "name", type: "text" },
+  ];
+  const t = makeTable(cols, [
+    [1, 0.3, 0.1, true, "ｚ"],
+    [2, 0.2, 0, null, "😀"],
+    [3, 0.5, 0.3, false, "z"],
+    [4, 1, 0.5, true, "a😀"],
+  ]);
+  const ids = (orderby: string) => applyQuery(t, { orderby }).table.rows.map((r) => r[0]);
+
+  test("ties of budget sub actual_cost keep table order (0.3 - 0.1 is exactly 0.2)", () => {
+    // With doubles 0.3 - 0.1 is 0.19999999999999998 and row 1 would sort after rows 2 and 3.
+    expect(ids("budget sub actual_cost desc")).toEqual([4, 1, 2, 3]);
+    expect(ids("budget sub actual_cost")).toEqual([1, 2, 3, 4]);
+  });
+
+  test("booleans: null, false, true ascending", () => {
+    expect(ids("is_capex, id desc")).toEqual([2, 3, 4, 1]);
+    expect(ids("is_capex desc")).toEqual([1, 4, 3, 2]);
+  });
+
+  test("text by code point: 'z' < 'ｚ' (U+FF5A) < '😀' (U+1F600)", () => {
+    expect(ids("name")).toEqual([4, 3, 1, 2]);
+  });
+});

@@ -43,6 +43,14 @@ describe("splitODataUrl", () => {
     expect(r.dataset).toEqual({ key: "financials", format: "csv" });
   });
 
+  test("OData 4.01 option names without '$' are applied locally and never sent", () => {
+    const r = splitODataUrl(`${HOST}/api/bi/odata/v1/financials?filter=Name eq 'Alpha'&keep=1&OrderBy=Id desc&select=Id,Name&top=3&skip=1&count=true`);
+    expect(r.query).toEqual({ filter: "Name eq 'Alpha'", orderby: "Id desc", select: ["Id", "Name"], top: 3, skip: 1, count: true });
+    expect(r.url).toBe(`${HOST}/api/bi/odata/v1/financials?keep=1`);
+    expect(errorOf(() => splitODataUrl(`${HOST}/api/bi/odata/v1/financials?top=1&$top=2`)).code).toBe("duplicate_option");
+    expect(errorOf(() => splitODataUrl(`${HOST}/api/bi/odata/v1/financials?search=blue`)).code).toBe("unsupported_option");
+  });
+
   test("an & inside a quoted $filter literal does not split the option", () => {
     const r = splitODataUrl(`${HOST}/api/bi/v1/financials?$filter=Note eq 'a&b'&x=O'Brien&$top=1`);
     expect(r.query).toEqual({ filter: "Note eq 'a&b'", top: 1 });

@@ -88,15 +88,55 @@ describe("service root, $metadata and manifest", () => {
   });
 });
 
+/**
+ * A client whose OData requests ask for the default number form (Int64 and Decimal as JSON numbers):
+ * the Accept header loses its IEEE754Compatible parameter on the way, as with a client or proxy
+ * that does not send it. Records what was asked for and the Content-Type answered.
+ */
+function numberFormClient() {
+  const seen: Array<{ accept: string; contentType: string }> = [];
+  const f: typeof fetch = async (input, init) => {
+    const headers = new Headers(init?.headers);
+    const accept = (headers.get("accept") ?? "").replace(/;\s*IEEE754Compatible=true/i, "");
+    headers.set("accept", accept);
+    const res = await fetch(input, { ...init, headers });
+    seen.push({ accept, contentType: res.headers.get("content-type") ?? "" });
+    return res;
+  };
+  return { c: client({ fetch: f }), seen };
+}
+
 describe("dataset forms", () => {
-  it.each(["financials", "projects", "resource_allocations", "milestones"])("%s yields identical tables from JSON, CSV and OData", async (key) => {
-    const c = client();
-    const [j, csv, od] = [await table(c, key, "json"), await table(c, key, "csv"), await table(c, key, "odata")];
-    expect(shape(csv)).toEqual(shape(j));
-    expect(shape(od)).toEqual(shape(j));
-    expect(csv.meta.generatedAt).toBe(j.meta.generatedAt);
-    expect(od.meta.schemaVersion).toBe(j.meta.schemaVersion);
-    expect([j.meta.format, csv.meta.format, od.meta.format]).toEqual(["json", "csv", "odata"]);
+  it.each(["financials", "projects", "resource_allocations", "milestones"])(
+    "%s yields identical tables from JSON, CSV and OData (OData in both number forms)",
+    async (key) => {
+      const rec = recordingFetch();
+      const c = client({ fetch: rec.fetch });
+      const [j, csv, od] = [await table(c, key, "json"), await table(c, key, "csv"), await table(c, key, "odata")];
+      const plain = numberFormClient();
+      const odNumbers = await table(plain.c, key, "odata");
+      expect(shape(csv)).toEqual(shape(j));
+      expect(shape(od)).toEqual(shape(j));
+      expect(shape(odNumbers)).toEqual(shape(j));
+      expect(csv.meta.generatedAt).toBe(j.meta.generatedAt);
+      expect(od.meta.schemaVersion).toBe(j.meta.schemaVersion);
+      expect([j.meta.format, csv.meta.format, od.meta.format]).toEqual(["json", "csv", "odata"]);
+      // The client asks for the string form on OData requests, and got it; the other client got numbers.
+      const odataSent = rec.sent.filter((r) => r.url.includes("/api/bi/odata/v1/" + key));
+      expect(odataSent.map((r) => r.headers.accept)).toEqual(["application/json;odata.metadata=minimal;IEEE754Compatible=true"]);
+      const plainData = plain.seen.filter((r) => r.accept.startsWith("application/json;odata"));
+      expect(plainData.length).toBeGreaterThan(0);
+      for (const r of plainData) expect(r.contentType).toBe("application/json; odata.metadata=minimal; charset=utf-8");
+    },
+  );
+
+  it("keeps every digit of Int64 beyond 2^53 in both OData number forms", async () => {
+    const strings = await table(client(), "financials", "odata");
+    const numbers = await table(numberFormClient().c, "financials", "odata");
+    const ref = strings.columns.findIndex((c) => c.name === "external_ref");
+    expect(strings.rows[0]![ref]).toBe("9007199254740993");
+    expect(numbers.rows.map((r) => r[ref])).toEqual(strings.rows.map((r) => r[ref]));
+    expect(numbers.rows.some((r) => typeof r[ref] === "string" && !Number.isSafeInteger(Number(r[ref])))).toBe(true);
   });
 
   it("keeps quotes, line breaks inside cells, non-ASCII text, leading zeros and big integers exactly", async () => {
