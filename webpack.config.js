@@ -121,7 +121,11 @@ module.exports = async (env, options) => {
       ),
       __PPM_VERSION__: JSON.stringify(pkg.version),
     }),
-    new HtmlWebpackPlugin({ filename: "taskpane.html", template: "./src/taskpane/taskpane.html", chunks: ["taskpane"] }),
+    // One shared runtime (manifest <Runtimes>, FunctionFile = Taskpane.Url): the ribbon commands'
+    // code runs in taskpane.html next to the pane, as Microsoft's "Configure your Office Add-in to use
+    // a shared runtime" does it. Commands first, so their functions are associated before the pane
+    // mounts. commands.html stays for the browser preview's separate-runtime mode (src/dev).
+    new HtmlWebpackPlugin({ filename: "taskpane.html", template: "./src/taskpane/taskpane.html", chunks: ["commands", "taskpane"], chunksSortMode: "manual" }),
     new HtmlWebpackPlugin({ filename: "commands.html", template: "./src/commands/commands.html", chunks: ["commands"] }),
     new CopyWebpackPlugin({
       patterns: [
@@ -167,6 +171,10 @@ module.exports = async (env, options) => {
       ],
     },
     plugins,
+    // Two entries on one page (taskpane.html) must share ONE module registry, or each would get its
+    // own copy of src/addin/runtime.ts and the pane and the ribbon would hold two engines and two
+    // locks (webpack: "optimization.runtimeChunk: 'single'" for several entry points on a page).
+    optimization: { runtimeChunk: "single" },
     performance: { hints: false },
     stats: "errors-warnings",
     devServer: {

@@ -84,11 +84,63 @@ export function mountRefresh(panel: HTMLElement, ctx: PaneContext, onShown: (l: 
             ),
             b.lastFailure ? h("div", { class: "warn", "data-testid": "bound-table-failure" }, `Last refresh failed: ${b.lastFailure.message}`) : null,
             h("div", { class: "actions" }, h("button", { type: "button", class: "button small", "data-testid": "bound-table-refresh", "aria-label": `Refresh ${b.tableName}`, onclick: () => void refreshOne(b) }, "Refresh")),
+            openToggle(b),
           );
         }),
         ...broken.map((x) => h("li", { class: "item", "data-testid": "bound-table-broken" }, h("div", { class: "warn" }, `${x.key}: ${x.message}`))),
       ),
     );
+  }
+
+  /**
+   * "Refresh when this workbook opens" (issue 17): stored in the binding (travels with the file,
+   * never a token); the first flagged table asks Office to load the add-in with this document,
+   * clearing the last one stops that.
+   */
+  function openToggle(b: Binding): HTMLElement {
+    const id = `open-refresh-${b.id}`;
+    const box = h("input", {
+      type: "checkbox",
+      id,
+      "data-testid": "bound-table-open-refresh",
+      checked: b.refreshOnOpen === true,
+      onchange: () => void setOpenRefresh(b, box),
+    });
+    return h("div", { class: "field check" }, box, h("label", { for: id }, "Refresh when this workbook opens"));
+  }
+
+  async function setOpenRefresh(b: Binding, box: HTMLInputElement): Promise<void> {
+    const on = box.checked;
+    box.disabled = true;
+    replace(errorHost);
+    // Taken so a refresh running now cannot write back the binding it read before this change.
+    const release = ctx.runtime?.lock.tryAcquire("pane", `Saving the refresh-on-open setting of ${b.tableName}`);
+    if (ctx.runtime && !release) {
+      box.checked = !on;
+      box.disabled = false;
+      ctx.status(`The setting was not changed: a refresh is running. Try again when it has finished.`);
+      return;
+    }
+    try {
+      const engine = await ctx.engine();
+      const res = await engine.setRefreshOnOpen(b.id, on, ctx.secrets());
+      bindings = bindings.map((x) => (x.id === b.id ? res.binding : x));
+      let note = "";
+      try {
+        const sync = await (ctx.runtime?.syncStartup(res.flagged > 0) ?? Promise.resolve("unsupported" as const));
+        if (sync === "unsupported" && on) note = " This Excel cannot start add-ins with a workbook; the table refreshes when the workbook is opened in Excel on the web, on Windows or on a Mac.";
+      } catch (e) {
+        note = ` Office did not accept the startup setting: ${(e as Error).message ?? String(e)}`;
+      }
+      box.dataset.saved = String(on);
+      ctx.status(`${b.tableName}: ${on ? "refreshes when this workbook opens" : "no longer refreshes when this workbook opens"}.${note}`);
+    } catch (e) {
+      box.checked = !on;
+      replace(errorHost, ctx.errorPanel(describeError(e, { secrets: ctx.secrets() })));
+    } finally {
+      release?.();
+      box.disabled = false;
+    }
   }
 
   function describeSource(b: Binding): string {
@@ -190,6 +242,9 @@ export function mountRefresh(panel: HTMLElement, ctx: PaneContext, onShown: (l: 
     panel,
     h("h2", {}, "Refresh"),
     h("p", { class: "hint" }, "Refresh asks the service for new data and rewrites a table only when it changed. Your own columns next to a table are kept."),
+    ctx.runtime && !ctx.runtime.startupSupported
+      ? h("p", { class: "note", "data-testid": "open-refresh-unsupported" }, "This Excel cannot start add-ins when a workbook opens. Tables set to refresh when the workbook opens do so in Excel on the web, on Windows (Microsoft 365, version 2002 or later) and on a Mac (16.35 or later).")
+      : null,
     h("div", { class: "toolbar" }, selectedBtn, allBtn),
     errorHost,
     summaryHost,
@@ -199,6 +254,14 @@ export function mountRefresh(panel: HTMLElement, ctx: PaneContext, onShown: (l: 
   );
   onShown((tab) => {
     if (tab === "refresh") void loadTables();
+  });
+  // One lock with the ribbon and the refresh on open: while one of them refreshes, the pane waits.
+  ctx.runtime?.lock.onChange((holder) => {
+    const other = holder !== null && holder.owner !== "pane";
+    selectedBtn.disabled = other;
+    allBtn.disabled = other;
+    selectedBtn.title = other ? `${holder.label} (${holder.owner === "ribbon" ? "from the ribbon" : "on open"})` : "";
+    allBtn.title = selectedBtn.title;
   });
   ctx.on("bindings", () => {
     if (!panel.hidden) void loadTables();
