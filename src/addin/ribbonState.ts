@@ -88,42 +88,42 @@ export class RibbonState {
     if (!this.api) return Promise.resolve();
     if (this.sending) return this.sending;
     const api = this.api;
-    this.sending = (async () => {
-      try {
-        // Loop: inputs may change while a request is on its way; the last state always goes out.
-        for (;;) {
-          const want = this.intended;
-          if (this.applied && this.applied.refreshAll === want.refreshAll && this.applied.refreshTable === want.refreshTable) return;
-          try {
-            await api.requestUpdate({
-              tabs: [
-                {
-                  id: RIBBON_IDS.tab,
-                  groups: [
-                    {
-                      id: RIBBON_IDS.group,
-                      controls: [
-                        { id: RIBBON_IDS.refreshAll, enabled: want.refreshAll },
-                        { id: RIBBON_IDS.refreshTable, enabled: want.refreshTable },
-                      ],
-                    },
-                  ],
-                },
-              ],
-            });
-            this.applied = want;
-            this.lastError = null;
-          } catch (e) {
-            // The buttons stay as they were; commands still check `intended` themselves.
-            this.lastError = e;
-            this.onError(e);
-            return;
-          }
+    const send = async (): Promise<void> => {
+      // Loop: inputs may change while a request is on its way; the last state always goes out.
+      for (;;) {
+        const want = this.intended;
+        if (this.applied && this.applied.refreshAll === want.refreshAll && this.applied.refreshTable === want.refreshTable) return;
+        try {
+          await api.requestUpdate({
+            tabs: [
+              {
+                id: RIBBON_IDS.tab,
+                groups: [
+                  {
+                    id: RIBBON_IDS.group,
+                    controls: [
+                      { id: RIBBON_IDS.refreshAll, enabled: want.refreshAll },
+                      { id: RIBBON_IDS.refreshTable, enabled: want.refreshTable },
+                    ],
+                  },
+                ],
+              },
+            ],
+          });
+          this.applied = want;
+          this.lastError = null;
+        } catch (e) {
+          // The buttons stay as they were; commands still check `intended` themselves.
+          this.lastError = e;
+          this.onError(e);
+          return;
         }
-      } finally {
-        this.sending = null;
       }
-    })();
+    };
+    // Cleared after the assignment (a send that finds nothing to do completes synchronously).
+    this.sending = send().finally(() => {
+      this.sending = null;
+    });
     return this.sending;
   }
 }

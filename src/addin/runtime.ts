@@ -18,7 +18,7 @@ import type { Connection } from "../service/connection";
 import { ConnectionStore, deviceStorage, type StorageLike } from "./connectionStore";
 import type { Engine } from "./engine";
 import { resolveConnectionId } from "./refreshSummary";
-import { RefreshLock } from "./refreshLock";
+import { RefreshLock, type LockHolder } from "./refreshLock";
 import { RibbonState, type RibbonApi } from "./ribbonState";
 import { refreshFlaggedTables, syncStartupBehavior, type OpenRefreshOutcome, type StartupApi, type StartupSync } from "./startup";
 
@@ -52,11 +52,18 @@ export interface PaneRuntime {
   /** Whether Office can be asked to load the add-in with this document. */
   readonly startupSupported: boolean;
   syncStartup(anyFlagged: boolean): Promise<StartupSync>;
+  /** Sets a table's "Refresh when this workbook opens" and keeps the startup behaviour in step. */
+  setRefreshOnOpen(bindingId: string, on: boolean): Promise<FlagChange>;
   /** The outcome of the refresh on open (now if it already ran, then on every later run). */
   onOpenRefresh(listener: (outcome: OpenRefreshOutcome) => void): () => void;
   /** The workbook's bindings changed (import, delete): the ribbon's "Refresh this table" may change. */
   bindingsChanged(): void;
 }
+
+/** What changing a table's flag did: the stored binding, how many are flagged, what Office was asked. */
+export type FlagChange =
+  | { state: "saved"; binding: Binding; flagged: number; startup: StartupSync }
+  | { state: "busy"; holder: LockHolder };
 
 let counter = 0;
 
@@ -128,6 +135,20 @@ export class AddinRuntime implements PaneRuntime {
 
   syncStartup(anyFlagged: boolean): Promise<StartupSync> {
     return syncStartupBehavior(this.startupApi(), anyFlagged);
+  }
+
+  /**
+   * Stores the flag in the binding (holding the lock, so a refresh running now cannot write back
+   * the binding it read before), then asks Office to load the add-in with this document when the
+   * first table is flagged and to stop when the last one is cleared. A refused startup change is
+   * thrown after the flag is saved (the flag is the user's choice; Office's side can be retried).
+   */
+  async setRefreshOnOpen(bindingId: string, on: boolean): Promise<FlagChange> {
+    const engine = await this.engine();
+    const ran = await this.lock.run("pane", "Saving the refresh-on-open setting", () => engine.setRefreshOnOpen(bindingId, on, this.store.allSecrets()));
+    if (!ran.ran) return { state: "busy", holder: ran.holder };
+    const startup = await this.syncStartup(ran.value.flagged > 0);
+    return { state: "saved", binding: ran.value.binding, flagged: ran.value.flagged, startup };
   }
 
   onOpenRefresh(listener: (outcome: OpenRefreshOutcome) => void): () => void {
@@ -219,23 +240,22 @@ export class AddinRuntime implements PaneRuntime {
       this.selectionAgain = true;
       return;
     }
-    this.selectionRun = (async () => {
-      try {
-        do {
-          this.selectionAgain = false;
-          let inTable = false;
-          try {
-            const engine = await this.engine();
-            inTable = (await engine.bindingAtSelection()) !== null;
-          } catch (e) {
-            this.opts.onError?.("selection", e);
-          }
-          await this.ribbon.set({ tableAtSelection: inTable });
-        } while (this.selectionAgain);
-      } finally {
-        this.selectionRun = null;
-      }
-    })();
+    const lookUp = async (): Promise<void> => {
+      do {
+        this.selectionAgain = false;
+        let inTable = false;
+        try {
+          const engine = await this.engine();
+          inTable = (await engine.bindingAtSelection()) !== null;
+        } catch (e) {
+          this.opts.onError?.("selection", e);
+        }
+        await this.ribbon.set({ tableAtSelection: inTable });
+      } while (this.selectionAgain);
+    };
+    this.selectionRun = lookUp().finally(() => {
+      this.selectionRun = null;
+    });
   }
 
   /** Resolves when the selection lookups queued so far are done (tests, the preview). */

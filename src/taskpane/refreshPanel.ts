@@ -11,6 +11,7 @@ import { formatAbsolute, formatCount, formatRelative } from "./datasets";
 import { LAST_RIBBON_REFRESH_KEY, resolveConnectionId, summarize, type RefreshSummary } from "../addin/refreshSummary";
 import type { PaneContext, TabName } from "./context";
 import type { Connection } from "../service/connection";
+import { busyText } from "../addin/refreshLock";
 
 export function mountRefresh(panel: HTMLElement, ctx: PaneContext, onShown: (l: (t: TabName) => void) => void): void {
   const summaryHost = h("div", { class: "summary-host" });
@@ -97,7 +98,8 @@ export function mountRefresh(panel: HTMLElement, ctx: PaneContext, onShown: (l: 
    * never a token); the first flagged table asks Office to load the add-in with this document,
    * clearing the last one stops that.
    */
-  function openToggle(b: Binding): HTMLElement {
+  function openToggle(b: Binding): HTMLElement | null {
+    if (!ctx.runtime) return null;
     const id = `open-refresh-${b.id}`;
     const box = h("input", {
       type: "checkbox",
@@ -111,34 +113,29 @@ export function mountRefresh(panel: HTMLElement, ctx: PaneContext, onShown: (l: 
 
   async function setOpenRefresh(b: Binding, box: HTMLInputElement): Promise<void> {
     const on = box.checked;
+    const runtime = ctx.runtime;
+    if (!runtime) return;
     box.disabled = true;
     replace(errorHost);
-    // Taken so a refresh running now cannot write back the binding it read before this change.
-    const release = ctx.runtime?.lock.tryAcquire("pane", `Saving the refresh-on-open setting of ${b.tableName}`);
-    if (ctx.runtime && !release) {
-      box.checked = !on;
-      box.disabled = false;
-      ctx.status(`The setting was not changed: a refresh is running. Try again when it has finished.`);
-      return;
-    }
     try {
-      const engine = await ctx.engine();
-      const res = await engine.setRefreshOnOpen(b.id, on, ctx.secrets());
-      bindings = bindings.map((x) => (x.id === b.id ? res.binding : x));
-      let note = "";
-      try {
-        const sync = await (ctx.runtime?.syncStartup(res.flagged > 0) ?? Promise.resolve("unsupported" as const));
-        if (sync === "unsupported" && on) note = " This Excel cannot start add-ins with a workbook; the table refreshes when the workbook is opened in Excel on the web, on Windows or on a Mac.";
-      } catch (e) {
-        note = ` Office did not accept the startup setting: ${(e as Error).message ?? String(e)}`;
+      const res = await runtime.setRefreshOnOpen(b.id, on);
+      if (res.state === "busy") {
+        box.checked = !on;
+        ctx.status(`The setting was not changed: ${busyText(res.holder)}`);
+        return;
       }
+      bindings = bindings.map((x) => (x.id === b.id ? res.binding : x));
+      const note =
+        res.startup === "unsupported" && on
+          ? " This Excel cannot start add-ins with a workbook; the table refreshes when the workbook is opened in Excel on the web, on Windows or on a Mac."
+          : "";
       box.dataset.saved = String(on);
       ctx.status(`${b.tableName}: ${on ? "refreshes when this workbook opens" : "no longer refreshes when this workbook opens"}.${note}`);
     } catch (e) {
-      box.checked = !on;
+      // The flag may be saved while Office refused the startup change; the list shows what is stored.
       replace(errorHost, ctx.errorPanel(describeError(e, { secrets: ctx.secrets() })));
+      void loadTables();
     } finally {
-      release?.();
       box.disabled = false;
     }
   }
