@@ -17,6 +17,7 @@ import { importWithPastedQuery } from "./query";
 import { recordsWriteBack } from "./records";
 import { refreshUnchanged, refreshUpdated } from "./refresh";
 import { ribbonRefreshAll } from "./ribbon";
+import { reopenRefreshesFlaggedTables, reopenWithoutConnection } from "./openRefresh";
 import { importSnapshots } from "./snapshots";
 
 export const JOURNEYS: Journey[] = [
@@ -43,4 +44,6 @@ export const JOURNEYS: Journey[] = [
   cancelWhileStreaming,
   accessibility,
   darkTheme,
+  reopenRefreshesFlaggedTables,
+  reopenWithoutConnection,
 ];
