@@ -16,7 +16,7 @@ import { previewGrid, previewTaskPane } from "./preview";
 import { importWithPastedQuery } from "./query";
 import { recordsWriteBack } from "./records";
 import { refreshUnchanged, refreshUpdated } from "./refresh";
-import { ribbonRefreshAll } from "./ribbon";
+import { ribbonRefreshAll, ribbonSharedRuntime } from "./ribbon";
 import { reopenRefreshesFlaggedTables, reopenWithoutConnection } from "./openRefresh";
 import { importSnapshots } from "./snapshots";
 
@@ -37,6 +37,7 @@ export const JOURNEYS: Journey[] = [
   importSnapshots,
   cancelImport,
   ribbonRefreshAll,
+  ribbonSharedRuntime,
   importFormats,
   recordsWriteBack,
   secondEnvironment,
