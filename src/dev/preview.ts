@@ -59,6 +59,7 @@ class PreviewPage {
   private readonly frame = $<HTMLIFrameElement>("taskpane");
   private commandFrame: HTMLIFrameElement | null = null;
   private discarding = false;
+  private savedFile: string | null = null;
   /** Separate runtimes (`?sharedRuntime=0`) instead of the shared one. */
   private readonly shared = new URLSearchParams(location.search).get("sharedRuntime") !== "0";
   /** Whether the add-in has been started in this Excel session, and who waits for it. */
@@ -69,11 +70,14 @@ class PreviewPage {
   private readonly running = new Set<string>();
 
   readonly host: PreviewHostApi = {
-    savedWorkbook: () => sessionStorage.getItem(SAVED_KEY),
+    // The page keeps the last saved file itself (the task pane frame reloads; the page does not),
+    // and in sessionStorage for a reload of the whole page when it fits there.
+    savedWorkbook: () => this.savedFile ?? sessionStorage.getItem(SAVED_KEY),
     attach: (workbook) => this.attach(workbook),
     saveWorkbook: (serialised) => {
       // "New workbook" reloads the frame; the old workbook must not come back from its unload.
       if (this.discarding) return;
+      this.savedFile = serialised;
       try {
         sessionStorage.setItem(SAVED_KEY, serialised);
       } catch {
@@ -131,6 +135,7 @@ class PreviewPage {
     this.showRuntime();
     $("preview-reset").addEventListener("click", () => {
       sessionStorage.removeItem(SAVED_KEY);
+      this.savedFile = null;
       // A new document: it does not load the add-in (its startup behaviour is the default, none).
       sessionStorage.removeItem(STARTUP_KEY);
       this.showRuntime();

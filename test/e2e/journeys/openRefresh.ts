@@ -43,10 +43,17 @@ async function runtimeState(t: E2E): Promise<{ started: string; startup: string;
 
 /** Reopens the saved workbook (on this device or another) and waits for the new session's frame. */
 async function reopen(t: E2E, otherDevice: boolean): Promise<void> {
+  const tablesIn = () =>
+    t.page.evaluate(() => {
+      const wb = (window as unknown as { __ppmPreviewHost?: { workbook(): { tables(): Array<{ name: string }> } | null } }).__ppmPreviewHost?.workbook();
+      return wb ? wb.tables().map((x) => x.name).sort() : null;
+    });
+  const before = await tablesIn();
   const session = await t.page.evaluate(() => Number(document.body.dataset.session ?? "0"));
   await t.page.getByTestId(otherDevice ? "preview-reopen-other-device" : "preview-reopen").click();
   await t.until("the workbook to be reopened", () => t.page.evaluate((s) => Number(document.body.dataset.session ?? "0") > s, session));
-  await t.until("the reopened workbook in the grid", () => t.page.evaluate(() => (window as unknown as { __ppmPreviewHost?: { workbook(): unknown } }).__ppmPreviewHost?.workbook() !== null));
+  const after = await t.until("the reopened workbook in the grid", () => tablesIn());
+  checkEqual(after, before, "the reopened workbook has the saved tables");
 }
 
 /** The outcome line of the refresh on open, read from the (possibly hidden) pane. */
