@@ -108,7 +108,7 @@ export function mountRefresh(panel: HTMLElement, ctx: PaneContext, onShown: (l: 
       checked: b.refreshOnOpen === true,
       onchange: () => void setOpenRefresh(b, box),
     });
-    return h("div", { class: "field check" }, box, h("label", { for: id }, "Refresh when this workbook opens"));
+    return h("div", { class: "check" }, box, h("label", { for: id }, "Refresh when this workbook opens"));
   }
 
   async function setOpenRefresh(b: Binding, box: HTMLInputElement): Promise<void> {
