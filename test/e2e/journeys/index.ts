@@ -16,7 +16,7 @@ import { previewGrid, previewTaskPane } from "./preview";
 import { importWithPastedQuery } from "./query";
 import { recordsWriteBack } from "./records";
 import { refreshUnchanged, refreshUpdated } from "./refresh";
-import { ribbonRefreshAll, ribbonSharedRuntime } from "./ribbon";
+import { ribbonRefreshAll, ribbonSeparateRuntimes, ribbonSharedRuntime } from "./ribbon";
 import { reopenRefreshesFlaggedTables, reopenWithoutConnection } from "./openRefresh";
 import { importSnapshots } from "./snapshots";
 
@@ -38,6 +38,7 @@ export const JOURNEYS: Journey[] = [
   cancelImport,
   ribbonRefreshAll,
   ribbonSharedRuntime,
+  ribbonSeparateRuntimes,
   importFormats,
   recordsWriteBack,
   secondEnvironment,

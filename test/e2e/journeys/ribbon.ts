@@ -114,3 +114,37 @@ export const ribbonSharedRuntime: Journey = {
     await dialog.waitFor({ state: "detached" });
   },
 };
+
+/**
+ * Excel without SharedRuntime 1.1 (`?sharedRuntime=0`: iPad, volume-licensed Excel 2016/2019):
+ * the add-in still works with separate runtimes, as before issue 17. The ribbon's command runs in
+ * a runtime of its own (the command frame) and the pane says tables cannot refresh on open here.
+ */
+export const ribbonSeparateRuntimes: Journey = {
+  name: "ribbon: without the shared runtime, commands run in their own runtime and the pane still works",
+  async run(t) {
+    const page = await t.page.context().newPage();
+    try {
+      await page.goto(`${t.origin}/preview.html?sharedRuntime=0`);
+      const tp = page.frameLocator("#taskpane");
+      await tp.getByTestId("app").waitFor({ state: "attached" });
+      checkEqual(await page.getByTestId("preview-runtime").getAttribute("data-shared"), "false", "separate runtimes");
+      const app = tp.getByTestId("app");
+      await t.until("the pane to start", async () => (await app.getAttribute("data-ready")) === "true");
+      checkEqual(await app.getAttribute("data-shared-runtime"), "false", "the pane knows it has no shared runtime");
+      await tp.getByTestId("tab-refresh").click();
+      await tp.getByTestId("open-refresh-unsupported").waitFor();
+      await page.getByTestId("ribbon-refresh-all").click();
+      const dialog = page.getByTestId("preview-dialog");
+      await dialog.waitFor({ timeout: 30_000 });
+      const summary = page.frameLocator("[data-testid=preview-dialog] iframe").getByTestId("ribbon-summary");
+      await t.until("the summary text", async () => (await summary.innerText()).trim() !== "");
+      checkEqual((await summary.innerText()).split("\n")[0], "No PPM tables in this workbook to refresh.", "the command's summary");
+      checkEqual(await page.locator('iframe[title="Ribbon command runtime"]').count(), 1, "the command ran in a runtime of its own");
+      await page.frameLocator("[data-testid=preview-dialog] iframe").getByRole("button", { name: "Close" }).click();
+      await dialog.waitFor({ state: "detached" });
+    } finally {
+      await page.close();
+    }
+  },
+};
