@@ -253,8 +253,13 @@ export function mountRefresh(panel: HTMLElement, ctx: PaneContext, onShown: (l: 
     if (tab === "refresh") void loadTables();
   });
   // One lock with the ribbon and the refresh on open: while one of them refreshes, the pane waits.
+  let lastOther = false;
   ctx.runtime?.lock.onChange((holder) => {
     const other = holder !== null && holder.owner !== "pane";
+    // The ribbon's refresh (or the one on open) ran in this runtime: show its result at once.
+    // (A task later: the command stores its summary right after it lets the lock go.)
+    if (lastOther && holder === null && !panel.hidden) setTimeout(() => void loadTables(), 0);
+    lastOther = other;
     selectedBtn.disabled = other;
     allBtn.disabled = other;
     selectedBtn.title = other ? `${holder.label} (${holder.owner === "ribbon" ? "from the ribbon" : "on open"})` : "";
