@@ -80,20 +80,21 @@ class BundleSizePlugin {
       const js = (f) => f.endsWith(".js");
       const entry = compilation.entrypoints.get("taskpane");
       if (!entry) return;
-      const initial = entry.getFiles().filter(js);
+      // What taskpane.html loads first: the commands' entry (shared runtime) and the pane's.
+      const commandsEntry = compilation.entrypoints.get("commands");
+      const initial = [...new Set([...(commandsEntry ? commandsEntry.getFiles() : []), ...entry.getFiles()])].filter(js);
       const sum = (files) => files.map(size).reduce((a, b) => ({ raw: a.raw + b.raw, gz: a.gz + b.gz }), { raw: 0, gz: 0 });
       const first = sum(initial);
-      const lines = [`[bundle] task pane initial: ${kb(first.raw)} (${kb(first.gz)} gzipped) — ${initial.join(", ")}`];
+      const lines = [`[bundle] task pane page initial (pane + ribbon commands): ${kb(first.raw)} (${kb(first.gz)} gzipped) — ${initial.join(", ")}`];
       const lazy = new Set();
-      for (const chunk of entry.chunks) for (const c of chunk.getAllAsyncChunks()) for (const f of c.files) if (js(f)) lazy.add(f);
+      for (const e of [commandsEntry, entry]) if (e) for (const chunk of e.chunks) for (const c of chunk.getAllAsyncChunks()) for (const f of c.files) if (js(f)) lazy.add(f);
       for (const f of [...lazy].sort()) {
         const s = size(f);
         lines.push(`[bundle]   on demand: ${f} ${kb(s.raw)} (${kb(s.gz)} gzipped)`);
       }
-      const commands = compilation.entrypoints.get("commands");
-      if (commands) {
-        const c = sum(commands.getFiles().filter(js));
-        lines.push(`[bundle] ribbon commands: ${kb(c.raw)} (${kb(c.gz)} gzipped)`);
+      if (commandsEntry) {
+        const c = sum(commandsEntry.getFiles().filter(js));
+        lines.push(`[bundle] ribbon commands alone (commands.html, separate runtimes): ${kb(c.raw)} (${kb(c.gz)} gzipped)`);
       }
       console.log(lines.join("\n"));
     });
@@ -107,8 +108,10 @@ module.exports = async (env, options) => {
   const prodBase = dev ? null : prodBaseUrl();
   const withPreview = dev && fs.existsSync(path.resolve(__dirname, "src/dev/preview.ts"));
   const entry = {
-    taskpane: "./src/taskpane/taskpane.ts",
     commands: "./src/commands/commands.ts",
+    // taskpane.html loads both (shared runtime): the pane's bundle leaves out what the commands'
+    // bundle already brings (store, runtime, summaries) instead of carrying a second copy.
+    taskpane: { import: "./src/taskpane/taskpane.ts", dependOn: "commands" },
   };
   if (withPreview) entry.preview = "./src/dev/preview.ts";
 
@@ -121,7 +124,11 @@ module.exports = async (env, options) => {
       ),
       __PPM_VERSION__: JSON.stringify(pkg.version),
     }),
-    new HtmlWebpackPlugin({ filename: "taskpane.html", template: "./src/taskpane/taskpane.html", chunks: ["taskpane"] }),
+    // One shared runtime (manifest <Runtimes>, FunctionFile = Taskpane.Url): the ribbon commands'
+    // code runs in taskpane.html next to the pane, as Microsoft's "Configure your Office Add-in to use
+    // a shared runtime" does it. Commands first, so their functions are associated before the pane
+    // mounts. commands.html stays for the browser preview's separate-runtime mode (src/dev).
+    new HtmlWebpackPlugin({ filename: "taskpane.html", template: "./src/taskpane/taskpane.html", chunks: ["commands", "taskpane"], chunksSortMode: "manual" }),
     new HtmlWebpackPlugin({ filename: "commands.html", template: "./src/commands/commands.html", chunks: ["commands"] }),
     new CopyWebpackPlugin({
       patterns: [
@@ -167,6 +174,10 @@ module.exports = async (env, options) => {
       ],
     },
     plugins,
+    // Two entries on one page (taskpane.html) must share ONE module registry, or each would get its
+    // own copy of src/addin/runtime.ts and the pane and the ribbon would hold two engines and two
+    // locks (webpack: "optimization.runtimeChunk: 'single'" for several entry points on a page).
+    optimization: { runtimeChunk: "single" },
     performance: { hints: false },
     stats: "errors-warnings",
     devServer: {

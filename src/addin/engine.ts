@@ -19,6 +19,7 @@ import type { ImportResult } from "../workbook/writer";
 import { importSource } from "../workbook/importSource";
 import { readBindings, type StoredBindings } from "../workbook/bindingStore";
 import { refreshAllTables, refreshTable } from "../workbook/refresh";
+import { setRefreshOnOpen, type OpenFlagResult } from "../workbook/openFlags";
 import { isEmptyQuery, type DatasetPaths, type QueryEngine } from "./queryBuilder";
 import { parseSelectionAddress, rectsIntersect, type Rect } from "./selection";
 
@@ -185,6 +186,11 @@ export class Engine {
         onProgress: (p) => opts.onProgress?.(p.rowsWritten ?? 0, p.totalRows),
       }),
     );
+  }
+
+  /** Sets or clears a table's "Refresh when this workbook opens" (stored in its binding). */
+  setRefreshOnOpen(bindingId: string, on: boolean, secrets: readonly string[]): Promise<OpenFlagResult> {
+    return runExcel((context) => setRefreshOnOpen(context, bindingId, on, secrets));
   }
 
   refreshAll(

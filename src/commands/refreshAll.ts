@@ -16,6 +16,7 @@ import type { ConnectionStore, StorageLike } from "../addin/connectionStore";
 import { LAST_RIBBON_REFRESH_KEY, resolveConnectionId, summarize, summaryText, type RefreshSummary } from "../addin/refreshSummary";
 import type { Engine } from "../addin/engine";
 import { redactSecrets } from "../service/errors";
+import { busyText, type RefreshLock } from "../addin/refreshLock";
 
 /** Longest summary text put into the dialog's address (addresses have practical length limits). */
 export const MAX_DIALOG_TEXT = 1500;
@@ -109,6 +110,8 @@ export interface RefreshAllCommandDeps {
   storage?: () => StorageLike | undefined;
   partitionKey?: () => string | undefined;
   now?: () => Date;
+  /** The runtime's refresh lock (issue 17): shared with the pane in the shared runtime. */
+  lock?: () => RefreshLock;
 }
 
 /**
@@ -121,7 +124,10 @@ export function createRefreshAllCommand(deps: RefreshAllCommandDeps): (event: { 
     let state: "ok" | "failed" = "ok";
     try {
       const store = deps.store();
-      const summary = await refreshEveryTable(store, await deps.engine());
+      const engine = await deps.engine();
+      const ran = deps.lock ? await deps.lock().run("ribbon", "Refresh all", () => refreshEveryTable(store, engine)) : { ran: true as const, value: await refreshEveryTable(store, engine) };
+      if (!ran.ran) throw new Error(busyText(ran.holder));
+      const summary = ran.value;
       text = summaryText(summary);
       if (summary.failed > 0) state = "failed";
       try {

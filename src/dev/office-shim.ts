@@ -35,6 +35,18 @@ export interface PreviewHostApi {
   openDialog(url: string, options: { height?: number; width?: number }): PreviewDialog | null;
   /** `messageParent` from inside a dialog frame. */
   dialogMessage(frame: Window, message: string): void;
+  /**
+   * Shared runtime (issue 17). Whether the add-in runs in one shared runtime (SharedRuntime 1.1)
+   * or, with `?sharedRuntime=0`, in separate runtimes like Excel without it.
+   */
+  sharedRuntime: boolean;
+  /** Resolves when the add-in has been started in this session (at once, on a document that loads it, or when the user opens it). */
+  whenStarted(): Promise<void>;
+  /** The document's startup behaviour (`Office.addin.setStartupBehavior`), kept with the saved workbook. */
+  startupBehavior(): string;
+  setStartupBehavior(behavior: string): void;
+  /** `Office.ribbon.requestUpdate`: the preview's ribbon buttons take the enabled states. */
+  ribbonUpdate(data: unknown): void;
 }
 
 /** The `Office.Dialog` the preview hands out. */
@@ -117,16 +129,21 @@ function install(): void {
 
   const associated = new Map<string, (event: unknown) => unknown>();
   const readyInfo: ReadyInfo = { host: "Excel", platform: "OfficeOnline" };
-  const ready = new Promise<void>((resolve) => {
+  const domReady = new Promise<void>((resolve) => {
     if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", () => resolve(), { once: true });
     else resolve();
   });
+  // The task pane page is the shared runtime: its code starts only once the add-in is started
+  // (the user opened it, or the document loads it). Its frame exists earlier because the preview
+  // keeps the emulated workbook in that frame's realm.
+  const ready = role === "taskpane" && host ? domReady.then(() => host.whenStarted()) : domReady;
 
   const office = {
     HostType: { Excel: "Excel", Word: "Word", PowerPoint: "PowerPoint", Outlook: "Outlook", OneNote: "OneNote", Project: "Project", Access: "Access" },
     PlatformType: { PC: "PC", OfficeOnline: "OfficeOnline", Mac: "Mac", iOS: "iOS", Android: "Android", Universal: "Universal" },
     AsyncResultStatus: { Succeeded: "succeeded", Failed: "failed" },
-    EventType: { DialogMessageReceived: "dialogMessageReceived", DialogEventReceived: "dialogEventReceived" },
+    StartupBehavior: { load: "Load", none: "None" },
+    EventType: { DialogMessageReceived: "dialogMessageReceived", DialogEventReceived: "dialogEventReceived", DocumentSelectionChanged: "documentSelectionChanged" },
     onReady(callback?: (info: ReadyInfo) => void): Promise<ReadyInfo> {
       return ready.then(() => {
         callback?.(readyInfo);
@@ -145,8 +162,34 @@ function install(): void {
       requirements: {
         isSetSupported(name: string, version?: string): boolean {
           if (name === "ExcelApi") return versionAtMost(version, EXCEL_API_VERSION);
-          // The ribbon and shared runtime sets the manifest declares; the preview emulates both.
+          // The ribbon and shared runtime sets; `?sharedRuntime=0` models Excel without them
+          // ("Shared runtime requirement sets": not on iPad nor older volume-licensed Excel).
+          const shared = host?.sharedRuntime ?? true;
+          if ((name === "SharedRuntime" || name === "RibbonApi") && !shared) return false;
           return ["AddinCommands", "RibbonApi", "SharedRuntime", "DialogApi"].includes(name) && versionAtMost(version, "1.1");
+        },
+      },
+      document: {
+        /**
+         * `Office.context.document.addHandlerAsync(Office.EventType.DocumentSelectionChanged, …)`:
+         * fired after a sync that moved the selection (the user clicking in the grid, or code
+         * selecting a range), as Excel raises it for any selection change.
+         */
+        addHandlerAsync(eventType: string, handler: (event: unknown) => void, callback?: AsyncCallback): void {
+          if (eventType !== "documentSelectionChanged" || !workbook) {
+            setTimeout(() => callback?.({ status: "failed", error: { code: 5001, message: `The preview does not raise ${eventType}.` } }), 0);
+            return;
+          }
+          const wb = workbook;
+          const key = () => JSON.stringify([wb.activeSheet(), wb.selection()]);
+          let last = key();
+          wb.onChange(() => {
+            const now = key();
+            if (now === last) return;
+            last = now;
+            setTimeout(() => handler({ type: "documentSelectionChanged" }), 0);
+          });
+          setTimeout(() => callback?.({ status: "succeeded" }), 0);
         },
       },
       ui: {
@@ -176,6 +219,25 @@ function install(): void {
     addin: {
       showAsTaskpane: () => Promise.resolve(),
       hide: () => Promise.resolve(),
+      // "Run code in your Office Add-in when the document opens": document-scoped, asynchronous.
+      setStartupBehavior: (behavior: string) =>
+        new Promise<void>((resolve) => {
+          setTimeout(() => {
+            host?.setStartupBehavior(behavior);
+            resolve();
+          }, 0);
+        }),
+      getStartupBehavior: () => new Promise<string>((resolve) => setTimeout(() => resolve(host?.startupBehavior() ?? "None"), 0)),
+    },
+    ribbon: {
+      // Queues the update and resolves (the ribbon repaints later), as the article describes.
+      requestUpdate: (data: unknown) =>
+        new Promise<void>((resolve) => {
+          setTimeout(() => {
+            host?.ribbonUpdate(data);
+            resolve();
+          }, 0);
+        }),
     },
   };
 
@@ -188,9 +250,12 @@ function install(): void {
   /** The preview page invokes ribbon function commands through this. */
   w.__ppmPreviewCommands = {
     names: () => [...associated.keys()],
-    invoke(name: string): Promise<void> {
+    async invoke(name: string): Promise<void> {
+      // A command on a runtime that is not started yet starts it first (Office does the same).
+      await ready;
+      await new Promise((r) => setTimeout(r, 0));
       const fn = associated.get(name);
-      if (!fn) return Promise.reject(new Error(`No function command "${name}" is associated.`));
+      if (!fn) throw new Error(`No function command "${name}" is associated.`);
       return new Promise<void>((resolve) => {
         const event = { source: { id: name }, completed: () => resolve() };
         fn(event);

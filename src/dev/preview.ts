@@ -17,6 +17,12 @@ import type { PreviewCell, PreviewWorkbook } from "./preview-workbook";
 import { cellAddress, parseA1 } from "./a1";
 
 const SAVED_KEY = "ppm-preview:workbook";
+/** The saved document's startup behaviour (`Office.addin.setStartupBehavior`), kept with it. */
+const STARTUP_KEY = "ppm-preview:startup";
+/** The device the preview stands for ("other": another device, with its own, empty, storage). */
+const DEVICE_KEY = "ppm-preview:device";
+/** Ribbon control ids of manifest.xml and the preview's buttons for them. */
+const RIBBON_BUTTONS: Record<string, string> = { "PPM.RefreshAll": "ribbon-refresh-all", "PPM.RefreshTable": "ribbon-refresh-table" };
 const ROW_HEIGHT = 22;
 /** Rows drawn above and below the visible window, so scrolling a little never shows a gap. */
 const OVERSCAN = 20;
@@ -53,13 +59,25 @@ class PreviewPage {
   private readonly frame = $<HTMLIFrameElement>("taskpane");
   private commandFrame: HTMLIFrameElement | null = null;
   private discarding = false;
+  private savedFile: string | null = null;
+  /** Separate runtimes (`?sharedRuntime=0`) instead of the shared one. */
+  private readonly shared = new URLSearchParams(location.search).get("sharedRuntime") !== "0";
+  /** Whether the add-in has been started in this Excel session, and who waits for it. */
+  private started = true;
+  private startWaiters: Array<() => void> = [];
+  /** Ribbon controls Office was asked to disable (`requestUpdate`), and commands running now. */
+  private readonly ribbonDisabled = new Set<string>();
+  private readonly running = new Set<string>();
 
   readonly host: PreviewHostApi = {
-    savedWorkbook: () => sessionStorage.getItem(SAVED_KEY),
+    // The page keeps the last saved file itself (the task pane frame reloads; the page does not),
+    // and in sessionStorage for a reload of the whole page when it fits there.
+    savedWorkbook: () => this.savedFile ?? sessionStorage.getItem(SAVED_KEY),
     attach: (workbook) => this.attach(workbook),
     saveWorkbook: (serialised) => {
       // "New workbook" reloads the frame; the old workbook must not come back from its unload.
       if (this.discarding) return;
+      this.savedFile = serialised;
       try {
         sessionStorage.setItem(SAVED_KEY, serialised);
       } catch {
@@ -69,9 +87,17 @@ class PreviewPage {
     },
     workbook: () => this.workbook,
     notify: (text) => this.notify(text),
-    partitionKey: "ppm-preview",
+    partitionKey: sessionStorage.getItem(DEVICE_KEY) === "other" ? "ppm-preview-other-device" : "ppm-preview",
     openDialog: (url, options) => this.openDialog(url, options),
     dialogMessage: (frame, message) => this.dialogMessage(frame, message),
+    sharedRuntime: this.shared,
+    whenStarted: () => (this.started ? Promise.resolve() : new Promise<void>((resolve) => this.startWaiters.push(resolve))),
+    startupBehavior: () => sessionStorage.getItem(STARTUP_KEY) ?? "None",
+    setStartupBehavior: (behavior) => {
+      sessionStorage.setItem(STARTUP_KEY, behavior);
+      this.showRuntime();
+    },
+    ribbonUpdate: (data) => this.ribbonUpdate(data),
   };
   private dialogs: Array<{ frame: HTMLIFrameElement; fire(type: string, arg: unknown): void }> = [];
 
@@ -92,6 +118,7 @@ class PreviewPage {
       this.goTo(this.nameBox.value);
     });
     $("ribbon-open").addEventListener("click", () => {
+      this.startAddin();
       $("pane").hidden = false;
       document.body.classList.remove("pane-closed");
       this.frame.focus();
@@ -101,14 +128,91 @@ class PreviewPage {
       document.body.classList.add("pane-closed");
       $("ribbon-open").focus();
     });
-    $("ribbon-refresh-all").addEventListener("click", () => void this.runCommand("refreshAll"));
+    $("ribbon-refresh-all").addEventListener("click", () => void this.runCommand("refreshAll", "ribbon-refresh-all"));
+    $("ribbon-refresh-table").addEventListener("click", () => void this.runCommand("refreshTable", "ribbon-refresh-table"));
+    $("preview-reopen").addEventListener("click", () => this.reopen(false));
+    $("preview-reopen-other").addEventListener("click", () => this.reopen(true));
+    this.showRuntime();
     $("preview-reset").addEventListener("click", () => {
       sessionStorage.removeItem(SAVED_KEY);
+      this.savedFile = null;
+      // A new document: it does not load the add-in (its startup behaviour is the default, none).
+      sessionStorage.removeItem(STARTUP_KEY);
+      this.showRuntime();
       this.discarding = true;
       this.workbook = null;
       this.frame.contentWindow?.location.reload();
     });
     window.addEventListener("resize", () => this.queueRender());
+  }
+
+  /** Starts the add-in in this session (Office does so on Open, on a ribbon command, or with the document). */
+  private startAddin(): void {
+    if (this.started) return;
+    this.started = true;
+    const waiters = this.startWaiters;
+    this.startWaiters = [];
+    for (const w of waiters) w();
+    this.showRuntime();
+  }
+
+  /**
+   * "Closes" the workbook and opens the saved file again: a new Excel session. The task pane frame
+   * (the shared runtime) is reloaded; its code starts at once, pane hidden, when the document's
+   * startup behaviour is "Load", and otherwise only when the user opens the add-in. The ribbon
+   * starts from the manifest's state (every button enabled). `otherDevice` opens it as on another
+   * device: its storage partition holds no connection.
+   */
+  private reopen(otherDevice: boolean): void {
+    const wb = this.workbook;
+    if (wb) this.host.saveWorkbook(wb.serialise());
+    if (otherDevice) sessionStorage.setItem(DEVICE_KEY, "other");
+    else sessionStorage.removeItem(DEVICE_KEY);
+    this.host.partitionKey = otherDevice ? "ppm-preview-other-device" : "ppm-preview";
+    const load = this.host.startupBehavior().toLowerCase() === "load";
+    this.started = load;
+    this.startWaiters = [];
+    this.ribbonDisabled.clear();
+    this.running.clear();
+    this.updateRibbon();
+    this.commandFrame?.remove();
+    this.commandFrame = null;
+    $("pane").hidden = true;
+    document.body.classList.add("pane-closed");
+    this.workbook = null;
+    document.body.dataset.session = String(Number(document.body.dataset.session ?? "0") + 1);
+    this.frame.src = `preview-taskpane.html${location.search}${location.search ? "&" : "?"}session=${document.body.dataset.session}`;
+    this.showRuntime();
+  }
+
+  private showRuntime(): void {
+    const el = $("preview-runtime");
+    const startup = this.host.startupBehavior();
+    el.dataset.shared = String(this.shared);
+    el.dataset.started = String(this.started);
+    el.dataset.startup = startup;
+    el.dataset.device = this.host.partitionKey === "ppm-preview" ? "this" : "other";
+    el.textContent = `${this.shared ? "shared runtime" : "separate runtimes"} · add-in ${this.started ? "started" : "not started"} · starts with this workbook: ${startup.toLowerCase() === "load" ? "yes" : "no"}${el.dataset.device === "other" ? " · another device" : ""}`;
+  }
+
+  /** `Office.ribbon.requestUpdate`: takes the enabled state of the controls it names. */
+  private ribbonUpdate(data: unknown): void {
+    const tabs = (data as { tabs?: Array<{ groups?: Array<{ controls?: Array<{ id?: string; enabled?: boolean }> }> }> }).tabs ?? [];
+    for (const t of tabs) for (const g of t.groups ?? []) for (const c of g.controls ?? []) {
+      if (!c.id || !(c.id in RIBBON_BUTTONS) || typeof c.enabled !== "boolean") continue;
+      if (c.enabled) this.ribbonDisabled.delete(c.id);
+      else this.ribbonDisabled.add(c.id);
+    }
+    this.updateRibbon();
+  }
+
+  private updateRibbon(): void {
+    for (const [control, testId] of Object.entries(RIBBON_BUTTONS)) {
+      const b = document.querySelector<HTMLButtonElement>(`[data-testid="${testId}"]`);
+      if (!b) continue;
+      b.dataset.ribbonEnabled = String(!this.ribbonDisabled.has(control));
+      b.disabled = this.ribbonDisabled.has(control) || this.running.has(testId);
+    }
   }
 
   private attach(workbook: PreviewWorkbook): void {
@@ -383,23 +487,29 @@ class PreviewPage {
     this.formulaText.value = cell.formula ?? cell.editText;
   }
 
-  /** Runs a ribbon function command in its own frame (its own runtime, as in Excel), sharing the workbook. */
-  private async runCommand(name: string): Promise<void> {
-    const frame = await this.commandsFrame();
+  /**
+   * Runs a ribbon function command: in the task pane frame with the shared runtime (the pane and
+   * the commands share one engine there), or in a frame of its own with separate runtimes, as in
+   * Excel without SharedRuntime 1.1. Either way it acts on the same workbook.
+   */
+  private async runCommand(name: string, testId: string): Promise<void> {
+    this.startAddin();
+    const frame = this.shared ? this.frame : await this.commandsFrame();
     const api = (frame.contentWindow as unknown as { __ppmPreviewCommands?: { invoke(n: string): Promise<void> } })
       .__ppmPreviewCommands;
     if (!api) {
       this.notify("The ribbon command runtime did not start.");
       return;
     }
-    const button = $<HTMLButtonElement>("ribbon-refresh-all");
-    button.disabled = true;
+    this.running.add(testId);
+    this.updateRibbon();
     try {
       await api.invoke(name);
     } catch (err) {
       this.notify(`${name} failed: ${(err as Error).message}`);
     } finally {
-      button.disabled = false;
+      this.running.delete(testId);
+      this.updateRibbon();
     }
   }
 

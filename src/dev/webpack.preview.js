@@ -26,7 +26,9 @@ function rewrite(html, filename, role) {
  */
 module.exports = function previewPages({ HtmlWebpackPlugin }) {
   const pages = [
-    { filename: "preview-taskpane.html", template: "./src/taskpane/taskpane.html", chunks: ["office-shim", "taskpane"], role: "taskpane" },
+    // The shared runtime: the ribbon commands' code in the task pane page, as in taskpane.html.
+    { filename: "preview-taskpane.html", template: "./src/taskpane/taskpane.html", chunks: ["office-shim", "commands", "taskpane"], role: "taskpane" },
+    // Separate runtimes (`?sharedRuntime=0`, platforms without SharedRuntime 1.1): the command runtime on its own.
     { filename: "preview-commands.html", template: "./src/commands/commands.html", chunks: ["office-shim", "commands"], role: "commands" },
     // The ribbon command's summary dialog (a static page with its own inline script).
     { filename: "preview-summary.html", template: "./src/commands/summary.html", chunks: ["office-shim"], role: "dialog" },

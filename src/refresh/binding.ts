@@ -84,6 +84,11 @@ export const BindingSchema = z.strictObject({
   lastCheckedAt: z.string().nullable(),
   rowCount: z.number().int().nonnegative(),
   lastFailure: FailureSchema.nullable(),
+  /**
+   * "Refresh when this workbook opens" (issue 17). Optional and written only when on, so bindings
+   * without it stay readable by add-in builds that predate it (the schema is strict).
+   */
+  refreshOnOpen: z.literal(true).optional(),
 });
 export type Binding = z.infer<typeof BindingSchema>;
 

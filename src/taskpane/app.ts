@@ -15,6 +15,8 @@ import { mountRefresh } from "./refreshPanel";
 import type { MountRecords, RecordsContext } from "./recordsHost";
 import { resolveConnectionId, summarize } from "../addin/refreshSummary";
 import { tokenForm } from "./tokenForm";
+import type { PaneRuntime } from "../addin/runtime";
+import { busyText } from "../addin/refreshLock";
 
 export interface AppOptions {
   store: ConnectionStore;
@@ -25,6 +27,8 @@ export interface AppOptions {
   now?: () => Date;
   /** Loads the Records module (its own chunk). */
   loadRecords?: () => Promise<MountRecords>;
+  /** The runtime shared with the ribbon commands (issue 17); refresh jobs take its lock. */
+  runtime?: PaneRuntime;
 }
 
 const TABS: Array<{ name: TabName; label: string }> = [
@@ -43,6 +47,7 @@ export function mountApp(root: HTMLElement, opts: AppOptions): PaneContext {
 
   const statusEl = h("div", { class: "status", role: "status", "aria-live": "polite", "data-testid": "status" });
   const progressHost = h("div", { class: "progress-host" });
+  const notices = h("div", { class: "notices", "data-testid": "pane-notices" });
   const select = h("select", { "data-testid": "active-connection", id: "active-connection", "aria-label": "Active connection" });
   const tablist = h("div", { class: "tabs", role: "tablist", "aria-label": "Sections" });
   const panels = new Map<TabName, HTMLElement>();
@@ -51,6 +56,8 @@ export function mountApp(root: HTMLElement, opts: AppOptions): PaneContext {
 
   const ctx: PaneContext = {
     store: opts.store,
+    runtime: opts.runtime,
+    notices,
     defaultServiceUrl: opts.defaultServiceUrl,
     now: opts.now ?? (() => new Date()),
     engine() {
@@ -104,6 +111,15 @@ export function mountApp(root: HTMLElement, opts: AppOptions): PaneContext {
         ctx.status("Another operation is still running; wait for it or cancel it first.");
         return undefined;
       }
+      // A refresh shares the runtime's lock with the ribbon's commands and the refresh on open.
+      let release: (() => void) | null = null;
+      if (kind === "refresh" && opts.runtime) {
+        release = opts.runtime.lock.tryAcquire("pane", label);
+        if (!release) {
+          ctx.status(busyText(opts.runtime.lock.holder!));
+          return undefined;
+        }
+      }
       const controller = new AbortController();
       job = { controller, kind };
       const bar = h("progress", { "data-testid": "progress-bar", "aria-label": label });
@@ -149,6 +165,7 @@ export function mountApp(root: HTMLElement, opts: AppOptions): PaneContext {
         throw e;
       } finally {
         job = null;
+        release?.();
         progressHost.querySelector('[data-testid="progress"]')?.remove();
       }
     },
@@ -236,6 +253,7 @@ export function mountApp(root: HTMLElement, opts: AppOptions): PaneContext {
     ),
     tablist,
     progressHost,
+    notices,
     ...[...panels.values()],
     statusEl,
     h("footer", { class: "foot" }, `v${opts.version}`),

@@ -6,6 +6,7 @@ import type { Connection } from "../service/connection";
 import type { ConnectionStore, ConnectionSummary } from "../addin/connectionStore";
 import type { Engine } from "../addin/engine";
 import type { ErrorView } from "./errorView";
+import type { PaneRuntime } from "../addin/runtime";
 
 export type TabName = "connections" | "datasets" | "snapshots" | "refresh" | "records";
 
@@ -36,6 +37,10 @@ export type Change = "connections" | "active" | "bindings" | "credentials";
 
 export interface PaneContext {
   readonly store: ConnectionStore;
+  /** The runtime shared with the ribbon (lock, startup behaviour, refresh on open), when there is one. */
+  readonly runtime?: PaneRuntime;
+  /** Where quiet pane-wide notes go (above the tabs' content, e.g. the refresh on open's). */
+  readonly notices: HTMLElement;
   readonly defaultServiceUrl: string;
   now(): Date;
   /** The engine chunk (loaded once). */

@@ -11,6 +11,7 @@ import { formatAbsolute, formatCount, formatRelative } from "./datasets";
 import { LAST_RIBBON_REFRESH_KEY, resolveConnectionId, summarize, type RefreshSummary } from "../addin/refreshSummary";
 import type { PaneContext, TabName } from "./context";
 import type { Connection } from "../service/connection";
+import { busyText } from "../addin/refreshLock";
 
 export function mountRefresh(panel: HTMLElement, ctx: PaneContext, onShown: (l: (t: TabName) => void) => void): void {
   const summaryHost = h("div", { class: "summary-host" });
@@ -84,11 +85,59 @@ export function mountRefresh(panel: HTMLElement, ctx: PaneContext, onShown: (l: 
             ),
             b.lastFailure ? h("div", { class: "warn", "data-testid": "bound-table-failure" }, `Last refresh failed: ${b.lastFailure.message}`) : null,
             h("div", { class: "actions" }, h("button", { type: "button", class: "button small", "data-testid": "bound-table-refresh", "aria-label": `Refresh ${b.tableName}`, onclick: () => void refreshOne(b) }, "Refresh")),
+            openToggle(b),
           );
         }),
         ...broken.map((x) => h("li", { class: "item", "data-testid": "bound-table-broken" }, h("div", { class: "warn" }, `${x.key}: ${x.message}`))),
       ),
     );
+  }
+
+  /**
+   * "Refresh when this workbook opens" (issue 17): stored in the binding (travels with the file,
+   * never a token); the first flagged table asks Office to load the add-in with this document,
+   * clearing the last one stops that.
+   */
+  function openToggle(b: Binding): HTMLElement | null {
+    if (!ctx.runtime) return null;
+    const id = `open-refresh-${b.id}`;
+    const box = h("input", {
+      type: "checkbox",
+      id,
+      "data-testid": "bound-table-open-refresh",
+      checked: b.refreshOnOpen === true,
+      onchange: () => void setOpenRefresh(b, box),
+    });
+    return h("div", { class: "check" }, box, h("label", { for: id }, "Refresh when this workbook opens"));
+  }
+
+  async function setOpenRefresh(b: Binding, box: HTMLInputElement): Promise<void> {
+    const on = box.checked;
+    const runtime = ctx.runtime;
+    if (!runtime) return;
+    box.disabled = true;
+    replace(errorHost);
+    try {
+      const res = await runtime.setRefreshOnOpen(b.id, on);
+      if (res.state === "busy") {
+        box.checked = !on;
+        ctx.status(`The setting was not changed: ${busyText(res.holder)}`);
+        return;
+      }
+      bindings = bindings.map((x) => (x.id === b.id ? res.binding : x));
+      const note =
+        res.startup === "unsupported" && on
+          ? " This Excel cannot start add-ins with a workbook; the table refreshes when the workbook is opened in Excel on the web, on Windows or on a Mac."
+          : "";
+      box.dataset.saved = String(on);
+      ctx.status(`${b.tableName}: ${on ? "refreshes when this workbook opens" : "no longer refreshes when this workbook opens"}.${note}`);
+    } catch (e) {
+      // The flag may be saved while Office refused the startup change; the list shows what is stored.
+      replace(errorHost, ctx.errorPanel(describeError(e, { secrets: ctx.secrets() })));
+      void loadTables();
+    } finally {
+      box.disabled = false;
+    }
   }
 
   function describeSource(b: Binding): string {
@@ -190,6 +239,9 @@ export function mountRefresh(panel: HTMLElement, ctx: PaneContext, onShown: (l: 
     panel,
     h("h2", {}, "Refresh"),
     h("p", { class: "hint" }, "Refresh asks the service for new data and rewrites a table only when it changed. Your own columns next to a table are kept."),
+    ctx.runtime && !ctx.runtime.startupSupported
+      ? h("p", { class: "note", "data-testid": "open-refresh-unsupported" }, "This Excel cannot start add-ins when a workbook opens. Tables set to refresh when the workbook opens do so in Excel on the web, on Windows (Microsoft 365, version 2002 or later) and on a Mac (16.35 or later).")
+      : null,
     h("div", { class: "toolbar" }, selectedBtn, allBtn),
     errorHost,
     summaryHost,
@@ -199,6 +251,19 @@ export function mountRefresh(panel: HTMLElement, ctx: PaneContext, onShown: (l: 
   );
   onShown((tab) => {
     if (tab === "refresh") void loadTables();
+  });
+  // One lock with the ribbon and the refresh on open: while one of them refreshes, the pane waits.
+  let lastOther = false;
+  ctx.runtime?.lock.onChange((holder) => {
+    const other = holder !== null && holder.owner !== "pane";
+    // The ribbon's refresh (or the one on open) ran in this runtime: show its result at once.
+    // (A task later: the command stores its summary right after it lets the lock go.)
+    if (lastOther && holder === null && !panel.hidden) setTimeout(() => void loadTables(), 0);
+    lastOther = other;
+    selectedBtn.disabled = other;
+    allBtn.disabled = other;
+    selectedBtn.title = other ? `${holder.label} (${holder.owner === "ribbon" ? "from the ribbon" : "on open"})` : "";
+    allBtn.title = selectedBtn.title;
   });
   ctx.on("bindings", () => {
     if (!panel.hidden) void loadTables();

@@ -3,8 +3,9 @@
  * service client, query engine and workbook writer arrive in a separate chunk after first paint.
  */
 import { mountApp } from "./app";
-import { ConnectionStore, deviceStorage } from "../addin/connectionStore";
+import { addinRuntime } from "../addin/runtime";
 import { isDark } from "./theme";
+import { mountOpenRefreshNotes } from "./openRefreshView";
 
 declare const __PPM_DEFAULT_SERVICE_URL__: string;
 declare const __PPM_VERSION__: string;
@@ -26,16 +27,24 @@ Office.onReady(() => {
   const root = document.getElementById("app");
   if (!root) return;
   applyTheme();
-  const { storage, persistent } = deviceStorage(() => window.localStorage);
-  const store = new ConnectionStore(storage, { partitionKey: Office.context?.partitionKey });
+  // The runtime shared with the ribbon's commands (one store, engine and lock; see src/addin/runtime.ts).
+  const runtime = addinRuntime();
   const ctx = mountApp(root, {
-    store,
-    loadEngine: () => import(/* webpackChunkName: "engine" */ "../addin/engine").then((m) => m.createEngine()),
+    store: runtime.store,
+    loadEngine: () => runtime.engine(),
     loadRecords: () => import(/* webpackChunkName: "records" */ "./records").then((m) => m.mountRecords),
     defaultServiceUrl: __PPM_DEFAULT_SERVICE_URL__,
     version: __PPM_VERSION__,
+    runtime,
   });
-  if (!persistent) ctx.status("This device blocks the add-in's storage: connections last only until the pane closes.");
+  root.dataset.runtime = runtime.id;
+  root.dataset.sharedRuntime = String(runtime.shared);
+  if (!runtime.persistent) ctx.status("This device blocks the add-in's storage: connections last only until the pane closes.");
+  mountOpenRefreshNotes(ctx);
+  ctx.on("bindings", () => runtime.bindingsChanged());
+  // With the shared runtime this page may have been loaded with the document, pane hidden
+  // (startup behaviour "load"): refresh the flagged tables and follow the selection for the ribbon.
+  if (runtime.shared) void runtime.start();
   // Warm the engine chunk while the user reads the first screen.
-  setTimeout(() => void ctx.engine().catch(() => undefined), 0);
+  else setTimeout(() => void ctx.engine().catch(() => undefined), 0);
 });

@@ -16,7 +16,8 @@ import { previewGrid, previewTaskPane } from "./preview";
 import { importWithPastedQuery } from "./query";
 import { recordsWriteBack } from "./records";
 import { refreshUnchanged, refreshUpdated } from "./refresh";
-import { ribbonRefreshAll } from "./ribbon";
+import { ribbonRefreshAll, ribbonSeparateRuntimes, ribbonSharedRuntime } from "./ribbon";
+import { reopenRefreshesFlaggedTables, reopenWithoutConnection } from "./openRefresh";
 import { importSnapshots } from "./snapshots";
 
 export const JOURNEYS: Journey[] = [
@@ -36,6 +37,8 @@ export const JOURNEYS: Journey[] = [
   importSnapshots,
   cancelImport,
   ribbonRefreshAll,
+  ribbonSharedRuntime,
+  ribbonSeparateRuntimes,
   importFormats,
   recordsWriteBack,
   secondEnvironment,
@@ -43,4 +46,6 @@ export const JOURNEYS: Journey[] = [
   cancelWhileStreaming,
   accessibility,
   darkTheme,
+  reopenRefreshesFlaggedTables,
+  reopenWithoutConnection,
 ];

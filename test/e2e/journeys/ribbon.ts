@@ -1,8 +1,9 @@
 import { check, checkEqual, type Journey } from "../harness";
 import { FINANCIALS_COLUMNS } from "./datasets";
+import { openTab } from "./connections";
 
 /**
- * The ribbon's "Refresh all" runs the real command bundle in its own runtime (no task pane code),
+ * The ribbon's "Refresh all" runs the real command bundle (in the shared runtime, the task pane's),
  * refreshes every bound table with the device's stored connections and reports the outcome.
  */
 export const ribbonRefreshAll: Journey = {
@@ -59,5 +60,91 @@ export const ribbonRefreshAll: Journey = {
     await t.until("the command to complete", () => ribbonButton.isEnabled());
     await t.page.getByTestId("ribbon-open").click();
     await t.page.locator("#taskpane").waitFor({ state: "visible" });
+  },
+};
+
+/**
+ * One shared runtime (issue 17): the ribbon's commands run in the task pane's runtime (no command
+ * frame of their own), "Refresh this table" follows the selection (Office.ribbon.requestUpdate on
+ * DocumentSelectionChanged), and the pane and the ribbon take turns on one refresh lock: while one
+ * refreshes, the other's buttons are disabled.
+ */
+export const ribbonSharedRuntime: Journey = {
+  name: "ribbon: one shared runtime, Refresh this table follows the selection, ribbon and pane share one lock",
+  async run(t) {
+    const runtime = t.page.getByTestId("preview-runtime");
+    checkEqual(await runtime.getAttribute("data-shared"), "true", "the preview runs one shared runtime");
+    await t.page.getByTestId("ribbon-open").click();
+    await t.page.locator("#taskpane").waitFor({ state: "visible" });
+    const place = await t.table("ppm_financials");
+    await t.openSheet(place.sheet);
+    const ribbonAll = t.page.getByTestId("ribbon-refresh-all");
+    const ribbonTable = t.page.getByTestId("ribbon-refresh-table");
+
+    await t.goTo(place.address(2, place.columns + 3));
+    await t.attr(ribbonTable, "data-ribbon-enabled", "false");
+    check(await ribbonTable.isDisabled(), "Refresh this table is disabled outside every bound table");
+    await t.goTo(place.address(3, 2));
+    await t.attr(ribbonTable, "data-ribbon-enabled", "true");
+    check(await ribbonTable.isEnabled(), "Refresh this table is enabled inside a bound table");
+
+    // The pane refreshes (slowly): the ribbon's buttons are disabled until it is done.
+    await t.control("delay", { path: "/api/bi/v1/financials", ms: 2500, count: 1 });
+    await openTab(t, "refresh");
+    await t.id("refresh-selected").click();
+    await t.attr(ribbonAll, "data-ribbon-enabled", "false");
+    checkEqual(await ribbonTable.getAttribute("data-ribbon-enabled"), "false", "Refresh this table while the pane refreshes");
+    await t.attr(t.id("refresh-summary"), "data-unchanged", "1", 30_000);
+    await t.attr(ribbonAll, "data-ribbon-enabled", "true");
+    await t.attr(ribbonTable, "data-ribbon-enabled", "true");
+
+    // The ribbon's "Refresh this table" runs in the same runtime: the pane's buttons wait for it.
+    await t.control("delay", { path: "/api/bi/v1/financials", ms: 2500, count: 1 });
+    await ribbonTable.click();
+    await t.until("the pane's Refresh all to wait for the ribbon", () => t.id("refresh-all").isDisabled());
+    checkEqual(await t.page.locator('iframe[title="Ribbon command runtime"]').count(), 0, "no separate command runtime");
+    const dialog = t.page.getByTestId("preview-dialog");
+    await t.expectVisible(dialog, "the command's summary dialog", 30_000);
+    const summary = t.page.frameLocator("[data-testid=preview-dialog] iframe").getByTestId("ribbon-summary");
+    await t.until("the summary text", async () => (await summary.innerText()).trim() !== "");
+    const text = await summary.innerText();
+    check(/^0 updated, 1 unchanged, 0 failed/.test(text), `one table refreshed, unchanged (${text})`);
+    check(await t.id("refresh-all").isEnabled(), "the pane's buttons are back once the ribbon's refresh is over");
+    await t.page.frameLocator("[data-testid=preview-dialog] iframe").getByRole("button", { name: "Close" }).click();
+    await dialog.waitFor({ state: "detached" });
+  },
+};
+
+/**
+ * Excel without SharedRuntime 1.1 (`?sharedRuntime=0`: iPad, volume-licensed Excel 2016/2019):
+ * the add-in still works with separate runtimes, as before issue 17. The ribbon's command runs in
+ * a runtime of its own (the command frame) and the pane says tables cannot refresh on open here.
+ */
+export const ribbonSeparateRuntimes: Journey = {
+  name: "ribbon: without the shared runtime, commands run in their own runtime and the pane still works",
+  async run(t) {
+    const page = await t.page.context().newPage();
+    try {
+      await page.goto(`${t.origin}/preview.html?sharedRuntime=0`);
+      const tp = page.frameLocator("#taskpane");
+      await tp.getByTestId("app").waitFor({ state: "attached" });
+      checkEqual(await page.getByTestId("preview-runtime").getAttribute("data-shared"), "false", "separate runtimes");
+      const app = tp.getByTestId("app");
+      await t.until("the pane to start", async () => (await app.getAttribute("data-ready")) === "true");
+      checkEqual(await app.getAttribute("data-shared-runtime"), "false", "the pane knows it has no shared runtime");
+      await tp.getByTestId("tab-refresh").click();
+      await tp.getByTestId("open-refresh-unsupported").waitFor();
+      await page.getByTestId("ribbon-refresh-all").click();
+      const dialog = page.getByTestId("preview-dialog");
+      await dialog.waitFor({ timeout: 30_000 });
+      const summary = page.frameLocator("[data-testid=preview-dialog] iframe").getByTestId("ribbon-summary");
+      await t.until("the summary text", async () => (await summary.innerText()).trim() !== "");
+      checkEqual((await summary.innerText()).split("\n")[0], "No PPM tables in this workbook to refresh.", "the command's summary");
+      checkEqual(await page.locator('iframe[title="Ribbon command runtime"]').count(), 1, "the command ran in a runtime of its own");
+      await page.frameLocator("[data-testid=preview-dialog] iframe").getByRole("button", { name: "Close" }).click();
+      await dialog.waitFor({ state: "detached" });
+    } finally {
+      await page.close();
+    }
   },
 };

@@ -1,0 +1,283 @@
+/**
+ * The add-in's one runtime (issue 17): the objects the task pane, the ribbon's commands and the
+ * refresh on open share — one connection store, one engine, one refresh lock, one ribbon state.
+ *
+ * With the shared runtime (manifest `<Runtimes>`, SharedRuntime 1.1) taskpane.html carries both the
+ * pane and the commands (webpack puts both entries on that page with one module registry), so
+ * `addinRuntime()` returns the same object to both. Where SharedRuntime 1.1 is missing (Excel on
+ * iPad, volume-licensed Excel 2016/2019; see the "Shared runtime requirement sets" page), Office
+ * runs the function file in a runtime of its own; each runtime then has its own instance, as before
+ * issue 17, and the workbook lock of issue 10 (B9) is what keeps them apart.
+ *
+ * Detected at run time, not required in the manifest: `<Set Name="SharedRuntime">` in
+ * `<Requirements>` would stop the add-in from installing at all where it is missing.
+ */
+import type { Binding } from "../refresh/binding";
+import type { RefreshReport } from "../refresh/engine";
+import type { Connection } from "../service/connection";
+import { ConnectionStore, deviceStorage, type StorageLike } from "./connectionStore";
+import type { Engine } from "./engine";
+import { resolveConnectionId } from "./refreshSummary";
+import { RefreshLock, type LockHolder } from "./refreshLock";
+import { RibbonState, type RibbonApi } from "./ribbonState";
+import { refreshFlaggedTables, syncStartupBehavior, type OpenRefreshOutcome, type StartupApi, type StartupSync } from "./startup";
+
+/** The members of the `Office` global the runtime reads (office.js, or the preview's shim). */
+export interface OfficeLike {
+  context?: {
+    partitionKey?: string;
+    requirements?: { isSetSupported(name: string, minVersion?: string): boolean };
+    document?: { addHandlerAsync?(eventType: string, handler: (event: unknown) => void, callback?: (result: { status: unknown }) => void): void };
+  };
+  addin?: { setStartupBehavior?(behavior: unknown): Promise<void>; getStartupBehavior?(): Promise<unknown> };
+  ribbon?: { requestUpdate?(input: unknown): Promise<void> };
+  StartupBehavior?: { load: unknown; none: unknown };
+  EventType?: { DocumentSelectionChanged?: string };
+}
+
+export interface RuntimeOptions {
+  office: OfficeLike | undefined;
+  storage: StorageLike;
+  /** False when the device blocks storage (connections last for this runtime only). */
+  persistent?: boolean;
+  loadEngine: () => Promise<Engine>;
+  onError?: (where: string, e: unknown) => void;
+}
+
+/** What the task pane uses of the runtime (kept small, so the pane's tests can fake it). */
+export interface PaneRuntime {
+  readonly id: string;
+  readonly shared: boolean;
+  readonly lock: RefreshLock;
+  /** Whether Office can be asked to load the add-in with this document. */
+  readonly startupSupported: boolean;
+  syncStartup(anyFlagged: boolean): Promise<StartupSync>;
+  /** Sets a table's "Refresh when this workbook opens" and keeps the startup behaviour in step. */
+  setRefreshOnOpen(bindingId: string, on: boolean): Promise<FlagChange>;
+  /** The outcome of the refresh on open (now if it already ran, then on every later run). */
+  onOpenRefresh(listener: (outcome: OpenRefreshOutcome) => void): () => void;
+  /** The workbook's bindings changed (import, delete): the ribbon's "Refresh this table" may change. */
+  bindingsChanged(): void;
+}
+
+/** What changing a table's flag did: the stored binding, how many are flagged, what Office was asked. */
+export type FlagChange =
+  | { state: "saved"; binding: Binding; flagged: number; startup: StartupSync }
+  | { state: "busy"; holder: LockHolder };
+
+let counter = 0;
+
+export class AddinRuntime implements PaneRuntime {
+  /** Distinguishes runtimes (the tests and the preview show the pane and the ribbon share one). */
+  readonly id: string;
+  readonly shared: boolean;
+  readonly lock = new RefreshLock();
+  readonly ribbon: RibbonState;
+  readonly store: ConnectionStore;
+  readonly persistent: boolean;
+  private enginePromise: Promise<Engine> | null = null;
+  private outcome: OpenRefreshOutcome | null = null;
+  private openRun: Promise<OpenRefreshOutcome> | null = null;
+  private readonly openListeners = new Set<(o: OpenRefreshOutcome) => void>();
+  private selectionRun: Promise<void> | null = null;
+  private selectionAgain = false;
+  private tracking = false;
+
+  constructor(private readonly opts: RuntimeOptions) {
+    this.id = `rt${Date.now().toString(36)}${(counter++).toString(36)}`;
+    const office = opts.office;
+    const supports = (name: string) => {
+      try {
+        return office?.context?.requirements?.isSetSupported(name, "1.1") === true;
+      } catch {
+        return false;
+      }
+    };
+    this.shared = supports("SharedRuntime");
+    this.persistent = opts.persistent ?? true;
+    this.store = new ConnectionStore(opts.storage, { partitionKey: office?.context?.partitionKey });
+    const ribbon = office?.ribbon;
+    const api: RibbonApi | null =
+      this.shared && supports("RibbonApi") && typeof ribbon?.requestUpdate === "function"
+        ? { requestUpdate: (input) => ribbon.requestUpdate!(input) }
+        : null;
+    this.ribbon = new RibbonState(api, (e) => this.opts.onError?.("ribbon", e));
+    this.lock.onChange((holder) => {
+      void this.ribbon.set({ busy: holder !== null });
+      // A refresh can add, move or drop tables: look at the selection again once it is over.
+      if (!holder) this.bindingsChanged();
+    });
+  }
+
+  /** The one engine of this runtime (its chunk loaded on first use). */
+  engine(): Promise<Engine> {
+    this.enginePromise ??= this.opts.loadEngine().catch((e) => {
+      this.enginePromise = null; // a failed chunk load (offline) can be retried
+      throw e;
+    });
+    return this.enginePromise;
+  }
+
+  get startupSupported(): boolean {
+    return this.startupApi() !== null;
+  }
+
+  private startupApi(): StartupApi | null {
+    const office = this.opts.office;
+    const addin = office?.addin;
+    if (!this.shared || typeof addin?.setStartupBehavior !== "function" || typeof addin.getStartupBehavior !== "function") return null;
+    const values = office?.StartupBehavior ?? { load: "Load", none: "None" };
+    return {
+      setStartupBehavior: (b) => addin.setStartupBehavior!(b === "Load" ? values.load : values.none),
+      getStartupBehavior: async () => String(await addin.getStartupBehavior!()),
+    };
+  }
+
+  syncStartup(anyFlagged: boolean): Promise<StartupSync> {
+    return syncStartupBehavior(this.startupApi(), anyFlagged);
+  }
+
+  /**
+   * Stores the flag in the binding (holding the lock, so a refresh running now cannot write back
+   * the binding it read before), then asks Office to load the add-in with this document when the
+   * first table is flagged and to stop when the last one is cleared. A refused startup change is
+   * thrown after the flag is saved (the flag is the user's choice; Office's side can be retried).
+   */
+  async setRefreshOnOpen(bindingId: string, on: boolean): Promise<FlagChange> {
+    const engine = await this.engine();
+    const ran = await this.lock.run("pane", "Saving the refresh-on-open setting", () => engine.setRefreshOnOpen(bindingId, on, this.store.allSecrets()));
+    if (!ran.ran) return { state: "busy", holder: ran.holder };
+    const startup = await this.syncStartup(ran.value.flagged > 0);
+    return { state: "saved", binding: ran.value.binding, flagged: ran.value.flagged, startup };
+  }
+
+  onOpenRefresh(listener: (outcome: OpenRefreshOutcome) => void): () => void {
+    this.openListeners.add(listener);
+    if (this.outcome) listener(this.outcome);
+    return () => this.openListeners.delete(listener);
+  }
+
+  /**
+   * Everything the shared runtime does when it starts (in `Office.onReady`, with the pane possibly
+   * hidden): follow the selection for the ribbon, refresh the flagged tables, and bring the
+   * startup behaviour in line with the flags. Runs once per runtime; never throws.
+   */
+  start(): Promise<OpenRefreshOutcome> {
+    if (!this.shared) return Promise.resolve({ state: "none" });
+    this.trackSelection();
+    this.openRun ??= this.runOpenRefresh();
+    return this.openRun;
+  }
+
+  private async runOpenRefresh(): Promise<OpenRefreshOutcome> {
+    let outcome: OpenRefreshOutcome;
+    let anyFlagged = false;
+    try {
+      const engine = await this.engine();
+      outcome = await refreshFlaggedTables({
+        listBindings: async () => {
+          const stored = await engine.listBindings();
+          anyFlagged = stored.bindings.some((b) => b.refreshOnOpen === true);
+          return stored;
+        },
+        connectionFor: (b) => this.connectionFor(b),
+        refreshOne: (b, conn) => engine.refreshOne(b.id, conn, { secrets: this.store.allSecrets() }),
+        lock: this.lock,
+      });
+    } catch (e) {
+      this.opts.onError?.("refresh on open", e);
+      outcome = { state: "none" };
+    }
+    try {
+      await this.syncStartup(anyFlagged);
+    } catch (e) {
+      this.opts.onError?.("startup behaviour", e);
+    }
+    this.outcome = outcome;
+    for (const l of [...this.openListeners]) l(outcome);
+    return outcome;
+  }
+
+  /** This device's connection for a bound table (the same rule as every refresh). */
+  connectionFor(binding: Binding): Connection | null {
+    const id = resolveConnectionId(binding, this.store.list());
+    return id ? this.store.connection(id) : null;
+  }
+
+  /** Refreshes one table with this device's connection; a report says so when there is none. */
+  async refreshBinding(binding: Binding, now: Date = new Date()): Promise<RefreshReport> {
+    const conn = this.connectionFor(binding);
+    if (!conn) {
+      return {
+        bindingId: binding.id,
+        tableName: binding.tableName,
+        outcome: "failed",
+        rowCount: binding.rowCount,
+        failure: { at: now.toISOString(), code: "no_connection", message: `No connection on this device for ${binding.environment}${binding.companyId ? ` (company ${binding.companyId})` : ""}.` },
+        warnings: [],
+        binding,
+      };
+    }
+    const engine = await this.engine();
+    return engine.refreshOne(binding.id, conn, { secrets: this.store.allSecrets() });
+  }
+
+  /** Follows the selection (DocumentSelectionChanged) so "Refresh this table" is enabled only on a table. */
+  trackSelection(): void {
+    if (this.tracking || !this.ribbon.supported) return;
+    const doc = this.opts.office?.context?.document;
+    if (typeof doc?.addHandlerAsync !== "function") return;
+    this.tracking = true;
+    const type = this.opts.office?.EventType?.DocumentSelectionChanged ?? "documentSelectionChanged";
+    doc.addHandlerAsync(type, () => this.bindingsChanged());
+    this.bindingsChanged();
+  }
+
+  /** Looks up the table under the selection again (coalesced: one lookup at a time, the last wins). */
+  bindingsChanged(): void {
+    if (!this.ribbon.supported) return;
+    if (this.selectionRun) {
+      this.selectionAgain = true;
+      return;
+    }
+    const lookUp = async (): Promise<void> => {
+      do {
+        this.selectionAgain = false;
+        let inTable = false;
+        try {
+          const engine = await this.engine();
+          inTable = (await engine.bindingAtSelection()) !== null;
+        } catch (e) {
+          this.opts.onError?.("selection", e);
+        }
+        await this.ribbon.set({ tableAtSelection: inTable });
+      } while (this.selectionAgain);
+    };
+    this.selectionRun = lookUp().finally(() => {
+      this.selectionRun = null;
+    });
+  }
+
+  /** Resolves when the selection lookups queued so far are done (tests, the preview). */
+  async idle(): Promise<void> {
+    while (this.selectionRun) await this.selectionRun;
+  }
+}
+
+let instance: AddinRuntime | null = null;
+
+/** The runtime of this JavaScript realm, created on first use (after `Office.onReady`). */
+export function addinRuntime(): AddinRuntime {
+  if (!instance) {
+    const office = typeof Office === "undefined" ? undefined : (Office as unknown as OfficeLike);
+    const { storage, persistent } = deviceStorage(() => window.localStorage);
+    instance = new AddinRuntime({
+      office,
+      storage,
+      persistent,
+      loadEngine: () => import(/* webpackChunkName: "engine" */ "./engine").then((m) => m.createEngine()),
+      onError: (where, e) => console.warn(`PPM for Excel (${where}):`, e instanceof Error ? e.message : e),
+    });
+  }
+  return instance;
+}

@@ -1,0 +1,311 @@
+/**
+ * The shared runtime (issue 17) over real HTTP (reference service on 127.0.0.1) into the workbook
+ * emulator, with a fake `Office` that records what Office was asked: startup behaviour, ribbon
+ * updates, selection handlers and associated commands.
+ */
+import { AddinRuntime, type OfficeLike } from "../../src/addin/runtime";
+import { createEngine } from "../../src/addin/engine";
+import { missingConnectionNote } from "../../src/addin/startup";
+import { startReferenceService, type ReferenceService } from "../../src/reference/server";
+import { Workbook, createExcelNamespace, loadWorkbook, serializeWorkbook } from "../../src/emulator";
+import { MemoryStorage } from "../helpers/memoryStorage";
+
+const TOKEN = "demo-acme-token";
+
+interface LoggedRequest {
+  method: string;
+  path: string;
+  status: number;
+}
+
+/** A fake `Office` with the shared runtime (or without it), recording what the add-in asked. */
+function fakeOffice(opts: { shared: boolean; startup?: string }) {
+  const rec = {
+    startup: opts.startup ?? "None",
+    startupCalls: [] as string[],
+    ribbon: [] as Array<Record<string, boolean>>,
+    selectionHandlers: [] as Array<(e: unknown) => void>,
+    associated: new Map<string, (event: { completed(): void }) => void>(),
+    ready: [] as Array<() => void>,
+    messages: [] as string[],
+  };
+  const office = {
+    context: {
+      requirements: { isSetSupported: (name: string) => opts.shared || !["SharedRuntime", "RibbonApi"].includes(name) },
+      document: { addHandlerAsync: (_type: string, handler: (e: unknown) => void) => rec.selectionHandlers.push(handler) },
+      ui: { messageParent: (m: string) => rec.messages.push(m) },
+    },
+    addin: {
+      setStartupBehavior: async (b: unknown) => {
+        rec.startupCalls.push(String(b));
+        rec.startup = String(b);
+      },
+      getStartupBehavior: async () => rec.startup,
+    },
+    ribbon: {
+      requestUpdate: async (u: { tabs: Array<{ groups: Array<{ controls: Array<{ id: string; enabled: boolean }> }> }> }) => {
+        rec.ribbon.push(Object.fromEntries(u.tabs[0].groups[0].controls.map((c) => [c.id, c.enabled])));
+      },
+    },
+    StartupBehavior: { load: "Load", none: "None" },
+    EventType: { DocumentSelectionChanged: "documentSelectionChanged" },
+    actions: { associate: (name: string, fn: (event: { completed(): void }) => void) => rec.associated.set(name, fn) },
+    onReady: (cb: () => void) => rec.ready.push(cb),
+  };
+  return { office, rec };
+}
+
+describe("shared runtime against the reference service", () => {
+  let service: ReferenceService;
+  const g = globalThis as unknown as { Excel?: unknown };
+  const savedExcel = g.Excel;
+  let wb: InstanceType<typeof Workbook>;
+  let storage: MemoryStorage;
+
+  const control = (path: string, method = "POST") => fetch(`${service.url}/__control/${path}`, { method }).then((r) => r.json() as Promise<unknown>);
+  const requests = async (): Promise<LoggedRequest[]> => ((await control("requests", "GET")) as { requests: LoggedRequest[] }).requests;
+  const exportsOf = (log: LoggedRequest[], dataset: string) => log.filter((r) => r.method === "GET" && r.path.startsWith(`/api/bi/v1/${dataset}`));
+
+  function runtime(office: OfficeLike, store = storage): AddinRuntime {
+    return new AddinRuntime({ office, storage: store, loadEngine: async () => createEngine() });
+  }
+
+  /** A workbook with two bound tables (financials, resource_allocations) imported with the acme token. */
+  async function importTwo(rt: AddinRuntime): Promise<{ financials: string; allocations: string }> {
+    rt.store.save({ name: "Acme", baseUrl: service.url, token: TOKEN });
+    const conn = rt.store.connection(rt.store.list()[0].id)!;
+    const engine = await rt.engine();
+    const base = { connection: conn, companyId: "acme", query: null, destination: { kind: "newSheet" } as const, signal: new AbortController().signal, secrets: rt.store.allSecrets(), onProgress: () => undefined };
+    await engine.importSource({ ...base, source: { kind: "dataset", key: "financials", format: "json" } });
+    await engine.importSource({ ...base, source: { kind: "dataset", key: "resource_allocations", format: "json" } });
+    const { bindings } = await engine.listBindings();
+    const id = (key: string) => bindings.find((b) => b.source.kind === "dataset" && b.source.key === key)!.id;
+    return { financials: id("financials"), allocations: id("resource_allocations") };
+  }
+
+  /** "Closes" the workbook and opens the saved file again (a new workbook object from the file text). */
+  function reopen(): string {
+    const file = serializeWorkbook(wb);
+    wb = loadWorkbook(file) as InstanceType<typeof Workbook>;
+    g.Excel = createExcelNamespace(wb);
+    return file;
+  }
+
+  /** Selects a cell as the user would (through the same `Excel` namespace). */
+  async function select(sheetName: string, address: string, create = false): Promise<void> {
+    await (g.Excel as { run<T>(fn: (ctx: Excel.RequestContext) => Promise<T>): Promise<T> }).run(async (ctx) => {
+      const sheet = create ? ctx.workbook.worksheets.add(sheetName) : ctx.workbook.worksheets.getItem(sheetName);
+      sheet.activate();
+      sheet.getRange(address).select();
+      await ctx.sync();
+    });
+  }
+
+  beforeAll(async () => {
+    service = await startReferenceService({ port: 0, quiet: true });
+  });
+  afterAll(async () => {
+    g.Excel = savedExcel;
+    await service.close();
+  });
+  beforeEach(async () => {
+    await control("reset");
+    wb = new Workbook({});
+    g.Excel = createExcelNamespace(wb);
+    storage = new MemoryStorage();
+  });
+
+  it("startup behaviour is set to load when the first table is flagged and back to none when the last one is cleared", async () => {
+    const { office, rec } = fakeOffice({ shared: true });
+    const rt = runtime(office);
+    expect(rt.shared).toBe(true);
+    expect(rt.startupSupported).toBe(true);
+    const ids = await importTwo(rt);
+
+    const first = await rt.setRefreshOnOpen(ids.financials, true);
+    expect(first).toMatchObject({ state: "saved", flagged: 1, startup: "load" });
+    expect(rec.startupCalls).toEqual(["Load"]);
+    const second = await rt.setRefreshOnOpen(ids.allocations, true);
+    expect(second).toMatchObject({ state: "saved", flagged: 2, startup: "unchanged" });
+    const oneLeft = await rt.setRefreshOnOpen(ids.financials, false);
+    expect(oneLeft).toMatchObject({ state: "saved", flagged: 1, startup: "unchanged" });
+    expect(rec.startupCalls).toEqual(["Load"]);
+    const none = await rt.setRefreshOnOpen(ids.allocations, false);
+    expect(none).toMatchObject({ state: "saved", flagged: 0, startup: "none" });
+    expect(rec.startupCalls).toEqual(["Load", "None"]);
+
+    // The flag lives in the binding (workbook settings), travels with the file, and holds no token.
+    await rt.setRefreshOnOpen(ids.allocations, true);
+    const file = serializeWorkbook(wb);
+    expect(file).not.toContain(TOKEN);
+    const settings = (JSON.parse(file) as { settings: Array<[string, string]> }).settings;
+    const flagged = settings.filter(([, v]) => v.includes('\\"refreshOnOpen\\":true') || v.includes('"refreshOnOpen":true'));
+    expect(flagged.map(([k]) => k)).toEqual([`ppm.binding.${ids.allocations}`]);
+  });
+
+  it("without SharedRuntime the flag is still stored, and Office is not asked (separate runtimes)", async () => {
+    const { office, rec } = fakeOffice({ shared: false });
+    const rt = runtime(office);
+    expect(rt.shared).toBe(false);
+    expect(rt.startupSupported).toBe(false);
+    const ids = await importTwo(rt);
+    await expect(rt.setRefreshOnOpen(ids.financials, true)).resolves.toMatchObject({ state: "saved", flagged: 1, startup: "unsupported" });
+    expect(rec.startupCalls).toEqual([]);
+    await expect(rt.start()).resolves.toEqual({ state: "none" });
+  });
+
+  it("on open, flagged tables refresh with one conditional request each, the others are not asked", async () => {
+    const { office } = fakeOffice({ shared: true });
+    const ids = await importTwo(runtime(office));
+    await runtime(office).setRefreshOnOpen(ids.financials, true);
+
+    // Unchanged export: one request, answered 304, nothing written.
+    reopen();
+    await control("requests", "DELETE");
+    const { office: office2, rec: rec2 } = fakeOffice({ shared: true, startup: "Load" });
+    const writesBefore = wb.stats.cellsWritten;
+    const outcome = await runtime(office2).start();
+    expect(outcome).toMatchObject({ state: "done", flagged: 1, missing: [] });
+    if (outcome.state !== "done") throw new Error("unreachable");
+    expect(outcome.reports.map((r) => [r.tableName, r.outcome])).toEqual([["ppm_financials", "unchanged"]]);
+    let log = await requests();
+    expect(exportsOf(log, "financials").map((r) => r.status)).toEqual([304]);
+    expect(exportsOf(log, "resource_allocations")).toEqual([]);
+    expect(wb.stats.cellsWritten - writesBefore).toBe(0);
+    expect(rec2.startupCalls).toEqual([]); // already "Load": nothing to change
+
+    // Regenerated export: the flagged table is rewritten (one request, 200), the other stays.
+    await control("regenerate?company=acme&dataset=financials");
+    await control("regenerate?company=acme&dataset=resource_allocations");
+    reopen();
+    await control("requests", "DELETE");
+    const again = await runtime(fakeOffice({ shared: true, startup: "Load" }).office).start();
+    if (again.state !== "done") throw new Error(`expected a run, got ${again.state}`);
+    expect(again.reports.map((r) => [r.tableName, r.outcome])).toEqual([["ppm_financials", "updated"]]);
+    log = await requests();
+    expect(exportsOf(log, "financials").map((r) => r.status)).toEqual([200]);
+    expect(exportsOf(log, "resource_allocations")).toEqual([]);
+  });
+
+  it("a failure on open is recorded in the binding (stale), never thrown", async () => {
+    const { office } = fakeOffice({ shared: true });
+    const ids = await importTwo(runtime(office));
+    await runtime(office).setRefreshOnOpen(ids.allocations, true);
+    await control(`fault?path=${encodeURIComponent("/api/bi/v1/resource_allocations")}&status=500&count=10`);
+    reopen();
+    const rt = runtime(fakeOffice({ shared: true, startup: "Load" }).office);
+    const outcome = await rt.start();
+    if (outcome.state !== "done") throw new Error(`expected a run, got ${outcome.state}`);
+    expect(outcome.reports.map((r) => r.outcome)).toEqual(["failed"]);
+    const { bindings } = await (await rt.engine()).listBindings();
+    const b = bindings.find((x) => x.id === ids.allocations)!;
+    expect(b.lastFailure).not.toBeNull();
+    expect(b.refreshOnOpen).toBe(true);
+    expect(JSON.stringify(b)).not.toContain(TOKEN);
+  });
+
+  it("opened on a device without a connection: one note for all flagged tables, nothing requested or written", async () => {
+    const { office } = fakeOffice({ shared: true });
+    const ids = await importTwo(runtime(office));
+    await runtime(office).setRefreshOnOpen(ids.financials, true);
+    await runtime(office).setRefreshOnOpen(ids.allocations, true);
+    const file = reopen();
+    await control("requests", "DELETE");
+    const otherDevice = new MemoryStorage();
+    const outcome = await runtime(fakeOffice({ shared: true, startup: "Load" }).office, otherDevice).start();
+    if (outcome.state !== "done") throw new Error(`expected a run, got ${outcome.state}`);
+    expect(outcome.reports).toEqual([]);
+    expect(outcome.missing).toEqual([{ environment: service.url, companyId: "acme", tables: ["ppm_financials", "ppm_resource_allocations"] }]);
+    expect(missingConnectionNote(outcome.missing)).toBe(
+      `2 tables in this workbook refresh when it opens, but this device has no connection for ${service.url} (company acme). The data shown is from the last refresh; add a connection with your own token to refresh it.`,
+    );
+    expect((await requests()).filter((r) => r.path.startsWith("/api/"))).toEqual([]);
+    expect(serializeWorkbook(wb)).toBe(file);
+  });
+
+  it("the ribbon follows the selection: Refresh this table is enabled only inside a bound table", async () => {
+    const { office, rec } = fakeOffice({ shared: true });
+    const rt = runtime(office);
+    await importTwo(rt);
+    // An empty sheet selected: not in a table.
+    await select("Notes", "B2", true);
+    await rt.start();
+    await rt.idle();
+    expect(rec.selectionHandlers).toHaveLength(1);
+    expect(rt.ribbon.intended).toEqual({ refreshAll: true, refreshTable: false });
+    expect(rec.ribbon.at(-1)).toEqual({ "PPM.RefreshAll": true, "PPM.RefreshTable": false });
+
+    await select("financials", "B5");
+    rec.selectionHandlers[0]({ type: "documentSelectionChanged" });
+    await rt.idle();
+    expect(rec.ribbon.at(-1)).toEqual({ "PPM.RefreshAll": true, "PPM.RefreshTable": true });
+
+    // While a refresh holds the lock, both are disabled; afterwards they come back.
+    const release = rt.lock.tryAcquire("pane", "Refreshing ppm_financials…")!;
+    await Promise.resolve();
+    await rt.ribbon.set({});
+    expect(rec.ribbon.at(-1)).toEqual({ "PPM.RefreshAll": false, "PPM.RefreshTable": false });
+    release();
+    await rt.ribbon.set({});
+    await rt.idle();
+    expect(rec.ribbon.at(-1)).toEqual({ "PPM.RefreshAll": true, "PPM.RefreshTable": true });
+  });
+
+  it("with the shared runtime, the ribbon's commands and the pane hold ONE runtime: one engine, one lock", async () => {
+    const { office, rec } = fakeOffice({ shared: true });
+    const g2 = globalThis as unknown as { Office?: unknown; window?: unknown };
+    const saved = { Office: g2.Office, window: g2.window };
+    g2.Office = office;
+    g2.window = { localStorage: storage, location: { href: "https://addin.example.com/taskpane.html" } };
+    try {
+      let runtimeModule!: typeof import("../../src/addin/runtime");
+      jest.isolateModules(() => {
+        // taskpane.html's two bundles, in one module registry (webpack runtimeChunk "single").
+        require("../../src/commands/commands");
+        runtimeModule = require("../../src/addin/runtime");
+      });
+      rec.ready.forEach((cb) => cb());
+      expect([...rec.associated.keys()].sort()).toEqual(["refreshAll", "refreshTable"]);
+      // What taskpane.ts takes (mountApp's store, loadEngine and the runJob lock):
+      const pane = runtimeModule.addinRuntime();
+      expect(runtimeModule.addinRuntime()).toBe(pane);
+      expect(pane.shared).toBe(true);
+      await importTwo(pane);
+      const engine = await pane.engine();
+      const originalRefreshAll = engine.refreshAll.bind(engine);
+      const refreshAll = jest.spyOn(engine, "refreshAll");
+      const refreshOne = jest.spyOn(engine, "refreshOne");
+      const invoke = (name: string) => new Promise<void>((resolve) => rec.associated.get(name)!({ completed: () => resolve() }));
+
+      // The pane's refresh holds the lock: the ribbon's Refresh all is refused, and shown disabled.
+      const release = pane.lock.tryAcquire("pane", "Refreshing all tables…")!;
+      await pane.ribbon.set({});
+      expect(rec.ribbon.at(-1)).toMatchObject({ "PPM.RefreshAll": false });
+      await invoke("refreshAll");
+      expect(rec.messages.at(-1)).toBe("Refresh all could not run: A refresh started in the task pane is still running (Refreshing all tables…). Try again when it has finished.");
+      expect(refreshAll).not.toHaveBeenCalled();
+      release();
+
+      // Free again: the ribbon's command runs on the pane's engine instance, holding the same lock.
+      let holderDuringRun: string | undefined;
+      refreshAll.mockImplementationOnce((...args) => {
+        holderDuringRun = pane.lock.holder?.owner;
+        return originalRefreshAll(...args);
+      });
+      await invoke("refreshAll");
+      expect(refreshAll).toHaveBeenCalledTimes(1);
+      expect(holderDuringRun).toBe("ribbon");
+      expect(rec.messages.at(-1)).toMatch(/^0 updated, 2 unchanged, 0 failed/);
+      expect(pane.lock.busy).toBe(false);
+
+      // "Refresh this table" on the table under the selection, same engine.
+      await select("financials", "C4");
+      await invoke("refreshTable");
+      expect(refreshOne).toHaveBeenCalledTimes(1);
+      expect(rec.messages.at(-1)).toMatch(/^0 updated, 1 unchanged, 0 failed/);
+    } finally {
+      g2.Office = saved.Office;
+      g2.window = saved.window;
+    }
+  });
+});
