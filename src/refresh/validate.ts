@@ -8,9 +8,11 @@ import type { Binding } from "./binding";
 /** Excel's grid: 1,048,576 rows (header included) by 16,384 columns. */
 export const EXCEL_MAX_ROWS = 1_048_576;
 export const EXCEL_MAX_COLUMNS = 16_384;
+/** Longest text a cell holds (Excel specifications and limits: 32,767 characters); Excel refuses longer writes. */
+export const EXCEL_MAX_CELL_TEXT = 32_767;
 
 export interface ValidationIssue {
-  code: "row_shape" | "bad_value" | "schema_mismatch" | "too_many_rows" | "too_many_columns" | "duplicate_column";
+  code: "row_shape" | "bad_value" | "text_too_long" | "schema_mismatch" | "too_many_rows" | "too_many_columns" | "duplicate_column";
   message: string;
 }
 
@@ -97,6 +99,11 @@ export function validateTable(table: Table, limit = 5): ValidationIssue[] {
       const v = row[c];
       // Fast path for the common cases keeps validation cheap on 200k-row tables.
       if (v === null) continue;
+      if (typeof v === "string" && v.length > EXCEL_MAX_CELL_TEXT) {
+        issues.push({ code: "text_too_long", message: `Row ${r + 1}, column "${cols[c].name}": the text has ${v.length.toLocaleString("en-US")} characters; an Excel cell holds at most ${EXCEL_MAX_CELL_TEXT.toLocaleString("en-US")}.` });
+        if (issues.length >= limit) return issues;
+        continue;
+      }
       const t = types[c];
       if (t === "text" || (t === "decimal" && typeof v === "number" && Number.isFinite(v)) || (t === "boolean" && typeof v === "boolean")) continue;
       const why = checkValue(t, v);
