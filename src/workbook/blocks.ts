@@ -34,6 +34,7 @@ export type WriteErrorCode =
   | "adjacent_table"
   | "name_taken"
   | "settings_full"
+  | "selection_invalid"
   | "write_failed";
 
 /** The writer's one error type: a machine `code` and a message for the person reading it. */

@@ -321,16 +321,18 @@ async function writeLocked(context: Excel.RequestContext, binding: Binding, tabl
 }
 
 /** The Excel {@link RefreshTarget} for one request context. */
-export function excelRefreshTarget(context: Excel.RequestContext, options: { secrets?: readonly string[]; targetRequestBytes?: number; now?: () => Date } = {}): RefreshTarget {
+export function excelRefreshTarget(context: Excel.RequestContext, options: { secrets?: readonly string[]; targetRequestBytes?: number; now?: () => Date; holder?: string } = {}): RefreshTarget {
   return {
     listBindings: () => readBindings(context),
     saveBinding: (b) => saveBinding(context, b, options.secrets ?? []),
-    write: (binding, table, o) => writeRefresh(context, binding, table, { ...o, targetRequestBytes: options.targetRequestBytes, now: options.now }),
+    write: (binding, table, o) => writeRefresh(context, binding, table, { ...o, targetRequestBytes: options.targetRequestBytes, now: options.now, holder: options.holder }),
   };
 }
 
 export interface TableRefreshOptions extends RefreshOptions {
   targetRequestBytes?: number;
+  /** Who refreshes, named to a second runtime that finds the table locked. */
+  holder?: string;
 }
 
 /**
