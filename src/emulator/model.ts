@@ -704,12 +704,19 @@ export class WorkbookModel {
       case "formula":
         this.putFormula(row, c, parsed.formula);
         return;
-      case "number":
-        // Typed dates are serials of the workbook's own date system.
-        this.putConstant(row, c, this.date1904 && parsed.format !== undefined && /[dy]/.test(parsed.format) ? parsed.value - DATE1904_OFFSET : parsed.value);
+      case "number": {
+        // Typed dates are serials of the workbook's own date system; a date before 1904-01-01 in a
+        // 1904 workbook has no serial and stays text, as one before 1900 does in the 1900 system.
+        const isDate = parsed.format !== undefined && /[dy]/.test(parsed.format);
+        if (this.date1904 && isDate && parsed.value - DATE1904_OFFSET < 0) {
+          this.putConstant(row, c, v);
+          return;
+        }
+        this.putConstant(row, c, this.date1904 && isDate ? parsed.value - DATE1904_OFFSET : parsed.value);
         // Excel picks a format for recognised input (dates, percents, ...) only while the cell is General.
         if (parsed.format !== undefined && (nf === undefined || nf === GENERAL)) row.setFormat(c, parsed.format);
         return;
+      }
     }
   }
 

@@ -149,7 +149,7 @@ async function writeLocked(context: Excel.RequestContext, binding: Binding, tabl
   const width = dataColumns + geometry.userColumns;
   const oldBody: Rect = { row: bodyRow, column: geometry.firstColumn, rowCount: geometry.bodyRows, columnCount: dataColumns };
   const totalsRange = totalsRows ? sheet.getRangeByIndexes(bodyRow + geometry.bodyRows, geometry.firstColumn, 1, width) : null;
-  totalsRange?.load("formulas");
+  totalsRange?.load(["formulas", "numberFormat"]);
   const userRect: Rect | null = geometry.userColumns > 0
     ? { row: bodyRow, column: geometry.firstColumn + dataColumns, rowCount: geometry.bodyRows, columnCount: geometry.userColumns }
     : null;
@@ -165,7 +165,7 @@ async function writeLocked(context: Excel.RequestContext, binding: Binding, tabl
         64 * userRect.columnCount,
       )
     : [];
-  const oldTotals = totalsRange ? (totalsRange.formulas[0] as unknown[]) : null;
+  const oldTotals = totalsRange ? { formulas: totalsRange.formulas[0] as unknown[], formats: totalsRange.numberFormat[0] as unknown[] } : null;
   throwIfAborted(options.signal, 0, total);
 
   const infoFormula = infoRange ? infoRange.formulas[0][0] : null;
@@ -176,9 +176,13 @@ async function writeLocked(context: Excel.RequestContext, binding: Binding, tabl
   };
   const oldRect: Rect = { row: geometry.headerRow, column: geometry.firstColumn, rowCount: geometry.bodyRows + 1 + totalsRows, columnCount: width };
   const newRect: Rect = { ...plan.table, rowCount: plan.table.rowCount + totalsRows };
-  const writeTotals = (row: number, formulas: unknown[] | null) => {
-    // Written back as they were: structured references ([Amount]) cover the whole new column.
-    if (formulas) sheet.getRangeByIndexes(row, geometry.firstColumn, 1, width).formulas = [formulas] as unknown as string[][];
+  const writeTotals = (row: number, totals: { formulas: unknown[]; formats: unknown[] } | null) => {
+    // Written back as they were, formats first (a formula written into a text-formatted cell would
+    // stay text): structured references ([Amount]) cover the whole new column.
+    if (!totals) return;
+    const r = sheet.getRangeByIndexes(row, geometry.firstColumn, 1, width);
+    r.numberFormat = [totals.formats] as unknown as string[][];
+    r.formulas = [totals.formulas] as unknown as string[][];
   };
 
   // --- the rollback copy: its own sync, before the table is touched ---
