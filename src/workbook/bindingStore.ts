@@ -18,16 +18,21 @@ export const SETTINGS_BUDGET_CHARS = 256_000;
 /** Settings keys the add-in owns (bindings `ppm.binding.*`, locks `ppm.lock.*`, legacy baselines). */
 export const ADDIN_SETTING_PREFIX = "ppm.";
 
-/**
- * Refuses (`settings_full`, nothing written) when storing `json` under `key` would take the add-in's
- * settings over {@link SETTINGS_BUDGET_CHARS}. One `sync`.
- */
-export async function checkSettingsBudget(context: Excel.RequestContext, key: string, json: string): Promise<void> {
+/** Loads the settings (one `sync`) and applies {@link checkSettingsBudget}. */
+export async function loadAndCheckSettingsBudget(context: Excel.RequestContext, key: string, json: string): Promise<void> {
   const settings = context.workbook.settings;
   settings.load("items/key,items/value");
   await context.sync();
+  checkSettingsBudget(settings.items, key, json);
+}
+
+/**
+ * Refuses (`settings_full`, nothing written) when storing `json` under `key` would take the add-in's
+ * settings over {@link SETTINGS_BUDGET_CHARS}. `items`: the loaded settings (key and value).
+ */
+export function checkSettingsBudget(items: readonly { key: string; value: unknown }[], key: string, json: string): void {
   let total = key.length + json.length;
-  for (const s of settings.items) {
+  for (const s of items) {
     if (s.key === key || !s.key.startsWith(ADDIN_SETTING_PREFIX)) continue;
     total += s.key.length + (typeof s.value === "string" ? s.value.length : JSON.stringify(s.value).length);
   }
@@ -79,7 +84,7 @@ export function queueSaveBinding(context: Excel.RequestContext, binding: Binding
 /** Stores a binding (one `sync`). @throws BindingError if it would contain a secret. */
 export async function saveBinding(context: Excel.RequestContext, binding: Binding, secrets: readonly string[] = []): Promise<void> {
   const json = serializeBinding(binding, secrets);
-  await checkSettingsBudget(context, bindingSettingKey(binding.id), json);
+  await loadAndCheckSettingsBudget(context, bindingSettingKey(binding.id), json);
   queueBindingSetting(context, binding.id, json);
   await context.sync();
 }

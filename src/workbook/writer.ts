@@ -98,20 +98,6 @@ export function queueDateSystemProbe(context: Excel.RequestContext): { is1904():
   return { is1904: () => result.value === 0 };
 }
 
-/**
- * Queues loading every defined name (workbook scope and each sheet's scope), for a second sync: table
- * names share one namespace with them (Excel refuses a table name any defined name has).
- */
-export function queueDefinedNames(context: Excel.RequestContext, sheets: readonly Excel.Worksheet[]): () => string[] {
-  const wbNames = context.workbook.names;
-  wbNames.load("items/name");
-  const scoped = sheets.map((s) => {
-    const n = s.names;
-    n.load("items/name");
-    return n;
-  });
-  return () => [...wbNames.items.map((n) => n.name), ...scoped.flatMap((n) => n.items.map((i) => i.name))];
-}
 
 /** Queues one number format per column over the column's body rows (a single small operation each). */
 export function queueColumnFormats(sheet: Excel.Worksheet, bodyRow: number, firstColumn: number, bodyRows: number, plans: readonly ColumnPlan[]): void {
@@ -163,11 +149,21 @@ export async function importTable(context: Excel.RequestContext, table: Table, o
   const dateSystem = queueDateSystemProbe(context);
   const chosen = options.target?.sheetName !== undefined ? sheets.getItemOrNullObject(options.target.sheetName) : null;
   chosen?.load("name");
+  const wbNames = wb.names;
+  wbNames.load("items/name");
+  const settings = wb.settings;
+  settings.load("items/key,items/value");
   let syncs = 1;
   await context.sync();
-  const names = queueDefinedNames(context, sheets.items);
+  // Sheet-scoped names can be asked for only once the sheets are known.
+  const scopedNames = sheets.items.map((s) => {
+    const n = s.names;
+    n.load("items/name");
+    return n;
+  });
   syncs++;
   await context.sync();
+  const names = () => [...wbNames.items.map((n) => n.name), ...scopedNames.flatMap((n) => n.items.map((i) => i.name))];
 
   const key = options.binding.source.kind === "dataset" ? options.binding.source.key : options.binding.source.endpoint;
   // Table names and defined names (any scope) share one namespace: checked here, before any write.
@@ -223,8 +219,7 @@ export async function importTable(context: Excel.RequestContext, table: Table, o
   // Checked before writing, so a binding that would carry a secret never leaves a half-import behind.
   const bindingJson = serializeBinding(partial, options.secrets ?? []);
   // The settings budget is checked now too: a binding that cannot be stored must not cost a write.
-  await checkSettingsBudget(context, bindingSettingKey(partial.id), bindingJson);
-  syncs++;
+  checkSettingsBudget(settings.items, bindingSettingKey(partial.id), bindingJson);
 
   // --- writes ---
   const plans = planColumns(table);
