@@ -97,7 +97,12 @@ async function writeLocked(context: Excel.RequestContext, binding: Binding, tabl
   lo.autoFilter.load("enabled");
   lo.sort.load("fields");
   const rollback = context.workbook.worksheets.getItemOrNullObject(ROLLBACK_SHEET);
+  rollback.load("visibility");
   await context.sync();
+  if (!rollback.isNullObject && rollback.visibility !== "VeryHidden") {
+    // Someone's own sheet of that name: never written over.
+    throw new WriteError("write_failed", `This workbook has a visible sheet named "${ROLLBACK_SHEET}", which the add-in keeps very hidden for its rollback copies. Rename that sheet, then refresh again.`);
+  }
 
   const dataColumns = binding.columns.length;
   const names = (header.values[0] ?? []).map((v) => String(v));
