@@ -11,6 +11,8 @@ export function statsOf(wb: Workbook) {
   return {
     syncCount: s.syncCount,
     totalRequestBytes: s.requestBytesPerSync.reduce((a, b) => a + b, 0),
+    /** Bytes the add-in received from Excel (loaded values), all syncs. */
+    totalResponseBytes: s.responseBytesPerSync.reduce((a, b) => a + b, 0),
     maxRequestBytes: s.maxRequestBytes,
     rejectedSyncs: s.rejectedSyncs,
     cellsWritten: s.cellsWritten,

@@ -10,6 +10,7 @@ import { draftBinding } from "../src/refresh/binding";
 import { sourceFromClient } from "../src/refresh/source";
 import { importTable } from "../src/workbook/writer";
 import { refreshTable } from "../src/workbook/refresh";
+import type { RefreshSource } from "../src/refresh/source";
 import { benchWorkbook, statsOf } from "./emulator";
 import { sinkContext } from "./sink";
 
@@ -87,6 +88,33 @@ async function endToEndSink(): Promise<number> {
   return performance.now() - t0;
 }
 
+/**
+ * A refresh in which every row changes: the table just imported, each row replaced by the next one
+ * (the last by the first), written over the imported table. Bytes both ways are compared with the
+ * import's: the rollback copy stays inside Excel, so nothing of the old table is read back.
+ */
+async function fullChangeRefresh(run: Awaited<ReturnType<typeof endToEnd>>) {
+  const r = await run.client.fetchDataset(KEY, { format, conditional: false });
+  if (r.status !== "updated") throw new Error("expected data");
+  const rows = r.table.rows;
+  const rotated = { ...r.table, rows: rows.map((_, i) => rows[(i + 1) % rows.length]), meta: { ...r.table.meta, generatedAt: "2099-01-01T00:00:00Z" } };
+  const source: RefreshSource = { fetch: async () => ({ status: "updated", table: rotated, validators: { generatedAt: "2099-01-01T00:00:00Z" } }) };
+  const before = statsOf(run.wb);
+  const t0 = performance.now();
+  const report = await refreshTable(run.context, "bench1", source, { secrets: [TOKEN] });
+  const ms = performance.now() - t0;
+  const after = statsOf(run.wb);
+  return {
+    ms,
+    outcome: report.outcome,
+    syncs: after.syncCount - before.syncCount,
+    requestBytes: after.totalRequestBytes - before.totalRequestBytes,
+    responseBytes: after.totalResponseBytes - before.totalResponseBytes,
+    importRequestBytes: run.s.totalRequestBytes,
+    importResponseBytes: run.s.totalResponseBytes,
+  };
+}
+
 function median(xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b);
   return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
@@ -134,6 +162,9 @@ async function main(): Promise<void> {
     emulatorMs: median(emu),
     syncs: run.s.syncCount,
     totalRequestBytes: run.s.totalRequestBytes,
+    // Bytes moved between the add-in and Excel, both directions (what Excel on the web carries over HTTP).
+    requestBytes: run.s.totalRequestBytes,
+    responseBytes: run.s.totalResponseBytes,
     maxRequestBytes: run.s.maxRequestBytes,
     rejectedSyncs: run.s.rejectedSyncs,
   };
@@ -143,12 +174,16 @@ async function main(): Promise<void> {
     await settle();
     const t0 = performance.now();
     const report = await refreshTable(run.context, "bench1", sourceFromClient(run.client), { secrets: [TOKEN] });
+    const after = statsOf(run.wb);
     out.unchangedRefresh = {
       ms: performance.now() - t0,
       outcome: report.outcome,
       requests: run.requestsBefore() - before,
-      cellsWritten: statsOf(run.wb).cellsWritten - cellsBefore,
+      cellsWritten: after.cellsWritten - cellsBefore,
+      requestBytes: after.totalRequestBytes - run.s.totalRequestBytes,
+      responseBytes: after.totalResponseBytes - run.s.totalResponseBytes,
     };
+    out.fullChangeRefresh = await fullChangeRefresh(run);
   }
   out.peakRssBytes = process.resourceUsage().maxRSS * 1024;
   out.startRssBytes = startRssBytes;

@@ -36,7 +36,10 @@ export function sinkContext(): { context: Excel.RequestContext; stats: SinkStats
     workbook: {
       worksheets: { items: [] as unknown[], load: () => undefined, add: (name: string) => (queue({ op: "worksheets.add", name }), sheet(name)), getItemOrNullObject: () => ({ isNullObject: true, load: () => undefined }) },
       tables: { items: [] as unknown[], load: () => undefined },
-      settings: { add: (key: string, value: unknown) => queue({ op: "settings.add", key, value }) },
+      settings: { items: [] as unknown[], load: () => undefined, add: (key: string, value: unknown) => queue({ op: "settings.add", key, value }) },
+      names: { items: [] as unknown[], load: () => undefined },
+      // The date-system probe: DATE(1904,1,1) is 1462 in the 1900 system.
+      functions: { date: () => ({ value: 1462, load: () => undefined }) },
     },
     application: {
       calculationMode: "Automatic",

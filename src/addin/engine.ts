@@ -21,7 +21,10 @@ import { readBindings, type StoredBindings } from "../workbook/bindingStore";
 import { refreshAllTables, refreshTable } from "../workbook/refresh";
 import { setRefreshOnOpen, type OpenFlagResult } from "../workbook/openFlags";
 import { isEmptyQuery, type DatasetPaths, type QueryEngine } from "./queryBuilder";
-import { parseSelectionAddress, rectsIntersect, type Rect } from "./selection";
+import { rectsIntersect, type Rect } from "./selection";
+import { runExcel } from "./excelRun";
+import { a1 } from "../workbook/names";
+import { WriteError } from "../workbook/blocks";
 
 /** Where an import goes. */
 export type Destination = { kind: "newSheet" } | { kind: "selection" };
@@ -48,20 +51,35 @@ export interface ImportOutcome {
   fetchedRows: number;
 }
 
-/** Runs Excel work (`Excel.run`) with the global the host installed. */
-export function runExcel<T>(work: (context: Excel.RequestContext) => Promise<T>): Promise<T> {
-  return Excel.run((context) => work(context));
+export { runExcel } from "./excelRun";
+
+/** True for Excel's "the selection is invalid for this operation" (several areas selected). */
+function isInvalidSelection(e: unknown): boolean {
+  return !!e && typeof e === "object" && (e as { code?: unknown }).code === "InvalidSelection";
 }
 
-/** Sheet and top-left cell of the current selection. */
+/**
+ * Sheet and top-left cell of the current selection. A whole column (`Sheet1!A:A`) or row (`3:3`)
+ * anchors at its first cell (A1, A3): the indexes are read, not the address text. Several areas
+ * (Ctrl+click) have no single anchor: `getSelectedRange` refuses them (docs: Workbook.getSelectedRange)
+ * and the user is asked to select one cell.
+ * @throws WriteError `selection_invalid` for a multi-area selection.
+ */
 export async function selectedCell(): Promise<{ sheetName: string; anchor: string }> {
-  return runExcel(async (context) => {
-    const range = context.workbook.getSelectedRange();
-    range.load("address");
-    await context.sync();
-    const p = parseSelectionAddress(range.address);
-    return { sheetName: p.sheetName, anchor: p.firstCell };
-  });
+  try {
+    return await runExcel(async (context) => {
+      const range = context.workbook.getSelectedRange();
+      range.load(["rowIndex", "columnIndex"]);
+      range.worksheet.load("name");
+      await context.sync();
+      return { sheetName: range.worksheet.name, anchor: a1(range.rowIndex, range.columnIndex) };
+    });
+  } catch (e) {
+    if (isInvalidSelection(e)) {
+      throw new WriteError("selection_invalid", "The selection has several areas, so there is no one place to put the table. Select a single cell (the table's top-left corner) and import again, or import to a new sheet.");
+    }
+    throw e;
+  }
 }
 
 /**
@@ -69,6 +87,15 @@ export async function selectedCell(): Promise<{ sheetName: string; anchor: strin
  * selection and of each bound table on the same sheet, using only long-standing range properties.
  */
 export async function bindingAtSelection(): Promise<Binding | null> {
+  try {
+    return await bindingAtSingleSelection();
+  } catch (e) {
+    if (isInvalidSelection(e)) return null; // several selected areas point at no one table
+    throw e;
+  }
+}
+
+function bindingAtSingleSelection(): Promise<Binding | null> {
   return runExcel(async (context) => {
     const { bindings } = await readBindings(context);
     const sel = context.workbook.getSelectedRange();
@@ -183,6 +210,7 @@ export class Engine {
       refreshTable(context, bindingId, this.source(connection), {
         signal: opts.signal,
         secrets: opts.secrets,
+        holder: "the task pane",
         onProgress: (p) => opts.onProgress?.(p.rowsWritten ?? 0, p.totalRows),
       }),
     );
@@ -195,7 +223,15 @@ export class Engine {
 
   refreshAll(
     resolve: (b: Binding) => Connection | null,
-    opts: { signal?: AbortSignal; secrets: readonly string[]; onProgress?: (table: string, rows: number, total?: number) => void },
+    opts: {
+      signal?: AbortSignal;
+      secrets: readonly string[];
+      onProgress?: (table: string, rows: number, total?: number) => void;
+      /** No further table starts once it has expired (the ribbon's window). */
+      deadline?: { expired(): boolean };
+      /** Who refreshes, for the lock message another runtime gets. */
+      holder?: string;
+    },
   ): Promise<{ reports: RefreshReport[]; broken: StoredBindings["broken"] }> {
     return runExcel(async (context) => {
       const names = new Map<string, string>();
@@ -209,6 +245,8 @@ export class Engine {
         {
           signal: opts.signal,
           secrets: opts.secrets,
+          deadline: opts.deadline,
+          holder: opts.holder ?? "the task pane",
           onProgress: (p) => opts.onProgress?.(names.get(p.bindingId) ?? p.bindingId, p.rowsWritten ?? 0, p.totalRows),
         },
       );

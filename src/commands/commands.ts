@@ -18,6 +18,7 @@ const refreshAll = createRefreshAllCommand({
   store: () => addinRuntime().store,
   engine: () => addinRuntime().engine(),
   lock: () => addinRuntime().lock,
+  sharedRuntime: () => addinRuntime().shared,
   ui,
   pageUrl,
   storage: () => deviceStorage(() => window.localStorage).storage,

@@ -2,34 +2,40 @@
  * The ribbon's "Refresh all": refreshes every bound table without the task pane, with the
  * connections (and tokens) this device stores, then reports the outcome.
  *
- * How the result is reported, and why: Excel has no notification API for function commands (the
+ * The window: Excel closes a function command's runtime 5 minutes after it started (docs: "Add-in
+ * commands"), whatever still runs. So every path ends inside it (`src/addin/deadline.ts`): after the
+ * soft mark no further table starts (the rest are reported as skipped), at the hard mark the table
+ * being written is cancelled and restored, and `event.completed()` is called by a timer at the latest
+ * just before the window ends, even if something hangs.
+ *
+ * How the result is reported: Excel has no notification API for function commands (the
  * `notificationMessages` API is Outlook's), so the summary is shown in a small Office dialog
- * (`displayDialogAsync`, DialogApi 1.1) that the user closes. The command's `event.completed()` is
- * called when that dialog closes, because completing earlier lets Excel tear down the function
- * runtime and the dialog with it. Where no dialog can be opened (dialog API missing, a pop-up
- * blocker in Excel on the web, or the browser preview), the summary goes through
- * `messageParent` when the host offers it (the preview shows it as a notification) and the
- * command completes at once. The last summary is also kept in storage, so the task pane's Refresh
- * tab can show it.
+ * (`displayDialogAsync`, DialogApi 1.1). `event.completed()` is called as soon as the dialog is
+ * shown, never waiting for the user to close it (a user away from the desk would otherwise hold the
+ * runtime past its window). Where no dialog can be opened (dialog API missing, a pop-up blocker in
+ * Excel on the web, or the browser preview), the summary goes through `messageParent` when the host
+ * offers it (the preview shows it as a notification). The last summary is also kept in storage, so
+ * the task pane's Refresh tab shows it even if the runtime was closed with the dialog.
  */
 import type { ConnectionStore, StorageLike } from "../addin/connectionStore";
 import { LAST_RIBBON_REFRESH_KEY, resolveConnectionId, summarize, summaryText, type RefreshSummary } from "../addin/refreshSummary";
 import type { Engine } from "../addin/engine";
 import { redactSecrets } from "../service/errors";
 import { busyText, type RefreshLock } from "../addin/refreshLock";
+import { COMPLETE_BY_MS, createDeadline, REFRESH_ALL_HARD_MS, REFRESH_ALL_SOFT_MS, systemClock, type Clock } from "../addin/deadline";
 
 /** Longest summary text put into the dialog's address (addresses have practical length limits). */
 export const MAX_DIALOG_TEXT = 1500;
 
 /** Refreshes every bound table with the device's connections and returns the summary. */
-export async function refreshEveryTable(store: ConnectionStore, engine: Pick<Engine, "refreshAll">, signal?: AbortSignal): Promise<RefreshSummary> {
+export async function refreshEveryTable(store: ConnectionStore, engine: Pick<Engine, "refreshAll">, signal?: AbortSignal, deadline?: { expired(): boolean }): Promise<RefreshSummary> {
   const connections = store.list();
   const res = await engine.refreshAll(
     (b) => {
       const id = resolveConnectionId(b, connections);
       return id ? store.connection(id) : null;
     },
-    { secrets: store.allSecrets(), signal },
+    { secrets: store.allSecrets(), signal, deadline, holder: "Refresh all on the ribbon" },
   );
   return summarize(res.reports, res.broken, (b) => resolveConnectionId(b, connections));
 }
@@ -59,8 +65,9 @@ export function summaryDialogUrl(pageUrl: string, text: string, state: "ok" | "f
 }
 
 /**
- * Shows the summary and resolves when the user has seen it (dialog closed) or at once when no
- * dialog could be opened. Never rejects.
+ * Shows the summary and resolves as soon as it is shown (dialog opened; the dialog closes itself when
+ * the user closes it), or at once when no dialog could be opened. Never waits for the user. Never
+ * rejects.
  */
 export function reportSummary(ui: DialogUi | undefined, pageUrl: string, text: string, state: "ok" | "failed"): Promise<"dialog" | "message" | "none"> {
   const fallback = (): "message" | "none" => {
@@ -83,17 +90,17 @@ export function reportSummary(ui: DialogUi | undefined, pageUrl: string, text: s
           return;
         }
         const dialog = result.value;
-        const done = () => {
+        const close = () => {
           try {
             dialog.close();
           } catch {
             /* already closed by the user */
           }
-          resolve("dialog");
         };
         // The dialog's Close button sends a message; the window's own close button sends an event.
-        dialog.addEventHandler("dialogMessageReceived", done);
-        dialog.addEventHandler("dialogEventReceived", done);
+        dialog.addEventHandler("dialogMessageReceived", close);
+        dialog.addEventHandler("dialogEventReceived", close);
+        resolve("dialog");
       });
     } catch {
       resolve(fallback());
@@ -112,6 +119,10 @@ export interface RefreshAllCommandDeps {
   now?: () => Date;
   /** The runtime's refresh lock (issue 17): shared with the pane in the shared runtime. */
   lock?: () => RefreshLock;
+  /** True in Office's shared runtime, which has no 5-minute function-command window (issue 17): no deadline then. */
+  sharedRuntime?: () => boolean;
+  /** Timers of the 5-minute window (tests pass a fake clock). */
+  clock?: Clock;
 }
 
 /**
@@ -120,12 +131,28 @@ export interface RefreshAllCommandDeps {
  */
 export function createRefreshAllCommand(deps: RefreshAllCommandDeps): (event: { completed(options?: unknown): void }) => Promise<void> {
   return async (event) => {
+    const clock = deps.clock ?? systemClock;
+    let completed = false;
+    const complete = () => {
+      if (completed) return;
+      completed = true;
+      try {
+        event.completed();
+      } catch {
+        /* the host already ended the command */
+      }
+    };
+    // Whatever hangs (Excel busy, a slow service), Excel gets its completion inside the window.
+    const backstop = clock.setTimeout(complete, COMPLETE_BY_MS);
+    // The shared runtime has no 5-minute window, so no table is skipped or cut short there.
+    const deadline = deps.sharedRuntime?.() ? null : createDeadline(REFRESH_ALL_SOFT_MS, REFRESH_ALL_HARD_MS, clock);
     let text: string;
     let state: "ok" | "failed" = "ok";
     try {
       const store = deps.store();
       const engine = await deps.engine();
-      const ran = deps.lock ? await deps.lock().run("ribbon", "Refresh all", () => refreshEveryTable(store, engine)) : { ran: true as const, value: await refreshEveryTable(store, engine) };
+      const work = () => refreshEveryTable(store, engine, deadline?.signal, deadline ?? undefined);
+      const ran = deps.lock ? await deps.lock().run("ribbon", "Refresh all", work) : { ran: true as const, value: await work() };
       if (!ran.ran) throw new Error(busyText(ran.holder));
       const summary = ran.value;
       text = summaryText(summary);
@@ -149,10 +176,12 @@ export function createRefreshAllCommand(deps: RefreshAllCommandDeps): (event: { 
       }
       text = `Refresh all could not run: ${safe}`;
     }
+    deadline?.dispose();
     try {
-      await reportSummary(deps.ui(), deps.pageUrl(), text, state);
+      if (!completed) await reportSummary(deps.ui(), deps.pageUrl(), text, state);
     } finally {
-      event.completed();
+      clock.clearTimeout(backstop);
+      complete();
     }
   };
 }

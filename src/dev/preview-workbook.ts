@@ -98,7 +98,8 @@ export function createPreviewWorkbook(saved: string | null): PreviewWorkbook {
   return {
     Excel: ns,
     OfficeExtension: ns.OfficeExtension,
-    sheets: () => wb.sheets.map((s) => s.name),
+    // Hidden and very hidden sheets (the add-in's rollback and baseline sheets) have no tab, as in Excel.
+    sheets: () => wb.sheets.filter((s) => (s.visibility ?? "Visible") === "Visible").map((s) => s.name),
     activeSheet: () => {
       try {
         return wb.activeSheet().name;

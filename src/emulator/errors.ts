@@ -23,6 +23,13 @@ export const ErrorCodes = {
   /** Raised when objects from one request context are passed to another. */
   invalidRequestContext: "InvalidRequestContext",
   generalException: "GeneralException",
+  /**
+   * A batch that reached Excel while the user was typing in a cell, without `delayForCellEdit`
+   * (docs: Excel.RunOptions.delayForCellEdit, "Delay execution while cell is being edited").
+   */
+  invalidOperationInCellEditMode: "InvalidOperationInCellEditMode",
+  /** "The current selection is invalid for this operation" (docs: Excel error codes), e.g. several areas. */
+  invalidSelection: "InvalidSelection",
 } as const;
 
 export type ErrorCode = (typeof ErrorCodes)[keyof typeof ErrorCodes];

@@ -105,7 +105,7 @@ function formatDateCode(serial: number, code: string): string {
 }
 
 /** Display text of a cell value under a number format, as `Range.text` reports it. */
-export function formatCellText(value: number | string | boolean | null, numberFormat: string): string {
+export function formatCellText(value: number | string | boolean | null, numberFormat: string, date1904 = false): string {
   if (value === null) return "";
   if (typeof value === "boolean") return value ? "TRUE" : "FALSE";
   if (typeof value === "string") return value;
@@ -117,7 +117,8 @@ export function formatCellText(value: number | string | boolean | null, numberFo
   if (code === "" || /^general$/i.test(code) || code === "@") return formatGeneral(value);
   if (isDateCode(code)) {
     if (value < 0) return "#".repeat(8);
-    return formatDateCode(value, code);
+    // A 1904-system serial counts from 1904-01-01: the same calendar day is 1,462 lower.
+    return formatDateCode(date1904 ? value + 1462 : value, code);
   }
   // A separate negative section carries its own sign (e.g. parentheses), so it formats the magnitude.
   const usesNegativeSection = value < 0 && sections.length > 1 && sections[1] !== "";

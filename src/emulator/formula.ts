@@ -484,6 +484,16 @@ class Evaluator {
       }
       case "COUNTA":
         return this.flatten(args).filter((x) => x.v !== null).length;
+      case "SUBTOTAL": {
+        // The totals row's functions: 1/101 average, 2/102 count, 3/103 counta, 9/109 sum (hidden rows are
+        // not told apart here).
+        if (args.length < 2) return VALUE;
+        const fn = this.num(this.scalar(args[0]));
+        if (isCellError(fn)) return fn;
+        const map: Record<number, string> = { 1: "AVERAGE", 2: "COUNT", 3: "COUNTA", 4: "MAX", 5: "MIN", 9: "SUM" };
+        const inner = map[fn % 100];
+        return inner ? this.call(inner, args.slice(1)) : VALUE;
+      }
       case "IF": {
         if (args.length < 2 || args.length > 3) return VALUE;
         const c = bool(args[0]);

@@ -78,7 +78,9 @@ export async function run<T>(workbook: WorkbookModel, a: unknown, b?: Batch<T>):
     if (existing.pendingOperationCount > 0) await existing.sync();
     return result;
   }
-  const context = new EmulatedRequestContext(workbook);
+  // Excel.run(options, batch): RunOptions such as delayForCellEdit apply to the new context.
+  const options = first && typeof first === "object" && !("_ctx" in first) && !Array.isArray(first) ? (first as { delayForCellEdit?: boolean }) : {};
+  const context = new EmulatedRequestContext(workbook, { delayForCellEdit: options.delayForCellEdit === true });
   try {
     const result = await batch(context);
     if (context.pendingOperationCount > 0) await context.sync();
@@ -92,13 +94,13 @@ export async function run<T>(workbook: WorkbookModel, a: unknown, b?: Batch<T>):
  * A request context for tests that call adapter functions directly (`writeTable(context, ...)`).
  * Typed as `Excel.RequestContext` for convenience; only the documented subset is implemented.
  */
-export function createRequestContext(workbook: WorkbookModel): Excel.RequestContext {
-  return new EmulatedRequestContext(workbook) as unknown as Excel.RequestContext;
+export function createRequestContext(workbook: WorkbookModel, options: { delayForCellEdit?: boolean } = {}): Excel.RequestContext {
+  return new EmulatedRequestContext(workbook, options) as unknown as Excel.RequestContext;
 }
 
 /** Same as {@link createRequestContext} but typed as the emulator's own context class. */
-export function createEmulatedContext(workbook: WorkbookModel): EmulatedRequestContext {
-  return new EmulatedRequestContext(workbook);
+export function createEmulatedContext(workbook: WorkbookModel, options: { delayForCellEdit?: boolean } = {}): EmulatedRequestContext {
+  return new EmulatedRequestContext(workbook, options);
 }
 
 /** The `OfficeExtension` subset add-in code touches: `Error` (for instanceof) and error codes. */
@@ -196,7 +198,9 @@ export interface WorkbookFile {
   seq: number;
   activeSheetId: string;
   calculationMode: CalculationMode;
-  sheets: Array<{ id: string; name: string; cells: StoredCell[]; hiddenRows: number[] }>;
+  sheets: Array<{ id: string; name: string; cells: StoredCell[]; hiddenRows: number[]; visibility?: "Visible" | "Hidden" | "VeryHidden"; names?: string[] }>;
+  /** The workbook's date system (absent: 1900). */
+  date1904?: boolean;
   /** Each table as the model holds it, with its filter map stored as entry pairs. */
   tables: Array<Omit<TableModel, "filters"> & { filters: Array<[number, FilterCriteria]> }>;
   /** Settings exactly as stored: key and JSON text of the value. */
@@ -230,7 +234,10 @@ export function toWorkbookFile(wb: WorkbookModel): WorkbookFile {
       name: s.name,
       cells: storedCells(s),
       hiddenRows: [...s.hiddenRows].sort((a, b) => a - b),
+      ...(s.visibility && s.visibility !== "Visible" ? { visibility: s.visibility } : {}),
+      ...(s.names && s.names.length ? { names: [...s.names] } : {}),
     })),
+    ...(wb.date1904 ? { date1904: true } : {}),
     tables: wb.tables.map((t) => ({
       id: t.id,
       name: t.name,
@@ -279,7 +286,7 @@ export function loadWorkbook(file: string | WorkbookFile, options: Omit<Workbook
   if (!isObj(data) || data.format !== "emulated-excel-workbook") fail("missing format marker.");
   if (data.version !== 1) fail(`unsupported version ${String(data.version)}.`);
   if (!Array.isArray(data.sheets) || data.sheets.length === 0) fail("it has no sheets.");
-  const wb = new WorkbookModel({ ...options, firstSheetName: null });
+  const wb = new WorkbookModel({ ...options, firstSheetName: null, date1904: (isObj(data) && data.date1904 === true) || options.date1904 });
   for (const s of data.sheets as unknown[]) {
     if (!isObj(s) || typeof s.id !== "string" || typeof s.name !== "string" || !Array.isArray(s.cells)) fail("a sheet entry is malformed.");
     const sheet: SheetModel = { id: s.id, name: s.name, cells: new CellStore(), hiddenRows: new Set<number>(), autofitCount: 0 };
@@ -303,6 +310,8 @@ export function loadWorkbook(file: string | WorkbookFile, options: Omit<Workbook
       sheet.cells.put(r, col, cell);
     }
     if (Array.isArray(s.hiddenRows)) for (const r of s.hiddenRows) if (Number.isInteger(r)) sheet.hiddenRows.add(r as number);
+    if (s.visibility === "Hidden" || s.visibility === "VeryHidden") sheet.visibility = s.visibility;
+    if (Array.isArray(s.names)) sheet.names = s.names.filter((n): n is string => typeof n === "string");
     if (wb.sheetByName(sheet.name)) fail(`duplicate sheet name '${sheet.name}'.`);
     wb.sheets.push(sheet);
   }
@@ -325,6 +334,7 @@ export function loadWorkbook(file: string | WorkbookFile, options: Omit<Workbook
       nextColumnId: typeof t.nextColumnId === "number" ? t.nextColumnId : (t.columns as unknown[]).length + 1,
       sort: (t.sort ?? null) as { fields: SortField[]; matchCase: boolean } | null,
       filters: new Map(Array.isArray(t.filters) ? (t.filters as Array<[number, FilterCriteria]>) : []),
+      ...(t.autoFilterEnabled === false ? { autoFilterEnabled: false } : {}),
     });
   }
   if (Array.isArray(data.settings)) {

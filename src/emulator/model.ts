@@ -44,7 +44,13 @@ export interface SheetModel {
   hiddenRows: Set<number>;
   /** Number of `format.autofitColumns()` calls applied to ranges of this sheet. */
   autofitCount: number;
+  /** `Worksheet.visibility` (ExcelApi 1.1); a VeryHidden sheet can only be shown again through the API. */
+  visibility?: SheetVisibility;
+  /** Sheet-scoped defined names (`worksheet.names`, ExcelApi 1.4): they share the table namespace too. */
+  names?: string[];
 }
+
+export type SheetVisibility = "Visible" | "Hidden" | "VeryHidden";
 
 export interface SortField {
   /** Column index within the table (0-based), as `Excel.SortField.key`. */
@@ -80,6 +86,8 @@ export interface TableModel {
   sort: { fields: SortField[]; matchCase: boolean } | null;
   /** Auto-filter criteria per column index, re-applied by `table.autoFilter.reapply()`. */
   filters: Map<number, FilterCriteria>;
+  /** False after `table.autoFilter.remove()` (a new table has its filter buttons on). */
+  autoFilterEnabled?: boolean;
 }
 
 export type CalculationMode = "Automatic" | "AutomaticExceptTables" | "Manual";
@@ -110,6 +118,10 @@ export interface WorkbookStats {
   autofitCalls: number;
   suspendCalculationCalls: number;
   suspendScreenUpdatingCalls: number;
+  /** `application.calculationMode` writes: the mode is application-wide and outlives the add-in. */
+  calculationModeSets: number;
+  /** `Range.copyFrom` calls applied. */
+  copyFromCalls: number;
 }
 
 export function emptyStats(): WorkbookStats {
@@ -127,6 +139,8 @@ export function emptyStats(): WorkbookStats {
     autofitCalls: 0,
     suspendCalculationCalls: 0,
     suspendScreenUpdatingCalls: 0,
+    calculationModeSets: 0,
+    copyFromCalls: 0,
   };
 }
 
@@ -146,7 +160,34 @@ export interface WorkbookOptions {
    * empty fills the whole column.
    */
   autoFillCalculatedColumns?: boolean;
+  /**
+   * The workbook uses the 1904 date system (Excel for Mac's old default): serial 0 is 1904-01-01, so a
+   * 1900-system serial shows 4 years and 1 day late (support.microsoft.com, "Differences between the
+   * 1900 and the 1904 date system in Excel").
+   */
+  date1904?: boolean;
+  /**
+   * The host whose quirks to reproduce: `"web"` (default) enforces the 5 MB payload limits; `"mac"`
+   * also throws `InvalidOperation` from `autoFilter.reapply()` / `reapplyFilters()` on a table whose
+   * filter was removed (office-js #3086); `"windows"` only the documented behaviour.
+   */
+  platform?: "web" | "windows" | "mac";
+  /**
+   * Error code of a request over the payload limit. Excel on the web often answers an oversized request
+   * with `GeneralException` ("An internal error has occurred", HTTP 500) instead of
+   * `RequestPayloadSizeLimitExceeded` (office-js #1012, #1314, office-js-docs-reference #354).
+   */
+  oversizeRequestError?: "RequestPayloadSizeLimitExceeded" | "GeneralException";
+  /**
+   * Total size of document settings (key + JSON value, UTF-16 characters) above which a sync that adds
+   * a setting fails with `InvalidArgument`. Settings are documented to hold 2 MB, failures are reported
+   * near 1 MB (office-js #621, #3957); the stricter 1 MB is the default.
+   */
+  settingsLimitChars?: number;
 }
+
+/** Days between the 1900 and the 1904 date systems' serial 0 (documented: 1,462 days). */
+export const DATE1904_OFFSET = 1462;
 
 export const PAYLOAD_LIMIT_BYTES = 5 * 1024 * 1024;
 
@@ -222,6 +263,8 @@ export class WorkbookModel {
   readonly definedNames: string[] = [];
   activeSheetId = "";
   selection: { sheetId: string; rect: Rect } | null = null;
+  /** Further areas of a multi-area selection (`select("A1:B2,D4")`); `getSelectedRange()` refuses those. */
+  extraSelectionAreas: Rect[] = [];
   calculationMode: CalculationMode = "Automatic";
   /** Bumped when formulas must be recalculated; cached results of older generations are stale. */
   calcGeneration = 1;
@@ -231,6 +274,13 @@ export class WorkbookModel {
   readonly payloadLimitBytes: number;
   readonly autoFillCalculatedColumns: boolean;
   stats: WorkbookStats = emptyStats();
+  readonly date1904: boolean;
+  readonly platform: "web" | "windows" | "mac";
+  readonly oversizeRequestError: "RequestPayloadSizeLimitExceeded" | "GeneralException";
+  readonly settingsLimitChars: number;
+  /** True while the user is typing in a cell (`enterCellEditMode()`); see `EmulatedRequestContext.sync`. */
+  cellEditMode = false;
+  private cellEditWaiters: Array<() => void> = [];
   private seq = 0;
   private listeners: Array<(wb: WorkbookModel) => void> = [];
 
@@ -238,6 +288,10 @@ export class WorkbookModel {
     this.currentYear = options.currentYear ?? new Date().getUTCFullYear();
     this.payloadLimitBytes = options.payloadLimitBytes ?? PAYLOAD_LIMIT_BYTES;
     this.autoFillCalculatedColumns = options.autoFillCalculatedColumns ?? true;
+    this.date1904 = options.date1904 ?? false;
+    this.platform = options.platform ?? "web";
+    this.oversizeRequestError = options.oversizeRequestError ?? "RequestPayloadSizeLimitExceeded";
+    this.settingsLimitChars = options.settingsLimitChars ?? 1024 * 1024;
     const first = options.firstSheetName === undefined ? "Sheet1" : options.firstSheetName;
     if (first !== null) {
       const s = this.addSheet(first);
@@ -255,6 +309,25 @@ export class WorkbookModel {
   /** Restores the id counter after loading a file so new ids never collide with stored ones. */
   bumpSeq(atLeast: number): void {
     this.seq = Math.max(this.seq, atLeast);
+  }
+
+  // ---------- cell-edit mode ----------
+
+  /** Test helper: the user starts typing in a cell (batches without `delayForCellEdit` fail). */
+  enterCellEditMode(): void {
+    this.cellEditMode = true;
+  }
+  /** Test helper: the user presses Enter; delayed batches run. */
+  exitCellEditMode(): void {
+    this.cellEditMode = false;
+    const waiters = this.cellEditWaiters;
+    this.cellEditWaiters = [];
+    for (const w of waiters) w();
+  }
+  /** Resolves when the user leaves cell-edit mode. */
+  cellEditExited(): Promise<void> {
+    if (!this.cellEditMode) return Promise.resolve();
+    return new Promise((resolve) => this.cellEditWaiters.push(resolve));
   }
 
   // ---------- change notification ----------
@@ -330,6 +403,7 @@ export class WorkbookModel {
   activateSheet(sheet: SheetModel): void {
     this.activeSheetId = sheet.id;
     this.selection = { sheetId: sheet.id, rect: { r0: 0, c0: 0, r1: 0, c1: 0 } };
+    this.extraSelectionAreas = [];
   }
 
   /** The selection (defaults to A1 of the active sheet). */
@@ -342,10 +416,12 @@ export class WorkbookModel {
 
   /** Test helper: select a range as a user would (e.g. `select("Sheet1!B3:C4")`). */
   select(address: string): void {
-    const p = parseAddress(address);
+    const [first, ...more] = address.split(",");
+    const p = parseAddress(first);
     const s = p.sheet === undefined ? this.activeSheet() : this.requireSheet(p.sheet);
     this.activeSheetId = s.id;
     this.selection = { sheetId: s.id, rect: p.rect };
+    this.extraSelectionAreas = more.map((a) => parseAddress(a.includes("!") ? a : `'${s.name.replace(/'/g, "''")}'!${a}`).rect);
   }
 
   /** Resolves an address (with or without sheet) against a default sheet. */
@@ -601,8 +677,9 @@ export class WorkbookModel {
 
   private storeContent(row: RowCells, c: number, v: number | string | boolean): void {
     if (typeof v !== "string") {
-      // Excel has no negative zero.
-      this.putConstant(row, c, v === 0 ? 0 : v);
+      // Excel has no negative zero, and keeps 15 significant digits (docs: "Excel specifications and
+      // limits", number precision): an integer of 16+ digits loses its tail, as typed input does.
+      this.putConstant(row, c, v === 0 ? 0 : typeof v === "number" ? toFifteenDigits(v) : v);
       return;
     }
     const nf = row.nf === null ? undefined : row.nf[c];
@@ -627,11 +704,19 @@ export class WorkbookModel {
       case "formula":
         this.putFormula(row, c, parsed.formula);
         return;
-      case "number":
-        this.putConstant(row, c, parsed.value);
+      case "number": {
+        // Typed dates are serials of the workbook's own date system; a date before 1904-01-01 in a
+        // 1904 workbook has no serial and stays text, as one before 1900 does in the 1900 system.
+        const isDate = parsed.format !== undefined && /[dy]/.test(parsed.format);
+        if (this.date1904 && isDate && parsed.value - DATE1904_OFFSET < 0) {
+          this.putConstant(row, c, v);
+          return;
+        }
+        this.putConstant(row, c, this.date1904 && isDate ? parsed.value - DATE1904_OFFSET : parsed.value);
         // Excel picks a format for recognised input (dates, percents, ...) only while the cell is General.
         if (parsed.format !== undefined && (nf === undefined || nf === GENERAL)) row.setFormat(c, parsed.format);
         return;
+      }
     }
   }
 
@@ -700,6 +785,95 @@ export class WorkbookModel {
     this.invalidateCalculation();
   }
 
+  /**
+   * Table AutoExpansion: values written into the row right below a table (in its columns) or the column
+   * right of it (in its rows) become part of the table, as when typing there (docs: "Excel performance"
+   * / AutoCorrect "Include new rows and columns in table"; office-js #3191 shows API writes below a
+   * table landing partly inside it). Called for API writes only (`Range.values`/`formulas`), never for
+   * test set-up (`seed`). A table with a totals row does not grow downwards; growth into another table
+   * does not happen.
+   */
+  autoExpandTables(sheet: SheetModel, rect: Rect): void {
+    const nonEmpty = (r: number, c: number) => sheet.cells.value(r, c) !== undefined || sheet.cells.formula(r, c) !== undefined;
+    for (const t of this.tables) {
+      if (t.sheetId !== sheet.id) continue;
+      let grown: Rect | null = null;
+      if (!t.showTotals && rect.r0 === t.rect.r1 + 1 && rect.c0 <= t.rect.c1 && rect.c1 >= t.rect.c0) {
+        let hit = false;
+        for (let c = Math.max(rect.c0, t.rect.c0); c <= Math.min(rect.c1, t.rect.c1) && !hit; c++) hit = nonEmpty(rect.r0, c);
+        if (hit) grown = { ...t.rect, r1: rect.r1 };
+      } else if (rect.c0 === t.rect.c1 + 1 && rect.r0 <= t.rect.r1 && rect.r1 >= t.rect.r0) {
+        let hit = false;
+        for (let r = Math.max(rect.r0, t.rect.r0); r <= Math.min(rect.r1, t.rect.r1) && !hit; r++) hit = nonEmpty(r, rect.c0);
+        if (hit) grown = { ...t.rect, c1: rect.c1 };
+      }
+      if (!grown) continue;
+      if (this.tables.some((o) => o !== t && o.sheetId === sheet.id && rectsOverlap(o.rect, grown!))) continue;
+      // Calculated columns extend into rows the table grows by, as they do when typing below a table.
+      const calculated = grown.r1 > t.rect.r1 ? t.columns.map((_, i) => this.calculatedFormula(t, i)) : [];
+      const oldBody = this.bodyRect(t);
+      for (let c = t.rect.c1 + 1; c <= grown.c1; c++) t.columns.push({ id: t.nextColumnId++, name: "" });
+      t.rect = grown;
+      if (calculated.length) {
+        // Only the empty cells of a calculated column take its formula; written cells keep what was written.
+        calculated.forEach((f, i) => {
+          if (f === null) return;
+          const c = t.rect.c0 + i;
+          for (let r = oldBody.r1 + 1; r <= grown!.r1; r++) {
+            if (sheet.cells.value(r, c) === undefined && sheet.cells.formula(r, c) === undefined) this.putFormula(sheet.cells.rowForWrite(r), c, translateFormula(f, r - oldBody.r0, 0));
+          }
+        });
+      }
+      this.normalizeHeaders(t);
+    }
+  }
+
+  /**
+   * `Range.copyFrom(source, copyType)` (ExcelApi 1.9) with the destination's top-left cell as anchor and
+   * the source's size. `Values` pastes evaluated values as constants (text is never parsed, so `=x`
+   * stays text); `Formulas` pastes formulas (relative references moved by the offset) and constants;
+   * `Formats` pastes number formats; `All` both. Blank source cells clear the destination cell.
+   */
+  copyRange(src: SheetModel, from: Rect, dst: SheetModel, at: { r: number; c: number }, copyType: "All" | "Formulas" | "Values" | "Formats"): Rect {
+    const rows = rectRows(from), cols = rectColumns(from);
+    const to: Rect = { r0: at.r, c0: at.c, r1: at.r + rows - 1, c1: at.c + cols - 1 };
+    assertOnGrid(to, "copyFrom destination");
+    checkCellCount(from, "Range.copyFrom");
+    const contents = copyType !== "Formats";
+    const formats = copyType === "All" || copyType === "Formats";
+    const dr = to.r0 - from.r0, dc = to.c0 - from.c0;
+    // Read everything first: source and destination may be the same sheet.
+    const cells: Array<{ v?: StoredValue; f?: string; nf?: string }> = [];
+    for (let r = from.r0; r <= from.r1; r++) {
+      for (let c = from.c0; c <= from.c1; c++) {
+        const f = src.cells.formula(r, c);
+        let v: StoredValue | undefined;
+        if (copyType === "Values") {
+          const val = this.valueAt(src, r, c);
+          v = val === null ? undefined : (val as StoredValue);
+        } else v = f === undefined ? src.cells.value(r, c) : undefined;
+        cells.push({ v, f: copyType === "Values" || f === undefined ? undefined : translateFormula(f, dr, dc), nf: src.cells.format(r, c) });
+      }
+    }
+    let i = 0;
+    for (let r = to.r0; r <= to.r1; r++) {
+      const row = dst.cells.rowForWrite(r);
+      row.reserve(to.c1 + 1);
+      for (let c = to.c0; c <= to.c1; c++, i++) {
+        const cell = cells[i];
+        if (contents) {
+          if (cell.f !== undefined) this.putFormula(row, c, cell.f);
+          else this.putConstant(row, c, cell.v);
+        }
+        if (formats) row.setFormat(c, cell.nf);
+      }
+    }
+    this.stats.cellsWritten += rows * cols;
+    this.stats.copyFromCalls++;
+    this.afterWrite(dst, to);
+    return to;
+  }
+
   // ---------- reading ----------
 
   /** `Range.values`. */
@@ -726,7 +900,7 @@ export class WorkbookModel {
   textAt(sheet: SheetModel, r: number, c: number): string {
     const v = this.valueAt(sheet, r, c);
     if (isCellError(v)) return v.error;
-    return formatCellText(v, this.numberFormatAt(sheet, r, c));
+    return formatCellText(v, this.numberFormatAt(sheet, r, c), this.date1904);
   }
 
   private readGrid<T>(sheet: SheetModel, rect: Rect, fn: (r: number, c: number) => T): T[][] {
@@ -787,16 +961,24 @@ export class WorkbookModel {
   private checkNameFree(name: string, self?: TableModel): void {
     const lower = name.toLowerCase();
     const clash = this.tables.find((t) => t !== self && t.name.toLowerCase() === lower);
-    if (clash || this.definedNames.some((n) => n.toLowerCase() === lower)) {
+    const scoped = this.sheets.some((s) => (s.names ?? []).some((n) => n.toLowerCase() === lower));
+    if (clash || scoped || this.definedNames.some((n) => n.toLowerCase() === lower)) {
       throw itemAlreadyExists(`The name '${name}' is already used by a table or defined name in this workbook.`);
     }
   }
 
-  /** Test helper: add a workbook-level defined name (names share the namespace with tables). */
-  addDefinedName(name: string): void {
+  /**
+   * Test helper: add a defined name, workbook-level or scoped to a sheet. Both share the namespace with
+   * table names (a table cannot take the name of any defined name, whatever its scope).
+   */
+  addDefinedName(name: string, sheetName?: string): void {
     validateTableName(name);
     this.checkNameFree(name);
-    this.definedNames.push(name);
+    if (sheetName === undefined) this.definedNames.push(name);
+    else {
+      const s = this.requireSheet(sheetName);
+      (s.names ??= []).push(name);
+    }
   }
 
   private checkNoTableOverlap(sheet: SheetModel, rect: Rect, self?: TableModel): void {
@@ -812,7 +994,7 @@ export class WorkbookModel {
     if (v === null) return "";
     if (typeof v === "string") return v;
     if (isCellError(v)) return v.error;
-    return formatCellText(v, this.numberFormatAt(sheet, r, c));
+    return formatCellText(v, this.numberFormatAt(sheet, r, c), this.date1904);
   }
 
   /**
@@ -952,7 +1134,17 @@ export class WorkbookModel {
     const oldBody = this.bodyRect(t);
     const calculated = t.columns.map((_, i) => (i < rectColumns(rect) && t.rect.c0 === rect.c0 ? this.calculatedFormula(t, i) : null));
     const oldTotals = this.totalsRect(t);
-    if (oldTotals) this.clear(sheet, oldTotals, "Contents");
+    // The totals row stays the table's last row and keeps its functions; where Excel puts it after a
+    // resize is not documented, so it moves to the new last row with its formulas (the add-in rewrites
+    // them anyway).
+    const totalsCells: Array<{ f?: string; v?: StoredValue }> = [];
+    if (oldTotals) {
+      for (let c = oldTotals.c0; c <= oldTotals.c1; c++) {
+        const f = sheet.cells.formula(oldTotals.r0, c);
+        totalsCells.push(f !== undefined ? { f } : { v: sheet.cells.value(oldTotals.r0, c) });
+      }
+      this.clear(sheet, oldTotals, "Contents");
+    }
     // Columns: keep ids of columns that remain at the same sheet column, new ones get fresh ids.
     const newCols: TableColumnModel[] = [];
     for (let c = rect.c0; c <= rect.c1; c++) {
@@ -964,7 +1156,15 @@ export class WorkbookModel {
     t.rect = { ...rect };
     const newBody = this.bodyRect(t);
     if (newBody.r1 > oldRectR1) this.fillCalculatedColumns(t, sheet, calculated, oldBody.r0, oldRectR1 + 1, newBody.r1);
-    if (t.showTotals) this.writeTotalsRow(t);
+    if (t.showTotals) {
+      const row = sheet.cells.rowForWrite(t.rect.r1);
+      totalsCells.forEach((cell, i) => {
+        const c = t.rect.c0 + i;
+        if (c > t.rect.c1) return;
+        if (cell.f !== undefined) this.putFormula(row, c, cell.f);
+        else this.putConstant(row, c, cell.v);
+      });
+    }
     this.normalizeHeaders(t);
     for (const r of [...sheet.hiddenRows]) if (r > newBody.r1 && r <= oldRectR1) sheet.hiddenRows.delete(r);
     this.invalidateCalculation();
@@ -1102,12 +1302,23 @@ export class WorkbookModel {
     this.invalidateCalculation();
   }
 
-  /** Excel's default totals row: "Total" in the first column, the rest left empty. */
+  /**
+   * Excel's default totals row: "Total" in the first column and a SUBTOTAL over the whole last column
+   * (sum `109` when it holds numbers, else count `103`), written as a structured reference, so it
+   * covers every body row however the table is resized (docs: "Total the data in an Excel table").
+   */
   private writeTotalsRow(t: TableModel): void {
     const sheet = this.requireSheetId(t.sheetId);
     const r = t.rect.r1;
+    const body = this.bodyRect(t);
     const row = sheet.cells.rowForWrite(r);
     for (let c = t.rect.c0; c <= t.rect.c1; c++) this.putConstant(row, c, c === t.rect.c0 ? "Total" : undefined);
+    const last = t.rect.c1;
+    if (last === t.rect.c0) return;
+    let numeric = false;
+    for (let rr = body.r0; rr <= body.r1 && !numeric; rr++) numeric = typeof sheet.cells.value(rr, last) === "number";
+    const name = t.columns[t.columns.length - 1]?.name ?? "";
+    this.putFormula(sheet.cells.rowForWrite(r), last, `=SUBTOTAL(${numeric ? 109 : 103},[${name}])`);
   }
 
   private removeTable(t: TableModel): void {
@@ -1220,6 +1431,24 @@ export class WorkbookModel {
     this.reapplyFilter(t);
   }
 
+  /** `table.autoFilter.remove()`: the filter buttons go, with every criterion; hidden rows show again. */
+  removeAutoFilter(t: TableModel): void {
+    t.filters.clear();
+    this.reapplyFilter(t);
+    t.autoFilterEnabled = false;
+  }
+
+  /**
+   * `autoFilter.reapply()` / `table.reapplyFilters()` as the add-in calls it. Excel on the web does nothing
+   * on a table whose filter was removed; Excel for Mac throws `InvalidOperation` (office-js #3086).
+   */
+  apiReapplyFilter(t: TableModel): void {
+    if (t.autoFilterEnabled === false && this.platform === "mac") {
+      throw invalidOperation("The operation is not valid: the table has no AutoFilter (it was removed).");
+    }
+    this.reapplyFilter(t);
+  }
+
   /** Hides body rows that fail any stored criterion; shows the others. */
   reapplyFilter(t: TableModel): void {
     const sheet = this.requireSheetId(t.sheetId);
@@ -1286,6 +1515,12 @@ export class WorkbookModel {
     } catch {
       throw invalidArgument(`The value of setting '${k}' must be JSON-serialisable.`);
     }
+    let total = k.length + json.length;
+    for (const [key, v] of this.settings) if (key !== k) total += key.length + v.length;
+    if (total > this.settingsLimitChars) {
+      // What Excel answers (office-js #3957): the generic invalid-argument message, nothing saved.
+      throw invalidArgument(`The argument is invalid or missing or has an incorrect format. (Settings would hold ${total} characters; the limit is about ${this.settingsLimitChars}.)`);
+    }
     this.settings.set(k, json);
   }
   getSetting(k: string): unknown {
@@ -1304,3 +1539,11 @@ export class WorkbookModel {
   }
 }
 
+
+/** Excel keeps 15 significant digits of a number; integers beyond that are truncated, as typed input is. */
+export function toFifteenDigits(v: number): number {
+  if (!Number.isInteger(v) || Math.abs(v) < 1e15) return v;
+  const digits = Math.floor(Math.log10(Math.abs(v))) + 1;
+  const scale = 10 ** (digits - 15);
+  return Math.trunc(v / scale) * scale;
+}

@@ -20,6 +20,8 @@ import {
   WorkbookModel,
 } from "./model";
 import { jsonByteLength } from "./values";
+import { dateSerial } from "./typed-input";
+import { DATE1904_OFFSET } from "./model";
 
 // ---------- load specifications ----------
 
@@ -128,7 +130,11 @@ export class EmulatedRequestContext {
   private queue: Operation[] = [];
   private closed = false;
 
-  constructor(readonly model: WorkbookModel) {
+  /** `Excel.run` options this context was created with (`delayForCellEdit`). */
+  readonly options: { delayForCellEdit?: boolean };
+
+  constructor(readonly model: WorkbookModel, options: { delayForCellEdit?: boolean } = {}) {
+    this.options = { ...options };
     this.application = new ApplicationProxy(this);
     this.workbook = new WorkbookProxy(this);
   }
@@ -175,6 +181,15 @@ export class EmulatedRequestContext {
     await Promise.resolve();
     // office.js sends nothing (no round trip) when nothing is queued.
     if (this.queue.length === 0) return;
+    if (this.model.cellEditMode) {
+      // RunOptions.delayForCellEdit: the batch waits for the user to leave the cell; without it the
+      // batch fails at once (docs: "Delay execution while cell is being edited").
+      if (!this.options.delayForCellEdit) {
+        this.queue = [];
+        throw new EmulatedExcelError(ErrorCodes.invalidOperationInCellEditMode, "The operation isn't available while a cell is being edited. Press Enter or Esc and try again.");
+      }
+      await this.model.cellEditExited();
+    }
     const ops = this.queue;
     this.queue = [];
     const wb = this.model;
@@ -191,6 +206,9 @@ export class EmulatedRequestContext {
     if (requestBytes > wb.payloadLimitBytes) {
       wb.stats.rejectedSyncs++;
       wb.stats.responseBytesPerSync.push(0);
+      if (wb.oversizeRequestError === "GeneralException") {
+        throw new EmulatedExcelError(ErrorCodes.generalException, "An internal error has occurred. Nothing was applied.");
+      }
       throw new EmulatedExcelError(
         ErrorCodes.requestPayloadSizeLimitExceeded,
         `The request payload size has exceeded the limit (${requestBytes} bytes > ${wb.payloadLimitBytes}). Nothing was applied.`,
@@ -563,6 +581,7 @@ export class ApplicationProxy extends ProxyBase<WorkbookModel> {
         throw invalidArgument(`calculationMode must be Automatic, AutomaticExceptTables or Manual; got ${String(mode)}.`);
       }
       const wasManual = wb.calculationMode === "Manual";
+      wb.stats.calculationModeSets++;
       wb.calculationMode = mode;
       if (wasManual && mode !== "Manual") wb.calculateAll();
     });
@@ -593,6 +612,10 @@ export class WorkbookProxy extends ProxyBase<WorkbookModel> {
   readonly tables: TableCollectionProxy;
   readonly settings: SettingCollectionProxy;
   readonly application: ApplicationProxy;
+  /** Workbook-scoped defined names (ExcelApi 1.1). */
+  readonly names: NamedItemCollectionProxy;
+  /** Worksheet functions evaluated by Excel (ExcelApi 1.2); only `date` is emulated. */
+  readonly functions: FunctionsProxy;
   constructor(ctx: EmulatedRequestContext) {
     super(ctx, "workbook", () => ctx.model, false);
     this._presetHandle(ctx.model);
@@ -600,6 +623,8 @@ export class WorkbookProxy extends ProxyBase<WorkbookModel> {
     this.worksheets = new WorksheetCollectionProxy(ctx);
     this.tables = new TableCollectionProxy(ctx, "workbook.tables", () => null);
     this.settings = new SettingCollectionProxy(ctx);
+    this.names = new NamedItemCollectionProxy(ctx, "workbook.names", () => "");
+    this.functions = new FunctionsProxy(ctx);
   }
   protected _scalarNames(): readonly string[] {
     return ["name"];
@@ -614,11 +639,19 @@ export class WorkbookProxy extends ProxyBase<WorkbookModel> {
     if (prop === "worksheets") return this.worksheets as ProxyBase<unknown>;
     if (prop === "tables") return this.tables as ProxyBase<unknown>;
     if (prop === "settings") return this.settings as ProxyBase<unknown>;
+    if (prop === "names") return this.names as ProxyBase<unknown>;
     return undefined;
   }
-  /** The selected range (A1 of the active sheet unless a test selected something). */
+  /**
+   * The selected range (A1 of the active sheet unless a test selected something). With several areas
+   * selected it fails at sync with `InvalidSelection` (docs: Workbook.getSelectedRange, "If multiple
+   * ranges are selected, this method will throw an error").
+   */
   getSelectedRange(): RangeProxy {
     return new RangeProxy(this._ctx, "workbook.getSelectedRange()", () => {
+      if (this._ctx.model.extraSelectionAreas.length > 0) {
+        throw new EmulatedExcelError(ErrorCodes.invalidSelection, "The current selection is invalid for this operation: several ranges are selected.");
+      }
       const { sheet, rect } = this._ctx.model.selectedRange();
       return { sheetId: sheet.id, rect };
     });
@@ -705,10 +738,11 @@ export class WorksheetProxy extends ProxyBase<SheetHandle> {
       case "name": return s.name;
       case "id": return s.id;
       case "position": return this._ctx.model.sheets.indexOf(s);
-      default: return "Visible";
+      default: return s.visibility ?? "Visible";
     }
   }
   override _navigation(prop: string): ProxyBase<unknown> | undefined {
+    if (prop === "names") return this.names as ProxyBase<unknown>;
     return prop === "tables" ? (this.tables as ProxyBase<unknown>) : undefined;
   }
   get name(): string {
@@ -725,6 +759,28 @@ export class WorksheetProxy extends ProxyBase<SheetHandle> {
   }
   get visibility(): string {
     return this._get("visibility");
+  }
+  /** `Visible`, `Hidden` or `VeryHidden` (ExcelApi 1.1); the last visible sheet cannot be hidden. */
+  set visibility(v: string) {
+    this._set("visibility", v, (h) => {
+      if (v !== "Visible" && v !== "Hidden" && v !== "VeryHidden") throw invalidArgument(`visibility must be Visible, Hidden or VeryHidden; got ${String(v)}.`);
+      const wb = this._ctx.model;
+      const sheet = sheetOf(this._ctx, h);
+      if (v !== "Visible" && !wb.sheets.some((o) => o !== sheet && (o.visibility ?? "Visible") === "Visible")) {
+        throw invalidOperation("A workbook must contain at least one visible worksheet.");
+      }
+      sheet.visibility = v;
+      if (v !== "Visible" && wb.activeSheetId === sheet.id) {
+        const other = wb.sheets.find((o) => (o.visibility ?? "Visible") === "Visible");
+        if (other) wb.activeSheetId = other.id;
+      }
+    });
+  }
+  private _names?: NamedItemCollectionProxy;
+  /** Names scoped to this sheet (ExcelApi 1.4). */
+  get names(): NamedItemCollectionProxy {
+    if (!this._names) this._names = new NamedItemCollectionProxy(this._ctx, `${this._path}.names`, () => this._resolve().sheetId);
+    return this._names;
   }
   /** Tables on this worksheet. */
   get tables(): TableCollectionProxy {
@@ -859,7 +915,10 @@ export class RangeProxy extends ProxyBase<RangeHandle> {
   }
   /** 2-D array of the range's size, a 1x1 array or a single value (applied to every cell); null keeps a cell. */
   set values(v: unknown[][]) {
-    this._set("values", v, (h) => this._ctx.model.writeValues(this._sheet(h), h.rect, v));
+    this._set("values", v, (h) => {
+      this._ctx.model.writeValues(this._sheet(h), h.rect, v);
+      this._ctx.model.autoExpandTables(this._sheet(h), h.rect);
+    });
   }
   get numberFormat(): unknown[][] {
     return this._get("numberFormat");
@@ -871,7 +930,33 @@ export class RangeProxy extends ProxyBase<RangeHandle> {
     return this._get("formulas");
   }
   set formulas(v: unknown[][]) {
-    this._set("formulas", v, (h) => this._ctx.model.writeFormulas(this._sheet(h), h.rect, v));
+    this._set("formulas", v, (h) => {
+      this._ctx.model.writeFormulas(this._sheet(h), h.rect, v);
+      this._ctx.model.autoExpandTables(this._sheet(h), h.rect);
+    });
+  }
+
+  /**
+   * `copyFrom(source, copyType)` (ExcelApi 1.9): copies from a Range or an address (on this range's
+   * sheet unless it names one) to this range's top-left cell, at the source's size.
+   */
+  copyFrom(source: RangeProxy | string, copyType: "All" | "Formulas" | "Values" | "Formats" = "All", skipBlanks = false, transpose = false): void {
+    if (typeof source !== "string") this._ctx._checkSameContext(source);
+    this._call("copyFrom", { source: typeof source === "string" ? source : source._path, copyType, skipBlanks, transpose }, (h) => {
+      if (skipBlanks || transpose) throw invalidArgument("copyFrom: skipBlanks and transpose are not emulated.");
+      if (!["All", "Formulas", "Values", "Formats"].includes(copyType)) throw invalidArgument(`copyFrom: copy type '${String(copyType)}' is not emulated.`);
+      const wb = this._ctx.model;
+      const dst = this._sheet(h);
+      let src: SheetModel;
+      let from: Rect;
+      if (typeof source === "string") ({ sheet: src, rect: from } = wb.resolveAddress(source, dst));
+      else {
+        const sh = source._resolve();
+        src = wb.requireSheetId(sh.sheetId);
+        from = sh.rect;
+      }
+      wb.copyRange(src, from, dst, { r: h.rect.r0, c: h.rect.c0 }, copyType);
+    });
   }
 
   get format(): RangeFormatProxy {
@@ -966,6 +1051,7 @@ export class RangeProxy extends ProxyBase<RangeHandle> {
       wb.requireSheetId(h.sheetId);
       wb.activeSheetId = h.sheetId;
       wb.selection = { sheetId: h.sheetId, rect: { ...h.rect } };
+      wb.extraSelectionAreas = [];
     });
   }
   /** `clear(applyTo)`: "All" (default), "Contents", "Formats"; hyperlink options change nothing here. */
@@ -1224,7 +1310,7 @@ export class TableProxy extends ProxyBase<TableHandle> {
     this._call("clearFilters", undefined, (h) => this._ctx.model.clearFilters(tableOf(this._ctx, h)));
   }
   reapplyFilters(): void {
-    this._call("reapplyFilters", undefined, (h) => this._ctx.model.reapplyFilter(tableOf(this._ctx, h)));
+    this._call("reapplyFilters", undefined, (h) => this._ctx.model.apiReapplyFilter(tableOf(this._ctx, h)));
   }
 }
 
@@ -1452,7 +1538,7 @@ export class AutoFilterProxy extends ProxyBase<TableHandle> {
   }
   protected _scalar(h: TableHandle, prop: string): unknown {
     const t = tableOf(this._ctx, h);
-    if (prop === "enabled") return true;
+    if (prop === "enabled") return t.autoFilterEnabled !== false;
     if (prop === "isDataFiltered") return t.filters.size > 0;
     return t.columns.map((_, i) => JSON.parse(JSON.stringify(t.filters.get(i) ?? { filterOn: "Custom" })) as FilterCriteria);
   }
@@ -1468,7 +1554,11 @@ export class AutoFilterProxy extends ProxyBase<TableHandle> {
     });
   }
   reapply(): void {
-    this._call("reapply", undefined, (h) => this._ctx.model.reapplyFilter(tableOf(this._ctx, h)));
+    this._call("reapply", undefined, (h) => this._ctx.model.apiReapplyFilter(tableOf(this._ctx, h)));
+  }
+  /** Removes the filter buttons and every criterion (ExcelApi 1.9). */
+  remove(): void {
+    this._call("remove", undefined, (h) => this._ctx.model.removeAutoFilter(tableOf(this._ctx, h)));
   }
   clearCriteria(): void {
     this._call("clearCriteria", undefined, (h) => this._ctx.model.clearFilters(tableOf(this._ctx, h)));
@@ -1532,5 +1622,99 @@ export class SettingProxy extends ProxyBase<SettingHandle> {
   }
   delete(): void {
     this._call("delete", undefined, (h) => this._ctx.model.deleteSetting(h.key));
+  }
+}
+
+// ---------- names ----------
+
+/** `workbook.names` (scope "") or `worksheet.names` (scope = sheet id); items expose `name`. */
+export class NamedItemCollectionProxy extends CollectionProxy<string, NamedItemProxy> {
+  protected readonly _typeName = "NamedItemCollection";
+  constructor(ctx: EmulatedRequestContext, path: string, scope: () => string) {
+    super(ctx, path, scope, path !== "workbook.names");
+    if (path === "workbook.names") this._presetHandle("");
+  }
+  private _list(scope: string): string[] {
+    const wb = this._ctx.model;
+    return scope === "" ? wb.definedNames : (wb.sheetById(scope)?.names ?? []);
+  }
+  protected _itemHandles(h: string): unknown[] {
+    return this._list(h).map((name) => ({ name }));
+  }
+  protected _makeItem(handle: unknown): NamedItemProxy {
+    const h = handle as { name: string };
+    return new NamedItemProxy(this._ctx, `names[${JSON.stringify(h.name)}]`, () => h, false)._presetHandle(h);
+  }
+  getCount(): ClientResult<number> {
+    return queueResult(this, "getCount", (scope) => this._list(scope).length);
+  }
+}
+
+export class NamedItemProxy extends ProxyBase<{ name: string }> {
+  protected readonly _typeName = "NamedItem";
+  protected _scalarNames(): readonly string[] {
+    return ["name"];
+  }
+  protected _scalar(h: { name: string }): unknown {
+    return h.name;
+  }
+  get name(): string {
+    return this._get("name");
+  }
+}
+
+// ---------- worksheet functions ----------
+
+/** `workbook.functions` (ExcelApi 1.2): Excel evaluates the function; the result is a `FunctionResult`. */
+export class FunctionsProxy extends ProxyBase<WorkbookModel> {
+  protected readonly _typeName = "Functions";
+  constructor(ctx: EmulatedRequestContext) {
+    super(ctx, "workbook.functions", () => ctx.model, false);
+    this._presetHandle(ctx.model);
+  }
+  protected _scalarNames(): readonly string[] {
+    return [];
+  }
+  protected _scalar(): unknown {
+    return undefined;
+  }
+  /** `DATE(year, month, day)`: the serial in the workbook's date system (1904 → 1904-01-01 is 0). */
+  date(year: number, month: number, day: number): FunctionResultProxy<number> {
+    const result = new FunctionResultProxy<number>();
+    this._ctx._enqueue({
+      wire: { path: this._path, op: "date", args: [year, month, day] },
+      mutates: false,
+      apply: () => {
+        const wb = this._ctx.model;
+        const base = dateSerial(year, month, day);
+        const v = base === null ? null : wb.date1904 ? base - DATE1904_OFFSET : base;
+        return { bytes: 16, commit: () => result._set(v === null || v < 0 ? null : v, v === null || v < 0 ? "#NUM!" : null) };
+      },
+    });
+    return result;
+  }
+}
+
+/** `Excel.FunctionResult`: `value` and `error` after `load()` + `sync()` (loaded with the call here). */
+export class FunctionResultProxy<T> {
+  private _ready = false;
+  private _value: T | null = null;
+  private _error: string | null = null;
+  /** @internal */
+  _set(v: T | null, error: string | null): void {
+    this._value = v;
+    this._error = error;
+    this._ready = true;
+  }
+  load(_props?: unknown): this {
+    return this;
+  }
+  get value(): T {
+    if (!this._ready) throw notLoaded("value", "FunctionResult");
+    return this._value as T;
+  }
+  get error(): string | null {
+    if (!this._ready) throw notLoaded("error", "FunctionResult");
+    return this._error;
   }
 }

@@ -42,6 +42,11 @@ export interface RefreshOptions {
   /** Values that must never reach a stored message (the connection's token). */
   secrets?: readonly string[];
   now?: () => Date;
+  /**
+   * Refresh all only: once `expired()` is true no further table is started; the rest are reported as
+   * failed with code `skipped` (e.g. the ribbon command's 5-minute window, `src/addin/deadline.ts`).
+   */
+  deadline?: { expired(): boolean };
 }
 
 export interface RefreshReport {
@@ -131,6 +136,10 @@ export async function refreshAll(
   const reports: RefreshReport[] = [];
   const now = options.now ?? (() => new Date());
   for (const b of bindings) {
+    if (options.deadline?.expired()) {
+      reports.push({ bindingId: b.id, tableName: b.tableName, outcome: "failed", rowCount: b.rowCount, failure: { at: now().toISOString(), code: "skipped", message: "Not refreshed: the time for this run was used up before this table's turn. Refresh it again (large tables from the task pane)." }, warnings: [], binding: b });
+      continue;
+    }
     if (options.signal?.aborted) {
       reports.push({ bindingId: b.id, tableName: b.tableName, outcome: "failed", rowCount: b.rowCount, failure: { at: now().toISOString(), code: "cancelled", message: "Cancelled before this table was refreshed." }, warnings: [], binding: b });
       continue;

@@ -7,6 +7,7 @@
  * - timeouts, cancellation and bounded retries (idempotent GETs only) apply uniformly;
  * - every failure becomes a {@link PpmError} whose text has been scrubbed of secrets.
  */
+import { withLocalNetworkHint } from "./localNetwork";
 import { ErrorBodySchema, HEADERS, REPORTING_ERRORS, BASIC_USER, type ReportingErrorCode } from "../contract/contract";
 import { type Connection, connectionSecrets, normalizeBaseUrl } from "./connection";
 import { PpmError, type PpmErrorCode, type PpmErrorInit, base64Utf8, redactDeep, redactSecrets } from "./errors";
@@ -322,7 +323,7 @@ export class Transport {
         return {
           ok: false,
           retryable: true,
-          error: this.error("network", `Could not reach ${this.environmentLabel} (${detail}).`, { datasetKey: spec.datasetKey, requestTime }),
+          error: this.error("network", withLocalNetworkHint(`Could not reach ${this.environmentLabel} (${detail}).`, url), { datasetKey: spec.datasetKey, requestTime }),
         };
       }
       bodyBytes = 0;

@@ -17,6 +17,7 @@ import { resolveConnectionId, summarize } from "../addin/refreshSummary";
 import { tokenForm } from "./tokenForm";
 import type { PaneRuntime } from "../addin/runtime";
 import { busyText } from "../addin/refreshLock";
+import { runExcel } from "../addin/excelRun";
 
 export interface AppOptions {
   store: ConnectionStore;
@@ -442,7 +443,7 @@ function mountRecordsTab(panel: HTMLElement, ctx: PaneContext, onShown: (l: (t: 
         const offs = [ctx.on("active", l), ctx.on("credentials", l), ctx.on("connections", l)];
         return () => offs.forEach((o) => o());
       },
-      runExcel: (work) => Excel.run(work),
+      runExcel: (work) => runExcel(work),
       notify: (text) => ctx.status(text),
       requestTokenUpdate: (id) => ctx.updateToken(id),
       refreshTables: async (ids) => {

@@ -5,6 +5,49 @@
  * when read back, because a workbook is untrusted input.
  */
 import { BINDING_SETTING_PREFIX, bindingSettingKey, parseBinding, serializeBinding, type Binding } from "../refresh/binding";
+import { WriteError } from "./blocks";
+
+/**
+ * Budget for everything the add-in keeps in document settings (bindings and table locks), in
+ * characters of key + JSON value. Settings are documented to hold about 2 MB, but saves are reported to
+ * fail near 1 MB (office-js #621, #3957), and other add-ins share the same store; a quarter of the
+ * lower figure holds some 200 bindings. Write-back baselines, which grow with the table, are not kept
+ * in settings (see `writeback.ts`).
+ */
+export const SETTINGS_BUDGET_CHARS = 256_000;
+/** Settings keys the add-in owns (bindings `ppm.binding.*`, locks `ppm.lock.*`, legacy baselines). */
+export const ADDIN_SETTING_PREFIX = "ppm.";
+
+/** Loads the settings (one `sync`) and applies {@link checkSettingsBudget}. */
+export async function loadAndCheckSettingsBudget(context: Excel.RequestContext, key: string, json: string): Promise<void> {
+  const settings = context.workbook.settings;
+  settings.load("items/key,items/value");
+  await context.sync();
+  checkSettingsBudget(settings.items, key, json);
+}
+
+/**
+ * Refuses (`settings_full`, nothing written) when storing `json` under `key` would take the add-in's
+ * settings over {@link SETTINGS_BUDGET_CHARS}. `items`: the loaded settings (key and value).
+ */
+export function checkSettingsBudget(items: readonly { key: string; value: unknown }[], key: string, json: string): void {
+  let total = key.length + json.length;
+  for (const s of items) {
+    if (s.key === key || !s.key.startsWith(ADDIN_SETTING_PREFIX)) continue;
+    total += s.key.length + (typeof s.value === "string" ? s.value.length : JSON.stringify(s.value).length);
+  }
+  if (total > SETTINGS_BUDGET_CHARS) {
+    throw new WriteError(
+      "settings_full",
+      `This workbook's PPM settings would hold ${total.toLocaleString("en-US")} characters, over the ${SETTINGS_BUDGET_CHARS.toLocaleString("en-US")} the add-in allows itself (Excel's document settings fail near 1 MB). Nothing was written. Remove tables you no longer refresh (Refresh tab › Forget) and try again.`,
+    );
+  }
+}
+
+/** Queues storing a binding's JSON (reaches the workbook with the caller's next `sync`). */
+export function queueBindingSetting(context: Excel.RequestContext, id: string, json: string): void {
+  context.workbook.settings.add(bindingSettingKey(id), json);
+}
 
 export interface StoredBindings {
   bindings: Binding[];
@@ -40,7 +83,9 @@ export function queueSaveBinding(context: Excel.RequestContext, binding: Binding
 
 /** Stores a binding (one `sync`). @throws BindingError if it would contain a secret. */
 export async function saveBinding(context: Excel.RequestContext, binding: Binding, secrets: readonly string[] = []): Promise<void> {
-  queueSaveBinding(context, binding, secrets);
+  const json = serializeBinding(binding, secrets);
+  await loadAndCheckSettingsBudget(context, bindingSettingKey(binding.id), json);
+  queueBindingSetting(context, binding.id, json);
   await context.sync();
 }
 

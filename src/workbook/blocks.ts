@@ -10,6 +10,16 @@
 /** Default target size of one request. Leaves a margin under the 5 MB limit for estimation error. */
 export const DEFAULT_TARGET_REQUEST_BYTES = 4_000_000;
 
+/**
+ * Rows in the FIRST value block, whatever the byte estimate allows. Microsoft's large-range guidance
+ * ("Read or write to a large range": split into row blocks, "start with 5k–20k rows", retry smaller on a
+ * limit error) is followed at its cautious end, because Excel on the web refuses some requests far
+ * under 5 MB with a bare GeneralException (office-js #1012, #1314; office-js-docs-reference #354:
+ * 2,000 × 10 cells). After each accepted block the next may double, up to the byte target, so a large
+ * table costs only a few more syncs; after a refusal it never grows again.
+ */
+export const FIRST_BLOCK_ROWS = 5_000;
+
 /** Error codes raised by the writer. */
 export type WriteErrorCode =
   | "invalid_table"
@@ -21,6 +31,11 @@ export type WriteErrorCode =
   | "cancelled"
   | "table_missing"
   | "table_changed"
+  | "table_busy"
+  | "adjacent_table"
+  | "name_taken"
+  | "settings_full"
+  | "selection_invalid"
   | "write_failed";
 
 /** The writer's one error type: a machine `code` and a message for the person reading it. */
@@ -38,6 +53,15 @@ export class WriteError extends Error {
 /** True for Excel's payload-limit error (code as Office reports it). */
 export function isPayloadTooLarge(err: unknown): boolean {
   return !!err && typeof err === "object" && (err as { code?: unknown }).code === "RequestPayloadSizeLimitExceeded";
+}
+
+/**
+ * True for an error that may mean "request too large": the documented code, or the GeneralException
+ * (HTTP 500, "An internal error has occurred") Excel on the web often answers instead (office-js #1012,
+ * #1314). Either way the refused request applied nothing, so a smaller block is safe to try.
+ */
+export function maybeTooLarge(err: unknown): boolean {
+  return isPayloadTooLarge(err) || (!!err && typeof err === "object" && (err as { code?: unknown }).code === "GeneralException");
 }
 
 export function throwIfAborted(signal: AbortSignal | undefined, rowsWritten: number, totalRows: number): void {
@@ -104,7 +128,9 @@ export async function writeInBlocks(
   let prelude = options.prelude;
   let syncs = 0, blocks = 0, shrinks = 0;
   let from = 0;
-  let perBlock = Math.max(1, Math.floor(target / bytesPerRow(src, 0)));
+  const byBytes = Math.max(1, Math.floor(target / bytesPerRow(src, 0)));
+  let perBlock = Math.min(byBytes, FIRST_BLOCK_ROWS);
+  let mayGrow = true;
   while (from < src.total) {
     throwIfAborted(options.signal, from, src.total);
     const count = Math.min(perBlock, src.total - from);
@@ -116,12 +142,14 @@ export async function writeInBlocks(
       syncs++;
       await context.sync();
     } catch (err) {
-      if (isPayloadTooLarge(err)) {
+      if (maybeTooLarge(err)) {
         if (count === 1) {
+          if (!isPayloadTooLarge(err)) throw err; // a GeneralException on one row is not about size
           throw new WriteError("payload_too_large", `Row ${from + 1} alone is larger than Excel accepts in one request.`, { rowsWritten: from, cause: err });
         }
         // The refused request applied nothing: retry the same rows (and prelude) in smaller blocks.
         perBlock = Math.ceil(count / 2);
+        mayGrow = false;
         shrinks++;
         continue;
       }
@@ -130,6 +158,7 @@ export async function writeInBlocks(
     prelude = undefined;
     blocks++;
     from += count;
+    if (mayGrow) perBlock = Math.min(byBytes, perBlock * 2);
     options.onProgress?.(from, src.total);
   }
   if (prelude) {

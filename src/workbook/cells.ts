@@ -2,7 +2,7 @@
  * How model values become Excel cells: per-column number formats and per-cell values.
  *
  * Pure (no Office calls) so the rules are unit-tested directly. Rules:
- * - text, identifier columns (`*_id`, `*_token`) and integer columns holding values beyond 2^53 are
+ * - text, identifier columns (`*_id`, `*_token`) and integer columns holding values of 16+ digits are
  *   TEXT: number format `@` is set on the whole column BEFORE values are written, so Excel stores
  *   `=SUM(A1)`, `+1`, `00123`, `1/2`, `1E5`, `TRUE` exactly as given (no formula, number or date
  *   parsing; this is also the formula-injection guard).
@@ -39,13 +39,14 @@ export function isIdentifierColumn(name: string): boolean {
   return IDENTIFIER_RE.test(name);
 }
 
-/** Plans every column of a table. Looks at integer values to find ones beyond 2^53 (kept as text). */
+/** Plans every column of a table. Looks at integer values to find ones of 16 or more significant digits (kept as text: Excel keeps 15). */
 export function planColumns(table: Pick<Table, "columns" | "rows">): ColumnPlan[] {
   return table.columns.map((col, ci) => {
     if (col.type === "text" || isIdentifierColumn(col.name)) return { name: col.name, numberFormat: TEXT_FORMAT, kind: "text" };
     switch (col.type) {
       case "integer": {
-        const unsafe = table.rows.some((r) => typeof r[ci] === "string" && r[ci] !== "" && !Number.isSafeInteger(Number(r[ci])));
+        // Excel keeps 15 significant digits: any integer of 16 or more is exact text, not only those beyond 2^53.
+        const unsafe = table.rows.some((r) => r[ci] !== null && r[ci] !== "" && significantDigits(r[ci]) >= 16);
         return unsafe ? { name: col.name, numberFormat: TEXT_FORMAT, kind: "text" } : { name: col.name, numberFormat: INTEGER_FORMAT, kind: "number" };
       }
       case "decimal":
@@ -59,6 +60,12 @@ export function planColumns(table: Pick<Table, "columns" | "rows">): ColumnPlan[
     }
     return { name: col.name, numberFormat: TEXT_FORMAT, kind: "text" };
   });
+}
+
+/** Significant digits of an integer value (number or digit string), ignoring sign and leading zeros. */
+function significantDigits(v: unknown): number {
+  const digits = (typeof v === "number" ? BigInt(Math.trunc(v)).toString() : String(v)).replace(/^[+-]/, "").replace(/^0+/, "");
+  return digits.length;
 }
 
 /** Days from 1970-01-01 to the civil date y-m-d (proleptic Gregorian), integer arithmetic only. */

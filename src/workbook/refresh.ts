@@ -2,19 +2,25 @@
  * Refreshing a bound Excel table in place: the Excel side of the refresh engine (`src/refresh`).
  *
  * Strategy (documented in README):
+ * - The table's lock is taken in the workbook first (`lock.ts`): a second runtime refreshing the same
+ *   table is told it is busy.
  * - Before the first write: table found, header names still the bound columns, the new size fits on
- *   the sheet and the cells it grows into are empty. Any failure here writes NOTHING: the sheet stays
- *   byte-identical and only the binding's failure record changes (done by the engine).
- * - The old data-column values, their number formats and the user columns' formulas are loaded, so
- *   they can be put back.
+ *   the sheet, the cells it grows into are empty and it would not touch another table. Any failure here
+ *   writes NOTHING to the sheet: it stays byte-identical and only the binding's failure record changes.
+ * - The rollback copy stays INSIDE Excel: the data columns' old body is copied (values, then number
+ *   formats; `Range.copyFrom`, ExcelApi 1.9) to the same address on a very hidden sheet. Nothing of the
+ *   old data travels to the add-in and back, so a refresh moves about as many bytes as an import.
+ *   Only small things are read: the totals row's formulas, the info cell, and the user columns'
+ *   formulas (to extend calculated columns and to put back rows a shrink clears).
  * - Writing: info cell "refreshing — DATA INCOMPLETE"; grow the table with `resize` (references to
  *   the table and its columns keep working); per-column formats; values in blocks over the DATA
  *   columns only (user columns to the right are never written, except to extend a calculated column
- *   into new rows); shrink with `resize` and clear the rows it left; reapply sort and filter.
- * - A failure or cancel while writing restores the previous size, values, formats and user-column
- *   cells, and the info cell says "refresh failed … previous data restored". If restoring fails too,
- *   the info cell says the table may be INCOMPLETE (and the in-progress marker is what stays if even
- *   that cannot be written).
+ *   into new rows); shrink with `resize` and clear the rows it left; the totals row's formulas are
+ *   written back under the new last row; sort and filter are re-applied one at a time.
+ * - A failure or cancel while writing restores the previous size, values, formats, totals row and
+ *   user-column cells from the copy, and the info cell says "refresh failed … previous data
+ *   restored". If restoring fails too, the info cell says the table may be INCOMPLETE (and the
+ *   in-progress marker is what stays if even that cannot be written).
  */
 import type { Table } from "../table/model";
 import type { Binding } from "../refresh/binding";
@@ -24,16 +30,22 @@ import type { RefreshSource } from "../refresh/source";
 import { planColumns, TEXT_FORMAT } from "./cells";
 import { a1 } from "./names";
 import { INFO_PREFIX, infoComplete, infoFailed, infoInProgress } from "./info";
-import { findOccupiedCell, prepareCalculation, setEvery, type CalculationGuard } from "./sheet";
-import { bytesPerRow, loadInBlocks, throwIfAborted, writeInBlocks, WriteError } from "./blocks";
-import { queueColumnFormats, typedRows, errorText } from "./writer";
+import { findOccupiedCell, findTouchingTable, prepareCalculation, setEvery, type CalculationGuard } from "./sheet";
+import { loadInBlocks, throwIfAborted, writeInBlocks, WriteError } from "./blocks";
+import { queueColumnFormats, queueDateSystemProbe, typedRows, errorText } from "./writer";
 import { readBindings, saveBinding } from "./bindingStore";
+import { acquireTableLock } from "./lock";
+
+/** The very hidden sheet holding rollback copies while a refresh writes (cleared afterwards). */
+export const ROLLBACK_SHEET = "ppm_rollback";
 
 export interface RefreshWriteOptions {
   signal?: AbortSignal;
   onProgress?: (rowsWritten: number, totalRows: number) => void;
   targetRequestBytes?: number;
   now?: () => Date;
+  /** Who refreshes, named to a second caller that finds the table locked ("the task pane", "Refresh all on the ribbon"). */
+  holder?: string;
 }
 
 function rangeOf(sheet: Excel.Worksheet, r: Rect): Excel.Range {
@@ -49,17 +61,29 @@ function uniformFormula(column: unknown[]): string | null {
 
 /**
  * Writes a validated table over a bound Excel table (see the module comment for the strategy).
- * @throws WriteError: `table_missing`, `table_changed`, `too_many_rows`, `occupied` (nothing written);
- * `cancelled`, `payload_too_large`, `write_failed` (previous data restored, or the table marked).
+ * @throws WriteError: `table_busy`, `table_missing`, `table_changed`, `too_many_rows`, `occupied`,
+ * `adjacent_table` (nothing written); `cancelled`, `payload_too_large`, `write_failed` (previous data
+ * restored, or the table marked).
  */
 export async function writeRefresh(context: Excel.RequestContext, binding: Binding, table: Table, options: RefreshWriteOptions = {}): Promise<{ warnings: string[] }> {
   const now = options.now ?? (() => new Date());
+  throwIfAborted(options.signal, 0, table.rows.length);
+  const lock = await acquireTableLock(context, binding.tableName, { holder: options.holder, now });
+  try {
+    return await writeLocked(context, binding, table, options, now);
+  } finally {
+    await lock.release();
+  }
+}
+
+async function writeLocked(context: Excel.RequestContext, binding: Binding, table: Table, options: RefreshWriteOptions, now: () => Date): Promise<{ warnings: string[] }> {
   const total = table.rows.length;
-  throwIfAborted(options.signal, 0, total);
 
   // --- checks: nothing is written until all of them pass ---
   const lo = context.workbook.tables.getItemOrNullObject(binding.tableName);
+  lo.load("showTotals");
   const calc = prepareCalculation(context);
+  const dateSystem = queueDateSystemProbe(context);
   await context.sync();
   if (lo.isNullObject) {
     throw new WriteError("table_missing", `The table "${binding.tableName}" is no longer in this workbook. Re-import the data to bind a new table.`);
@@ -70,7 +94,15 @@ export async function writeRefresh(context: Excel.RequestContext, binding: Bindi
   header.load("values");
   const sheet = lo.worksheet;
   sheet.load("name");
+  lo.autoFilter.load("enabled");
+  lo.sort.load("fields");
+  const rollback = context.workbook.worksheets.getItemOrNullObject(ROLLBACK_SHEET);
+  rollback.load("visibility");
   await context.sync();
+  if (!rollback.isNullObject && rollback.visibility !== "VeryHidden") {
+    // Someone's own sheet of that name: never written over.
+    throw new WriteError("write_failed", `This workbook has a visible sheet named "${ROLLBACK_SHEET}", which the add-in keeps very hidden for its rollback copies. Rename that sheet, then refresh again.`);
+  }
 
   const dataColumns = binding.columns.length;
   const names = (header.values[0] ?? []).map((v) => String(v));
@@ -80,51 +112,55 @@ export async function writeRefresh(context: Excel.RequestContext, binding: Bindi
       `The first ${dataColumns} columns of "${binding.tableName}" are no longer ${binding.columns.map((c) => c.name).join(", ")}. Undo the change to the column headers or re-import the data.`,
     );
   }
+  // Table.getRange() includes a totals row the user switched on; the body is what lies between.
+  const totalsRows = lo.showTotals ? 1 : 0;
   const geometry: TableGeometry = {
     headerRow: whole.rowIndex,
     firstColumn: whole.columnIndex,
     dataColumns,
     userColumns: whole.columnCount - dataColumns,
-    bodyRows: whole.rowCount - 1,
+    bodyRows: whole.rowCount - 1 - totalsRows,
   };
   let plan;
   try {
+    // The totals row needs one more sheet row below the body.
+    planResize(geometry, total + totalsRows);
     plan = planResize(geometry, total);
   } catch (e) {
     throw new WriteError("too_many_rows", (e as Error).message);
   }
-  if (plan.growth) {
-    const occupied = await findOccupiedCell(context, sheet, plan.growth);
+  // With a totals row the table ends one row lower; that row moves with the table's end.
+  const grownInto: Rect | null = plan.growth ? { ...plan.growth, row: plan.growth.row + totalsRows } : null;
+  if (grownInto) {
+    const occupied = await findOccupiedCell(context, sheet, grownInto);
     if (occupied) {
       throw new WriteError(
         "occupied",
-        `The refreshed table needs ${plan.bodyRows - geometry.bodyRows} more rows (${a1(plan.growth.row, plan.growth.column, plan.growth.rowCount, plan.growth.columnCount)} on "${sheet.name}"), but ${occupied} is not empty. Move the cells below the table and refresh again.`,
+        `The refreshed table needs ${plan.bodyRows - geometry.bodyRows} more rows (${a1(grownInto.row, grownInto.column, grownInto.rowCount, grownInto.columnCount)} on "${sheet.name}"), but ${occupied} is not empty. Move the cells below the table and refresh again.`,
         { address: occupied },
+      );
+    }
+    const touching = await findTouchingTable(context, sheet, { ...plan.table, rowCount: plan.table.rowCount + totalsRows }, binding.tableName);
+    if (touching) {
+      throw new WriteError(
+        "adjacent_table",
+        `The refreshed table "${binding.tableName}" would grow up to the table "${touching}" on "${sheet.name}", and Excel would merge the two. Move "${touching}" at least one empty row further down, then refresh again.`,
       );
     }
   }
 
-  // --- what is needed to put the old state back (read in blocks: responses have a 5 MB limit too) ---
+  // --- what a restore needs that the rollback copy does not hold (all small) ---
   const bodyRow = geometry.headerRow + 1;
+  const width = dataColumns + geometry.userColumns;
   const oldBody: Rect = { row: bodyRow, column: geometry.firstColumn, rowCount: geometry.bodyRows, columnCount: dataColumns };
-  const oldFormats = rangeOf(sheet, { ...oldBody, rowCount: 1 });
-  oldFormats.load("numberFormat");
+  const totalsRange = totalsRows ? sheet.getRangeByIndexes(bodyRow + geometry.bodyRows, geometry.firstColumn, 1, width) : null;
+  totalsRange?.load(["formulas", "numberFormat"]);
   const userRect: Rect | null = geometry.userColumns > 0
     ? { row: bodyRow, column: geometry.firstColumn + dataColumns, rowCount: geometry.bodyRows, columnCount: geometry.userColumns }
     : null;
   const infoRange = geometry.headerRow > 0 ? sheet.getRangeByIndexes(geometry.headerRow - 1, geometry.firstColumn, 1, 1) : null;
   infoRange?.load("formulas");
-  // Its own sync: if a block read below is refused as too large, its loads are lost with it.
   await context.sync();
-  // Old rows are about as large as new ones; the estimate only sizes the first read block.
-  const rowBytes = table.rows.length ? bytesPerRow(typedRows(table, planColumns(table)), 0) : 64 * dataColumns;
-  const oldValues = await loadInBlocks(
-    context,
-    (from, count) => sheet.getRangeByIndexes(bodyRow + from, geometry.firstColumn, count, dataColumns),
-    geometry.bodyRows,
-    "values",
-    rowBytes * 2,
-  );
   const userFormulas = userRect
     ? await loadInBlocks(
         context,
@@ -134,6 +170,7 @@ export async function writeRefresh(context: Excel.RequestContext, binding: Bindi
         64 * userRect.columnCount,
       )
     : [];
+  const oldTotals = totalsRange ? { formulas: totalsRange.formulas[0] as unknown[], formats: totalsRange.numberFormat[0] as unknown[] } : null;
   throwIfAborted(options.signal, 0, total);
 
   const infoFormula = infoRange ? infoRange.formulas[0][0] : null;
@@ -142,11 +179,32 @@ export async function writeRefresh(context: Excel.RequestContext, binding: Bindi
   const setInfo = (text: string) => {
     if (ownsInfo && infoRange) sheet.getRangeByIndexes(geometry.headerRow - 1, geometry.firstColumn, 1, 1).values = [[text]];
   };
-  const oldRect: Rect = { row: geometry.headerRow, column: geometry.firstColumn, rowCount: geometry.bodyRows + 1, columnCount: dataColumns + geometry.userColumns };
+  const oldRect: Rect = { row: geometry.headerRow, column: geometry.firstColumn, rowCount: geometry.bodyRows + 1 + totalsRows, columnCount: width };
+  const newRect: Rect = { ...plan.table, rowCount: plan.table.rowCount + totalsRows };
+  const writeTotals = (row: number, totals: { formulas: unknown[]; formats: unknown[] } | null) => {
+    // Written back as they were, formats first (a formula written into a text-formatted cell would
+    // stay text): structured references ([Amount]) cover the whole new column.
+    if (!totals) return;
+    const r = sheet.getRangeByIndexes(row, geometry.firstColumn, 1, width);
+    r.numberFormat = [totals.formats] as unknown as string[][];
+    r.formulas = [totals.formulas] as unknown as string[][];
+  };
+
+  // --- the rollback copy: its own sync, before the table is touched ---
+  let backupSheet: Excel.Worksheet;
+  if (rollback.isNullObject) {
+    backupSheet = context.workbook.worksheets.add(ROLLBACK_SHEET);
+    backupSheet.visibility = "VeryHidden";
+  } else backupSheet = rollback;
+  const backup = rangeOf(backupSheet, oldBody);
+  const old = rangeOf(sheet, oldBody);
+  backup.copyFrom(old, "Values");
+  backup.copyFrom(old, "Formats");
+  await context.sync();
+  const clearBackup = () => rangeOf(backupSheet, oldBody).clear("All");
 
   // --- write ---
   const plans = planColumns(table);
-  // Calculation is suspended from the first write request on, so a failure before it leaves no trace.
   let guard = null as CalculationGuard | null;
   let started = false as boolean;
   const warnings: string[] = [];
@@ -155,7 +213,7 @@ export async function writeRefresh(context: Excel.RequestContext, binding: Bindi
   try {
     const newBodyRows = plan.bodyRows;
     const blank = total === 0 ? [new Array<string>(dataColumns).fill("")] : null;
-    const source = blank ? { total: 1, get: () => blank } : typedRows(table, plans);
+    const source = blank ? { total: 1, get: () => blank } : typedRows(table, plans, dateSystem.is1904());
     await writeInBlocks(context, (from, count) => sheet.getRangeByIndexes(bodyRow + from, geometry.firstColumn, count, dataColumns), source, {
       signal: options.signal,
       targetRequestBytes: options.targetRequestBytes,
@@ -169,7 +227,7 @@ export async function writeRefresh(context: Excel.RequestContext, binding: Bindi
         guard ??= calc.start();
         setInfo(infoInProgress("refresh", binding.source));
         if (plan.growth) {
-          lo.resize(rangeOf(sheet, plan.table));
+          lo.resize(rangeOf(sheet, newRect));
           resized = true;
         }
         queueColumnFormats(sheet, bodyRow, geometry.firstColumn, newBodyRows, plans);
@@ -185,10 +243,11 @@ export async function writeRefresh(context: Excel.RequestContext, binding: Bindi
       }
     }
     if (plan.vacated) {
-      lo.resize(rangeOf(sheet, plan.table));
+      lo.resize(rangeOf(sheet, newRect));
       resized = true;
-      rangeOf(sheet, plan.vacated).clear("Contents");
+      rangeOf(sheet, { ...plan.vacated, row: plan.vacated.row + totalsRows }).clear("Contents");
     }
+    writeTotals(bodyRow + newBodyRows, oldTotals);
     setInfo(infoComplete({
       source: binding.source,
       environment: binding.environment,
@@ -197,31 +256,37 @@ export async function writeRefresh(context: Excel.RequestContext, binding: Bindi
       refreshedAt: now().toISOString(),
       rowCount: total,
     }));
+    clearBackup();
     guard?.restore();
+    guard?.perSync();
     await context.sync();
   } catch (err) {
     const failure = err instanceof WriteError ? err : new WriteError("write_failed", `Writing to Excel failed: ${errorText(err)}`, { rowsWritten, cause: err });
-    if (!started) throw failure; // nothing was queued for the workbook
+    if (!started) {
+      try {
+        clearBackup();
+        await context.sync();
+      } catch {
+        /* a stale copy on the hidden sheet is overwritten by the next refresh */
+      }
+      throw failure; // nothing was queued for the table
+    }
     let restored = false;
     try {
       if (resized || plan.growth || plan.vacated) lo.resize(rangeOf(sheet, oldRect));
-      // The rows grown into were empty (checked before writing); values and formats go again.
-      if (plan.growth) rangeOf(sheet, plan.growth).clear("All");
-      const formats = oldFormats.numberFormat[0] ?? [];
-      formats.forEach((f, i) => {
-        setEvery(sheet.getRangeByIndexes(bodyRow, geometry.firstColumn + i, geometry.bodyRows, 1), "numberFormat", String(f));
-      });
-      const old = oldValues;
-      await writeInBlocks(context, (from, count) => sheet.getRangeByIndexes(bodyRow + from, geometry.firstColumn, count, dataColumns), { total: old.length, get: (a, b) => old.slice(a, b) }, {
-        targetRequestBytes: options.targetRequestBytes,
-        beforeSync: () => guard?.perSync(),
-      });
+      // The rows grown into were empty (checked before writing); they are emptied again.
+      if (grownInto) rangeOf(sheet, grownInto).clear("All");
+      const target = rangeOf(sheet, oldBody);
+      target.copyFrom(rangeOf(backupSheet, oldBody), "Values");
+      target.copyFrom(rangeOf(backupSheet, oldBody), "Formats");
       if (plan.vacated && userRect) {
         const from = plan.vacated.row - bodyRow;
         rangeOf(sheet, { row: plan.vacated.row, column: userRect.column, rowCount: plan.vacated.rowCount, columnCount: userRect.columnCount }).formulas = userFormulas.slice(from) as unknown as string[][];
       }
+      writeTotals(bodyRow + geometry.bodyRows, oldTotals);
       if (oldInfo !== null) setInfo(infoFailed("refresh", binding.source, now().toISOString(), failure.code, failure.message, true));
-      guard?.restore();
+      clearBackup();
+      guard?.perSync();
       await context.sync();
       restored = true;
     } catch (restoreErr) {
@@ -231,7 +296,6 @@ export async function writeRefresh(context: Excel.RequestContext, binding: Bindi
           const cell = sheet.getRangeByIndexes(geometry.headerRow - 1, geometry.firstColumn, 1, 1);
           cell.numberFormat = [[TEXT_FORMAT]];
         }
-        guard?.restore();
         await context.sync();
       } catch {
         // The "DATA INCOMPLETE" marker stays; the failure below says so too.
@@ -244,27 +308,40 @@ export async function writeRefresh(context: Excel.RequestContext, binding: Bindi
     throw failure;
   }
 
-  try {
-    lo.sort.reapply();
-    lo.autoFilter.reapply();
-    await context.sync();
-  } catch (e) {
-    warnings.push(`The data is refreshed, but the table's sort or filter could not be reapplied: ${errorText(e)}`);
+  // Re-applied one at a time: Excel for Mac throws InvalidOperation re-applying a filter the user
+  // removed (office-js #3086); either failing is a note on a refresh whose data is complete.
+  if ((lo.sort.fields ?? []).length > 0) {
+    try {
+      lo.sort.reapply();
+      await context.sync();
+    } catch (e) {
+      warnings.push(`The data is refreshed, but the table's sort could not be re-applied: ${errorText(e)}`);
+    }
+  }
+  if (lo.autoFilter.enabled) {
+    try {
+      lo.autoFilter.reapply();
+      await context.sync();
+    } catch (e) {
+      warnings.push(`The data is refreshed, but the table's filter could not be re-applied: ${errorText(e)}`);
+    }
   }
   return { warnings };
 }
 
 /** The Excel {@link RefreshTarget} for one request context. */
-export function excelRefreshTarget(context: Excel.RequestContext, options: { secrets?: readonly string[]; targetRequestBytes?: number; now?: () => Date } = {}): RefreshTarget {
+export function excelRefreshTarget(context: Excel.RequestContext, options: { secrets?: readonly string[]; targetRequestBytes?: number; now?: () => Date; holder?: string } = {}): RefreshTarget {
   return {
     listBindings: () => readBindings(context),
     saveBinding: (b) => saveBinding(context, b, options.secrets ?? []),
-    write: (binding, table, o) => writeRefresh(context, binding, table, { ...o, targetRequestBytes: options.targetRequestBytes, now: options.now }),
+    write: (binding, table, o) => writeRefresh(context, binding, table, { ...o, targetRequestBytes: options.targetRequestBytes, now: options.now, holder: options.holder }),
   };
 }
 
 export interface TableRefreshOptions extends RefreshOptions {
   targetRequestBytes?: number;
+  /** Who refreshes, named to a second runtime that finds the table locked. */
+  holder?: string;
 }
 
 /**

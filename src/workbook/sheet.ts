@@ -5,9 +5,10 @@
  */
 import type { Rect } from "../refresh/plan";
 import { a1 } from "./names";
+import { isResponseTooLarge } from "./blocks";
 
-/** Largest rectangle whose formulas are loaded for an exact emptiness check; larger overlaps are refused outright. */
-const MAX_CHECKED_CELLS = 500_000;
+/** Cells whose formulas one block of the occupancy check asks for (halved when a response is refused). */
+const OCCUPANCY_BLOCK_CELLS = 100_000;
 
 function intersect(a: Rect, b: Rect): Rect | null {
   const row = Math.max(a.row, b.row);
@@ -18,8 +19,20 @@ function intersect(a: Rect, b: Rect): Rect | null {
 }
 
 /**
+ * True when the host declares an Office requirement set. Outside Office (Node tests, the browser
+ * preview without `Office.context`) the documented APIs are assumed, as the emulator provides them.
+ */
+export function apiSupported(set: string, version: string): boolean {
+  const office = (globalThis as { Office?: { context?: { requirements?: { isSetSupported(name: string, v?: string): boolean } } } }).Office;
+  const req = office?.context?.requirements;
+  return req ? req.isSetSupported(set, version) : true;
+}
+
+/**
  * Finds the first non-empty cell (value or formula) of `rect` on a sheet, or null when it is empty.
- * Costs one `sync`, plus one more only when the sheet's used range overlaps the rectangle.
+ * One `sync` for the used range; where it overlaps, the formulas are read in row blocks so no response
+ * nears Excel on the web's 5 MB limit (a refused block is halved and read again), stopping at the first
+ * occupied cell.
  */
 export async function findOccupiedCell(context: Excel.RequestContext, sheet: Excel.Worksheet, rect: Rect): Promise<string | null> {
   const used = sheet.getUsedRangeOrNullObject(true);
@@ -28,51 +41,85 @@ export async function findOccupiedCell(context: Excel.RequestContext, sheet: Exc
   if (used.isNullObject) return null;
   const overlap = intersect(rect, { row: used.rowIndex, column: used.columnIndex, rowCount: used.rowCount, columnCount: used.columnCount });
   if (!overlap) return null;
-  if (overlap.rowCount * overlap.columnCount > MAX_CHECKED_CELLS) return a1(overlap.row, overlap.column, overlap.rowCount, overlap.columnCount);
-  const range = sheet.getRangeByIndexes(overlap.row, overlap.column, overlap.rowCount, overlap.columnCount);
-  range.load("formulas");
-  await context.sync();
-  const f = range.formulas as unknown[][];
-  for (let r = 0; r < f.length; r++) {
-    for (let c = 0; c < f[r].length; c++) {
-      if (f[r][c] !== "" && f[r][c] !== null) return a1(overlap.row + r, overlap.column + c);
+  let perBlock = Math.max(1, Math.floor(OCCUPANCY_BLOCK_CELLS / overlap.columnCount));
+  let from = 0;
+  while (from < overlap.rowCount) {
+    const count = Math.min(perBlock, overlap.rowCount - from);
+    const range = sheet.getRangeByIndexes(overlap.row + from, overlap.column, count, overlap.columnCount);
+    range.load("formulas");
+    try {
+      await context.sync();
+    } catch (err) {
+      if (isResponseTooLarge(err) && count > 1) {
+        perBlock = Math.ceil(count / 2);
+        continue;
+      }
+      throw err;
     }
+    const f = range.formulas as unknown[][];
+    for (let r = 0; r < f.length; r++) {
+      for (let c = 0; c < f[r].length; c++) {
+        if (f[r][c] !== "" && f[r][c] !== null) return a1(overlap.row + from + r, overlap.column + c);
+      }
+    }
+    from += count;
   }
   return null;
 }
 
 /**
- * Calculation suspended for a long write: the mode is set to manual (ExcelApi 1.8) and restored by
- * `restore()`; `perSync()` additionally suspends API calculation until the next sync (ExcelApi 1.6),
- * which also covers hosts where the mode could not be read.
+ * The name of a table on `sheet` (other than `except`) that `rect` touches: overlaps, or sits in the row
+ * or column right next to. Excel grows a table into values written directly below or to the right of
+ * it (AutoExpansion), so two tables must keep a blank row and column between them. One `sync`, plus one
+ * more when the sheet has tables.
+ */
+export async function findTouchingTable(context: Excel.RequestContext, sheet: Excel.Worksheet, rect: Rect, except?: string): Promise<string | null> {
+  const tables = sheet.tables;
+  tables.load("items/name");
+  await context.sync();
+  const others = tables.items.filter((t) => t.name !== except);
+  if (others.length === 0) return null;
+  const ranges = others.map((t) => {
+    const r = t.getRange();
+    r.load(["rowIndex", "columnIndex", "rowCount", "columnCount"]);
+    return { name: t.name, r };
+  });
+  await context.sync();
+  const ring: Rect = { row: Math.max(0, rect.row - 1), column: Math.max(0, rect.column - 1), rowCount: rect.rowCount + (rect.row > 0 ? 2 : 1), columnCount: rect.columnCount + (rect.column > 0 ? 2 : 1) };
+  for (const { name, r } of ranges) {
+    if (intersect(ring, { row: r.rowIndex, column: r.columnIndex, rowCount: r.rowCount, columnCount: r.columnCount })) return name;
+  }
+  return null;
+}
+
+/**
+ * Calculation during a long write. The application's calculation mode is never changed: it is
+ * application-wide (every open workbook) and nothing restores it when the add-in's runtime dies
+ * mid-write (office-js #2770, #6922). Instead each write `sync` suspends API calculation until it ends
+ * (`suspendApiCalculationUntilNextSync`, ExcelApi 1.6), which lapses by itself.
  */
 export interface CalculationGuard {
   /** Queue before each `sync` of the write. */
   perSync(): void;
-  /** Queue the mode restore (it reaches Excel with the next `sync`). */
+  /** Kept for the callers' shape: there is no mode to restore. */
   restore(): void;
 }
 
-/** Loads the calculation mode (one `sync`, usually shared with the caller's other loads via `pending`). */
+/** The calculation guard of one write; nothing is read from Excel. */
 export function prepareCalculation(context: Excel.RequestContext): { app: Excel.Application; start(): CalculationGuard } {
   const app = context.application;
-  app.load("calculationMode");
+  const calc = apiSupported("ExcelApi", "1.6");
+  const screen = apiSupported("ExcelApi", "1.9");
   return {
     app,
     start(): CalculationGuard {
-      const previous = app.calculationMode;
-      let manual = false;
-      if (previous !== "Manual") {
-        app.calculationMode = "Manual";
-        manual = true;
-      }
       // Called once per write, as the docs ask: repeated calls make the Excel window flicker.
-      app.suspendScreenUpdatingUntilNextSync();
+      if (screen) app.suspendScreenUpdatingUntilNextSync();
       return {
-        perSync: () => app.suspendApiCalculationUntilNextSync(),
-        restore: () => {
-          if (manual) app.calculationMode = previous;
+        perSync: () => {
+          if (calc) app.suspendApiCalculationUntilNextSync();
         },
+        restore: () => undefined,
       };
     },
   };

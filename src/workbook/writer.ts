@@ -18,8 +18,9 @@ import { bindingSettingKey, serializeBinding, type Binding } from "../refresh/bi
 import { planColumns, toValues, headerValues, TEXT_FORMAT, type ColumnPlan } from "./cells";
 import { a1, deriveSheetName, deriveTableName, isValidSheetName, isValidTableName, parseCell } from "./names";
 import { infoComplete, infoFailed, infoInProgress } from "./info";
-import { findOccupiedCell, prepareCalculation, setEvery, type CalculationGuard } from "./sheet";
+import { findOccupiedCell, findTouchingTable, prepareCalculation, setEvery, type CalculationGuard } from "./sheet";
 import { throwIfAborted, writeInBlocks, WriteError, type BlockSource } from "./blocks";
+import { checkSettingsBudget, queueBindingSetting } from "./bindingStore";
 
 export { WriteError } from "./blocks";
 
@@ -59,10 +60,44 @@ export interface ImportResult {
   shrinks: number;
 }
 
-/** Source of typed values for a table's rows. */
-export function typedRows(table: Table, plans: readonly ColumnPlan[]): BlockSource {
-  return { total: table.rows.length, get: (from, to) => toValues(table.rows, plans, from, to) };
+/** Days between serial 0 of the 1900 and of the 1904 date system (support.microsoft.com: 1,462 days). */
+export const DATE1904_OFFSET = 1462;
+
+/**
+ * Source of typed values for a table's rows. In a workbook on the 1904 date system every date and
+ * date-time serial is 1,462 lower (else it would show 4 years and 1 day late); a date before
+ * 1904-01-01, which that system cannot show, is written as its text.
+ */
+export function typedRows(table: Table, plans: readonly ColumnPlan[], date1904 = false): BlockSource {
+  const dateColumns = date1904 ? plans.flatMap((p, i) => (p.kind === "date" || p.kind === "datetime" ? [i] : [])) : [];
+  return {
+    total: table.rows.length,
+    get: (from, to) => {
+      const out = toValues(table.rows, plans, from, to);
+      if (dateColumns.length === 0) return out;
+      for (let r = 0; r < out.length; r++) {
+        for (const c of dateColumns) {
+          const v = out[r][c];
+          if (typeof v !== "number") continue;
+          out[r][c] = v - DATE1904_OFFSET >= 0 ? v - DATE1904_OFFSET : String(table.rows[from + r][c]);
+        }
+      }
+      return out;
+    },
+  };
 }
+
+/**
+ * Queues the probe of the workbook's date system: `DATE(1904,1,1)` evaluated by Excel
+ * (`workbook.functions`, ExcelApi 1.2) is 0 in the 1904 system and 1,462 in the 1900 system. Works on
+ * every platform; `Workbook.use1904DateSystem` is a preview API only. Read `is1904()` after the sync.
+ */
+export function queueDateSystemProbe(context: Excel.RequestContext): { is1904(): boolean } {
+  const result = context.workbook.functions.date(1904, 1, 1);
+  result.load("value");
+  return { is1904: () => result.value === 0 };
+}
+
 
 /** Queues one number format per column over the column's body rows (a single small operation each). */
 export function queueColumnFormats(sheet: Excel.Worksheet, bodyRow: number, firstColumn: number, bodyRows: number, plans: readonly ColumnPlan[]): void {
@@ -112,16 +147,35 @@ export async function importTable(context: Excel.RequestContext, table: Table, o
   const tables = wb.tables;
   tables.load("items/name");
   const calc = prepareCalculation(context);
+  const dateSystem = queueDateSystemProbe(context);
   const chosen = options.target?.sheetName !== undefined ? sheets.getItemOrNullObject(options.target.sheetName) : null;
   chosen?.load("name");
+  const wbNames = wb.names;
+  wbNames.load("items/name");
+  const settings = wb.settings;
+  settings.load("items/key,items/value");
   let syncs = 1;
   await context.sync();
+  // Sheet-scoped names can be asked for only once the sheets are known.
+  const scopedNames = sheets.items.map((s) => {
+    const n = s.names;
+    n.load("items/name");
+    return n;
+  });
+  syncs++;
+  await context.sync();
+  const names = () => [...wbNames.items.map((n) => n.name), ...scopedNames.flatMap((n) => n.items.map((i) => i.name))];
 
   const key = options.binding.source.kind === "dataset" ? options.binding.source.key : options.binding.source.endpoint;
+  // Table names and defined names (any scope) share one namespace: checked here, before any write.
   const tableNames = tables.items.map((t) => t.name);
-  const tableName = options.tableName ?? deriveTableName(key, tableNames);
+  const taken = [...tableNames, ...names()];
+  const tableName = options.tableName ?? deriveTableName(key, taken);
   if (tableNames.some((n) => n.toLowerCase() === tableName.toLowerCase())) {
     throw new WriteError("invalid_table", `A table named "${tableName}" already exists in this workbook.`);
+  }
+  if (taken.some((n) => n.toLowerCase() === tableName.toLowerCase())) {
+    throw new WriteError("name_taken", `"${tableName}" is already a defined name in this workbook (Formulas › Name Manager); a table cannot use it. Choose another table name.`);
   }
   const info = { row: anchor.row, column: anchor.column };
   const headerRow = anchor.row + 1;
@@ -141,6 +195,14 @@ export async function importTable(context: Excel.RequestContext, table: Table, o
     if (occupied) {
       throw new WriteError("occupied", `The import needs ${a1(area.row, area.column, area.rowCount, area.columnCount)} on "${sheetName}" to be empty, but ${occupied} is not. Choose an empty area or a new sheet.`, { address: occupied });
     }
+    const touching = await findTouchingTable(context, sheet, area);
+    syncs += 1;
+    if (touching) {
+      throw new WriteError(
+        "adjacent_table",
+        `The import at ${a1(area.row, area.column, area.rowCount, area.columnCount)} on "${sheetName}" would touch the table "${touching}": Excel would merge what is written next to a table into it. Leave an empty row and column between tables, or import to a new sheet.`,
+      );
+    }
   } else {
     sheetName = options.target?.sheetName ?? deriveSheetName(key, sheets.items.map((s) => s.name));
     created = true;
@@ -157,6 +219,8 @@ export async function importTable(context: Excel.RequestContext, table: Table, o
   } as Binding;
   // Checked before writing, so a binding that would carry a secret never leaves a half-import behind.
   const bindingJson = serializeBinding(partial, options.secrets ?? []);
+  // The settings budget is checked now too: a binding that cannot be stored must not cost a write.
+  checkSettingsBudget(settings.items, bindingSettingKey(partial.id), bindingJson);
 
   // --- writes ---
   const plans = planColumns(table);
@@ -168,7 +232,7 @@ export async function importTable(context: Excel.RequestContext, table: Table, o
     const written = await writeInBlocks(
       context,
       (from, count) => sheet.getRangeByIndexes(bodyRow + from, anchor.column, count, width),
-      typedRows(table, plans),
+      typedRows(table, plans, dateSystem.is1904()),
       {
         signal: options.signal,
         targetRequestBytes: options.targetRequestBytes,
@@ -208,7 +272,7 @@ export async function importTable(context: Excel.RequestContext, table: Table, o
     // Fit widths to the header and the first rows only: enough for dates not to show as ####,
     // and cheap on a 200,000-row table.
     sheet.getRangeByIndexes(headerRow, anchor.column, Math.min(bodyRows, AUTOFIT_ROWS) + 1, width).format.autofitColumns();
-    wb.settings.add(bindingSettingKey(partial.id), bindingJson);
+    queueBindingSetting(context, partial.id, bindingJson);
     if (created) sheet.activate();
     guard?.restore();
     syncs++;

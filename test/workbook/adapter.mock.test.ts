@@ -25,7 +25,7 @@ function preloadIsNullObject(obj: OfficeMockObject): void {
 }
 
 describe("prepareCalculation", () => {
-  it("reads the mode after sync, switches to manual for the write and restores it", async () => {
+  it("never touches the application's calculation mode; suspends API calculation per sync", async () => {
     const calls: string[] = [];
     const mock = new OfficeMockObject({
       application: {
@@ -35,24 +35,15 @@ describe("prepareCalculation", () => {
       },
     }) as unknown as Ctx & { application: { calculationMode: string } };
     const calc = prepareCalculation(mock);
-    await mock.sync();
     const guard = calc.start();
-    expect(mock.application.calculationMode).toBe("Manual");
     guard.perSync();
     guard.perSync();
     guard.restore();
+    await mock.sync();
+    mock.application.load("calculationMode");
+    await mock.sync();
     expect(mock.application.calculationMode).toBe("Automatic");
     expect(calls).toEqual(["screen", "api", "api"]);
-  });
-
-  it("leaves a manual mode alone", async () => {
-    const mock = new OfficeMockObject({
-      application: { calculationMode: "Manual", suspendScreenUpdatingUntilNextSync() {}, suspendApiCalculationUntilNextSync() {} },
-    }) as unknown as Ctx & { application: { calculationMode: string } };
-    const calc = prepareCalculation(mock);
-    await mock.sync();
-    calc.start().restore();
-    expect(mock.application.calculationMode).toBe("Manual");
   });
 });
 
@@ -92,9 +83,13 @@ describe("findOccupiedCell", () => {
 describe("binding store", () => {
   it("stores bindings as JSON under ppm.binding.<id> and refuses a token", async () => {
     const added: [string, unknown][] = [];
-    const mock = new OfficeMockObject({
-      workbook: { settings: { add(k: string, v: unknown) { added.push([k, v]); } } },
-    }) as unknown as Ctx;
+    // A hand-made context: office-addin-mock cannot load collection item paths ("items/key") that the
+    // settings budget check reads first.
+    const loads: string[] = [];
+    const mock = {
+      workbook: { settings: { items: [{ key: "other.addin", value: "x" }], load(p: string) { loads.push(p); }, add(k: string, v: unknown) { added.push([k, v]); } } },
+      sync: async () => undefined,
+    } as unknown as Ctx;
     const b = makeBinding();
     await saveBinding(mock, b, ["demo-acme-token"]);
     expect(added).toHaveLength(1);
@@ -102,6 +97,7 @@ describe("binding store", () => {
     expect(JSON.parse(added[0][1] as string)).toEqual(b);
     await expect(saveBinding(mock, { ...b, lastFailure: { at: "t", code: "x", message: "demo-acme-token" } }, ["demo-acme-token"])).rejects.toThrow(/credential/);
     expect(added).toHaveLength(1);
+    expect(loads[0]).toBe("items/key,items/value");
   });
 
   it("deletes only an existing binding", async () => {
