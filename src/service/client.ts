@@ -361,7 +361,7 @@ export class PpmClient {
     odataColumns: Column[] | undefined,
     onProgress?: (n: number) => void,
   ): Promise<Table> {
-    const where = `The ${format.toUpperCase()} form of "${meta.key}"`;
+    const where = `The ${format === "odata" ? "OData" : format.toUpperCase()} export of "${meta.key}"`;
     try {
       if (format === "csv") {
         const builder = new CsvTableBuilder(entry?.columns);
@@ -395,7 +395,7 @@ export class PpmClient {
         throw this.transport.error(e.kind, `${where} could not be read: ${e.message} (at ${e.path}).`, { path: e.path, datasetKey: meta.key });
       }
       if (e instanceof CsvSyntaxError) {
-        throw this.transport.error("malformed_body", `${where} is not valid CSV: ${e.message} (record ${e.line}).`, { path: `record ${e.line}`, datasetKey: meta.key });
+        throw this.transport.error("malformed_body", `${where} could not be read: it is not valid CSV (${e.message}, record ${e.line}).`, { path: `record ${e.line}`, datasetKey: meta.key });
       }
       throw e;
     }

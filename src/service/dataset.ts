@@ -20,6 +20,43 @@ export class BodyShapeError extends Error {
   }
 }
 
+/**
+ * Deepest nesting of objects and lists accepted in a JSON body, the outermost counting as 1. An
+ * export row sits at depth 3 (`{ "rows": [ { ... } ] }`), so this leaves 61 levels for a cell's
+ * value, far more than any dataset has; what is deeper is refused before anything recursive
+ * (`JSON.stringify` of a cell, redaction of error details, another engine's `JSON.parse`) could
+ * overflow the stack on it.
+ */
+export const MAX_JSON_DEPTH = 64;
+
+/** The refusal of a body nested deeper than {@link MAX_JSON_DEPTH}, at `offset` in the body. */
+export function tooDeep(offset: number): BodyShapeError {
+  return new BodyShapeError(`it is nested deeper than ${MAX_JSON_DEPTH} levels`, `offset ${offset}`, "malformed_body");
+}
+
+/**
+ * Where `text` first nests deeper than {@link MAX_JSON_DEPTH} (offset of the opening bracket), or
+ * -1. One pass, no recursion; string contents are skipped.
+ */
+export function jsonTooDeepAt(text: string): number {
+  let depth = 0;
+  const n = text.length;
+  for (let i = 0; i < n; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 34) {
+      // Skip the string (a backslash escapes the next character).
+      for (i++; i < n; i++) {
+        const d = text.charCodeAt(i);
+        if (d === 92) i++;
+        else if (d === 34) break;
+      }
+    } else if (c === 123 || c === 91) {
+      if (++depth > MAX_JSON_DEPTH) return i;
+    } else if (c === 125 || c === 93) depth--;
+  }
+  return -1;
+}
+
 // A JSON integer literal beyond 2^53 (not part of a fraction or exponent) - see parseJsonLossless.
 const BIG_INT_OR_STRING = /"(?:[^"\\]|\\.)*"|(?<![\d.eE+-])-?\d{16,}(?![\d.eE])/g;
 
@@ -35,9 +72,12 @@ function hasUnsafeIntegerLiteral(text: string): boolean {
  * strings (Int64 ids beyond 2^53 would otherwise be silently rounded, and the JSON form would
  * disagree with the CSV form of the same dataset).
  *
- * @throws BodyShapeError (`malformed_body`) when the text is not JSON.
+ * @throws BodyShapeError (`malformed_body`) when the text is not JSON, or is nested deeper than
+ *   {@link MAX_JSON_DEPTH}.
  */
 export function parseJsonLossless(text: string): unknown {
+  const deep = jsonTooDeepAt(text);
+  if (deep >= 0) throw tooDeep(deep);
   let src = text;
   if (/\d{16}/.test(text) && hasUnsafeIntegerLiteral(text)) {
     // Only now is a second copy of the body made; bodies that send big integers as strings
