@@ -55,7 +55,7 @@ const csvReader =
   (columns: Column[] | undefined): Reader =>
   async (stream) => {
     const b = new CsvTableBuilder(columns);
-    await parseCsvStream(stream, (f, i) => b.add(f, i));
+    await parseCsvStream(stream, (f, i, joined) => b.add(f, i, joined));
     return b.finish(META).rows.length;
   };
 

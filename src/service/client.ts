@@ -390,8 +390,8 @@ export class PpmClient {
         const builder = new CsvTableBuilder(entry?.columns);
         await parseCsvStream(
           body!,
-          (fields, i) => {
-            builder.add(fields, i);
+          (fields, i, joined) => {
+            builder.add(fields, i, joined);
             if (onProgress && i > 0 && i % 1000 === 0) onProgress(builder.rows.length);
           },
           sent.signal,

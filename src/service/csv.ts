@@ -21,8 +21,15 @@ export class CsvSyntaxError extends Error {
   }
 }
 
-/** Receives each parsed record (header included, as record 0). Throwing stops parsing. */
-export type CsvRecordHandler = (fields: string[], recordIndex: number) => void;
+/**
+ * Receives each parsed record (header included, as record 0). Throwing stops parsing. `joined`
+ * lists the fields that were assembled from several pieces (a cell spanning chunks, or holding
+ * `""`): those are new strings. Every other field is cut from a decoded chunk, and V8 may keep
+ * that whole chunk alive for as long as the field lives (see `detachString`).
+ */
+export type CsvRecordHandler = (fields: string[], recordIndex: number, joined: readonly number[]) => void;
+
+const NONE: readonly number[] = Object.freeze([]);
 
 const COMMA = 44;
 const QUOTE = 34;
@@ -61,6 +68,8 @@ export class CsvStreamParser {
   private state = State.FieldStart;
   private newline = Newline.Unknown;
   private fields: string[] = [];
+  /** Indices in `fields` of joined fields (see {@link CsvRecordHandler}). */
+  private joined: number[] | null = null;
   /** Pieces of the current field from earlier chunks (or split at `""`), joined when it ends. */
   private parts: string[] = [];
   /** The last piece in `parts` ends with CR (a CRLF may be split between two chunks). */
@@ -122,6 +131,10 @@ export class CsvStreamParser {
   private take(tail: string): string {
     if (this.parts.length === 0) return tail;
     if (tail) this.parts.push(tail);
+    // Only a join of two or more non-empty pieces is sure to be a new string.
+    let pieces = 0;
+    for (const p of this.parts) if (p) pieces++;
+    if (pieces > 1) (this.joined ??= []).push(this.fields.length);
     const s = this.parts.length === 1 ? this.parts[0] : this.parts.join("");
     this.parts = [];
     this.partsEndWithCr = false;
@@ -141,8 +154,10 @@ export class CsvStreamParser {
   private endRecord(tail: string): void {
     this.fields.push(this.take(tail));
     const fields = this.fields;
+    const joined = this.joined ?? NONE;
     this.fields = [];
-    this.onRecord(fields, this.records++);
+    this.joined = null;
+    this.onRecord(fields, this.records++, joined);
   }
 
   private scan(s: string): void {

@@ -293,8 +293,11 @@ export class CsvTableBuilder {
 
   constructor(private readonly typed: Column[] | undefined) {}
 
-  /** Adds one CSV record (record 0 is the header). */
-  add(fields: string[], recordIndex: number): void {
+  /**
+   * Adds one CSV record (record 0 is the header). `joined`: indices of fields that are new strings
+   * (the parser's, see `CsvRecordHandler`), which need no copy.
+   */
+  add(fields: string[], recordIndex: number, joined: readonly number[] = []): void {
     if (this.columns === null) {
       const byName = new Map((this.typed ?? []).map((c) => [c.name, c]));
       const seen = new Set<string>();
@@ -322,8 +325,9 @@ export class CsvTableBuilder {
       // above it: share that string (as JSON.parse shares short repeated strings).
       else if (v === previous[c]) out[c] = previous[c] as string;
       // Strings kept as received are cut from the decoded chunk and would keep all of it alive for
-      // as long as the table lives.
-      else out[c] = previous[c] = detachString(v);
+      // as long as the table lives. A joined field is new already: copying a 50 MB cell again
+      // cost five times the parse.
+      else out[c] = previous[c] = joined.length > 0 && joined.includes(c) ? v : detachString(v);
     }
     this.rows.push(out);
   }
