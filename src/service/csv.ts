@@ -50,6 +50,12 @@ const enum State {
   AfterQuoteCr,
 }
 
+/** `s.indexOf(c, from)`, or `n` (the length) when there is none. */
+function indexOr(s: string, c: string, from: number, n: number): number {
+  const k = s.indexOf(c, from);
+  return k < 0 ? n : k;
+}
+
 /** Record separator: unknown until the first line break outside quotes says which. */
 const enum Newline {
   Unknown,
@@ -164,6 +170,10 @@ export class CsvStreamParser {
     const n = s.length;
     let i = 0;
     let start = 0;
+    // Next comma and next LF at or after the scan position (n: none), found with the native
+    // `indexOf` and reused until passed, so each character is searched at most once for each.
+    let comma = -1;
+    let lf = -1;
     while (i < n) {
       switch (this.state) {
         case State.FieldStart: {
@@ -178,15 +188,20 @@ export class CsvStreamParser {
         }
         case State.Unquoted: {
           let j = i;
-          for (; j < n; j++) {
-            const c = s.charCodeAt(j);
-            if (c === COMMA) break;
-            if (c === LF) {
-              const crBefore = j > start ? s.charCodeAt(j - 1) === CR : this.partsEndWithCr;
-              if (this.newline === Newline.Unknown) this.newline = crBefore ? Newline.CrLf : Newline.Lf;
-              if (this.newline === Newline.Lf || crBefore) break;
-              // CRLF mode: a lone LF is data.
+          for (;;) {
+            if (comma < j) comma = indexOr(s, ",", j, n);
+            if (lf < j) lf = indexOr(s, "\n", j, n);
+            if (comma < lf) {
+              j = comma;
+              break;
             }
+            j = lf;
+            if (j === n) break;
+            const crBefore = j > start ? s.charCodeAt(j - 1) === CR : this.partsEndWithCr;
+            if (this.newline === Newline.Unknown) this.newline = crBefore ? Newline.CrLf : Newline.Lf;
+            if (this.newline === Newline.Lf || crBefore) break;
+            // CRLF mode: a lone LF is data; search on after it.
+            j++;
           }
           if (j === n) {
             this.keep(s.slice(start, n));
