@@ -10,6 +10,7 @@
  * shell history) and is never printed.
  */
 import * as fs from "node:fs";
+import * as os from "node:os";
 import * as path from "node:path";
 import { parseArgs } from "node:util";
 import { applyQuery, parseQuery } from "../query";
@@ -19,7 +20,7 @@ import { PpmError, type PpmErrorCode, redactSecrets } from "../service/errors";
 import { FileValidatorStore } from "../service/node";
 import { validatorKey } from "../service/validators";
 import type { Table } from "../table/model";
-import { tableToCsv, tableToJson, textTable } from "./output";
+import { excelSafeCell, tableToCsv, tableToJson, textTable } from "./output";
 
 /** Exit codes of the CLI. */
 export const EXIT = {
@@ -67,6 +68,8 @@ export function exitCodeFor(code: PpmErrorCode): number {
 export interface CliIo {
   env: Record<string, string | undefined>;
   stdout(text: string): void;
+  /** Bytes to stdout as they are (a byte-exact export); without it they are decoded as UTF-8. */
+  stdoutBytes?(bytes: Uint8Array): void;
   stderr(text: string): void;
   fetch?: typeof fetch;
 }
@@ -76,15 +79,23 @@ const USAGE = `Usage: ppm <command> [options]
 Commands:
   doctor --env URL [--origin ORIGIN] [--json]
       Checks reachability, credentials, reporting, which route groups exist and whether CORS
-      lets the add-in (served from ORIGIN, default https://localhost:3000) work.
+      lets the add-in (served from ORIGIN) work. The default ORIGIN is what \`npm start\` serves:
+      localhost on PPM_DEV_PORT (default 3000), https when a development certificate is
+      installed (~/.office-addin-dev-certs) and PPM_DEV_HTTP is not 1, else http.
   datasets --env URL [--json]
       Lists the manifest's datasets with their export status.
-  export KEY --env URL [--format json|csv|odata] [--out FILE] [--cache DIR] [--query '...'] [--output-format csv|json]
-      Downloads the complete table and writes RFC 4180 CSV (CRLF) or JSON. With --cache (needs --out)
-      a later run sends the stored validators and reports "unchanged" without rewriting FILE.
-      --format odata asks for Int64/Decimal as strings (IEEE754Compatible=true) and reads numbers
-      exactly too. --query applies a local OData 4.01 query ($filter, $select, $orderby, $top,
-      $skip, $count; the '$' is optional) before writing.
+  export KEY --env URL [--format json|csv|odata] [--output-format csv|json] [--out FILE [--mkdir]]
+             [--cache DIR] [--query '...'] [--excel-safe]
+      Downloads the complete table (--format: which form of the export, default csv) and writes it
+      as --output-format (default csv), whatever FILE is named. CSV from --format csv without
+      --query or --excel-safe is the service's bytes unchanged; otherwise RFC 4180 CSV (CRLF) or
+      JSON written from the table. --out into a directory that does not exist is an error unless
+      --mkdir is given. With --cache (needs --out) a later run sends the stored validators and
+      reports "unchanged" without rewriting FILE. --format odata asks for Int64/Decimal as strings
+      (IEEE754Compatible=true) and reads numbers exactly too. --query applies a local OData 4.01
+      query ($filter, $select, $orderby, $top, $skip, $count; the '$' is optional) before writing.
+      --excel-safe (CSV only) puts a ' before text cells that start with =, +, -, @, a tab or a
+      carriage return, so Excel opens them as text, not formulas (CSV injection).
 
 Options for every command:
   --env URL        environment base URL (or PPM_ENV)
@@ -127,6 +138,8 @@ function parse(argv: string[]): Parsed {
       cache: { type: "string" },
       query: { type: "string" },
       "output-format": { type: "string" },
+      mkdir: { type: "boolean" },
+      "excel-safe": { type: "boolean" },
       help: { type: "boolean", short: "h" },
     },
   });
@@ -151,6 +164,7 @@ function clientFrom(p: Parsed, io: CliIo, store?: FileValidatorStore): PpmClient
   const baseUrl = normalizeBaseUrl(env);
   const token = str(p.values.token) ?? io.env.PPM_TOKEN;
   if (!token) throw new UsageError("no company API token: set the PPM_TOKEN environment variable");
+  tokenSource = str(p.values.token) !== undefined ? "--token" : "PPM_TOKEN";
   if (str(p.values.token) !== undefined) io.stderr("warning: --token is discouraged (it is visible in process lists and shell history); set PPM_TOKEN instead\n");
   const conn: Connection = {
     id: "cli",
@@ -167,6 +181,21 @@ function clientFrom(p: Parsed, io: CliIo, store?: FileValidatorStore): PpmClient
     retries: intOption(p.values.retries, "retries", 0),
     validators: store,
   });
+}
+
+/** Where this run's token came from; messages name it instead of a "stored token" the CLI has none of. */
+let tokenSource: "PPM_TOKEN" | "--token" = "PPM_TOKEN";
+
+/**
+ * An error's message and action as the CLI prints them. The client's wording is the add-in's,
+ * which keeps tokens on the device ("update or clear the stored token"); the CLI stores none, so
+ * it names where the token came from instead.
+ */
+function cliText(e: PpmError): { message: string; action: string } {
+  const source = tokenSource === "PPM_TOKEN" ? "the PPM_TOKEN environment variable" : "--token";
+  const fix = (t: string) => t.replace(/the stored (?:company API )?token/gi, `the token in ${source}`);
+  const action = e.code === "unauthorized" ? `Check the token in ${source}: set it to a valid company API token for this company and environment.` : fix(e.action);
+  return { message: fix(e.message), action };
 }
 
 /**
@@ -198,7 +227,8 @@ export async function runCli(argv: string[], io: CliIo = processIo()): Promise<n
       return EXIT.usage;
     }
     if (e instanceof PpmError) {
-      io.stderr(safe(`error: ${e.message}\naction: ${e.action}\n`));
+      const t = cliText(e);
+      io.stderr(safe(`error: ${t.message}\naction: ${t.action}\n`));
       return exitCodeFor(e.code);
     }
     if (e instanceof Error && e.name === "QueryError") {
@@ -231,8 +261,11 @@ interface Check {
 
 async function doctor(p: Parsed, io: CliIo): Promise<number> {
   const client = clientFrom(p, io);
-  const origin = str(p.values.origin) ?? "https://localhost:3000";
+  const given = str(p.values.origin);
+  const served = given === undefined ? devServerOrigin(io.env) : undefined;
+  const origin = given ?? served!.origin;
   const checks: Check[] = [{ check: "environment address", result: "ok", detail: client.connection.baseUrl }];
+  if (served) checks.push({ check: "add-in origin", result: "ok", detail: `${origin} (what npm start serves here: ${served.why}; --origin sets another)` });
   const add = (c: Check) => checks.push(c);
   let reportingOk = false;
   try {
@@ -243,7 +276,8 @@ async function doctor(p: Parsed, io: CliIo): Promise<number> {
     reportingOk = true;
   } catch (e) {
     if (!(e instanceof PpmError)) throw e;
-    const fail = (check: string): Check => ({ check, result: "FAIL", detail: `${e.message} ${e.action}`, exit: exitCodeFor(e.code) });
+    const t = cliText(e);
+    const fail = (check: string): Check => ({ check, result: "FAIL", detail: `${t.message} ${t.action}`, exit: exitCodeFor(e.code) });
     if (["network", "timeout", "server_error", "rate_limited"].includes(e.code)) {
       add(fail("reachability"));
       add({ check: "credentials", result: "skip", detail: "service not reachable" });
@@ -288,7 +322,8 @@ async function doctor(p: Parsed, io: CliIo): Promise<number> {
       add({ check: "manifest", result: "ok", detail: `company ${m.companyId}, api ${m.apiVersion}: ${m.datasets.length} dataset(s), ${usable} with a usable export` });
     } catch (e) {
       if (!(e instanceof PpmError)) throw e;
-      add({ check: "manifest", result: "FAIL", detail: `${e.message} ${e.action}`, exit: exitCodeFor(e.code) });
+      const t = cliText(e);
+      add({ check: "manifest", result: "FAIL", detail: `${t.message} ${t.action}`, exit: exitCodeFor(e.code) });
     }
     const cors = await client.checkCors(origin);
     add({
@@ -331,6 +366,33 @@ async function doctor(p: Parsed, io: CliIo): Promise<number> {
     io.stdout(failed ? "\nThe add-in would not work with this environment and token.\n" : "\nThe add-in would work with this environment and token.\n");
   }
   return failed ? (failed.exit ?? EXIT.failure) : EXIT.ok;
+}
+
+/** Port of the dev server in package.json's `config` (what `npm start` uses without PPM_DEV_PORT). */
+function configuredDevPort(): number {
+  try {
+    const pkg = JSON.parse(fs.readFileSync(path.resolve(__dirname, "../../package.json"), "utf8")) as { config?: { dev_server_port?: unknown } };
+    const port = Number(pkg.config?.dev_server_port);
+    if (Number.isInteger(port) && port > 0) return port;
+  } catch {
+    // Installed without its package.json: the documented default.
+  }
+  return 3000;
+}
+
+/**
+ * The origin `npm start` serves the task pane from, by the rules the dev server follows
+ * (`webpack.config.js`): port PPM_DEV_PORT or package.json's `dev_server_port`; https when
+ * office-addin-dev-certs' localhost certificate is installed and PPM_DEV_HTTP is not 1, else http.
+ */
+export function devServerOrigin(env: Record<string, string | undefined>, home: string = env.HOME ?? os.homedir()): { origin: string; why: string } {
+  const fromEnv = env.PPM_DEV_PORT !== undefined && /^\d+$/.test(env.PPM_DEV_PORT) ? Number(env.PPM_DEV_PORT) : undefined;
+  const port = fromEnv ?? configuredDevPort();
+  const portWhy = fromEnv !== undefined ? `port from PPM_DEV_PORT` : `port ${port} from package.json`;
+  if (env.PPM_DEV_HTTP === "1") return { origin: `http://localhost:${port}`, why: `${portWhy}, http because PPM_DEV_HTTP=1` };
+  const cert = path.join(home, ".office-addin-dev-certs", "localhost.crt");
+  if (fs.existsSync(cert)) return { origin: `https://localhost:${port}`, why: `${portWhy}, https with the development certificate` };
+  return { origin: `http://localhost:${port}`, why: `${portWhy}, http because no development certificate is installed` };
 }
 
 // ------------------------------------------------------------------ datasets
@@ -378,19 +440,33 @@ async function exportCommand(p: Parsed, io: CliIo): Promise<number> {
   const format = (str(p.values.format) ?? "csv") as DatasetFormat;
   if (!["json", "csv", "odata"].includes(format)) throw new UsageError(`--format must be json, csv or odata (got "${format}")`);
   const out = str(p.values.out);
-  const outputFormat = str(p.values["output-format"]) ?? (out && /\.json$/i.test(out) ? "json" : "csv");
+  // One rule: the file format is --output-format (default csv); the --out name never changes it.
+  const outputFormat = str(p.values["output-format"]) ?? "csv";
   if (outputFormat !== "csv" && outputFormat !== "json") throw new UsageError(`--output-format must be csv or json (got "${outputFormat}")`);
+  const excelSafe = p.values["excel-safe"] === true;
+  if (excelSafe && outputFormat !== "csv") throw new UsageError("--excel-safe applies to CSV output only");
+  if (p.values.mkdir && !out) throw new UsageError("--mkdir needs --out FILE");
   const cacheDir = str(p.values.cache);
   if (cacheDir && !out) throw new UsageError("--cache needs --out FILE (an unchanged export is not rewritten, so it must be kept in a file)");
   const queryText = str(p.values.query);
   // Parse the query before any download so a typo costs nothing.
   const query = queryText !== undefined ? parseQuery(queryText) : undefined;
+  if (out) {
+    const named = /\.(csv|json)$/i.exec(out)?.[1].toLowerCase();
+    if (named && named !== outputFormat) io.stderr(`warning: writing ${outputFormat.toUpperCase()} to ${out}: the output format is --output-format (default csv), not the file name\n`);
+    // Checked before downloading: a typo in the directory should not cost a download.
+    const dir = path.dirname(path.resolve(out));
+    if (!p.values.mkdir && !isDirectory(dir)) throw new UsageError(`the directory of --out does not exist: ${dir} (create it, or add --mkdir)`);
+  }
+  // The service's own bytes, unchanged (checksums match), unless the table must be rewritten.
+  const byteExact = format === "csv" && outputFormat === "csv" && !query && !excelSafe;
+  const raw: Uint8Array[] = [];
 
   const store = cacheDir ? new FileValidatorStore(path.resolve(cacheDir)) : undefined;
   const client = clientFrom(p, io, store);
   const outPath = out ? path.resolve(out) : undefined;
   // The cache entry is only valid for the same output file, query and output format, and only while that file exists.
-  const identity = { out: outPath ?? null, query: queryText ?? null, outputFormat };
+  const identity = { out: outPath ?? null, query: queryText ?? null, outputFormat, ...(excelSafe ? { excelSafe } : {}) };
   let conditional = false;
   let cacheKey: string | undefined;
   if (store && outPath) {
@@ -405,6 +481,7 @@ async function exportCommand(p: Parsed, io: CliIo): Promise<number> {
   const result = await client.fetchDataset(key, {
     format,
     conditional,
+    ...(byteExact ? { onBody: (chunk: Uint8Array) => void raw.push(chunk) } : {}),
     onProgress: (n) => {
       if (n - lastProgress >= 50_000) {
         lastProgress = n;
@@ -424,14 +501,17 @@ async function exportCommand(p: Parsed, io: CliIo): Promise<number> {
     table = q.table;
     count = q.count;
   }
-  const chunks = outputFormat === "csv" ? tableToCsv(table) : tableToJson(table, count !== undefined ? { count } : {});
+  const chunks: Iterable<string | Uint8Array> = byteExact ? raw : outputFormat === "csv" ? tableToCsv(table, excelSafe ? excelSafeCell : undefined) : tableToJson(table, count !== undefined ? { count } : {});
   if (outPath) {
     writeFileAtomically(outPath, chunks);
     io.stderr(`${key}: ${table.rows.length} row(s), ${table.columns.length} column(s) written to ${out}${count !== undefined ? ` (count: ${count})` : ""}\n`);
+  } else if (byteExact) {
+    if (io.stdoutBytes) for (const c of raw) io.stdoutBytes(c);
+    else io.stdout(new TextDecoder("utf-8", { ignoreBOM: true }).decode(concatBytes(raw)));
   } else {
     let buf = "";
     for (const c of chunks) {
-      buf += c;
+      buf += c as string;
       if (buf.length > 1 << 16) {
         io.stdout(buf);
         buf = "";
@@ -444,14 +524,41 @@ async function exportCommand(p: Parsed, io: CliIo): Promise<number> {
   return EXIT.ok;
 }
 
-/** Writes to a temporary file next to `file` and renames it, so a failed run never leaves half a file. */
-function writeFileAtomically(file: string, chunks: Iterable<string>): void {
+function isDirectory(dir: string): boolean {
+  try {
+    return fs.statSync(dir).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+function concatBytes(parts: Uint8Array[]): Uint8Array {
+  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+  let at = 0;
+  for (const p of parts) {
+    out.set(p, at);
+    at += p.length;
+  }
+  return out;
+}
+
+/**
+ * Writes to a temporary file next to `file` and renames it, so a failed run never leaves half a
+ * file. The directory must exist (the caller checked it, or `--mkdir` asked for it).
+ */
+function writeFileAtomically(file: string, chunks: Iterable<string | Uint8Array>): void {
   fs.mkdirSync(path.dirname(file), { recursive: true });
   const tmp = `${file}.${process.pid}.tmp`;
   const fd = fs.openSync(tmp, "w");
   try {
     let buf = "";
     for (const c of chunks) {
+      if (typeof c !== "string") {
+        if (buf) fs.writeSync(fd, buf);
+        buf = "";
+        fs.writeSync(fd, c);
+        continue;
+      }
       buf += c;
       if (buf.length > 1 << 16) {
         fs.writeSync(fd, buf);
@@ -472,6 +579,7 @@ function processIo(): CliIo {
   return {
     env: process.env,
     stdout: (t) => void process.stdout.write(t),
+    stdoutBytes: (b) => void process.stdout.write(b),
     stderr: (t) => void process.stderr.write(t),
   };
 }

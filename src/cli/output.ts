@@ -21,10 +21,26 @@ export function cellText(v: CellValue): string {
   return typeof v === "string" ? v : String(v);
 }
 
-/** Serialises a table as RFC 4180 CSV: header row, comma, quotes where needed, CRLF after every record. */
-export function* tableToCsv(table: Table): Generator<string> {
-  yield csvRecord(table.columns.map((c) => c.name));
-  for (const row of table.rows) yield csvRecord(row.map(cellText));
+/**
+ * A text cell made safe for opening in Excel (OWASP "CSV Injection"): a value starting with `=`,
+ * `+`, `-`, `@`, a tab or a carriage return would be read as a formula, so it gets a leading `'`,
+ * which Excel shows as text. Anything else is unchanged.
+ */
+export function excelSafeCell(text: string): string {
+  return /^[=+\-@\t\r]/.test(text) ? `'${text}` : text;
+}
+
+/**
+ * Serialises a table as RFC 4180 CSV: header row, comma, quotes where needed, CRLF after every
+ * record. `guardText` (e.g. {@link excelSafeCell}) rewrites the header and the text columns' cells;
+ * numbers, dates and booleans are never formulas and stay as they are (a negative number is not
+ * prefixed).
+ */
+export function* tableToCsv(table: Table, guardText?: (text: string) => string): Generator<string> {
+  const guard = guardText ?? ((t: string) => t);
+  yield csvRecord(table.columns.map((c) => guard(c.name)));
+  const textCols = table.columns.map((c) => !!guardText && c.type === "text");
+  for (const row of table.rows) yield csvRecord(row.map((v, i) => (textCols[i] && typeof v === "string" ? guard(v) : cellText(v))));
 }
 
 /** Serialises a table as JSON: export metadata, typed columns, and rows as objects keyed by column name. */

@@ -68,9 +68,11 @@ function isDateCode(code: string): boolean {
 }
 
 function formatDateCode(serial: number, code: string): string {
-  const p = serialToParts(serial);
   const ampm = /AM\/PM/i.test(code);
-  const tokens = code.match(/"[^"]*"|AM\/PM|yyyy|yy|mmmm|mmm|mm|m|dddd|ddd|dd|d|hh|h|ss|s|\\.|./gi) ?? [];
+  // `.0`, `.00`, `.000` after the seconds: fractions of a second (the time is rounded to them).
+  const tokens = code.match(/"[^"]*"|AM\/PM|yyyy|yy|mmmm|mmm|mm|m|dddd|ddd|dd|d|hh|h|ss|s|\.0{1,3}|\\.|./gi) ?? [];
+  const decimals = tokens.find((t) => /^\.0+$/.test(t))?.length;
+  const p = serialToParts(serial, decimals ? decimals - 1 : 0);
   let out = "";
   let lastWasHour = false;
   for (let i = 0; i < tokens.length; i++) {
@@ -95,6 +97,7 @@ function formatDateCode(serial: number, code: string): string {
       out += lower === "hh" ? String(h).padStart(2, "0") : String(h);
     } else if (lower === "ss") out += String(p.second).padStart(2, "0");
     else if (lower === "s") out += String(p.second);
+    else if (/^\.0+$/.test(t)) out += `.${String(p.fraction).padStart(t.length - 1, "0")}`;
     else if (lower === "am/pm") out += p.hour < 12 ? "AM" : "PM";
     else if (t.startsWith('"')) out += t.slice(1, -1);
     else if (t.startsWith("\\")) out += t.slice(1);

@@ -34,16 +34,28 @@ export function dateSerial(year: number, month: number, day: number): number | n
   return serial < 61 ? serial - 1 : serial;
 }
 
-/** Calendar parts of a serial (inverse of {@link dateSerial}); serial 60 reads as 1900-02-29 as in Excel. */
-export function serialToParts(serial: number): {
+/**
+ * Calendar parts of a serial (inverse of {@link dateSerial}); serial 60 reads as 1900-02-29 as in Excel.
+ * The time is rounded to the shown precision, `secondDecimals` (0-3) digits of a second, and a time
+ * that rounds up to 24:00 becomes the next day, as Excel displays it (a format such as
+ * `h:mm:ss.00` shows fractions of a second, at most three digits: Microsoft support, "Review
+ * guidelines for customizing a number format", times section).
+ */
+export function serialToParts(serial: number, secondDecimals = 0): {
   year: number; month: number; day: number; hour: number; minute: number; second: number; weekday: number;
+  /** The shown fraction of the second, in units of 10^-secondDecimals s. */
+  fraction: number;
 } {
+  const unitsPerSecond = 10 ** secondDecimals;
+  const unitsPerDay = 86400 * unitsPerSecond;
   let days = Math.floor(serial);
-  let secs = Math.round((serial - days) * 86400);
-  if (secs >= 86400) {
+  let units = Math.round((serial - days) * unitsPerDay);
+  if (units >= unitsPerDay) {
     days += 1;
-    secs -= 86400;
+    units -= unitsPerDay;
   }
+  const fraction = units % unitsPerSecond;
+  const secs = (units - fraction) / unitsPerSecond;
   let year: number, month: number, day: number;
   if (days === 60) {
     year = 1900; month = 2; day = 29;
@@ -52,7 +64,7 @@ export function serialToParts(serial: number): {
     year = d.getUTCFullYear(); month = d.getUTCMonth() + 1; day = d.getUTCDate();
   }
   const weekday = new Date(EPOCH + days * MS_PER_DAY).getUTCDay();
-  return { year, month, day, hour: Math.floor(secs / 3600), minute: Math.floor((secs % 3600) / 60), second: secs % 60, weekday };
+  return { year, month, day, hour: Math.floor(secs / 3600), minute: Math.floor((secs % 3600) / 60), second: secs % 60, weekday, fraction };
 }
 
 /** Excel keeps 15 significant digits of typed numbers and drops (not rounds) the rest. */

@@ -42,6 +42,12 @@ export interface FetchDatasetOptions extends CallOptions {
   validators?: Validators;
   /** Called as rows are parsed (CSV: every 1000 rows and at the end; JSON/OData: at the end). */
   onProgress?(rowsParsed: number): void;
+  /**
+   * Receives the body's raw bytes, chunk by chunk, as they are read, before they are parsed (the
+   * CLI writes a CSV export byte for byte from them). Only a result of `updated` vouches for them:
+   * on any failure they are not the complete, valid body.
+   */
+  onBody?(chunk: Uint8Array): void;
 }
 
 /** Result of {@link PpmClient.fetchDataset}. */
@@ -152,8 +158,21 @@ const NEEDED_RECORD_METHODS = ["PUT"];
 /** Response headers the add-in reads (Last-Modified is CORS-safelisted and always readable). */
 const NEEDED_EXPOSED_HEADERS = ["ETag", HEADERS.generatedAt, HEADERS.schemaVersion];
 
-function textStream(text: string): ReadableStream<Uint8Array> {
-  const bytes = new TextEncoder().encode(text);
+/** The same stream, with each chunk shown to `onChunk` as it is read. */
+function tapped(stream: ReadableStream<Uint8Array>, onChunk: (chunk: Uint8Array) => void): ReadableStream<Uint8Array> {
+  const reader = stream.getReader();
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      const { done, value } = await reader.read();
+      if (done) return controller.close();
+      onChunk(value);
+      controller.enqueue(value);
+    },
+    cancel: (reason) => reader.cancel(reason),
+  });
+}
+
+function bytesStream(bytes: Uint8Array): ReadableStream<Uint8Array> {
   return new ReadableStream<Uint8Array>({
     start(controller) {
       controller.enqueue(bytes);
@@ -360,7 +379,7 @@ export class PpmClient {
         // The cached manifest describes an older schema; CSV types must come from the current one.
         typedBy = (await this.manifest({ signal }).catch(() => undefined))?.datasets.find((d) => d.key === key) ?? entry;
       }
-      const table = await this.readDatasetBody(sent, format, meta, typedBy, columnsForOData, opts.onProgress);
+      const table = await this.readDatasetBody(sent, format, meta, typedBy, columnsForOData, opts.onProgress, opts.onBody);
       // The body's generation time and schema go into the info line and the stored validators.
       for (const k of ["generatedAt", "schemaVersion"] as const) {
         const v = table.meta[k];
@@ -514,17 +533,19 @@ export class PpmClient {
     entry: ManifestDatasetInfo | undefined,
     odataColumns: Column[] | undefined,
     onProgress?: (n: number) => void,
+    onBody?: (chunk: Uint8Array) => void,
   ): Promise<Table> {
-    const where = `The ${format.toUpperCase()} form of "${meta.key}"`;
+    // Without a readable stream (old webviews, some fetch shims) the bytes are read in one go.
+    const raw = sent.response.body ?? (format === "csv" || onBody ? bytesStream(new Uint8Array(await sent.response.arrayBuffer())) : null);
+    const body = raw && onBody ? tapped(raw, onBody) : raw;
+    const where = `The ${format === "odata" ? "OData" : format.toUpperCase()} export of "${meta.key}"`;
     try {
       if (format === "csv") {
         const builder = new CsvTableBuilder(entry?.columns, meta.key);
-        // Without a readable stream (old webviews, some fetch shims) the text is parsed in one go.
-        const stream = sent.response.body ?? textStream(await sent.response.text());
         await parseCsvStream(
-          stream,
-          (fields, i) => {
-            builder.add(fields, i);
+          body!,
+          (fields, i, joined) => {
+            builder.add(fields, i, joined);
             if (onProgress && i > 0 && i % 1000 === 0) onProgress(builder.rows.length);
           },
           sent.signal,
@@ -533,15 +554,15 @@ export class PpmClient {
         onProgress?.(table.rows.length);
         return table;
       }
-      if (sent.response.body) {
+      if (body) {
         // Rows are parsed and converted batch by batch as the body arrives (see jsonRows.ts).
         const columns = format === "json" ? entry?.columns : (odataColumns ?? []);
-        const table = await tableFromJsonStream(sent.response.body, format, meta, columns, { signal: sent.signal, onProgress });
+        const table = await tableFromJsonStream(body, format, meta, columns, { signal: sent.signal, onProgress });
         onProgress?.(table.rows.length);
         return table;
       }
-      const body = parseJsonLossless(await readBodyText(sent.response));
-      const table = format === "json" ? tableFromJsonExport(body, meta, entry?.columns) : tableFromOData(body, meta, odataColumns ?? []);
+      const parsed = parseJsonLossless(await readBodyText(sent.response));
+      const table = format === "json" ? tableFromJsonExport(parsed, meta, entry?.columns) : tableFromOData(parsed, meta, odataColumns ?? []);
       onProgress?.(table.rows.length);
       return table;
     } catch (e) {
@@ -550,7 +571,7 @@ export class PpmClient {
         throw this.transport.error(e.kind, `${where} could not be read: ${e.message} (at ${e.path}).`, { path: e.path, datasetKey: meta.key });
       }
       if (e instanceof CsvSyntaxError) {
-        throw this.transport.error("malformed_body", `${where} is not valid CSV: ${e.message} (record ${e.line}).`, { path: `record ${e.line}`, datasetKey: meta.key });
+        throw this.transport.error("malformed_body", `${where} could not be read: it is not valid CSV (${e.message}, record ${e.line}).`, { path: `record ${e.line}`, datasetKey: meta.key });
       }
       throw e;
     }

@@ -2,12 +2,14 @@
  * CSV reading and writing (RFC 4180: comma, double-quote quoting, CRLF rows, quoted cells may hold
  * commas, quotes and line breaks).
  *
- * Reading is incremental: the response body is decoded chunk by chunk and fed to papaparse's
- * streaming parser, which hands over one row at a time. Only web-platform APIs are used
- * (`ReadableStream`, `TextDecoder`), so the same code runs in the task pane and in Node; the raw
- * body is never held in full.
+ * Reading is incremental and linear in the body size, however the body is cut into chunks: each
+ * character is looked at once, by a small state machine that carries its state from one chunk to
+ * the next. A cell (or a record) that spans chunks is kept as the list of its pieces and joined
+ * once, when it ends. (papaparse, used before, re-parsed the unfinished record from its start on
+ * every chunk: a 50 MB cell took 30 s, and 1-byte chunks were quadratic in the record length.)
+ * Only web-platform APIs are used (`ReadableStream`, `TextDecoder`), so the same code runs in the
+ * task pane and in Node; the raw body is never held in full.
  */
-import Papa from "papaparse";
 
 /** A CSV syntax problem, with the 1-based data line it was found on. */
 export class CsvSyntaxError extends Error {
@@ -20,51 +22,67 @@ export class CsvSyntaxError extends Error {
 }
 
 /**
- * The minimal Node-readable look-alike papaparse's stream reader needs (`readable`, `read`, `on`,
- * `removeListener`, `pause`, `resume`). Driving papaparse through it keeps its chunk-boundary
- * handling (rows and quoted line breaks split across chunks) without importing Node's `stream`.
+ * Receives each parsed record (header included, as record 0). Throwing stops parsing. `joined`
+ * lists the fields that were assembled from several pieces (a cell spanning chunks, or holding
+ * `""`): those are new strings. Every other field is cut from a decoded chunk, and V8 may keep
+ * that whole chunk alive for as long as the field lives (see `detachString`).
  */
-class PushSource {
-  readonly readable = true;
-  private readonly handlers: Record<string, Array<(arg?: unknown) => void>> = { data: [], end: [], error: [] };
-  read(): null {
-    return null;
-  }
-  on(event: string, fn: (arg?: unknown) => void): this {
-    (this.handlers[event] ??= []).push(fn);
-    return this;
-  }
-  removeListener(event: string, fn: (arg?: unknown) => void): this {
-    this.handlers[event] = (this.handlers[event] ?? []).filter((f) => f !== fn);
-    return this;
-  }
-  pause(): void {
-    /* Parsing is synchronous within each push; there is nothing to pause. */
-  }
-  resume(): void {
-    /* See pause(). */
-  }
-  emit(event: "data" | "end" | "error", arg?: unknown): void {
-    for (const fn of [...(this.handlers[event] ?? [])]) fn(arg);
-  }
+export type CsvRecordHandler = (fields: string[], recordIndex: number, joined: readonly number[]) => void;
+
+const NONE: readonly number[] = Object.freeze([]);
+
+const COMMA = 44;
+const QUOTE = 34;
+const LF = 10;
+const CR = 13;
+
+/** Where the parser is within a record. */
+const enum State {
+  /** At the start of a field (after a comma, a line break, or at the start of input). */
+  FieldStart,
+  /** Inside a field that did not start with a quote (quotes in it are data). */
+  Unquoted,
+  /** Inside a quoted field. */
+  Quoted,
+  /** Just after a quote inside a quoted field: `""` is a quote, anything else ends the field. */
+  QuoteInQuoted,
+  /** After a quoted field's closing quote and a CR: only LF may follow. */
+  AfterQuoteCr,
 }
 
-/** Receives each parsed record (header included, as record 0). Throwing stops parsing. */
-export type CsvRecordHandler = (fields: string[], recordIndex: number) => void;
+/** `s.indexOf(c, from)`, or `n` (the length) when there is none. */
+function indexOr(s: string, c: string, from: number, n: number): number {
+  const k = s.indexOf(c, from);
+  return k < 0 ? n : k;
+}
+
+/** Record separator: unknown until the first line break outside quotes says which. */
+const enum Newline {
+  Unknown,
+  CrLf,
+  Lf,
+}
 
 /**
  * Incremental CSV parser: `push` decoded text as it arrives, then `end`. Records are delivered to
  * the handler synchronously. The line ending (CRLF, as the spec says, or a lone LF from a lenient
- * deployment) is detected from the first line break outside quotes.
+ * deployment) is taken from the first line break outside quotes; with CRLF, a lone LF or CR in an
+ * unquoted field is data. After a closing quote only a comma, a line break (CRLF or LF) or the end
+ * may follow; anything else is an error (RFC 4180), as is a quoted field the body never closes.
  */
 export class CsvStreamParser {
-  private started = false;
-  private head = "";
-  private source?: PushSource;
-  private parser?: { abort(): void };
-  private failure: unknown;
+  private state = State.FieldStart;
+  private newline = Newline.Unknown;
+  private fields: string[] = [];
+  /** Indices in `fields` of joined fields (see {@link CsvRecordHandler}). */
+  private joined: number[] | null = null;
+  /** Pieces of the current field from earlier chunks (or split at `""`), joined when it ends. */
+  private parts: string[] = [];
+  /** The last piece in `parts` ends with CR (a CRLF may be split between two chunks). */
+  private partsEndWithCr = false;
   private records = 0;
-  private finished = false;
+  private started = false;
+  private failure: unknown;
 
   constructor(private readonly onRecord: CsvRecordHandler) {}
 
@@ -78,84 +96,182 @@ export class CsvStreamParser {
     this.rethrow();
     if (!text) return;
     if (!this.started) {
-      this.head += text;
-      const nl = detectNewline(this.head);
-      if (nl === null) return;
-      this.start(nl);
-      const first = this.head.replace(/^\uFEFF/, "");
-      this.head = "";
-      this.source!.emit("data", first);
-    } else {
-      this.source!.emit("data", text);
+      this.started = true;
+      if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
     }
-    this.rethrow();
+    try {
+      this.scan(text);
+    } catch (e) {
+      this.failure = e;
+      throw e;
+    }
   }
 
   /** Signals the end of input and flushes the last record. */
   end(): void {
     this.rethrow();
-    if (!this.started) {
-      this.start("\r\n");
-      const first = this.head.replace(/^\uFEFF/, "");
-      this.head = "";
-      if (first) this.source!.emit("data", first);
+    try {
+      switch (this.state) {
+        case State.Quoted:
+          throw new CsvSyntaxError("Quoted field unterminated", this.records + 1);
+        case State.FieldStart:
+          // After a line break (or on empty input) there is no further record; after a comma
+          // there is one more, empty, field.
+          if (this.fields.length > 0) this.endRecord("");
+          break;
+        default:
+          this.endRecord("");
+      }
+      this.state = State.FieldStart;
+    } catch (e) {
+      this.failure = e;
+      throw e;
     }
-    this.source!.emit("end");
-    this.rethrow();
-    if (!this.finished) throw new CsvSyntaxError("the CSV ended unexpectedly", this.records + 1);
   }
 
   private rethrow(): void {
     if (this.failure !== undefined) throw this.failure;
   }
 
-  private start(newline: "\r\n" | "\n"): void {
-    this.started = true;
-    this.source = new PushSource();
-    // papaparse's typings only admit Node streams here; PushSource implements what it calls.
-    const parse = Papa.parse as unknown as (input: unknown, config: Papa.ParseConfig<string[]> & { error?: (e: Error) => void }) => void;
-    parse(this.source, {
-      delimiter: ",",
-      newline,
-      quoteChar: '"',
-      escapeChar: '"',
-      header: false,
-      dynamicTyping: false,
-      skipEmptyLines: false,
-      step: (results: Papa.ParseStepResult<string[]>, parser: Papa.Parser) => {
-        this.parser = parser;
-        if (this.failure !== undefined) return;
-        try {
-          const err = results.errors.find((e) => e.code === "MissingQuotes" || e.code === "InvalidQuotes");
-          if (err) throw new CsvSyntaxError(`${err.message.replace(/\.$/, "")}`, this.records + 1);
-          // In streaming mode papaparse does not report the final line break as an empty record, so
-          // an empty record here is real data (a single-column row holding an empty cell).
-          this.onRecord(results.data, this.records++);
-        } catch (e) {
-          this.failure = e;
-          parser.abort();
+  /** The current field's text: the pieces so far plus `tail`. */
+  private take(tail: string): string {
+    if (this.parts.length === 0) return tail;
+    if (tail) this.parts.push(tail);
+    // Only a join of two or more non-empty pieces is sure to be a new string.
+    let pieces = 0;
+    for (const p of this.parts) if (p) pieces++;
+    if (pieces > 1) (this.joined ??= []).push(this.fields.length);
+    const s = this.parts.length === 1 ? this.parts[0] : this.parts.join("");
+    this.parts = [];
+    this.partsEndWithCr = false;
+    return s;
+  }
+
+  private keep(piece: string): void {
+    if (!piece) return;
+    this.parts.push(piece);
+    this.partsEndWithCr = piece.charCodeAt(piece.length - 1) === CR;
+  }
+
+  private endField(tail: string): void {
+    this.fields.push(this.take(tail));
+  }
+
+  private endRecord(tail: string): void {
+    this.fields.push(this.take(tail));
+    const fields = this.fields;
+    const joined = this.joined ?? NONE;
+    this.fields = [];
+    this.joined = null;
+    this.onRecord(fields, this.records++, joined);
+  }
+
+  private scan(s: string): void {
+    const n = s.length;
+    let i = 0;
+    let start = 0;
+    // Next comma and next LF at or after the scan position (n: none), found with the native
+    // `indexOf` and reused until passed, so each character is searched at most once for each.
+    let comma = -1;
+    let lf = -1;
+    while (i < n) {
+      switch (this.state) {
+        case State.FieldStart: {
+          if (s.charCodeAt(i) === QUOTE) {
+            this.state = State.Quoted;
+            start = ++i;
+            continue;
+          }
+          this.state = State.Unquoted;
+          start = i;
+          continue;
         }
-      },
-      complete: () => {
-        this.finished = true;
-      },
-      error: (e: Error) => {
-        if (this.failure === undefined) this.failure = e;
-      },
-    });
+        case State.Unquoted: {
+          let j = i;
+          for (;;) {
+            if (comma < j) comma = indexOr(s, ",", j, n);
+            if (lf < j) lf = indexOr(s, "\n", j, n);
+            if (comma < lf) {
+              j = comma;
+              break;
+            }
+            j = lf;
+            if (j === n) break;
+            const crBefore = j > start ? s.charCodeAt(j - 1) === CR : this.partsEndWithCr;
+            if (this.newline === Newline.Unknown) this.newline = crBefore ? Newline.CrLf : Newline.Lf;
+            if (this.newline === Newline.Lf || crBefore) break;
+            // CRLF mode: a lone LF is data; search on after it.
+            j++;
+          }
+          if (j === n) {
+            this.keep(s.slice(start, n));
+            i = n;
+            break;
+          }
+          if (s.charCodeAt(j) === COMMA) {
+            this.endField(s.slice(start, j));
+          } else if (this.newline === Newline.CrLf) {
+            // Drop the CR of the CRLF, which may be the last character of an earlier piece.
+            if (j > start) this.endRecord(s.slice(start, j - 1));
+            else {
+              const last = this.parts.length - 1;
+              this.parts[last] = this.parts[last].slice(0, -1);
+              this.endRecord("");
+            }
+          } else {
+            this.endRecord(s.slice(start, j));
+          }
+          this.state = State.FieldStart;
+          i = j + 1;
+          break;
+        }
+        case State.Quoted: {
+          const j = s.indexOf('"', i);
+          if (j < 0) {
+            this.keep(s.slice(start, n));
+            i = n;
+            break;
+          }
+          this.keep(s.slice(start, j));
+          this.state = State.QuoteInQuoted;
+          i = j + 1;
+          break;
+        }
+        case State.QuoteInQuoted: {
+          const c = s.charCodeAt(i);
+          if (c === QUOTE) {
+            // `""`: one quote of data.
+            this.keep('"');
+            this.state = State.Quoted;
+            start = ++i;
+          } else if (c === COMMA) {
+            this.endField("");
+            this.state = State.FieldStart;
+            i++;
+          } else if (c === LF) {
+            if (this.newline === Newline.Unknown) this.newline = Newline.Lf;
+            this.endRecord("");
+            this.state = State.FieldStart;
+            i++;
+          } else if (c === CR) {
+            this.state = State.AfterQuoteCr;
+            i++;
+          } else {
+            throw new CsvSyntaxError("Trailing quote on quoted field is malformed", this.records + 1);
+          }
+          break;
+        }
+        case State.AfterQuoteCr: {
+          if (s.charCodeAt(i) !== LF) throw new CsvSyntaxError("Trailing quote on quoted field is malformed", this.records + 1);
+          if (this.newline === Newline.Unknown) this.newline = Newline.CrLf;
+          this.endRecord("");
+          this.state = State.FieldStart;
+          i++;
+          break;
+        }
+      }
+    }
   }
-
-}
-
-/** The line ending of a CSV, from its first line break outside quotes; null until one is seen. */
-function detectNewline(text: string): "\r\n" | "\n" | null {
-  let inQuotes = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c === 34) inQuotes = !inQuotes;
-    else if (c === 10 && !inQuotes) return i > 0 && text.charCodeAt(i - 1) === 13 ? "\r\n" : "\n";
-  }
-  return null;
 }
 
 /**

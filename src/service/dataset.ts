@@ -24,6 +24,43 @@ export class BodyShapeError extends Error {
   }
 }
 
+/**
+ * Deepest nesting of objects and lists accepted in a JSON body, the outermost counting as 1. An
+ * export row sits at depth 3 (`{ "rows": [ { ... } ] }`), so this leaves 61 levels for a cell's
+ * value, far more than any dataset has; what is deeper is refused before anything recursive
+ * (`JSON.stringify` of a cell, redaction of error details, another engine's `JSON.parse`) could
+ * overflow the stack on it.
+ */
+export const MAX_JSON_DEPTH = 64;
+
+/** The refusal of a body nested deeper than {@link MAX_JSON_DEPTH}, at `offset` in the body. */
+export function tooDeep(offset: number): BodyShapeError {
+  return new BodyShapeError(`it is nested deeper than ${MAX_JSON_DEPTH} levels`, `offset ${offset}`, "malformed_body");
+}
+
+/**
+ * Where `text` first nests deeper than {@link MAX_JSON_DEPTH} (offset of the opening bracket), or
+ * -1. One pass, no recursion; string contents are skipped.
+ */
+export function jsonTooDeepAt(text: string): number {
+  let depth = 0;
+  const n = text.length;
+  for (let i = 0; i < n; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 34) {
+      // Skip the string (a backslash escapes the next character).
+      for (i++; i < n; i++) {
+        const d = text.charCodeAt(i);
+        if (d === 92) i++;
+        else if (d === 34) break;
+      }
+    } else if (c === 123 || c === 91) {
+      if (++depth > MAX_JSON_DEPTH) return i;
+    } else if (c === 125 || c === 93) depth--;
+  }
+  return -1;
+}
+
 // A JSON integer literal beyond 2^53 (not part of a fraction or exponent) - see parseJsonLossless.
 const BIG_INT_OR_STRING = /"(?:[^"\\]|\\.)*"|(?<![\d.eE+-])-?\d{16,}(?![\d.eE])/g;
 
@@ -39,9 +76,12 @@ function hasUnsafeIntegerLiteral(text: string): boolean {
  * strings (Int64 ids beyond 2^53 would otherwise be silently rounded, and the JSON form would
  * disagree with the CSV form of the same dataset).
  *
- * @throws BodyShapeError (`malformed_body`) when the text is not JSON.
+ * @throws BodyShapeError (`malformed_body`) when the text is not JSON, or is nested deeper than
+ *   {@link MAX_JSON_DEPTH}.
  */
 export function parseJsonLossless(text: string): unknown {
+  const deep = jsonTooDeepAt(text);
+  if (deep >= 0) throw tooDeep(deep);
   let src = text;
   if (/\d{16}/.test(text) && hasUnsafeIntegerLiteral(text)) {
     // Only now is a second copy of the body made; bodies that send big integers as strings
@@ -284,8 +324,11 @@ export class CsvTableBuilder {
     private readonly key = "",
   ) {}
 
-  /** Adds one CSV record (record 0 is the header). */
-  add(fields: string[], recordIndex: number): void {
+  /**
+   * Adds one CSV record (record 0 is the header). `joined`: indices of fields that are new strings
+   * (the parser's, see `CsvRecordHandler`), which need no copy.
+   */
+  add(fields: string[], recordIndex: number, joined: readonly number[] = []): void {
     if (this.columns === null) {
       const byName = new Map((this.typed ?? []).map((c) => [c.name, c]));
       const seen = new Set<string>();
@@ -322,8 +365,9 @@ export class CsvTableBuilder {
       // above it: share that string (as JSON.parse shares short repeated strings).
       else if (v === previous[c]) out[c] = previous[c] as string;
       // Strings kept as received are cut from the decoded chunk and would keep all of it alive for
-      // as long as the table lives.
-      else out[c] = previous[c] = detachString(v);
+      // as long as the table lives. A joined field is new already: copying a 50 MB cell again
+      // cost five times the parse.
+      else out[c] = previous[c] = joined.length > 0 && joined.includes(c) ? v : detachString(v);
     }
     this.rows.push(out);
   }

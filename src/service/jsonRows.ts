@@ -14,6 +14,7 @@
 import type { Column, Table } from "../table/model";
 import {
   BodyShapeError,
+  MAX_JSON_DEPTH,
   RowConverter,
   columnsFromDefs,
   exportTable,
@@ -23,6 +24,7 @@ import {
   parseJsonText,
   tableFromJsonExport,
   tableFromOData,
+  tooDeep,
   type MetaInput,
 } from "./dataset";
 
@@ -156,7 +158,7 @@ export class JsonRowsScanner {
         }
       }
       if (ch === OPEN_BRACE || ch === OPEN_BRACKET) {
-        this.depth++;
+        if (++this.depth > MAX_JSON_DEPTH) throw tooDeep(this.offset + i);
         if (this.depth === 1 && ch === OPEN_BRACE) this.expectKey = true;
       } else if (ch === CLOSE_BRACE || ch === CLOSE_BRACKET) {
         this.depth--;
@@ -243,7 +245,10 @@ export class JsonRowsScanner {
         run = 0;
       }
       if (ch === QUOTE) inString = true;
-      else if (ch === OPEN_BRACE || ch === OPEN_BRACKET) depth++;
+      else if (ch === OPEN_BRACE || ch === OPEN_BRACKET) {
+        // Refused here, while scanning: nothing recursive ever sees the value.
+        if (++depth > MAX_JSON_DEPTH) throw tooDeep(this.offset + i);
+      }
       else if (ch === CLOSE_BRACE || ch === CLOSE_BRACKET) {
         depth--;
         if (depth === 1) {

@@ -12,6 +12,7 @@ import { ErrorBodySchema, HEADERS, REPORTING_ERRORS, BASIC_USER, type ReportingE
 import { type Connection, connectionSecrets, normalizeBaseUrl } from "./connection";
 import { PpmError, type PpmErrorCode, type PpmErrorInit, base64Utf8, redactDeep, redactSecrets } from "./errors";
 import type { Validators } from "./validators";
+import { jsonTooDeepAt } from "./dataset";
 
 /** Endpoint group of a request; decides credentials and how a bare 404 is read. */
 export type EndpointGroup = "reporting" | "snapshot" | "record";
@@ -344,6 +345,11 @@ export class Transport {
           const aborted = classifyAbort();
           if (aborted) return { ok: false, error: aborted, retryable: false };
           if (e instanceof PpmError) return { ok: false, error: e, retryable: false };
+          // The stack or a string limit ran out on what arrived: a body that cannot be read, not a
+          // network fault (retrying would read the same body).
+          if (e instanceof RangeError) {
+            return { ok: false, retryable: false, error: this.error("malformed_body", `The response of ${spec.method} ${spec.path} could not be read (${errorDetail(e)}).`, { datasetKey: spec.datasetKey, requestTime }) };
+          }
           const detail = errorDetail(e);
           return { ok: false, retryable: false, error: this.error("network", `The response from ${this.environmentLabel} was interrupted (${detail}).`, { datasetKey: spec.datasetKey, requestTime }) };
         }
@@ -375,7 +381,8 @@ export class Transport {
     const text = await readLimited(response, 64 * 1024);
     let body: unknown;
     try {
-      body = text ? JSON.parse(text) : undefined;
+      // An error body nested too deep is treated as no JSON (its details are redacted recursively).
+      body = text && jsonTooDeepAt(text) < 0 ? JSON.parse(text) : undefined;
     } catch {
       body = undefined;
     }

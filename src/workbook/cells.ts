@@ -10,7 +10,12 @@
  * - date `YYYY-MM-DD` → Excel serial computed from the Y-M-D parts with integer arithmetic (never
  *   through a local-time `Date`, so no day shift in any time zone), format `yyyy-mm-dd`.
  * - datetime → serial of the UTC instant (DATE-TIME POLICY: times are shown in UTC; the info block
- *   above the table says so), format `yyyy-mm-dd hh:mm:ss`.
+ *   above the table says so), fractional seconds kept to the millisecond (truncated, never rounded
+ *   up), format `yyyy-mm-dd hh:mm:ss`, or `yyyy-mm-dd hh:mm:ss.000` for a column where a value has
+ *   milliseconds: Excel rounds a time to the format's precision, so `23:59:59.999` under `ss` would
+ *   show as the next day's `00:00:00`.
+ * - dates and date-times follow Excel's 1900 date system alike (see {@link dayToSerial}): from
+ *   1900-01-01 they are serials, before that text.
  * - boolean → boolean; null and "" → empty cell (written as "", because Excel ignores `null`
  *   entries when setting values, which would leave stale data behind on refresh).
  */
@@ -21,6 +26,8 @@ export const INTEGER_FORMAT = "0";
 export const DECIMAL_FORMAT = "#,##0.00";
 export const DATE_FORMAT = "yyyy-mm-dd";
 export const DATETIME_FORMAT = "yyyy-mm-dd hh:mm:ss";
+/** For date-time columns with milliseconds (Excel shows at most three decimals of a second). */
+export const DATETIME_MS_FORMAT = "yyyy-mm-dd hh:mm:ss.000";
 export const GENERAL_FORMAT = "General";
 
 /** How one column is written. */
@@ -55,8 +62,10 @@ export function planColumns(table: Pick<Table, "columns" | "rows">): ColumnPlan[
         return { name: col.name, numberFormat: GENERAL_FORMAT, kind: "boolean" };
       case "date":
         return { name: col.name, numberFormat: DATE_FORMAT, kind: "date" };
-      case "datetime":
-        return { name: col.name, numberFormat: DATETIME_FORMAT, kind: "datetime" };
+      case "datetime": {
+        const ms = table.rows.some((r) => typeof r[ci] === "string" && hasMilliseconds(r[ci] as string));
+        return { name: col.name, numberFormat: ms ? DATETIME_MS_FORMAT : DATETIME_FORMAT, kind: "datetime" };
+      }
     }
     return { name: col.name, numberFormat: TEXT_FORMAT, kind: "text" };
   });
@@ -85,6 +94,21 @@ const EPOCH_SERIAL = 25569;
 /** First date with a correct days-since-1899-12-30 serial (Excel counts a fictitious 1900-02-29). */
 const MARCH_1_1900 = daysFromCivil(1900, 3, 1);
 const JAN_1_1900 = daysFromCivil(1900, 1, 1);
+const MS_PER_DAY = 86_400_000;
+
+/**
+ * Excel serial of the day `days` after 1970-01-01, or null before 1900-01-01 (Excel's 1900 date
+ * system starts at serial 1 = 1900-01-01 and cannot show earlier days).
+ *
+ * The 1900 leap-year rule: Excel's 1900 date system counts a 1900-02-29 that never existed (serial
+ * 60, kept from Lotus 1-2-3). So from 1900-03-01 (serial 61) on, the serial is the plain count of
+ * days since 1899-12-30; 1900-01-01 to 1900-02-28 are one less (serials 1 to 59); serial 60 is
+ * never written. Dates and date-times use this one rule, so both become serials from 1900-01-01.
+ */
+export function dayToSerial(days: number): number | null {
+  if (days < JAN_1_1900) return null;
+  return days >= MARCH_1_1900 ? days + EPOCH_SERIAL : days + EPOCH_SERIAL - 1;
+}
 
 /**
  * Excel serial number of a `YYYY-MM-DD` date, or null for dates Excel cannot show (before 1900-01-01),
@@ -92,20 +116,45 @@ const JAN_1_1900 = daysFromCivil(1900, 1, 1);
  */
 export function dateToSerial(iso: string): number | null {
   const y = +iso.slice(0, 4), m = +iso.slice(5, 7), d = +iso.slice(8, 10);
-  const days = daysFromCivil(y, m, d);
-  if (days < JAN_1_1900) return null;
-  // Jan 1 - Feb 28 1900 sit before Excel's phantom leap day, one less than the plain count.
-  return days >= MARCH_1_1900 ? days + EPOCH_SERIAL : days + EPOCH_SERIAL - 1;
+  return dayToSerial(daysFromCivil(y, m, d));
 }
 
-/** Excel serial of an ISO date-time's UTC instant (the documented policy), or null when not representable. */
+/** The model's canonical UTC date-time (`normalizeDateTime`), with any number of fraction digits. */
+const CANONICAL_UTC = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?Z$/;
+
+/** Whether a date-time has a non-zero millisecond part (sub-millisecond digits are not shown). */
+function hasMilliseconds(iso: string): boolean {
+  const m = /T\d{2}:\d{2}:\d{2}\.(\d+)/.exec(iso);
+  return !!m && /[1-9]/.test(m[1].slice(0, 3));
+}
+
+/**
+ * Excel serial of an ISO date-time's UTC instant (the documented policy), or null when Excel cannot
+ * show it (before 1900-01-01; {@link dayToSerial}). The time of day is kept to the millisecond,
+ * truncated, so that a format showing milliseconds never rounds it up (into the next day at
+ * `23:59:59.999`); the day part is an integer and the time a fraction below 1.
+ */
 export function dateTimeToSerial(iso: string): number | null {
-  const ms = Date.parse(iso); // explicit offset/Z is required by validation, so parsing is zone-free
-  if (Number.isNaN(ms)) return null;
-  const serial = ms / 86_400_000 + EPOCH_SERIAL;
-  if (serial < 61) return null; // before 1900-03-01: keep as text rather than show a wrong day
-  // Round to the millisecond so the serial does not carry binary noise into the cell.
-  return Math.round(serial * 86_400_000) / 86_400_000;
+  let day: number;
+  let ms: number;
+  const m = CANONICAL_UTC.exec(iso);
+  if (m) {
+    day = daysFromCivil(+m[1], +m[2], +m[3]);
+    ms = ((+m[4] * 60 + +m[5]) * 60 + +m[6]) * 1000 + (m[7] ? +`${m[7]}00`.slice(0, 3) : 0);
+    // A leap second (:60) that was not normalised away: the next day's first moment.
+    if (ms >= MS_PER_DAY) {
+      day += 1;
+      ms -= MS_PER_DAY;
+    }
+  } else {
+    // Other ISO forms with an explicit offset (validation requires one), so parsing is zone-free.
+    const t = Date.parse(iso);
+    if (Number.isNaN(t)) return null;
+    day = Math.floor(t / MS_PER_DAY);
+    ms = t - day * MS_PER_DAY;
+  }
+  const serial = dayToSerial(day);
+  return serial === null ? null : serial + ms / MS_PER_DAY;
 }
 
 /** Converts one model value to the value written into a cell of a column with this plan. */

@@ -3,6 +3,7 @@
  * started in this process on free ports.
  */
 import { execFile } from "node:child_process";
+import { createHash } from "node:crypto";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
@@ -66,7 +67,9 @@ describe("ppm doctor", () => {
     const r = await ppm(["doctor", "--env", svc.url], { PPM_TOKEN: "doctor-WRONG-token" });
     expect(r.code).toBe(3);
     expect(r.stdout).toMatch(/credentials\s+FAIL/);
-    expect(r.stdout).toContain("Update or clear the stored token");
+    // The CLI stores no token: it names where this one came from.
+    expect(r.stdout).toContain("Check the token in the PPM_TOKEN environment variable");
+    expect(all(r)).not.toMatch(/stored/i);
     expect(all(r)).not.toContain("doctor-WRONG-token");
   });
 
@@ -152,13 +155,13 @@ describe("ppm export", () => {
   it("downloads again when the output file is gone, and writes JSON from any form", async () => {
     const out = path.join(tmp, "proj.json");
     const cache = path.join(tmp, "cache2");
-    expect((await ppm(["export", "projects", "--env", svc.url, "--format", "odata", "--out", out, "--cache", cache])).code).toBe(0);
+    expect((await ppm(["export", "projects", "--env", svc.url, "--format", "odata", "--output-format", "json", "--out", out, "--cache", cache])).code).toBe(0);
     const body = JSON.parse(fs.readFileSync(out, "utf8")) as { dataset_key: string; row_count: number; columns: Array<{ name: string; type: string }>; rows: Array<Record<string, unknown>> };
     expect(body.dataset_key).toBe("projects");
     expect(body.rows).toHaveLength(body.row_count);
     expect(body.columns.find((c) => c.name === "start_date")?.type).toBe("date");
     fs.rmSync(out);
-    const again = await ppm(["export", "projects", "--env", svc.url, "--format", "odata", "--out", out, "--cache", cache]);
+    const again = await ppm(["export", "projects", "--env", svc.url, "--format", "odata", "--output-format", "json", "--out", out, "--cache", cache]);
     expect(again.stderr).toContain("written");
     expect(fs.existsSync(out)).toBe(true);
   });
@@ -189,12 +192,15 @@ describe("ppm export", () => {
     const wrong = await ppm(["export", "financials", "--env", svc.url], { PPM_TOKEN: "export-WRONG-token" });
     expect(wrong.code).toBe(3);
     expect(wrong.stderr).toMatch(/error: .*401/);
-    expect(wrong.stderr).toMatch(/action: Update or clear the stored token/);
+    expect(wrong.stderr).toMatch(/action: Check the token in the PPM_TOKEN environment variable/);
+    expect(all(wrong)).not.toMatch(/stored/i);
     expect(all(wrong)).not.toContain("export-WRONG-token");
 
     const flag = await ppm(["export", "financials", "--env", svc.url, "--token", "flag-WRONG-token"], {});
     expect(flag.code).toBe(3);
     expect(flag.stderr).toContain("--token is discouraged");
+    expect(flag.stderr).toMatch(/action: Check the token in --token/);
+    expect(all(flag)).not.toMatch(/stored/i);
     expect(all(flag)).not.toContain("flag-WRONG-token");
 
     const ng = await ppm(["export", "risks", "--env", svc.url]);
@@ -215,5 +221,130 @@ describe("ppm export", () => {
     const dead = await startReferenceService({ port: 0 });
     await dead.close();
     expect((await ppm(["export", "financials", "--env", dead.url, "--retries", "0"])).code).toBe(5);
+  });
+});
+
+/** The service's own bytes of a dataset form, as a checksum reference. */
+async function serviceBytes(pathname: string): Promise<Buffer> {
+  const r = await fetch(`${svc.url}${pathname}`, { headers: { "Company-Api-Token": TOKEN } });
+  expect(r.status).toBe(200);
+  return Buffer.from(await r.arrayBuffer());
+}
+const sha256 = (b: Buffer | string) => createHash("sha256").update(b).digest("hex");
+
+/** Runs the CLI, capturing stdout as bytes (a byte-exact export is compared byte for byte). */
+function ppmBytes(args: string[]): Promise<{ code: number; stdout: Buffer; stderr: string }> {
+  return new Promise((resolve) => {
+    const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: process.env.HOME, TMPDIR: process.env.TMPDIR, PPM_TOKEN: TOKEN };
+    execFile(process.execPath, [BIN, ...args], { cwd: ROOT, env, encoding: "buffer", maxBuffer: 16 << 20 }, (err, stdout, stderr) => {
+      resolve({ code: err ? (typeof err.code === "number" ? err.code : 1) : 0, stdout, stderr: stderr.toString("utf8") });
+    });
+  });
+}
+
+describe("ppm export: byte-exact CSV (issue #14, item 10)", () => {
+  it("without a query, --format csv writes the service's bytes unchanged, to a file and to stdout", async () => {
+    const service = await serviceBytes("/api/bi/v1/financials.csv");
+    // The case that used to differ: a quoted field with leading and trailing spaces.
+    expect(service.toString("utf8")).toContain('," leading and trailing space ",');
+    const out = path.join(tmp, "exact.csv");
+    const r = await ppm(["export", "financials", "--env", svc.url, "--format", "csv", "--out", out]);
+    expect(r.code).toBe(0);
+    expect(sha256(fs.readFileSync(out))).toBe(sha256(service));
+    const s = await ppmBytes(["export", "financials", "--env", svc.url]);
+    expect(s.code).toBe(0);
+    expect(sha256(s.stdout)).toBe(sha256(service));
+  });
+
+  it("a query or another form rewrites the table (RFC 4180, equivalent, not the same bytes)", async () => {
+    const out = path.join(tmp, "rewritten.csv");
+    expect((await ppm(["export", "financials", "--env", svc.url, "--format", "json", "--out", out])).code).toBe(0);
+    const text = fs.readFileSync(out, "utf8");
+    expect(parseCsvText(text)).toEqual(parseCsvText((await serviceBytes("/api/bi/v1/financials.csv")).toString("utf8")));
+  });
+});
+
+describe("ppm CLI rules (issue #13, point 14)", () => {
+  it("the output format is --output-format (default csv), never the --out file's extension", async () => {
+    const asJsonName = path.join(tmp, "named.json");
+    const r = await ppm(["export", "milestones", "--env", svc.url, "--out", asJsonName]);
+    expect(r.code).toBe(0);
+    expect(r.stderr).toContain(`warning: writing CSV to ${asJsonName}`);
+    expect(fs.readFileSync(asJsonName, "utf8").startsWith("{")).toBe(false);
+    expect(parseCsvText(fs.readFileSync(asJsonName, "utf8"))[0][0]).toBeTruthy();
+
+    const asCsvName = path.join(tmp, "named.csv");
+    const j = await ppm(["export", "milestones", "--env", svc.url, "--output-format", "json", "--out", asCsvName]);
+    expect(j.code).toBe(0);
+    expect(j.stderr).toContain(`warning: writing JSON to ${asCsvName}`);
+    expect(JSON.parse(fs.readFileSync(asCsvName, "utf8"))).toMatchObject({ dataset_key: "milestones", row_count: 0 });
+
+    const plain = await ppm(["export", "milestones", "--env", svc.url, "--output-format", "json", "--out", path.join(tmp, "plain.out")]);
+    expect(plain.stderr).not.toContain("warning");
+  });
+
+  it("--out into a missing directory is a usage error (nothing downloaded) unless --mkdir", async () => {
+    await fetch(`${svc.url}/__control/requests`, { method: "DELETE" });
+    const missing = path.join(tmp, "no", "such", "dir", "fin.csv");
+    const r = await ppm(["export", "financials", "--env", svc.url, "--out", missing]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(`the directory of --out does not exist: ${path.dirname(missing)}`);
+    expect(r.stderr).toContain("--mkdir");
+    expect(fs.existsSync(path.join(tmp, "no"))).toBe(false);
+    const log = (await (await fetch(`${svc.url}/__control/requests`)).json()) as { requests: Array<{ path: string }> };
+    expect(log.requests.filter((q) => q.path.startsWith("/api/"))).toEqual([]);
+
+    const m = await ppm(["export", "financials", "--env", svc.url, "--out", missing, "--mkdir"]);
+    expect(m.code).toBe(0);
+    expect(fs.readFileSync(missing)).toEqual(await serviceBytes("/api/bi/v1/financials.csv"));
+    expect((await ppm(["export", "financials", "--env", svc.url, "--mkdir"])).code).toBe(2);
+  });
+
+  it("--excel-safe prefixes formula-like text cells with ' for Excel; the default stays byte-exact", async () => {
+    const out = path.join(tmp, "safe.csv");
+    const r = await ppm(["export", "financials", "--env", svc.url, "--excel-safe", "--out", out]);
+    expect(r.code).toBe(0);
+    const rows = parseCsvText(fs.readFileSync(out, "utf8"));
+    const names = rows.slice(1).map((x) => x[1]);
+    for (const risky of ["=SUM(A1:A9)", "+41 44 668 18 00", "-5 days", "@risk review"]) {
+      expect(names).toContain(`'${risky}`);
+      expect(names).not.toContain(risky);
+    }
+    // Numbers are never prefixed (a negative variance stays a number), nor safe text.
+    const variance = rows[0].indexOf("variance_pct");
+    expect(rows.slice(1).some((x) => x[variance].startsWith("-"))).toBe(true);
+    expect(rows.slice(1).every((x) => !x[variance].startsWith("'"))).toBe(true);
+    expect(names).toContain("Alpha, Beta & Gamma");
+    expect(names).toContain("'apostrophe");
+    expect(names).not.toContain("''apostrophe");
+
+    const plain = path.join(tmp, "plain.csv");
+    expect((await ppm(["export", "financials", "--env", svc.url, "--out", plain])).code).toBe(0);
+    expect(fs.readFileSync(plain)).toEqual(await serviceBytes("/api/bi/v1/financials.csv"));
+    expect(fs.readFileSync(plain, "utf8")).toContain("\r\nPRJ-0003,=SUM(A1:A9),");
+
+    expect((await ppm(["export", "financials", "--env", svc.url, "--excel-safe", "--output-format", "json"])).code).toBe(2);
+  });
+
+  it("doctor's default origin is what npm start serves: localhost on the configured port, https only with a dev certificate", async () => {
+    const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, "package.json"), "utf8")) as { config: { dev_server_port: number } };
+    const home = fs.mkdtempSync(path.join(tmp, "home-"));
+    const plain = await ppm(["doctor", "--env", svc.url], { PPM_TOKEN: TOKEN, HOME: home });
+    expect(plain.code).toBe(0);
+    expect(plain.stdout).toMatch(new RegExp(`add-in origin\\s+ok\\s+http://localhost:${pkg.config.dev_server_port} \\(`));
+    expect(plain.stdout).toContain(`origin http://localhost:${pkg.config.dev_server_port} may send the add-in's headers`);
+
+    fs.mkdirSync(path.join(home, ".office-addin-dev-certs"));
+    fs.writeFileSync(path.join(home, ".office-addin-dev-certs", "localhost.crt"), "test certificate");
+    const tls = await ppm(["doctor", "--env", svc.url], { PPM_TOKEN: TOKEN, HOME: home });
+    expect(tls.stdout).toContain(`origin https://localhost:${pkg.config.dev_server_port} may send`);
+    const port = await ppm(["doctor", "--env", svc.url], { PPM_TOKEN: TOKEN, HOME: home, PPM_DEV_PORT: "3456" });
+    expect(port.stdout).toContain("origin https://localhost:3456 may send");
+    const http = await ppm(["doctor", "--env", svc.url], { PPM_TOKEN: TOKEN, HOME: home, PPM_DEV_HTTP: "1" });
+    expect(http.stdout).toContain(`origin http://localhost:${pkg.config.dev_server_port} may send`);
+
+    const given = await ppm(["doctor", "--env", svc.url, "--origin", "https://addin.example.com"], { PPM_TOKEN: TOKEN, HOME: home });
+    expect(given.stdout).not.toContain("add-in origin");
+    expect(given.stdout).toContain("origin https://addin.example.com may send");
   });
 });

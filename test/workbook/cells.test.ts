@@ -10,7 +10,7 @@ import {
   isIdentifierColumn,
   TEXT_FORMAT,
   DATE_FORMAT,
-  DATETIME_FORMAT,
+  DATETIME_MS_FORMAT,
   INTEGER_FORMAT,
   DECIMAL_FORMAT,
 } from "../../src/workbook/cells";
@@ -100,7 +100,8 @@ describe("column plans and values", () => {
       ["amount", DECIMAL_FORMAT, "number"],
       ["active", "General", "boolean"],
       ["due", DATE_FORMAT, "date"],
-      ["updated", DATETIME_FORMAT, "datetime"],
+      // A value with milliseconds (.500) in the column: the format shows them.
+      ["updated", DATETIME_MS_FORMAT, "datetime"],
       ["project_id", TEXT_FORMAT, "text"],
       ["big", TEXT_FORMAT, "text"],
       ["Budget (custom)", DECIMAL_FORMAT, "number"],
