@@ -3,6 +3,8 @@ import type { CellValue, Column, Table } from "../table/model";
 import { ColumnResolver } from "./columns";
 import { Compiler, type Row } from "./compile";
 import { QueryError } from "./errors";
+import { compileApply, type CompiledApply, type RowSink } from "./aggregate";
+import type { TableSink } from "../table/sink";
 import { readStoredQuery, type LocalQuery } from "./options";
 import { compileOrderBy, sortRows, type SortKey } from "./orderby";
 import { parseFilter, parseOrderBy } from "./parser";
@@ -24,6 +26,17 @@ export interface CompiledQuery {
   /** Columns of the result, in output order. */
   readonly columns: Column[];
   run(table: Table): QueryResult;
+  /**
+   * A sink for the source rows as they stream in (see `src/table/sink.ts`): `$apply` and `$filter`
+   * are evaluated row by row, so only groups and kept rows stay in memory; `$orderby`, `$skip`,
+   * `$top` and `$select` run at the end on what is left. `end()` gives the same rows as `run`.
+   */
+  sink(): QuerySink;
+}
+
+/** A {@link TableSink} that evaluates a query; `count` is set by `end()` when `$count` was asked for. */
+export interface QuerySink extends TableSink {
+  count?: number;
 }
 
 function withOption<T>(option: string, f: () => T): T {
@@ -41,6 +54,10 @@ function withOption<T>(option: string, f: () => T): T {
 export function compileQuery(columns: readonly Column[], query: LocalQuery, opts: ApplyOptions = {}): CompiledQuery {
   const q = readStoredQuery(query);
   const now = opts.now === undefined ? Date.now() : typeof opts.now === "number" ? opts.now : opts.now.getTime();
+  // $apply first: every other option applies to its result (OData Data Aggregation 4.0, 3.16).
+  const pipeline: CompiledApply | undefined = q.apply === undefined ? undefined : withOption("$apply", () => compileApply(columns, q.apply!, { now }));
+  const source = columns;
+  columns = pipeline ? pipeline.columns : columns;
   const compiler = new Compiler(columns, { now });
   const filter = q.filter === undefined ? undefined : withOption("$filter", () => compiler.filter(parseFilter(q.filter!)));
   const keys: SortKey[] | undefined =
@@ -50,21 +67,16 @@ export function compileQuery(columns: readonly Column[], query: LocalQuery, opts
   const skip = q.skip ?? 0;
   const top = q.top;
   const wantCount = q.count === true;
+  const checkColumns = (given: readonly Column[]) => {
+    if (given.length !== source.length || given.some((c, i) => c.name !== source[i]!.name || c.type !== source[i]!.type)) {
+      throw new QueryError({ code: "invalid_query", detail: "the table's columns differ from those the query was compiled for" });
+    }
+  };
 
-  return {
-    columns: outColumns,
-    run(table: Table): QueryResult {
-      if (table.columns.length !== columns.length || table.columns.some((c, i) => c.name !== columns[i]!.name || c.type !== columns[i]!.type)) {
-        throw new QueryError({ code: "invalid_query", detail: "the table's columns differ from those the query was compiled for" });
-      }
-      let rows: readonly Row[] = table.rows;
-      if (filter) {
-        const kept: Row[] = [];
-        const src = table.rows;
-        for (let i = 0; i < src.length; i++) if (filter(src[i]!)) kept.push(src[i]!);
-        rows = kept;
-      }
-      const count = rows.length;
+  /** `$orderby`, `$skip`, `$top`, `$select` over the rows left after `$apply` and `$filter`. */
+  const finish = (kept: readonly Row[], copy: boolean): { rows: CellValue[][]; count: number } => {
+    let rows = kept;
+    const count = rows.length;
       if (keys) rows = sortRows(rows, keys);
       const end = top === undefined ? rows.length : Math.min(rows.length, skip + top);
       const out: CellValue[][] = [];
@@ -75,12 +87,54 @@ export function compileQuery(columns: readonly Column[], query: LocalQuery, opts
           for (let j = 0; j < picks.length; j++) o[j] = r[picks[j]!]!;
           out.push(o);
         } else {
-          out.push(r.slice());
+          out.push(copy ? r.slice() : (r as CellValue[]));
         }
       }
-      const result: QueryResult = { table: { columns: outColumns.map((c) => ({ ...c })), rows: out, meta: { ...table.meta } } };
-      if (wantCount) result.count = count;
+      return { rows: out, count };
+    };
+
+  return {
+    columns: outColumns,
+    run(table: Table): QueryResult {
+      checkColumns(table.columns);
+      let rows: readonly Row[] = pipeline ? pipeline.run(table.rows) : table.rows;
+      if (filter) {
+        const kept: Row[] = [];
+        const src = rows;
+        for (let i = 0; i < src.length; i++) if (filter(src[i]!)) kept.push(src[i]!);
+        rows = kept;
+      }
+      // Copied: source rows (or rows $apply passed through) must not be shared with the input table.
+      const done = finish(rows, true);
+      const result: QueryResult = { table: { columns: outColumns.map((c) => ({ ...c })), rows: done.rows, meta: { ...table.meta } } };
+      if (wantCount) result.count = done.count;
       return result;
+    },
+    sink(): QuerySink {
+      const kept: Row[] = [];
+      const collect: RowSink = filter
+        ? { row: (r) => void (filter(r) && kept.push(r)), end: () => undefined }
+        : { row: (r) => void kept.push(r), end: () => undefined };
+      let input: RowSink | undefined;
+      const self: QuerySink = {
+        begin(cols) {
+          checkColumns(cols);
+          input = pipeline ? pipeline.open(collect) : collect;
+        },
+        row(cells) {
+          input!.row(cells);
+        },
+        end() {
+          if (!input) throw new QueryError({ code: "invalid_query", detail: "no columns were given before the rows" });
+          input.end();
+          // Source rows reach `kept` only when there is no $apply; they belong to no one else, so no copy.
+          const done = finish(kept, false);
+          kept.length = 0;
+          if (wantCount) self.count = done.count;
+          return { columns: outColumns.map((c) => ({ ...c })), rows: done.rows };
+        },
+      };
+      return self;
     },
   };
 }

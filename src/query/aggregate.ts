@@ -1,0 +1,482 @@
+/**
+ * `$apply` evaluation (OData Data Aggregation 4.0): transformations compiled once against a column
+ * list into a push pipeline. Rows are pushed one at a time and only what a transformation needs is
+ * kept: `filter` and `compute` keep nothing, `groupby`/`aggregate` keep one accumulator set per
+ * group. So a table far larger than a worksheet can be summarised as it streams in.
+ *
+ * Decisions (the extension leaves them open, or the flat table needs them):
+ * - Groups come out in order of first appearance. A `null` grouping value is a group of its own.
+ * - `sum` of integers is an integer (exact, beyond 2^53 too); of decimals an exact decimal; `average`
+ *   is a decimal (exact quotient rounded to 34 significant digits); `$count` and `countdistinct` are
+ *   integers. Decimal results become the table's number cells only at the very end.
+ * - `sum`/`min`/`max`/`average` of no non-null values are `null`; counts of nothing are 0.
+ *   `aggregate(...)` without groupby always yields one row, even over no rows.
+ * - Inside `groupby((...), ...)` only `filter`/`compute` followed by one `aggregate` are accepted;
+ *   a group whose rows the inner filter removes still appears (its aggregates over no rows).
+ * - `min`/`max` apply to numbers, text, dates, date-times and booleans (false < true).
+ */
+import type { CellValue, Column, ColumnType } from "../table/model";
+import { ColumnResolver } from "./columns";
+import { Compiler, type Compiled, type Row, type RV } from "./compile";
+import { DECIMAL, type DecimalOps, type DecimalValue } from "./decimalOps";
+import { QueryError } from "./errors";
+import { parseApply, type AggregateItem, type ApplyStep } from "./applyParser";
+
+/** Receives rows one at a time, then `end()` once. */
+export interface RowSink {
+  row(cells: CellValue[]): void;
+  end(): void;
+}
+
+/** A compiled `$apply`: its result columns, and a pipeline feeding result rows to a sink. */
+export interface CompiledApply {
+  readonly columns: Column[];
+  /** A sink that takes source rows; result rows go to `out` (all of them at `end()` when grouping). */
+  open(out: RowSink): RowSink;
+  /** Runs the pipeline over rows held in memory. */
+  run(rows: readonly Row[]): CellValue[][];
+}
+
+export interface ApplyCompileOptions {
+  now?: number;
+  /** Decimal arithmetic for sums and averages (default: {@link DECIMAL}). */
+  decimal?: DecimalOps;
+}
+
+interface Stage {
+  columns: Column[];
+  wrap(next: RowSink): RowSink;
+}
+
+/** Compiles `$apply` text against `columns`. Throws {@link QueryError} (without `option`). */
+export function compileApply(columns: readonly Column[], text: string, opts: ApplyCompileOptions = {}): CompiledApply {
+  const steps = parseApply(text);
+  let cols: Column[] = columns.map((c) => ({ ...c }));
+  const stages: Stage[] = [];
+  for (const step of steps) {
+    const s = compileStep(cols, step, opts);
+    stages.push(s);
+    cols = s.columns;
+  }
+  const out = cols;
+  const open = (sink: RowSink): RowSink => {
+    let next = sink;
+    for (let i = stages.length - 1; i >= 0; i--) next = stages[i]!.wrap(next);
+    return next;
+  };
+  return {
+    columns: out.map((c) => ({ ...c })),
+    open,
+    run(rows) {
+      const result: CellValue[][] = [];
+      const sink = open({ row: (r) => void result.push(r), end: () => undefined });
+      for (let i = 0; i < rows.length; i++) sink.row(rows[i] as CellValue[]);
+      sink.end();
+      return result;
+    },
+  };
+}
+
+function compileStep(cols: Column[], step: ApplyStep, opts: ApplyCompileOptions): Stage {
+  switch (step.k) {
+    case "filter": {
+      const keep = new Compiler(cols, { now: opts.now }).filter(step.expr);
+      return {
+        columns: cols,
+        wrap: (next) => ({
+          row: (r) => {
+            if (keep(r)) next.row(r);
+          },
+          end: () => next.end(),
+        }),
+      };
+    }
+    case "compute": {
+      const f = computeFn(cols, step, opts);
+      return {
+        columns: f.columns,
+        wrap: (next) => ({ row: (r) => next.row(f.map(r)), end: () => next.end() }),
+      };
+    }
+    case "aggregate":
+      return groupStage(cols, [], [step], step.pos, true, opts);
+    case "groupby":
+      return groupStage(cols, step.columns, step.steps, step.pos, false, opts);
+  }
+}
+
+function computeFn(cols: Column[], step: Extract<ApplyStep, { k: "compute" }>, opts: ApplyCompileOptions): { columns: Column[]; map: (r: Row) => CellValue[] } {
+  const compiler = new Compiler(cols, { now: opts.now });
+  const taken = new Set(cols.map((c) => c.name));
+  const added: Column[] = [];
+  const fns: Array<(r: Row) => CellValue> = [];
+  for (const item of step.items) {
+    checkAlias(item.alias, item.aliasPos, taken);
+    const c = compiler.compile(item.expr);
+    const type: ColumnType = c.t === "null" ? "text" : c.t;
+    added.push({ name: item.alias, type, nullable: true });
+    const f = c.f;
+    fns.push((r) => toCell(f(r), type));
+  }
+  const n = cols.length;
+  const m = fns.length;
+  return {
+    columns: [...cols, ...added],
+    map: (r) => {
+      const out = new Array<CellValue>(n + m);
+      for (let i = 0; i < n; i++) out[i] = r[i]!;
+      for (let j = 0; j < m; j++) out[n + j] = fns[j]!(r);
+      return out;
+    },
+  };
+}
+
+function checkAlias(alias: string, pos: number, taken: Set<string>): void {
+  if (taken.has(alias)) {
+    throw new QueryError({
+      code: "invalid_value",
+      detail: `the name '${alias}' is already a column here; choose another name after 'as'`,
+      position: pos,
+    });
+  }
+  taken.add(alias);
+}
+
+/** Converts an expression value to a table cell of `type` (the model's conventions). */
+export function toCell(v: RV, type: ColumnType): CellValue {
+  if (v === null) return null;
+  switch (type) {
+    case "integer":
+      if (typeof v === "number") return v;
+      return normInt(typeof v === "bigint" ? v : BigInt(String(v)));
+    case "decimal":
+      return typeof v === "number" ? v : Number(String(v));
+    case "datetime":
+      return typeof v === "number" ? isoFromMs(v) : String(v);
+    case "boolean":
+      return v === true;
+    default:
+      return String(v);
+  }
+}
+
+const SAFE = BigInt(Number.MAX_SAFE_INTEGER);
+function normInt(b: bigint): number | string {
+  return b <= SAFE && b >= -SAFE ? Number(b) : b.toString();
+}
+
+function isoFromMs(ms: number): string {
+  const iso = new Date(ms).toISOString();
+  return iso.endsWith(".000Z") ? iso.slice(0, 19) + "Z" : iso;
+}
+
+// ------------------------------------------------------------------ accumulators
+
+interface Acc {
+  /** `cell` is the source cell when the value is a plain column read (min/max keep it as is). */
+  add(v: RV, cell?: CellValue): void;
+  result(): CellValue;
+}
+type AccFactory = () => Acc;
+
+function sumAcc(type: "integer" | "decimal", dec: DecimalOps): AccFactory {
+  if (type === "integer") {
+    return () => {
+      let any = false;
+      let n = 0;
+      let big: bigint | null = null;
+      return {
+        add(v) {
+          if (v === null) return;
+          any = true;
+          if (big !== null) {
+            big += typeof v === "bigint" ? v : BigInt(typeof v === "number" ? v : String(v));
+            return;
+          }
+          if (typeof v === "number") {
+            const s = n + v;
+            if (Number.isSafeInteger(s)) {
+              n = s;
+              return;
+            }
+            big = BigInt(n) + BigInt(v);
+            return;
+          }
+          big = BigInt(n) + (typeof v === "bigint" ? v : BigInt(String(v)));
+        },
+        result: () => (!any ? null : big !== null ? normInt(big) : n),
+      };
+    };
+  }
+  return () => {
+    let sum: DecimalValue | null = null;
+    return {
+      add(v) {
+        if (v === null) return;
+        const d = dec.from(v as number | bigint | DecimalValue);
+        sum = sum === null ? d : dec.add(sum, d);
+      },
+      result: () => (sum === null ? null : dec.toNumber(sum)),
+    };
+  };
+}
+
+function averageAcc(dec: DecimalOps): AccFactory {
+  return () => {
+    let sum: DecimalValue | null = null;
+    let count = 0;
+    // Safe integers add as numbers until the sum would leave the safe range.
+    let n = 0;
+    return {
+      add(v) {
+        if (v === null) return;
+        count++;
+        if (typeof v === "number" && Number.isSafeInteger(v) && Number.isSafeInteger(n + v)) {
+          n += v;
+          return;
+        }
+        const d = dec.from(v as number | bigint | DecimalValue);
+        sum = sum === null ? d : dec.add(sum, d);
+      },
+      result() {
+        if (count === 0) return null;
+        const total = sum === null ? dec.from(n) : n === 0 ? sum : dec.add(sum, dec.from(n));
+        return dec.toNumber(dec.div(total, dec.from(count)));
+      },
+    };
+  };
+}
+
+function extremeAcc(max: boolean, type: ColumnType): AccFactory {
+  return () => {
+    let best: RV = null;
+    let cell: CellValue = null;
+    return {
+      add(v, c) {
+        if (v === null) return;
+        const key = typeof v === "object" ? Number(String(v)) : v;
+        // One column type per accumulator, so the two values are of one kind (or number/bigint).
+        if (best === null || (max ? (key as number) > (best as number) : (key as number) < (best as number))) {
+          best = key;
+          cell = c !== undefined ? c : toCell(v, type);
+        }
+      },
+      result: () => cell,
+    };
+  };
+}
+
+function countDistinctAcc(): AccFactory {
+  return () => {
+    const seen = new Set<unknown>();
+    return {
+      add(v) {
+        if (v === null) return;
+        seen.add(typeof v === "object" ? String(v) : v);
+      },
+      result: () => seen.size,
+    };
+  };
+}
+
+function countAcc(): AccFactory {
+  return () => {
+    let n = 0;
+    return {
+      add() {
+        n++;
+      },
+      result: () => n,
+    };
+  };
+}
+
+// ------------------------------------------------------------------ groupby / aggregate
+
+interface ItemPlan {
+  /** Value fed to the accumulator; undefined for `$count`. */
+  get?: (r: Row) => RV;
+  /** The cell to keep for min/max when the expression is a plain column (keeps its exact text). */
+  cellCol?: number;
+  make: AccFactory;
+  column: Column;
+}
+
+function groupStage(
+  cols: Column[],
+  groupRefs: Extract<ApplyStep, { k: "groupby" }>["columns"],
+  inner: ApplyStep[],
+  pos: number,
+  always: boolean,
+  opts: ApplyCompileOptions,
+): Stage {
+  const dec = opts.decimal ?? DECIMAL;
+  const resolver = new ColumnResolver(cols);
+  const keys: number[] = [];
+  for (const ref of groupRefs) {
+    const i = resolver.resolve(ref);
+    if (keys.includes(i)) {
+      throw new QueryError({ code: "invalid_value", detail: `column '${cols[i]!.name}' is grouped by twice`, position: ref.pos });
+    }
+    keys.push(i);
+  }
+  // Inner row-wise steps, then at most one aggregate, which must be last.
+  let innerCols = cols;
+  const rowFns: Array<(r: Row) => Row | null> = [];
+  let agg: Extract<ApplyStep, { k: "aggregate" }> | undefined;
+  for (let s = 0; s < inner.length; s++) {
+    const st = inner[s]!;
+    if (agg) {
+      throw new QueryError({ code: "syntax", detail: "nothing can follow aggregate(...) inside groupby", position: st.pos, expected: "')'" });
+    }
+    if (st.k === "filter") {
+      const keep = new Compiler(innerCols, { now: opts.now }).filter(st.expr);
+      rowFns.push((r) => (keep(r) ? r : null));
+    } else if (st.k === "compute") {
+      const f = computeFn(innerCols, st, opts);
+      innerCols = f.columns;
+      rowFns.push(f.map);
+    } else if (st.k === "aggregate") {
+      agg = st;
+    } else {
+      throw new QueryError({
+        code: "syntax",
+        detail: "groupby inside groupby is not supported; chain them with '/' instead",
+        position: st.pos,
+        expected: "aggregate, filter or compute",
+      });
+    }
+  }
+  if (inner.length > 0 && !agg) {
+    throw new QueryError({
+      code: "syntax",
+      detail: "the transformations inside groupby must end with aggregate(...)",
+      position: inner[inner.length - 1]!.pos,
+      expected: "aggregate(...)",
+    });
+  }
+  const taken = new Set(keys.map((i) => cols[i]!.name));
+  const plans: ItemPlan[] = agg ? agg.items.map((item) => planItem(innerCols, item, taken, dec, opts)) : [];
+  const keyCols = keys.map((i) => ({ ...cols[i]! }));
+  const outColumns = [...keyCols, ...plans.map((p) => p.column)];
+  const datetimeKey = keys.map((i) => cols[i]!.type === "datetime");
+
+  return {
+    columns: outColumns,
+    wrap(next) {
+      interface Group {
+        keys: CellValue[];
+        accs: Acc[];
+      }
+      const groups: Group[] = [];
+      const newGroup = (keyCells: CellValue[]): Group => {
+        const g = { keys: keyCells, accs: plans.map((p) => p.make()) };
+        groups.push(g);
+        return g;
+      };
+      // Nested maps, one level per grouping column: no key strings to build per row.
+      const root = new Map<unknown, unknown>();
+      const nk = keys.length;
+      // aggregate(...) alone: one group that exists even when no row arrives.
+      const whole = always ? newGroup([]) : undefined;
+      const np = plans.length;
+      const feed = (g: Group, r: Row) => {
+        let x: Row | null = r;
+        for (let f = 0; f < rowFns.length && x !== null; f++) x = rowFns[f]!(x);
+        if (x === null) return;
+        for (let p = 0; p < np; p++) {
+          const plan = plans[p]!;
+          const v = plan.get ? plan.get(x) : null;
+          g.accs[p]!.add(v, plan.cellCol === undefined ? undefined : x[plan.cellCol]!);
+        }
+      };
+      return {
+        row(r) {
+          if (whole) {
+            feed(whole, r);
+            return;
+          }
+          let level: Map<unknown, unknown> = root;
+          for (let k = 0; k < nk - 1; k++) {
+            const cell = r[keys[k]!]!;
+            const key = datetimeKey[k] && cell !== null ? Date.parse(cell as string) : cell;
+            let sub = level.get(key) as Map<unknown, unknown> | undefined;
+            if (!sub) {
+              sub = new Map();
+              level.set(key, sub);
+            }
+            level = sub;
+          }
+          const lastCell = r[keys[nk - 1]!]!;
+          const last = datetimeKey[nk - 1] && lastCell !== null ? Date.parse(lastCell as string) : lastCell;
+          let g = level.get(last) as Group | undefined;
+          if (!g) {
+            const keyCells = new Array<CellValue>(nk);
+            for (let k = 0; k < nk; k++) keyCells[k] = r[keys[k]!]!;
+            g = newGroup(keyCells);
+            level.set(last, g);
+          }
+          feed(g, r);
+        },
+        end() {
+          for (const g of groups) {
+            const out = new Array<CellValue>(nk + np);
+            for (let k = 0; k < nk; k++) out[k] = g.keys[k]!;
+            for (let p = 0; p < np; p++) out[nk + p] = g.accs[p]!.result();
+            next.row(out);
+          }
+          groups.length = 0;
+          root.clear();
+          next.end();
+        },
+      };
+    },
+  };
+}
+
+const TYPE_WORD: Record<string, string> = {
+  text: "text",
+  integer: "a number",
+  decimal: "a number",
+  boolean: "true/false",
+  date: "a date",
+  datetime: "a date-time",
+  null: "null",
+};
+
+function planItem(cols: Column[], item: AggregateItem, taken: Set<string>, dec: DecimalOps, opts: ApplyCompileOptions): ItemPlan {
+  checkAlias(item.alias, item.aliasPos, taken);
+  if (item.k === "count") {
+    return { make: countAcc(), column: { name: item.alias, type: "integer", nullable: false } };
+  }
+  const c: Compiled = new Compiler(cols, { now: opts.now }).compile(item.expr);
+  const t = c.t;
+  const numeric = t === "integer" || t === "decimal";
+  const fail = (want: string): never => {
+    throw new QueryError({
+      code: "type_mismatch",
+      detail: `${item.method} needs ${want}, but '${item.exprText}' is ${TYPE_WORD[t]}`,
+      position: item.pos,
+    });
+  };
+  if (t === "null") fail("a column or expression with a type");
+  const plainCol = item.expr.k === "col" ? new ColumnResolver(cols).resolve(item.expr) : undefined;
+  const base = plainCol !== undefined ? cols[plainCol] : undefined;
+  switch (item.method) {
+    case "sum":
+      if (!numeric) fail("numbers");
+      return { get: c.f, make: sumAcc(t as "integer" | "decimal", dec), column: { name: item.alias, type: t as ColumnType, nullable: true } };
+    case "average":
+      if (!numeric) fail("numbers");
+      return { get: c.f, make: averageAcc(dec), column: { name: item.alias, type: "decimal", nullable: true } };
+    case "min":
+    case "max": {
+      const type = t as ColumnType;
+      const column: Column = { name: item.alias, type, nullable: true };
+      if (base?.sourceType) column.sourceType = base.sourceType;
+      return { get: c.f, cellCol: plainCol, make: extremeAcc(item.method === "max", type), column };
+    }
+    case "countdistinct":
+      return { get: c.f, make: countDistinctAcc(), column: { name: item.alias, type: "integer", nullable: false } };
+  }
+}
