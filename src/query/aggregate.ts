@@ -355,7 +355,8 @@ function groupStage(
       expected: "aggregate(...)",
     });
   }
-  const taken = new Set(keys.map((i) => cols[i]!.name));
+  // Data Aggregation 4.0: an alias must not collide with a property of the input set.
+  const taken = new Set([...cols, ...innerCols].map((c) => c.name));
   const plans: ItemPlan[] = agg ? agg.items.map((item) => planItem(innerCols, item, taken, dec, opts)) : [];
   const keyCols = keys.map((i) => ({ ...cols[i]! }));
   const outColumns = [...keyCols, ...plans.map((p) => p.column)];

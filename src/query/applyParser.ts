@@ -267,12 +267,12 @@ class ApplyParser {
       this.fail("an aggregation method (sum, min, max, average, countdistinct)");
     }
     this.next();
-    if (!this.isWord("as")) {
-      if (this.isWord("from")) this.fail("'as'", this.peek(), "'from' (aggregating over other properties first) is not supported; chain groupby(...)/aggregate(...) instead");
-      this.fail("'as' and a name for the result");
-    }
+    if (!this.isWord("as")) this.fail("'as' and a name for the result");
     this.next();
     const alias = this.alias();
+    if (this.isWord("from")) {
+      this.fail("',' or ')'", this.peek(), "'from' (aggregating over other properties first) is not supported; chain groupby(...)/aggregate(...) instead");
+    }
     return { k: "method", expr, exprText, method: method as AggregateMethod, alias: alias.text, aliasPos: alias.pos, pos: start.pos };
   }
 
