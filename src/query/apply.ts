@@ -181,6 +181,31 @@ export function resolveSelect(columns: readonly Column[], select: readonly strin
 }
 
 /**
+ * A sink that evaluates `query` on rows as they stream in (`fetchDataset(key, { sink })`): compiled
+ * when the source's columns arrive, so a query that does not fit them fails before any row is
+ * kept. `count` is set by `end()` when `$count` was asked for. Throws {@link QueryError}.
+ */
+export function createQuerySink(query: LocalQuery, opts: ApplyOptions = {}): QuerySink {
+  let inner: QuerySink | undefined;
+  const self: QuerySink = {
+    begin(columns) {
+      inner = compileQuery(columns, query, opts).sink();
+      inner.begin(columns);
+    },
+    row(cells) {
+      inner!.row(cells);
+    },
+    end() {
+      if (!inner) throw new QueryError({ code: "invalid_query", detail: "no columns were given before the rows" });
+      const done = inner.end();
+      if (inner.count !== undefined) self.count = inner.count;
+      return done;
+    },
+  };
+  return self;
+}
+
+/**
  * Checks a query against a column list without data (e.g. before storing it with a binding) and
  * returns the result's columns. Throws {@link QueryError}.
  */

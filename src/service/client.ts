@@ -5,6 +5,7 @@
  */
 import { HEADERS, PATHS, type RecordKind, type SnapshotEndpoint } from "../contract/contract";
 import type { Column, Table } from "../table/model";
+import type { TableSink } from "../table/sink";
 import { type Connection, connectionScope, normalizeBaseUrl } from "./connection";
 import { CsdlError, parseCsdl, type ServiceMetadata } from "./csdl";
 import { CsvSyntaxError, parseCsvStream } from "./csv";
@@ -41,6 +42,13 @@ export interface FetchDatasetOptions extends CallOptions {
   validators?: Validators;
   /** Called as rows are parsed (CSV: every 1000 rows and at the end; JSON/OData: at the end). */
   onProgress?(rowsParsed: number): void;
+  /**
+   * Rows go to this sink as they are parsed instead of into the table, and the table holds what
+   * `sink.end()` returns (e.g. a summary: `createQuerySink` in `src/query`), so a dataset larger
+   * than a worksheet, or than memory, is reduced while it streams. Fields that no column declares
+   * are not passed on. An error the sink throws ends the download and is thrown as it is.
+   */
+  sink?: TableSink;
 }
 
 /** Result of {@link PpmClient.fetchDataset}. */
@@ -305,6 +313,23 @@ export class PpmClient {
       accept: format === "csv" ? "text/csv" : "application/json",
       signal,
     };
+    // The transport reports unknown errors in a body as an interrupted response; a sink's own error
+    // (e.g. a query that does not fit the columns) is kept and thrown as it is.
+    let sinkError: { error: unknown } | undefined;
+    const userSink = opts.sink;
+    const sink: TableSink | undefined = userSink && {
+      begin: (cols) => guard(() => userSink.begin(cols)),
+      row: (cells) => guard(() => userSink.row(cells)),
+      end: () => guard(() => userSink.end()),
+    };
+    function guard<T>(f: () => T): T {
+      try {
+        return f();
+      } catch (e) {
+        sinkError ??= { error: e };
+        throw e;
+      }
+    }
     const result = await this.transport.send(spec, async (sent) => {
       const h = sent.response.headers;
       const etag = h.get("ETag");
@@ -329,13 +354,15 @@ export class PpmClient {
         // The cached manifest describes an older schema; CSV types must come from the current one.
         typedBy = (await this.manifest({ signal }).catch(() => undefined))?.datasets.find((d) => d.key === key) ?? entry;
       }
-      const table = await this.readDatasetBody(sent, format, meta, typedBy, columnsForOData, opts.onProgress);
+      const table = await this.readDatasetBody(sent, format, meta, typedBy, columnsForOData, opts.onProgress, sink);
       // Without the header, a generation time from before the download is the safe one to keep:
       // a stale value can only cause an extra download later, never a missed change.
       if (!table.meta.generatedAt && entry) table.meta.generatedAt = exportGeneration(entry);
       if (!table.meta.schemaVersion && entry?.schemaVersion) table.meta.schemaVersion = entry.schemaVersion;
       const v: Validators = { etag: meta.etag, lastModified: meta.lastModified, generatedAt: table.meta.generatedAt };
       return { status: "updated" as const, table, validators: v };
+    }).catch((e: unknown) => {
+      throw sinkError ? sinkError.error : e;
     });
     await this.store.set(storeKey, result.validators);
     return result;
@@ -360,36 +387,49 @@ export class PpmClient {
     entry: ManifestDatasetInfo | undefined,
     odataColumns: Column[] | undefined,
     onProgress?: (n: number) => void,
+    sink?: TableSink,
   ): Promise<Table> {
     const where = `The ${format.toUpperCase()} form of "${meta.key}"`;
     try {
       if (format === "csv") {
-        const builder = new CsvTableBuilder(entry?.columns);
+        const builder = new CsvTableBuilder(entry?.columns, sink);
         // Without a readable stream (old webviews, some fetch shims) the text is parsed in one go.
         const stream = sent.response.body ?? textStream(await sent.response.text());
         await parseCsvStream(
           stream,
           (fields, i) => {
             builder.add(fields, i);
-            if (onProgress && i > 0 && i % 1000 === 0) onProgress(builder.rows.length);
+            if (onProgress && i > 0 && i % 1000 === 0) onProgress(builder.count);
           },
           sent.signal,
         );
         const table = builder.finish(meta);
-        onProgress?.(table.rows.length);
+        onProgress?.(builder.count);
         return table;
       }
       if (sent.response.body) {
         // Rows are parsed and converted batch by batch as the body arrives (see jsonRows.ts).
         const columns = format === "json" ? entry?.columns : (odataColumns ?? []);
-        const table = await tableFromJsonStream(sent.response.body, format, meta, columns, { signal: sent.signal, onProgress });
-        onProgress?.(table.rows.length);
+        let parsed = 0;
+        const table = await tableFromJsonStream(sent.response.body, format, meta, columns, {
+          signal: sent.signal,
+          onProgress: (n) => {
+            parsed = n;
+            onProgress?.(n);
+          },
+          sink,
+        });
+        onProgress?.(sink ? parsed : table.rows.length);
         return table;
       }
       const body = parseJsonLossless(await readBodyText(sent.response));
       const table = format === "json" ? tableFromJsonExport(body, meta, entry?.columns) : tableFromOData(body, meta, odataColumns ?? []);
       onProgress?.(table.rows.length);
-      return table;
+      if (!sink) return table;
+      // No readable stream: the body was read whole anyway; the sink still gives the result.
+      sink.begin(table.columns);
+      for (const row of table.rows) sink.row(row);
+      return { ...table, ...sink.end() };
     } catch (e) {
       if (e instanceof BodyShapeError) {
         throw this.transport.error(e.kind, `${where} could not be read: ${e.message} (at ${e.path}).`, { path: e.path, datasetKey: meta.key });

@@ -3,7 +3,8 @@
  * from the source and the table actually written (columns after the local query), so import and
  * refresh can never disagree about it.
  */
-import { applyQuery, type LocalQuery } from "../query";
+import { applyQuery, createQuerySink, streamingPlan, type LocalQuery } from "../query";
+import { PpmError } from "../service";
 import { draftBinding, type BindingSource } from "../refresh/binding";
 import type { QueryApplier } from "../refresh/plan";
 import type { RefreshSource } from "../refresh/source";
@@ -18,6 +19,11 @@ export interface ImportSourceOptions extends Omit<ImportOptions, "binding"> {
   query?: LocalQuery | null;
   applyQuery?: QueryApplier;
   bindingId?: string;
+  /**
+   * Rows of the export (the manifest's `row_count`), when known: an export larger than a sheet is
+   * refused before downloading unless the query summarises or filters it.
+   */
+  sourceRows?: number | null;
 }
 
 /**
@@ -27,10 +33,16 @@ export interface ImportSourceOptions extends Omit<ImportOptions, "binding"> {
  * written unless the fetch and the query succeeded.
  */
 export async function importSource(context: Excel.RequestContext, from: RefreshSource, options: ImportSourceOptions): Promise<ImportResult> {
-  const fetched = await from.fetch(options.source, { validators: {}, signal: options.signal });
-  if (fetched.status !== "updated") throw new Error("The source answered 'unchanged' to a request without validators.");
   const query = options.query && Object.keys(options.query).length ? options.query : null;
-  const table = query ? (options.applyQuery ?? ((t, q) => applyQuery(t, q)))(fetched.table, query).table : fetched.table;
+  const key = options.source.kind === "dataset" ? options.source.key : options.source.endpoint;
+  const plan = streamingPlan(query, options.sourceRows, key);
+  if (plan.refusal) throw new PpmError("invalid_request", plan.refusal.message, { action: plan.refusal.action, datasetKey: key });
+  // A summary (or a filter over more rows than a sheet) is computed as the rows arrive: only the
+  // groups or the kept rows are ever in memory.
+  const sink = query && plan.stream ? createQuerySink(query) : undefined;
+  const fetched = await from.fetch(options.source, { validators: {}, signal: options.signal, sink });
+  if (fetched.status !== "updated") throw new Error("The source answered 'unchanged' to a request without validators.");
+  const table = sink ? fetched.table : query ? (options.applyQuery ?? ((t, q) => applyQuery(t, q)))(fetched.table, query).table : fetched.table;
   const { source, connection, companyId, bindingId, ...rest } = options;
   return importTable(context, table, {
     ...rest,
