@@ -12,7 +12,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { parseArgs } from "node:util";
-import { applyQuery, parseQuery } from "../query";
+import { applyQuery, createQuerySink, parseQuery } from "../query";
 import { type Connection, normalizeBaseUrl } from "../service/connection";
 import { type DatasetFormat, PpmClient } from "../service/client";
 import { PpmError, type PpmErrorCode, redactSecrets } from "../service/errors";
@@ -400,9 +400,12 @@ async function exportCommand(p: Parsed, io: CliIo): Promise<number> {
     conditional = !!extra && JSON.stringify(extra) === JSON.stringify(identity) && fs.existsSync(outPath);
   }
   let lastProgress = 0;
+  // A summary ($apply) is computed while the export streams in: only its groups are kept.
+  const sink = query?.apply !== undefined ? createQuerySink(query) : undefined;
   const result = await client.fetchDataset(key, {
     format,
     conditional,
+    sink,
     onProgress: (n) => {
       if (n - lastProgress >= 50_000) {
         lastProgress = n;
@@ -417,7 +420,9 @@ async function exportCommand(p: Parsed, io: CliIo): Promise<number> {
   }
   let table: Table = result.table;
   let count: number | undefined;
-  if (query) {
+  if (sink) {
+    count = sink.count;
+  } else if (query) {
     const q = applyQuery(table, query);
     table = q.table;
     count = q.count;

@@ -179,69 +179,116 @@ interface Acc {
 }
 type AccFactory = () => Acc;
 
-function sumAcc(type: "integer" | "decimal", dec: DecimalOps): AccFactory {
-  if (type === "integer") {
-    return () => {
-      let any = false;
-      let n = 0;
-      let big: bigint | null = null;
-      return {
-        add(v) {
-          if (v === null) return;
-          any = true;
-          if (big !== null) {
-            big += typeof v === "bigint" ? v : BigInt(typeof v === "number" ? v : String(v));
-            return;
-          }
-          if (typeof v === "number") {
-            const s = n + v;
-            if (Number.isSafeInteger(s)) {
-              n = s;
-              return;
-            }
-            big = BigInt(n) + BigInt(v);
-            return;
-          }
-          big = BigInt(n) + (typeof v === "bigint" ? v : BigInt(String(v)));
-        },
-        result: () => (!any ? null : big !== null ? normInt(big) : n),
-      };
-    };
+const POW10: readonly number[] = [1, 10, 100, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9];
+/** Fraction digits tried on the fast path (cells with more go to the decimal library). */
+const MAX_FAST_DIGITS = 9;
+const TWO52 = 2 ** 52;
+
+/**
+ * An exact sum. The fast path keeps a scaled integer: a number cell `x` is the decimal it prints as,
+ * and when some `m / 10^k` (k ≤ 9, |m| < 2^52) is exactly the double `x`, that decimal IS `m × 10^-k`
+ * (doubles that small are closer together than 10^-k, so no other k-digit decimal reads back as
+ * `x`). The integer is a number while safe, then a bigint. Anything else (more digits, Decimal
+ * objects) is added with {@link DecimalOps}. 0.1 + 0.2 is 3 × 10^-1: exactly 0.3.
+ */
+class ExactSum {
+  private scale = 0;
+  private n = 0;
+  private big: bigint | null = null;
+  private slow: DecimalValue | null = null;
+  /** Count of non-null values added. */
+  count = 0;
+  constructor(private readonly dec: DecimalOps) {}
+
+  add(v: RV): void {
+    if (v === null) return;
+    this.count++;
+    if (typeof v === "bigint") return this.addScaled(0, 0, v);
+    if (typeof v !== "number") return this.addSlow(v);
+    if (Number.isSafeInteger(v)) return this.addScaled(v, 0, null);
+    if (Number.isInteger(v) || !Number.isFinite(v)) return this.addSlow(v);
+    for (let k = 1; k <= MAX_FAST_DIGITS; k++) {
+      const p = POW10[k]!;
+      const m = Math.round(v * p);
+      if (m / p === v) {
+        if (m < TWO52 && m > -TWO52) return this.addScaled(m, k, null);
+        break;
+      }
+    }
+    this.addSlow(v);
   }
+
+  private addSlow(v: number | bigint | string | boolean | object): void {
+    const d = this.dec.from(typeof v === "object" ? String(v) : (v as number));
+    this.slow = this.slow === null ? d : this.dec.add(this.slow, d);
+  }
+
+  /** Adds `m × 10^-k` (or the bigint `b`, scale 0). */
+  private addScaled(m: number, k: number, b: bigint | null): void {
+    if (k > this.scale) {
+      const d = k - this.scale;
+      if (this.big !== null) this.big *= 10n ** BigInt(d);
+      else {
+        const n2 = this.n * POW10[d]!;
+        if (Number.isSafeInteger(n2)) this.n = n2;
+        else this.big = BigInt(this.n) * 10n ** BigInt(d);
+      }
+      this.scale = k;
+    }
+    if (b === null && k < this.scale) {
+      const m2 = m * POW10[this.scale - k]!;
+      if (Number.isSafeInteger(m2)) m = m2;
+      else b = BigInt(m) * 10n ** BigInt(this.scale - k);
+    } else if (b !== null && this.scale > 0) {
+      b *= 10n ** BigInt(this.scale);
+    }
+    if (b !== null || this.big !== null) {
+      this.big = (this.big ?? BigInt(this.n)) + (b ?? BigInt(m));
+      return;
+    }
+    const s = this.n + m;
+    if (Number.isSafeInteger(s)) this.n = s;
+    else this.big = BigInt(this.n) + BigInt(m);
+  }
+
+  /** The exact total, or null when nothing was added. */
+  total(): DecimalValue | null {
+    if (this.count === 0) return null;
+    const int = this.big ?? this.n;
+    const fast = this.dec.from(this.scale === 0 ? String(int) : `${int}e-${this.scale}`);
+    return this.slow === null ? fast : this.dec.add(fast, this.slow);
+  }
+
+  /** The total as an integer cell (only for sums of integers: scale 0, nothing on the slow path). */
+  integerTotal(): CellValue {
+    if (this.count === 0) return null;
+    if (this.scale === 0 && this.slow === null) return this.big !== null ? normInt(this.big) : this.n;
+    return normInt(BigInt(String(this.total())));
+  }
+}
+
+function sumAcc(type: "integer" | "decimal", dec: DecimalOps): AccFactory {
   return () => {
-    let sum: DecimalValue | null = null;
+    const sum = new ExactSum(dec);
     return {
-      add(v) {
-        if (v === null) return;
-        const d = dec.from(v as number | bigint | DecimalValue);
-        sum = sum === null ? d : dec.add(sum, d);
+      add: (v) => sum.add(v),
+      result() {
+        if (type === "integer") return sum.integerTotal();
+        const t = sum.total();
+        return t === null ? null : dec.toNumber(t);
       },
-      result: () => (sum === null ? null : dec.toNumber(sum)),
     };
   };
 }
 
 function averageAcc(dec: DecimalOps): AccFactory {
   return () => {
-    let sum: DecimalValue | null = null;
-    let count = 0;
-    // Safe integers add as numbers until the sum would leave the safe range.
-    let n = 0;
+    const sum = new ExactSum(dec);
     return {
-      add(v) {
-        if (v === null) return;
-        count++;
-        if (typeof v === "number" && Number.isSafeInteger(v) && Number.isSafeInteger(n + v)) {
-          n += v;
-          return;
-        }
-        const d = dec.from(v as number | bigint | DecimalValue);
-        sum = sum === null ? d : dec.add(sum, d);
-      },
+      add: (v) => sum.add(v),
       result() {
-        if (count === 0) return null;
-        const total = sum === null ? dec.from(n) : n === 0 ? sum : dec.add(sum, dec.from(n));
-        return dec.toNumber(dec.div(total, dec.from(count)));
+        const t = sum.total();
+        return t === null ? null : dec.toNumber(dec.div(t, dec.from(sum.count)));
       },
     };
   };

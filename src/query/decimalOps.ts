@@ -21,7 +21,10 @@ export interface DecimalOps {
   /** A number (its shortest decimal text), a bigint, a decimal digit string, or a decimal object. */
   from(v: number | bigint | string | DecimalValue): DecimalValue;
   add(a: DecimalValue, b: DecimalValue): DecimalValue;
-  /** Quotient rounded to {@link DIVISION_DIGITS} significant digits (half-even). */
+  /**
+   * Quotient rounded half-even to {@link DIVISION_DIGITS} + 2 decimal places, then to
+   * {@link DIVISION_DIGITS} significant digits: far more than the double a cell holds.
+   */
   div(a: DecimalValue, b: DecimalValue): DecimalValue;
   /** Nearest double: where a table cell holds a decimal as a number. */
   toNumber(a: DecimalValue): number;
@@ -32,7 +35,7 @@ export const DIVISION_DIGITS = 34;
 
 // A private constructor, so the global big.js settings of other code never change ours.
 const B = Big();
-B.DP = 2 * DIVISION_DIGITS;
+B.DP = DIVISION_DIGITS + 2;
 B.RM = Big.roundHalfEven;
 // Plain notation for every magnitude a table cell can hold (toString then never uses an exponent).
 B.NE = -400;
@@ -58,7 +61,7 @@ export const DECIMAL: DecimalOps = {
   div(a, b) {
     const x = big(a);
     const y = big(b);
-    // big.js's DP counts decimal places; keep DIVISION_DIGITS significant digits instead.
+    // big.js rounds a quotient to DP decimal places; then DIVISION_DIGITS significant digits are kept.
     const q = x.div(y);
     return q.eq(0) ? q : q.prec(DIVISION_DIGITS, Big.roundHalfEven);
   },
