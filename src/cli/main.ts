@@ -82,7 +82,7 @@ Commands:
   export KEY --env URL [--format json|csv|odata] [--out FILE] [--cache DIR] [--query '...'] [--output-format csv|json]
       Downloads the complete table and writes RFC 4180 CSV (CRLF) or JSON. With --cache (needs --out)
       a later run sends the stored validators and reports "unchanged" without rewriting FILE.
-      --query applies a local query ($filter, $select, $orderby, $top, $skip, $count) before writing.
+      --query applies a local query ($apply, $filter, $select, $orderby, $top, $skip, $count) before writing; a summary ($apply) is computed while the export streams in.
 
 Options for every command:
   --env URL        environment base URL (or PPM_ENV)
