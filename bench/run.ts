@@ -139,6 +139,8 @@ interface AggregateFigures {
   columns: number;
   ms: number;
   baselineMs: number;
+  cpuMs: number;
+  baselineCpuMs: number;
   peakRssBytes: number;
   baselinePeakRssBytes: number;
   importRows: number;
@@ -177,24 +179,30 @@ async function aggregateScenario(results: Scenario[], checks: { name: string; ok
     columns: agg.aggColumns!,
     ms: agg.aggMs!,
     baselineMs: base.aggBaselineMs!,
+    cpuMs: agg.aggCpuMs!,
+    baselineCpuMs: base.aggBaselineCpuMs!,
     peakRssBytes: agg.aggPeakRssBytes!,
     baselinePeakRssBytes: base.aggBaselinePeakRssBytes!,
     importRows: reference.rows,
     importPeakRssBytes: reference.peakRssBytes,
   };
   const timeRatio = f.ms / f.baselineMs;
+  const cpuRatio = f.cpuMs / f.baselineCpuMs;
   const rssRatio = f.peakRssBytes / f.importPeakRssBytes;
   log("");
   log(`Aggregate: financials, ${fmt(f.rows)} rows × 12 columns streamed (json) through $apply=groupby((cost_center_code,period_number),aggregate(2 sums, average, max, $count)) → ${fmt(f.groups)} groups × ${f.columns} columns`);
   log("  baseline: the same fetch + streaming JSON parse and typing into a sink that only counts rows (own process)");
-  log("rows        groups  baseline ms  aggregate ms  ratio  peak RSS MB  baseline peak RSS MB  200k import peak RSS MB  peak RSS ÷ 200k import");
+  log("  CPU: user + system time of the client process alone (the service is another process); it barely moves with other load on the machine");
+  log("rows        groups  baseline ms  aggregate ms  ratio  baseline CPU ms  aggregate CPU ms  CPU ratio  peak RSS MB  baseline peak RSS MB  200k import peak RSS MB  peak RSS ÷ 200k import");
   log(
     [
       pad(fmt(f.rows), 10), pad(fmt(f.groups), 7), pad(fmt(f.baselineMs), 12), pad(fmt(f.ms), 13), pad(fmt(timeRatio, 2), 6),
+      pad(fmt(f.baselineCpuMs), 16), pad(fmt(f.cpuMs), 17), pad(fmt(cpuRatio, 2), 10),
       pad(fmt(f.peakRssBytes / MB), 12), pad(fmt(f.baselinePeakRssBytes / MB), 21), pad(fmt(f.importPeakRssBytes / MB), 24), pad(fmt(rssRatio, 2), 23),
     ].join(" "),
   );
-  checks.push({ name: `aggregate: ${fmt(f.rows)} rows → ${fmt(f.groups)} groups ≤ ${AGG_TIME_BUDGET}× fetch+parse baseline`, ok: timeRatio <= AGG_TIME_BUDGET, detail: `${fmt(timeRatio, 2)}×` });
+  checks.push({ name: `aggregate: ${fmt(f.rows)} rows → ${fmt(f.groups)} groups ≤ ${AGG_TIME_BUDGET}× fetch+parse baseline (wall time)`, ok: timeRatio <= AGG_TIME_BUDGET, detail: `${fmt(timeRatio, 2)}×` });
+  checks.push({ name: `aggregate: client CPU time ≤ ${AGG_TIME_BUDGET}× the baseline's`, ok: cpuRatio <= AGG_TIME_BUDGET, detail: `${fmt(cpuRatio, 2)}×` });
   checks.push({
     name: `aggregate: peak RSS over ${fmt(f.rows)} rows ≤ the ${fmt(f.importRows)}-row import's (memory does not grow with the raw row count)`,
     ok: rssRatio <= 1,
