@@ -56,6 +56,7 @@ export function compileQuery(columns: readonly Column[], query: LocalQuery, opts
   const now = opts.now === undefined ? Date.now() : typeof opts.now === "number" ? opts.now : opts.now.getTime();
   // $apply first: every other option applies to its result (OData Data Aggregation 4.0, 3.16).
   const pipeline: CompiledApply | undefined = q.apply === undefined ? undefined : withOption("$apply", () => compileApply(columns, q.apply!, { now }));
+  // From here on `columns` are those `$filter` and the rest see: the summary's when there is one.
   const source = columns;
   columns = pipeline ? pipeline.columns : columns;
   const compiler = new Compiler(columns, { now });
@@ -77,21 +78,21 @@ export function compileQuery(columns: readonly Column[], query: LocalQuery, opts
   const finish = (kept: readonly Row[], copy: boolean): { rows: CellValue[][]; count: number } => {
     let rows = kept;
     const count = rows.length;
-      if (keys) rows = sortRows(rows, keys);
-      const end = top === undefined ? rows.length : Math.min(rows.length, skip + top);
-      const out: CellValue[][] = [];
-      for (let i = skip; i < end; i++) {
-        const r = rows[i]!;
-        if (picks) {
-          const o = new Array<CellValue>(picks.length);
-          for (let j = 0; j < picks.length; j++) o[j] = r[picks[j]!]!;
-          out.push(o);
-        } else {
-          out.push(copy ? r.slice() : (r as CellValue[]));
-        }
+    if (keys) rows = sortRows(rows, keys);
+    const end = top === undefined ? rows.length : Math.min(rows.length, skip + top);
+    const out: CellValue[][] = [];
+    for (let i = skip; i < end; i++) {
+      const r = rows[i]!;
+      if (picks) {
+        const o = new Array<CellValue>(picks.length);
+        for (let j = 0; j < picks.length; j++) o[j] = r[picks[j]!]!;
+        out.push(o);
+      } else {
+        out.push(copy ? r.slice() : (r as CellValue[]));
       }
-      return { rows: out, count };
-    };
+    }
+    return { rows: out, count };
+  };
 
   return {
     columns: outColumns,
