@@ -319,7 +319,9 @@ function countDistinctAcc(): AccFactory {
     return {
       add(v) {
         if (v === null) return;
-        seen.add(typeof v === "object" ? String(v) : v);
+        // Exact decimal objects (if an expression yields them) count by the number they stand for,
+        // so they meet plain number cells of the same value.
+        seen.add(typeof v === "object" ? Number(String(v)) : v);
       },
       result: () => seen.size,
     };
