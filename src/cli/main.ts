@@ -420,7 +420,7 @@ async function exportCommand(p: Parsed, io: CliIo): Promise<number> {
   }
   let table: Table = result.table;
   let count: number | undefined;
-  if (sink) {
+  if (sink?.finished) {
     count = sink.count;
   } else if (query) {
     const q = applyQuery(table, query);

@@ -37,6 +37,11 @@ export interface CompiledQuery {
 /** A {@link TableSink} that evaluates a query; `count` is set by `end()` when `$count` was asked for. */
 export interface QuerySink extends TableSink {
   count?: number;
+  /**
+   * True once `end()` has run: the rows went through the query. A source that cannot stream may
+   * ignore a sink; then the query is still to be applied to its table.
+   */
+  finished?: boolean;
 }
 
 function withOption<T>(option: string, f: () => T): T {
@@ -132,6 +137,7 @@ export function compileQuery(columns: readonly Column[], query: LocalQuery, opts
           const done = finish(kept, false);
           kept.length = 0;
           if (wantCount) self.count = done.count;
+          self.finished = true;
           return { columns: outColumns.map((c) => ({ ...c })), rows: done.rows };
         },
       };
@@ -200,6 +206,7 @@ export function createQuerySink(query: LocalQuery, opts: ApplyOptions = {}): Que
       if (!inner) throw new QueryError({ code: "invalid_query", detail: "no columns were given before the rows" });
       const done = inner.end();
       if (inner.count !== undefined) self.count = inner.count;
+      self.finished = true;
       return done;
     },
   };

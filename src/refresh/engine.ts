@@ -100,7 +100,8 @@ export async function refreshOne(target: RefreshTarget, binding: Binding, source
       if (e instanceof QueryError) return await fail(Object.assign(new Error(`The stored local query could not be applied: ${e.message}`), { code: "query_failed" }));
       throw e;
     }
-    const applier: QueryApplier = sink ? (t) => ({ table: t }) : (options.applyQuery ?? defaultApplier);
+    // A source that ignored the sink returned the raw table: the query is applied to it as usual.
+    const applier: QueryApplier = sink?.finished ? (t) => ({ table: t }) : (options.applyQuery ?? defaultApplier);
     const decision = decide(binding, result, applier);
     if (decision.kind === "fail") return await fail(Object.assign(new Error(decision.message), { code: decision.code }));
     if (decision.kind === "unchanged") {

@@ -42,7 +42,8 @@ export async function importSource(context: Excel.RequestContext, from: RefreshS
   const sink = query && plan.stream ? createQuerySink(query) : undefined;
   const fetched = await from.fetch(options.source, { validators: {}, signal: options.signal, sink });
   if (fetched.status !== "updated") throw new Error("The source answered 'unchanged' to a request without validators.");
-  const table = sink ? fetched.table : query ? (options.applyQuery ?? ((t, q) => applyQuery(t, q)))(fetched.table, query).table : fetched.table;
+  // A source that ignored the sink returned the raw table: the query is applied to it as usual.
+  const table = sink?.finished ? fetched.table : query ? (options.applyQuery ?? ((t, q) => applyQuery(t, q)))(fetched.table, query).table : fetched.table;
   const { source, connection, companyId, bindingId, ...rest } = options;
   return importTable(context, table, {
     ...rest,
