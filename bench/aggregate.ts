@@ -84,7 +84,7 @@ async function main(): Promise<void> {
   );
 }
 
-main().catch((e) => {
+if (require.main === module) main().catch((e) => {
   console.error(e instanceof Error ? e.stack : String(e));
   process.exit(1);
 });

@@ -259,6 +259,20 @@ class ExactSum {
     return this.slow === null ? fast : this.dec.add(fast, this.slow);
   }
 
+  /**
+   * The average as the number nearest to the exact quotient (taken to 40 more fractional digits
+   * than the sum has, exactly, in BigInt), or null. Only the rare sum with a part outside the fast
+   * path divides with {@link DecimalOps}.
+   */
+  average(): CellValue {
+    if (this.count === 0) return null;
+    if (this.slow === null) {
+      const q = (BigInt(this.big ?? this.n) * 10n ** 40n) / BigInt(this.count);
+      return Number(`${q}e-${this.scale + 40}`);
+    }
+    return this.dec.toNumber(this.dec.div(this.total()!, this.dec.from(this.count)));
+  }
+
   /** The total as an integer cell (only for sums of integers: scale 0, nothing on the slow path). */
   integerTotal(): CellValue {
     if (this.count === 0) return null;
@@ -267,77 +281,86 @@ class ExactSum {
   }
 }
 
-function sumAcc(type: "integer" | "decimal", dec: DecimalOps): AccFactory {
-  return () => {
-    const sum = new ExactSum(dec);
-    return {
-      add: (v) => sum.add(v),
-      result() {
-        if (type === "integer") return sum.integerTotal();
-        const t = sum.total();
-        return t === null ? null : dec.toNumber(t);
-      },
-    };
-  };
+const enum Kind {
+  SumInteger,
+  SumDecimal,
+  Average,
+  Min,
+  Max,
+  CountDistinct,
+  Count,
 }
 
-function averageAcc(dec: DecimalOps): AccFactory {
-  return () => {
-    const sum = new ExactSum(dec);
-    return {
-      add: (v) => sum.add(v),
-      result() {
-        const t = sum.total();
-        return t === null ? null : dec.toNumber(dec.div(t, dec.from(sum.count)));
-      },
-    };
-  };
-}
+/**
+ * One accumulator class for every method, switching on its kind: the per-row call site then sees one
+ * class (monomorphic, inlined) instead of five closure shapes, which measured several times faster
+ * on a 5-aggregate summary.
+ */
+class Accumulator implements Acc {
+  private readonly sum: ExactSum | null;
+  private best: RV = null;
+  private cell: CellValue = null;
+  private readonly seen: Set<unknown> | null;
+  private n = 0;
+  constructor(
+    private readonly kind: Kind,
+    private readonly type: ColumnType,
+    private readonly dec: DecimalOps,
+  ) {
+    this.sum = kind === Kind.SumInteger || kind === Kind.SumDecimal || kind === Kind.Average ? new ExactSum(dec) : null;
+    this.seen = kind === Kind.CountDistinct ? new Set() : null;
+  }
 
-function extremeAcc(max: boolean, type: ColumnType): AccFactory {
-  return () => {
-    let best: RV = null;
-    let cell: CellValue = null;
-    return {
-      add(v, c) {
-        if (v === null) return;
-        const key = typeof v === "object" ? Number(String(v)) : v;
-        // One column type per accumulator, so the two values are of one kind (or number/bigint).
-        if (best === null || (max ? (key as number) > (best as number) : (key as number) < (best as number))) {
-          best = key;
-          cell = c !== undefined ? c : toCell(v, type);
-        }
-      },
-      result: () => cell,
-    };
-  };
-}
-
-function countDistinctAcc(): AccFactory {
-  return () => {
-    const seen = new Set<unknown>();
-    return {
-      add(v) {
-        if (v === null) return;
+  add(v: RV, c?: CellValue): void {
+    switch (this.kind) {
+      case Kind.Count:
+        this.n++;
+        return;
+      case Kind.SumInteger:
+      case Kind.SumDecimal:
+      case Kind.Average:
+        this.sum!.add(v);
+        return;
+      case Kind.CountDistinct:
         // Exact decimal objects (if an expression yields them) count by the number they stand for,
         // so they meet plain number cells of the same value.
-        seen.add(typeof v === "object" ? Number(String(v)) : v);
-      },
-      result: () => seen.size,
-    };
-  };
+        if (v !== null) this.seen!.add(typeof v === "object" ? Number(String(v)) : v);
+        return;
+      default: {
+        if (v === null) return;
+        const key = typeof v === "object" ? Number(String(v)) : v;
+        const best = this.best;
+        // One column type per accumulator, so the two values are of one kind (or number/bigint).
+        if (best === null || (this.kind === Kind.Max ? (key as number) > (best as number) : (key as number) < (best as number))) {
+          this.best = key;
+          this.cell = c !== undefined ? c : toCell(v, this.type);
+        }
+      }
+    }
+  }
+
+  result(): CellValue {
+    switch (this.kind) {
+      case Kind.Count:
+        return this.n;
+      case Kind.SumInteger:
+        return this.sum!.integerTotal();
+      case Kind.SumDecimal: {
+        const t = this.sum!.total();
+        return t === null ? null : this.dec.toNumber(t);
+      }
+      case Kind.Average:
+        return this.sum!.average();
+      case Kind.CountDistinct:
+        return this.seen!.size;
+      default:
+        return this.cell;
+    }
+  }
 }
 
-function countAcc(): AccFactory {
-  return () => {
-    let n = 0;
-    return {
-      add() {
-        n++;
-      },
-      result: () => n,
-    };
-  };
+function accumulator(kind: Kind, type: ColumnType, dec: DecimalOps): AccFactory {
+  return () => new Accumulator(kind, type, dec);
 }
 
 // ------------------------------------------------------------------ groupby / aggregate
@@ -347,6 +370,8 @@ interface ItemPlan {
   get?: (r: Row) => RV;
   /** The cell to keep for min/max when the expression is a plain column (keeps its exact text). */
   cellCol?: number;
+  /** A plain column of a type whose cells are their values (decimal, text, date, boolean). */
+  direct?: number;
   make: AccFactory;
   column: Column;
 }
@@ -436,7 +461,8 @@ function groupStage(
         if (x === null) return;
         for (let p = 0; p < np; p++) {
           const plan = plans[p]!;
-          const v = plan.get ? plan.get(x) : null;
+          // A plain column whose cells are the values themselves is read directly (no call per row).
+          const v = plan.direct !== undefined ? x[plan.direct]! : plan.get ? plan.get(x) : null;
           g.accs[p]!.add(v, plan.cellCol === undefined ? undefined : x[plan.cellCol]!);
         }
       };
@@ -497,7 +523,7 @@ const TYPE_WORD: Record<string, string> = {
 function planItem(cols: Column[], item: AggregateItem, taken: Set<string>, dec: DecimalOps, opts: ApplyCompileOptions): ItemPlan {
   checkAlias(item.alias, item.aliasPos, taken);
   if (item.k === "count") {
-    return { make: countAcc(), column: { name: item.alias, type: "integer", nullable: false } };
+    return { make: accumulator(Kind.Count, "integer", dec), column: { name: item.alias, type: "integer", nullable: false } };
   }
   const c: Compiled = new Compiler(cols, { now: opts.now }).compile(item.expr);
   const t = c.t;
@@ -511,22 +537,25 @@ function planItem(cols: Column[], item: AggregateItem, taken: Set<string>, dec: 
   };
   if (t === "null") fail("a column or expression with a type");
   const plainCol = item.expr.k === "col" ? new ColumnResolver(cols).resolve(item.expr) : undefined;
+  // Integer cells beyond 2^53 are digit strings and date-times compare as instants: those go through
+  // the compiled reader; other plain columns are read as they are.
+  const direct = plainCol !== undefined && t !== "integer" && t !== "datetime" ? plainCol : undefined;
   const base = plainCol !== undefined ? cols[plainCol] : undefined;
   switch (item.method) {
     case "sum":
       if (!numeric) fail("numbers");
-      return { get: c.f, make: sumAcc(t as "integer" | "decimal", dec), column: { name: item.alias, type: t as ColumnType, nullable: true } };
+      return { get: c.f, direct, make: accumulator(t === "integer" ? Kind.SumInteger : Kind.SumDecimal, t as ColumnType, dec), column: { name: item.alias, type: t as ColumnType, nullable: true } };
     case "average":
       if (!numeric) fail("numbers");
-      return { get: c.f, make: averageAcc(dec), column: { name: item.alias, type: "decimal", nullable: true } };
+      return { get: c.f, direct, make: accumulator(Kind.Average, "decimal", dec), column: { name: item.alias, type: "decimal", nullable: true } };
     case "min":
     case "max": {
       const type = t as ColumnType;
       const column: Column = { name: item.alias, type, nullable: true };
       if (base?.sourceType) column.sourceType = base.sourceType;
-      return { get: c.f, cellCol: plainCol, make: extremeAcc(item.method === "max", type), column };
+      return { get: c.f, direct, cellCol: plainCol, make: accumulator(item.method === "max" ? Kind.Max : Kind.Min, type, dec), column };
     }
     case "countdistinct":
-      return { get: c.f, make: countDistinctAcc(), column: { name: item.alias, type: "integer", nullable: false } };
+      return { get: c.f, direct, make: accumulator(Kind.CountDistinct, "integer", dec), column: { name: item.alias, type: "integer", nullable: false } };
   }
 }

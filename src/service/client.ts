@@ -317,19 +317,34 @@ export class PpmClient {
     // (e.g. a query that does not fit the columns) is kept and thrown as it is.
     let sinkError: { error: unknown } | undefined;
     const userSink = opts.sink;
-    const sink: TableSink | undefined = userSink && {
-      begin: (cols) => guard(() => userSink.begin(cols)),
-      row: (cells) => guard(() => userSink.row(cells)),
-      end: () => guard(() => userSink.end()),
+    const keep = (e: unknown): never => {
+      sinkError ??= { error: e };
+      throw e;
     };
-    function guard<T>(f: () => T): T {
-      try {
-        return f();
-      } catch (e) {
-        sinkError ??= { error: e };
-        throw e;
-      }
-    }
+    // Plain try/catch per call (no closure per row: this runs for every row of the export).
+    const sink: TableSink | undefined = userSink && {
+      begin(cols) {
+        try {
+          userSink.begin(cols);
+        } catch (e) {
+          keep(e);
+        }
+      },
+      row(cells) {
+        try {
+          userSink.row(cells);
+        } catch (e) {
+          keep(e);
+        }
+      },
+      end() {
+        try {
+          return userSink.end();
+        } catch (e) {
+          return keep(e);
+        }
+      },
+    };
     const result = await this.transport.send(spec, async (sent) => {
       const h = sent.response.headers;
       const etag = h.get("ETag");
