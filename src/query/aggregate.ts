@@ -7,7 +7,7 @@
  * Decisions (the extension leaves them open, or the flat table needs them):
  * - Groups come out in order of first appearance. A `null` grouping value is a group of its own.
  * - `sum` of integers is an integer (exact, beyond 2^53 too); of decimals an exact decimal; `average`
- *   is a decimal (the exact quotient, carried to at least 34 significant digits); `$count` and `countdistinct` are
+ *   is a decimal (the exact quotient, carried far past a double's 17 digits, then rounded once); `$count` and `countdistinct` are
  *   integers. Decimal results become the table's number cells only at the very end.
  * - `sum`/`min`/`max`/`average` of no non-null values are `null`; counts of nothing are 0.
  *   `aggregate(...)` without groupby always yields one row, even over no rows.
