@@ -83,7 +83,11 @@ export function compileQuery(columns: readonly Column[], query: LocalQuery, opts
   const finish = (kept: readonly Row[], copy: boolean): { rows: CellValue[][]; count: number } => {
     let rows = kept;
     const count = rows.length;
-    if (keys) rows = sortRows(rows, keys);
+    if (keys) {
+      const k = keys;
+      const input = rows;
+      rows = withOption("$orderby", () => sortRows(input, k));
+    }
     const end = top === undefined ? rows.length : Math.min(rows.length, skip + top);
     const out: CellValue[][] = [];
     for (let i = skip; i < end; i++) {
@@ -103,11 +107,14 @@ export function compileQuery(columns: readonly Column[], query: LocalQuery, opts
     columns: outColumns,
     run(table: Table): QueryResult {
       checkColumns(table.columns);
-      let rows: readonly Row[] = pipeline ? pipeline.run(table.rows) : table.rows;
+      // Evaluation can fail (e.g. division by zero once decimals are exact): the error names its option.
+      let rows: readonly Row[] = pipeline ? withOption("$apply", () => pipeline.run(table.rows)) : table.rows;
       if (filter) {
         const kept: Row[] = [];
         const src = rows;
-        for (let i = 0; i < src.length; i++) if (filter(src[i]!)) kept.push(src[i]!);
+        withOption("$filter", () => {
+          for (let i = 0; i < src.length; i++) if (filter(src[i]!)) kept.push(src[i]!);
+        });
         rows = kept;
       }
       // Copied: source rows (or rows $apply passed through) must not be shared with the input table.
@@ -119,7 +126,18 @@ export function compileQuery(columns: readonly Column[], query: LocalQuery, opts
     sink(): QuerySink {
       const kept: Row[] = [];
       const collect: RowSink = filter
-        ? { row: (r) => void (filter(r) && kept.push(r)), end: () => undefined }
+        ? {
+            row(r) {
+              let keep: boolean;
+              try {
+                keep = filter(r);
+              } catch (e) {
+                throw e instanceof QueryError ? e.withOption("$filter") : e;
+              }
+              if (keep) kept.push(r);
+            },
+            end: () => undefined,
+          }
         : { row: (r) => void kept.push(r), end: () => undefined };
       let input: RowSink | undefined;
       const self: QuerySink = {
@@ -128,11 +146,20 @@ export function compileQuery(columns: readonly Column[], query: LocalQuery, opts
           input = pipeline ? pipeline.open(collect) : collect;
         },
         row(cells) {
-          input!.row(cells);
+          try {
+            input!.row(cells);
+          } catch (e) {
+            // Errors of the $apply stages carry no option yet; $filter's already say "$filter".
+            throw e instanceof QueryError && e.option === undefined ? e.withOption("$apply") : e;
+          }
         },
         end() {
           if (!input) throw new QueryError({ code: "invalid_query", detail: "no columns were given before the rows" });
-          input.end();
+          try {
+            input.end();
+          } catch (e) {
+            throw e instanceof QueryError && e.option === undefined ? e.withOption("$apply") : e;
+          }
           // Source rows reach `kept` only when there is no $apply; they belong to no one else, so no copy.
           const done = finish(kept, false);
           kept.length = 0;
