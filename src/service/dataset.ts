@@ -266,12 +266,12 @@ export class CsvTableBuilder {
   private readonly previous: Array<string | undefined> = [];
 
   /**
-   * With `sink`, the header's columns go to `sink.begin` and each row to `sink.row` instead of into
-   * `rows`.
+   * With `sink`, the header's columns go to `sink.begin`, each row to `sink.row` instead of into
+   * `rows`, and `finish` returns what `sink.end` gives.
    */
   constructor(
     private readonly typed: Column[] | undefined,
-    private readonly sink?: Pick<TableSink, "begin" | "row">,
+    private readonly sink?: TableSink,
   ) {}
 
   /** Adds one CSV record (record 0 is the header). */
@@ -316,7 +316,7 @@ export class CsvTableBuilder {
   finish(meta: MetaInput): Table {
     if (this.columns === null) throw new BodyShapeError("the CSV has no header row", "line 1", "malformed_body");
     if (this.sink) {
-      const done = (this.sink as TableSink).end();
+      const done = this.sink.end();
       return { columns: done.columns, rows: done.rows, meta: { ...meta, kind: "dataset", format: "csv" } };
     }
     return { columns: this.columns, rows: this.rows, meta: { ...meta, kind: "dataset", format: "csv" } };
