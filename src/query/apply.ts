@@ -80,9 +80,8 @@ export function compileQuery(columns: readonly Column[], query: LocalQuery, opts
   };
 
   /** `$orderby`, `$skip`, `$top`, `$select` over the rows left after `$apply` and `$filter`. */
-  const finish = (kept: readonly Row[], copy: boolean): { rows: CellValue[][]; count: number } => {
+  const finish = (kept: readonly Row[], copy: boolean, count = kept.length): { rows: CellValue[][]; count: number } => {
     let rows = kept;
-    const count = rows.length;
     if (keys) {
       const k = keys;
       const input = rows;
@@ -125,20 +124,24 @@ export function compileQuery(columns: readonly Column[], query: LocalQuery, opts
     },
     sink(): QuerySink {
       const kept: Row[] = [];
-      const collect: RowSink = filter
-        ? {
-            row(r) {
-              let keep: boolean;
-              try {
-                keep = filter(r);
-              } catch (e) {
-                throw e instanceof QueryError ? e.withOption("$filter") : e;
-              }
-              if (keep) kept.push(r);
-            },
-            end: () => undefined,
+      let passed = 0;
+      // Without $orderby, rows past $skip + $top can never be in the result: they are counted, not kept.
+      const limit = !keys && top !== undefined ? skip + top : Infinity;
+      const collect: RowSink = {
+        row(r) {
+          if (filter) {
+            let keep: boolean;
+            try {
+              keep = filter(r);
+            } catch (e) {
+              throw e instanceof QueryError ? e.withOption("$filter") : e;
+            }
+            if (!keep) return;
           }
-        : { row: (r) => void kept.push(r), end: () => undefined };
+          if (passed++ < limit) kept.push(r);
+        },
+        end: () => undefined,
+      };
       let input: RowSink | undefined;
       const self: QuerySink = {
         begin(cols) {
@@ -161,7 +164,7 @@ export function compileQuery(columns: readonly Column[], query: LocalQuery, opts
             throw e instanceof QueryError && e.option === undefined ? e.withOption("$apply") : e;
           }
           // Source rows reach `kept` only when there is no $apply; they belong to no one else, so no copy.
-          const done = finish(kept, false);
+          const done = finish(kept, false, passed);
           kept.length = 0;
           if (wantCount) self.count = done.count;
           self.finished = true;

@@ -115,7 +115,7 @@ describe("$apply in the option layer", () => {
 
 describe("the row sink", () => {
   it("gives what run gives, for queries with and without $apply", () => {
-    for (const text of ["$apply=groupby((Status),aggregate(Budget with sum as S))&$orderby=S desc", "$filter=Budget gt 100&$orderby=Name&$top=3&$count=true", "$select=Name&$skip=2"]) {
+    for (const text of ["$apply=groupby((Status),aggregate(Budget with sum as S))&$orderby=S desc", "$filter=Budget gt 100&$orderby=Name&$top=3&$count=true", "$select=Name&$skip=2", "$filter=Budget ge 0&$skip=1&$top=2&$count=true", "$top=0&$count=true", "$apply=filter(Id gt 2)&$top=3&$skip=1"]) {
       const q = parseQuery(text);
       const t = makeTable();
       const compiled = compileQuery(t.columns, q);
