@@ -1,5 +1,6 @@
 /**
- * `npm run bench [-- --json] [-- --sizes 10000,50000,200000] [-- --reps 3]`
+ * `npm run bench [-- --json] [-- --sizes 10000,50000,200000] [-- --reps 3] [-- --only import|aggregate]
+ *   [-- --aggregate-rows 2000000] [-- --aggregate-reps 1]`
  *
  * Import benchmark: reference service on loopback → service client (fetch, parse, validate) → typing
  * → workbook writer → workbook emulator, against a baseline in the same process (fetch + JSON.parse
@@ -8,6 +9,11 @@
  *
  * The reference service runs as a CHILD process (one per row count), and every scenario runs in its
  * own child process too, so the server's CPU and memory never count in a scenario's time or peak RSS.
+ *
+ * `aggregate` scenario (bench/aggregate.ts): 2,000,000 rows × 12 columns streamed from the reference
+ * service through `$apply` to ~10,000 groups, against a fetch + streaming parse baseline of the same
+ * export; its peak RSS is set beside the 200,000-row import's, to show memory does not grow with the
+ * raw row count.
  */
 import { spawn, execFileSync, type ChildProcess } from "child_process";
 import * as os from "os";
@@ -22,6 +28,11 @@ const argValue = (name: string): string | undefined => {
 };
 const sizes = (argValue("--sizes") ?? "10000,50000,200000").split(",").map(Number);
 const reps = Number(argValue("--reps") ?? 3);
+const only = argValue("--only");
+const aggregateRows = Number(argValue("--aggregate-rows") ?? 2_000_000);
+const aggregateReps = Number(argValue("--aggregate-reps") ?? 1);
+const AGG_TIME_BUDGET = 1.5;
+const IMPORT_REFERENCE_ROWS = 200_000;
 const MB = 1024 * 1024;
 const REQUEST_LIMIT = 5 * MB;
 const SYNC_BUDGET_BYTES = 4 * MB;
@@ -89,8 +100,8 @@ interface Scenario {
   baselineStartRssBytes: number;
 }
 
-function child(argv: string[]): Record<string, unknown> {
-  const out = execFileSync(process.execPath, ["--expose-gc", "--require", "tsx/cjs", "bench/scenario.ts", ...argv], {
+function child(argv: string[], script = "bench/scenario.ts"): Record<string, unknown> {
+  const out = execFileSync(process.execPath, ["--expose-gc", "--require", "tsx/cjs", script, ...argv], {
     cwd: root,
     encoding: "utf8",
     maxBuffer: 16 * MB,
@@ -113,6 +124,102 @@ async function main(): Promise<void> {
   const cpu = os.cpus()[0]?.model ?? "unknown CPU";
   log(`PPM import benchmark: ${cpu}, ${os.cpus().length} cores, ${fmt(os.totalmem() / MB / 1024, 1)} GB, Node ${process.version}, ${reps} measured runs per figure (median)`);
   const results: Scenario[] = [];
+  const checks: { name: string; ok: boolean; detail: string }[] = [];
+  if (only !== "aggregate") await importScenarios(results, checks);
+  const aggregate = only === "import" ? null : await aggregateScenario(results, checks);
+
+  log("");
+  log("Budget checks:");
+  for (const c of checks) log(`  ${c.ok ? "PASS" : "FAIL"}  ${c.name}  (${c.detail})`);
+  if (asJson) {
+    const refresh = results.find((r) => r.unchangedRefresh)?.unchangedRefresh;
+    const full = results.find((r) => r.fullChangeRefresh)?.fullChangeRefresh;
+    console.log(JSON.stringify({ machine: { cpu, cores: os.cpus().length, node: process.version }, reps, scenarios: results, unchangedRefresh: refresh ?? null, fullChangeRefresh: full ?? null, growth: importGrowth, aggregate, checks }));
+  }
+}
+
+/** Import ms per 1,000 rows by form, for the JSON output. */
+const importGrowth: Record<string, { rows: number; msPerKRow: number }[]> = {};
+
+interface AggregateFigures {
+  rows: number;
+  groups: number;
+  columns: number;
+  ms: number;
+  baselineMs: number;
+  cpuMs: number;
+  baselineCpuMs: number;
+  peakRssBytes: number;
+  baselinePeakRssBytes: number;
+  importRows: number;
+  importPeakRssBytes: number;
+}
+
+/**
+ * The `aggregate` scenario: a reference service with `aggregateRows` rows, the summary and its
+ * baseline each in a process of their own, and the peak RSS of a 200,000-row JSON import beside it
+ * (taken from the import scenarios when they ran, else measured here once).
+ */
+async function aggregateScenario(results: Scenario[], checks: { name: string; ok: boolean; detail: string }[]): Promise<AggregateFigures> {
+  let reference = results.find((r) => r.rows === IMPORT_REFERENCE_ROWS && r.format === "json");
+  if (!reference) {
+    progress(`  running the ${fmt(IMPORT_REFERENCE_ROWS)}-row json import (memory reference)...`);
+    const { url, child: svc } = await startService(IMPORT_REFERENCE_ROWS);
+    try {
+      reference = child([url, String(IMPORT_REFERENCE_ROWS), "json", "1"]) as unknown as Scenario;
+    } finally {
+      await stopService(svc);
+    }
+  }
+  progress(`  running aggregate over ${fmt(aggregateRows)} rows...`);
+  const { url, child: svc } = await startService(aggregateRows);
+  let agg: Record<string, number>;
+  let base: Record<string, number>;
+  try {
+    agg = child([url, String(aggregateReps)], "bench/aggregate.ts") as Record<string, number>;
+    base = child([url, String(aggregateReps), "--baseline-only"], "bench/aggregate.ts") as Record<string, number>;
+  } finally {
+    await stopService(svc);
+  }
+  const f: AggregateFigures = {
+    rows: agg.aggSourceRows!,
+    groups: agg.aggGroups!,
+    columns: agg.aggColumns!,
+    ms: agg.aggMs!,
+    baselineMs: base.aggBaselineMs!,
+    cpuMs: agg.aggCpuMs!,
+    baselineCpuMs: base.aggBaselineCpuMs!,
+    peakRssBytes: agg.aggPeakRssBytes!,
+    baselinePeakRssBytes: base.aggBaselinePeakRssBytes!,
+    importRows: reference.rows,
+    importPeakRssBytes: reference.peakRssBytes,
+  };
+  const timeRatio = f.ms / f.baselineMs;
+  const cpuRatio = f.cpuMs / f.baselineCpuMs;
+  const rssRatio = f.peakRssBytes / f.importPeakRssBytes;
+  log("");
+  log(`Aggregate: financials, ${fmt(f.rows)} rows × 12 columns streamed (json) through $apply=groupby((cost_center_code,period_number),aggregate(2 sums, average, max, $count)) → ${fmt(f.groups)} groups × ${f.columns} columns`);
+  log("  baseline: the same fetch + streaming JSON parse and typing into a sink that only counts rows (own process)");
+  log("  CPU: user + system time of the client process alone (the service is another process); it barely moves with other load on the machine");
+  log("rows        groups  baseline ms  aggregate ms  ratio  baseline CPU ms  aggregate CPU ms  CPU ratio  peak RSS MB  baseline peak RSS MB  200k import peak RSS MB  peak RSS ÷ 200k import");
+  log(
+    [
+      pad(fmt(f.rows), 10), pad(fmt(f.groups), 7), pad(fmt(f.baselineMs), 12), pad(fmt(f.ms), 13), pad(fmt(timeRatio, 2), 6),
+      pad(fmt(f.baselineCpuMs), 16), pad(fmt(f.cpuMs), 17), pad(fmt(cpuRatio, 2), 10),
+      pad(fmt(f.peakRssBytes / MB), 12), pad(fmt(f.baselinePeakRssBytes / MB), 21), pad(fmt(f.importPeakRssBytes / MB), 24), pad(fmt(rssRatio, 2), 23),
+    ].join(" "),
+  );
+  checks.push({ name: `aggregate: ${fmt(f.rows)} rows → ${fmt(f.groups)} groups ≤ ${AGG_TIME_BUDGET}× fetch+parse baseline (wall time)`, ok: timeRatio <= AGG_TIME_BUDGET, detail: `${fmt(timeRatio, 2)}×` });
+  checks.push({ name: `aggregate: client CPU time ≤ ${AGG_TIME_BUDGET}× the baseline's`, ok: cpuRatio <= AGG_TIME_BUDGET, detail: `${fmt(cpuRatio, 2)}×` });
+  checks.push({
+    name: `aggregate: peak RSS over ${fmt(f.rows)} rows ≤ the ${fmt(f.importRows)}-row import's (memory does not grow with the raw row count)`,
+    ok: rssRatio <= 1,
+    detail: `${fmt(f.peakRssBytes / MB)} MB ÷ ${fmt(f.importPeakRssBytes / MB)} MB = ${fmt(rssRatio, 2)}×`,
+  });
+  return f;
+}
+
+async function importScenarios(results: Scenario[], checks: { name: string; ok: boolean; detail: string }[]): Promise<void> {
   for (const rows of sizes) {
     const { url, child } = await startService(rows);
     try {
@@ -126,7 +233,6 @@ async function main(): Promise<void> {
     }
   }
 
-  const checks: { name: string; ok: boolean; detail: string }[] = [];
   log("");
   log("rows      form  body MB  baseline ms  import ms  ratio  ratio w/o emulator  fetch+parse ms  writer ms  emulator ms  syncs (budget)  max request MB  request MB  response MB  peak RSS MB (x body)  RSS growth MB (x body)");
   for (const r of results) {
@@ -187,7 +293,7 @@ async function main(): Promise<void> {
     checks.push({ name: "full-change refresh: bytes both ways ≤ 1.2× the first import's", ok: full.outcome === "updated" && moved <= 1.2 * imp, detail: `${fmt(moved / imp, 2)}×` });
   }
 
-  const growth: Record<string, { rows: number; msPerKRow: number }[]> = {};
+  const growth = importGrowth;
   log("");
   log("Growth (import ms per 1,000 rows):");
   for (const format of ["json", "csv"] as const) {
@@ -196,12 +302,6 @@ async function main(): Promise<void> {
     log(`  ${format}: ` + g.map((x) => `${fmt(x.rows)} → ${fmt(x.msPerKRow, 2)}`).join(", ") + (g.length > 1 ? `  (largest/smallest per-row cost: ${fmt(g[g.length - 1].msPerKRow / g[0].msPerKRow, 2)}×; 1.00 = linear)` : ""));
   }
 
-  log("");
-  log("Budget checks:");
-  for (const c of checks) log(`  ${c.ok ? "PASS" : "FAIL"}  ${c.name}  (${c.detail})`);
-  if (asJson) {
-    console.log(JSON.stringify({ machine: { cpu, cores: os.cpus().length, node: process.version }, reps, scenarios: results, unchangedRefresh: refresh ?? null, fullChangeRefresh: full ?? null, growth, checks }));
-  }
 }
 
 main().catch((e) => {

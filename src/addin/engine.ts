@@ -40,6 +40,11 @@ export interface ImportRequest {
   onProgress(p: { phase: "fetching" | "writing"; rows: number; total?: number }): void;
   /** Credentials that must never reach the workbook. */
   secrets: readonly string[];
+  /**
+   * The export's row count from the manifest: more than a sheet holds is refused before downloading
+   * unless the query summarises or filters (`streamingPlan` in `src/query` says so up front).
+   */
+  sourceRows?: number | null;
 }
 
 export interface ImportOutcome {
@@ -178,8 +183,16 @@ export class Engine {
     // The same source refresh uses, plus the download progress and the size before the query.
     const from: RefreshSource = {
       async fetch(source, request) {
-        const r = await base.fetch(source, { ...request, onProgress: (p) => req.onProgress({ phase: "fetching", rows: p.rows ?? 0 }) });
-        if (r.status === "updated") fetchedRows = r.table.rows.length;
+        let received = 0;
+        const r = await base.fetch(source, {
+          ...request,
+          onProgress: (p) => {
+            received = p.rows ?? 0;
+            req.onProgress({ phase: "fetching", rows: received });
+          },
+        });
+        // Streamed through a summary, the table holds the result; the progress saw every row.
+        if (r.status === "updated") fetchedRows = request.sink ? received : r.table.rows.length;
         return r;
       },
     };
@@ -191,6 +204,7 @@ export class Engine {
         connection: req.connection,
         companyId: req.companyId,
         query,
+        sourceRows: req.sourceRows,
         target: target ? { sheetName: target.sheetName, anchor: target.anchor } : undefined,
         signal: req.signal,
         secrets: req.secrets,

@@ -167,13 +167,14 @@ export function buildQuery(state: BuilderState, columns: readonly BuilderColumn[
 /** True when the query changes nothing (the complete table is imported). */
 export function isEmptyQuery(q: LocalQuery | null | undefined): boolean {
   if (!q) return true;
-  return q.filter === undefined && q.select === undefined && q.orderby === undefined && q.top === undefined && q.skip === undefined && !q.count;
+  return q.apply === undefined && q.filter === undefined && q.select === undefined && q.orderby === undefined && q.top === undefined && q.skip === undefined && !q.count;
 }
 
 /** Human text of a local query in `$option=value` form, for the "applied locally" preview. */
 export function queryText(q: LocalQuery | null | undefined): string {
   if (isEmptyQuery(q)) return "nothing (the complete table is imported)";
   const parts: string[] = [];
+  if (q!.apply !== undefined) parts.push(`$apply=${q!.apply}`);
   if (q!.filter !== undefined) parts.push(`$filter=${q!.filter}`);
   if (q!.select !== undefined) parts.push(`$select=${q!.select.join(",")}`);
   if (q!.orderby !== undefined) parts.push(`$orderby=${q!.orderby}`);

@@ -13,7 +13,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { parseArgs } from "node:util";
-import { applyQuery, parseQuery } from "../query";
+import { applyQuery, createQuerySink, parseQuery } from "../query";
 import { type Connection, normalizeBaseUrl } from "../service/connection";
 import { type DatasetFormat, PpmClient } from "../service/client";
 import { PpmError, type PpmErrorCode, redactSecrets } from "../service/errors";
@@ -93,9 +93,11 @@ Commands:
       --mkdir is given. With --cache (needs --out) a later run sends the stored validators and
       reports "unchanged" without rewriting FILE. --format odata asks for Int64/Decimal as strings
       (IEEE754Compatible=true) and reads numbers exactly too. --query applies a local OData 4.01
-      query ($filter, $select, $orderby, $top, $skip, $count; the '$' is optional) before writing.
+      query ($apply, $filter, $select, $orderby, $top, $skip, $count; the '$' is optional) before
+      writing; a summary ($apply) is computed while the export streams in.
       --excel-safe (CSV only) puts a ' before text cells that start with =, +, -, @, a tab or a
       carriage return, so Excel opens them as text, not formulas (CSV injection).
+    ...(byteExact ? { onBody: (chunk: Uint8Array) => void raw.push(chunk) } : {}),
 
 Options for every command:
   --env URL        environment base URL (or PPM_ENV)
@@ -478,10 +480,13 @@ async function exportCommand(p: Parsed, io: CliIo): Promise<number> {
     conditional = !!extra && JSON.stringify(extra) === JSON.stringify(identity) && fs.existsSync(outPath);
   }
   let lastProgress = 0;
+  // A summary ($apply) is computed while the export streams in: only its groups are kept.
+  const sink = query?.apply !== undefined ? createQuerySink(query) : undefined;
   const result = await client.fetchDataset(key, {
     format,
     conditional,
     ...(byteExact ? { onBody: (chunk: Uint8Array) => void raw.push(chunk) } : {}),
+    sink,
     onProgress: (n) => {
       if (n - lastProgress >= 50_000) {
         lastProgress = n;
@@ -496,7 +501,9 @@ async function exportCommand(p: Parsed, io: CliIo): Promise<number> {
   }
   let table: Table = result.table;
   let count: number | undefined;
-  if (query) {
+  if (sink?.finished) {
+    count = sink.count;
+  } else if (query) {
     const q = applyQuery(table, query);
     table = q.table;
     count = q.count;

@@ -3,6 +3,8 @@ import type { CellValue, Column, Table } from "../table/model";
 import { ColumnResolver } from "./columns";
 import { Compiler, type Row } from "./compile";
 import { QueryError } from "./errors";
+import { compileApply, type CompiledApply, type RowSink } from "./aggregate";
+import type { TableSink } from "../table/sink";
 import { readStoredQuery, type LocalQuery } from "./options";
 import { compileOrderBy, sortRows, type SortKey } from "./orderby";
 import { parseFilter, parseOrderBy } from "./parser";
@@ -24,6 +26,22 @@ export interface CompiledQuery {
   /** Columns of the result, in output order. */
   readonly columns: Column[];
   run(table: Table): QueryResult;
+  /**
+   * A sink for the source rows as they stream in (see `src/table/sink.ts`): `$apply` and `$filter`
+   * are evaluated row by row, so only groups and kept rows stay in memory; `$orderby`, `$skip`,
+   * `$top` and `$select` run at the end on what is left. `end()` gives the same rows as `run`.
+   */
+  sink(): QuerySink;
+}
+
+/** A {@link TableSink} that evaluates a query; `count` is set by `end()` when `$count` was asked for. */
+export interface QuerySink extends TableSink {
+  count?: number;
+  /**
+   * True once `end()` has run: the rows went through the query. A source that cannot stream may
+   * ignore a sink; then the query is still to be applied to its table.
+   */
+  finished?: boolean;
 }
 
 function withOption<T>(option: string, f: () => T): T {
@@ -41,6 +59,11 @@ function withOption<T>(option: string, f: () => T): T {
 export function compileQuery(columns: readonly Column[], query: LocalQuery, opts: ApplyOptions = {}): CompiledQuery {
   const q = readStoredQuery(query);
   const now = opts.now === undefined ? Date.now() : typeof opts.now === "number" ? opts.now : opts.now.getTime();
+  // $apply first: every other option applies to its result (OData Data Aggregation 4.0, 3.16).
+  const pipeline: CompiledApply | undefined = q.apply === undefined ? undefined : withOption("$apply", () => compileApply(columns, q.apply!, { now }));
+  // From here on `columns` are those `$filter` and the rest see: the summary's when there is one.
+  const source = columns;
+  columns = pipeline ? pipeline.columns : columns;
   const compiler = new Compiler(columns, { now });
   const filter = q.filter === undefined ? undefined : withOption("$filter", () => compiler.filter(parseFilter(q.filter!)));
   const keys: SortKey[] | undefined =
@@ -50,44 +73,106 @@ export function compileQuery(columns: readonly Column[], query: LocalQuery, opts
   const skip = q.skip ?? 0;
   const top = q.top;
   const wantCount = q.count === true;
+  const checkColumns = (given: readonly Column[]) => {
+    if (given.length !== source.length || given.some((c, i) => c.name !== source[i]!.name || c.type !== source[i]!.type)) {
+      throw new QueryError({ code: "invalid_query", detail: "the table's columns differ from those the query was compiled for" });
+    }
+  };
+
+  /** `$orderby`, `$skip`, `$top`, `$select` over the rows left after `$apply` and `$filter`. */
+  const finish = (kept: readonly Row[], copy: boolean, count = kept.length): { rows: CellValue[][]; count: number } => {
+    let rows = kept;
+    if (keys) {
+      const k = keys;
+      const input = rows;
+      rows = withOption("$orderby", () => sortRows(input, k));
+    }
+    const end = top === undefined ? rows.length : Math.min(rows.length, skip + top);
+    const out: CellValue[][] = [];
+    for (let i = skip; i < end; i++) {
+      const r = rows[i]!;
+      if (picks) {
+        const o = new Array<CellValue>(picks.length);
+        for (let j = 0; j < picks.length; j++) o[j] = r[picks[j]!]!;
+        out.push(o);
+      } else {
+        out.push(copy ? r.slice() : (r as CellValue[]));
+      }
+    }
+    return { rows: out, count };
+  };
 
   return {
     columns: outColumns,
     run(table: Table): QueryResult {
-      if (table.columns.length !== columns.length || table.columns.some((c, i) => c.name !== columns[i]!.name || c.type !== columns[i]!.type)) {
-        throw new QueryError({ code: "invalid_query", detail: "the table's columns differ from those the query was compiled for" });
-      }
-      let rows: readonly Row[] = table.rows;
+      checkColumns(table.columns);
+      // Evaluation can fail (e.g. division by zero once decimals are exact): the error names its option.
+      let rows: readonly Row[] = pipeline ? withOption("$apply", () => pipeline.run(table.rows)) : table.rows;
       if (filter) {
         const kept: Row[] = [];
-        const src = table.rows;
+        const src = rows;
         // Evaluation can fail (division by zero): the whole query fails, as OData's request would.
         withOption("$filter", () => {
           for (let i = 0; i < src.length; i++) if (filter(src[i]!)) kept.push(src[i]!);
         });
         rows = kept;
       }
-      const count = rows.length;
-      if (keys) {
-        const k = keys;
-        const input = rows;
-        rows = withOption("$orderby", () => sortRows(input, k));
-      }
-      const end = top === undefined ? rows.length : Math.min(rows.length, skip + top);
-      const out: CellValue[][] = [];
-      for (let i = skip; i < end; i++) {
-        const r = rows[i]!;
-        if (picks) {
-          const o = new Array<CellValue>(picks.length);
-          for (let j = 0; j < picks.length; j++) o[j] = r[picks[j]!]!;
-          out.push(o);
-        } else {
-          out.push(r.slice());
-        }
-      }
-      const result: QueryResult = { table: { columns: outColumns.map((c) => ({ ...c })), rows: out, meta: { ...table.meta } } };
-      if (wantCount) result.count = count;
+      // Copied: source rows (or rows $apply passed through) must not be shared with the input table.
+      const done = finish(rows, true);
+      const result: QueryResult = { table: { columns: outColumns.map((c) => ({ ...c })), rows: done.rows, meta: { ...table.meta } } };
+      if (wantCount) result.count = done.count;
       return result;
+    },
+    sink(): QuerySink {
+      const kept: Row[] = [];
+      let passed = 0;
+      // Without $orderby, rows past $skip + $top can never be in the result: they are counted, not kept.
+      const limit = !keys && top !== undefined ? skip + top : Infinity;
+      const collect: RowSink = {
+        row(r) {
+          if (filter) {
+            let keep: boolean;
+            try {
+              keep = filter(r);
+            } catch (e) {
+              throw e instanceof QueryError ? e.withOption("$filter") : e;
+            }
+            if (!keep) return;
+          }
+          if (passed++ < limit) kept.push(r);
+        },
+        end: () => undefined,
+      };
+      let input: RowSink | undefined;
+      const self: QuerySink = {
+        begin(cols) {
+          checkColumns(cols);
+          input = pipeline ? pipeline.open(collect) : collect;
+        },
+        row(cells) {
+          try {
+            input!.row(cells);
+          } catch (e) {
+            // Errors of the $apply stages carry no option yet; $filter's already say "$filter".
+            throw e instanceof QueryError && e.option === undefined ? e.withOption("$apply") : e;
+          }
+        },
+        end() {
+          if (!input) throw new QueryError({ code: "invalid_query", detail: "no columns were given before the rows" });
+          try {
+            input.end();
+          } catch (e) {
+            throw e instanceof QueryError && e.option === undefined ? e.withOption("$apply") : e;
+          }
+          // Source rows reach `kept` only when there is no $apply; they belong to no one else, so no copy.
+          const done = finish(kept, false, passed);
+          kept.length = 0;
+          if (wantCount) self.count = done.count;
+          self.finished = true;
+          return { columns: outColumns.map((c) => ({ ...c })), rows: done.rows };
+        },
+      };
+      return self;
     },
   };
 }
@@ -131,6 +216,32 @@ export function resolveSelect(columns: readonly Column[], select: readonly strin
     out.push(i);
   }
   return out;
+}
+
+/**
+ * A sink that evaluates `query` on rows as they stream in (`fetchDataset(key, { sink })`): compiled
+ * when the source's columns arrive, so a query that does not fit them fails before any row is
+ * kept. `count` is set by `end()` when `$count` was asked for. Throws {@link QueryError}.
+ */
+export function createQuerySink(query: LocalQuery, opts: ApplyOptions = {}): QuerySink {
+  let inner: QuerySink | undefined;
+  const self: QuerySink = {
+    begin(columns) {
+      inner = compileQuery(columns, query, opts).sink();
+      inner.begin(columns);
+    },
+    row(cells) {
+      inner!.row(cells);
+    },
+    end() {
+      if (!inner) throw new QueryError({ code: "invalid_query", detail: "no columns were given before the rows" });
+      const done = inner.end();
+      if (inner.count !== undefined) self.count = inner.count;
+      self.finished = true;
+      return done;
+    },
+  };
+  return self;
 }
 
 /**

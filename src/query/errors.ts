@@ -19,7 +19,7 @@ export type QueryErrorCode =
   | "arity"
   /** Operands or arguments of incompatible types (`'abc' gt 5`). */
   | "type_mismatch"
-  /** A `$` option the local engine does not evaluate (`$expand`, `$apply`, ...). */
+  /** A `$` option the local engine does not evaluate (`$expand`, `$search`, ...). */
   | "unsupported_option"
   /** A `$` name that is not an OData system query option at all. */
   | "unknown_option"

@@ -5,9 +5,12 @@
 import { z } from "zod";
 import { QueryError } from "./errors";
 import { parseFilter, parseOrderBy } from "./parser";
+import { parseApply } from "./applyParser";
 
 /** A stored, re-appliable local query (plain JSON: goes into workbook bindings). */
 export interface LocalQuery {
+  /** `$apply` text (aggregation, see ./README.md); evaluated before every other option. */
+  apply?: string;
   /** `$filter` expression text. */
   filter?: string;
   /**
@@ -26,6 +29,7 @@ export interface LocalQuery {
 
 /** Schema for a LocalQuery read back from storage (workbook settings): strict, so typos are caught. */
 export const LocalQuerySchema = z.strictObject({
+  apply: z.string().optional(),
   filter: z.string().optional(),
   select: z.array(z.string()).optional(),
   orderby: z.string().optional(),
@@ -35,12 +39,11 @@ export const LocalQuerySchema = z.strictObject({
 });
 
 /** The options evaluated locally, in the order formatQuery writes them. */
-export const SUPPORTED_OPTIONS = ["$filter", "$select", "$orderby", "$top", "$skip", "$count"] as const;
+export const SUPPORTED_OPTIONS = ["$apply", "$filter", "$select", "$orderby", "$top", "$skip", "$count"] as const;
 
 /** OData system query options that exist but are not evaluated locally, with a hint each. */
 const UNSUPPORTED: Record<string, string> = {
   $expand: "related entities are not part of the exported table",
-  $apply: "aggregation is not evaluated locally; use Excel (PivotTable) on the imported table",
   $search: "free-text search is not evaluated locally; use contains() in $filter",
   $format: "the format is chosen by the request path (/api/bi/v1/{key}, .csv or the OData path)",
   $compute: "computed columns are not evaluated locally",
@@ -82,6 +85,12 @@ function checkNoSpaceAroundEquals(rawName: string, value: string): void {
 function setOption(q: LocalQuery, name: string, value: string): void {
   try {
     switch (name) {
+      case "$apply": {
+        if (value.trim() === "") throw emptyValue(name);
+        parseApply(value);
+        q.apply = value;
+        return;
+      }
       case "$filter": {
         const text = value.trim();
         if (text === "") throw emptyValue(name);
@@ -332,6 +341,7 @@ export function readStoredQuery(value: unknown): LocalQuery {
   }
   const q: LocalQuery = {};
   const v = r.data;
+  if (v.apply !== undefined) setOption(q, "$apply", v.apply);
   if (v.filter !== undefined) setOption(q, "$filter", v.filter);
   if (v.select !== undefined) {
     if (v.select.length === 0) throw new QueryError({ code: "invalid_value", option: "$select", detail: "lists no columns" });
@@ -355,6 +365,7 @@ export function formatQuery(q: LocalQuery, opts: { encode?: boolean } = {}): str
     ? encodeURIComponent
     : (s: string) => s.replace(/[%&+#]/g, (c) => "%" + c.charCodeAt(0).toString(16).toUpperCase().padStart(2, "0"));
   const parts: string[] = [];
+  if (q.apply !== undefined) parts.push(`$apply=${enc(q.apply)}`);
   if (q.filter !== undefined) parts.push(`$filter=${enc(q.filter)}`);
   if (q.select !== undefined) parts.push(`$select=${enc(q.select.map(selectItemText).join(","))}`);
   if (q.orderby !== undefined) parts.push(`$orderby=${enc(q.orderby)}`);
@@ -374,6 +385,7 @@ function selectItemText(item: string): string {
 /** One line per option, for showing a stored query to a person (not meant to be parsed back). */
 export function describeQuery(q: LocalQuery): string {
   const lines: string[] = [];
+  if (q.apply !== undefined) lines.push(`$apply=${q.apply}`);
   if (q.filter !== undefined) lines.push(`$filter=${q.filter}`);
   if (q.select !== undefined) lines.push(`$select=${q.select.map(selectItemText).join(",")}`);
   if (q.orderby !== undefined) lines.push(`$orderby=${q.orderby}`);

@@ -7,10 +7,10 @@
  * failure record changes); a failure inside `target.write` is the target's to restore or mark.
  */
 import type { Table } from "../table/model";
-import { applyQuery, type LocalQuery } from "../query";
+import { applyQuery, createQuerySink, QueryError, type LocalQuery } from "../query";
 import type { Binding, BindingFailure } from "./binding";
 import { decide, failureFrom, withFailure, withSuccess, withUnchanged, type QueryApplier } from "./plan";
-import type { RefreshSource } from "./source";
+import type { RefreshSource, SourceResult } from "./source";
 
 /** Progress of one refresh, for a status line. */
 export interface RefreshProgress {
@@ -95,8 +95,18 @@ export async function refreshOne(target: RefreshTarget, binding: Binding, source
   try {
     if (options.signal?.aborted) throw abortError(options.signal);
     options.onProgress?.({ bindingId: binding.id, phase: "fetching" });
-    const result = await source.fetch(binding.source, { validators: binding.validators, signal: options.signal });
-    const applier = options.applyQuery ?? defaultApplier;
+    // A summary ($apply) is recomputed as the rows stream in, so its raw export is never held whole;
+    // a 304 still costs nothing. Other queries run on the complete table, as before.
+    const sink = binding.query?.apply !== undefined ? createQuerySink(binding.query) : undefined;
+    let result: SourceResult;
+    try {
+      result = await source.fetch(binding.source, { validators: binding.validators, signal: options.signal, sink });
+    } catch (e) {
+      if (e instanceof QueryError) return await fail(Object.assign(new Error(`The stored local query could not be applied: ${e.message}`), { code: "query_failed" }));
+      throw e;
+    }
+    // A source that ignored the sink returned the raw table: the query is applied to it as usual.
+    const applier: QueryApplier = sink?.finished ? (t) => ({ table: t }) : (options.applyQuery ?? defaultApplier);
     const decision = decide(binding, result, applier);
     if (decision.kind === "fail") return await fail(Object.assign(new Error(decision.message), { code: decision.code }));
     if (decision.kind === "unchanged") {

@@ -3,6 +3,7 @@
  * fakes, plus an adapter to the real service client.
  */
 import type { Table } from "../table/model";
+import type { TableSink } from "../table/sink";
 import type { PpmClient, Validators } from "../service";
 import type { BindingSource, BindingValidators } from "./binding";
 
@@ -11,6 +12,12 @@ export interface SourceRequest {
   validators: BindingValidators;
   signal?: AbortSignal;
   onProgress?: (received: { rows: number }) => void;
+  /**
+   * Rows go through this sink as they arrive and the result's table is what it returns (a local
+   * query evaluated while streaming, see `createQuerySink`); sources that cannot stream pass their
+   * complete table through it.
+   */
+  sink?: TableSink;
 }
 
 /** What a source answers: "unchanged" (e.g. HTTP 304) or a complete new table. */
@@ -49,13 +56,22 @@ export function sourceFromClient(client: PpmClientLike): RefreshSource {
           validators: defined(request.validators),
           signal: request.signal,
           onProgress: request.onProgress ? (rows: number) => request.onProgress?.({ rows }) : undefined,
+          sink: request.sink,
         });
         return r.status === "unchanged"
           ? { status: "unchanged", validators: { ...request.validators, ...r.validators } }
           : { status: "updated", table: r.table, validators: { ...r.validators } };
       }
-      const table = await client.fetchSnapshot(source.endpoint, { signal: request.signal });
+      const whole = await client.fetchSnapshot(source.endpoint, { signal: request.signal });
+      const table = request.sink ? throughSink(whole, request.sink) : whole;
       return { status: "updated", table, validators: { etag: table.meta.etag, lastModified: table.meta.lastModified, generatedAt: table.meta.generatedAt } };
     },
   };
+}
+
+/** A complete table passed through a sink: the sink's result with the table's metadata. */
+export function throughSink(table: Table, sink: TableSink): Table {
+  sink.begin(table.columns);
+  for (const row of table.rows) sink.row(row.slice());
+  return { ...sink.end(), meta: { ...table.meta } };
 }

@@ -5,6 +5,7 @@
  */
 import { HEADERS, PATHS, type RecordKind, type SnapshotEndpoint } from "../contract/contract";
 import type { Column, Table } from "../table/model";
+import type { TableSink } from "../table/sink";
 import { type Connection, connectionScope, normalizeBaseUrl } from "./connection";
 import { CsdlError, parseCsdl, type ServiceMetadata } from "./csdl";
 import { clip, contentKind, isWrongKind, jsonErrorCode, peekStream, sniffKind, wrongKindAction, wrongKindMessage } from "./bodyCheck";
@@ -48,6 +49,13 @@ export interface FetchDatasetOptions extends CallOptions {
    * on any failure they are not the complete, valid body.
    */
   onBody?(chunk: Uint8Array): void;
+  /**
+   * Rows go to this sink as they are parsed instead of into the table, and the table holds what
+   * `sink.end()` returns (e.g. a summary: `createQuerySink` in `src/query`), so a dataset larger
+   * than a worksheet, or than memory, is reduced while it streams. Fields that no column declares
+   * are not passed on. An error the sink throws ends the download and is thrown as it is.
+   */
+  sink?: TableSink;
 }
 
 /** Result of {@link PpmClient.fetchDataset}. */
@@ -337,6 +345,43 @@ export class PpmClient {
       accept: format === "csv" ? "text/csv" : format === "odata" ? ODATA_JSON_ACCEPT : "application/json",
       signal,
     };
+    // The transport reports unknown errors in a body as an interrupted response; a sink's own error
+    // (e.g. a query that does not fit the columns) is kept and thrown as it is.
+    let sinkError: { error: unknown } | undefined;
+    // What went into the sink, for the checks a table would get (columns, row count).
+    let streamedRows = 0;
+    let streamedColumns: readonly Column[] = [];
+    const userSink = opts.sink;
+    const keep = (e: unknown): never => {
+      sinkError ??= { error: e };
+      throw e;
+    };
+    // Plain try/catch per call (no closure per row: this runs for every row of the export).
+    const sink: TableSink | undefined = userSink && {
+      begin(cols) {
+        streamedColumns = cols;
+        try {
+          userSink.begin(cols);
+        } catch (e) {
+          keep(e);
+        }
+      },
+      row(cells) {
+        streamedRows++;
+        try {
+          userSink.row(cells);
+        } catch (e) {
+          keep(e);
+        }
+      },
+      end() {
+        try {
+          return userSink.end();
+        } catch (e) {
+          return keep(e);
+        }
+      },
+    };
     let requestTime = "";
     let headerGeneration: string | null = null;
     const result = await this.transport.send(spec, async (received) => {
@@ -379,7 +424,7 @@ export class PpmClient {
         // The cached manifest describes an older schema; CSV types must come from the current one.
         typedBy = (await this.manifest({ signal }).catch(() => undefined))?.datasets.find((d) => d.key === key) ?? entry;
       }
-      const table = await this.readDatasetBody(sent, format, meta, typedBy, columnsForOData, opts.onProgress, opts.onBody);
+      const table = await this.readDatasetBody(sent, format, meta, typedBy, columnsForOData, opts.onProgress, opts.onBody, sink);
       // The body's generation time and schema go into the info line and the stored validators.
       for (const k of ["generatedAt", "schemaVersion"] as const) {
         const v = table.meta[k];
@@ -391,10 +436,16 @@ export class PpmClient {
       if (!table.meta.schemaVersion && entry?.schemaVersion) table.meta.schemaVersion = entry.schemaVersion;
       const v: Validators = { etag: meta.etag, lastModified: meta.lastModified, generatedAt: table.meta.generatedAt };
       return { status: "updated" as const, table, validators: v };
+    }).catch((e: unknown) => {
+      throw sinkError ? sinkError.error : e;
     });
     if (result.status === "updated") {
-      this.checkColumns(result.table, format, entry, columnsForOData, requestTime);
-      await this.checkRowCount(result.table, format, entry, headerGeneration, requestTime, signal);
+      // With a sink the table is what the sink made of the rows (a summary): the checks look at
+      // what was streamed into it. OData's "declared properties present" check needs the rows, so
+      // it runs only without a sink.
+      const received = opts.sink ? { columns: [...streamedColumns], rows: [], meta: result.table.meta } : result.table;
+      this.checkColumns(received, format, entry, columnsForOData, requestTime);
+      await this.checkRowCount(key, opts.sink ? streamedRows : result.table.rows.length, format, entry, headerGeneration, requestTime, signal);
     }
     await this.store.set(storeKey, result.validators);
     return result;
@@ -478,7 +529,8 @@ export class PpmClient {
    * When no generation can be matched, nothing is claimed either way.
    */
   private async checkRowCount(
-    table: Table,
+    key: string,
+    got: number,
     format: DatasetFormat,
     before: ManifestDatasetInfo | undefined,
     headerGen: string | null,
@@ -486,7 +538,6 @@ export class PpmClient {
     signal?: AbortSignal,
   ): Promise<void> {
     if (format === "json") return; // the export's own row_count is checked while it is read
-    const key = table.meta.key;
     const fresh = async (): Promise<ManifestDatasetInfo | undefined> => {
       try {
         return (await this.manifest({ signal })).datasets.find((d) => d.key === key);
@@ -505,7 +556,6 @@ export class PpmClient {
       entry = after;
     }
     if (!entry || entry.rowCount === null || generation === null || exportGeneration(entry) !== generation) return;
-    const got = table.rows.length;
     if (got === entry.rowCount) return;
     throw this.transport.error(
       "incomplete_export",
@@ -534,6 +584,7 @@ export class PpmClient {
     odataColumns: Column[] | undefined,
     onProgress?: (n: number) => void,
     onBody?: (chunk: Uint8Array) => void,
+    sink?: TableSink,
   ): Promise<Table> {
     // Without a readable stream (old webviews, some fetch shims) the bytes are read in one go.
     const raw = sent.response.body ?? (format === "csv" || onBody ? bytesStream(new Uint8Array(await sent.response.arrayBuffer())) : null);
@@ -541,30 +592,42 @@ export class PpmClient {
     const where = `The ${format === "odata" ? "OData" : format.toUpperCase()} export of "${meta.key}"`;
     try {
       if (format === "csv") {
-        const builder = new CsvTableBuilder(entry?.columns, meta.key);
+        const builder = new CsvTableBuilder(entry?.columns, meta.key, sink);
         await parseCsvStream(
           body!,
           (fields, i, joined) => {
             builder.add(fields, i, joined);
-            if (onProgress && i > 0 && i % 1000 === 0) onProgress(builder.rows.length);
+            if (onProgress && i > 0 && i % 1000 === 0) onProgress(builder.count);
           },
           sent.signal,
         );
         const table = builder.finish(meta);
-        onProgress?.(table.rows.length);
+        onProgress?.(builder.count);
         return table;
       }
       if (body) {
         // Rows are parsed and converted batch by batch as the body arrives (see jsonRows.ts).
         const columns = format === "json" ? entry?.columns : (odataColumns ?? []);
-        const table = await tableFromJsonStream(body, format, meta, columns, { signal: sent.signal, onProgress });
-        onProgress?.(table.rows.length);
+        let parsed = 0;
+        const table = await tableFromJsonStream(body, format, meta, columns, {
+          signal: sent.signal,
+          onProgress: (n) => {
+            parsed = n;
+            onProgress?.(n);
+          },
+          sink,
+        });
+        onProgress?.(sink ? parsed : table.rows.length);
         return table;
       }
       const parsed = parseJsonLossless(await readBodyText(sent.response));
       const table = format === "json" ? tableFromJsonExport(parsed, meta, entry?.columns) : tableFromOData(parsed, meta, odataColumns ?? []);
       onProgress?.(table.rows.length);
-      return table;
+      if (!sink) return table;
+      // No readable stream: the body was read whole anyway; the sink still gives the result.
+      sink.begin(table.columns);
+      for (const row of table.rows) sink.row(row);
+      return { ...table, ...sink.end() };
     } catch (e) {
       if (e instanceof BodyShapeError) {
         if (e.kind === "unexpected_content") throw this.transport.error(e.kind, e.message, { path: e.path, datasetKey: meta.key, details: { arrived: "other content" } });

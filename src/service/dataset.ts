@@ -6,6 +6,7 @@
  * describes are appended as extra columns (typed from their values) rather than dropped.
  */
 import type { CellValue, Column, Table, TableMeta } from "../table/model";
+import type { TableSink } from "../table/sink";
 import { CellError, columnTypeFromEdm as typeFromSource, inferColumnType, toCell } from "./values";
 
 /** A body that does not have the documented shape. `path` locates the offending part. */
@@ -163,6 +164,14 @@ export const isODataAnnotation = (k: string): boolean => k.startsWith("@") || k.
  */
 export class RowConverter {
   readonly rows: CellValue[][] = [];
+  /** Rows converted so far (kept or handed to the sink). */
+  count = 0;
+  /**
+   * When set, converted rows go here instead of into `rows`, and fields no column describes are
+   * ignored (they could only be typed after the last row, and a streaming consumer works on the
+   * declared columns).
+   */
+  sink: ((row: CellValue[]) => void) | null = null;
   private readonly columns: Column[];
   private readonly index: Map<string, number>;
   private readonly extras: Array<{ name: string; values: unknown[] }> = [];
@@ -180,8 +189,9 @@ export class RowConverter {
   add(raws: unknown[]): void {
     const cols = this.columns;
     const base = cols.length;
+    const sink = this.sink;
     for (let i = 0; i < raws.length; i++) {
-      const r = this.rows.length;
+      const r = this.count;
       const raw = raws[i];
       raws[i] = null;
       const out: CellValue[] = new Array(base);
@@ -193,7 +203,7 @@ export class RowConverter {
           const name = cols[c].name;
           out[c] = cell(raw[name], cols[c], `${this.rowsPath}[${r}].${name}`);
         }
-        for (const k of Object.keys(raw)) {
+        if (!sink) for (const k of Object.keys(raw)) {
           let j = this.index.get(k);
           if (j === undefined) {
             if (this.skipKey(k)) continue;
@@ -206,7 +216,9 @@ export class RowConverter {
       } else {
         throw new BodyShapeError(`row ${r} is ${raw === null ? "null" : typeof raw}, not an object`, `${this.rowsPath}[${r}]`);
       }
-      this.rows.push(out);
+      this.count++;
+      if (sink) sink(out);
+      else this.rows.push(out);
     }
   }
 
@@ -314,14 +326,21 @@ export function tableFromOData(body: unknown, meta: MetaInput, columns: Column[]
  */
 export class CsvTableBuilder {
   readonly rows: CellValue[][] = [];
+  /** Rows read so far (kept or handed to the sink). */
+  count = 0;
   private columns: Column[] | null = null;
   /** The last text value seen in each column. */
   private readonly previous: Array<string | undefined> = [];
 
+  /**
+   * With `sink`, the header's columns go to `sink.begin`, each row to `sink.row` instead of into
+   * `rows`, and `finish` returns what `sink.end` gives.
+   */
   constructor(
     private readonly typed: Column[] | undefined,
     /** Dataset key, for the message when the header is not the dataset's. */
     private readonly key = "",
+    private readonly sink?: TableSink,
   ) {}
 
   /**
@@ -348,6 +367,7 @@ export class CsvTableBuilder {
           "unexpected_content",
         );
       }
+      this.sink?.begin(this.columns);
       return;
     }
     const cols = this.columns;
@@ -369,12 +389,18 @@ export class CsvTableBuilder {
       // cost five times the parse.
       else out[c] = previous[c] = joined.length > 0 && joined.includes(c) ? v : detachString(v);
     }
-    this.rows.push(out);
+    this.count++;
+    if (this.sink) this.sink.row(out);
+    else this.rows.push(out);
   }
 
   /** The finished table. An empty body (no header) is a shape error: even zero rows have a header. */
   finish(meta: MetaInput): Table {
     if (this.columns === null) throw new BodyShapeError("the CSV has no header row", "line 1", "malformed_body");
+    if (this.sink) {
+      const done = this.sink.end();
+      return { columns: done.columns, rows: done.rows, meta: { ...meta, kind: "dataset", format: "csv" } };
+    }
     return { columns: this.columns, rows: this.rows, meta: { ...meta, kind: "dataset", format: "csv" } };
   }
 }

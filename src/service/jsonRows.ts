@@ -11,7 +11,8 @@
  * an empty rows array in place of the rows, so the whole body is still checked: the batches
  * are valid JSON values separated by commas, the envelope is valid JSON by itself.
  */
-import type { Column, Table } from "../table/model";
+import type { CellValue, Column, Table } from "../table/model";
+import type { TableSink } from "../table/sink";
 import {
   BodyShapeError,
   MAX_JSON_DEPTH,
@@ -445,11 +446,32 @@ export async function tableFromJsonStream(
   format: "json" | "odata",
   meta: MetaInput,
   columns: Column[] | undefined,
-  opts: { signal?: AbortSignal; onProgress?: (rows: number) => void; batchChars?: number } = {},
+  opts: { signal?: AbortSignal; onProgress?: (rows: number) => void; batchChars?: number; sink?: TableSink } = {},
 ): Promise<Table> {
   const odata = format === "odata";
   const key = odata ? "value" : "rows";
-  let converter: RowConverter | null = odata ? new RowConverter(columns ?? [], "value", isODataAnnotation) : null;
+  const sink = opts.sink;
+  /** A converter over the final columns; with a sink, its rows stream there. */
+  let begun = false;
+  const makeConverter = (cols: Column[], path: string, skip?: (k: string) => boolean): RowConverter => {
+    const c = new RowConverter(cols, path, skip);
+    if (sink) {
+      c.sink = (row) => {
+        if (!begun) {
+          begun = true;
+          sink.begin(cols);
+        }
+        sink.row(row);
+      };
+    }
+    return c;
+  };
+  const finish = (c: RowConverter, cols: Column[]): { columns: Column[]; rows: CellValue[][] } => {
+    if (!sink) return c.finish();
+    if (!begun) sink.begin(cols);
+    return sink.end();
+  };
+  let converter: RowConverter | null = odata ? makeConverter(columns ?? [], "value", isODataAnnotation) : null;
   let declared: Column[] | null = null;
   let headTried = false;
   // Rows that arrive before the export has declared its columns wait here (unusual key order).
@@ -458,29 +480,36 @@ export async function tableFromJsonStream(
     if (!converter && !headTried) {
       headTried = true;
       declared = headColumns(head, columns);
-      if (declared) converter = new RowConverter(declared, "rows");
+      if (declared) converter = makeConverter(declared, "rows");
     }
     if (!converter) {
       waiting.push(rows);
       return;
     }
     converter.add(rows);
-    opts.onProgress?.(converter.rows.length);
+    opts.onProgress?.(converter.count);
   }, opts.batchChars);
   const body = await scanJsonStream(stream, scanner, opts.signal);
   // Not a root object with a rows array: the parsed body says what is wrong (or is an odd but
   // valid spelling), exactly as the non-streaming path would.
-  if (!scanner.streamed) return odata ? tableFromOData(body, meta, columns ?? []) : tableFromJsonExport(body, meta, columns);
+  if (!scanner.streamed) {
+    const whole = odata ? tableFromOData(body, meta, columns ?? []) : tableFromJsonExport(body, meta, columns);
+    if (!sink) return whole;
+    sink.begin(whole.columns);
+    for (const row of whole.rows) sink.row(row);
+    whole.rows = [];
+    return { ...whole, ...sink.end() };
+  }
   const rest = (body as Record<string, unknown>)[key];
   if (!Array.isArray(rest) || rest.length > 0) throw new BodyShapeError(`\`${key}\` appears twice in the response`, key);
   if (odata) {
-    const converted = converter!.finish();
+    const converted = finish(converter!, columns ?? []);
     return { columns: converted.columns, rows: converted.rows, meta: { ...meta, kind: "dataset", format: "odata" } };
   }
   const envelope = body as Record<string, unknown>;
   const final = columnsFromDefs(envelope.columns, columns);
   if (!converter) {
-    converter = new RowConverter(final, "rows");
+    converter = makeConverter(final, "rows");
     for (const rows of waiting) converter.add(rows);
     waiting = [];
   } else if (JSON.stringify(declared) !== JSON.stringify(final)) {
@@ -489,5 +518,5 @@ export async function tableFromJsonStream(
   if (envelope.row_count !== undefined && envelope.row_count !== null && envelope.row_count !== scanner.rows) {
     throw new BodyShapeError(`row_count says ${String(envelope.row_count)} but ${scanner.rows} rows were received`, "row_count");
   }
-  return exportTable(envelope, converter.finish(), meta);
+  return exportTable(envelope, finish(converter, final), meta);
 }

@@ -3,7 +3,7 @@
  * from the source and the table actually written (columns after the local query), so import and
  * refresh can never disagree about it.
  */
-import { applyQuery, type LocalQuery } from "../query";
+import { applyQuery, createQuerySink, streamingPlan, type LocalQuery } from "../query";
 import { PpmError } from "../service/errors";
 import { draftBinding, type BindingSource } from "../refresh/binding";
 import type { QueryApplier } from "../refresh/plan";
@@ -19,6 +19,11 @@ export interface ImportSourceOptions extends Omit<ImportOptions, "binding"> {
   query?: LocalQuery | null;
   applyQuery?: QueryApplier;
   bindingId?: string;
+  /**
+   * Rows of the export (the manifest's `row_count`), when known: an export larger than a sheet is
+   * refused before downloading unless the query summarises or filters it.
+   */
+  sourceRows?: number | null;
 }
 
 /**
@@ -28,11 +33,18 @@ export interface ImportSourceOptions extends Omit<ImportOptions, "binding"> {
  * written unless the fetch and the query succeeded.
  */
 export async function importSource(context: Excel.RequestContext, from: RefreshSource, options: ImportSourceOptions): Promise<ImportResult> {
-  const fetched = await from.fetch(options.source, { validators: {}, signal: options.signal });
+  const query = options.query && Object.keys(options.query).length ? options.query : null;
+  const key = options.source.kind === "dataset" ? options.source.key : options.source.endpoint;
+  const plan = streamingPlan(query, options.sourceRows, key);
+  if (plan.refusal) throw new PpmError("invalid_request", plan.refusal.message, { action: plan.refusal.action, datasetKey: key });
+  // A summary (or a filter over more rows than a sheet) is computed as the rows arrive: only the
+  // groups or the kept rows are ever in memory.
+  const sink = query && plan.stream ? createQuerySink(query) : undefined;
+  const fetched = await from.fetch(options.source, { validators: {}, signal: options.signal, sink });
   // The service client already refuses a 304 to a request without validators; this guards other sources.
   if (fetched.status !== "updated") throw new PpmError("unexpected_not_modified", "The source answered 'unchanged' to a request without validators, so there is no data to import.");
-  const query = options.query && Object.keys(options.query).length ? options.query : null;
-  const table = query ? (options.applyQuery ?? ((t, q) => applyQuery(t, q)))(fetched.table, query).table : fetched.table;
+  // A source that ignored the sink returned the raw table: the query is applied to it as usual.
+  const table = sink?.finished ? fetched.table : query ? (options.applyQuery ?? ((t, q) => applyQuery(t, q)))(fetched.table, query).table : fetched.table;
   const { source, connection, companyId, bindingId, ...rest } = options;
   return importTable(context, table, {
     ...rest,

@@ -184,4 +184,15 @@ describe("against the real query engine", () => {
     expect(r.removed.length).toBe(1);
     expect(JSON.stringify(r)).not.toContain("abc123");
   });
+
+  it("a pasted address with $apply is split like the other options, shown, and applied (never sent)", () => {
+    const r = readPasted("https://svc.example.com/api/bi/v1/financials?$apply=groupby((name),aggregate(project_id with sum as total))&$orderby=total desc", { parseQuery, splitODataUrl });
+    expect(r.datasetKey).toBe("financials");
+    expect(r.query).toEqual({ apply: "groupby((name),aggregate(project_id with sum as total))", orderby: "total desc" });
+    expect(isEmptyQuery(r.query)).toBe(false);
+    expect(queryText(r.query)).toBe("$apply=groupby((name),aggregate(project_id with sum as total))&$orderby=total desc");
+    expect(parseQuery(queryText(r.query))).toEqual(r.query);
+    expect(sentRequest(PATHS, "https://svc.example.com", "financials", "json")).not.toContain("$apply");
+    expect(applyQuery(table, r.query).table.rows).toEqual([["O'Brien", 3], ["Beta", 2], ["Alpha", 1]]);
+  });
 });

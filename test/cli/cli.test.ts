@@ -8,7 +8,9 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { startReferenceService, type ReferenceService } from "../../src/reference/server";
-import { parseCsvText } from "../../src/service";
+import { parseCsvText, PpmClient } from "../../src/service";
+import { applyQuery, parseQuery } from "../../src/query";
+import { tableToCsv } from "../../src/cli/output";
 
 const ROOT = path.resolve(__dirname, "../..");
 const BIN = path.join(ROOT, "bin/ppm.js");
@@ -188,6 +190,24 @@ describe("ppm export", () => {
     const bad = await ppm(["export", "financials", "--env", svc.url, "--query", "$filter=fiscal_year eq"]);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain("--query");
+  });
+
+  it("--query '$apply=...' gives the same summary as the local query engine on the complete table", async () => {
+    const apply = "$apply=groupby((fiscal_year,project_id),aggregate(budget with sum as total_budget,$count as periods))&$orderby=project_id,fiscal_year&$count=true";
+    for (const format of ["json", "csv"] as const) {
+      const r = await ppm(["export", "financials", "--env", svc.url, "--format", format, "--query", apply]);
+      expect(r.code).toBe(0);
+      const client = new PpmClient({ id: "t", name: "t", baseUrl: svc.url, token: TOKEN });
+      const whole = await client.fetchDataset("financials", { format, conditional: false });
+      if (whole.status !== "updated") throw new Error("expected data");
+      const expected = applyQuery(whole.table, parseQuery(apply));
+      expect(r.stdout).toBe([...tableToCsv(expected.table)].join(""));
+      expect(parseCsvText(r.stdout)[0]).toEqual(["fiscal_year", "project_id", "total_budget", "periods"]);
+      expect(r.stderr).toContain(`count: ${expected.count}`);
+    }
+    const bad = await ppm(["export", "financials", "--env", svc.url, "--query", "$apply=groupby((fiscal_year),aggregate(budget with total as t))"]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain("expected an aggregation method");
   });
 
   it("distinguishes auth, dataset, usage and network failures by exit code, never echoing the token", async () => {

@@ -57,7 +57,7 @@ describe("parseQuery", () => {
     ["$top=99999999999999999999", "invalid_value", "$top", undefined, "whole number"],
     ["$count=yes", "invalid_value", "$count", undefined, "expected true or false"],
     ["$expand=Tasks", "unsupported_option", "$expand", undefined, "$expand: not supported locally"],
-    ["$apply=groupby((Status))", "unsupported_option", "$apply", undefined, "PivotTable"],
+    ["$apply=groupby((Status)", "syntax", "$apply", 17, "expected ')' to close groupby"],
     ["$search=alpha", "unsupported_option", "$search", undefined, "use contains()"],
     ["$format=json", "unsupported_option", "$format", undefined, "not supported locally"],
     ["$inlinecount=allpages", "unsupported_option", "$inlinecount", undefined, "use $count=true"],

@@ -126,3 +126,66 @@ describe("sourceFromClient", () => {
     expect(asked).toEqual([["financials", "csv", true, { etag: '"e1"', generatedAt: "g" }], ["projects"]]);
   });
 });
+
+describe("refreshOne of a summarised table ($apply)", () => {
+  const summaryColumns = [
+    { name: "due", type: "date" as const },
+    { name: "total", type: "decimal" as const },
+    { name: "n", type: "integer" as const },
+  ];
+  const query = { apply: "groupby((due),aggregate(amount with sum as total,$count as n))", orderby: "due" };
+  const binding = () => makeBinding({ query, columns: summaryColumns.map((c) => ({ name: c.name, type: c.type })) });
+  const raw = makeTable(rowsOf(60), { generatedAt: "2026-02-01T00:00:00Z" });
+
+  it("recomputes the summary while the rows stream into the sink, never holding the raw table", async () => {
+    const b = binding();
+    const { target, writes } = fakeTarget([b]);
+    let streamed = 0;
+    // A streaming source: rows go into the sink one by one; the table it answers is the sink's result.
+    const streaming: RefreshSource = {
+      fetch: async (_s, r) => {
+        if (!r.sink) throw new Error("expected a sink for a summary");
+        r.sink.begin(raw.columns);
+        for (const row of raw.rows) (streamed++, r.sink.row(row.slice()));
+        return { status: "updated", table: { ...r.sink.end(), meta: raw.meta }, validators: { etag: '"e2"', generatedAt: "2026-02-01T00:00:00Z" } };
+      },
+    };
+    const r = await refreshOne(target, b, streaming, { now });
+    expect(streamed).toBe(60);
+    expect(r).toMatchObject({ outcome: "updated", rowCount: 28 });
+    expect(writes[0]!.columns.map((c) => c.name)).toEqual(["due", "total", "n"]);
+    expect(writes[0]!.rows[0]).toEqual(["2024-01-01", (0 + 280 + 560) / 4, 3]);
+  });
+
+  it("a source that ignores the sink still gets the summary applied to its table", async () => {
+    const b = binding();
+    const { target, writes } = fakeTarget([b]);
+    const r = await refreshOne(target, b, source(async () => ({ status: "updated", table: raw, validators: { etag: '"e2"', generatedAt: "2026-02-01T00:00:00Z" } })), { now });
+    expect(r).toMatchObject({ outcome: "updated", rowCount: 28 });
+    expect(writes[0]!.rows[0]).toEqual(["2024-01-01", (0 + 280 + 560) / 4, 3]);
+  });
+
+  it("304 first: nothing is recomputed", async () => {
+    const b = binding();
+    const { target, writes } = fakeTarget([b]);
+    const r = await refreshOne(target, b, source(async () => ({ status: "unchanged", validators: b.validators })), { now });
+    expect(r.outcome).toBe("unchanged");
+    expect(writes).toHaveLength(0);
+  });
+
+  it("a stored summary that no longer fits the columns fails as query_failed and writes nothing", async () => {
+    const b = makeBinding({ query: { apply: "groupby((gone),aggregate($count as n))" } });
+    const { target, writes, saved } = fakeTarget([b]);
+    const src: RefreshSource = {
+      fetch: async (_s, r) => {
+        r.sink!.begin(raw.columns);
+        throw new Error("unreachable");
+      },
+    };
+    const r = await refreshOne(target, b, src, { now });
+    expect(r.outcome).toBe("failed");
+    expect(writes).toHaveLength(0);
+    expect(saved.at(-1)!.lastFailure).toMatchObject({ code: "query_failed" });
+    expect(saved.at(-1)!.lastFailure!.message).toContain("unknown column 'gone'");
+  });
+});

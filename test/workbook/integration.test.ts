@@ -4,7 +4,8 @@
  * binding and a token (as a colleague opening the saved workbook would).
  */
 import { startReferenceService, type ReferenceService } from "../../src/reference/server";
-import { PpmClient } from "../../src/service";
+import { PpmClient, PpmError } from "../../src/service";
+import { applyQuery, parseQuery } from "../../src/query";
 import { draftBinding } from "../../src/refresh/binding";
 import { sourceFromClient } from "../../src/refresh/source";
 import { importTable } from "../../src/workbook/writer";
@@ -144,4 +145,50 @@ it("refresh re-applies the stored local query with the query engine", async () =
   expect(body.every((r) => (r[1] as number) >= 2025 && (r[2] as number) > 0)).toBe(true);
   const budgets = body.map((r) => r[2] as number);
   expect(budgets).toEqual([...budgets].sort((a, b) => b - a));
+});
+
+it("a summary ($apply) is imported and refreshed through the streaming sink, equal to the query on the complete table", async () => {
+  const client = new PpmClient({ id: "conn-acme", name: "Acme", baseUrl: svc.url, token: TOKEN });
+  const wb = new Workbook();
+  const query = parseQuery("$apply=groupby((fiscal_year,project_id),aggregate(budget with sum as total_budget,$count as periods))&$orderby=project_id");
+  const expectedFor = async () => {
+    const whole = await client.fetchDataset("financials", { format: "json", conditional: false });
+    if (whole.status !== "updated") throw new Error("expected data");
+    return applyQuery(whole.table, query).table;
+  };
+  const before = await expectedFor();
+  const first = await importSource(createRequestContext(wb), sourceFromClient(client), {
+    source: { kind: "dataset", key: "financials", format: "json" },
+    connection: { id: "conn-acme", baseUrl: svc.url },
+    companyId: "acme",
+    query,
+    sourceRows: 300,
+  });
+  expect(first.binding.columns.map((c) => [c.name, c.type])).toEqual([["fiscal_year", "integer"], ["project_id", "text"], ["total_budget", "decimal"], ["periods", "integer"]]);
+  expect(first.rowCount).toBe(before.rows.length);
+  expect(inspect(wb, `financials!A3:D${before.rows.length + 2}`).values).toEqual(before.rows);
+
+  await fetch(`${svc.url}/__control/regenerate?company=acme&dataset=financials`, { method: "POST" });
+  const report = await refreshTable(createRequestContext(wb), first.binding.id, sourceFromClient(client));
+  expect(report.outcome).toBe("updated");
+  const after = await expectedFor();
+  expect(inspect(wb, `financials!A3:D${after.rows.length + 2}`).values).toEqual(after.rows);
+  const unchanged = await refreshTable(createRequestContext(wb), first.binding.id, sourceFromClient(client));
+  expect(unchanged.outcome).toBe("unchanged");
+});
+
+it("an export larger than a sheet is refused before downloading unless the query summarises or filters it", async () => {
+  let fetched = 0;
+  const from = { fetch: async () => (fetched++, { status: "unchanged" as const, validators: {} }) };
+  const err = await importSource(createRequestContext(new Workbook()), from, {
+    source: { kind: "dataset", key: "financials", format: "json" },
+    connection: { id: "conn-acme", baseUrl: svc.url },
+    companyId: "acme",
+    query: { select: ["project_id"] },
+    sourceRows: 2_000_000,
+  }).then(() => null, (e: unknown) => e);
+  expect(err).toBeInstanceOf(PpmError);
+  expect((err as PpmError).message).toBe("financials has 2,000,000 rows; a worksheet holds 1,048,575 plus the header row.");
+  expect((err as PpmError).action).toContain("Summarize");
+  expect(fetched).toBe(0);
 });
