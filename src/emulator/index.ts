@@ -128,7 +128,7 @@ export interface ExcelNamespace {
 /** Builds an `Excel` namespace bound to one emulated workbook. */
 export function createExcelNamespace(workbook: WorkbookModel): ExcelNamespace {
   return {
-    run: (<T>(a: unknown, b?: Batch<T>) => run(workbook, a, b as Batch<T>)) as ExcelNamespace["run"],
+    run: (<T>(a: unknown, b?: Batch<T>) => run(workbook, a, b as Batch<T>)),
     ErrorCodes: {
       accessDenied: "AccessDenied",
       generalException: "GeneralException",

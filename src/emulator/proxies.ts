@@ -611,9 +611,9 @@ export class WorkbookProxy extends ProxyBase<WorkbookModel> {
     return this._get("name");
   }
   override _navigation(prop: string): ProxyBase<unknown> | undefined {
-    if (prop === "worksheets") return this.worksheets as ProxyBase<unknown>;
-    if (prop === "tables") return this.tables as ProxyBase<unknown>;
-    if (prop === "settings") return this.settings as ProxyBase<unknown>;
+    if (prop === "worksheets") return this.worksheets;
+    if (prop === "tables") return this.tables;
+    if (prop === "settings") return this.settings;
     return undefined;
   }
   /** The selected range (A1 of the active sheet unless a test selected something). */
@@ -709,7 +709,7 @@ export class WorksheetProxy extends ProxyBase<SheetHandle> {
     }
   }
   override _navigation(prop: string): ProxyBase<unknown> | undefined {
-    return prop === "tables" ? (this.tables as ProxyBase<unknown>) : undefined;
+    return prop === "tables" ? (this.tables) : undefined;
   }
   get name(): string {
     return this._get("name");
@@ -837,8 +837,8 @@ export class RangeProxy extends ProxyBase<RangeHandle> {
     }
   }
   override _navigation(prop: string): ProxyBase<unknown> | undefined {
-    if (prop === "format") return this.format as ProxyBase<unknown>;
-    if (prop === "worksheet") return this.worksheet as ProxyBase<unknown>;
+    if (prop === "format") return this.format;
+    if (prop === "worksheet") return this.worksheet;
     return undefined;
   }
 
@@ -1120,11 +1120,11 @@ export class TableProxy extends ProxyBase<TableHandle> {
   }
   override _navigation(prop: string): ProxyBase<unknown> | undefined {
     switch (prop) {
-      case "columns": return this.columns as ProxyBase<unknown>;
-      case "rows": return this.rows as ProxyBase<unknown>;
-      case "sort": return this.sort as ProxyBase<unknown>;
-      case "autoFilter": return this.autoFilter as ProxyBase<unknown>;
-      case "worksheet": return this.worksheet as ProxyBase<unknown>;
+      case "columns": return this.columns;
+      case "rows": return this.rows;
+      case "sort": return this.sort;
+      case "autoFilter": return this.autoFilter;
+      case "worksheet": return this.worksheet;
       default: return undefined;
     }
   }

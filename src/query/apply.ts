@@ -46,7 +46,7 @@ export function compileQuery(columns: readonly Column[], query: LocalQuery, opts
   const keys: SortKey[] | undefined =
     q.orderby === undefined ? undefined : withOption("$orderby", () => compileOrderBy(parseOrderBy(q.orderby!), compiler));
   const picks = q.select === undefined ? undefined : resolveSelect(columns, q.select);
-  const outColumns = (picks ?? columns.map((_, i) => i)).map((i) => ({ ...columns[i]! }));
+  const outColumns = (picks ?? columns.map((_, i) => i)).map((i) => ({ ...columns[i] }));
   const skip = q.skip ?? 0;
   const top = q.top;
   const wantCount = q.count === true;
@@ -54,14 +54,14 @@ export function compileQuery(columns: readonly Column[], query: LocalQuery, opts
   return {
     columns: outColumns,
     run(table: Table): QueryResult {
-      if (table.columns.length !== columns.length || table.columns.some((c, i) => c.name !== columns[i]!.name || c.type !== columns[i]!.type)) {
+      if (table.columns.length !== columns.length || table.columns.some((c, i) => c.name !== columns[i].name || c.type !== columns[i].type)) {
         throw new QueryError({ code: "invalid_query", detail: "the table's columns differ from those the query was compiled for" });
       }
       let rows: readonly Row[] = table.rows;
       if (filter) {
         const kept: Row[] = [];
         const src = table.rows;
-        for (let i = 0; i < src.length; i++) if (filter(src[i]!)) kept.push(src[i]!);
+        for (let i = 0; i < src.length; i++) if (filter(src[i])) kept.push(src[i]);
         rows = kept;
       }
       const count = rows.length;
@@ -69,10 +69,10 @@ export function compileQuery(columns: readonly Column[], query: LocalQuery, opts
       const end = top === undefined ? rows.length : Math.min(rows.length, skip + top);
       const out: CellValue[][] = [];
       for (let i = skip; i < end; i++) {
-        const r = rows[i]!;
+        const r = rows[i];
         if (picks) {
           const o = new Array<CellValue>(picks.length);
-          for (let j = 0; j < picks.length; j++) o[j] = r[picks[j]!]!;
+          for (let j = 0; j < picks.length; j++) o[j] = r[picks[j]]!;
           out.push(o);
         } else {
           out.push(r.slice());
@@ -92,7 +92,7 @@ export function compileQuery(columns: readonly Column[], query: LocalQuery, opts
  */
 export function resolveSelect(columns: readonly Column[], select: readonly string[]): number[] {
   if (select.length === 0) throw new QueryError({ code: "invalid_value", option: "$select", detail: "lists no columns" });
-  if (select.length === 1 && select[0]!.trim() === "*") return columns.map((_, i) => i);
+  if (select.length === 1 && select[0].trim() === "*") return columns.map((_, i) => i);
   const resolver = new ColumnResolver(columns);
   const out: number[] = [];
   const seen = new Map<number, string>();
@@ -116,7 +116,7 @@ export function resolveSelect(columns: readonly Column[], select: readonly strin
       throw new QueryError({
         code: "invalid_value",
         option: "$select",
-        detail: `column '${columns[i]!.name}' is selected twice ('${seen.get(i)}' and '${item}')`,
+        detail: `column '${columns[i].name}' is selected twice ('${seen.get(i)}' and '${item}')`,
         position: at,
       });
     }

@@ -23,15 +23,15 @@ export function sortRows<R extends Row>(rows: readonly R[], keys: readonly SortK
   const cols: RV[][] = keys.map((k) => {
     const out = new Array<RV>(n);
     const get = k.get;
-    for (let i = 0; i < n; i++) out[i] = get(rows[i]!);
+    for (let i = 0; i < n; i++) out[i] = get(rows[i]);
     return out;
   });
   const dirs = keys.map((k) => (k.desc ? -1 : 1));
   const idx = new Array<number>(n);
   for (let i = 0; i < n; i++) idx[i] = i;
   if (cols.length === 1) {
-    const v = cols[0]!;
-    const dir = dirs[0]!;
+    const v = cols[0];
+    const dir = dirs[0];
     idx.sort((a, b) => {
       const x = v[a]!;
       const y = v[b]!;
@@ -47,11 +47,11 @@ export function sortRows<R extends Row>(rows: readonly R[], keys: readonly SortK
     const m = cols.length;
     idx.sort((a, b) => {
       for (let k = 0; k < m; k++) {
-        const v = cols[k]!;
+        const v = cols[k];
         const x = v[a]!;
         const y = v[b]!;
         if (x === y) continue;
-        const dir = dirs[k]!;
+        const dir = dirs[k];
         if (x === null) return -dir;
         if (y === null) return dir;
         if (x < y) return -dir;
@@ -61,6 +61,6 @@ export function sortRows<R extends Row>(rows: readonly R[], keys: readonly SortK
     });
   }
   const out = new Array<R>(n);
-  for (let i = 0; i < n; i++) out[i] = rows[idx[i]!]!;
+  for (let i = 0; i < n; i++) out[i] = rows[idx[i]]!;
   return out;
 }

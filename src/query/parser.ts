@@ -43,10 +43,10 @@ class Parser {
   }
 
   peek(): Token {
-    return this.tokens[this.i]!;
+    return this.tokens[this.i];
   }
   next(): Token {
-    const t = this.tokens[this.i]!;
+    const t = this.tokens[this.i];
     if (t.kind !== "eof") this.i++;
     return t;
   }

@@ -117,7 +117,7 @@ export function diffWriteback(input: DiffInput): DiffResult {
     const token = tokText.ok ? tokText.text : "";
     const inBaseline = mode === "baseline" && baseline !== null && Object.prototype.hasOwnProperty.call(baseline.rows, token);
     // Split once per row; the record stores a row's hashes as one string.
-    const recordedRow = inBaseline ? baseline!.rows[token].split(",") : [];
+    const recordedRow = inBaseline ? baseline.rows[token].split(",") : [];
     const recorded = (name: string): string | undefined => {
       const ci = baselineColumn.get(name);
       return ci === undefined ? undefined : recordedRow[ci];

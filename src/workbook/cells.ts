@@ -152,7 +152,7 @@ export function estimateRowBytes(row: readonly (string | number | boolean)[]): n
   let bytes = 2 + row.length; // brackets and commas
   for (const v of row) {
     if (typeof v === "string") {
-      // eslint-disable-next-line no-control-regex
+       
       bytes += /[^\x20-\x7e]|["\\]/.test(v) ? v.length * 6 + 2 : v.length + 2;
     } else if (typeof v === "number") bytes += 24;
     else bytes += 5;

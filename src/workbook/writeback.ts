@@ -41,7 +41,7 @@ export async function readTableCells(context: Excel.RequestContext, tableName: s
   await context.sync();
   return {
     columns: (header.values[0] ?? []).map((v) => String(v)),
-    rows: toSheetValues(body.values, body.valueTypes as unknown as string[][]),
+    rows: toSheetValues(body.values, body.valueTypes),
     firstSheetRow: body.rowIndex + 1,
   };
 }

@@ -113,7 +113,7 @@ export class E2E {
     for (;;) {
       try {
         const v = await probe();
-        if (v) return v as NonNullable<T>;
+        if (v) return v;
         last = v;
       } catch (err) {
         last = err instanceof Error ? err.message : err;
