@@ -12,11 +12,34 @@ const CopyWebpackPlugin = require("copy-webpack-plugin");
 const pkg = require("./package.json");
 const devPort = Number(process.env.PPM_DEV_PORT || pkg.config.dev_server_port);
 const urlDev = "https://localhost:3000/";
-/** Production base URL of the add-in's static files (must be https, must end with /). */
+
+/** A configuration error webpack-cli prints as one readable message, without a stack trace. */
+function configError(message) {
+  const err = new Error(message);
+  err.stack = `Error: ${message}`;
+  return err;
+}
+
+/**
+ * Production base URL of the add-in's static files (must be https, must end with /). There is no
+ * default: a manifest pointing at a placeholder host installs fine and then shows a blank pane, so
+ * a build without ADDIN_BASE_URL fails before compiling.
+ */
 function prodBaseUrl() {
-  const raw = process.env.ADDIN_BASE_URL || "https://ppm-excel.example.com/addin/";
-  const url = new URL(raw);
-  if (url.protocol !== "https:") throw new Error(`ADDIN_BASE_URL must be https: ${raw}`);
+  const raw = (process.env.ADDIN_BASE_URL || "").trim();
+  const example = "ADDIN_BASE_URL=https://addins.example.com/ppm/ npm run build";
+  if (!raw) {
+    throw configError(
+      `ADDIN_BASE_URL is not set. A production build writes it into dist/manifest.xml as the address the add-in's files are hosted at; set it to that https address, e.g. ${example}`,
+    );
+  }
+  let url;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw configError(`ADDIN_BASE_URL is not a URL: '${raw}'. Set it to the https address dist/ is hosted at, e.g. ${example}`);
+  }
+  if (url.protocol !== "https:") throw configError(`ADDIN_BASE_URL must be https (Office loads add-ins only over https): '${raw}'`);
   return url.href.endsWith("/") ? url.href : url.href + "/";
 }
 
@@ -79,6 +102,9 @@ class BundleSizePlugin {
 
 module.exports = async (env, options) => {
   const dev = options.mode !== "production";
+  // Checked before anything compiles, so a release build without it fails in a second, not after
+  // a full build (the manifest transform below would only reach it at emit time).
+  const prodBase = dev ? null : prodBaseUrl();
   const withPreview = dev && fs.existsSync(path.resolve(__dirname, "src/dev/preview.ts"));
   const entry = {
     taskpane: "./src/taskpane/taskpane.ts",
@@ -108,10 +134,12 @@ module.exports = async (env, options) => {
           from: "manifest*.xml",
           to: "[name][ext]",
           transform(content) {
-            if (dev) return content;
             // Full URLs first, then the bare origin (AppDomain) with the production origin.
-            const prod = prodBaseUrl();
-            return content.toString().split(urlDev).join(prod).split(new URL(urlDev).origin).join(new URL(prod).origin);
+            // Development on another port (`npm start -- --port N`) serves a manifest for that port,
+            // so it can be sideloaded from https://localhost:N/manifest.xml.
+            const target = dev ? `https://localhost:${devPort}/` : prodBase;
+            if (target === urlDev) return content;
+            return content.toString().split(urlDev).join(target).split(new URL(urlDev).origin).join(new URL(target).origin);
           },
         },
       ],
@@ -144,11 +172,22 @@ module.exports = async (env, options) => {
     devServer: {
       port: devPort,
       host: "localhost",
-      headers: { "Access-Control-Allow-Origin": "*" },
+      headers: {
+        "Access-Control-Allow-Origin": "*",
+        // `npm start` announces the dev server only when this answer carries the id it chose, so
+        // another program on the same port is never reported as the task pane (scripts/start.js).
+        ...(process.env.PPM_LAUNCH_ID ? { "X-PPM-Launch-Id": process.env.PPM_LAUNCH_ID } : {}),
+      },
       static: false,
       client: false,
       hot: false,
       liveReload: false,
+      setupMiddlewares(middlewares, devServer) {
+        // http://localhost:3000/ is what people type; send them to the page that works without Excel.
+        const home = withPreview ? "/preview.html" : "/taskpane.html";
+        devServer.app.get("/", (_req, res) => res.redirect(302, home));
+        return middlewares;
+      },
     },
   };
   if (dev && process.argv.some((a) => a === "serve")) {

@@ -27,6 +27,15 @@ function intParam(query: readonly QueryParam[], name: string, fallback: number):
   return /^\d+$/.test(v) ? Number(v) : undefined;
 }
 
+/** A fraction 0…1 in plain decimal notation; absent = 0; undefined when malformed. */
+function fractionParam(query: readonly QueryParam[], name: string): number | undefined {
+  const v = param(query, name);
+  if (v === undefined || v === "") return 0;
+  if (!/^(?:0|1|0?\.\d+|1\.0*)$/.test(v)) return undefined;
+  const n = Number(v);
+  return n >= 0 && n <= 1 ? n : undefined;
+}
+
 function bad(res: ServerResponse, message: string): void {
   sendJson(res, 400, { error: "bad_request", message });
 }
@@ -61,13 +70,42 @@ export function handleControl(
       const company = companyById(param(query, "company") ?? "");
       const ds = datasetByKey(param(query, "dataset") ?? "");
       if (!company || !ds) return bad(res, "company and dataset must name a demo company and a listed dataset");
-      const a = state.regenerate(company.id, ds.key);
+      const fractions = {
+        changed: fractionParam(query, "changed"),
+        added: fractionParam(query, "added"),
+        removed: fractionParam(query, "removed"),
+      };
+      const seed = intParam(query, "seed", 1);
+      const bads = Object.entries(fractions).filter(([, v]) => v === undefined).map(([k]) => k);
+      if (bads.length > 0) return bad(res, `${bads.join(", ")} must be a fraction from 0 to 1 (e.g. 0.01)`);
+      if (seed === undefined || seed > 0xffffffff) return bad(res, "seed must be a whole number from 0 to 4294967295");
+      const partial = ["changed", "added", "removed"].some((k) => param(query, k) !== undefined);
+      if (!partial) {
+        const a = state.regenerate(company.id, ds.key);
+        return sendJson(res, 200, {
+          company: company.id,
+          dataset: ds.key,
+          generation: a.generation,
+          generated_at: a.generatedAt,
+          row_count: a.rowCount,
+        });
+      }
+      const { artifact: a, counts } = state.regeneratePartly(company.id, ds.key, {
+        changed: fractions.changed ?? 0,
+        added: fractions.added ?? 0,
+        removed: fractions.removed ?? 0,
+        seed,
+      });
       return sendJson(res, 200, {
         company: company.id,
         dataset: ds.key,
         generation: a.generation,
         generated_at: a.generatedAt,
         row_count: a.rowCount,
+        seed,
+        changed: counts.changed,
+        added: counts.added,
+        removed: counts.removed,
       });
     }
     case "fault": {

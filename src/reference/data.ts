@@ -300,7 +300,8 @@ const resourceAllocations: DatasetDef = {
       period,
       (h % 3200) / 20,
       i % 8 === 6 ? null : (h % 10000) / 100,
-      isoSeconds(Date.UTC(2026, 0, 12) + (h % 3600) * 1000),
+      // Whole hours per generation on top of < 1 h of jitter: a regenerated row always shows a new time.
+      isoSeconds(Date.UTC(2026, 0, 12) + (h % 3600) * 1000 + (generation - 1) * 3600_000),
     ];
   },
 };

@@ -227,7 +227,12 @@ async function serveDataset(
 /** The export's rows, generated one at a time. */
 export function* datasetRows(ds: DatasetDef, company: CompanyDef, a: ArtifactState): Generator<RawCell[]> {
   const gen = { companyId: company.id, companySeed: company.seed, generation: a.generation };
-  for (let i = 0; i < a.rowCount; i++) yield ds.row(i, gen);
+  if (!a.rows) {
+    for (let i = 0; i < a.rowCount; i++) yield ds.row(i, gen);
+    return;
+  }
+  const { ids, versions } = a.rows;
+  for (let i = 0; i < ids.length; i++) yield ds.row(ids[i], { ...gen, generation: versions[i] });
 }
 
 function jsonValue(v: RawCell): string {

@@ -53,7 +53,8 @@
  *   `{ error: "unknown_custom_field", message, field }`; bad JSON → 400 `invalid_json`; nothing of a
  *   rejected request is saved. Saved numeric values are normalised ("12,5" → "12.5", "+7" → "7").
  * - Control hooks (loopback only, JSON answers): POST `/__control/regenerate?company=&dataset=`
- *   (also makes `risks`/`timesheets` servable), `/__control/reset`,
+ *   (also makes `risks`/`timesheets` servable; `&changed=&added=&removed=&seed=` fractions regenerate only
+ *   those rows, see README), `/__control/reset`,
  *   `/__control/fault?path=&status=&count=&retryAfter=` (429/503 carry Retry-After; a trailing `*`
  *   in path matches a prefix), `/__control/delay?path=&ms=&chunkDelayMs=&count=`,
  *   `/__control/absent?groups=snapshot,record`, `/__control/reporting?company=&enabled=true|false`;

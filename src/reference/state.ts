@@ -6,6 +6,7 @@ import { createHash } from "node:crypto";
 import {
   COMPANIES,
   DATASETS,
+  mix,
   type CompanyDef,
   type DatasetDef,
   type RecordData,
@@ -27,6 +28,79 @@ export interface ArtifactState {
   /** Last successful generation (manifest `latest_successful_generated_at`). */
   latestSuccessfulAt: string | null;
   rowCount: number;
+  /**
+   * Which rows the export holds after a partial regeneration, in export order: row `i` of the export
+   * is the dataset's generated row `ids[i]` as of generation `versions[i]`. Null means the plain
+   * form: rows `0 … rowCount-1`, all as of the current generation.
+   */
+  rows: ExportRows | null;
+}
+
+/** The explicit row list of an export (see {@link ArtifactState.rows}). */
+export interface ExportRows {
+  ids: Int32Array;
+  versions: Int32Array;
+  /** The id the next added row gets (ids are never reused, so added rows have new keys). */
+  nextId: number;
+}
+
+/** A partial regeneration: fractions of the current rows to change, add and remove, and the seed that picks them. */
+export interface RegenerationDelta {
+  changed: number;
+  added: number;
+  removed: number;
+  seed: number;
+}
+
+/** What a partial regeneration did, in rows. */
+export interface RegenerationCounts {
+  changed: number;
+  added: number;
+  removed: number;
+}
+
+/** Rows for a fraction of `n`: rounded, but at least one when the fraction is above 0 (small demo tables). */
+export function rowsForFraction(fraction: number, n: number): number {
+  if (fraction <= 0) return 0;
+  return Math.max(1, Math.round(fraction * n));
+}
+
+/** Deterministic pseudo-random numbers in [0, 1) from a 32-bit seed (mulberry32). */
+function random(seed: number): () => number {
+  let a = seed | 0;
+  return () => {
+    a = (a + 0x6d2b79f5) | 0;
+    let t = Math.imul(a ^ (a >>> 15), 1 | a);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** `k` distinct indexes out of `0 … n-1` (k ≤ n), as a membership mask. */
+function pickMask(n: number, k: number, next: () => number): Uint8Array {
+  const mask = new Uint8Array(n);
+  if (k * 2 > n) {
+    // Dense: a partial Fisher-Yates over all indexes.
+    const all = new Int32Array(n);
+    for (let i = 0; i < n; i++) all[i] = i;
+    for (let i = 0; i < k; i++) {
+      const j = i + Math.floor(next() * (n - i));
+      const t = all[i];
+      all[i] = all[j];
+      all[j] = t;
+      mask[all[i]] = 1;
+    }
+    return mask;
+  }
+  let picked = 0;
+  while (picked < k) {
+    const i = Math.floor(next() * n);
+    if (!mask[i]) {
+      mask[i] = 1;
+      picked++;
+    }
+  }
+  return mask;
 }
 
 export interface FaultRule {
@@ -89,6 +163,7 @@ export class ServiceState {
           generatedAt: hasExport ? ds.initialGeneratedAt : null,
           latestSuccessfulAt: hasExport ? ds.initialGeneratedAt : null,
           rowCount: this.rowsFor(ds),
+          rows: null,
         });
       }
       const seed = seedRecords(company.id);
@@ -122,6 +197,14 @@ export class ServiceState {
    * seconds, so `Last-Modified` always moves), and a usable export.
    */
   regenerate(companyId: string, datasetKey: string, nowMs: number = Date.now()): ArtifactState {
+    const a = this.advance(companyId, datasetKey, nowMs);
+    // A plain regeneration moves every row to the new generation (the rows keep their ids).
+    if (a.rows) a.rows.versions.fill(a.generation);
+    return a;
+  }
+
+  /** New generation number and generated-at, nothing else. */
+  private advance(companyId: string, datasetKey: string, nowMs: number): ArtifactState {
     const a = this.artifact(companyId, datasetKey);
     const prev = a.generatedAt ? Date.parse(a.generatedAt) : 0;
     const next = Math.max(Math.floor(nowMs / 1000) * 1000, prev + 1000);
@@ -131,6 +214,57 @@ export class ServiceState {
     a.latestSuccessfulAt = at;
     a.status = "generated";
     return a;
+  }
+
+  /**
+   * A regeneration that changes only some rows: of the current export's rows it removes
+   * `removed × n`, changes `changed × n` of the others (they are generated as of the new
+   * generation, which moves at least their update time) and inserts `added × n` rows with new keys
+   * at random positions; every other row keeps its values and its order relative to the other kept
+   * rows. The same seed on the same state picks the same rows. Counts are rounded, at least 1 for a
+   * fraction above 0, and capped by the rows there are.
+   */
+  regeneratePartly(companyId: string, datasetKey: string, delta: RegenerationDelta, nowMs: number = Date.now()): { artifact: ArtifactState; counts: RegenerationCounts } {
+    const a = this.artifact(companyId, datasetKey);
+    const company = COMPANIES.find((c) => c.id === companyId);
+    const n = a.rowCount;
+    const current: ExportRows = a.rows ?? {
+      ids: Int32Array.from({ length: n }, (_, i) => i),
+      // A never-generated export (generation 0) would be generated as generation 1.
+      versions: new Int32Array(n).fill(Math.max(1, a.generation)),
+      nextId: n,
+    };
+    this.advance(companyId, datasetKey, nowMs);
+    const g = a.generation;
+    const next = random(mix(delta.seed, company?.seed ?? 0, g, n));
+    const removed = Math.min(n, rowsForFraction(delta.removed, n));
+    const gone = pickMask(n, removed, next);
+    const keptIdx: number[] = [];
+    for (let i = 0; i < n; i++) if (!gone[i]) keptIdx.push(i);
+    const changed = Math.min(keptIdx.length, rowsForFraction(delta.changed, n));
+    const touched = pickMask(keptIdx.length, changed, next);
+    const added = rowsForFraction(delta.added, n);
+    const total = keptIdx.length + added;
+    // Positions (in the new export) of the added rows.
+    const fresh = pickMask(total, added, next);
+    const ids = new Int32Array(total);
+    const versions = new Int32Array(total);
+    let k = 0;
+    let nextId = current.nextId;
+    for (let p = 0; p < total; p++) {
+      if (fresh[p]) {
+        ids[p] = nextId++;
+        versions[p] = g;
+      } else {
+        const i = keptIdx[k];
+        ids[p] = current.ids[i];
+        versions[p] = touched[k] ? g : current.versions[i];
+        k++;
+      }
+    }
+    a.rows = { ids, versions, nextId };
+    a.rowCount = total;
+    return { artifact: a, counts: { changed, added, removed } };
   }
 
   recordsOf(companyId: string, kind: RecordKindName): Map<string, RecordData> {

@@ -4,3 +4,4 @@ export * from "./validate";
 export * from "./plan";
 export * from "./source";
 export * from "./engine";
+export * from "./delta";

@@ -1,0 +1,235 @@
+/**
+ * `npm start` (scripts/start.js), run the way a user runs it: a separate node process with flags,
+ * on ports chosen free for the test. The webpack dev server is replaced by a small stub
+ * (`--test-dev-server`, devServerStub.js) because a webpack build takes a minute on a small
+ * machine; the reference service is the real one.
+ */
+import { spawn, type ChildProcess } from "child_process";
+import * as http from "http";
+import * as net from "net";
+import * as path from "path";
+
+const root = path.resolve(__dirname, "..", "..");
+const launcher = path.join(root, "scripts", "start.js");
+const stub = path.join(__dirname, "devServerStub.js");
+
+/** A port the OS just handed out on 127.0.0.1, closed again for the launcher to use. */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.once("error", reject);
+    srv.listen(0, "127.0.0.1", () => {
+      const port = (srv.address() as net.AddressInfo).port;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+/** Another program's web server on `port`: it answers every path with 200, as a stray dev server would. */
+function otherProgram(port: number): Promise<http.Server> {
+  return new Promise((resolve, reject) => {
+    const srv = http.createServer((_req, res) => res.end("someone else's server"));
+    srv.once("error", reject);
+    srv.listen(port, "127.0.0.1", () => resolve(srv));
+  });
+}
+
+const closeServer = (srv: http.Server): Promise<void> => new Promise((r) => srv.close(() => r()));
+
+interface Run {
+  child: ChildProcess;
+  output: () => string;
+  stderr: () => string;
+  /** Resolves with the first match of `re` in the combined output, rejects after `ms`. */
+  waitFor: (re: RegExp, ms: number) => Promise<RegExpMatchArray>;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+function launch(args: string[]): Run {
+  const env = { ...process.env };
+  delete env.PPM_DEV_PORT;
+  delete env.PPM_SERVICE_PORT;
+  delete env.PPM_SERVICE_URL;
+  const child = spawn(process.execPath, [launcher, ...args], { cwd: root, env, stdio: ["ignore", "pipe", "pipe"] });
+  let out = "";
+  let err = "";
+  const waiters: Array<() => void> = [];
+  const changed = (): void => {
+    for (const w of [...waiters]) w();
+  };
+  child.stdout!.on("data", (d: Buffer) => {
+    out += d.toString();
+    changed();
+  });
+  child.stderr!.on("data", (d: Buffer) => {
+    const s = d.toString();
+    out += s;
+    err += s;
+    changed();
+  });
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.on("exit", (code, signal) => resolve({ code, signal })),
+  );
+  const waitFor = (re: RegExp, ms: number): Promise<RegExpMatchArray> =>
+    new Promise((resolve, reject) => {
+      const check = (): void => {
+        const m = out.match(re);
+        if (m) {
+          waiters.splice(waiters.indexOf(check), 1);
+          clearTimeout(timer);
+          resolve(m);
+        }
+      };
+      const timer = setTimeout(() => {
+        waiters.splice(waiters.indexOf(check), 1);
+        reject(new Error(`no ${re} within ${ms} ms; output so far:\n${out}`));
+      }, ms);
+      waiters.push(check);
+      check();
+    });
+  return { child, output: () => out, stderr: () => err, waitFor, exited };
+}
+
+function get(port: number): Promise<number | string> {
+  return new Promise((resolve) => {
+    const req = http.get({ host: "localhost", port, path: "/taskpane.html", timeout: 2000 }, (res) => {
+      res.resume();
+      resolve(res.statusCode ?? 0);
+    });
+    req.on("error", (e: NodeJS.ErrnoException) => resolve(e.code ?? "error"));
+    req.on("timeout", () => req.destroy());
+  });
+}
+
+const running: ChildProcess[] = [];
+afterEach(async () => {
+  // SIGTERM first: the launcher then stops its own children, so a failed test leaves no servers behind.
+  for (const c of running.splice(0)) {
+    if (c.exitCode !== null || c.signalCode !== null) continue;
+    const gone = new Promise((r) => c.once("exit", r));
+    c.kill("SIGTERM");
+    await Promise.race([gone, new Promise((r) => setTimeout(r, 6000))]);
+    if (c.exitCode === null && c.signalCode === null) c.kill("SIGKILL");
+  }
+});
+
+describe("npm start -- --help", () => {
+  it("prints the options and their environment variables, starts nothing and exits 0", async () => {
+    const run = launch(["--help"]);
+    const { code } = await run.exited;
+    expect(code).toBe(0);
+    const out = run.output();
+    expect(out).toMatch(/^Usage: npm start/);
+    for (const word of ["--port N", "--service-port N", "PPM_DEV_PORT", "PPM_SERVICE_PORT", "--test-dev-server"]) expect(out).toContain(word);
+    expect(out).not.toContain("[service]");
+    expect(out).not.toContain("[start]");
+  });
+
+  it("rejects a port that is not a number with status 2 and points at --help", async () => {
+    const run = launch(["--port", "30x0"]);
+    const { code } = await run.exited;
+    expect(code).toBe(2);
+    expect(run.stderr()).toContain("--port must be a port number from 1 to 65535, got '30x0'");
+    expect(run.stderr()).toContain("npm start -- --help");
+  });
+});
+
+describe("npm start with a port already taken", () => {
+  it("names the dev server's port and how to choose another, and starts nothing", async () => {
+    const [devPort, servicePort] = [await freePort(), await freePort()];
+    const other = await otherProgram(devPort);
+    try {
+      const run = launch(["--port", String(devPort), "--service-port", String(servicePort), "--test-dev-server", stub]);
+      running.push(run.child);
+      const { code } = await run.exited;
+      expect(code).toBe(1);
+      const err = run.stderr();
+      expect(err).toContain(`port ${devPort} (task pane dev server) is already in use by another program`);
+      expect(err).toMatch(new RegExp(`npm start -- --port \\d+ +\\(or PPM_DEV_PORT=\\d+ npm start\\)`));
+      expect(err).not.toContain(`port ${servicePort}`);
+      // Nothing started, and the other program was never announced as the task pane.
+      expect(run.output()).not.toContain("[service]");
+      expect(run.output()).not.toContain("Task pane");
+      expect(run.output()).toContain("Nothing was started.");
+    } finally {
+      await closeServer(other);
+    }
+  });
+
+  it("names the reference service's port and its flag", async () => {
+    const [devPort, servicePort] = [await freePort(), await freePort()];
+    const other = await otherProgram(servicePort);
+    try {
+      const run = launch(["--port", String(devPort), "--service-port", String(servicePort), "--test-dev-server", stub]);
+      running.push(run.child);
+      const { code } = await run.exited;
+      expect(code).toBe(1);
+      const err = run.stderr();
+      expect(err).toContain(`port ${servicePort} (reference service) is already in use by another program`);
+      expect(err).toMatch(/npm start -- --service-port \d+ +\(or PPM_SERVICE_PORT=\d+ npm start\)/);
+      expect(err).not.toContain(`port ${devPort}`);
+      expect(run.output()).not.toContain("Reference service :");
+    } finally {
+      await closeServer(other);
+    }
+  });
+
+  it("names both ports when both are taken", async () => {
+    const [devPort, servicePort] = [await freePort(), await freePort()];
+    const others = [await otherProgram(devPort), await otherProgram(servicePort)];
+    try {
+      const run = launch(["--port", String(devPort), "--service-port", String(servicePort)]);
+      running.push(run.child);
+      const { code } = await run.exited;
+      expect(code).toBe(1);
+      expect(run.stderr()).toContain(`port ${devPort} (task pane dev server)`);
+      expect(run.stderr()).toContain(`port ${servicePort} (reference service)`);
+    } finally {
+      await Promise.all(others.map(closeServer));
+    }
+  });
+});
+
+describe("npm start when the reference service dies", () => {
+  it("reports the real signal and exit status, restarts it a bounded number of times, then says it stopped while the dev server keeps running", async () => {
+    const [devPort, servicePort] = [await freePort(), await freePort()];
+    const run = launch(["--port", String(devPort), "--service-port", String(servicePort), "--test-dev-server", stub]);
+    running.push(run.child);
+    let blocker: http.Server | null = null;
+    try {
+      await run.waitFor(/Task pane {9}: http:\/\/localhost:\d+\/taskpane\.html/, 20000);
+      expect(run.output()).toContain(`Reference service : http://localhost:${servicePort}`);
+      const firstPid = Number((await run.waitFor(/reference service starting \(pid (\d+)\)/, 1000))[1]);
+
+      process.kill(firstPid, "SIGKILL");
+      await run.waitFor(new RegExp(`reference service \\(pid ${firstPid}\\) was stopped by signal SIGKILL; restarting it \\(restart 1 of at most 3`), 10000);
+      await run.waitFor(/reference service is back at/, 20000);
+      const pids = [...run.output().matchAll(/reference service starting \(pid (\d+)\)/g)].map((m) => Number(m[1]));
+      expect(pids).toHaveLength(2);
+      expect(pids[1]).not.toBe(firstPid);
+
+      // Kill it again and take its port, so the restarts fail on their own with a real exit status.
+      process.kill(pids[1], "SIGKILL");
+      await run.waitFor(new RegExp(`reference service \\(pid ${pids[1]}\\) was stopped by signal SIGKILL; restarting it \\(restart 2`), 10000);
+      blocker = await otherProgram(servicePort);
+      await run.waitFor(/exited with status 1; restarting it \(restart 3 of at most 3/, 20000);
+      await run.waitFor(/exited with status 1\. It exited 4 times within a minute, so it stays stopped/, 20000);
+      expect(run.output()).toContain("EADDRINUSE");
+      expect(run.output()).toContain(`(port ${servicePort} is already in use by another program)`);
+      expect(run.output()).toContain("The task pane dev server keeps running");
+
+      // The launcher and the dev server are still up.
+      await new Promise((r) => setTimeout(r, 500));
+      expect(run.child.exitCode).toBeNull();
+      expect(await get(devPort)).toBe(200);
+
+      run.child.kill("SIGTERM");
+      const { code } = await run.exited;
+      expect(code).toBe(0);
+      // Stopping the launcher stops its dev server too.
+      expect(await get(devPort)).toBe("ECONNREFUSED");
+    } finally {
+      if (blocker) await closeServer(blocker);
+    }
+  }, 90000);
+});
