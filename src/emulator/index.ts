@@ -363,6 +363,8 @@ export interface CellSnapshot {
   formula: string | null;
   /** Display text (`Range.text`). */
   text: string;
+  /** Solid fill colour (`Range.format.fill.color`), or null for No Fill. */
+  fill: string | null;
 }
 
 export interface TableSnapshot {
@@ -427,6 +429,7 @@ export function snapshot(wb: WorkbookModel): WorkbookSnapshot {
             numberFormat: wb.numberFormatAt(s, row, col),
             formula: cell.f ?? null,
             text: wb.textAt(s, row, col),
+            fill: wb.fillAt(s, row, col) ?? null,
           };
         });
       return {

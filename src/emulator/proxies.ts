@@ -982,11 +982,19 @@ export class RangeProxy extends ProxyBase<RangeHandle> {
 
 export class RangeFormatProxy extends ProxyBase<RangeHandle> {
   protected readonly _typeName = "RangeFormat";
+  private _fill?: RangeFillProxy;
   protected _scalarNames(): readonly string[] {
     return [];
   }
   protected _scalar(): unknown {
     return undefined;
+  }
+  override _navigation(prop: string): ProxyBase<unknown> | undefined {
+    return prop === "fill" ? this.fill : undefined;
+  }
+  get fill(): RangeFillProxy {
+    if (!this._fill) this._fill = new RangeFillProxy(this._ctx, `${this._path}.fill`, () => this._resolve());
+    return this._fill;
   }
   /** Column widths are not modelled; the call is counted (stats.autofitCalls). */
   autofitColumns(): void {
@@ -1000,6 +1008,27 @@ export class RangeFormatProxy extends ProxyBase<RangeHandle> {
       this._ctx.model.requireSheetId(h.sheetId);
       this._ctx.model.stats.autofitCalls++;
     });
+  }
+}
+
+/** `Range.format.fill`: solid colours and No Fill (see `WorkbookModel.readFill` for the sources). */
+export class RangeFillProxy extends ProxyBase<RangeHandle> {
+  protected readonly _typeName = "RangeFill";
+  protected _scalarNames(): readonly string[] {
+    return ["color", "pattern", "tintAndShade"];
+  }
+  protected _scalar(h: RangeHandle, prop: string): unknown {
+    const fill = this._ctx.model.readFill(this._ctx.model.requireSheetId(h.sheetId), h.rect);
+    return prop === "color" ? fill.color : prop === "pattern" ? fill.pattern : fill.tintAndShade;
+  }
+  get color(): string { return this._get("color"); }
+  set color(v: string) {
+    this._set("color", v, (h) => this._ctx.model.writeFillColor(this._ctx.model.requireSheetId(h.sheetId), h.rect, v));
+  }
+  get pattern(): string { return this._get("pattern"); }
+  get tintAndShade(): number { return this._get("tintAndShade"); }
+  clear(): void {
+    this._call("clear", undefined, (h) => this._ctx.model.clearFill(this._ctx.model.requireSheetId(h.sheetId), h.rect));
   }
 }
 

@@ -45,7 +45,8 @@ function setup(opts: { baseline?: Baseline | null | "throw"; fields?: "throw" | 
         return opts.baseline === undefined ? stored : opts.baseline;
       },
       saveBaseline: async (b) => void (stored = b),
-      setColumnsAsText: async (_t, cols) => void textCalls.push([...cols]),
+      readCells: async () => [],
+      writeCells: async (_t, cells) => void textCalls.push(cells.map((c) => c.key.field)),
     },
     customFields: async () => {
       if (opts.fields === "throw") throw new Error("403 reporting disabled");
@@ -81,11 +82,13 @@ describe("prepareWriteback", () => {
 });
 
 describe("prepareForEditing and confirm", () => {
-  it("makes numeric custom-field columns text, records the table without user columns, then finds edits", async () => {
+  it("records the table without user columns and changes no cell, then finds edits", async () => {
     const s = setup();
     const r = await prepareForEditing(s.deps, binding);
-    expect(r).toMatchObject({ ready: true, textColumns: ["Budget Contingency"] });
-    expect(s.textCalls).toEqual([["Budget Contingency"]]);
+    expect(r).toMatchObject({ ready: true, recorded: true });
+    expect(s.textCalls).toEqual([]);
+    // A current record is kept as it is.
+    expect(await prepareForEditing(s.deps, binding)).toMatchObject({ ready: true, recorded: false });
     expect(s.stored?.columns).toEqual(["Budget Contingency", "Sponsor"]);
     s.sheet.rows[1][2] = "Walter";
     s.sheet.rows[0][3] = "user column edit, never compared";

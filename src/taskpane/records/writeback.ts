@@ -4,10 +4,12 @@
  */
 import {
   confirmWriteback,
+  discardHeld,
   prepareForEditing,
   prepareWriteback,
   type Change,
   type ChangeResult,
+  type HeldCell,
   type WritebackBinding,
   type WritebackDeps,
   type WritebackPreview,
@@ -32,6 +34,7 @@ export function mountWritebackScreen(panel: HTMLElement, s: RecordsScreenContext
   const wbPreviewHost = h("div");
   const wbSummary = h("div", { "data-testid": "records-wb-summary" });
   const wbRefresh = h("div", { "data-testid": "records-wb-refresh", role: "status" });
+  const wbHeld = h("div", { "data-testid": "records-wb-held-list" });
   const confirm = h("button", { type: "button", class: "button primary", "data-testid": "records-wb-confirm", disabled: true }, "Send changes");
   const cancel = btn("records-wb-cancel", "Discard preview", () => clearPreview());
   let bindings: WritebackBinding[] = [];
@@ -79,6 +82,7 @@ export function mountWritebackScreen(panel: HTMLElement, s: RecordsScreenContext
 
   function clearPreview(): void {
     preview = null;
+    wbStatus.dataset.state = "idle";
     rowsByChange.clear();
     replace(wbPreviewHost);
     replace(wbWarnings);
@@ -90,6 +94,39 @@ export function mountWritebackScreen(panel: HTMLElement, s: RecordsScreenContext
     const v = c.validation;
     if (v.status === "valid") return v.warning ? `OK · ${v.warning}` : "OK";
     return v.message;
+  }
+
+  const heldStatus: Record<HeldCell["status"], string> = {
+    invalid: "Invalid",
+    conflict: "Conflict",
+    rejected: "Rejected by the service",
+    ignored: "Not a custom field",
+    "not-sent": "Not sent",
+  };
+
+  /** The edits kept in the sheet after a send, until they are sent, reverted or discarded. */
+  function renderHeld(held: readonly HeldCell[], binding: WritebackBinding | null): void {
+    wbHeld.dataset.count = String(held.length);
+    if (held.length === 0 || !binding) return void replace(wbHeld);
+    const discard = btn("records-wb-discard-held", "Discard unsent edits", () =>
+      void guarded("Putting the service's values back…", async () => {
+        const d = deps();
+        if (!d) return;
+        const left = await discardHeld(d, binding, preview?.fields ?? (await s.customFields()), undefined);
+        clearPreview();
+        renderHeld(left, binding);
+        wbStatus.textContent = left.length ? `${left.length} unsent edit${left.length === 1 ? "" : "s"} could not be discarded.` : "Unsent edits discarded; the cells hold the service's values again.";
+        wbStatus.dataset.state = "discarded";
+      }),
+    );
+    replace(
+      wbHeld,
+      h("div", { class: "records-notice" },
+        h("div", { class: "records-strong" }, `${held.length} edit${held.length === 1 ? " was" : "s were"} not sent and ${held.length === 1 ? "is" : "are"} kept in the sheet as you typed ${held.length === 1 ? "it" : "them"} (marked in red). Correct and send, type the old value back, or discard:`),
+        h("ul", {}, ...held.map((x) => h("li", { "data-testid": "records-wb-held", "data-token": x.projectToken, "data-field": x.field, "data-status": x.status }, `${x.field} · ${x.projectToken}: ${heldStatus[x.status]} — ${x.message}`))),
+        h("div", { class: "actions" }, discard),
+      ),
+    );
   }
 
   function renderPreview(p: WritebackPreview): void {
@@ -171,7 +208,7 @@ export function mountWritebackScreen(panel: HTMLElement, s: RecordsScreenContext
         return;
       }
       replace(wbWarnings, ...r.warnings.map((w) => h("div", { class: "records-notice", "data-testid": "records-wb-warning" }, w)));
-      wbStatus.textContent = `Ready: edit custom-field cells in ${b.tableName}, then choose “Detect changes”.${r.textColumns.length ? ` (${r.textColumns.join(", ")} ${r.textColumns.length === 1 ? "now holds" : "now hold"} text, so what you type is sent exactly as typed.)` : ""}`;
+      wbStatus.textContent = `Ready: edit custom-field cells in ${b.tableName}, then choose “Detect changes”.${r.recorded ? " (The import record was taken now.)" : ""} Cells and number formats are left as they are.`;
       wbStatus.dataset.state = "ready";
     }),
   );
@@ -184,6 +221,7 @@ export function mountWritebackScreen(panel: HTMLElement, s: RecordsScreenContext
       wbRefresh.textContent = "";
       preview = await prepareWriteback(d, b);
       renderPreview(preview);
+      renderHeld(preview.held, b);
       wbStatus.textContent = preview.changes.length ? "Check the changes, then send them." : "Nothing to send.";
       wbStatus.dataset.state = "preview";
     }),
@@ -215,6 +253,8 @@ export function mountWritebackScreen(panel: HTMLElement, s: RecordsScreenContext
         : r.outcome === "failed"
           ? `Saved, but the table could not be refreshed: ${r.message ?? "unknown reason"}. Refresh it later to see the service's values.`
           : `Table refreshed from the service (${r.outcome}).${done.baselineWarning ? ` ${done.baselineWarning}` : ""}`;
+      renderHeld(done.held, p.binding);
+      if (done.heldWarning) wbRefresh.textContent += ` ${done.heldWarning}`;
       wbStatus.textContent = "Done.";
       wbStatus.dataset.state = "done";
       ctx.notify(wbSummary.textContent);
@@ -233,6 +273,7 @@ export function mountWritebackScreen(panel: HTMLElement, s: RecordsScreenContext
     wbSummary,
     h("div", { class: "actions" }, confirm, cancel),
     wbRefresh,
+    wbHeld,
   );
 
   return { loadTables, updateConfirm };
