@@ -1051,3 +1051,54 @@ test("as in office.js, a later load of a collection's items replaces the items o
     expect([sheets.items[0].name, typeof sheets.items[0].id]).toEqual(["Sheet1", "string"]);
   });
 });
+
+describe("Range.format.fill (solid fills and No Fill)", () => {
+  test("No Fill reads as #FFFFFF with tintAndShade null; a solid fill has a number; mixed ranges read null", async () => {
+    const wb = newWorkbook();
+    await run(wb, async (context) => {
+      const sheet = context.workbook.worksheets.getItem("Sheet1");
+      const a1 = sheet.getRange("A1").format.fill;
+      a1.load("color,pattern,tintAndShade");
+      await context.sync();
+      expect([a1.color, a1.pattern, a1.tintAndShade]).toEqual(["#FFFFFF", "None", null]);
+      sheet.getRange("A1").format.fill.color = "#ffc7ce";
+      sheet.getRange("B1").format.fill.color = "#FFFFFF";
+      const both = sheet.getRange("A1:B1").format.fill;
+      both.load("color,tintAndShade");
+      const a = sheet.getRange("A1").format.fill;
+      a.load("color,pattern,tintAndShade");
+      const b = sheet.getRange("B1").format.fill;
+      b.load("color,tintAndShade");
+      await context.sync();
+      expect([a.color, a.pattern, a.tintAndShade]).toEqual(["#FFC7CE", "Solid", 0]);
+      // White is a fill, told apart from No Fill only by tintAndShade.
+      expect([b.color, b.tintAndShade]).toEqual(["#FFFFFF", 0]);
+      expect([both.color, both.tintAndShade]).toEqual([null, null]);
+    });
+  });
+
+  test("clear() and clear('Formats') remove fills; named colours are refused", async () => {
+    const wb = newWorkbook();
+    await run(wb, async (context) => {
+      const sheet = context.workbook.worksheets.getItem("Sheet1");
+      sheet.getRange("A1:C1").format.fill.color = "#00B050";
+      sheet.getRange("A1").format.fill.clear();
+      sheet.getRange("B1").clear("Formats");
+      const f = sheet.getRange("A1:B1").format.fill;
+      f.load("tintAndShade");
+      const c = sheet.getRange("C1").format.fill;
+      c.load("color");
+      await context.sync();
+      expect(f.tintAndShade).toBeNull();
+      expect(c.color).toBe("#00B050");
+    });
+    expect(
+      await codeOf(
+        run(wb, async (context) => {
+          context.workbook.worksheets.getItem("Sheet1").getRange("A1").format.fill.color = "orange";
+          await context.sync();
+        }),
+      ),
+    ).toBe(ErrorCodes.invalidArgument);
+  });
+});
