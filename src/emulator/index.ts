@@ -196,7 +196,7 @@ export interface WorkbookFile {
   seq: number;
   activeSheetId: string;
   calculationMode: CalculationMode;
-  sheets: Array<{ id: string; name: string; cells: StoredCell[]; hiddenRows: number[] }>;
+  sheets: Array<{ id: string; name: string; cells: StoredCell[]; hiddenRows: number[]; fills?: Array<[string, string]> }>;
   /** Each table as the model holds it, with its filter map stored as entry pairs. */
   tables: Array<Omit<TableModel, "filters"> & { filters: Array<[number, FilterCriteria]> }>;
   /** Settings exactly as stored: key and JSON text of the value. */
@@ -230,6 +230,7 @@ export function toWorkbookFile(wb: WorkbookModel): WorkbookFile {
       name: s.name,
       cells: storedCells(s),
       hiddenRows: [...s.hiddenRows].sort((a, b) => a - b),
+      ...(s.fills?.size ? { fills: [...s.fills.entries()] } : {}),
     })),
     tables: wb.tables.map((t) => ({
       id: t.id,
@@ -303,6 +304,12 @@ export function loadWorkbook(file: string | WorkbookFile, options: Omit<Workbook
       sheet.cells.put(r, col, cell);
     }
     if (Array.isArray(s.hiddenRows)) for (const r of s.hiddenRows) if (Number.isInteger(r)) sheet.hiddenRows.add(r as number);
+    if (Array.isArray(s.fills)) {
+      for (const f of s.fills as unknown[]) {
+        if (!Array.isArray(f) || typeof f[0] !== "string" || !/^\d+,\d+$/.test(f[0]) || typeof f[1] !== "string" || !/^#[0-9A-F]{6}$/.test(f[1])) fail(`a fill on '${s.name}' is malformed.`);
+        (sheet.fills ??= new Map()).set(f[0] as string, f[1] as string);
+      }
+    }
     if (wb.sheetByName(sheet.name)) fail(`duplicate sheet name '${sheet.name}'.`);
     wb.sheets.push(sheet);
   }

@@ -28,6 +28,8 @@ export interface GridCell {
   format: string;
   text: string;
   formula: string | null;
+  /** Solid fill (`data-fill`), null for No Fill. */
+  fill: string | null;
 }
 
 export interface TablePlace {
@@ -182,6 +184,7 @@ export class E2E {
           format: td.dataset.format ?? "",
           text: td.textContent ?? "",
           formula: td.dataset.formula ?? null,
+          fill: td.dataset.fill ?? null,
         };
       }, address);
     const first = await read();
