@@ -14,7 +14,7 @@ import { importAtSelection } from "./destination";
 import { notGeneratedAndBroken, reportingDisabled, staleTokenOnRefresh, wrongToken } from "./errors";
 import { previewGrid, previewTaskPane } from "./preview";
 import { importWithPastedQuery } from "./query";
-import { recordsWriteBack } from "./records";
+import { recordsWriteBack, recordsWriteBackAfterStart } from "./records";
 import { refreshUnchanged, refreshUpdated } from "./refresh";
 import { ribbonRefreshAll } from "./ribbon";
 import { importSnapshots } from "./snapshots";
@@ -38,6 +38,7 @@ export const JOURNEYS: Journey[] = [
   ribbonRefreshAll,
   importFormats,
   recordsWriteBack,
+  recordsWriteBackAfterStart,
   secondEnvironment,
   recordsAbsent,
   cancelWhileStreaming,
