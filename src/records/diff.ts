@@ -201,7 +201,7 @@ export function diffWriteback(input: DiffInput): DiffResult {
           if (cur.ok && canonicalValue(newText, numeric) === canonicalValue(oldText, numeric)) continue; // both sides made the same change
           changes.push({
             ...base,
-            validation: { status: "conflict", message: `Changed on the service since the import (now ${display(oldText)}); not sent. Refresh to see it, then edit again.` },
+            validation: { status: "conflict", message: `Changed on the service since the import (now ${display(oldText)}); not sent, so that change is not overwritten. Your value stays in the sheet: send it again to replace theirs, or discard it.` },
           });
           continue;
         }
