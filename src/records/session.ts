@@ -339,22 +339,28 @@ export async function confirmWriteback(
   }
 
   // What the unsaved cells hold now, to put back after the refresh; marks come off first, so the
-  // refresh never moves a mark onto another record's cell.
+  // refresh never moves a mark onto another record's cell. If they cannot be read, the table is not
+  // refreshed at all: a refresh would overwrite them.
   let contents = new Map<string, CellContent>();
+  let readProblem: string | null = null;
   try {
     contents = new Map((await deps.workbook.readCells(tableName, hold)).map((st) => [heldKey(st.projectToken, st.field), st.content]));
     await unmarkHeld(deps.workbook, tableName, previous);
   } catch (e) {
-    heldWarning = `The unsent cells could not be read before the refresh (${message(e)}).`;
+    readProblem = message(e);
   }
   const unmarked = hold.map((h) => ({ ...h, fill: null }));
 
-  options.onProgress?.("Refreshing the table from the service…");
   let refresh: WritebackRefresh;
-  try {
-    refresh = await deps.refresh(preview.binding, { signal: options.signal });
-  } catch (e) {
-    refresh = { outcome: "failed", message: message(e) };
+  if (readProblem !== null && hold.length > 0) {
+    refresh = { outcome: "failed", message: `not refreshed, because the unsent cells could not be read first (${readProblem}) and a refresh would overwrite them; refresh the table once you have dealt with them` };
+  } else {
+    options.onProgress?.("Refreshing the table from the service…");
+    try {
+      refresh = await deps.refresh(preview.binding, { signal: options.signal });
+    } catch (e) {
+      refresh = { outcome: "failed", message: message(e) };
+    }
   }
   let baselineWarning: string | undefined;
   let held: HeldCell[] = unmarked;
@@ -376,7 +382,11 @@ export async function confirmWriteback(
       if (stored) await deps.workbook.saveBaseline(withHeld(stored, held));
     }
   } catch (e) {
-    heldWarning = `The unsent cells could not all be put back or marked (${message(e)}).`;
+    // Say what they held, so nothing typed is lost without a trace.
+    const typed = hold
+      .map((h) => `${h.projectToken} · ${h.field}: ${JSON.stringify(contents.get(heldKey(h.projectToken, h.field))?.formula ?? "")}`)
+      .join("; ");
+    heldWarning = `The unsent cells could not all be put back or marked (${message(e)}). What they held: ${typed}.`;
   }
   return { outcomes, summary, refresh, held, ...(baselineWarning ? { baselineWarning } : {}), ...(heldWarning ? { heldWarning } : {}) };
 }

@@ -109,4 +109,32 @@ describe("prepareForEditing and confirm", () => {
     expect(done.summary.saved).toBe(1);
     expect(done.refresh).toEqual({ outcome: "failed", message: "table gone" });
   });
+
+  it("does not refresh when the unsent cells cannot be read first: a refresh would overwrite them", async () => {
+    const s = setup();
+    await prepareForEditing(s.deps, binding);
+    s.sheet.rows[0][2] = "X";
+    s.sheet.rows[1][1] = "1,5x";
+    let refreshed = 0;
+    s.deps.refresh = async () => ((refreshed++), { outcome: "updated" });
+    s.deps.workbook.readCells = async () => {
+      throw new Error("table busy");
+    };
+    const done = await confirmWriteback(s.deps, await prepareWriteback(s.deps, binding));
+    expect(done.summary.saved).toBe(1);
+    expect(refreshed).toBe(0);
+    expect(done.refresh).toMatchObject({ outcome: "failed", message: expect.stringContaining("would overwrite them") });
+  });
+  it("names what the unsent cells held when they cannot be put back after the refresh", async () => {
+    const s = setup();
+    await prepareForEditing(s.deps, binding);
+    s.sheet.rows[0][2] = "X";
+    s.sheet.rows[1][1] = "1,5x";
+    s.deps.workbook.readCells = async (_t, keys) => keys.map((k) => ({ ...k, content: { formula: "1,5x", numberFormat: "General" }, fill: { pattern: "None" } }));
+    s.deps.workbook.writeCells = async () => {
+      throw new Error("sheet protected");
+    };
+    const done = await confirmWriteback(s.deps, await prepareWriteback(s.deps, binding));
+    expect(done.heldWarning).toMatch(/sheet protected.*pt_2 · Budget Contingency: "1,5x"/);
+  });
 });
