@@ -47,6 +47,8 @@ export interface RowNote {
   sheetRow?: number;
   projectToken: string | null;
   message: string;
+  /** A row the user added by hand (no token, or a token that was not imported): a refresh would remove it. */
+  added?: true;
 }
 
 export interface DiffInput {
@@ -151,15 +153,16 @@ export function diffWriteback(input: DiffInput): DiffResult {
 
     if (token === "") {
       if (candidates.some(({ ci }) => !isBlank(cells[ci]))) {
-        notes.push({ row, ...sheetRowOf(i), projectToken: null, message: `Row has no ${tokenColumn}; it is not written back (create records with the form).` });
+        notes.push({ row, ...sheetRowOf(i), projectToken: null, message: `Row has no ${tokenColumn}; it is not written back (create records with the form).`, added: true });
       }
       return;
     }
     if (mode === "baseline" && !inBaseline) {
-      const msg = baseline!.duplicates.includes(token)
+      const duplicate = baseline!.duplicates.includes(token);
+      const msg = duplicate
         ? `${token} occurred on several rows when imported; its rows are not written back.`
         : `${token} was not part of the import; added rows are not written back (create records with the form).`;
-      notes.push({ row, ...sheetRowOf(i), projectToken: token, message: msg });
+      notes.push({ row, ...sheetRowOf(i), projectToken: token, message: msg, ...(duplicate ? {} : { added: true as const }) });
       return;
     }
     if (mode === "service" && !service.has(token)) {

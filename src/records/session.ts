@@ -352,7 +352,14 @@ export async function confirmWriteback(
   const unmarked = hold.map((h) => ({ ...h, fill: null }));
 
   let refresh: WritebackRefresh;
-  if (readProblem !== null && hold.length > 0) {
+  const added = preview.notes.filter((n) => n.added).length;
+  if (added > 0) {
+    // A refresh rewrites the table with the service's rows: rows added by hand would be lost.
+    refresh = {
+      outcome: "failed",
+      message: `not refreshed, because ${added === 1 ? "a row was" : `${added} rows were`} added by hand and a refresh would remove ${added === 1 ? "it" : "them"}; move ${added === 1 ? "it" : "them"} out of the table (or create the records with the form), then refresh`,
+    };
+  } else if (readProblem !== null && hold.length > 0) {
     refresh = { outcome: "failed", message: `not refreshed, because the unsent cells could not be read first (${readProblem}) and a refresh would overwrite them; refresh the table once you have dealt with them` };
   } else {
     options.onProgress?.("Refreshing the table from the service…");

@@ -137,4 +137,18 @@ describe("prepareForEditing and confirm", () => {
     const done = await confirmWriteback(s.deps, await prepareWriteback(s.deps, binding));
     expect(done.heldWarning).toMatch(/sheet protected.*pt_2 · Budget Contingency: "1,5x"/);
   });
+  it("does not refresh over rows added by hand, which a refresh would remove", async () => {
+    const s = setup();
+    await prepareForEditing(s.deps, binding);
+    s.sheet.rows[0][2] = "X";
+    s.sheet.rows.push(["pt_new", 5, "Added", "mine"]);
+    let refreshed = 0;
+    s.deps.refresh = async () => ((refreshed++), { outcome: "updated" });
+    const preview = await prepareWriteback(s.deps, binding);
+    expect(preview.notes).toEqual([expect.objectContaining({ projectToken: "pt_new", added: true })]);
+    const done = await confirmWriteback(s.deps, preview);
+    expect(done.summary.saved).toBe(1);
+    expect(refreshed).toBe(0);
+    expect(done.refresh).toMatchObject({ outcome: "failed", message: expect.stringContaining("a row was added by hand") });
+  });
 });

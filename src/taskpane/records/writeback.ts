@@ -14,7 +14,7 @@ import {
   type WritebackDeps,
   type WritebackPreview,
 } from "../../records";
-import { excelWritebackWorkbook, findBinding, writableBindings } from "../../workbook/writeback";
+import { excelWritebackWorkbook, findBinding, readBaseline, writableBindings } from "../../workbook/writeback";
 import { h, replace } from "../dom";
 import { btn, labelled, show, type RecordsScreenContext } from "./common";
 
@@ -28,7 +28,7 @@ export interface WritebackScreen {
 /** Renders the write-back screen into `panel`. */
 export function mountWritebackScreen(panel: HTMLElement, s: RecordsScreenContext): WritebackScreen {
   const { ctx } = s;
-  const wbTable = h("select", { "data-testid": "records-wb-table" });
+  const wbTable = h("select", { "data-testid": "records-wb-table", onchange: () => void showStoredHeld() });
   const wbStatus = h("div", { class: "records-muted", "data-testid": "records-wb-status", role: "status" });
   const wbWarnings = h("div");
   const wbPreviewHost = h("div");
@@ -57,6 +57,18 @@ export function mountWritebackScreen(panel: HTMLElement, s: RecordsScreenContext
     replace(wbTable, ...bindings.map((b) => h("option", { value: b.id }, `${b.tableName} (${b.source.kind === "snapshot" ? b.source.endpoint : ""})`)));
     if (bindings.some((b) => b.id === keep)) wbTable.value = keep;
     if (bindings.length === 0) wbStatus.textContent = "No imported projects or proposals snapshot table in this workbook. Import one under Snapshots first.";
+    await showStoredHeld();
+  }
+
+  /** Lists the chosen table's unsent edits kept from an earlier send (they live in its import record). */
+  async function showStoredHeld(): Promise<void> {
+    const b = selectedBinding();
+    if (!b) return renderHeld([], null);
+    try {
+      renderHeld((await ctx.runExcel((c) => readBaseline(c, b.id)))?.held ?? [], b);
+    } catch {
+      renderHeld([], b);
+    }
   }
 
   function selectedBinding(): WritebackBinding | null {
