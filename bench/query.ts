@@ -44,7 +44,7 @@ const columns: Column[] = [
 
 function makeTable(): Table {
   const rnd = mulberry32(42);
-  const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rnd() * xs.length)]!;
+  const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rnd() * xs.length)];
   const maybe = <T>(v: T): T | null => (rnd() < 0.05 ? null : v);
   const statuses = ["Open", "Closed", "On Hold", "Proposed"];
   const regions = ["EMEA", "APAC", "AMER", "LATAM"];
@@ -105,7 +105,7 @@ const scenarios: Scenario[] = [
         const b = r[4] as number | null;
         if (r[2] === "Open" && b !== null && b > 50000 && r[9] === true) out.push(r);
       }
-      out.sort((a, b) => cmpNullFirst(a[4]!, b[4]!, -1) || cmpNullFirst(a[0]!, b[0]!, 1));
+      out.sort((a, b) => cmpNullFirst(a[4], b[4], -1) || cmpNullFirst(a[0], b[0], 1));
       return out.map((r) => r.slice());
     },
   },
@@ -125,7 +125,7 @@ const scenarios: Scenario[] = [
           out.push(r);
         }
       }
-      out.sort((a, b) => cmpNullFirst(a[1]!, b[1]!, 1));
+      out.sort((a, b) => cmpNullFirst(a[1], b[1], 1));
       return out.map((r) => r.slice());
     },
   },
@@ -144,7 +144,7 @@ const scenarios: Scenario[] = [
         const d = r[7] as string | null;
         if ((s !== null && s >= 90) || (d !== null && d < "2023-03-01") || r[11] === "CC-7") out.push(r);
       }
-      out.sort((a, b) => cmpNullFirst(a[7]!, b[7]!, -1));
+      out.sort((a, b) => cmpNullFirst(a[7], b[7], -1));
       return out.slice(0, 1000).map((r) => [r[0]!, r[1]!, r[7]!, r[6]!]);
     },
   },
@@ -154,7 +154,7 @@ const scenarios: Scenario[] = [
     hand: (rows) => {
       const out: CellValue[][] = [];
       for (const r of rows) if (r[9] === null || r[9] !== false) out.push(r);
-      out.sort((a, b) => cmpNullFirst(a[10]!, b[10]!, 1) || cmpNullFirst(a[4]!, b[4]!, -1));
+      out.sort((a, b) => cmpNullFirst(a[10], b[10], 1) || cmpNullFirst(a[4], b[4], -1));
       return out.map((r) => r.slice());
     },
   },
@@ -195,7 +195,7 @@ const scenarios: Scenario[] = [
 
 function median(xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b);
-  return s[Math.floor(s.length / 2)]!;
+  return s[Math.floor(s.length / 2)];
 }
 
 function time(f: () => unknown): number {

@@ -50,14 +50,14 @@ async function startService(rows: number): Promise<{ url: string; child: ChildPr
   });
   const url = await new Promise<string>((resolve, reject) => {
     let out = "";
-    child.stdout!.on("data", (d: Buffer) => {
+    child.stdout.on("data", (d: Buffer) => {
       out += d.toString();
       const m = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
       if (m) resolve(m[1]);
     });
     child.once("exit", (code) => reject(new Error(`reference service exited (${code}) before listening`)));
   });
-  child.stdout!.resume();
+  child.stdout.resume();
   return { url, child };
 }
 

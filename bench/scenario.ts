@@ -53,7 +53,7 @@ async function endToEnd() {
     } finally {
       emulatorMs += performance.now() - t;
     }
-  }) as typeof context.sync;
+  });
   await settle();
   const t0 = performance.now();
   const r = await client.fetchDataset(KEY, { format, conditional: false });

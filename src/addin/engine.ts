@@ -20,6 +20,8 @@ import { importSource } from "../workbook/importSource";
 import { readBindings, type StoredBindings } from "../workbook/bindingStore";
 import { refreshAllTables, refreshTable } from "../workbook/refresh";
 import { setRefreshOnOpen, type OpenFlagResult } from "../workbook/openFlags";
+import { afterTableRefresh, beforeTableRefresh, recordImportBaseline } from "../workbook/writeback";
+import type { HeldCell } from "../records/held";
 import { isEmptyQuery, type DatasetPaths, type QueryEngine } from "./queryBuilder";
 import { rectsIntersect, type Rect } from "./selection";
 import { runExcel } from "./excelRun";
@@ -198,8 +200,8 @@ export class Engine {
     };
     const query = req.query && !isEmptyQuery(req.query) ? req.query : null;
     const target = req.destination.kind === "selection" ? await selectedCell() : null;
-    const result: ImportResult = await runExcel((context) =>
-      importSource(context, from, {
+    const result: ImportResult = await runExcel(async (context) => {
+      const imported = await importSource(context, from, {
         source: req.source,
         connection: req.connection,
         companyId: req.companyId,
@@ -209,8 +211,12 @@ export class Engine {
         signal: req.signal,
         secrets: req.secrets,
         onProgress: (rows, total) => req.onProgress({ phase: "writing", rows, total }),
-      }),
-    );
+      });
+      // Write-back's import record comes from the import itself, so editing needs no extra step. A
+      // record that cannot be stored loses nothing: write-back then compares with the service.
+      await recordImportBaseline(context, imported.binding).catch(() => null);
+      return imported;
+    });
     return { tableName: result.tableName, sheetName: result.sheetName, address: result.address, rowCount: result.rowCount, fetchedRows };
   }
 
@@ -220,14 +226,17 @@ export class Engine {
   }
 
   refreshOne(bindingId: string, connection: Connection, opts: { signal?: AbortSignal; secrets: readonly string[]; onProgress?: (rows: number, total?: number) => void }): Promise<RefreshReport> {
-    return runExcel((context) =>
-      refreshTable(context, bindingId, this.source(connection), {
+    return runExcel(async (context) => {
+      const held = await beforeTableRefresh(context, bindingId);
+      const report = await refreshTable(context, bindingId, this.source(connection), {
         signal: opts.signal,
         secrets: opts.secrets,
         holder: "the task pane",
         onProgress: (p) => opts.onProgress?.(p.rowsWritten ?? 0, p.totalRows),
-      }),
-    );
+      });
+      const warning = await afterTableRefresh(context, report.binding, report.outcome, held);
+      return warning ? { ...report, warnings: [...report.warnings, warning] } : report;
+    });
   }
 
   /** Sets or clears a table's "Refresh when this workbook opens" (stored in its binding). */
@@ -249,7 +258,10 @@ export class Engine {
   ): Promise<{ reports: RefreshReport[]; broken: StoredBindings["broken"] }> {
     return runExcel(async (context) => {
       const names = new Map<string, string>();
-      return refreshAllTables(
+      const { bindings } = await readBindings(context);
+      const held = new Map<string, HeldCell[]>();
+      for (const b of bindings) held.set(b.id, await beforeTableRefresh(context, b.id));
+      const out = await refreshAllTables(
         context,
         (b) => {
           names.set(b.id, b.tableName);
@@ -264,6 +276,12 @@ export class Engine {
           onProgress: (p) => opts.onProgress?.(names.get(p.bindingId) ?? p.bindingId, p.rowsWritten ?? 0, p.totalRows),
         },
       );
+      const reports: RefreshReport[] = [];
+      for (const r of out.reports) {
+        const warning = await afterTableRefresh(context, r.binding, r.outcome, held.get(r.bindingId) ?? []);
+        reports.push(warning ? { ...r, warnings: [...r.warnings, warning] } : r);
+      }
+      return { ...out, reports };
     });
   }
 }

@@ -145,7 +145,7 @@ function parse(argv: string[]): Parsed {
       help: { type: "boolean", short: "h" },
     },
   });
-  return { command: positionals[0], positionals: positionals.slice(1), values: values as Parsed["values"] };
+  return { command: positionals[0], positionals: positionals.slice(1), values };
 }
 
 function str(v: string | boolean | undefined): string | undefined {

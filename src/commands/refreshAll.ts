@@ -159,7 +159,7 @@ export function createRefreshAllCommand(deps: RefreshAllCommandDeps): (event: { 
       if (summary.failed > 0) state = "failed";
       try {
         const storage = deps.storage?.();
-        const prefix = deps.partitionKey?.() ? `${deps.partitionKey!()}:` : "";
+        const prefix = deps.partitionKey?.() ? `${deps.partitionKey()}:` : "";
         storage?.setItem(prefix + LAST_RIBBON_REFRESH_KEY, JSON.stringify({ at: (deps.now?.() ?? new Date()).toISOString(), text, updated: summary.updated, unchanged: summary.unchanged, failed: summary.failed }));
       } catch {
         /* storage full or blocked: the dialog still shows the result */

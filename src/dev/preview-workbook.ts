@@ -23,6 +23,8 @@ export interface PreviewCell {
   /** Excel table covering the cell, if any. */
   table: string | null;
   tableHeader: boolean;
+  /** Solid fill colour (`Range.format.fill`), null for No Fill. */
+  fill?: string | null;
 }
 
 export interface PreviewStats {
@@ -95,6 +97,35 @@ export function createPreviewWorkbook(saved: string | null): PreviewWorkbook {
   const sheetByName = (name: string): SheetModel | undefined => wb.sheetByName(name);
   const run = <T>(fn: Parameters<ExcelRun["run"]>[0]) => ns.run(fn as never) as Promise<T>;
 
+  const cellOf = (s: SheetModel, r: number, c: number): PreviewCell => {
+    const stored = wb.getCell(s, r, c);
+    const t = wb.tablesOnSheet(s).find((x) => r >= x.rect.r0 && r <= x.rect.r1 && c >= x.rect.c0 && c <= x.rect.c1);
+    const table = t ? t.name : null;
+    const tableHeader = !!t && r === t.rect.r0;
+    if (!stored) return { ...EMPTY, table, tableHeader };
+    const format = wb.numberFormatAt(s, r, c);
+    const v = wb.valueAt(s, r, c);
+    const text = wb.textAt(s, r, c);
+    const value = v === null ? "" : String(toApiValue(v));
+    if (stored.f !== undefined) {
+      return { type: "formula", value, formula: stored.f, format, text, editText: stored.f, table, tableHeader };
+    }
+    if (v === null) return { ...EMPTY, format, table, tableHeader };
+    if (isCellError(v)) return { type: "error", value, formula: null, format, text, editText: v.error, table, tableHeader };
+    if (typeof v === "number") {
+      // Dates and times edit as displayed (as in Excel's formula bar); other numbers as their full value.
+      const isDate = /[dmyhs]/i.test(format.replace(/"[^"]*"/g, "")) && format !== "General";
+      return { type: "number", value, formula: null, format, text, editText: isDate ? text : String(v), table, tableHeader };
+    }
+    if (typeof v === "boolean") {
+      return { type: "boolean", value, formula: null, format, text, editText: v ? "TRUE" : "FALSE", table, tableHeader };
+    }
+    // Text that Excel would read as something else when typed back needs the apostrophe prefix.
+    const asTyped = parseTypedInput(v, wb.currentYear);
+    const keeps = format === "@" || (asTyped.kind === "string" && asTyped.value === v);
+    return { type: "text", value, formula: null, format, text, editText: keeps ? v : `'${v}`, table, tableHeader };
+  };
+
   return {
     Excel: ns,
     OfficeExtension: ns.OfficeExtension,
@@ -115,32 +146,7 @@ export function createPreviewWorkbook(saved: string | null): PreviewWorkbook {
     cell(sheetName, r, c) {
       const s = sheetByName(sheetName);
       if (!s) return EMPTY;
-      const stored = wb.getCell(s, r, c);
-      const t = wb.tablesOnSheet(s).find((x) => r >= x.rect.r0 && r <= x.rect.r1 && c >= x.rect.c0 && c <= x.rect.c1);
-      const table = t ? t.name : null;
-      const tableHeader = !!t && r === t.rect.r0;
-      if (!stored) return { ...EMPTY, table, tableHeader };
-      const format = wb.numberFormatAt(s, r, c);
-      const v = wb.valueAt(s, r, c);
-      const text = wb.textAt(s, r, c);
-      const value = v === null ? "" : String(toApiValue(v));
-      if (stored.f !== undefined) {
-        return { type: "formula", value, formula: stored.f, format, text, editText: stored.f, table, tableHeader };
-      }
-      if (v === null) return { ...EMPTY, format, table, tableHeader };
-      if (isCellError(v)) return { type: "error", value, formula: null, format, text, editText: v.error, table, tableHeader };
-      if (typeof v === "number") {
-        // Dates and times edit as displayed (as in Excel's formula bar); other numbers as their full value.
-        const isDate = /[dmyhs]/i.test(format.replace(/"[^"]*"/g, "")) && format !== "General";
-        return { type: "number", value, formula: null, format, text, editText: isDate ? text : String(v), table, tableHeader };
-      }
-      if (typeof v === "boolean") {
-        return { type: "boolean", value, formula: null, format, text, editText: v ? "TRUE" : "FALSE", table, tableHeader };
-      }
-      // Text that Excel would read as something else when typed back needs the apostrophe prefix.
-      const asTyped = parseTypedInput(v, wb.currentYear);
-      const keeps = format === "@" || (asTyped.kind === "string" && asTyped.value === v);
-      return { type: "text", value, formula: null, format, text, editText: keeps ? v : `'${v}`, table, tableHeader };
+      return { ...cellOf(s, r, c), fill: wb.fillAt(s, r, c) ?? null };
     },
     selection() {
       const sel = wb.selection;

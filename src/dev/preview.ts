@@ -8,7 +8,8 @@
  * `Excel` API the task pane uses, so the task pane sees exactly what it would see in Excel.
  *
  * Each drawn cell carries `data-address` (A1), `data-type` (number | text | boolean | empty |
- * formula | error), `data-format` (number format) and `data-value` (the raw value), so a test reads
+ * formula | error), `data-format` (number format), `data-value` (the raw value) and `data-fill`
+ * (a solid fill, `Range.format.fill.color`), so a test reads
  * what Excel would hold rather than formatted text. Large sheets are virtualised: only the rows in
  * view (plus a margin) exist in the DOM; the name box scrolls to any address.
  */
@@ -307,6 +308,10 @@ class PreviewPage {
     td.dataset.format = cell.format;
     td.dataset.value = cell.value;
     if (cell.formula) td.dataset.formula = cell.formula;
+    if (cell.fill) {
+      td.dataset.fill = cell.fill;
+      td.style.background = cell.fill;
+    }
     if (cell.table) {
       td.dataset.table = cell.table;
       td.classList.add(cell.tableHeader ? "table-header" : "in-table");

@@ -130,7 +130,7 @@ export interface ExcelNamespace {
 /** Builds an `Excel` namespace bound to one emulated workbook. */
 export function createExcelNamespace(workbook: WorkbookModel): ExcelNamespace {
   return {
-    run: (<T>(a: unknown, b?: Batch<T>) => run(workbook, a, b as Batch<T>)) as ExcelNamespace["run"],
+    run: (<T>(a: unknown, b?: Batch<T>) => run(workbook, a, b as Batch<T>)),
     ErrorCodes: {
       accessDenied: "AccessDenied",
       generalException: "GeneralException",
@@ -198,7 +198,7 @@ export interface WorkbookFile {
   seq: number;
   activeSheetId: string;
   calculationMode: CalculationMode;
-  sheets: Array<{ id: string; name: string; cells: StoredCell[]; hiddenRows: number[]; visibility?: "Visible" | "Hidden" | "VeryHidden"; names?: string[] }>;
+  sheets: Array<{ id: string; name: string; cells: StoredCell[]; hiddenRows: number[]; visibility?: "Visible" | "Hidden" | "VeryHidden"; names?: string[]; fills?: Array<[string, string]> }>;
   /** The workbook's date system (absent: 1900). */
   date1904?: boolean;
   /** Each table as the model holds it, with its filter map stored as entry pairs. */
@@ -236,6 +236,7 @@ export function toWorkbookFile(wb: WorkbookModel): WorkbookFile {
       hiddenRows: [...s.hiddenRows].sort((a, b) => a - b),
       ...(s.visibility && s.visibility !== "Visible" ? { visibility: s.visibility } : {}),
       ...(s.names && s.names.length ? { names: [...s.names] } : {}),
+      ...(s.fills?.size ? { fills: [...s.fills.entries()] } : {}),
     })),
     ...(wb.date1904 ? { date1904: true } : {}),
     tables: wb.tables.map((t) => ({
@@ -312,6 +313,12 @@ export function loadWorkbook(file: string | WorkbookFile, options: Omit<Workbook
     if (Array.isArray(s.hiddenRows)) for (const r of s.hiddenRows) if (Number.isInteger(r)) sheet.hiddenRows.add(r as number);
     if (s.visibility === "Hidden" || s.visibility === "VeryHidden") sheet.visibility = s.visibility;
     if (Array.isArray(s.names)) sheet.names = s.names.filter((n): n is string => typeof n === "string");
+    if (Array.isArray(s.fills)) {
+      for (const f of s.fills as unknown[]) {
+        if (!Array.isArray(f) || typeof f[0] !== "string" || !/^\d+,\d+$/.test(f[0]) || typeof f[1] !== "string" || !/^#[0-9A-F]{6}$/.test(f[1])) fail(`a fill on '${s.name}' is malformed.`);
+        (sheet.fills ??= new Map()).set(f[0] as string, f[1] as string);
+      }
+    }
     if (wb.sheetByName(sheet.name)) fail(`duplicate sheet name '${sheet.name}'.`);
     wb.sheets.push(sheet);
   }
@@ -373,6 +380,8 @@ export interface CellSnapshot {
   formula: string | null;
   /** Display text (`Range.text`). */
   text: string;
+  /** Solid fill colour (`Range.format.fill.color`), or null for No Fill. */
+  fill: string | null;
 }
 
 export interface TableSnapshot {
@@ -437,6 +446,7 @@ export function snapshot(wb: WorkbookModel): WorkbookSnapshot {
             numberFormat: wb.numberFormatAt(s, row, col),
             formula: cell.f ?? null,
             text: wb.textAt(s, row, col),
+            fill: wb.fillAt(s, row, col) ?? null,
           };
         });
       return {

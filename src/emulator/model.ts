@@ -48,6 +48,12 @@ export interface SheetModel {
   visibility?: SheetVisibility;
   /** Sheet-scoped defined names (`worksheet.names`, ExcelApi 1.4): they share the table namespace too. */
   names?: string[];
+  /**
+   * Solid cell fills (`Range.format.fill`), `"row,col"` → `#RRGGBB`; absent = No Fill. Kept by cell
+   * position: they do not move with sort, row insertion or deletion (Excel moves them), which no
+   * add-in code relies on.
+   */
+  fills?: Map<string, string>;
 }
 
 export type SheetVisibility = "Visible" | "Hidden" | "VeryHidden";
@@ -767,7 +773,59 @@ export class WorkbookModel {
         if (formats) row.setFormat(c, undefined);
       }
     }, rect.r0, rect.r1);
+    if (formats) this.clearFill(sheet, rect);
     this.afterWrite(sheet, rect);
+  }
+
+  // ---------- fills (Range.format.fill) ----------
+  // https://learn.microsoft.com/en-us/javascript/api/excel/excel.rangefill: `color` is "#RRGGBB" or
+  // an HTML colour name; null properties mean "not uniform over the range". No Fill reads as color
+  // "#FFFFFF" like white does (office-js #6218); `tintAndShade` is null for No Fill and a number for
+  // a fill, which is how an add-in tells them apart (office-js #4900). Named colours are refused here
+  // (stricter): the add-in writes "#RRGGBB" only.
+
+  /** The fill of one cell: its colour, or undefined for No Fill. */
+  fillAt(sheet: SheetModel, row: number, col: number): string | undefined {
+    return sheet.fills?.get(`${row},${col}`);
+  }
+
+  /** `Range.format.fill.color/pattern/tintAndShade` of a range (null when not uniform). */
+  readFill(sheet: SheetModel, rect: Rect): { color: string | null; pattern: string | null; tintAndShade: number | null } {
+    assertOnGrid(rect);
+    let first: string | undefined | null = null;
+    let seen = false;
+    for (let r = rect.r0; r <= rect.r1; r++) {
+      for (let c = rect.c0; c <= rect.c1; c++) {
+        const f = this.fillAt(sheet, r, c);
+        if (!seen) {
+          first = f;
+          seen = true;
+        } else if (f !== first) {
+          return { color: null, pattern: null, tintAndShade: null };
+        }
+      }
+    }
+    return first === undefined || first === null ? { color: "#FFFFFF", pattern: "None", tintAndShade: null } : { color: first, pattern: "Solid", tintAndShade: 0 };
+  }
+
+  /** `Range.format.fill.color = "#RRGGBB"`: a solid fill on every cell of the range. */
+  writeFillColor(sheet: SheetModel, rect: Rect, color: unknown): void {
+    assertOnGrid(rect);
+    if (typeof color !== "string" || !/^#[0-9A-Fa-f]{6}$/.test(color)) {
+      throw invalidArgument(`RangeFill.color must be "#RRGGBB" in the emulator; got ${JSON.stringify(color)}.`);
+    }
+    if ((rect.r1 - rect.r0 + 1) * (rect.c1 - rect.c0 + 1) > 1_000_000) throw invalidArgument("RangeFill.color: the emulator fills at most 1,000,000 cells at once.");
+    sheet.fills ??= new Map();
+    for (let r = rect.r0; r <= rect.r1; r++) for (let c = rect.c0; c <= rect.c1; c++) sheet.fills.set(`${r},${c}`, color.toUpperCase());
+  }
+
+  /** `Range.format.fill.clear()` (and `Range.clear("Formats")`): No Fill. */
+  clearFill(sheet: SheetModel, rect: Rect): void {
+    if (!sheet.fills) return;
+    for (const key of [...sheet.fills.keys()]) {
+      const [r, c] = key.split(",").map(Number);
+      if (r >= rect.r0 && r <= rect.r1 && c >= rect.c0 && c <= rect.c1) sheet.fills.delete(key);
+    }
   }
 
   /** Visits stored cells inside a rectangle in row-major order (the cell passed is a copy). */

@@ -893,8 +893,8 @@ export class RangeProxy extends ProxyBase<RangeHandle> {
     }
   }
   override _navigation(prop: string): ProxyBase<unknown> | undefined {
-    if (prop === "format") return this.format as ProxyBase<unknown>;
-    if (prop === "worksheet") return this.worksheet as ProxyBase<unknown>;
+    if (prop === "format") return this.format;
+    if (prop === "worksheet") return this.worksheet;
     return undefined;
   }
 
@@ -1068,11 +1068,19 @@ export class RangeProxy extends ProxyBase<RangeHandle> {
 
 export class RangeFormatProxy extends ProxyBase<RangeHandle> {
   protected readonly _typeName = "RangeFormat";
+  private _fill?: RangeFillProxy;
   protected _scalarNames(): readonly string[] {
     return [];
   }
   protected _scalar(): unknown {
     return undefined;
+  }
+  override _navigation(prop: string): ProxyBase<unknown> | undefined {
+    return prop === "fill" ? this.fill : undefined;
+  }
+  get fill(): RangeFillProxy {
+    if (!this._fill) this._fill = new RangeFillProxy(this._ctx, `${this._path}.fill`, () => this._resolve());
+    return this._fill;
   }
   /** Column widths are not modelled; the call is counted (stats.autofitCalls). */
   autofitColumns(): void {
@@ -1086,6 +1094,27 @@ export class RangeFormatProxy extends ProxyBase<RangeHandle> {
       this._ctx.model.requireSheetId(h.sheetId);
       this._ctx.model.stats.autofitCalls++;
     });
+  }
+}
+
+/** `Range.format.fill`: solid colours and No Fill (see `WorkbookModel.readFill` for the sources). */
+export class RangeFillProxy extends ProxyBase<RangeHandle> {
+  protected readonly _typeName = "RangeFill";
+  protected _scalarNames(): readonly string[] {
+    return ["color", "pattern", "tintAndShade"];
+  }
+  protected _scalar(h: RangeHandle, prop: string): unknown {
+    const fill = this._ctx.model.readFill(this._ctx.model.requireSheetId(h.sheetId), h.rect);
+    return prop === "color" ? fill.color : prop === "pattern" ? fill.pattern : fill.tintAndShade;
+  }
+  get color(): string { return this._get("color"); }
+  set color(v: string) {
+    this._set("color", v, (h) => this._ctx.model.writeFillColor(this._ctx.model.requireSheetId(h.sheetId), h.rect, v));
+  }
+  get pattern(): string { return this._get("pattern"); }
+  get tintAndShade(): number { return this._get("tintAndShade"); }
+  clear(): void {
+    this._call("clear", undefined, (h) => this._ctx.model.clearFill(this._ctx.model.requireSheetId(h.sheetId), h.rect));
   }
 }
 
@@ -1206,11 +1235,11 @@ export class TableProxy extends ProxyBase<TableHandle> {
   }
   override _navigation(prop: string): ProxyBase<unknown> | undefined {
     switch (prop) {
-      case "columns": return this.columns as ProxyBase<unknown>;
-      case "rows": return this.rows as ProxyBase<unknown>;
-      case "sort": return this.sort as ProxyBase<unknown>;
-      case "autoFilter": return this.autoFilter as ProxyBase<unknown>;
-      case "worksheet": return this.worksheet as ProxyBase<unknown>;
+      case "columns": return this.columns;
+      case "rows": return this.rows;
+      case "sort": return this.sort;
+      case "autoFilter": return this.autoFilter;
+      case "worksheet": return this.worksheet;
       default: return undefined;
     }
   }

@@ -69,7 +69,7 @@ export function compileQuery(columns: readonly Column[], query: LocalQuery, opts
   const keys: SortKey[] | undefined =
     q.orderby === undefined ? undefined : withOption("$orderby", () => compileOrderBy(parseOrderBy(q.orderby!), compiler));
   const picks = q.select === undefined ? undefined : resolveSelect(columns, q.select);
-  const outColumns = (picks ?? columns.map((_, i) => i)).map((i) => ({ ...columns[i]! }));
+  const outColumns = (picks ?? columns.map((_, i) => i)).map((i) => ({ ...columns[i] }));
   const skip = q.skip ?? 0;
   const top = q.top;
   const wantCount = q.count === true;
@@ -184,7 +184,7 @@ export function compileQuery(columns: readonly Column[], query: LocalQuery, opts
  */
 export function resolveSelect(columns: readonly Column[], select: readonly string[]): number[] {
   if (select.length === 0) throw new QueryError({ code: "invalid_value", option: "$select", detail: "lists no columns" });
-  if (select.length === 1 && select[0]!.trim() === "*") return columns.map((_, i) => i);
+  if (select.length === 1 && select[0].trim() === "*") return columns.map((_, i) => i);
   const resolver = new ColumnResolver(columns);
   const out: number[] = [];
   const seen = new Map<number, string>();
@@ -208,7 +208,7 @@ export function resolveSelect(columns: readonly Column[], select: readonly strin
       throw new QueryError({
         code: "invalid_value",
         option: "$select",
-        detail: `column '${columns[i]!.name}' is selected twice ('${seen.get(i)}' and '${item}')`,
+        detail: `column '${columns[i].name}' is selected twice ('${seen.get(i)}' and '${item}')`,
         position: at,
       });
     }

@@ -71,12 +71,12 @@ export class ColumnResolver {
         if (d !== undefined) return d;
       }
       const list = this.underscored.get(ref.name);
-      if (list && list.length === 1) return list[0]!;
+      if (list && list.length === 1) return list[0];
       if (list && list.length > 1) {
         throw new QueryError({
           code: "ambiguous_column",
           detail: `column '${ref.name}' is ambiguous: it matches ${list
-            .map((i) => formatColumnRef(this.columns[i]!.name))
+            .map((i) => formatColumnRef(this.columns[i].name))
             .join(", ")}; quote the one you mean`,
           position: ref.pos,
         });
@@ -117,9 +117,9 @@ export function editDistance(a: string, b: string): number {
     cur[0] = i;
     for (let j = 1; j <= b.length; j++) {
       const cost = a.charCodeAt(i - 1) === b.charCodeAt(j - 1) ? 0 : 1;
-      cur[j] = Math.min(prev[j]! + 1, cur[j - 1]! + 1, prev[j - 1]! + cost);
+      cur[j] = Math.min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + cost);
     }
     [prev, cur] = [cur, prev];
   }
-  return prev[b.length]!;
+  return prev[b.length];
 }

@@ -114,7 +114,7 @@ export class Compiler {
 
   private column(e: Extract<Expr, { k: "col" }>): Compiled {
     const i = this.resolver.resolve({ name: e.name, quoted: e.quoted, pos: e.pos });
-    const type = this.columns[i]!.type;
+    const type = this.columns[i].type;
     switch (type) {
       case "integer":
         return {
@@ -136,7 +136,7 @@ export class Compiler {
           },
         };
       default:
-        return { t: type, f: (row) => row[i] as RV, col: i };
+        return { t: type, f: (row) => row[i], col: i };
     }
   }
 
@@ -207,10 +207,10 @@ export class Compiler {
       const f: Eval =
         op === "and"
           ? r.nn
-            ? (row) => (a(row) as boolean) && (b(row) as boolean)
+            ? (row) => (a(row) as boolean) && b(row)
             : (row) => (a(row) ? b(row) : false)
           : r.nn
-            ? (row) => (a(row) as boolean) || (b(row) as boolean)
+            ? (row) => a(row) || b(row)
             : (row) => (a(row) ? true : b(row));
       return { t: "boolean", f, nn: r.nn === true };
     }
@@ -395,9 +395,9 @@ export class Compiler {
     }
     const args = e.args.map((a) => this.compile(a));
     args.forEach((a, i) => {
-      const want = spec.params[i]!;
+      const want = spec.params[i];
       if (a.t === "null" || accepts(want, a.t)) return;
-      typeError(`${e.name}() argument ${i + 1} must be ${PARAM_NAME[want]}, not ${TYPE_NAME[a.t]}`, startPos(e.args[i]!));
+      typeError(`${e.name}() argument ${i + 1} must be ${PARAM_NAME[want]}, not ${TYPE_NAME[a.t]}`, startPos(e.args[i]));
     });
     const type = typeof spec.result === "function" ? spec.result(args.map((a) => a.t)) : spec.result;
     if (e.name === "now") return konst("datetime", this.opts.now ?? Date.now());
@@ -406,8 +406,8 @@ export class Compiler {
     const types = args.map((a) => a.t);
     let f: Eval;
     if (fs.length === 1) {
-      const f0 = fs[0]!;
-      const t0 = types[0]!;
+      const f0 = fs[0];
+      const t0 = types[0];
       f = (row) => {
         const v = f0(row);
         return v === null ? null : impl([v], [t0]);
@@ -806,9 +806,9 @@ const FUNCTIONS: Record<string, FnSpec> = {
     impl: ([a, start, len]) => codePointSubstring(s(a), n(start!), len === undefined ? undefined : n(len)),
   },
   concat: { params: ["text", "text"], result: "text", impl: ([a, b]) => s(a) + s(b) },
-  year: { params: ["temporal"], result: "integer", impl: ([v], [t]) => datePart(v!, t!, "y") },
-  month: { params: ["temporal"], result: "integer", impl: ([v], [t]) => datePart(v!, t!, "m") },
-  day: { params: ["temporal"], result: "integer", impl: ([v], [t]) => datePart(v!, t!, "d") },
+  year: { params: ["temporal"], result: "integer", impl: ([v], [t]) => datePart(v, t, "y") },
+  month: { params: ["temporal"], result: "integer", impl: ([v], [t]) => datePart(v, t, "m") },
+  day: { params: ["temporal"], result: "integer", impl: ([v], [t]) => datePart(v, t, "d") },
   hour: { params: ["datetime"], result: "integer", impl: ([v]) => new Date(v as number).getUTCHours() },
   minute: { params: ["datetime"], result: "integer", impl: ([v]) => new Date(v as number).getUTCMinutes() },
   second: { params: ["datetime"], result: "integer", impl: ([v]) => new Date(v as number).getUTCSeconds() },

@@ -54,7 +54,7 @@ export function tokenize(text: string): Token[] {
   let i = 0;
   const n = text.length;
   while (i < n) {
-    const c = text[i]!;
+    const c = text[i];
     if (c === " " || c === "\t" || c === "\n" || c === "\r") {
       i++;
       continue;
@@ -196,7 +196,7 @@ function readNumeric(text: string, i: number): Token {
   DATE.lastIndex = i;
   const d = DATE.exec(text);
   if (d) {
-    checkDate(+d[1]!, +d[2]!, +d[3]!, d[0], pos);
+    checkDate(+d[1], +d[2], +d[3], d[0], pos);
     return { kind: "date", text: d[0], value: d[0], pos };
   }
   NUMBER.lastIndex = i;
@@ -233,7 +233,7 @@ function checkDate(y: number, mo: number, d: number, text: string, pos: number):
 
 function dateTimeValue(m: RegExpExecArray, pos: number): number {
   const [text, y, mo, d, h, mi, s, frac, off] = m as unknown as string[];
-  checkDate(+y!, +mo!, +d!, text!, pos);
+  checkDate(+y, +mo, +d, text, pos);
   const sec = s === undefined ? 0 : +s;
   // The ABNF allows second 60 (a leap second); UTC milliseconds have none, so :60 is the first
   // instant of the next minute.
@@ -242,17 +242,17 @@ function dateTimeValue(m: RegExpExecArray, pos: number): number {
   }
   let offsetMin = 0;
   if (off !== "Z" && off !== "z") {
-    const sign = off!.startsWith("-") ? -1 : 1;
-    const oh = +off!.slice(1, 3);
-    const om = +off!.slice(4, 6);
+    const sign = off.startsWith("-") ? -1 : 1;
+    const oh = +off.slice(1, 3);
+    const om = +off.slice(4, 6);
     if (oh > 23 || om > 59) {
       throw new QueryError({ code: "invalid_literal", detail: `'${text}' has an invalid offset`, position: pos });
     }
     offsetMin = sign * (oh * 60 + om);
   }
   const ms = frac === undefined ? 0 : Math.floor(Number(`0.${frac}`) * 1000 + 1e-6);
-  const utc = Date.UTC(+y!, +mo! - 1, +d!, +h!, +mi!, sec, ms);
+  const utc = Date.UTC(+y, +mo - 1, +d, +h, +mi, sec, ms);
   // Date.UTC maps years 0-99 onto 1900-1999; OData years are literal.
-  const fixed = +y! < 100 ? new Date(utc).setUTCFullYear(+y!) : utc;
+  const fixed = +y < 100 ? new Date(utc).setUTCFullYear(+y) : utc;
   return fixed - offsetMin * 60_000;
 }

@@ -333,7 +333,7 @@ export function parseQuery(input: string | URLSearchParams): LocalQuery {
 export function readStoredQuery(value: unknown): LocalQuery {
   const r = LocalQuerySchema.safeParse(value);
   if (!r.success) {
-    const issue = r.error.issues[0]!;
+    const issue = r.error.issues[0];
     throw new QueryError({
       code: "invalid_query",
       detail: `stored query is not valid: ${issue.path.join(".") || "(root)"}: ${issue.message}`,

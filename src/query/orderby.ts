@@ -40,7 +40,7 @@ export function sortRows<R extends Row>(rows: readonly R[], keys: readonly SortK
   const cols: RV[][] = keys.map((k) => {
     const out = new Array<RV>(n);
     const get = k.get;
-    for (let i = 0; i < n; i++) out[i] = get(rows[i]!);
+    for (let i = 0; i < n; i++) out[i] = get(rows[i]);
     return out;
   });
   const dirs = keys.map((k) => (k.desc ? -1 : 1));
@@ -72,6 +72,6 @@ export function sortRows<R extends Row>(rows: readonly R[], keys: readonly SortK
     return a - b;
   });
   const out = new Array<R>(n);
-  for (let i = 0; i < n; i++) out[i] = rows[idx[i]!]!;
+  for (let i = 0; i < n; i++) out[i] = rows[idx[i]]!;
   return out;
 }

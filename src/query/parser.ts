@@ -62,7 +62,7 @@ class Parser {
   }
 
   peek(): Token {
-    return this.tokens[this.i]!;
+    return this.tokens[this.i];
   }
   next(): Token {
     const t = this.tokens[this.i]!;

@@ -112,17 +112,17 @@ function classifyPath(base: string, pathname: string): Pick<SplitUrl, "baseUrl" 
   }
   let m = /^\/api\/bi\/odata\/v1\/([^/]+)$/.exec(tail);
   if (m && m[1] !== "$metadata" && m[1] !== "%24metadata") {
-    out.dataset = { key: safeDecode(m[1]!), format: "odata" };
+    out.dataset = { key: safeDecode(m[1]), format: "odata" };
     return out;
   }
   m = /^\/api\/bi\/v1\/([^/]+)\.csv$/.exec(tail);
   if (m) {
-    out.dataset = { key: safeDecode(m[1]!), format: "csv" };
+    out.dataset = { key: safeDecode(m[1]), format: "csv" };
     return out;
   }
   m = /^\/api\/bi\/v1\/([^/]+)$/.exec(tail);
   if (m && m[1] !== "manifest") {
-    out.dataset = { key: safeDecode(m[1]!), format: "json" };
+    out.dataset = { key: safeDecode(m[1]), format: "json" };
     return out;
   }
   for (const [name, path] of Object.entries(PATHS.snapshot)) {

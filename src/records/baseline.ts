@@ -10,7 +10,8 @@
  * write-back then compares against the service's current values instead (see README).
  */
 import { z } from "zod";
-import { cellToText, valueHash, type SheetValue } from "./values";
+import { cellToText, valueHash, type CellShown, type SheetValue } from "./values";
+import { HeldCellSchema } from "./held";
 
 /** Bumped on incompatible changes; an older record is ignored (write-back falls back, never guesses). */
 export const BASELINE_VERSION = 1;
@@ -24,6 +25,11 @@ export interface SheetTable {
   rows: SheetValue[][];
   /** 1-based sheet row number of the first data row (for messages); optional. */
   firstSheetRow?: number;
+  /**
+   * Number format and display text per row, for the columns asked for (numeric custom fields):
+   * how write-back tells a typed `1,234.5` (which Excel turned into a number) from `1234.5`.
+   */
+  shown?: Record<string, CellShown[]>;
 }
 
 export const BaselineSchema = z.strictObject({
@@ -42,6 +48,8 @@ export const BaselineSchema = z.strictObject({
   duplicates: z.array(z.string()),
   rowCount: z.number().int().nonnegative(),
   tooLarge: z.boolean(),
+  /** Edits a send did not save, kept in the sheet and marked (`held.ts`); absent = none. */
+  held: z.array(HeldCellSchema).optional(),
 });
 export type Baseline = z.infer<typeof BaselineSchema>;
 

@@ -12,7 +12,8 @@
  */
 import { cellHash, type Baseline, type SheetTable } from "./baseline";
 import { TOKEN_COLUMN, type CustomFieldMeta } from "./fields";
-import { canonicalValue, cellToText, serviceValueText, validateFieldValue, valueHash } from "./values";
+import { canonicalValue, cellToText, numericCellText, serviceValueText, validateFieldValue, valueHash } from "./values";
+import { heldKey, type HeldCell } from "./held";
 
 /** What the check before sending says about one changed cell. */
 export type ChangeValidation =
@@ -46,6 +47,8 @@ export interface RowNote {
   sheetRow?: number;
   projectToken: string | null;
   message: string;
+  /** A row the user added by hand (no token, or a token that was not imported): a refresh would remove it. */
+  added?: true;
 }
 
 export interface DiffInput {
@@ -57,6 +60,8 @@ export interface DiffInput {
   /** The service's current snapshot rows, keyed by project_token (values as in the tabular model). */
   service: ReadonlyMap<string, Readonly<Record<string, unknown>>>;
   tokenColumn?: string;
+  /** Edits kept in the sheet after an earlier send (see `held.ts`): an earlier conflict is flagged again. */
+  held?: readonly HeldCell[];
 }
 
 export interface DiffResult {
@@ -101,6 +106,7 @@ export function diffWriteback(input: DiffInput): DiffResult {
     return { mode, changes, notes };
   }
   const fieldByName = new Map((fields ?? []).map((f) => [f.name, f]));
+  const heldByKey = new Map((input.held ?? []).map((h) => [heldKey(h.projectToken, h.field), h]));
   const baselineColumn = new Map((baseline?.columns ?? []).map((c, i) => [c, i]));
   const sheetRowOf = (i: number) => (sheet.firstSheetRow !== undefined ? { sheetRow: sheet.firstSheetRow + i } : {});
 
@@ -117,7 +123,7 @@ export function diffWriteback(input: DiffInput): DiffResult {
     const token = tokText.ok ? tokText.text : "";
     const inBaseline = mode === "baseline" && baseline !== null && Object.prototype.hasOwnProperty.call(baseline.rows, token);
     // Split once per row; the record stores a row's hashes as one string.
-    const recordedRow = inBaseline ? baseline!.rows[token].split(",") : [];
+    const recordedRow = inBaseline ? baseline.rows[token].split(",") : [];
     const recorded = (name: string): string | undefined => {
       const ci = baselineColumn.get(name);
       return ci === undefined ? undefined : recordedRow[ci];
@@ -147,15 +153,16 @@ export function diffWriteback(input: DiffInput): DiffResult {
 
     if (token === "") {
       if (candidates.some(({ ci }) => !isBlank(cells[ci]))) {
-        notes.push({ row, ...sheetRowOf(i), projectToken: null, message: `Row has no ${tokenColumn}; it is not written back (create records with the form).` });
+        notes.push({ row, ...sheetRowOf(i), projectToken: null, message: `Row has no ${tokenColumn}; it is not written back (create records with the form).`, added: true });
       }
       return;
     }
     if (mode === "baseline" && !inBaseline) {
-      const msg = baseline!.duplicates.includes(token)
+      const duplicate = baseline!.duplicates.includes(token);
+      const msg = duplicate
         ? `${token} occurred on several rows when imported; its rows are not written back.`
         : `${token} was not part of the import; added rows are not written back (create records with the form).`;
-      notes.push({ row, ...sheetRowOf(i), projectToken: token, message: msg });
+      notes.push({ row, ...sheetRowOf(i), projectToken: token, message: msg, ...(duplicate ? {} : { added: true as const }) });
       return;
     }
     if (mode === "service" && !service.has(token)) {
@@ -169,7 +176,17 @@ export function diffWriteback(input: DiffInput): DiffResult {
       const rec = service.get(token);
       const meta = fieldByName.get(name);
       const cur = cellToText(cells[ci]);
-      const newText = cur.ok ? cur.text : "";
+      const numeric = meta ? meta.numeric : null;
+      let newText = cur.ok ? cur.text : "";
+      // A number in a numeric field is judged by how Excel shows it: Excel turned the typed text
+      // into that number, and a format other than General says the text was not a plain decimal.
+      let formatProblem: string | null = null;
+      const raw = cells[ci];
+      if (numeric === true && typeof raw === "number") {
+        const judged = numericCellText(raw, sheet.shown?.[name]?.[i]);
+        newText = judged.text;
+        if (!judged.ok) formatProblem = judged.message;
+      }
       const oldText = rec ? serviceValueText(rec[name]) : null;
       const base = { row, ...sheetRowOf(i), projectToken: token, field: name, old: oldText, new: newText };
 
@@ -177,7 +194,6 @@ export function diffWriteback(input: DiffInput): DiffResult {
         changes.push({ ...base, validation: { status: "ignored", message: "Not a custom field: only custom fields are written back. The next refresh restores the service's value." } });
         continue;
       }
-      const numeric = meta ? meta.numeric : null;
       if (mode === "baseline") {
         if (!rec) {
           changes.push({ ...base, validation: { status: "conflict", message: "The record is no longer in the service's snapshot (removed or moved); not sent." } });
@@ -188,7 +204,7 @@ export function diffWriteback(input: DiffInput): DiffResult {
           if (cur.ok && canonicalValue(newText, numeric) === canonicalValue(oldText, numeric)) continue; // both sides made the same change
           changes.push({
             ...base,
-            validation: { status: "conflict", message: `Changed on the service since the import (now ${display(oldText)}); not sent. Refresh to see it, then edit again.` },
+            validation: { status: "conflict", message: `Changed on the service since the import (now ${display(oldText)}); not sent, so that change is not overwritten. Your value stays in the sheet: send it again to replace theirs, or discard it.` },
           });
           continue;
         }
@@ -203,8 +219,18 @@ export function diffWriteback(input: DiffInput): DiffResult {
         changes.push({ ...base, validation: { status: "invalid", message: cur.reason } });
         continue;
       }
+      if (formatProblem !== null) {
+        changes.push({ ...base, validation: { status: "invalid", message: formatProblem } });
+        continue;
+      }
       const v = validateFieldValue(newText, numeric, cur.fromNumber);
-      changes.push({ ...base, validation: v.ok ? (v.warning ? { status: "valid", warning: v.warning } : { status: "valid" }) : { status: "invalid", message: v.message } });
+      // An edit held back after an earlier send because of a conflict: the import record now holds the
+      // service's value the user was shown, so sending is a deliberate overwrite; say so once more.
+      const wasConflict = heldByKey.get(heldKey(token, name))?.status === "conflict";
+      const warning = [v.ok ? v.warning : undefined, wasConflict ? `Someone else changed this on the service (now ${display(oldText)}) before your edit was sent; sending replaces their value.` : undefined]
+        .filter((w): w is string => !!w)
+        .join(" ");
+      changes.push({ ...base, validation: v.ok ? (warning ? { status: "valid", warning } : { status: "valid" }) : { status: "invalid", message: v.message } });
     }
   });
   return { mode, changes, notes };

@@ -2,6 +2,7 @@
 export * from "./values";
 export * from "./fields";
 export * from "./baseline";
+export * from "./held";
 export * from "./diff";
 export * from "./send";
 export * from "./client";

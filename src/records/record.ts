@@ -30,7 +30,7 @@ export interface RecordView {
 export function recordView(kind: RecordKind, data: RecordData, fields: readonly CustomFieldMeta[] | null): RecordView {
   const meta = new Map((fields ?? []).map((f) => [f.name, f]));
   const names = Object.keys(data).sort((a, b) => (a === TOKEN_COLUMN ? -1 : b === TOKEN_COLUMN ? 1 : 0));
-  const token = typeof data[TOKEN_COLUMN] === "string" ? (data[TOKEN_COLUMN] as string) : null;
+  const token = typeof data[TOKEN_COLUMN] === "string" ? (data[TOKEN_COLUMN]) : null;
   return {
     kind,
     token,

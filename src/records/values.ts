@@ -105,6 +105,49 @@ export function valueHash(canonical: string): string {
   return (h >>> 0).toString(36);
 }
 
+/** How Excel shows a cell: its number format and display text (`Range.numberFormat`, `Range.text`). */
+export interface CellShown {
+  numberFormat: string;
+  text: string;
+}
+
+/** Excel's name for the default number format (any case). */
+export function isGeneralFormat(numberFormat: string): boolean {
+  return numberFormat.toLowerCase() === "general";
+}
+
+/**
+ * The text a NUMBER cell of a numeric custom field stands for, judged by how Excel shows it.
+ *
+ * Excel reads typed input before the add-in sees it: `1,234.5` becomes the number 1234.5. In a
+ * General cell it also switches the cell's format (`#,##0.00` for separators, `0%`, `0.00E+00`, a
+ * date format...), so a number cell whose format is no longer General was typed as something other
+ * than a plain decimal. Such a cell is judged by what Excel shows (`1,234.50`), with the spec's rule,
+ * exactly as if that text had been typed into a text cell. A General cell (or a display that is
+ * canonically the same number, e.g. `12.50` in a `0.00` cell) is sent as its plain decimal.
+ */
+export function numericCellText(value: number, shown: CellShown | undefined): { ok: true; text: string } | { ok: false; text: string; message: string } {
+  const plain = numberToPlainString(value);
+  if (plain === null) return { ok: false, text: String(value), message: "The cell holds a number Excel cannot show." };
+  if (!shown || isGeneralFormat(shown.numberFormat)) return { ok: true, text: plain };
+  const problem = explainNumericProblem(shown.text);
+  if (problem) {
+    return {
+      ok: false,
+      text: shown.text,
+      message: `Excel shows ${JSON.stringify(shown.text)} (number format ${shown.numberFormat}): it read what was typed as a formatted number. ${problem} Set the cell's number format to General and type ${plain}.`,
+    };
+  }
+  if (normaliseNumeric(shown.text) !== normaliseNumeric(plain)) {
+    return {
+      ok: false,
+      text: shown.text,
+      message: `Excel shows ${JSON.stringify(shown.text)} (number format ${shown.numberFormat}) but the cell holds ${plain}. Set the cell's number format to General so what is sent is what you see.`,
+    };
+  }
+  return { ok: true, text: plain };
+}
+
 /** Outcome of checking one value before it is sent. */
 export type FieldValidation = { ok: true; warning?: string } | { ok: false; message: string };
 

@@ -67,7 +67,7 @@ async function readRecordChanges(req: IncomingMessage, company: CompanyDef): Pro
     if (!checked.ok) return { ok: false, status: 400, error: checked.body };
     values = checked.values;
   }
-  return { ok: true, name: name as string | undefined, values };
+  return { ok: true, name: name, values };
 }
 
 /** Answers GET/POST/PUT on a record path (auth, targeting by `record-token`, validation, save). */

@@ -116,10 +116,10 @@ export function parseBinding(raw: unknown): Binding {
       throw new BindingError("binding_invalid", "Stored table binding is not valid JSON.");
     }
   }
-  if (value && typeof value === "object" && "v" in value && (value as { v: unknown }).v !== BINDING_SCHEMA_VERSION) {
+  if (value && typeof value === "object" && "v" in value && value.v !== BINDING_SCHEMA_VERSION) {
     throw new BindingError(
       "binding_version",
-      `Stored table binding has version ${String((value as { v: unknown }).v)}; this add-in reads version ${BINDING_SCHEMA_VERSION}. Re-import the table.`,
+      `Stored table binding has version ${String(value.v)}; this add-in reads version ${BINDING_SCHEMA_VERSION}. Re-import the table.`,
     );
   }
   const parsed = BindingSchema.safeParse(value);

@@ -314,7 +314,7 @@ export class PpmClient {
     const storeKey = validatorKey(this.scope, key, format);
     const conditional = opts.conditional ?? true;
     const stored = opts.validators ?? (conditional ? await this.store.get(storeKey) : undefined);
-    let send: Validators | undefined = conditional && stored && (stored.etag || stored.lastModified) ? stored : undefined;
+    const send: Validators | undefined = conditional && stored && (stored.etag || stored.lastModified) ? stored : undefined;
 
     // Fallback when headers were unreadable last time: compare the manifest's generation time.
     let freshEntry: ManifestDatasetInfo | undefined;

@@ -59,7 +59,7 @@ export interface ManifestInfo {
 const str = z.union([z.string(), z.number()]).transform((v) => String(v));
 
 const ColumnIn = z.union([
-  z.string().min(1).transform((name) => ({ name } as Record<string, unknown>)),
+  z.string().min(1).transform((name) => ({ name })),
   z.looseObject({ name: z.string().min(1) }),
 ]);
 
@@ -128,14 +128,14 @@ export function readManifest(body: unknown): { ok: true; manifest: ManifestInfo 
     const lsga = a.latest_successful_generated_at ?? null;
     const rowCount = a.row_count ?? null;
     const usable = lsga !== null && rowCount !== null;
-    const ps = (d.published_schema ?? null) as Record<string, unknown> | null;
+    const ps = (d.published_schema ?? null);
     datasets.push({
       key,
       name: d.name ?? key,
       schemaVersion: d.schema_version ?? null,
       formats: d.formats ?? [],
       columns: (d.columns ?? []).map((c) => columnFrom(c as Record<string, unknown>)),
-      links: (d.links ?? {}) as ManifestDatasetInfo["links"],
+      links: (d.links ?? {}),
       generatedAt: a.generated_at ?? null,
       latestSuccessfulGeneratedAt: lsga,
       rowCount,
@@ -144,14 +144,14 @@ export function readManifest(body: unknown): { ok: true; manifest: ManifestInfo 
       customFields: customFieldsFrom(ps),
       publishedAt: ps && typeof ps.published_at === "string" ? ps.published_at : null,
       pendingChanges: ps && Array.isArray(ps.pending_changes) ? ps.pending_changes : [],
-      raw: d as Record<string, unknown>,
+      raw: d,
     });
   }
   const byName = new Map<string, CustomFieldInfo>();
   for (const d of datasets) for (const f of d.customFields) if (!byName.has(f.name)) byName.set(f.name, f);
   return {
     ok: true,
-    manifest: { apiVersion: m.api_version, companyId: m.company_id, datasets, customFields: [...byName.values()], raw: m as Record<string, unknown> },
+    manifest: { apiVersion: m.api_version, companyId: m.company_id, datasets, customFields: [...byName.values()], raw: m },
   };
 }
 

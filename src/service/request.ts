@@ -304,7 +304,7 @@ export class Transport {
           // Authorization is stripped cross-origin), so redirects are refused, not followed.
           redirect: "error",
         };
-        response = await this.fetchImpl(url, init as RequestInit);
+        response = await this.fetchImpl(url, init);
       } catch (e) {
         const aborted = classifyAbort();
         // A timeout already cost the full budget; retrying would multiply the wait, so it is reported.

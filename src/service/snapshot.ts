@@ -118,7 +118,7 @@ export function snapshotTable(key: SnapshotSource, rows: ReadonlyArray<Record<st
     if (opts.numericCustomFields?.has(name)) type = "decimal";
     else if (opts.customFields?.has(name)) type = "text";
     else type = DOCUMENTED_TYPES[name] ?? inferColumnType(rows.map((r) => r[name]));
-    return { name, type };
+    return opts.customFields?.has(name) || opts.numericCustomFields?.has(name) ? { name, type, customField: true } : { name, type };
   });
   const out: CellValue[][] = rows.map((row, i) =>
     columns.map((c) => {

@@ -25,6 +25,12 @@ export interface Column {
   /** The service's own type name (e.g. `Edm.Int64`), kept for display and diagnostics. */
   sourceType?: string;
   nullable?: boolean;
+  /**
+   * A custom field of a record snapshot (keyed by display name). The writer gives numeric ones the
+   * General number format: the only one under which Excel leaves a trace when it reads typed input
+   * as a formatted number (`1,234.5` switches the cell to `#,##0.00`), which write-back must see.
+   */
+  customField?: boolean;
 }
 
 export type CellValue = string | number | boolean | null;

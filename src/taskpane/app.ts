@@ -198,7 +198,7 @@ export function mountApp(root: HTMLElement, opts: AppOptions): PaneContext {
       let set = listeners.get(what);
       if (!set) listeners.set(what, (set = new Set()));
       set.add(listener);
-      return () => set!.delete(listener);
+      return () => set.delete(listener);
     },
     copyText,
   };
@@ -232,7 +232,7 @@ export function mountApp(root: HTMLElement, opts: AppOptions): PaneContext {
     );
     btn.addEventListener("keydown", (ev) => {
       const i = TABS.findIndex((x) => x.name === t.name);
-      const key = (ev as KeyboardEvent).key;
+      const key = ev.key;
       const next = key === "ArrowRight" ? (i + 1) % TABS.length : key === "ArrowLeft" ? (i - 1 + TABS.length) % TABS.length : key === "Home" ? 0 : key === "End" ? TABS.length - 1 : -1;
       if (next >= 0) {
         ev.preventDefault();

@@ -78,7 +78,7 @@ export function mountConnections(panel: HTMLElement, ctx: PaneContext): Connecti
       ),
     );
     form.addEventListener("keydown", (ev) => {
-      if ((ev as KeyboardEvent).key === "Escape") closeForm(true);
+      if (ev.key === "Escape") closeForm(true);
     });
     form.addEventListener("submit", (ev) => {
       ev.preventDefault();

@@ -193,7 +193,7 @@ export function describeError(err: unknown, ctx: ErrorContext = {}): ErrorView {
 
   if (err instanceof PpmError || (isNamed(err, "PpmError") && typeof (err as PpmError).code === "string")) {
     const e = err as PpmError;
-    const text = ERROR_TEXT[e.code as PpmErrorCode] ?? { title: "Something went wrong" };
+    const text = ERROR_TEXT[e.code] ?? { title: "Something went wrong" };
     const view: ErrorView = {
       ...base,
       code: e.code,

@@ -20,7 +20,7 @@ export function tokenForm(ctx: PaneContext, connectionId: string, onSaved: () =>
     ),
   );
   form.addEventListener("keydown", (ev) => {
-    if ((ev as KeyboardEvent).key === "Escape") onClose();
+    if (ev.key === "Escape") onClose();
   });
   form.addEventListener("submit", (ev) => {
     ev.preventDefault();

@@ -6,7 +6,10 @@
  *   TEXT: number format `@` is set on the whole column BEFORE values are written, so Excel stores
  *   `=SUM(A1)`, `+1`, `00123`, `1/2`, `1E5`, `TRUE` exactly as given (no formula, number or date
  *   parsing; this is also the formula-injection guard).
- * - integer → number, format `0`; decimal → number (decimal strings parsed), format `#,##0.00`.
+ * - integer → number, format `0`; decimal → number (decimal strings parsed), format `#,##0.00`;
+ *   a numeric custom field of a record snapshot → number, format General, because only a General
+ *   cell shows afterwards that Excel read typed input as a formatted number (write-back, see
+ *   `src/records/README.md`).
  * - date `YYYY-MM-DD` → Excel serial computed from the Y-M-D parts with integer arithmetic (never
  *   through a local-time `Date`, so no day shift in any time zone), format `yyyy-mm-dd`.
  * - datetime → serial of the UTC instant (DATE-TIME POLICY: times are shown in UTC; the info block
@@ -57,7 +60,7 @@ export function planColumns(table: Pick<Table, "columns" | "rows">): ColumnPlan[
         return unsafe ? { name: col.name, numberFormat: TEXT_FORMAT, kind: "text" } : { name: col.name, numberFormat: INTEGER_FORMAT, kind: "number" };
       }
       case "decimal":
-        return { name: col.name, numberFormat: DECIMAL_FORMAT, kind: "number" };
+        return { name: col.name, numberFormat: col.customField ? GENERAL_FORMAT : DECIMAL_FORMAT, kind: "number" };
       case "boolean":
         return { name: col.name, numberFormat: GENERAL_FORMAT, kind: "boolean" };
       case "date":
@@ -208,7 +211,7 @@ export function estimateRowBytes(row: readonly (string | number | boolean)[]): n
   let bytes = 2 + row.length; // brackets and commas
   for (const v of row) {
     if (typeof v === "string") {
-      // eslint-disable-next-line no-control-regex
+       
       bytes += /[^\x20-\x7e]|["\\]/.test(v) ? v.length * 6 + 2 : v.length + 2;
     } else if (typeof v === "number") bytes += 24;
     else bytes += 5;

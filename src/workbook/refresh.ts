@@ -175,7 +175,7 @@ async function writeLocked(context: Excel.RequestContext, binding: Binding, tabl
 
   const infoFormula = infoRange ? infoRange.formulas[0][0] : null;
   const ownsInfo = typeof infoFormula === "string" && infoFormula.startsWith(INFO_PREFIX);
-  const oldInfo = ownsInfo ? (infoFormula as string) : null;
+  const oldInfo = ownsInfo ? infoFormula : null;
   const setInfo = (text: string) => {
     if (ownsInfo && infoRange) sheet.getRangeByIndexes(geometry.headerRow - 1, geometry.firstColumn, 1, 1).values = [[text]];
   };
@@ -281,7 +281,7 @@ async function writeLocked(context: Excel.RequestContext, binding: Binding, tabl
       target.copyFrom(rangeOf(backupSheet, oldBody), "Formats");
       if (plan.vacated && userRect) {
         const from = plan.vacated.row - bodyRow;
-        rangeOf(sheet, { row: plan.vacated.row, column: userRect.column, rowCount: plan.vacated.rowCount, columnCount: userRect.columnCount }).formulas = userFormulas.slice(from) as unknown as string[][];
+        rangeOf(sheet, { row: plan.vacated.row, column: userRect.column, rowCount: plan.vacated.rowCount, columnCount: userRect.columnCount }).formulas = userFormulas.slice(from);
       }
       writeTotals(bodyRow + geometry.bodyRows, oldTotals);
       if (oldInfo !== null) setInfo(infoFailed("refresh", binding.source, now().toISOString(), failure.code, failure.message, true));

@@ -1,15 +1,18 @@
 /**
  * The Excel side of Records (issue 7), kept to one thin file: read a bound table's current cells,
- * store and read its import record (baseline) in workbook settings, find the record under the
- * selection, and write a small record sheet. All decisions live in `src/records` (pure); this only
+ * store and read its import record (baseline, through `baselineStore.ts`), read and write the cells
+ * of edits held after a send (content and fill), find the record under the selection, and write a
+ * small record sheet. All decisions live in `src/records` (pure); this only
  * moves values between Excel and those functions.
  *
  * Every function takes an `Excel.RequestContext` (a test passes the workbook emulator's).
  */
-import { BASELINE_SETTING_PREFIX, baselineSettingKey, parseBaseline, serializeBaseline, type Baseline, type SheetTable } from "../records/baseline";
-import { captureBaseline, type WritebackBinding, type WritebackWorkbook } from "../records/session";
+import type { Baseline, SheetTable } from "../records/baseline";
+import type { CellFill, HeldCell } from "../records/held";
+import { captureBaseline, markHeld, unmarkHeld, type CellContent, type CellKey, type CellState, type WritebackBinding, type WritebackWorkbook } from "../records/session";
+import { baselineStore } from "./baselineStore";
 import { TOKEN_COLUMN } from "../records/fields";
-import { cellToText, type SheetValue } from "../records/values";
+import type { SheetValue } from "../records/values";
 import { readBindings } from "./bindingStore";
 import { WriteError } from "./blocks";
 import type { Binding } from "../refresh/binding";
@@ -28,10 +31,11 @@ export function toSheetValues(values: unknown[][], valueTypes: string[][] | unde
 }
 
 /**
- * Reads an Excel table's header and body as they are now (two loads, one `sync`).
+ * Reads an Excel table's header and body as they are now (two loads, one `sync`), and for
+ * `shownColumns` also each cell's number format and display text (one more `sync`).
  * @throws Error naming the table when it no longer exists.
  */
-export async function readTableCells(context: Excel.RequestContext, tableName: string): Promise<SheetTable> {
+export async function readTableCells(context: Excel.RequestContext, tableName: string, shownColumns: readonly string[] = []): Promise<SheetTable> {
   const table = context.workbook.tables.getItemOrNullObject(tableName);
   await context.sync();
   if (table.isNullObject) throw new Error(`The table ${tableName} no longer exists in this workbook.`);
@@ -40,174 +44,176 @@ export async function readTableCells(context: Excel.RequestContext, tableName: s
   const body = table.getDataBodyRange();
   body.load("values,valueTypes,rowIndex");
   await context.sync();
+  const columns = (header.values[0] ?? []).map((v) => String(v));
+  const sheet: SheetTable = { columns, rows: toSheetValues(body.values, body.valueTypes), firstSheetRow: body.rowIndex + 1 };
+  const wanted = shownColumns.map((name) => ({ name, i: columns.indexOf(name) })).filter((c) => c.i >= 0);
+  if (wanted.length && sheet.rows.length) {
+    const ranges = wanted.map(({ name, i }) => {
+      const col = body.getColumn(i);
+      col.load("numberFormat,text");
+      return { name, col };
+    });
+    await context.sync();
+    sheet.shown = {};
+    for (const { name, col } of ranges) {
+      const formats = col.numberFormat as unknown as unknown[][];
+      sheet.shown[name] = col.text.map((row, r) => ({ text: String(row[0] ?? ""), numberFormat: String(formats[r]?.[0] ?? "General") }));
+    }
+  }
+  return sheet;
+}
+
+/** Reads the import record of a binding; null when there is none. @throws BaselineError when unreadable. */
+export function readBaseline(context: Excel.RequestContext, bindingId: string): Promise<Baseline | null> {
+  return baselineStore.read(context, bindingId);
+}
+
+/** Stores an import record. */
+export function saveBaseline(context: Excel.RequestContext, baseline: Baseline): Promise<void> {
+  return baselineStore.save(context, baseline);
+}
+
+/** Deletes the import records whose binding no longer exists (after a binding was removed). */
+export function pruneBaselines(context: Excel.RequestContext, liveBindingIds: readonly string[]): Promise<number> {
+  return baselineStore.prune(context, liveBindingIds);
+}
+
+/** Finds cells of a table by record token and column name (three `sync`s). */
+async function locateCells(context: Excel.RequestContext, tableName: string) {
+  const table = context.workbook.tables.getItemOrNullObject(tableName);
+  await context.sync();
+  if (table.isNullObject) throw new Error(`The table ${tableName} no longer exists in this workbook.`);
+  const header = table.getHeaderRowRange();
+  header.load("values");
+  const body = table.getDataBodyRange();
+  await context.sync();
+  const columns = (header.values[0] ?? []).map((v) => String(v));
+  const ti = columns.indexOf(TOKEN_COLUMN);
+  const rowOf = new Map<string, number>();
+  if (ti >= 0) {
+    const tokens = body.getColumn(ti);
+    tokens.load("values");
+    await context.sync();
+    const dup = new Set<string>();
+    tokens.values.forEach((row, r) => {
+      const t = row[0];
+      if (typeof t !== "string" || t === "") return;
+      if (rowOf.has(t)) dup.add(t);
+      rowOf.set(t, r);
+    });
+    // A token on several rows names no one cell.
+    for (const d of dup) rowOf.delete(d);
+  }
   return {
-    columns: (header.values[0] ?? []).map((v) => String(v)),
-    rows: toSheetValues(body.values, body.valueTypes as unknown as string[][]),
-    firstSheetRow: body.rowIndex + 1,
+    body,
+    at(key: CellKey): { row: number; column: number } | null {
+      const row = rowOf.get(key.projectToken);
+      const column = columns.indexOf(key.field);
+      return row === undefined || column < 0 || column === ti ? null : { row, column };
+    },
   };
 }
 
 /**
- * Where import records (baselines) live: a very hidden worksheet, not document settings. A record
- * grows with its table (up to BASELINE_MAX_CELLS hashes, ~400 KB), and settings fail near 1 MB
- * (office-js #621, #3957); a worksheet holds any number of them on every platform (custom XML parts
- * would too, but need the Common API's async callbacks). One row per binding: A = binding id,
- * B = number of chunks (0 while a save is under way), C… = the record's JSON in chunks, all as text.
+ * The fill a cell has, as far as it can be put back exactly; null otherwise. No Fill reads as
+ * "#FFFFFF" like white (office-js #6218) and is told apart by `tintAndShade` being null (#4900).
  */
-export const BASELINE_SHEET = "ppm_baselines";
-/** Characters per chunk cell: under a cell's 32,767-character limit. */
-export const BASELINE_CHUNK_CHARS = 30_000;
-/** Chunk cells per request (30 × 30,000 characters: about 1 MB, far under the 5 MB request and response limits). */
-const CHUNKS_PER_SYNC = 30;
-/** Largest record stored (characters of JSON); larger ones are refused before anything is written. */
-export const BASELINE_BUDGET_CHARS = 6_000_000;
-
-/** The row of a binding's record on the baselines sheet (0-based), or null; plus the first free row. */
-async function baselineRow(context: Excel.RequestContext, sheet: Excel.Worksheet, bindingId: string): Promise<{ row: number | null; free: number }> {
-  const used = sheet.getUsedRangeOrNullObject(true);
-  used.load(["rowIndex", "rowCount"]);
-  await context.sync();
-  if (used.isNullObject) return { row: null, free: 0 };
-  const ids = sheet.getRangeByIndexes(0, 0, used.rowIndex + used.rowCount, 1);
-  ids.load("values");
-  await context.sync();
-  const values = ids.values.map((r) => String(r[0] ?? ""));
-  const row = values.indexOf(bindingId);
-  const empty = values.indexOf("");
-  return { row: row >= 0 ? row : null, free: empty >= 0 ? empty : values.length };
+export function ownFill(color: unknown, pattern: unknown, tintAndShade: unknown): CellFill | null {
+  if ((tintAndShade === null || tintAndShade === undefined) && (pattern === null || pattern === undefined || pattern === "None")) return { pattern: "None" };
+  if (tintAndShade === 0 && (pattern === "Solid" || pattern === null || pattern === undefined) && typeof color === "string" && /^#[0-9A-Fa-f]{6}$/.test(color)) {
+    return { pattern: "Solid", color: color.toUpperCase() };
+  }
+  return null;
 }
 
-/** Reads the import record of a binding; null when there is none. @throws BaselineError when unreadable. */
-export async function readBaseline(context: Excel.RequestContext, bindingId: string): Promise<Baseline | null> {
-  const sheet = context.workbook.worksheets.getItemOrNullObject(BASELINE_SHEET);
-  const legacy = context.workbook.settings.getItemOrNullObject(baselineSettingKey(bindingId));
-  legacy.load("value");
-  await context.sync();
-  if (!sheet.isNullObject) {
-    const { row } = await baselineRow(context, sheet, bindingId);
-    if (row !== null) {
-      const countCell = sheet.getRangeByIndexes(row, 1, 1, 1);
-      countCell.load("values");
-      await context.sync();
-      const n = Number(countCell.values[0][0]);
-      if (!Number.isInteger(n) || n <= 0) return null; // a save that never finished: no usable record
-      let text = "";
-      for (let from = 0; from < n; from += CHUNKS_PER_SYNC) {
-        const part = sheet.getRangeByIndexes(row, 2 + from, 1, Math.min(CHUNKS_PER_SYNC, n - from));
-        part.load("values");
-        await context.sync();
-        text += part.values[0].map((v) => String(v)).join("");
-      }
-      return parseBaseline(text);
-    }
-  }
-  // Workbooks saved before the records moved to the sheet kept them in settings.
-  if (legacy.isNullObject) return null;
-  return parseBaseline(legacy.value);
-}
-
-/**
- * Stores an import record on the baselines sheet (created very hidden on first use), in requests of
- * about 1 MB. A record over BASELINE_BUDGET_CHARS is refused before anything is written.
- * @throws WriteError `settings_full` when the record is too large.
- */
-export async function saveBaseline(context: Excel.RequestContext, baseline: Baseline): Promise<void> {
-  const json = serializeBaseline(baseline);
-  if (json.length > BASELINE_BUDGET_CHARS) {
-    throw new WriteError(
-      "settings_full",
-      `The write-back record of table ${baseline.tableName} would hold ${json.length.toLocaleString("en-US")} characters, over the ${BASELINE_BUDGET_CHARS.toLocaleString("en-US")} the add-in stores per table. Nothing was written; filter the table to fewer rows or columns to write back from it.`,
-    );
-  }
-  const existing = context.workbook.worksheets.getItemOrNullObject(BASELINE_SHEET);
-  const legacy = context.workbook.settings.getItemOrNullObject(baselineSettingKey(baseline.bindingId));
-  legacy.load("key");
-  await context.sync();
-  let sheet: Excel.Worksheet;
-  if (existing.isNullObject) {
-    sheet = context.workbook.worksheets.add(BASELINE_SHEET);
-    sheet.visibility = "VeryHidden";
-  } else sheet = existing;
-  const { row: found, free } = existing.isNullObject ? { row: null, free: 0 } : await baselineRow(context, sheet, baseline.bindingId);
-  const row = found ?? free;
-  const chunks: string[] = [];
-  for (let i = 0; i < json.length; i += BASELINE_CHUNK_CHARS) chunks.push(json.slice(i, i + BASELINE_CHUNK_CHARS));
-  // Text format first (a chunk may start with "=" or digits); count 0 marks the record incomplete.
-  const whole = sheet.getRangeByIndexes(row, 0, 1, 2 + Math.max(1, chunks.length));
-  sheet.getRangeByIndexes(row, 0, 1, 16_384).clear("All");
-  (whole as unknown as { numberFormat: string }).numberFormat = "@";
-  sheet.getRangeByIndexes(row, 0, 1, 2).values = [[baseline.bindingId, "0"]];
-  await context.sync();
-  for (let from = 0; from < chunks.length; from += CHUNKS_PER_SYNC) {
-    const part = chunks.slice(from, from + CHUNKS_PER_SYNC);
-    sheet.getRangeByIndexes(row, 2 + from, 1, part.length).values = [part];
-    await context.sync();
-  }
-  sheet.getRangeByIndexes(row, 1, 1, 1).values = [[String(chunks.length)]];
-  if (!legacy.isNullObject) legacy.delete(); // the record from before it moved to the sheet
-  await context.sync();
-}
-
-/**
- * Switches table columns to text: number format `@` on the data body, and every current value
- * rewritten as the plain string it stands for (1500.5 → "1500.5", never "1.5E+03"), so later typing
- * is kept as typed. Error cells are left as they are. Missing columns are skipped.
- */
-export async function setColumnsAsText(context: Excel.RequestContext, tableName: string, columns: readonly string[]): Promise<void> {
-  const table = context.workbook.tables.getItem(tableName);
-  const cols = columns.map((name) => table.columns.getItemOrNullObject(name));
-  await context.sync();
-  const bodies = cols.filter((c) => !c.isNullObject).map((c) => {
-    const body = c.getDataBodyRange();
-    body.load("values,valueTypes");
-    return body;
+/** Content (formula/constant and number format) and own fill of cells located by token and field. */
+export async function readCellStates(context: Excel.RequestContext, tableName: string, keys: readonly CellKey[]): Promise<CellState[]> {
+  if (keys.length === 0) return [];
+  const where = await locateCells(context, tableName);
+  const reads = keys.flatMap((key) => {
+    const at = where.at(key);
+    if (!at) return [];
+    const cell = where.body.getCell(at.row, at.column);
+    cell.load("formulas,numberFormat");
+    cell.format.fill.load("color,pattern,tintAndShade");
+    return [{ key, cell }];
   });
+  if (reads.length === 0) return [];
   await context.sync();
-  for (const body of bodies) {
-    const types = body.valueTypes as unknown as string[][];
-    const values = body.values.map((row, r) => row.map((v, c) => {
-      if (types[r]?.[c] === "Error") return v;
-      const t = cellToText(v as SheetValue);
-      return t.ok ? t.text : v;
-    }));
-    body.numberFormat = values.map((row) => row.map(() => "@"));
-    body.values = values as (string | number | boolean)[][];
+  return reads.map(({ key, cell }) => {
+    const fill = cell.format.fill;
+    return {
+      projectToken: key.projectToken,
+      field: key.field,
+      content: { formula: cell.formulas[0][0] as string | number | boolean, numberFormat: String((cell.numberFormat as unknown as unknown[][])[0][0]) },
+      fill: ownFill(fill.color, fill.pattern, fill.tintAndShade),
+    };
+  });
+}
+
+/**
+ * Writes content (number format first, so text stays text, then the formula or constant) and fills
+ * to cells located by token and field. A null number format means the one most of the column's other
+ * body cells have. Cells no longer in the table are skipped.
+ */
+export async function writeCellStates(
+  context: Excel.RequestContext,
+  tableName: string,
+  cells: readonly { key: CellKey; content?: CellContent; fill?: CellFill }[],
+): Promise<void> {
+  if (cells.length === 0) return;
+  const where = await locateCells(context, tableName);
+  const placed = cells.flatMap((c) => {
+    const at = where.at(c.key);
+    return at ? [{ ...c, at }] : [];
+  });
+  const needFormat = [...new Set(placed.filter((c) => c.content && c.content.numberFormat === null).map((c) => c.at.column))];
+  const columnFormats = new Map<number, Excel.Range>();
+  for (const ci of needFormat) {
+    const col = where.body.getColumn(ci);
+    col.load("numberFormat");
+    columnFormats.set(ci, col);
+  }
+  if (needFormat.length) await context.sync();
+  const skipRows = new Map<number, Set<number>>();
+  for (const c of placed) {
+    if (!skipRows.has(c.at.column)) skipRows.set(c.at.column, new Set());
+    skipRows.get(c.at.column)!.add(c.at.row);
+  }
+  const usual = (ci: number): string => {
+    const formats = (columnFormats.get(ci)?.numberFormat ?? []) as unknown as unknown[][];
+    const counts = new Map<string, number>();
+    formats.forEach((row, r) => {
+      if (skipRows.get(ci)?.has(r)) return;
+      const f = String(row[0]);
+      counts.set(f, (counts.get(f) ?? 0) + 1);
+    });
+    let best = "General";
+    let n = 0;
+    for (const [f, k] of counts) if (k > n) [best, n] = [f, k];
+    return best;
+  };
+  for (const c of placed) {
+    const cell = where.body.getCell(c.at.row, c.at.column);
+    if (c.content) {
+      cell.numberFormat = [[c.content.numberFormat ?? usual(c.at.column)]];
+      cell.formulas = [[c.content.formula]];
+    }
+    if (c.fill?.pattern === "None") cell.format.fill.clear();
+    else if (c.fill) cell.format.fill.color = c.fill.color;
   }
   await context.sync();
 }
 
-/** Deletes the import records whose binding no longer exists (after a binding was removed). */
-export async function pruneBaselines(context: Excel.RequestContext, liveBindingIds: readonly string[]): Promise<number> {
-  const settings = context.workbook.settings;
-  settings.load("items/key");
-  const sheet = context.workbook.worksheets.getItemOrNullObject(BASELINE_SHEET);
-  await context.sync();
-  let removed = 0;
-  if (!sheet.isNullObject) {
-    const used = sheet.getUsedRangeOrNullObject(true);
-    used.load(["rowIndex", "rowCount"]);
-    await context.sync();
-    if (!used.isNullObject) {
-      const ids = sheet.getRangeByIndexes(0, 0, used.rowIndex + used.rowCount, 1);
-      ids.load("values");
-      await context.sync();
-      ids.values.forEach((r, i) => {
-        const id = String(r[0] ?? "");
-        if (id !== "" && !liveBindingIds.includes(id)) {
-          sheet.getRangeByIndexes(i, 0, 1, 16_384).clear("All");
-          removed++;
-        }
-      });
-    }
-  }
-  for (const s of settings.items) {
-    if (s.key.startsWith(BASELINE_SETTING_PREFIX) && !liveBindingIds.includes(s.key.slice(BASELINE_SETTING_PREFIX.length))) {
-      s.delete();
-      removed++;
-    }
-  }
-  if (removed) await context.sync();
-  return removed;
+/** The {@link WritebackWorkbook} port over one request context. */
+function portOver(context: Excel.RequestContext): WritebackWorkbook {
+  return {
+    readTable: (name, options) => readTableCells(context, name, options?.shownColumns),
+    readBaseline: (id) => readBaseline(context, id),
+    saveBaseline: (b) => saveBaseline(context, b),
+    readCells: (name, keys) => readCellStates(context, name, keys),
+    writeCells: (name, cells) => writeCellStates(context, name, cells),
+  };
 }
 
 /**
@@ -216,10 +222,11 @@ export async function pruneBaselines(context: Excel.RequestContext, liveBindingI
  */
 export function excelWritebackWorkbook(run: <T>(work: (context: Excel.RequestContext) => Promise<T>) => Promise<T>): WritebackWorkbook {
   return {
-    readTable: (tableName) => run((ctx) => readTableCells(ctx, tableName)),
+    readTable: (tableName, options) => run((ctx) => portOver(ctx).readTable(tableName, options)),
     readBaseline: (bindingId) => run((ctx) => readBaseline(ctx, bindingId)),
     saveBaseline: (b) => run((ctx) => saveBaseline(ctx, b)),
-    setColumnsAsText: (tableName, columns) => run((ctx) => setColumnsAsText(ctx, tableName, columns)),
+    readCells: (tableName, keys) => run((ctx) => readCellStates(ctx, tableName, keys)),
+    writeCells: (tableName, cells) => run((ctx) => writeCellStates(ctx, tableName, cells)),
   };
 }
 
@@ -236,19 +243,56 @@ export async function findBinding(context: Excel.RequestContext, bindingId: stri
 }
 
 /**
- * Records the import baseline of a freshly imported or refreshed projects/proposals snapshot table.
- * For the importer and refresh paths to call right after writing (see `src/records/README.md`);
- * a no-op for other tables.
+ * Records the import baseline of a freshly imported or refreshed projects/proposals snapshot table;
+ * the engine calls it right after an import and after a refresh that rewrote the table (see
+ * `src/records/README.md`). A no-op for other tables.
  */
 export async function recordImportBaseline(context: Excel.RequestContext, binding: WritebackBinding): Promise<Baseline | null> {
-  if (binding.source.kind !== "snapshot" || (binding.source.endpoint !== "projects" && binding.source.endpoint !== "proposals")) return null;
-  const port: WritebackWorkbook = {
-    readTable: (name) => readTableCells(context, name),
-    readBaseline: (id) => readBaseline(context, id),
-    saveBaseline: (b) => saveBaseline(context, b),
-    setColumnsAsText: (name, cols) => setColumnsAsText(context, name, cols),
-  };
-  return captureBaseline(port, binding);
+  if (!isWritable(binding)) return null;
+  return captureBaseline(portOver(context), binding);
+}
+
+function isWritable(binding: Pick<WritebackBinding, "source">): boolean {
+  return binding.source.kind === "snapshot" && (binding.source.endpoint === "projects" || binding.source.endpoint === "proposals");
+}
+
+/**
+ * Before a refresh that is not write-back's own (Refresh tab, ribbon): lifts the marks of the edits
+ * held after a send, so no mark can end up on another record's cell. Returns the held cells (empty
+ * when none), for {@link afterTableRefresh}. Never throws: a record it cannot read holds nothing.
+ */
+export async function beforeTableRefresh(context: Excel.RequestContext, bindingId: string): Promise<HeldCell[]> {
+  try {
+    const binding = await findBinding(context, bindingId);
+    if (!binding || !isWritable(binding)) return [];
+    const held = (await readBaseline(context, bindingId))?.held ?? [];
+    if (held.length) await unmarkHeld(portOver(context), binding.tableName, held);
+    return held;
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * After such a refresh: an `updated` table gets a new import record (the refresh replaced held
+ * edits with the service's values, which is what a refresh is for); otherwise the held edits are
+ * still in their cells and are marked again. Returns a warning when the record could not be stored.
+ */
+export async function afterTableRefresh(context: Excel.RequestContext, binding: Binding, outcome: "updated" | "unchanged" | "failed", held: readonly HeldCell[]): Promise<string | null> {
+  if (!isWritable(binding)) return null;
+  try {
+    if (outcome === "updated") {
+      await recordImportBaseline(context, binding);
+    } else if (held.length) {
+      const port = portOver(context);
+      const stored = await readBaseline(context, binding.id);
+      const marked = await markHeld(port, binding.tableName, held.map((h) => ({ ...h, fill: null })));
+      if (stored) await saveBaseline(context, { ...stored, held: marked });
+    }
+    return null;
+  } catch (e) {
+    return `The write-back import record of ${binding.tableName} could not be updated (${e instanceof Error ? e.message : String(e)}); write-back compares with the service's values until it is.`;
+  }
 }
 
 /** What the selection points at: the record token of the selected row of a writable bound table. */

@@ -28,6 +28,8 @@ export interface GridCell {
   format: string;
   text: string;
   formula: string | null;
+  /** Solid fill (`data-fill`), null for No Fill. */
+  fill: string | null;
 }
 
 export interface TablePlace {
@@ -113,7 +115,7 @@ export class E2E {
     for (;;) {
       try {
         const v = await probe();
-        if (v) return v as NonNullable<T>;
+        if (v) return v;
         last = v;
       } catch (err) {
         last = err instanceof Error ? err.message : err;
@@ -182,6 +184,7 @@ export class E2E {
           format: td.dataset.format ?? "",
           text: td.textContent ?? "",
           formula: td.dataset.formula ?? null,
+          fill: td.dataset.fill ?? null,
         };
       }, address);
     const first = await read();

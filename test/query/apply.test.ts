@@ -125,8 +125,8 @@ describe("$skip, $top, $count and the order of evaluation", () => {
     const t = makeTable();
     const before = JSON.stringify(t);
     const r = applyQuery(t, { filter: "Id gt 2", orderby: "Name desc", select: ["Name", "Id"], top: 3 });
-    r.table.rows[0]![0] = "changed";
-    r.table.columns[0]!.name = "changed";
+    r.table.rows[0][0] = "changed";
+    r.table.columns[0].name = "changed";
     r.table.meta.key = "changed";
     expect(JSON.stringify(t)).toBe(before);
   });

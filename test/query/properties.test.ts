@@ -56,9 +56,9 @@ describe("properties", () => {
         const out = applyQuery(makeTable(COLS, rows), { orderby }).table.rows;
         expect(out.map((r) => r[0]).sort((a, b) => (a as number) - (b as number))).toEqual(rows.map((r) => r[0]));
         for (let j = 1; j < out.length; j++) {
-          const c = cmp(out[j - 1]!, out[j]!, keys);
+          const c = cmp(out[j - 1], out[j], keys);
           expect(c).toBeLessThanOrEqual(0);
-          if (c === 0) expect(out[j - 1]![0] as number).toBeLessThan(out[j]![0] as number);
+          if (c === 0) expect(out[j - 1][0] as number).toBeLessThan(out[j][0] as number);
         }
       }),
       { numRuns: 200 },
@@ -124,7 +124,7 @@ describe("properties", () => {
         const rows = vals.map((v, i) => [i, asCell(v)]);
         const t = makeTable([{ name: "id", type: "integer" }, { name: "n", type: "integer" }], rows);
         const kept = applyQuery(t, { filter: `n ${op} ${c}` }).table.rows.map((r) => r[0]);
-        const truth = { eq: (a: bigint) => a === c, ne: (a: bigint) => a !== c, gt: (a: bigint) => a > c, ge: (a: bigint) => a >= c, lt: (a: bigint) => a < c, le: (a: bigint) => a <= c }[op]!;
+        const truth = { eq: (a: bigint) => a === c, ne: (a: bigint) => a !== c, gt: (a: bigint) => a > c, ge: (a: bigint) => a >= c, lt: (a: bigint) => a < c, le: (a: bigint) => a <= c }[op];
         expect(kept).toEqual(vals.map((v, i) => [v, i] as const).filter(([v]) => truth(v)).map(([, i]) => i));
         const sorted = applyQuery(t, { orderby: "n" }).table.rows.map((r) => BigInt(r[1] as string | number));
         expect(sorted).toEqual([...vals].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)));
@@ -165,7 +165,7 @@ describe("properties", () => {
     fc.assert(
       fc.property(rowsArb, fc.constantFrom("k gt 1", "t ne 'a'", "b or d lt 0", "contains(t, 'b')", "k in (0, 2, null)"), (rows, filter) => {
         const out = applyQuery(makeTable(COLS, rows), { filter }).table.rows.map((r) => r[0] as number);
-        for (let j = 1; j < out.length; j++) expect(out[j - 1]!).toBeLessThan(out[j]!);
+        for (let j = 1; j < out.length; j++) expect(out[j - 1]).toBeLessThan(out[j]);
       }),
       { numRuns: 100 },
     );

@@ -32,7 +32,7 @@ for (const rows of [100, 1_000, 6_000, 20_000]) {
   const sheet = sheetOf(rows);
   const [baseline, tBuild] = time(() => buildBaseline(sheet, { bindingId: "b", tableName: "T", etag: "e", tokenColumn: "project_token" }));
   const bytes = serializeBaseline(baseline).length;
-  const service = indexServiceRows(COLUMNS.map((name) => ({ name })), sheet.rows as unknown[][]);
+  const service = indexServiceRows(COLUMNS.map((name) => ({ name })), sheet.rows);
   const edited = { ...sheet, rows: sheet.rows.map((r, i) => (i % 100 === 0 ? r.map((v, c) => (c === 5 ? "12,5" : v)) : r)) };
   const [diff, tDiff] = time(() => diffWriteback({ sheet: edited, fields: FIELDS, baseline, service }));
   console.log(

@@ -197,3 +197,31 @@ describe("diffWriteback in service mode (no usable import record)", () => {
     expect(r.changes).toHaveLength(1);
   });
 });
+
+describe("numbers in numeric fields, judged by Excel's format (a plain import, no text columns)", () => {
+  const sheetNow = (cell: SheetValue, numberFormat: string, text: string): SheetTable => ({
+    columns: ["project_token", "Budget Contingency"],
+    rows: [["pt_1", cell]],
+    shown: { "Budget Contingency": [{ numberFormat, text }] },
+  });
+  const base = buildBaseline({ columns: ["project_token", "Budget Contingency"], rows: [["pt_1", 1500.5]] }, { bindingId: "b", tableName: "T", etag: null, tokenColumn: "project_token" });
+  const service = indexServiceRows([{ name: "project_token" }, { name: "Budget Contingency" }], [["pt_1", 1500.5]]);
+  it("a typed 1,234.5 (Excel: 1234.5 with #,##0.00) is invalid and shown as Excel shows it", () => {
+    const r = diffWriteback({ sheet: sheetNow(1234.5, "#,##0.00", "1,234.50"), fields: FIELDS, baseline: base, service });
+    expect(r.changes).toEqual([expect.objectContaining({ new: "1,234.50", validation: expect.objectContaining({ status: "invalid" }) })]);
+  });
+  it("a typed 1234.5 in General is valid and shown as sent", () => {
+    const r = diffWriteback({ sheet: sheetNow(1234.5, "General", "1234.5"), fields: FIELDS, baseline: base, service });
+    expect(r.changes).toEqual([expect.objectContaining({ new: "1234.5", validation: { status: "valid" } })]);
+  });
+  it("an edit held back after a conflict is sendable again, with a warning naming the service's value", () => {
+    const r = diffWriteback({
+      sheet: sheetNow(99, "General", "99"),
+      fields: FIELDS,
+      baseline: base,
+      service,
+      held: [{ projectToken: "pt_1", field: "Budget Contingency", status: "conflict", message: "m", service: "1500.5", fill: null }],
+    });
+    expect(r.changes[0].validation).toEqual({ status: "valid", warning: expect.stringContaining('now "1500.5"') });
+  });
+});

@@ -5,7 +5,7 @@ import type { RecordKind } from "../../src/contract/contract";
 
 function change(projectToken: string, field: string, value: string, status: "valid" | "invalid" | "conflict" = "valid"): Change {
   const validation = status === "valid" ? { status } : { status, message: `${status} reason` };
-  return { row: 1, projectToken, field, old: "o", new: value, validation } as Change;
+  return { row: 1, projectToken, field, old: "o", new: value, validation };
 }
 
 /** A fake client that fails some tokens the way the service client does (an Error with code/status/details). */

@@ -10,11 +10,18 @@ import { isPpmError } from "../../src/service/errors";
 import {
   buildBaseline,
   confirmWriteback,
+  discardHeld,
+  heldKey,
+  MARK_FILL,
   prepareWriteback,
   recordsServiceFrom,
   sendWriteback,
   validateFieldValue,
   type Baseline,
+  type CellContent,
+  type CellFill,
+  type CellKey,
+  type CellState,
   type Change,
   type SheetTable,
   type WritebackBinding,
@@ -132,10 +139,29 @@ class FakeSheet {
     if (!row || fi < 0) throw new Error(`no cell ${token}/${field}`);
     row[fi] = value;
   }
-  toText(cols: readonly string[]) {
-    for (const c of cols) {
-      const i = this.sheet.columns.indexOf(c);
-      for (const r of this.sheet.rows) if (typeof r[i] === "number") r[i] = String(r[i]);
+  /** Fills by token + field (the real adapter: `Range.format.fill`). */
+  fills = new Map<string, CellFill>();
+  private find(k: CellKey): { row: SheetTable["rows"][number]; fi: number } | null {
+    const ti = this.sheet.columns.indexOf("project_token");
+    const fi = this.sheet.columns.indexOf(k.field);
+    const row = this.sheet.rows.find((r) => r[ti] === k.projectToken);
+    return row && fi >= 0 ? { row, fi } : null;
+  }
+  readCells(keys: readonly CellKey[]): CellState[] {
+    return keys.flatMap((k) => {
+      const at = this.find(k);
+      if (!at) return [];
+      const v = at.row[at.fi];
+      const formula = v === null || typeof v === "object" ? "" : v;
+      return [{ ...k, content: { formula, numberFormat: "General" }, fill: this.fills.get(heldKey(k.projectToken, k.field)) ?? { pattern: "None" as const } }];
+    });
+  }
+  writeCells(cells: readonly { key: CellKey; content?: CellContent; fill?: CellFill }[]) {
+    for (const c of cells) {
+      const at = this.find(c.key);
+      if (!at) continue;
+      if (c.content) at.row[at.fi] = c.content.formula === "" ? null : c.content.formula;
+      if (c.fill) this.fills.set(heldKey(c.key.projectToken, c.key.field), c.fill);
     }
   }
   cell(token: string, field: string) {
@@ -161,7 +187,8 @@ describe("write-back from the sheet, end to end", () => {
         readTable: async () => structuredClone(fake.sheet),
         readBaseline: async () => fake.baseline,
         saveBaseline: async (b) => void (fake.baseline = b),
-        setColumnsAsText: async (_t, cols) => fake.toText(cols),
+        readCells: async (_t, keys) => fake.readCells(keys),
+        writeCells: async (_t, cells) => fake.writeCells(cells),
       },
       customFields: () => records.customFields(),
       refresh: async (b) => {
@@ -192,9 +219,14 @@ describe("write-back from the sheet, end to end", () => {
     expect(done.refresh?.outcome).toBe("updated");
     // The service normalised "12,5"; the numeric custom field comes back as a decimal column.
     expect(s.fake.cell("pt_acme_0001", "Budget Contingency")).toBe(12.5);
-    expect(s.fake.cell("pt_acme_0002", "Budget Contingency")).toBe(25000);
-    // A new import record was taken from the refreshed table: nothing is pending any more.
-    expect((await prepareWriteback(s.deps, s.binding)).changes).toEqual([]);
+    // The refresh did not take the unsent edit: it is back in its cell, marked and held.
+    expect(s.fake.cell("pt_acme_0002", "Budget Contingency")).toBe("1,234.5");
+    expect(s.fake.fills.get(heldKey("pt_acme_0002", "Budget Contingency"))).toEqual({ pattern: "Solid", color: MARK_FILL });
+    expect(done.held).toEqual([expect.objectContaining({ projectToken: "pt_acme_0002", status: "invalid", service: "25000", fill: { pattern: "None" } })]);
+    // A new import record was taken from the refreshed table: only the held edit is still pending.
+    const again = await prepareWriteback(s.deps, s.binding);
+    expect(again.changes.map((c) => [c.projectToken, c.old, c.new, c.validation.status])).toEqual([["pt_acme_0002", "25000", "1,234.5", "invalid"]]);
+    expect(again.held).toHaveLength(1);
   });
 
   it("shows a value changed on the service since the import as a conflict and does not overwrite it", async () => {
@@ -212,6 +244,17 @@ describe("write-back from the sheet, end to end", () => {
     const records = recordsServiceFrom(new PpmClient(conn()));
     expect(await records.getRecord("project", "pt_acme_0001")).toMatchObject({ Sponsor: "Monica Reyes" });
     expect(await records.getRecord("project", "pt_acme_0002")).toMatchObject({ Sponsor: "John Doggett" });
+    // The conflicting edit survived the refresh; next time it is sendable, with the other value named.
+    expect(s.fake.cell("pt_acme_0001", "Sponsor")).toBe("Walter Skinner");
+    const again = await prepareWriteback(s.deps, s.binding);
+    expect(again.changes).toEqual([
+      expect.objectContaining({ projectToken: "pt_acme_0001", old: "Monica Reyes", new: "Walter Skinner", validation: { status: "valid", warning: expect.stringContaining("sending replaces their value") } }),
+    ]);
+    // Discarding puts the service's value back and lifts the mark.
+    expect(await discardHeld(s.deps, s.binding, again.fields)).toEqual([]);
+    expect(s.fake.cell("pt_acme_0001", "Sponsor")).toBe("Monica Reyes");
+    expect(s.fake.fills.get(heldKey("pt_acme_0001", "Sponsor"))).toEqual({ pattern: "None" });
+    expect((await prepareWriteback(s.deps, s.binding)).changes).toEqual([]);
   });
 
   it("does not refresh when nothing was saved, so rejected edits stay in the sheet", async () => {
@@ -222,5 +265,12 @@ describe("write-back from the sheet, end to end", () => {
     expect(done.refresh).toBeNull();
     expect(s.refreshes).toBe(0);
     expect(s.fake.cell("pt_acme_0001", "Budget Contingency")).toBe("1e3");
+    expect(done.held).toEqual([expect.objectContaining({ status: "invalid", fill: { pattern: "None" } })]);
+    expect(s.fake.fills.get(heldKey("pt_acme_0001", "Budget Contingency"))).toEqual({ pattern: "Solid", color: MARK_FILL });
+    // Typing the old value back releases the cell: the mark comes off, it is no longer listed.
+    s.fake.edit("pt_acme_0001", "Budget Contingency", 1500.5);
+    const again = await prepareWriteback(s.deps, s.binding);
+    expect([again.changes, again.held]).toEqual([[], []]);
+    expect(s.fake.fills.get(heldKey("pt_acme_0001", "Budget Contingency"))).toEqual({ pattern: "None" });
   });
 });

@@ -45,7 +45,8 @@ function setup(opts: { baseline?: Baseline | null | "throw"; fields?: "throw" | 
         return opts.baseline === undefined ? stored : opts.baseline;
       },
       saveBaseline: async (b) => void (stored = b),
-      setColumnsAsText: async (_t, cols) => void textCalls.push([...cols]),
+      readCells: async () => [],
+      writeCells: async (_t, cells) => void textCalls.push(cells.map((c) => c.key.field)),
     },
     customFields: async () => {
       if (opts.fields === "throw") throw new Error("403 reporting disabled");
@@ -81,11 +82,13 @@ describe("prepareWriteback", () => {
 });
 
 describe("prepareForEditing and confirm", () => {
-  it("makes numeric custom-field columns text, records the table without user columns, then finds edits", async () => {
+  it("records the table without user columns and changes no cell, then finds edits", async () => {
     const s = setup();
     const r = await prepareForEditing(s.deps, binding);
-    expect(r).toMatchObject({ ready: true, textColumns: ["Budget Contingency"] });
-    expect(s.textCalls).toEqual([["Budget Contingency"]]);
+    expect(r).toMatchObject({ ready: true, recorded: true });
+    expect(s.textCalls).toEqual([]);
+    // A current record is kept as it is.
+    expect(await prepareForEditing(s.deps, binding)).toMatchObject({ ready: true, recorded: false });
     expect(s.stored?.columns).toEqual(["Budget Contingency", "Sponsor"]);
     s.sheet.rows[1][2] = "Walter";
     s.sheet.rows[0][3] = "user column edit, never compared";
@@ -105,5 +108,47 @@ describe("prepareForEditing and confirm", () => {
     const done = await confirmWriteback(s.deps, await prepareWriteback(s.deps, binding));
     expect(done.summary.saved).toBe(1);
     expect(done.refresh).toEqual({ outcome: "failed", message: "table gone" });
+  });
+
+  it("does not refresh when the unsent cells cannot be read first: a refresh would overwrite them", async () => {
+    const s = setup();
+    await prepareForEditing(s.deps, binding);
+    s.sheet.rows[0][2] = "X";
+    s.sheet.rows[1][1] = "1,5x";
+    let refreshed = 0;
+    s.deps.refresh = async () => ((refreshed++), { outcome: "updated" });
+    s.deps.workbook.readCells = async () => {
+      throw new Error("table busy");
+    };
+    const done = await confirmWriteback(s.deps, await prepareWriteback(s.deps, binding));
+    expect(done.summary.saved).toBe(1);
+    expect(refreshed).toBe(0);
+    expect(done.refresh).toMatchObject({ outcome: "failed", message: expect.stringContaining("would overwrite them") });
+  });
+  it("names what the unsent cells held when they cannot be put back after the refresh", async () => {
+    const s = setup();
+    await prepareForEditing(s.deps, binding);
+    s.sheet.rows[0][2] = "X";
+    s.sheet.rows[1][1] = "1,5x";
+    s.deps.workbook.readCells = async (_t, keys) => keys.map((k) => ({ ...k, content: { formula: "1,5x", numberFormat: "General" }, fill: { pattern: "None" } }));
+    s.deps.workbook.writeCells = async () => {
+      throw new Error("sheet protected");
+    };
+    const done = await confirmWriteback(s.deps, await prepareWriteback(s.deps, binding));
+    expect(done.heldWarning).toMatch(/sheet protected.*pt_2 · Budget Contingency: "1,5x"/);
+  });
+  it("does not refresh over rows added by hand, which a refresh would remove", async () => {
+    const s = setup();
+    await prepareForEditing(s.deps, binding);
+    s.sheet.rows[0][2] = "X";
+    s.sheet.rows.push(["pt_new", 5, "Added", "mine"]);
+    let refreshed = 0;
+    s.deps.refresh = async () => ((refreshed++), { outcome: "updated" });
+    const preview = await prepareWriteback(s.deps, binding);
+    expect(preview.notes).toEqual([expect.objectContaining({ projectToken: "pt_new", added: true })]);
+    const done = await confirmWriteback(s.deps, preview);
+    expect(done.summary.saved).toBe(1);
+    expect(refreshed).toBe(0);
+    expect(done.refresh).toMatchObject({ outcome: "failed", message: expect.stringContaining("a row was added by hand") });
   });
 });

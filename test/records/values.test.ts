@@ -1,5 +1,5 @@
 import fc from "fast-check";
-import { canonicalValue, cellToText, explainNumericProblem, normaliseNumeric, numberToPlainString, validateFieldValue, valueHash } from "../../src/records/values";
+import { canonicalValue, cellToText, explainNumericProblem, normaliseNumeric, numberToPlainString, numericCellText, validateFieldValue, valueHash } from "../../src/records/values";
 import { NUMERIC_CUSTOM_FIELD } from "../../src/contract/contract";
 
 describe("numberToPlainString", () => {
@@ -105,5 +105,28 @@ describe("comparison form", () => {
   it("hashes are short and distinguish nearby values", () => {
     expect(valueHash("1500.5")).not.toBe(valueHash("1500.50"));
     expect(valueHash("")).toMatch(/^[0-9a-z]{1,7}$/);
+  });
+});
+
+describe("numericCellText: a number cell of a numeric field, judged by how Excel shows it", () => {
+  it("a General cell is sent as its plain decimal", () => {
+    expect(numericCellText(1234.5, { numberFormat: "General", text: "1234.5" })).toEqual({ ok: true, text: "1234.5" });
+    expect(numericCellText(0.1, undefined)).toEqual({ ok: true, text: "0.1" });
+  });
+  it("a format Excel chose for `1,234.5` (thousands separator) is refused with the rule's reason, showing what Excel shows", () => {
+    const r = numericCellText(1234.5, { numberFormat: "#,##0.00", text: "1,234.50" });
+    expect(r).toMatchObject({ ok: false, text: "1,234.50", message: expect.stringContaining("Thousands separators are not accepted") });
+    expect(!r.ok && r.message).toContain("type 1234.5");
+  });
+  it.each([
+    ["0%", "12%"],
+    ["0.00E+00", "1.00E+03"],
+    ["m/d/yyyy", "1/2/2026"],
+  ])("format %p showing %p is refused", (numberFormat, text) => {
+    expect(numericCellText(0.12, { numberFormat, text }).ok).toBe(false);
+  });
+  it("a display that is the same number is accepted; one that rounds is refused", () => {
+    expect(numericCellText(12.5, { numberFormat: "0.00", text: "12.50" })).toEqual({ ok: true, text: "12.5" });
+    expect(numericCellText(12.345, { numberFormat: "0.00", text: "12.35" })).toMatchObject({ ok: false, message: expect.stringContaining("holds 12.345") });
   });
 });

@@ -31,7 +31,7 @@ describe("parseArgs", () => {
     [["--absent", "snapshots"], /--absent takes/],
     [["--bogus"], /unknown argument '--bogus'/],
   ])("%j is refused with a clear message", (argv, message) => {
-    expect(() => parseArgs(argv as string[])).toThrow(message);
+    expect(() => parseArgs(argv)).toThrow(message);
   });
 });
 

@@ -99,7 +99,7 @@ describe("request builder", () => {
     [new URLSearchParams("%24top=1")],
     [{ " $skip": "1" }],
   ])("refuses $ options %#", (q) => {
-    const e = thrown(() => buildUrl(base, "/api/bi/odata/v1/financials", q as Record<string, string>));
+    const e = thrown(() => buildUrl(base, "/api/bi/odata/v1/financials", q));
     expect(e.code).toBe("invalid_request");
     expect(e.unsupportedOptions?.length).toBeGreaterThan(0);
   });
@@ -379,6 +379,8 @@ describe("snapshot tables", () => {
     ]);
     expect(t.meta.etag).toMatch(/^sha256:[0-9a-f]{64}$/);
     expect(t.meta.etag).toBe(tableFingerprint(t.columns, t.rows));
+    // Custom fields are flagged, so the writer can give numeric ones the General format (write-back).
+    expect(t.columns.filter((c) => c.customField).map((c) => c.name)).toEqual(["Cost Center Code", "Budget"]);
   });
   it("without a manifest, numeric-looking custom fields stay text", () => {
     const t = snapshotTable("projects", rows, { fetchedAt: "now" });

@@ -92,6 +92,18 @@ describe("column plans and values", () => {
     meta,
   };
 
+  it("writes a numeric custom field of a record snapshot in General, other decimals in #,##0.00", () => {
+    const plans = planColumns({
+      columns: [
+        { name: "Budget Contingency", type: "decimal", customField: true },
+        { name: "amount", type: "decimal" },
+        { name: "Sponsor", type: "text", customField: true },
+      ],
+      rows: [[1500.5, 2, "x"]],
+    });
+    expect(plans.map((p) => p.numberFormat)).toEqual(["General", DECIMAL_FORMAT, TEXT_FORMAT]);
+  });
+
   it("formats text, identifiers and beyond-2^53 integers as text, the rest by type", () => {
     const plans = planColumns(table);
     expect(plans.map((p) => [p.name, p.numberFormat, p.kind])).toEqual([

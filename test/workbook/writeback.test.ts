@@ -1,7 +1,8 @@
 /**
  * The Records Excel adapter in the workbook emulator, with the real writer, the real refresh engine
  * and the reference service over loopback HTTP: import the projects snapshot, get it ready for
- * editing, type into cells as a user would, preview, confirm, and read the refreshed sheet.
+ * editing, type into cells as a user would, preview, confirm, and read the refreshed sheet: unsent
+ * edits survive the refresh as typed and marked, number formats are left alone.
  */
 import { startReferenceService, type ReferenceService } from "../../src/reference/server";
 import { PpmClient } from "../../src/service/client";
@@ -10,7 +11,10 @@ import { sourceFromClient } from "../../src/refresh/source";
 import { importTable } from "../../src/workbook/writer";
 import { refreshTable } from "../../src/workbook/refresh";
 import {
+  afterTableRefresh,
+  beforeTableRefresh,
   excelWritebackWorkbook,
+  ownFill,
   readBaseline,
   readTableCells,
   recordImportBaseline,
@@ -18,7 +22,7 @@ import {
   writeRecordSheet,
   toSheetValues,
 } from "../../src/workbook/writeback";
-import { confirmWriteback, prepareForEditing, prepareWriteback, recordsServiceFrom, type WritebackDeps } from "../../src/records";
+import { confirmWriteback, discardHeld, MARK_FILL, prepareForEditing, prepareWriteback, recordsServiceFrom, type WritebackDeps } from "../../src/records";
 import { createExcelNamespace, inspect, Workbook } from "../../src/emulator";
 
 let svc: ReferenceService;
@@ -79,46 +83,161 @@ async function importProjects() {
     const row = cells.rows.find((x) => x[cells.columns.indexOf("project_token")] === token)!;
     return row[cells.columns.indexOf(field)];
   };
-  return { wb, Excel, run, deps, binding: imported.binding, tableName: imported.tableName, type, cell, records };
+  return { wb, Excel, run, deps, binding: imported.binding, tableName: imported.tableName, type, cell, records, client };
 }
 
+/** Number format and fill of one cell of the table, read straight from the emulated workbook. */
+async function look(t: Awaited<ReturnType<typeof importProjects>>, token: string, field: string) {
+  return t.run(async (ctx) => {
+    const table = ctx.workbook.tables.getItem(t.tableName);
+    const cells = await readTableCells(ctx, t.tableName);
+    const r = cells.rows.findIndex((x) => x[cells.columns.indexOf("project_token")] === token);
+    const cell = table.columns.getItem(field).getDataBodyRange().getCell(r, 0);
+    cell.load("numberFormat,values,text");
+    cell.format.fill.load("color,tintAndShade");
+    await ctx.sync();
+    return { value: cell.values[0][0] as unknown, format: String((cell.numberFormat as unknown as unknown[][])[0][0]), text: cell.text[0][0], fill: cell.format.fill.tintAndShade === null ? null : cell.format.fill.color };
+  });
+}
+
+/** Number formats of a whole column's body. */
+async function columnFormats(t: Awaited<ReturnType<typeof importProjects>>, field: string): Promise<string[]> {
+  return t.run(async (ctx) => {
+    const body = ctx.workbook.tables.getItem(t.tableName).columns.getItem(field).getDataBodyRange();
+    body.load("numberFormat");
+    await ctx.sync();
+    return (body.numberFormat as unknown as unknown[][]).map((r) => String(r[0]));
+  });
+}
+
+const BUDGET = "Budget Contingency";
+
 describe("write-back in the workbook emulator", () => {
-  it("the journey: prepare, type one valid and one `1,234.5`, preview, confirm, refreshed value visible", async () => {
+  it("a plain import: numeric custom fields are numbers in General, and the import record is usable at once", async () => {
     const t = await importProjects();
-    const ready = await prepareForEditing(t.deps, t.binding);
-    expect(ready).toMatchObject({ ready: true, textColumns: ["Budget Contingency"] });
-
-    await t.type("pt_acme_0001", "Budget Contingency", "12,5");
-    await t.type("pt_acme_0002", "Budget Contingency", "1,234.5");
-    expect(await t.cell("pt_acme_0002", "Budget Contingency")).toBe("1,234.5");
-
+    expect(new Set(await columnFormats(t, BUDGET))).toEqual(new Set(["General"]));
+    await t.run((ctx) => recordImportBaseline(ctx, t.binding));
+    await t.type("pt_acme_0001", BUDGET, "12,5");
+    await t.type("pt_acme_0002", BUDGET, "1,234.5");
+    await t.type("pt_acme_0004", BUDGET, "2500.75");
+    // Excel read `1,234.5` as a number and gave the cell a thousands format: the trace write-back reads.
+    expect(await look(t, "pt_acme_0002", BUDGET)).toMatchObject({ value: 1234.5, format: "#,##0.00", text: "1,234.50" });
     const preview = await prepareWriteback(t.deps, t.binding);
     expect(preview.mode).toBe("baseline");
     expect(preview.changes.map((c) => [c.projectToken, c.new, c.validation.status])).toEqual([
       ["pt_acme_0001", "12,5", "valid"],
-      ["pt_acme_0002", "1,234.5", "invalid"],
+      ["pt_acme_0002", "1,234.50", "invalid"],
+      ["pt_acme_0004", "2500.75", "valid"],
     ]);
-    expect(preview.changes[0].sheetRow).toBeGreaterThan(1);
+    expect(preview.changes[1].validation).toMatchObject({ message: expect.stringMatching(/Thousands separators.*General and type 1234\.5/) });
+  });
 
+  it("valid, invalid and conflicting edits: only the valid ones are sent, the others survive the refresh as typed, marked, then are discarded", async () => {
+    const t = await importProjects();
+    await t.run((ctx) => recordImportBaseline(ctx, t.binding));
+    // A user's own fill under a cell that will be held must come back exactly.
+    await t.run(async (ctx) => {
+      const cells = await readTableCells(ctx, t.tableName);
+      const r = cells.rows.findIndex((x) => x[cells.columns.indexOf("project_token")] === "pt_acme_0002");
+      ctx.workbook.tables.getItem(t.tableName).columns.getItem(BUDGET).getDataBodyRange().getCell(r, 0).format.fill.color = "#00B050";
+      await ctx.sync();
+    });
+    await t.type("pt_acme_0001", BUDGET, "12,5");
+    await t.type("pt_acme_0002", BUDGET, "1,234.5");
+    await t.type("pt_acme_0003", "Sponsor", "Walter Skinner");
+    await t.records.updateRecord("project", "pt_acme_0003", { custom_fields: { Sponsor: "Monica Reyes" } });
+    const typed2 = await look(t, "pt_acme_0002", BUDGET);
+
+    const preview = await prepareWriteback(t.deps, t.binding);
+    expect(preview.changes.map((c) => [c.projectToken, c.validation.status])).toEqual([
+      ["pt_acme_0001", "valid"],
+      ["pt_acme_0002", "invalid"],
+      ["pt_acme_0003", "conflict"],
+    ]);
     const done = await confirmWriteback(t.deps, preview);
-    expect(done.outcomes.map((o) => o.result.status)).toEqual(["saved", "not-sent"]);
+    expect(done.summary).toMatchObject({ saved: 1, notSent: 2 });
     expect(done.refresh).toMatchObject({ outcome: "updated" });
-    expect(await t.cell("pt_acme_0001", "Budget Contingency")).toBe(12.5);
-    expect(await t.cell("pt_acme_0002", "Budget Contingency")).toBe(25000);
-    expect(await t.records.getRecord("project", "pt_acme_0001")).toMatchObject({ "Budget Contingency": "12.5" });
-    // The import record was taken again after the refresh, for the binding's new content validator.
-    const stored = await t.run((ctx) => readBaseline(ctx, t.binding.id));
-    expect(stored?.etag).toBe(done.refresh?.binding?.validators.etag);
+    expect(done.heldWarning).toBeUndefined();
+    // Saved: the service's normalised value, in the column's format.
+    expect(await look(t, "pt_acme_0001", BUDGET)).toMatchObject({ value: 12.5, format: "General", fill: null });
+    // Not sent: exactly what was typed (value and the format Excel gave it), marked.
+    expect(await look(t, "pt_acme_0002", BUDGET)).toEqual({ ...typed2, fill: MARK_FILL });
+    expect(await look(t, "pt_acme_0003", "Sponsor")).toMatchObject({ value: "Walter Skinner", fill: MARK_FILL });
+    expect(done.held.map((h) => [h.projectToken, h.status, h.fill])).toEqual([
+      ["pt_acme_0002", "invalid", { pattern: "Solid", color: "#00B050" }],
+      ["pt_acme_0003", "conflict", { pattern: "None" }],
+    ]);
+    // The rest of the numeric column keeps its number format.
+    const formats = await columnFormats(t, BUDGET);
+    expect(formats.filter((f) => f !== "General")).toEqual(["#,##0.00"]);
+    // The service kept the other person's value.
+    expect(await t.records.getRecord("project", "pt_acme_0003")).toMatchObject({ Sponsor: "Monica Reyes" });
+
+    // Listed again on the next look, with the conflict now a deliberate overwrite.
+    const again = await prepareWriteback(t.deps, t.binding);
+    expect(again.changes.map((c) => [c.projectToken, c.new, c.validation.status])).toEqual([
+      ["pt_acme_0002", "1,234.50", "invalid"],
+      ["pt_acme_0003", "Walter Skinner", "valid"],
+    ]);
+    expect(again.held).toHaveLength(2);
+
+    // Discard: the service's values and the cells' own fills and the column's format come back.
+    expect(await discardHeld(t.deps, t.binding, again.fields)).toEqual([]);
+    expect(await look(t, "pt_acme_0002", BUDGET)).toMatchObject({ value: 25000, format: "General", fill: "#00B050" });
+    expect(await look(t, "pt_acme_0003", "Sponsor")).toMatchObject({ value: "Monica Reyes", format: "@", fill: null });
+    expect(new Set(await columnFormats(t, BUDGET))).toEqual(new Set(["General"]));
     expect((await prepareWriteback(t.deps, t.binding)).changes).toEqual([]);
   });
 
-  it("without preparing, Excel turns a typed `1,234.5` into a number: why the columns are made text first", async () => {
+  it("Start editing takes the import record without touching cells or formats; a failed refresh after sending leaves formats and unsent edits alone", async () => {
+    const t = await importProjects();
+    // A column the user formatted themselves, and an import from before the import recorded anything.
+    await t.run(async (ctx) => {
+      ctx.workbook.tables.getItem(t.tableName).columns.getItem(BUDGET).getDataBodyRange().numberFormat = [["0.00"]];
+      await ctx.sync();
+    });
+    const before = await columnFormats(t, BUDGET);
+    const ready = await prepareForEditing(t.deps, t.binding);
+    expect(ready).toMatchObject({ ready: true, recorded: true });
+    expect(await columnFormats(t, BUDGET)).toEqual(before);
+
+    await t.type("pt_acme_0001", BUDGET, "77.5");
+    await t.type("pt_acme_0002", BUDGET, "1,234.5");
+    const preview = await prepareWriteback(t.deps, t.binding);
+    // In a "0.00" cell the display (77.50) is the same number: sent as 77.5. `1,234.5` leaves no
+    // trace in a non-General cell: Excel shows 1234.50, which is the number sent.
+    expect(preview.changes.map((c) => [c.new, c.validation.status])).toEqual([
+      ["77.5", "valid"],
+      ["1234.5", "valid"],
+    ]);
+    const failing: WritebackDeps = { ...t.deps, refresh: async () => ({ outcome: "failed", message: "network down" }) };
+    await t.type("pt_acme_0003", BUDGET, "abc");
+    const done = await confirmWriteback(failing, await prepareWriteback(t.deps, t.binding));
+    expect(done.refresh).toMatchObject({ outcome: "failed" });
+    expect(await columnFormats(t, BUDGET)).toEqual(before);
+    expect(await look(t, "pt_acme_0003", BUDGET)).toMatchObject({ value: "abc", fill: MARK_FILL });
+    expect(done.held.map((h) => h.projectToken)).toEqual(["pt_acme_0003"]);
+  });
+
+  it("a refresh from the Refresh tab lifts the marks first and takes a new record", async () => {
     const t = await importProjects();
     await t.run((ctx) => recordImportBaseline(ctx, t.binding));
-    await t.type("pt_acme_0002", "Budget Contingency", "1,234.5");
-    expect(await t.cell("pt_acme_0002", "Budget Contingency")).toBe(1234.5);
-    const preview = await prepareWriteback(t.deps, t.binding);
-    expect(preview.changes).toEqual([expect.objectContaining({ new: "1234.5", validation: { status: "valid" } })]);
+    await t.type("pt_acme_0001", BUDGET, "x1");
+    await confirmWriteback(t.deps, await prepareWriteback(t.deps, t.binding));
+    expect(await look(t, "pt_acme_0001", BUDGET)).toMatchObject({ fill: MARK_FILL });
+    await fetch(`${svc.url}/__control/regenerate?company=acme&dataset=projects`, { method: "POST" });
+    await t.records.updateRecord("project", "pt_acme_0005", { custom_fields: { Sponsor: "Someone" } });
+    const report = await t.run(async (ctx) => {
+      const held = await beforeTableRefresh(ctx, t.binding.id);
+      const r = await refreshTable(ctx, t.binding.id, sourceFromClient(t.client));
+      await afterTableRefresh(ctx, r.binding, r.outcome, held);
+      return r;
+    });
+    expect(report.outcome).toBe("updated");
+    expect(await look(t, "pt_acme_0001", BUDGET)).toMatchObject({ value: 1500.5, fill: null });
+    const stored = await t.run((ctx) => readBaseline(ctx, t.binding.id));
+    expect(stored?.held).toBeUndefined();
+    expect(stored?.etag).toBe(report.binding.validators.etag);
   });
 
   it("refuses to prepare over pending edits, showing them instead", async () => {
@@ -150,6 +269,15 @@ describe("write-back in the workbook emulator", () => {
     expect(inspect(t.wb, `'${name}'!A1:B3`).values).toEqual([["Field", "Value"], ["Cost Center Code", "00420"], ["Formula-looking", "=1+1"]]);
     const again = await t.run((ctx) => writeRecordSheet(ctx, "pt_acme_0001", [["x"]]));
     expect(again).not.toBe(name);
+  });
+
+  it("ownFill: No Fill, a plain solid colour, and what cannot be put back exactly", () => {
+    expect(ownFill("#FFFFFF", null, null)).toEqual({ pattern: "None" });
+    expect(ownFill("#FFFFFF", "None", null)).toEqual({ pattern: "None" });
+    expect(ownFill("#ffffff", "Solid", 0)).toEqual({ pattern: "Solid", color: "#FFFFFF" });
+    expect(ownFill("#00B050", "Solid", 0.4)).toBeNull();
+    expect(ownFill("#00B050", "Gray50", 0)).toBeNull();
+    expect(ownFill("orange", "Solid", 0)).toBeNull();
   });
 
   it("reads error cells as errors and empty cells as null", () => {

@@ -14,7 +14,7 @@ import { importAtSelection } from "./destination";
 import { notGeneratedAndBroken, reportingDisabled, staleTokenOnRefresh, wrongToken } from "./errors";
 import { previewGrid, previewTaskPane } from "./preview";
 import { importWithPastedQuery } from "./query";
-import { recordsWriteBack } from "./records";
+import { recordsWriteBack, recordsWriteBackAfterStart } from "./records";
 import { refreshUnchanged, refreshUpdated } from "./refresh";
 import { ribbonRefreshAll, ribbonSeparateRuntimes, ribbonSharedRuntime } from "./ribbon";
 import { reopenRefreshesFlaggedTables, reopenWithoutConnection } from "./openRefresh";
@@ -41,6 +41,7 @@ export const JOURNEYS: Journey[] = [
   ribbonSeparateRuntimes,
   importFormats,
   recordsWriteBack,
+  recordsWriteBackAfterStart,
   secondEnvironment,
   recordsAbsent,
   cancelWhileStreaming,

@@ -1,82 +1,183 @@
-import { check, checkEqual, type E2E, type Journey } from "../harness";
+import { check, checkEqual, type E2E, type GridCell, type Journey, type TablePlace } from "../harness";
 import { ACME_TOKEN, openTab } from "./connections";
 import { runJob } from "./datasets";
 
 const FIELD = "Budget Contingency";
+const SPONSOR = "Sponsor";
+/** The add-in's mark on cells whose edits were not sent (`src/records/held.ts`). */
+const MARK = "#FFC7CE";
+
+const RECORD_HEADERS = (token: string) => ({ "api-auth": "demo-api-auth", "api-token": ACME_TOKEN, "api-secret": "demo-api-secret", "record-token": token });
 
 /** A project record read straight from the service (the oracle), with the demo record credentials. */
 async function serviceProject(t: E2E, token: string): Promise<Record<string, unknown>> {
-  const res = await fetch(`${t.serviceUrl}/api/v1/project`, {
-    headers: { "api-auth": "demo-api-auth", "api-token": ACME_TOKEN, "api-secret": "demo-api-secret", "record-token": token },
-  });
+  const res = await fetch(`${t.serviceUrl}/api/v1/project`, { headers: RECORD_HEADERS(token) });
   if (!res.ok) throw new Error(`oracle GET /api/v1/project: HTTP ${res.status}`);
   return (await res.json()) as Record<string, unknown>;
 }
 
-/**
- * Issue 7: custom fields edited in the sheet are previewed (one valid, one rejected), the valid one
- * is saved, and the automatic refresh brings the service's value back into the sheet.
- */
-export const recordsWriteBack: Journey = {
-  name: "records: edit two custom-field cells (valid and 1,234.5), preview, confirm, saved value visible after refresh",
-  async run(t) {
-    await openTab(t, "snapshots");
-    const row = t.tp.locator('[data-testid=snapshot-row][data-endpoint="projects"]');
-    const job = await runJob(t, () => row.getByTestId("snapshot-import").click());
-    const place = await t.table(job.table);
+/** Someone else changes a record on the service meanwhile (a PUT over HTTP, as another client would). */
+async function changeOnService(t: E2E, token: string, customFields: Record<string, string>): Promise<void> {
+  const res = await fetch(`${t.serviceUrl}/api/v1/project`, {
+    method: "PUT",
+    headers: { ...RECORD_HEADERS(token), "Content-Type": "application/json" },
+    body: JSON.stringify({ custom_fields: customFields }),
+  });
+  if (!res.ok) throw new Error(`PUT /api/v1/project: HTTP ${res.status} ${await res.text()}`);
+}
 
-    await openTab(t, "records");
-    await t.id("records-tab-writeback").click();
-    const select = t.id("records-wb-table");
-    const value = await t.until("the imported table in the write-back list", () =>
-      select.evaluate((el, name) => {
-        const opt = [...(el as HTMLSelectElement).options].find((o) => o.text.startsWith(`${name} `));
-        return opt?.value ?? null;
-      }, job.table),
-    );
-    await select.selectOption(value);
+/** Imports the projects snapshot from the Snapshots section and chooses its table for write-back. */
+async function importForWriteBack(t: E2E): Promise<{ place: TablePlace; fieldCol: number; sponsorCol: number; tokens: string[] }> {
+  await openTab(t, "snapshots");
+  const row = t.tp.locator('[data-testid=snapshot-row][data-endpoint="projects"]');
+  const job = await runJob(t, () => row.getByTestId("snapshot-import").click());
+  const place = await t.table(job.table);
+
+  await openTab(t, "records");
+  await t.id("records-tab-writeback").click();
+  await t.id("records-wb-reload").click();
+  const select = t.id("records-wb-table");
+  const value = await t.until("the imported table in the write-back list", () =>
+    select.evaluate((el, name) => {
+      const opt = [...(el as HTMLSelectElement).options].find((o) => o.text.startsWith(`${name} `));
+      return opt?.value ?? null;
+    }, job.table),
+  );
+  await select.selectOption(value);
+
+  const header = await t.tableRow(place, 0);
+  const fieldCol = header.findIndex((c) => c.value === FIELD);
+  const sponsorCol = header.findIndex((c) => c.value === SPONSOR);
+  const tokenCol = header.findIndex((c) => c.value === "project_token");
+  check(fieldCol >= 0 && sponsorCol >= 0 && tokenCol >= 0, `the table has ${FIELD}, ${SPONSOR} and project_token columns`);
+  const tokens: string[] = [];
+  for (let i = 1; i <= 4; i++) tokens.push((await t.cell(place.address(i, tokenCol))).value);
+  return { place, fieldCol, sponsorCol, tokens };
+}
+
+/** Number formats of a column's first `rows` body cells. */
+async function columnFormats(t: E2E, place: TablePlace, col: number, rows: number): Promise<string[]> {
+  const out: string[] = [];
+  for (let i = 1; i <= rows; i++) out.push((await t.cell(place.address(i, col))).format);
+  return out;
+}
+
+const same = (a: GridCell, b: GridCell) => [a.type, a.value, a.format, a.text].join("|") === [b.type, b.value, b.format, b.text].join("|");
+
+/**
+ * The whole write-back with valid, invalid and conflicting edits. Row 1: `12,5` (valid). Row 2:
+ * `1,234.5` (Excel reads it as a formatted number: invalid). Row 3: a Sponsor edit that someone else
+ * changed on the service meanwhile (conflict). Row 4: `2500.75` (valid). Afterwards the unsent cells
+ * hold exactly what was typed, marked, and the numeric column keeps its number format.
+ */
+async function mixedWriteBack(t: E2E, opts: { startEditing: boolean; screenshots: boolean }): Promise<void> {
+  const { place, fieldCol, sponsorCol, tokens } = await importForWriteBack(t);
+  const [tA, tB, tC, tD] = tokens;
+  const rows = 6;
+  const formatsBefore = await columnFormats(t, place, fieldCol, rows);
+  checkEqual([...new Set(formatsBefore)], ["General"], `${FIELD} is imported as numbers in General`);
+
+  if (opts.startEditing) {
     await t.id("records-wb-prepare").click();
     await t.attr(t.id("records-wb-status"), "data-state", "ready");
+    checkEqual(await columnFormats(t, place, fieldCol, rows), formatsBefore, "Start editing leaves the number format alone");
+    checkEqual((await t.cell(place.address(1, fieldCol))).type, "number", "Start editing leaves numbers as numbers");
+  }
 
-    const header = await t.tableRow(place, 0);
-    const fieldCol = header.findIndex((c) => c.value === FIELD);
-    const tokenCol = header.findIndex((c) => c.value === "project_token");
-    check(fieldCol >= 0 && tokenCol >= 0, `the table has ${FIELD} and project_token columns`);
-    const tokenA = (await t.cell(place.address(1, tokenCol))).value;
-    const tokenB = (await t.cell(place.address(2, tokenCol))).value;
-    const beforeB = (await serviceProject(t, tokenB))[FIELD];
+  // Values differ per run: the journeys share one service, and the first run saved its values.
+  const [validA, savedA, validD] = opts.startEditing ? ["7,25", 7.25, "3100.5"] : ["12,5", 12.5, "2500.75"];
+  const beforeB = (await serviceProject(t, tB))[FIELD];
+  await t.typeInCell(place.address(1, fieldCol), validA);
+  await t.typeInCell(place.address(2, fieldCol), "1,234.5");
+  await t.typeInCell(place.address(3, sponsorCol), "Walter Skinner");
+  await t.typeInCell(place.address(4, fieldCol), validD);
+  const otherSponsor = opts.startEditing ? "Monica Reyes (PMO)" : "Monica Reyes";
+  await changeOnService(t, tC, { [SPONSOR]: otherSponsor });
+  const typedB = await t.cell(place.address(2, fieldCol));
+  const typedC = await t.cell(place.address(3, sponsorCol));
+  checkEqual([typedB.type, Number(typedB.value), typedB.format], ["number", 1234.5, "#,##0.00"], "Excel read 1,234.5 as a formatted number");
 
-    // Typed by the user into the grid, as in Excel.
-    await t.typeInCell(place.address(1, fieldCol), "12,5");
-    await t.typeInCell(place.address(2, fieldCol), "1,234.5");
-    checkEqual((await t.cell(place.address(2, fieldCol))).value, "1,234.5", "the rejected input stays as typed (column switched to text)");
+  await t.id("records-wb-detect").click();
+  await t.attr(t.id("records-wb-status"), "data-state", "preview");
+  const change = (token: string) => t.tp.locator(`[data-testid=records-wb-change][data-token="${token}"]`);
+  checkEqual(await t.id("records-wb-change").count(), 4, "changed cells in the preview");
+  checkEqual(
+    [await change(tA).getAttribute("data-validation"), await change(tB).getAttribute("data-validation"), await change(tC).getAttribute("data-validation"), await change(tD).getAttribute("data-validation")],
+    ["valid", "invalid", "conflict", "valid"],
+    "valid, invalid (1,234.5), conflict, valid",
+  );
+  // Shown exactly as it will be sent (and, for the refused one, as Excel shows it).
+  checkEqual(await change(tA).getByTestId("records-wb-change-new").innerText(), validA, "the valid text as it will be sent");
+  checkEqual(await change(tD).getByTestId("records-wb-change-new").innerText(), validD, "the valid number as it will be sent");
+  checkEqual(await change(tB).getByTestId("records-wb-change-new").innerText(), "1,234.50", "the refused number as Excel shows it");
+  const why = (await change(tB).getByTestId("records-wb-change-check").innerText()).toLowerCase();
+  check(why.includes("thousands"), `the rejection says why (${why})`);
+  const summary = t.id("records-wb-summary");
+  checkEqual([await summary.getAttribute("data-valid"), await summary.getAttribute("data-invalid"), await summary.getAttribute("data-conflict")], ["2", "1", "1"], "preview counts");
+  if (opts.screenshots) await t.screenshotPane("17-records-preview");
 
-    await t.id("records-wb-detect").click();
-    await t.attr(t.id("records-wb-status"), "data-state", "preview");
-    const changes = t.id("records-wb-change");
-    checkEqual(await changes.count(), 2, "changed cells in the preview");
-    const changeA = t.tp.locator(`[data-testid=records-wb-change][data-token="${tokenA}"]`);
-    const changeB = t.tp.locator(`[data-testid=records-wb-change][data-token="${tokenB}"]`);
-    checkEqual(await changeA.getAttribute("data-validation"), "valid", "12,5 is valid");
-    checkEqual(await changeB.getAttribute("data-validation"), "invalid", "1,234.5 is rejected");
-    const why = (await changeB.getByTestId("records-wb-change-check").innerText()).toLowerCase();
-    check(why.includes("thousands"), `the rejection says why (${why})`);
-    const summary = t.id("records-wb-summary");
-    checkEqual([await summary.getAttribute("data-valid"), await summary.getAttribute("data-invalid")], ["1", "1"], "preview counts");
-    await t.screenshotPane("17-records-preview");
+  await t.id("records-wb-confirm").click();
+  await t.attr(t.id("records-wb-status"), "data-state", "done", 30_000);
+  checkEqual(
+    [await change(tA).getAttribute("data-result"), await change(tB).getAttribute("data-result"), await change(tC).getAttribute("data-result"), await change(tD).getAttribute("data-result")],
+    ["saved", "not-sent", "not-sent", "saved"],
+    "results",
+  );
+  await t.attr(t.id("records-wb-refresh"), "data-outcome", "updated", 30_000);
 
-    await t.id("records-wb-confirm").click();
-    await t.attr(t.id("records-wb-status"), "data-state", "done", 30_000);
-    checkEqual(await changeA.getAttribute("data-result"), "saved", "the valid change was saved");
-    checkEqual(await changeB.getAttribute("data-result"), "not-sent", "the invalid change was not sent");
-    await t.attr(t.id("records-wb-refresh"), "data-outcome", "updated", 30_000);
+  // The service: valid ones saved (normalised), the others untouched, the other person's change kept.
+  checkEqual((await serviceProject(t, tA))[FIELD], String(savedA), `${FIELD} of ${tA} saved`);
+  checkEqual((await serviceProject(t, tD))[FIELD], validD, `${FIELD} of ${tD} saved`);
+  checkEqual((await serviceProject(t, tB))[FIELD], beforeB, `${FIELD} of ${tB} not sent`);
+  checkEqual((await serviceProject(t, tC))[SPONSOR], otherSponsor, `${SPONSOR} of ${tC}: the other change kept`);
 
-    // The service holds the normalised value; the other record is untouched.
-    checkEqual((await serviceProject(t, tokenA))[FIELD], "12.5", `${FIELD} saved on the service`);
-    checkEqual((await serviceProject(t, tokenB))[FIELD], beforeB, `${FIELD} of the rejected record on the service`);
-    // ...and the automatic refresh brought it back into the sheet as a number.
-    const cell = await t.cell(place.address(1, fieldCol));
-    checkEqual([cell.type, Number(cell.value)], ["number", 12.5], "the saved cell after the refresh");
-    await t.screenshot("18-records-saved");
+  // The sheet after the automatic refresh: saved cells show the service's value; unsent cells hold
+  // exactly what was typed and are marked; the numeric column keeps its number format.
+  const a = await t.cell(place.address(1, fieldCol));
+  checkEqual([a.type, Number(a.value), a.format, a.fill], ["number", savedA, "General", null], "the saved cell after the refresh");
+  const b = await t.cell(place.address(2, fieldCol));
+  check(same(b, typedB), `the invalid cell still holds what was typed (${JSON.stringify(b)} vs ${JSON.stringify(typedB)})`);
+  checkEqual(b.fill, MARK, "the invalid cell is marked");
+  const c = await t.cell(place.address(3, sponsorCol));
+  check(same(c, typedC), `the conflicting cell still holds what was typed (${JSON.stringify(c)})`);
+  checkEqual(c.fill, MARK, "the conflicting cell is marked");
+  const formatsAfter = await columnFormats(t, place, fieldCol, rows);
+  checkEqual(formatsAfter.filter((f, i) => i !== 1), formatsBefore.filter((f, i) => i !== 1), `${FIELD} keeps its number format (except the cell Excel formatted on typing)`);
+  checkEqual(await t.id("records-wb-held-list").getAttribute("data-count"), "2", "two unsent edits listed");
+  checkEqual(await t.tp.locator(`[data-testid=records-wb-held][data-token="${tC}"]`).getAttribute("data-status"), "conflict", "the conflict is listed as such");
+  if (opts.screenshots) await t.screenshot("18-records-saved");
+
+  // Listed again on the next look, until fixed or discarded.
+  await t.id("records-wb-detect").click();
+  await t.attr(t.id("records-wb-status"), "data-state", "preview");
+  checkEqual(await t.id("records-wb-change").count(), 2, "the two unsent edits are still pending");
+  checkEqual(await t.id("records-wb-held-list").getAttribute("data-count"), "2", "still listed");
+
+  if (opts.startEditing) {
+    // Discard: the service's values, the column's format and the cells' own fills come back.
+    await t.id("records-wb-discard-held").click();
+    await t.attr(t.id("records-wb-status"), "data-state", "discarded");
+    const b2 = await t.cell(place.address(2, fieldCol));
+    checkEqual([b2.type, b2.value, b2.format, b2.fill], ["number", String(beforeB), "General", null], "the discarded number cell");
+    const c2 = await t.cell(place.address(3, sponsorCol));
+    checkEqual([c2.value, c2.fill], [otherSponsor, null], "the discarded conflict shows the service's value");
+    checkEqual(await columnFormats(t, place, fieldCol, rows), formatsBefore, `${FIELD} keeps its number format after discarding`);
+    checkEqual(await t.id("records-wb-held-list").getAttribute("data-count"), "0", "nothing listed any more");
+  }
+}
+
+/** Issue 13: write-back straight after a plain import (no extra step). */
+export const recordsWriteBack: Journey = {
+  name: "records: write-back from a plain import mixing valid, invalid (1,234.5) and conflicting edits; unsent cells keep what was typed, marked",
+  async run(t) {
+    await mixedWriteBack(t, { startEditing: false, screenshots: true });
+  },
+};
+
+/** Issue 13: the same after "Start editing", then discarding the unsent edits. */
+export const recordsWriteBackAfterStart: Journey = {
+  name: "records: the same write-back after Start editing, then discard; number formats kept throughout",
+  async run(t) {
+    await mixedWriteBack(t, { startEditing: true, screenshots: false });
   },
 };
