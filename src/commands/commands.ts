@@ -8,13 +8,13 @@ import { createRefreshAllCommand } from "./refreshAll";
 
 const refreshAll = createRefreshAllCommand({
   store: () => new ConnectionStore(deviceStorage(() => window.localStorage).storage, { partitionKey: Office.context?.partitionKey }),
-  engine: async () => createEngine(),
+  engine: () => new Promise((resolve) => resolve(createEngine())),
   ui: () => Office.context?.ui as unknown as import("./refreshAll").DialogUi | undefined,
   pageUrl: () => window.location.href,
   storage: () => deviceStorage(() => window.localStorage).storage,
   partitionKey: () => Office.context?.partitionKey,
 });
 
-Office.onReady(() => {
+void Office.onReady(() => {
   Office.actions.associate("refreshAll", (event: Office.AddinCommands.Event) => void refreshAll(event));
 });

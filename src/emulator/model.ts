@@ -54,7 +54,8 @@ export interface SortField {
 
 /** Subset of `Excel.FilterCriteria` the emulator evaluates. */
 export interface FilterCriteria {
-  filterOn: "Values" | "Custom" | string;
+  // `string & {}` keeps the two known values visible to editors while accepting any other.
+  filterOn: "Values" | "Custom" | (string & {});
   values?: string[];
   criterion1?: string;
   criterion2?: string;
@@ -175,7 +176,7 @@ function checkCellCount(rect: Rect, what: string): void {
 }
 
 /** Thrown (and caught) when formula evaluation nests deeper than the stack comfortably allows. */
-const TOO_DEEP = Symbol("formula chain too deep");
+const TOO_DEEP = new Error("formula chain too deep");
 const MAX_EVAL_DEPTH = 400;
 
 function guid(seq: number, kind: number): string {
@@ -733,7 +734,7 @@ export class WorkbookModel {
     checkCellCount(rect, "Reading the range");
     const out: T[][] = [];
     for (let r = rect.r0; r <= rect.r1; r++) {
-      const row: T[] = new Array(rectColumns(rect));
+      const row = new Array<T>(rectColumns(rect));
       for (let c = rect.c0; c <= rect.c1; c++) row[c - rect.c0] = fn(r, c);
       out.push(row);
     }

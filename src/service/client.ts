@@ -40,7 +40,7 @@ export interface FetchDatasetOptions extends CallOptions {
   /** Validators to use instead of the store's (they are still written back to the store). */
   validators?: Validators;
   /** Called as rows are parsed (CSV: every 1000 rows and at the end; JSON/OData: at the end). */
-  onProgress?(rowsParsed: number): void;
+  onProgress?: (rowsParsed: number) => void;
 }
 
 /** Result of {@link PpmClient.fetchDataset}. */

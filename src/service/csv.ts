@@ -62,7 +62,8 @@ export class CsvStreamParser {
   private head = "";
   private source?: PushSource;
   private parser?: { abort(): void };
-  private failure: unknown;
+  /** The first error of the parse, boxed: anything can be thrown, and `undefined` means none. */
+  private failure: { error: unknown } | undefined;
   private records = 0;
   private finished = false;
 
@@ -106,7 +107,7 @@ export class CsvStreamParser {
   }
 
   private rethrow(): void {
-    if (this.failure !== undefined) throw this.failure;
+    if (this.failure !== undefined) throw this.failure.error;
   }
 
   private start(newline: "\r\n" | "\n"): void {
@@ -132,7 +133,7 @@ export class CsvStreamParser {
           // an empty record here is real data (a single-column row holding an empty cell).
           this.onRecord(results.data, this.records++);
         } catch (e) {
-          this.failure = e;
+          this.failure = { error: e };
           parser.abort();
         }
       },
@@ -140,7 +141,7 @@ export class CsvStreamParser {
         this.finished = true;
       },
       error: (e: Error) => {
-        if (this.failure === undefined) this.failure = e;
+        if (this.failure === undefined) this.failure = { error: e };
       },
     });
   }

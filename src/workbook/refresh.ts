@@ -136,7 +136,7 @@ export async function writeRefresh(context: Excel.RequestContext, binding: Bindi
     : [];
   throwIfAborted(options.signal, 0, total);
 
-  const infoFormula = infoRange ? infoRange.formulas[0][0] : null;
+  const infoFormula: unknown = infoRange ? infoRange.formulas[0][0] : null;
   const ownsInfo = typeof infoFormula === "string" && infoFormula.startsWith(INFO_PREFIX);
   const oldInfo = ownsInfo ? infoFormula : null;
   const setInfo = (text: string) => {

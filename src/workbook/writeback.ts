@@ -21,7 +21,8 @@ export function toSheetValues(values: unknown[][], valueTypes: string[][] | unde
       if (t === "Error") return { error: String(v) };
       if (t === "Empty" || v === null || v === undefined || v === "") return null;
       if (typeof v === "string" || typeof v === "number" || typeof v === "boolean") return v;
-      return String(v);
+      // Not a value type the range API returns today (entity values would be objects): keep it readable.
+      return typeof v === "bigint" ? String(v) : (JSON.stringify(v) ?? "");
     }),
   );
 }
@@ -78,7 +79,7 @@ export async function setColumnsAsText(context: Excel.RequestContext, tableName:
   await context.sync();
   for (const body of bodies) {
     const types = body.valueTypes as unknown as string[][];
-    const values = body.values.map((row, r) => row.map((v, c) => {
+    const values = (body.values as unknown[][]).map((row, r) => row.map((v, c): unknown => {
       if (types[r]?.[c] === "Error") return v;
       const t = cellToText(v as SheetValue);
       return t.ok ? t.text : v;
@@ -160,8 +161,7 @@ export interface SelectedRecord {
 export async function selectedRecord(context: Excel.RequestContext): Promise<{ record: SelectedRecord | null; reason?: string }> {
   const candidates = await writableBindings(context);
   const selection = context.workbook.getSelectedRange();
-  selection.load("rowIndex");
-  selection.worksheet.load("name");
+  selection.load("rowIndex, worksheet/name");
   const checks = candidates.map((b) => {
     const table = context.workbook.tables.getItemOrNullObject(b.tableName);
     table.worksheet.load("name");
@@ -185,7 +185,7 @@ export async function selectedRecord(context: Excel.RequestContext): Promise<{ r
     if (inter.isNullObject) continue;
     const ti = (header.values[0] ?? []).map(String).indexOf(TOKEN_COLUMN);
     if (ti < 0) return { record: null, reason: `Table ${b.tableName} has no ${TOKEN_COLUMN} column.` };
-    const token = body.values[inter.rowIndex - body.rowIndex]?.[ti];
+    const token: unknown = body.values[inter.rowIndex - body.rowIndex]?.[ti];
     if (typeof token !== "string" || token === "") return { record: null, reason: `The selected row of ${b.tableName} has no ${TOKEN_COLUMN}.` };
     const endpoint = b.source.kind === "snapshot" ? b.source.endpoint : "";
     return { record: { projectToken: token, kind: endpoint === "proposals" ? "proposal" : "project", tableName: b.tableName } };
