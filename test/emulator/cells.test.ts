@@ -52,7 +52,7 @@ test("cells far apart (first and last row, last column) are stored, saved and fo
   const s = wb.sheets[0];
   expect(wb.usedRect(s)).toEqual({ r0: 0, c0: 0, r1: 1_048_575, c1: 16_383 });
   const seen: string[] = [];
-  wb.forEachStoredCell(s, { r0: 0, c0: 0, r1: 1_048_575, c1: 16_383 }, (r, c, cell) => seen.push(`${r},${c},${String(cell.v)}`));
+  wb.forEachStoredCell(s, { r0: 0, c0: 0, r1: 1_048_575, c1: 16_383 }, (r, c, cell) => seen.push(`${r},${c},${typeof cell.v === "object" ? JSON.stringify(cell.v) : String(cell.v)}`));
   expect(seen).toEqual(["0,0,first", "499999,2,3", "1048575,16383,last"]);
   const reopened = loadWorkbook(serializeWorkbook(wb));
   expect(inspect(reopened, "XFD1048576").values).toEqual([["last"]]);

@@ -3,7 +3,7 @@
  * reader drives papaparse through a Node-readable look-alike; this proves the browser build takes
  * the same path.
  */
-jest.mock("papaparse", () => jest.requireActual("papaparse/papaparse.min.js"));
+jest.mock("papaparse", () => jest.requireActual<object>("papaparse/papaparse.min.js"));
 
 import { parseCsvStream, parseCsvText } from "../../src/service/csv";
 
