@@ -30,58 +30,14 @@ import { evaluateFormula, translateFormula } from "./formula";
 import { MAX_CELL_TEXT, parseTypedInput } from "./typed-input";
 import { CellValue, isCellError, toApiValue, valueTypeOf } from "./values";
 import { Cell, CellStore, FormatFill, RowCells, StoredValue } from "./cells";
+import type { FilterCriteria, SheetModel, SortField, TableColumnModel, TableModel } from "./shapes";
 
 export type { Cell } from "./cells";
 
 export const GENERAL = "General";
 export const TEXT_FORMAT = "@";
 
-export interface SheetModel {
-  id: string;
-  name: string;
-  cells: CellStore;
-  /** Rows hidden by a table's auto filter (0-based). */
-  hiddenRows: Set<number>;
-  /** Number of `format.autofitColumns()` calls applied to ranges of this sheet. */
-  autofitCount: number;
-}
-
-export interface SortField {
-  /** Column index within the table (0-based), as `Excel.SortField.key`. */
-  key: number;
-  ascending: boolean;
-}
-
-/** Subset of `Excel.FilterCriteria` the emulator evaluates. */
-export interface FilterCriteria {
-  // `string & {}` keeps the two known values visible to editors while accepting any other.
-  filterOn: "Values" | "Custom" | (string & {});
-  values?: string[];
-  criterion1?: string;
-  criterion2?: string;
-  operator?: "And" | "Or";
-}
-
-export interface TableColumnModel {
-  id: number;
-  name: string;
-}
-
-export interface TableModel {
-  id: string;
-  name: string;
-  sheetId: string;
-  /** Whole table: header row, body rows and (when shown) the totals row. */
-  rect: Rect;
-  showTotals: boolean;
-  style: string;
-  columns: TableColumnModel[];
-  nextColumnId: number;
-  /** Sort state applied by `table.sort.apply`, re-applied by `table.sort.reapply()`. */
-  sort: { fields: SortField[]; matchCase: boolean } | null;
-  /** Auto-filter criteria per column index, re-applied by `table.autoFilter.reapply()`. */
-  filters: Map<number, FilterCriteria>;
-}
+export type { FilterCriteria, SheetModel, SortField, TableColumnModel, TableModel } from "./shapes";
 
 export type CalculationMode = "Automatic" | "AutomaticExceptTables" | "Manual";
 

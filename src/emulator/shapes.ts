@@ -1,0 +1,54 @@
+/**
+ * The workbook's plain data shapes: sheets, tables, their sort and filter state. They live apart
+ * from the `WorkbookModel` class so that the formula evaluator can name them without importing the
+ * model, which imports the evaluator.
+ */
+import type { Rect } from "./address";
+import type { CellStore } from "./cells";
+
+export interface SheetModel {
+  id: string;
+  name: string;
+  cells: CellStore;
+  /** Rows hidden by a table's auto filter (0-based). */
+  hiddenRows: Set<number>;
+  /** Number of `format.autofitColumns()` calls applied to ranges of this sheet. */
+  autofitCount: number;
+}
+
+export interface SortField {
+  /** Column index within the table (0-based), as `Excel.SortField.key`. */
+  key: number;
+  ascending: boolean;
+}
+
+/** Subset of `Excel.FilterCriteria` the emulator evaluates. */
+export interface FilterCriteria {
+  // `string & {}` keeps the two known values visible to editors while accepting any other.
+  filterOn: "Values" | "Custom" | (string & {});
+  values?: string[];
+  criterion1?: string;
+  criterion2?: string;
+  operator?: "And" | "Or";
+}
+
+export interface TableColumnModel {
+  id: number;
+  name: string;
+}
+
+export interface TableModel {
+  id: string;
+  name: string;
+  sheetId: string;
+  /** Whole table: header row, body rows and (when shown) the totals row. */
+  rect: Rect;
+  showTotals: boolean;
+  style: string;
+  columns: TableColumnModel[];
+  nextColumnId: number;
+  /** Sort state applied by `table.sort.apply`, re-applied by `table.sort.reapply()`. */
+  sort: { fields: SortField[]; matchCase: boolean } | null;
+  /** Auto-filter criteria per column index, re-applied by `table.autoFilter.reapply()`. */
+  filters: Map<number, FilterCriteria>;
+}
