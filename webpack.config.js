@@ -1,4 +1,3 @@
- 
 // Builds the task pane, the ribbon-command runtime and (development only) the browser preview.
 // Development URLs live in one place (urlDev); the production build rewrites them in the copied
 // manifest to ADDIN_BASE_URL, the way the Office add-in template does, so nobody edits the manifest

@@ -17,7 +17,8 @@ import { sinkContext } from "./sink";
 const TOKEN = "demo-acme-token"; // the reference service's documented demo token
 const KEY = "financials";
 
-const [url, rowsArg, formatArg, repsArg, ...flags] = process.argv.slice(2);
+// argv: url, rows (unused here), format, repetitions, flags.
+const [url, , formatArg, repsArg, ...flags] = process.argv.slice(2);
 const format = formatArg as "json" | "csv";
 const reps = Number(repsArg);
 
@@ -33,7 +34,7 @@ async function baseline(): Promise<{ ms: number; bytes: number }> {
   const res = await fetch(url + (format === "json" ? PATHS.exportJson(KEY) : PATHS.exportCsv(KEY)), { headers: { [HEADERS.companyToken]: TOKEN } });
   if (!res.ok) throw new Error(`baseline GET answered ${res.status}`);
   const text = await res.text();
-  const parsed = format === "json" ? JSON.parse(text) : Papa.parse(text, { skipEmptyLines: true }).data;
+  const parsed: unknown = format === "json" ? JSON.parse(text) : Papa.parse(text, { skipEmptyLines: true }).data;
   const ms = performance.now() - t0;
   if (!parsed) throw new Error("nothing parsed");
   return { ms, bytes: Buffer.byteLength(text, "utf8") };

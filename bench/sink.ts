@@ -19,7 +19,7 @@ export function sinkContext(): { context: Excel.RequestContext; stats: SinkStats
     new Proxy(
       { format: { autofitColumns: () => queue({ address, op: "autofit" }) } },
       {
-        set(_t, prop, value) {
+        set(_t, prop, value: unknown) {
           queue({ address, prop, value });
           return true;
         },
@@ -28,7 +28,7 @@ export function sinkContext(): { context: Excel.RequestContext; stats: SinkStats
   const sheet = (name: string) => ({
     name,
     getRangeByIndexes: (r: number, c: number, rc: number, cc: number) => range([r, c, rc, cc]),
-    tables: { add: (address: string) => (queue({ op: "tables.add", address }), new Proxy({}, { set: (_t, p, v) => (queue({ p, v }), true) })) },
+    tables: { add: (address: string) => (queue({ op: "tables.add", address }), new Proxy({}, { set: (_t, p, v: unknown) => (queue({ p, v }), true) })) },
     activate: () => queue({ op: "activate" }),
     load: () => undefined,
   });
@@ -47,11 +47,12 @@ export function sinkContext(): { context: Excel.RequestContext; stats: SinkStats
       suspendApiCalculationUntilNextSync: () => queue({ op: "suspendCalc" }),
       suspendScreenUpdatingUntilNextSync: () => queue({ op: "suspendScreen" }),
     },
-    sync: async () => {
+    sync: (): Promise<void> => {
       stats.syncs++;
       stats.totalRequestBytes += pending;
       stats.maxRequestBytes = Math.max(stats.maxRequestBytes, pending);
       pending = 0;
+      return Promise.resolve();
     },
   };
   return { context: context as unknown as Excel.RequestContext, stats };

@@ -1,14 +1,19 @@
 /**
- * The tree's one-way import rules, checked on the source text:
- * - the add-in (src/ minus src/reference and src/dev) never imports the reference service,
- *   dev-only host code or tests;
- * - the reference service imports only the shared contract (src/contract) and node/npm modules;
+ * The tree's import rules, checked on the source text:
+ * - no import cycle anywhere in src/, between files, counting `import type` too: a type-only cycle
+ *   costs nothing at run time but still ties two layers into one;
+ * - the floors: each folder imports only itself and folders on lower floors (never a sibling on its
+ *   own floor), from `contract`/`table` at the bottom up to `taskpane`/`commands` on top;
+ * - `cli`, `reference`, `dev` and `emulator` stand apart: the add-in never imports them, the
+ *   reference service imports only the contract, the emulator imports nothing, the dev preview
+ *   only the emulator, the CLI only the pure floors; src/ and bench/ never import test/;
  * - pure logic folders use no Office, Excel or DOM globals (tsconfig.core.json enforces the types;
  *   this catches `any`-typed escapes too);
  * - only src/service/request.ts calls the global `fetch`, so its `$`-option and credential guard
  *   cannot be bypassed.
  */
 import * as fs from "fs";
+import * as os from "os";
 import * as path from "path";
 import * as ts from "typescript";
 
@@ -23,48 +28,202 @@ function walk(dir: string): string[] {
   });
 }
 
-/** Resolved repo-relative targets of relative imports/requires in a file. */
+const rel = (file: string): string => path.relative(root, file).split(path.sep).join("/");
+
+/**
+ * Repo-relative `.ts` targets of a file's relative imports: `import`, `import type`, `export … from`,
+ * `import()` and `require()`. Imports of non-TypeScript assets (`.css`, `.html`) are not edges; an
+ * extension-less import that resolves to no `.ts` file fails loudly rather than hiding an edge.
+ */
 function relativeImports(file: string): string[] {
-  const text = fs.readFileSync(file, "utf8");
-  const specs = [...text.matchAll(/(?:from\s+|require\(\s*|import\(\s*)["']([^"']+)["']/g)].map((m) => m[1]);
-  return specs
+  const info = ts.preProcessFile(fs.readFileSync(file, "utf8"), true, true);
+  return info.importedFiles
+    .map((i) => i.fileName)
     .filter((s) => s.startsWith("."))
-    .map((s) => path.relative(root, path.resolve(path.dirname(file), s)).split(path.sep).join("/"));
+    .flatMap((s) => {
+      const base = path.resolve(path.dirname(file), s);
+      const hit = [`${base}.ts`, path.join(base, "index.ts"), base].find((c) => c.endsWith(".ts") && fs.existsSync(c));
+      if (hit) return [rel(hit)];
+      if (path.extname(s) !== "" && !/\.[jt]s$/.test(s)) return [];
+      throw new Error(`${rel(file)}: cannot resolve import "${s}"`);
+    });
+}
+
+/** Import graph: file → files it imports (repo-relative paths). */
+type Graph = ReadonlyMap<string, readonly string[]>;
+
+function importGraph(files: readonly string[]): Graph {
+  return new Map(files.map((f) => [rel(f), [...new Set(relativeImports(f))]]));
+}
+
+/**
+ * Every import cycle of `graph`, one per strongly connected component with more than one file (or a
+ * file importing itself), as the sorted files of that component (Tarjan's algorithm, iterative so a
+ * long chain cannot overflow the stack).
+ */
+function findCycles(graph: Graph): string[][] {
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const onStack = new Set<string>();
+  const stack: string[] = [];
+  const cycles: string[][] = [];
+  let next = 0;
+  for (const start of graph.keys()) {
+    if (index.has(start)) continue;
+    const work: Array<{ node: string; edge: number }> = [{ node: start, edge: 0 }];
+    index.set(start, next);
+    low.set(start, next++);
+    stack.push(start);
+    onStack.add(start);
+    while (work.length > 0) {
+      const top = work[work.length - 1];
+      const targets = graph.get(top.node) ?? [];
+      if (top.edge < targets.length) {
+        const t = targets[top.edge++];
+        if (!index.has(t)) {
+          index.set(t, next);
+          low.set(t, next++);
+          stack.push(t);
+          onStack.add(t);
+          work.push({ node: t, edge: 0 });
+        } else if (onStack.has(t)) low.set(top.node, Math.min(low.get(top.node)!, index.get(t)!));
+        continue;
+      }
+      work.pop();
+      if (work.length > 0) {
+        const parent = work[work.length - 1].node;
+        low.set(parent, Math.min(low.get(parent)!, low.get(top.node)!));
+      }
+      if (low.get(top.node) !== index.get(top.node)) continue;
+      const component: string[] = [];
+      let n: string;
+      do {
+        n = stack.pop()!;
+        onStack.delete(n);
+        component.push(n);
+      } while (n !== top.node);
+      if (component.length > 1 || targets.includes(top.node)) cycles.push(component.sort());
+    }
+  }
+  return cycles;
+}
+
+/**
+ * The floors, bottom first. A folder imports only itself and the folders of lower floors; two
+ * folders on one floor never import each other (e.g. the pane and the ribbon).
+ */
+const FLOORS: readonly (readonly string[])[] = [["contract", "table"], ["service", "query"], ["refresh", "records"], ["workbook"], ["addin"], ["taskpane", "commands"]];
+/** Folders apart from the add-in, and what each may import besides itself. */
+const APART: Readonly<Record<string, readonly string[]>> = {
+  reference: ["contract"],
+  emulator: [],
+  dev: ["emulator"],
+  cli: ["contract", "table", "service", "query", "refresh", "records"],
+};
+const floorOf = new Map(FLOORS.flatMap((folders, level) => folders.map((f) => [f, level] as const)));
+
+/** `src/<folder>/…` → folder; anything else (bench/, test/) → null. */
+const srcFolder = (file: string): string | null => (file.startsWith("src/") ? file.split("/")[1] : null);
+
+/** Imports of `graph` that break the floors or the separation of the folders apart, as `from -> to`. */
+function layerViolations(graph: Graph): string[] {
+  const out: string[] = [];
+  for (const [from, targets] of graph) {
+    const a = srcFolder(from);
+    for (const to of targets) {
+      const b = srcFolder(to);
+      if (a === null || b === null || a === b) continue;
+      const allowed = a in APART ? APART[a].includes(b) : floorOf.has(b) && floorOf.get(b)! < floorOf.get(a)!;
+      if (!allowed) out.push(`${from} -> ${to}`);
+    }
+  }
+  return out;
 }
 
 const folderOf = (file: string) => path.relative(src, file).split(path.sep)[0];
 const allSrc = walk(src);
-const addinFiles = allSrc.filter((f) => !["reference", "dev", "emulator"].includes(folderOf(f)));
-const referenceFiles = allSrc.filter((f) => folderOf(f) === "reference");
+const srcGraph = importGraph(allSrc);
 const pureFolders = ["contract", "table", "service", "query", "refresh", "records"];
 
 /** Code that runs in the task pane's webview or the ribbon runtime: no Node-only globals or modules. */
 const browserFolders = ["contract", "table", "service", "query", "refresh", "workbook", "addin", "taskpane", "commands", "records"];
 const nodeOnlyFiles = ["src/service/node.ts"];
 
-describe("import boundaries", () => {
-  it("finds the source tree", () => {
-    expect(addinFiles.length).toBeGreaterThan(3);
+describe("import graph", () => {
+  it("finds the source tree and its imports", () => {
+    expect(allSrc.length).toBeGreaterThan(50);
+    expect(srcGraph.get("src/addin/engine.ts")).toEqual(expect.arrayContaining(["src/service/client.ts"]));
+    // `import type` is an edge too.
+    expect(relativeImports(path.join(src, "taskpane", "recordsHost.ts"))).toEqual(["src/service/connection.ts"]);
   });
 
-  it("the add-in never imports the reference service, dev-only code or tests", () => {
-    const offenders = addinFiles.flatMap((f) =>
-      relativeImports(f)
-        .filter((t) => t.startsWith("src/reference") || t.startsWith("src/dev") || t.startsWith("src/emulator") || t.startsWith("test/"))
-        .map((t) => `${path.relative(root, f)} -> ${t}`)
-    );
+  it("has no import cycle in src/ (type-only imports included)", () => {
+    expect(findCycles(srcGraph)).toEqual([]);
+  });
+
+  it("finds a cycle added on purpose, and only that one", () => {
+    expect(findCycles(new Map([["a", ["b"]], ["b", ["c"]], ["c", []]]))).toEqual([]);
+    expect(findCycles(new Map([["a", ["b"]], ["b", ["c"]], ["c", ["a"]], ["d", ["a"]]]))).toEqual([["a", "b", "c"]]);
+    expect(findCycles(new Map([["a", ["a"]]]))).toEqual([["a"]]);
+    // The real tree plus one upward import: the contract importing the task pane's shell.
+    const tampered = new Map(srcGraph);
+    tampered.set("src/contract/contract.ts", [...(srcGraph.get("src/contract/contract.ts") ?? []), "src/taskpane/app.ts"]);
+    const cycles = findCycles(tampered);
+    expect(cycles).toHaveLength(1);
+    expect(cycles[0]).toEqual(expect.arrayContaining(["src/contract/contract.ts", "src/taskpane/app.ts"]));
+    // The emulator's formula evaluator and model once imported each other (types only); found too.
+    const typeOnly = new Map(srcGraph);
+    typeOnly.set("src/emulator/formula.ts", [...(srcGraph.get("src/emulator/formula.ts") ?? []), "src/emulator/model.ts"]);
+    expect(findCycles(typeOnly)).toEqual([["src/emulator/formula.ts", "src/emulator/model.ts"]]);
+  });
+
+  it("finds a cycle written in files (a temporary folder, `import type` only)", () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "ppm-cycle-"));
+    try {
+      fs.writeFileSync(path.join(dir, "a.ts"), `import type { B } from "./b";\nexport interface A { b?: B }\n`);
+      fs.writeFileSync(path.join(dir, "b.ts"), `import type { A } from "./a";\nexport interface B { a?: A }\n`);
+      fs.writeFileSync(path.join(dir, "c.ts"), `export { type A } from "./a";\n`);
+      const cycles = findCycles(importGraph(walk(dir)));
+      expect(cycles.map((c) => c.map((f) => path.basename(f)))).toEqual([["a.ts", "b.ts"]]);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("floors", () => {
+  it("every src/ folder has a floor or stands apart", () => {
+    const folders = fs.readdirSync(src, { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name);
+    expect(folders.filter((f) => !floorOf.has(f) && !(f in APART))).toEqual([]);
+  });
+
+  it("each folder imports only itself and lower floors; the folders apart only what they may", () => {
+    expect(layerViolations(srcGraph)).toEqual([]);
+  });
+
+  it("catches an upward, a sideways and an apart import", () => {
+    const g = new Map([
+      ["src/service/client.ts", ["src/workbook/writer.ts"]],
+      ["src/taskpane/app.ts", ["src/commands/commands.ts", "src/addin/engine.ts", "src/taskpane/dom.ts"]],
+      ["src/addin/engine.ts", ["src/emulator/index.ts", "src/contract/contract.ts"]],
+      ["src/reference/server.ts", ["src/service/client.ts", "src/contract/contract.ts"]],
+    ]);
+    expect(layerViolations(g)).toEqual([
+      "src/service/client.ts -> src/workbook/writer.ts",
+      "src/taskpane/app.ts -> src/commands/commands.ts",
+      "src/addin/engine.ts -> src/emulator/index.ts",
+      "src/reference/server.ts -> src/service/client.ts",
+    ]);
+  });
+
+  it("src/ and bench/ never import test/", () => {
+    const graph = importGraph([...allSrc, ...walk(path.join(root, "bench"))]);
+    const offenders = [...graph].flatMap(([from, targets]) => targets.filter((t) => t.startsWith("test/")).map((t) => `${from} -> ${t}`));
     expect(offenders).toEqual([]);
   });
+});
 
-  it("the reference service imports only the shared contract", () => {
-    const offenders = referenceFiles.flatMap((f) =>
-      relativeImports(f)
-        .filter((t) => !t.startsWith("src/reference") && !t.startsWith("src/contract"))
-        .map((t) => `${path.relative(root, f)} -> ${t}`)
-    );
-    expect(offenders).toEqual([]);
-  });
-
+describe("globals", () => {
   it("pure logic uses no Office, Excel or DOM globals", () => {
     const globals = /\b(Office|Excel|OfficeExtension|document|window|localStorage)\s*\./;
     expect(codeLinesMatching(allSrc.filter((f) => pureFolders.includes(folderOf(f))), globals)).toEqual([]);
@@ -72,7 +231,7 @@ describe("import boundaries", () => {
 
   it("browser code uses no Node-only globals or modules", () => {
     const nodeOnly = /\b(Buffer|process|__dirname|__filename)\s*\.|\bfrom\s+["'](fs|path|os|crypto|http|https|net|child_process|stream|zlib|url|util)["']|\brequire\(/;
-    const browserFiles = allSrc.filter((f) => browserFolders.includes(folderOf(f)) && !nodeOnlyFiles.includes(path.relative(root, f).split(path.sep).join("/")));
+    const browserFiles = allSrc.filter((f) => browserFolders.includes(folderOf(f)) && !nodeOnlyFiles.includes(rel(f)));
     expect(codeLinesMatching(browserFiles, nodeOnly)).toEqual([]);
   });
 });

@@ -168,8 +168,10 @@ export class ConnectionStore {
       const parsed: unknown = JSON.parse(raw);
       if (!Array.isArray(parsed)) throw new Error("not a list");
       const out: StoredMeta[] = [];
-      for (const e of parsed) {
-        if (e && typeof e === "object" && typeof e.id === "string" && typeof e.name === "string" && typeof e.baseUrl === "string") {
+      for (const item of parsed as unknown[]) {
+        if (!item || typeof item !== "object") continue;
+        const e = item as Partial<Record<keyof StoredMeta, unknown>>;
+        if (typeof e.id === "string" && typeof e.name === "string" && typeof e.baseUrl === "string") {
           out.push({ id: e.id, name: e.name, baseUrl: e.baseUrl, companyId: typeof e.companyId === "string" ? e.companyId : null });
         }
       }
@@ -369,6 +371,7 @@ function cleanSecret(value: string | undefined, field: ConnectionField, label: s
   if (v.length > MAX_SECRET) throw new ConnectionInputError(field, `The ${label} is too long.`);
   // Header values cannot carry control characters or inner whitespace; a paste with a line break
   // would otherwise fail later with an obscure network error.
+  // eslint-disable-next-line no-control-regex -- control characters are exactly what this check looks for
   if (/[\s\u0000-\u001f\u007f]/.test(v)) throw new ConnectionInputError(field, `The ${label} must not contain spaces or line breaks.`);
   if (/[^\u0020-\u007e]/.test(v)) throw new ConnectionInputError(field, `The ${label} must contain only plain ASCII characters.`);
   return v;

@@ -106,8 +106,7 @@ function bindingAtSingleSelection(): Promise<Binding | null> {
   return runExcel(async (context) => {
     const { bindings } = await readBindings(context);
     const sel = context.workbook.getSelectedRange();
-    sel.load(["rowIndex", "columnIndex", "rowCount", "columnCount"]);
-    sel.worksheet.load("name");
+    sel.load(["rowIndex", "columnIndex", "rowCount", "columnCount", "worksheet/name"]);
     const tables = bindings.map((b) => {
       const t = context.workbook.tables.getItemOrNullObject(b.tableName);
       return { b, t };

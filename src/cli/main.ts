@@ -308,7 +308,7 @@ async function doctor(p: Parsed, io: CliIo): Promise<number> {
         unauthorized: "credentials refused",
         disabled: "present, but reporting is disabled for this company",
         no_credentials: "present or unknown; set PPM_API_AUTH and PPM_API_SECRET to check record credentials",
-        error: `error: ${String(d.error?.message ?? "")}`,
+        error: `error: ${typeof d.error?.message === "string" ? d.error.message : ""}`,
       };
       const result: Check["result"] = d.state === "available" ? "ok" : group === "reporting" ? (reportingOk ? "ok" : "FAIL") : "warn";
       add({ check: `routes: ${group}`, result, detail: text[d.state], ...(result === "FAIL" ? { exit: EXIT.dataset } : {}) });

@@ -19,17 +19,17 @@ type Ctx = {
   sync(): Promise<void>;
 };
 
-function excel(wb: PreviewWorkbook): { run<T>(f: (ctx: Ctx) => Promise<T>): Promise<T> } {
-  return wb.Excel as { run<T>(f: (ctx: Ctx) => Promise<T>): Promise<T> };
+function excel(wb: PreviewWorkbook): { run<T>(f: (context: Ctx) => Promise<T>): Promise<T> } {
+  return wb.Excel as { run<T>(f: (context: Ctx) => Promise<T>): Promise<T> };
 }
 
 /** Writes raw values (and optionally formats) through the API, as the add-in does. */
 async function put(wb: PreviewWorkbook, address: string, values: unknown[][], formats?: string[][]): Promise<void> {
-  await excel(wb).run(async (ctx) => {
-    const range = ctx.workbook.worksheets.getItem("Sheet1").getRange(address);
+  await excel(wb).run(async (context) => {
+    const range = context.workbook.worksheets.getItem("Sheet1").getRange(address);
     if (formats) range.numberFormat = formats;
     range.values = values;
-    await ctx.sync();
+    await context.sync();
   });
 }
 
@@ -52,9 +52,9 @@ describe("preview workbook: cells as the grid draws them", () => {
   it("marks cells of an Excel table, header row apart", async () => {
     const wb = createPreviewWorkbook(null);
     await put(wb, "B2:C3", [["a", "b"], [1, 2]]);
-    await excel(wb).run(async (ctx) => {
-      ctx.workbook.tables.add("Sheet1!B2:C3", true);
-      await ctx.sync();
+    await excel(wb).run(async (context) => {
+      context.workbook.tables.add("Sheet1!B2:C3", true);
+      await context.sync();
     });
     expect(wb.cell("Sheet1", 1, 1)).toMatchObject({ tableHeader: true });
     expect(wb.cell("Sheet1", 2, 2)).toMatchObject({ tableHeader: false });
@@ -82,9 +82,9 @@ describe("preview workbook: user actions go through the Excel API", () => {
 
   it("select and activate move Excel's selection and active sheet", async () => {
     const wb = createPreviewWorkbook(null);
-    await excel(wb).run(async (ctx) => {
-      ctx.workbook.worksheets.add("Data");
-      await ctx.sync();
+    await excel(wb).run(async (context) => {
+      context.workbook.worksheets.add("Data");
+      await context.sync();
     });
     expect(wb.sheets()).toEqual(["Sheet1", "Data"]);
     await wb.activate("Data");
@@ -128,9 +128,9 @@ describe("preview workbook: kept across a task pane reload", () => {
   it("serialises and restores cells, formats and tables", async () => {
     const wb = createPreviewWorkbook(null);
     await put(wb, "A1:B2", [["h1", "h2"], [1, "x"]]);
-    await excel(wb).run(async (ctx) => {
-      ctx.workbook.tables.add("Sheet1!A1:B2", true);
-      await ctx.sync();
+    await excel(wb).run(async (context) => {
+      context.workbook.tables.add("Sheet1!A1:B2", true);
+      await context.sync();
     });
     const again = createPreviewWorkbook(wb.serialise());
     expect(again.cell("Sheet1", 1, 0)).toEqual(wb.cell("Sheet1", 1, 0));

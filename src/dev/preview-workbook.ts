@@ -59,7 +59,7 @@ export interface PreviewWorkbook {
 }
 
 type ExcelRun = {
-  run<T>(batch: (ctx: {
+  run<T>(batch: (context: {
     workbook: {
       worksheets: {
         getItem(name: string): {
@@ -95,7 +95,7 @@ export function createPreviewWorkbook(saved: string | null): PreviewWorkbook {
   });
 
   const sheetByName = (name: string): SheetModel | undefined => wb.sheetByName(name);
-  const run = <T>(fn: Parameters<ExcelRun["run"]>[0]) => ns.run(fn as never) as Promise<T>;
+  const run = <T>(fn: Parameters<ExcelRun["run"]>[0]): Promise<T> => ns.run<T>(fn as never);
 
   const cellOf = (s: SheetModel, r: number, c: number): PreviewCell => {
     const stored = wb.getCell(s, r, c);
@@ -155,22 +155,22 @@ export function createPreviewWorkbook(saved: string | null): PreviewWorkbook {
     },
     async select(row, col) {
       const name = wb.activeSheet().name;
-      await run(async (ctx) => {
-        ctx.workbook.worksheets.getItem(name).getRange(cellAddress(row, col)).select();
-        await ctx.sync();
+      await run(async (context) => {
+        context.workbook.worksheets.getItem(name).getRange(cellAddress(row, col)).select();
+        await context.sync();
       });
     },
     async activate(sheetName) {
-      await run(async (ctx) => {
-        ctx.workbook.worksheets.getItem(sheetName).activate();
-        await ctx.sync();
+      await run(async (context) => {
+        context.workbook.worksheets.getItem(sheetName).activate();
+        await context.sync();
       });
     },
     async typeInto(row, col, text) {
       const name = wb.activeSheet().name;
-      await run(async (ctx) => {
-        ctx.workbook.worksheets.getItem(name).getRange(cellAddress(row, col)).values = [[text]];
-        await ctx.sync();
+      await run(async (context) => {
+        context.workbook.worksheets.getItem(name).getRange(cellAddress(row, col)).values = [[text]];
+        await context.sync();
       });
     },
     tables: () =>

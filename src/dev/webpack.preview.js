@@ -1,4 +1,3 @@
- 
 // Dev-only pages of the browser preview, added to the development build by webpack.config.js.
 //
 // preview-taskpane.html / preview-commands.html / preview-summary.html are the add-in's own

@@ -19,25 +19,27 @@ async function main(): Promise<void> {
   const Excel = createExcelNamespace(wb);
   const chunk = 5_000;
   const t0 = performance.now();
-  await Excel.run(async (ctx) => {
-    const sheet = ctx.workbook.worksheets.getItem("Sheet1");
+  await Excel.run(async (context) => {
+    const sheet = context.workbook.worksheets.getItem("Sheet1");
     sheet.getRangeByIndexes(0, 0, 1, cols).values = [Array.from({ length: cols }, (_, i) => `Col${i}`)];
     for (let start = 0; start < rows; start += chunk) {
       const part = data.slice(start, start + chunk);
       sheet.getRangeByIndexes(1 + start, 0, part.length, cols).values = part;
-      await ctx.sync();
+      // eslint-disable-next-line office-addins/no-context-sync-in-loop -- one sync per chunk on purpose: each request must stay under the 5 MB payload limit
+      await context.sync();
     }
-    ctx.workbook.tables.add(sheet.getRangeByIndexes(0, 0, rows + 1, cols), true);
+    context.workbook.tables.add(sheet.getRangeByIndexes(0, 0, rows + 1, cols), true);
   });
   const tWrite = performance.now() - t0;
   const t1 = performance.now();
   let read = 0;
-  await Excel.run(async (ctx) => {
-    const sheet = ctx.workbook.worksheets.getItem("Sheet1");
+  await Excel.run(async (context) => {
+    const sheet = context.workbook.worksheets.getItem("Sheet1");
     for (let start = 0; start < rows; start += chunk) {
       const r = sheet.getRangeByIndexes(1 + start, 0, Math.min(chunk, rows - start), cols);
       r.load("values");
-      await ctx.sync();
+      // eslint-disable-next-line office-addins/no-context-sync-in-loop -- one sync per chunk on purpose: each response must stay under the 5 MB payload limit
+      await context.sync();
       read += r.values.length;
     }
   });

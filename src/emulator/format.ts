@@ -55,7 +55,8 @@ function formatNumberCode(n: number, code: string): string | null {
   }
   const neg = v < 0;
   v = Math.abs(v);
-  let [i, d] = v.toFixed(decimals).split(".");
+  const [whole, d] = v.toFixed(decimals).split(".");
+  let i = whole;
   if (thousands) i = withThousands(i);
   if (!pattern.split(".")[0].includes("0") && i === "0") i = "";
   let s = d === undefined ? i : `${i}.${d}`;

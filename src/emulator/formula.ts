@@ -8,7 +8,7 @@
  * Anything else evaluates to `#NAME?`, which is also what Excel shows for an unknown name.
  */
 import { MAX_COLUMNS, MAX_ROWS, Rect, columnIndexOf, columnLetters, rectContains } from "./address";
-import type { SheetModel, WorkbookModel } from "./model";
+import type { SheetModel, TableModel } from "./shapes";
 import { CellError, CellValue, isCellError } from "./values";
 
 const REF_AT = /^(\$?)([A-Za-z]{1,3})(\$?)(\d+)/;
@@ -71,8 +71,22 @@ export function translateFormula(formula: string, dRow: number, dCol: number): s
 
 // ---------- evaluation ----------
 
+/**
+ * What the evaluator reads from the workbook. `WorkbookModel` implements it; it is declared here so
+ * that this module does not import the model (which imports this module).
+ */
+export interface FormulaWorkbook {
+  readonly tables: readonly TableModel[];
+  valueAt(sheet: SheetModel, r: number, c: number): CellValue;
+  sheetById(id: string): SheetModel | undefined;
+  sheetByName(name: string): SheetModel | undefined;
+  tableByName(name: string): TableModel | undefined;
+  bodyRect(t: TableModel): Rect;
+  forEachStoredCell(sheet: SheetModel, rect: Rect, fn: (r: number, c: number) => void): void;
+}
+
 export interface EvalContext {
-  wb: WorkbookModel;
+  wb: FormulaWorkbook;
   sheet: SheetModel;
   row: number;
   col: number;

@@ -71,7 +71,7 @@ export async function run<T>(workbook: WorkbookModel, a: unknown, b?: Batch<T>):
   if (typeof batch !== "function") throw new TypeError("Excel.run needs a batch function.");
   const first = typeof a === "function" ? undefined : a;
   // Excel.run(object, batch) continues in the object's context.
-  const reuse = Array.isArray(first) ? first[0] : first;
+  const reuse: unknown = Array.isArray(first) ? (first as unknown[])[0] : first;
   const existing = (reuse as { _ctx?: unknown } | undefined)?._ctx;
   if (existing instanceof EmulatedRequestContext) {
     const result = await batch(existing);

@@ -30,71 +30,14 @@ import { evaluateFormula, translateFormula } from "./formula";
 import { MAX_CELL_TEXT, parseTypedInput } from "./typed-input";
 import { CellValue, isCellError, toApiValue, valueTypeOf } from "./values";
 import { Cell, CellStore, FormatFill, RowCells, StoredValue } from "./cells";
+import type { FilterCriteria, SheetModel, SheetVisibility, SortField, TableColumnModel, TableModel } from "./shapes";
 
 export type { Cell } from "./cells";
 
 export const GENERAL = "General";
 export const TEXT_FORMAT = "@";
 
-export interface SheetModel {
-  id: string;
-  name: string;
-  cells: CellStore;
-  /** Rows hidden by a table's auto filter (0-based). */
-  hiddenRows: Set<number>;
-  /** Number of `format.autofitColumns()` calls applied to ranges of this sheet. */
-  autofitCount: number;
-  /** `Worksheet.visibility` (ExcelApi 1.1); a VeryHidden sheet can only be shown again through the API. */
-  visibility?: SheetVisibility;
-  /** Sheet-scoped defined names (`worksheet.names`, ExcelApi 1.4): they share the table namespace too. */
-  names?: string[];
-  /**
-   * Solid cell fills (`Range.format.fill`), `"row,col"` → `#RRGGBB`; absent = No Fill. Kept by cell
-   * position: they do not move with sort, row insertion or deletion (Excel moves them), which no
-   * add-in code relies on.
-   */
-  fills?: Map<string, string>;
-}
-
-export type SheetVisibility = "Visible" | "Hidden" | "VeryHidden";
-
-export interface SortField {
-  /** Column index within the table (0-based), as `Excel.SortField.key`. */
-  key: number;
-  ascending: boolean;
-}
-
-/** Subset of `Excel.FilterCriteria` the emulator evaluates. */
-export interface FilterCriteria {
-  filterOn: "Values" | "Custom" | string;
-  values?: string[];
-  criterion1?: string;
-  criterion2?: string;
-  operator?: "And" | "Or";
-}
-
-export interface TableColumnModel {
-  id: number;
-  name: string;
-}
-
-export interface TableModel {
-  id: string;
-  name: string;
-  sheetId: string;
-  /** Whole table: header row, body rows and (when shown) the totals row. */
-  rect: Rect;
-  showTotals: boolean;
-  style: string;
-  columns: TableColumnModel[];
-  nextColumnId: number;
-  /** Sort state applied by `table.sort.apply`, re-applied by `table.sort.reapply()`. */
-  sort: { fields: SortField[]; matchCase: boolean } | null;
-  /** Auto-filter criteria per column index, re-applied by `table.autoFilter.reapply()`. */
-  filters: Map<number, FilterCriteria>;
-  /** False after `table.autoFilter.remove()` (a new table has its filter buttons on). */
-  autoFilterEnabled?: boolean;
-}
+export type { FilterCriteria, SheetModel, SheetVisibility, SortField, TableColumnModel, TableModel } from "./shapes";
 
 export type CalculationMode = "Automatic" | "AutomaticExceptTables" | "Manual";
 
@@ -222,7 +165,7 @@ function checkCellCount(rect: Rect, what: string): void {
 }
 
 /** Thrown (and caught) when formula evaluation nests deeper than the stack comfortably allows. */
-const TOO_DEEP = Symbol("formula chain too deep");
+const TOO_DEEP = new Error("formula chain too deep");
 const MAX_EVAL_DEPTH = 400;
 
 function guid(seq: number, kind: number): string {
@@ -965,7 +908,7 @@ export class WorkbookModel {
     checkCellCount(rect, "Reading the range");
     const out: T[][] = [];
     for (let r = rect.r0; r <= rect.r1; r++) {
-      const row: T[] = new Array(rectColumns(rect));
+      const row = new Array<T>(rectColumns(rect));
       for (let c = rect.c0; c <= rect.c1; c++) row[c - rect.c0] = fn(r, c);
       out.push(row);
     }

@@ -216,7 +216,7 @@ export class EmulatedRequestContext {
     }
     const staged: Staged[] = [];
     let mutated = false;
-    let failure: unknown;
+    let failure: { error: unknown } | undefined;
     let current: Operation | undefined;
     try {
       for (const op of ops) {
@@ -229,8 +229,8 @@ export class EmulatedRequestContext {
     } catch (e) {
       // office.js reports where a batch failed in debugInfo.errorLocation (e.g. "Range.values").
       if (e instanceof EmulatedExcelError && current && e.debugInfo.errorLocation === undefined) {
-        failure = new EmulatedExcelError(e.code, e.message, `${current.wire.path} ${current.wire.op}`);
-      } else failure = e;
+        failure = { error: new EmulatedExcelError(e.code, e.message, `${current.wire.path} ${current.wire.op}`) };
+      } else failure = { error: e };
     } finally {
       wb.calculationSuspended = false;
     }
@@ -238,7 +238,7 @@ export class EmulatedRequestContext {
     wb.stats.responseBytesPerSync.push(responseBytes);
     wb.stats.maxResponseBytes = Math.max(wb.stats.maxResponseBytes, responseBytes);
     if (mutated) wb.notifyChanged();
-    if (failure !== undefined) throw failure;
+    if (failure !== undefined) throw failure.error;
     if (responseBytes > wb.payloadLimitBytes) {
       wb.stats.rejectedSyncs++;
       throw new EmulatedExcelError(

@@ -30,7 +30,7 @@ export function toApiValue(v: CellValue): number | string | boolean {
   return v;
 }
 
-const NON_ASCII = /[^\x00-\x7f]/;
+const NON_ASCII = /[\u0080-\uffff]/;
 
 /** UTF-8 size of the JSON encoding of a value: how the emulator measures request and response payloads. */
 export function jsonByteLength(value: unknown): number {

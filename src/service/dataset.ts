@@ -194,7 +194,7 @@ export class RowConverter {
       const r = this.count;
       const raw = raws[i];
       raws[i] = null;
-      const out: CellValue[] = new Array(base);
+      const out = new Array<CellValue>(base);
       if (Array.isArray(raw)) {
         if (raw.length !== base) throw new BodyShapeError(`row ${r} has ${raw.length} cells, expected ${base}`, `${this.rowsPath}[${r}]`);
         for (let c = 0; c < base; c++) out[c] = cell(raw[c], cols[c], `${this.rowsPath}[${r}][${c}]`);
@@ -260,6 +260,11 @@ export function columnsFromDefs(defs: unknown, fallback: Column[] | undefined): 
 /** Export metadata that does not come from the body. */
 export type MetaInput = Omit<TableMeta, "kind" | "format" | "key"> & { key: string };
 
+/** An untrusted body value as error text: scalars as they are, anything else as JSON. */
+export function shownValue(v: unknown): string {
+  return typeof v === "string" || typeof v === "number" || typeof v === "boolean" || typeof v === "bigint" || v === null || v === undefined ? String(v) : JSON.stringify(v);
+}
+
 /**
  * Builds a table from a JSON export body (`dataset_key`, `schema_version`, `generated_at`,
  * `row_count`, `columns`, `rows`).
@@ -270,7 +275,7 @@ export function tableFromJsonExport(body: unknown, meta: MetaInput, manifestColu
   if (!Array.isArray(body.rows)) throw new BodyShapeError("`rows` is missing or not a list", "rows");
   const columns = columnsFromDefs(body.columns, manifestColumns);
   if (body.row_count !== undefined && body.row_count !== null && body.row_count !== body.rows.length) {
-    throw new BodyShapeError(`row_count says ${String(body.row_count)} but ${body.rows.length} rows were received`, "row_count");
+    throw new BodyShapeError(`row_count says ${shownValue(body.row_count)} but ${body.rows.length} rows were received`, "row_count");
   }
   return exportTable(body, convertRows(body.rows, columns, "rows"), meta);
 }
@@ -301,7 +306,7 @@ export function exportTable(body: Record<string, unknown>, converted: { columns:
       ...meta,
       kind: "dataset",
       format: "json",
-      schemaVersion: meta.schemaVersion ?? (body.schema_version !== undefined && body.schema_version !== null ? String(body.schema_version) : null),
+      schemaVersion: meta.schemaVersion ?? (body.schema_version !== undefined && body.schema_version !== null ? shownValue(body.schema_version) : null),
       generatedAt: meta.generatedAt ?? (typeof body.generated_at === "string" ? body.generated_at : null),
     },
   };
@@ -376,7 +381,7 @@ export class CsvTableBuilder {
     if (fields.length !== cols.length) {
       throw new BodyShapeError(`record ${recordIndex} has ${fields.length} fields, the header has ${cols.length}`, `record ${recordIndex}`);
     }
-    const out: CellValue[] = new Array(cols.length);
+    const out = new Array<CellValue>(cols.length);
     const previous = this.previous;
     for (let c = 0; c < cols.length; c++) {
       const v = cell(fields[c], cols[c], `record ${recordIndex}, column "${cols[c].name}"`);

@@ -242,7 +242,7 @@ export function redactSecrets(text: string, secrets: ReadonlyArray<string | unde
 /** Deep-redacts strings inside a JSON-like value (for error details built from server bodies). */
 export function redactDeep<T>(value: T, secrets: ReadonlyArray<string | undefined | null>): T {
   if (typeof value === "string") return redactSecrets(value, secrets) as unknown as T;
-  if (Array.isArray(value)) return value.map((v) => redactDeep(v, secrets)) as unknown as T;
+  if (Array.isArray(value)) return (value as unknown[]).map((v) => redactDeep(v, secrets)) as unknown as T;
   if (value && typeof value === "object") {
     const out: Record<string, unknown> = {};
     for (const [k, v] of Object.entries(value)) out[redactSecrets(k, secrets)] = redactDeep(v, secrets);

@@ -352,9 +352,8 @@ export function errorPanel(ctx: PaneContext, view: ErrorView, handlers: ErrorHan
             type: "button",
             class: "button",
             "data-testid": "error-copy-details",
-            onclick: async () => {
-              const ok = await ctx.copyText(view.details!);
-              ctx.status(ok ? "Details copied to the clipboard." : "Copying was blocked; select the details text and copy it.");
+            onclick: () => {
+              void ctx.copyText(view.details!).then((ok) => ctx.status(ok ? "Details copied to the clipboard." : "Copying was blocked; select the details text and copy it."));
             },
           },
           "Copy details",

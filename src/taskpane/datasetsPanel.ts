@@ -118,7 +118,7 @@ export function mountDatasets(panel: HTMLElement, ctx: PaneContext, onShown: (l:
   function row(v: DatasetView & { info: ManifestDatasetInfo }): HTMLLIElement {
     const importBtn = h(
       "button",
-      { type: "button", class: "button small primary", "data-testid": "dataset-import", disabled: v.importable ? null : true, "aria-label": `Import ${v.name}`, onclick: () => openImport(v.info) },
+      { type: "button", class: "button small primary", "data-testid": "dataset-import", disabled: v.importable ? null : true, "aria-label": `Import ${v.name}`, onclick: () => void openImport(v.info) },
       "Import…",
     );
     return h(

@@ -25,7 +25,7 @@ export interface RecordsContext {
   /** Subscribes to "the active connection (or its credentials) changed"; returns an unsubscribe function. */
   onConnectionChange(listener: () => void): () => void;
   /** Runs Excel work in one batch (`Excel.run`); the preview's emulator and Excel behave the same. */
-  runExcel<T>(work: (context: Excel.RequestContext) => Promise<T>): Promise<T>;
+  runExcel: <T>(work: (context: Excel.RequestContext) => Promise<T>) => Promise<T>;
   /** Shows a short line in the pane's status region (announced by screen readers). */
   notify(text: string): void;
   /** Opens the shell's "Update token" flow for a connection (after a 401 from a record endpoint). */

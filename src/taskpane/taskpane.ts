@@ -23,7 +23,7 @@ function applyTheme(): void {
   if (theme.bodyBackgroundColor && isDark(theme.bodyBackgroundColor)) document.documentElement.dataset.theme = "dark";
 }
 
-Office.onReady(() => {
+void Office.onReady(() => {
   const root = document.getElementById("app");
   if (!root) return;
   applyTheme();

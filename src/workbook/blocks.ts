@@ -140,6 +140,7 @@ export async function writeInBlocks(
     options.beforeSync?.();
     try {
       syncs++;
+      // eslint-disable-next-line office-addins/no-context-sync-in-loop -- one sync per row block is the point: each request must stay under Excel's 5 MB payload limit
       await context.sync();
     } catch (err) {
       if (maybeTooLarge(err)) {
@@ -200,6 +201,7 @@ export async function loadInBlocks(
     const range = rangeAt(from, count);
     range.load(property);
     try {
+      // eslint-disable-next-line office-addins/no-context-sync-in-loop -- one sync per row block is the point: each response must stay under Excel's 5 MB payload limit
       await context.sync();
     } catch (err) {
       if (isResponseTooLarge(err) && count > 1) {

@@ -185,10 +185,10 @@ export function toCell(kind: ColumnPlan["kind"], v: CellValue): string | number 
 export function toValues(rows: readonly CellValue[][], plans: readonly ColumnPlan[], from: number, to: number): (string | number | boolean)[][] {
   const kinds = plans.map((p) => p.kind);
   const n = kinds.length;
-  const out: (string | number | boolean)[][] = new Array(to - from);
+  const out = new Array<(string | number | boolean)[]>(to - from);
   for (let r = from; r < to; r++) {
     const src = rows[r];
-    const row: (string | number | boolean)[] = new Array(n);
+    const row = new Array<string | number | boolean>(n);
     for (let c = 0; c < n; c++) {
       const v = src[c];
       const k = kinds[c];
@@ -211,7 +211,6 @@ export function estimateRowBytes(row: readonly (string | number | boolean)[]): n
   let bytes = 2 + row.length; // brackets and commas
   for (const v of row) {
     if (typeof v === "string") {
-       
       bytes += /[^\x20-\x7e]|["\\]/.test(v) ? v.length * 6 + 2 : v.length + 2;
     } else if (typeof v === "number") bytes += 24;
     else bytes += 5;

@@ -173,7 +173,7 @@ async function writeLocked(context: Excel.RequestContext, binding: Binding, tabl
   const oldTotals = totalsRange ? { formulas: totalsRange.formulas[0] as unknown[], formats: totalsRange.numberFormat[0] as unknown[] } : null;
   throwIfAborted(options.signal, 0, total);
 
-  const infoFormula = infoRange ? infoRange.formulas[0][0] : null;
+  const infoFormula: unknown = infoRange ? infoRange.formulas[0][0] : null;
   const ownsInfo = typeof infoFormula === "string" && infoFormula.startsWith(INFO_PREFIX);
   const oldInfo = ownsInfo ? infoFormula : null;
   const setInfo = (text: string) => {

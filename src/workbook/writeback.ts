@@ -25,7 +25,8 @@ export function toSheetValues(values: unknown[][], valueTypes: string[][] | unde
       if (t === "Error") return { error: String(v) };
       if (t === "Empty" || v === null || v === undefined || v === "") return null;
       if (typeof v === "string" || typeof v === "number" || typeof v === "boolean") return v;
-      return String(v);
+      // Not a value type the range API returns today (entity values would be objects): keep it readable.
+      return typeof v === "bigint" ? String(v) : (JSON.stringify(v) ?? "");
     }),
   );
 }
@@ -321,8 +322,7 @@ export async function selectedRecord(context: Excel.RequestContext): Promise<{ r
 async function selectedRecordOf(context: Excel.RequestContext): Promise<{ record: SelectedRecord | null; reason?: string }> {
   const candidates = await writableBindings(context);
   const selection = context.workbook.getSelectedRange();
-  selection.load("rowIndex");
-  selection.worksheet.load("name");
+  selection.load("rowIndex, worksheet/name");
   const checks = candidates.map((b) => {
     const table = context.workbook.tables.getItemOrNullObject(b.tableName);
     table.worksheet.load("name");
@@ -346,7 +346,7 @@ async function selectedRecordOf(context: Excel.RequestContext): Promise<{ record
     if (inter.isNullObject) continue;
     const ti = (header.values[0] ?? []).map(String).indexOf(TOKEN_COLUMN);
     if (ti < 0) return { record: null, reason: `Table ${b.tableName} has no ${TOKEN_COLUMN} column.` };
-    const token = body.values[inter.rowIndex - body.rowIndex]?.[ti];
+    const token: unknown = body.values[inter.rowIndex - body.rowIndex]?.[ti];
     if (typeof token !== "string" || token === "") return { record: null, reason: `The selected row of ${b.tableName} has no ${TOKEN_COLUMN}.` };
     const endpoint = b.source.kind === "snapshot" ? b.source.endpoint : "";
     return { record: { projectToken: token, kind: endpoint === "proposals" ? "proposal" : "project", tableName: b.tableName } };

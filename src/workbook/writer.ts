@@ -300,6 +300,7 @@ export async function importTable(context: Excel.RequestContext, table: Table, o
 export function errorText(err: unknown): string {
   if (err && typeof err === "object") {
     const e = err as { code?: unknown; message?: unknown };
+    // eslint-disable-next-line @typescript-eslint/no-base-to-string -- an error of unknown shape without a message: its own toString, if it has one, is the best text there is
     const msg = typeof e.message === "string" ? e.message : String(err);
     return typeof e.code === "string" && !msg.includes(e.code) ? `${e.code}: ${msg}` : msg;
   }

@@ -152,7 +152,7 @@ describe("refreshAll command against the reference service and the workbook emul
     const r = await fetch(`${service.url}/__control/regenerate?company=acme&dataset=financials`, { method: "POST" });
     expect(r.ok).toBe(true);
     expect(await run()).toBe("1 updated, 0 unchanged, 0 failed");
-    const last = JSON.parse(storage.getItem(`pk:${LAST_RIBBON_REFRESH_KEY}`)!);
+    const last: unknown = JSON.parse(storage.getItem(`pk:${LAST_RIBBON_REFRESH_KEY}`)!);
     expect(last).toMatchObject({ updated: 1, unchanged: 0, failed: 0 });
 
     // A forgotten token: the table fails with 401 and the summary says which table and why.

@@ -104,7 +104,7 @@ export class E2E {
     try {
       await loc.waitFor({ state: "visible", timeout: timeoutMs });
     } catch {
-      throw new E2EFailure(`${what} (not shown within ${timeoutMs / 1000} s: ${loc})`);
+      throw new E2EFailure(`${what} (not shown within ${timeoutMs / 1000} s: ${String(loc)})`);
     }
   }
 
@@ -130,7 +130,7 @@ export class E2E {
     const ok = typeof want === "string" ? (v: string | null) => v === want : want;
     let seen: string | null = null;
     await this.until(
-      `${name}${typeof want === "string" ? `="${want}"` : " to match"} on ${loc}`,
+      `${name}${typeof want === "string" ? `="${want}"` : " to match"} on ${String(loc)}`,
       async () => {
         seen = (await loc.count()) > 0 ? await loc.first().getAttribute(name) : null;
         return ok(seen);

@@ -1,3 +1,5 @@
+// jest's own typings: its asymmetric matchers (expect.stringMatching, …) are typed, not `any`.
+import { expect } from "@jest/globals";
 import { buildBaseline, parseBaseline, serializeBaseline, baselineIsCurrent, BASELINE_MAX_CELLS, type SheetTable } from "../../src/records/baseline";
 import { diffWriteback, indexServiceRows } from "../../src/records/diff";
 import type { CustomFieldMeta } from "../../src/records/fields";
@@ -58,7 +60,7 @@ describe("baseline", () => {
     expect(json).not.toContain("1500.5");
   });
   it("refuses a tampered record without echoing it", () => {
-    const b = JSON.parse(serializeBaseline(baselineOf(imported())));
+    const b = JSON.parse(serializeBaseline(baselineOf(imported()))) as { rows: Record<string, unknown> };
     b.rows.pt_1 = "x";
     expect(() => parseBaseline(JSON.stringify(b))).toThrow(/rows\.pt_1/);
     expect(() => parseBaseline("{not json")).toThrow(/not valid JSON/);

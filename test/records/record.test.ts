@@ -1,3 +1,5 @@
+// jest's own typings: its asymmetric matchers (expect.stringMatching, …) are typed, not `any`.
+import { expect } from "@jest/globals";
 import { describeRecordError, recordCredentialsProblem, recordKindOfSnapshot } from "../../src/records/client";
 import { customFieldColumns, customFieldsFromManifest } from "../../src/records/fields";
 import { formBody, formFieldsFromRecord, placeServerError, recordSheetRows, recordView, validateForm, type RecordForm } from "../../src/records/record";

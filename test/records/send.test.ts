@@ -1,3 +1,5 @@
+// jest's own typings: its asymmetric matchers (expect.stringMatching, …) are typed, not `any`.
+import { expect } from "@jest/globals";
 import type { Change } from "../../src/records/diff";
 import { planUpdates, sendWriteback, summarize } from "../../src/records/send";
 import type { RecordsClient, RecordBody } from "../../src/records/client";

@@ -3,6 +3,8 @@
  * numeric rule end to end, a rejected record in a batch, and the whole write-back flow (preview →
  * confirm → refresh) with an in-memory sheet that behaves like the writer (text columns stay text).
  */
+// jest's own typings: its asymmetric matchers (expect.stringMatching, …) are typed, not `any`.
+import { expect } from "@jest/globals";
 import { startReferenceService, type ReferenceService } from "../../src/reference/server";
 import { PpmClient } from "../../src/service/client";
 import type { Connection } from "../../src/service/connection";

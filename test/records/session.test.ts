@@ -1,4 +1,6 @@
 /** The write-back flow's edge paths, with fakes: which mode, which warnings, what is refused. */
+// jest's own typings: its asymmetric matchers (expect.stringMatching, …) are typed, not `any`.
+import { expect } from "@jest/globals";
 import { buildBaseline, type Baseline, type SheetTable } from "../../src/records/baseline";
 import { confirmWriteback, prepareForEditing, prepareWriteback, WritebackError, type WritebackBinding, type WritebackDeps } from "../../src/records/session";
 import type { RecordsClient } from "../../src/records/client";

@@ -1,3 +1,5 @@
+// jest's own typings: its asymmetric matchers (expect.stringMatching, …) are typed, not `any`.
+import { expect } from "@jest/globals";
 import fc from "fast-check";
 import { canonicalValue, cellToText, explainNumericProblem, normaliseNumeric, numberToPlainString, numericCellText, validateFieldValue, valueHash } from "../../src/records/values";
 import { NUMERIC_CUSTOM_FIELD } from "../../src/contract/contract";

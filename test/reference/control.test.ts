@@ -1,7 +1,9 @@
 /** Test hooks: fault, delay (incl. slow streaming), absent groups, request log, reset, loopback-only. */
+import type { Manifest } from "../../src/contract/contract";
 import type { ReferenceService } from "../../src/reference/server";
 import { redactQuery } from "../../src/reference/control";
-import { ACME_TOKEN, acme, control, get, json, start } from "./helpers";
+import type { RequestLogEntry } from "../../src/reference/state";
+import { ACME_TOKEN, acme, control, get, json, start, type RequestLogReply } from "./helpers";
 
 let svc: ReferenceService;
 beforeAll(async () => {
@@ -83,10 +85,10 @@ test("slow streaming: headers arrive, then the body trickles; aborting mid-body 
   ac.abort();
   await expect(reader.read()).rejects.toThrow();
   // The server learns of the abort when the socket closes; wait for that (not a speed assertion).
-  let entry: any;
+  let entry: RequestLogEntry | undefined;
   for (let i = 0; i < 100 && !entry; i++) {
-    const log: any = await control(svc.url, "requests", "GET");
-    entry = log.requests.find((r: any) => r.path === "/api/bi/v1/financials.csv");
+    const log = await control<RequestLogReply>(svc.url, "requests", "GET");
+    entry = log.requests.find((r) => r.path === "/api/bi/v1/financials.csv");
     if (!entry) await new Promise((r) => setTimeout(r, 20));
   }
   expect(entry).toEqual(expect.objectContaining({ status: 200, complete: false }));
@@ -138,7 +140,7 @@ test("request log: method, path, redacted query, status; never credential values
   await (await get(svc.url, `/api/bi/v1/manifest?company_api_token=${ACME_TOKEN}&x=1`)).arrayBuffer();
   await (await get(svc.url, `/api/bi/v1/financials?Company-Api-Token=${ACME_TOKEN}`)).arrayBuffer();
   await (await get(svc.url, "/api/bi/v1/nope", acme())).arrayBuffer();
-  const log: any = await control(svc.url, "requests", "GET");
+  const log = await control<RequestLogReply>(svc.url, "requests", "GET");
   const text = JSON.stringify(log);
   expect(text).not.toContain(ACME_TOKEN);
   expect(log.requests).toEqual([
@@ -159,8 +161,8 @@ test("reset restores records, artifacts, faults and the log", async () => {
   await control(svc.url, "reset");
   const res = await get(svc.url, "/api/bi/v1/manifest", acme());
   expect(res.status).toBe(200);
-  const body = await json(res);
-  expect(body.datasets.find((d: any) => d.key === "risks").artifacts.row_count).toBeNull();
+  const body = await json<Manifest>(res);
+  expect(body.datasets.find((d) => d.key === "risks")?.artifacts.row_count).toBeNull();
 });
 
 test("reporting toggle switches a company's 403 on and off", async () => {

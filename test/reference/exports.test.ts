@@ -2,7 +2,8 @@
 import Papa from "papaparse";
 import { TRICKY_TEXT } from "../../src/reference/data";
 import type { ReferenceService } from "../../src/reference/server";
-import { acme, control, get, json, start } from "./helpers";
+import type { Manifest } from "../../src/contract/contract";
+import { acme, control, get, json, start, type ExportReply, type RegenerateReply } from "./helpers";
 
 let svc: ReferenceService;
 beforeAll(async () => {
@@ -60,7 +61,8 @@ function strictCsv(text: string): string[][] {
 /** How a JSON value must look as a CSV cell. */
 function asCell(v: unknown): string {
   if (v === null) return "";
-  return String(v);
+  // JSON cells are strings, numbers and booleans; anything else would show as its JSON.
+  return typeof v === "string" ? v : typeof v === "number" || typeof v === "boolean" ? String(v) : JSON.stringify(v);
 }
 
 describe("CSV", () => {
@@ -73,7 +75,7 @@ describe("CSV", () => {
     expect(res.headers.get("content-type")).toMatch(/^text\/csv; charset=utf-8/);
     bytes = Buffer.from(await res.arrayBuffer());
     text = bytes.toString("utf8");
-    const exp = await json(await get(svc.url, "/api/bi/v1/financials", acme()));
+    const exp = await json<ExportReply>(await get(svc.url, "/api/bi/v1/financials", acme()));
     rows = exp.rows;
     columns = exp.columns;
   });
@@ -121,10 +123,10 @@ describe("CSV", () => {
 });
 
 describe("JSON value forms", () => {
-  let rows: Record<string, any>[];
-  let columns: { name: string; type: string; nullable: boolean }[];
+  let rows: Record<string, unknown>[];
+  let columns: ExportReply["columns"];
   beforeAll(async () => {
-    const exp = await json(await get(svc.url, "/api/bi/v1/financials", acme()));
+    const exp = await json<ExportReply>(await get(svc.url, "/api/bi/v1/financials", acme()));
     rows = exp.rows;
     columns = exp.columns;
   });
@@ -164,7 +166,7 @@ describe("JSON value forms", () => {
             break;
           case "Edm.Decimal":
             expect(typeof v).toBe("number");
-            expect(Math.round(v * 100) / 100).toBe(v);
+            expect(Math.round((v as number) * 100) / 100).toBe(v);
             break;
           case "Edm.Date":
             expect(v).toMatch(/^\d{4}-\d{2}-\d{2}$/);
@@ -267,14 +269,14 @@ describe("regeneration", () => {
 
   test("new generated_at, ETag, Last-Modified and rows; old validators now miss", async () => {
     const before = await get(svc.url, "/api/bi/v1/financials", acme());
-    const beforeBody = await json(before);
+    const beforeBody = await json<ExportReply>(before);
     const oldEtag = before.headers.get("etag")!;
     const oldLm = before.headers.get("last-modified")!;
-    const regen: any = await control(svc.url, "regenerate?company=acme&dataset=financials");
+    const regen = await control<RegenerateReply>(svc.url, "regenerate?company=acme&dataset=financials");
     expect(regen.generation).toBe(2);
     const after = await get(svc.url, "/api/bi/v1/financials", acme({ "If-None-Match": oldEtag }));
     expect(after.status).toBe(200);
-    const afterBody = await json(after);
+    const afterBody = await json<ExportReply>(after);
     expect(after.headers.get("etag")).not.toBe(oldEtag);
     expect(Date.parse(after.headers.get("last-modified")!)).toBeGreaterThan(Date.parse(oldLm));
     expect(afterBody.generated_at).toBe(regen.generated_at);
@@ -285,14 +287,14 @@ describe("regeneration", () => {
     const ims = await get(svc.url, "/api/bi/v1/financials", acme({ "If-Modified-Since": oldLm }));
     expect(ims.status).toBe(200);
     await ims.arrayBuffer();
-    const manifest = await json(await get(svc.url, "/api/bi/v1/manifest", acme()));
-    const fin = manifest.datasets.find((d: any) => d.key === "financials");
-    expect(fin.artifacts.latest_successful_generated_at).toBe(regen.generated_at);
+    const manifest = await json<Manifest>(await get(svc.url, "/api/bi/v1/manifest", acme()));
+    const fin = manifest.datasets.find((d) => d.key === "financials");
+    expect(fin?.artifacts.latest_successful_generated_at).toBe(regen.generated_at);
   });
 
   test("two regenerations in a row still get distinct generated_at", async () => {
-    const a: any = await control(svc.url, "regenerate?company=acme&dataset=projects");
-    const b: any = await control(svc.url, "regenerate?company=acme&dataset=projects");
+    const a = await control<RegenerateReply>(svc.url, "regenerate?company=acme&dataset=projects");
+    const b = await control<RegenerateReply>(svc.url, "regenerate?company=acme&dataset=projects");
     expect(Date.parse(b.generated_at)).toBeGreaterThan(Date.parse(a.generated_at));
   });
 
@@ -301,7 +303,7 @@ describe("regeneration", () => {
     await control(svc.url, "regenerate?company=acme&dataset=risks");
     const res = await get(svc.url, "/api/bi/v1/risks", acme());
     expect(res.status).toBe(200);
-    const body = await json(res);
+    const body = await json<ExportReply>(res);
     expect(body.row_count).toBe(body.rows.length);
     expect(Object.keys(body.rows[0])).toEqual(expect.arrayContaining(["residual_priority", "residual_severity", "residual_likelihood"]));
     await control(svc.url, "reset");

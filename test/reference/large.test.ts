@@ -1,8 +1,9 @@
 /** `datasetRows`: large exports are generated on the fly and streamed with the right counts. */
 import Papa from "papaparse";
 import { createHash } from "node:crypto";
+import type { Manifest } from "../../src/contract/contract";
 import type { ReferenceService } from "../../src/reference/server";
-import { acme, get, json, start } from "./helpers";
+import { acme, get, json, start, type ExportReply, type ODataReply } from "./helpers";
 
 const ROWS = 50_000;
 let svc: ReferenceService;
@@ -14,8 +15,8 @@ afterAll(async () => {
 });
 
 test("manifest reports the configured row count", async () => {
-  const manifest = await json(await get(svc.url, "/api/bi/v1/manifest", acme()));
-  expect(manifest.datasets.find((d: any) => d.key === "financials").artifacts.row_count).toBe(ROWS);
+  const manifest = await json<Manifest>(await get(svc.url, "/api/bi/v1/manifest", acme()));
+  expect(manifest.datasets.find((d) => d.key === "financials")?.artifacts.row_count).toBe(ROWS);
 });
 
 test("CSV has the header plus exactly ROWS records, streamed (chunked, no Content-Length)", async () => {
@@ -33,7 +34,7 @@ test("CSV has the header plus exactly ROWS records, streamed (chunked, no Conten
 
 test("JSON export has row_count and rows of the configured size; identical on a second request", async () => {
   const a = await (await get(svc.url, "/api/bi/v1/financials", acme())).text();
-  const body = JSON.parse(a);
+  const body = JSON.parse(a) as ExportReply;
   expect(body.row_count).toBe(ROWS);
   expect(body.rows).toHaveLength(ROWS);
   const b = await (await get(svc.url, "/api/bi/v1/financials", acme())).text();
@@ -42,8 +43,8 @@ test("JSON export has row_count and rows of the configured size; identical on a 
 });
 
 test("OData value has the same rows as the JSON export", async () => {
-  const od = await json(await get(svc.url, "/api/bi/odata/v1/financials", acme()));
-  const exp = await json(await get(svc.url, "/api/bi/v1/financials", acme()));
+  const od = await json<ODataReply>(await get(svc.url, "/api/bi/odata/v1/financials", acme()));
+  const exp = await json<ExportReply>(await get(svc.url, "/api/bi/v1/financials", acme()));
   expect(od.value.length).toBe(ROWS);
   expect(od.value[ROWS - 1]).toEqual(exp.rows[ROWS - 1]);
   expect(od.value[12345]).toEqual(exp.rows[12345]);

@@ -6,6 +6,7 @@ import { execFileSync } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import type { Manifest } from "../../src/contract/contract";
 import type { ReferenceService } from "../../src/reference/server";
 import { acme, get, json, start } from "./helpers";
 
@@ -71,7 +72,7 @@ test("$metadata validates against the OASIS CSDL XSD (xmllint)", () => {
 });
 
 test("every dataset is an entity type + entity set whose properties match the manifest columns", async () => {
-  const manifest = await json(await get(svc.url, "/api/bi/v1/manifest", acme()));
+  const manifest = await json<Manifest>(await get(svc.url, "/api/bi/v1/manifest", acme()));
   for (const ds of manifest.datasets) {
     const m = new RegExp(`<EntityType Name="${ds.key}">([\\s\\S]*?)</EntityType>`).exec(xml);
     expect(m).not.toBeNull();

@@ -1,9 +1,14 @@
 /** Record endpoints: auth, record-token, create/update, the numeric custom-field table, visibility in snapshots. */
+// jest's own typings: its asymmetric matchers (expect.stringMatching, …) are typed, not `any`.
+import { expect } from "@jest/globals";
 import fc from "fast-check";
 import { NUMERIC_CUSTOM_FIELD } from "../../src/contract/contract";
 import { normaliseNumeric } from "../../src/reference/customFields";
 import type { ReferenceService } from "../../src/reference/server";
-import { ACME_RECORD_HEADERS, ACME_TOKEN, acme, control, get, json, start } from "./helpers";
+import { ACME_RECORD_HEADERS, ACME_TOKEN, acme, control, get, json, start, type Row } from "./helpers";
+
+/** A record body: `project_token`, the standard fields and custom fields by display name. */
+type RecordReply = Row & { project_token: string };
 
 let svc: ReferenceService;
 beforeAll(async () => {
@@ -27,7 +32,7 @@ function send(path: string, method: string, body: unknown, headers: Record<strin
   });
 }
 
-async function getRecord(path: string, token: string): Promise<any> {
+async function getRecord(path: string, token: string): Promise<RecordReply> {
   const res = await get(svc.url, path, { ...ACME_RECORD_HEADERS, "record-token": token });
   expect(res.status).toBe(200);
   return json(res);
@@ -111,7 +116,7 @@ describe("create", () => {
       custom_fields: { "Budget Contingency": "12,5", "Cost Center Code": "00099" },
     });
     expect(res.status).toBe(201);
-    const rec = await json(res);
+    const rec = await json<RecordReply>(res);
     expect(rec.project_token).toMatch(path === PROJECT ? /^pt_acme_\d{4}$/ : /^pp_acme_\d{4}$/);
     expect(rec.project_name).toBe("Created by test");
     expect(rec["Budget Contingency"]).toBe("12.5");
@@ -124,8 +129,8 @@ describe("create", () => {
   });
 
   test("two creates get distinct tokens", async () => {
-    const a = await json(await send(PROJECT, "POST", {}));
-    const b = await json(await send(PROJECT, "POST", {}));
+    const a = await json<RecordReply>(await send(PROJECT, "POST", {}));
+    const b = await json<RecordReply>(await send(PROJECT, "POST", {}));
     expect(a.project_token).not.toBe(b.project_token);
   });
 
@@ -202,8 +207,8 @@ describe("numeric custom field rules", () => {
     expect(res.status).toBe(200);
     expect((await json(res))["Budget Contingency"]).toBe(saved);
     expect((await getRecord(PROJECT, "pt_acme_0002"))["Budget Contingency"]).toBe(saved);
-    const list = await json(await get(svc.url, "/api/snapshot/projects", acme()));
-    expect(list.find((p: any) => p.project_token === "pt_acme_0002")["Budget Contingency"]).toBe(saved);
+    const list = await json<RecordReply[]>(await get(svc.url, "/api/snapshot/projects", acme()));
+    expect(list.find((p) => p.project_token === "pt_acme_0002")?.["Budget Contingency"]).toBe(saved);
   });
 
   test.each(REJECT)("rejects %j with 400 invalid_custom_field and saves nothing of the request", async (input) => {

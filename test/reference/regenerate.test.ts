@@ -32,7 +32,7 @@ interface Export {
 async function exportOf(base: string, dataset: string): Promise<Export> {
   const res = await get(base, `/api/bi/v1/${dataset}`, acme());
   expect(res.status).toBe(200);
-  const body = await json(res);
+  const body = await json<{ generated_at: string; row_count: number; columns: { name: string }[]; rows: Record<string, unknown>[] }>(res);
   return { etag: res.headers.get("etag")!, generatedAt: body.generated_at, rowCount: body.row_count, columns: body.columns.map((c: { name: string }) => c.name), rows: body.rows };
 }
 
@@ -95,8 +95,8 @@ test("changed/added/removed fractions: exactly those rows differ, new keys are n
   expect(conditional.status).toBe(200);
   await conditional.arrayBuffer();
   // The manifest agrees on the new row count and generation time.
-  const manifest = await json(await get(svc.url, "/api/bi/v1/manifest", acme()));
-  expect(manifest.datasets.find((x: { key: string }) => x.key === "financials").artifacts).toMatchObject({ generated_at: regen.generated_at, row_count: 120 });
+  const manifest = await json<{ datasets: { key: string; artifacts: unknown }[] }>(await get(svc.url, "/api/bi/v1/manifest", acme()));
+  expect(manifest.datasets.find((x) => x.key === "financials")!.artifacts).toMatchObject({ generated_at: regen.generated_at, row_count: 120 });
 });
 
 test("the same seed on the same state gives the same export; another seed picks other rows", async () => {

@@ -1,7 +1,7 @@
 /** Reporting endpoints: credentials and precedence, every error code and body, `$` options, routes. */
 import { DATASET_CACHE_CONTROL, ErrorBodySchema, ExportEnvelopeSchema, ManifestSchema, ODataEnvelopeSchema } from "../../src/contract/contract";
 import type { ReferenceService } from "../../src/reference/server";
-import { ACME_RECORD_HEADERS, ACME_TOKEN, GLOBEX_TOKEN, acme, basic, control, get, json, start } from "./helpers";
+import { ACME_RECORD_HEADERS, ACME_TOKEN, GLOBEX_TOKEN, acme, basic, control, get, json, start, type ErrorReply, type ExportReply, type ODataReply } from "./helpers";
 
 let svc: ReferenceService;
 beforeAll(async () => {
@@ -14,10 +14,10 @@ afterAll(async () => {
 const DATASET_PATHS = ["/api/bi/odata/v1/financials", "/api/bi/v1/financials", "/api/bi/v1/financials.csv"];
 const ALL_REPORTING_PATHS = ["/api/bi/odata/v1", "/api/bi/odata/v1/$metadata", "/api/bi/v1/manifest", ...DATASET_PATHS];
 
-async function expectError(res: Response, status: number, code: string): Promise<any> {
+async function expectError(res: Response, status: number, code: string): Promise<ErrorReply> {
   expect(res.status).toBe(status);
   expect(res.headers.get("content-type")).toMatch(/^application\/json/);
-  const body = await json(res);
+  const body = await json<ErrorReply>(res);
   expect(ErrorBodySchema.parse(body).error).toBe(code);
   expect(typeof body.message).toBe("string");
   expect(body.message.length).toBeGreaterThan(0);
@@ -217,10 +217,10 @@ describe("documents", () => {
   test("service document lists every dataset key", async () => {
     const res = await get(svc.url, "/api/bi/odata/v1", acme());
     expect(res.headers.get("odata-version")).toBe("4.0");
-    const body = await json(res);
+    const body = await json<ODataReply>(res);
     expect(body["@odata.context"]).toBe("/api/bi/odata/v1/$metadata");
-    expect(body.value.map((v: any) => v.name)).toEqual(["financials", "projects", "resource_allocations", "risks", "milestones", "timesheets"]);
-    expect(body.value.every((v: any) => v.kind === "EntitySet" && v.url === v.name)).toBe(true);
+    expect(body.value.map((v) => v.name)).toEqual(["financials", "projects", "resource_allocations", "risks", "milestones", "timesheets"]);
+    expect(body.value.every((v) => v.kind === "EntitySet" && v.url === v.name)).toBe(true);
   });
 
   test("manifest follows the contract and the demo states", async () => {
@@ -266,12 +266,12 @@ describe("documents", () => {
   });
 
   test("zero-row dataset is served with row_count 0", async () => {
-    const exp = await json(await get(svc.url, "/api/bi/v1/milestones", acme()));
+    const exp = await json<ExportReply>(await get(svc.url, "/api/bi/v1/milestones", acme()));
     expect(exp.row_count).toBe(0);
     expect(exp.rows).toEqual([]);
     const csv = await (await get(svc.url, "/api/bi/v1/milestones.csv", acme())).text();
     expect(csv).toBe("milestone_id,project_token,milestone_name,due_date,completed\r\n");
-    const od = await json(await get(svc.url, "/api/bi/odata/v1/milestones", acme()));
+    const od = await json<ODataReply>(await get(svc.url, "/api/bi/odata/v1/milestones", acme()));
     expect(od.value).toEqual([]);
   });
 });
@@ -300,8 +300,8 @@ describe("dataset headers", () => {
       const globex = await get(svc.url, DATASET_PATHS[1], { "Company-Api-Token": GLOBEX_TOKEN });
       expect(globex.status).toBe(200);
       expect(globex.headers.get("etag")).not.toBe(tags[1]);
-      const globexRows = (await json(globex)).rows;
-      const acmeRows = (await json(await get(svc.url, DATASET_PATHS[1], acme()))).rows;
+      const globexRows = (await json<ExportReply>(globex)).rows;
+      const acmeRows = (await json<ExportReply>(await get(svc.url, DATASET_PATHS[1], acme()))).rows;
       expect(globexRows).not.toEqual(acmeRows);
     } finally {
       await control(svc.url, "reporting?company=globex&enabled=false");

@@ -42,11 +42,16 @@ export async function clearLog(baseUrl: string): Promise<void> {
   await fetch(`${baseUrl}/__control/requests`, { method: "DELETE" });
 }
 
+/** The URL a `fetch` was called with, whichever of its input forms was used. */
+export function urlOf(input: string | URL | Request): string {
+  return typeof input === "string" ? input : input instanceof URL ? input.href : input.url;
+}
+
 /** A fetch that records each request's URL and headers, optionally rewriting responses. */
 export function recordingFetch(rewrite?: (url: string, res: Response) => Response | Promise<Response>) {
   const sent: Array<{ url: string; method: string; headers: Record<string, string> }> = [];
   const f: typeof fetch = async (input, init) => {
-    const url = String(input);
+    const url = urlOf(input);
     const headers: Record<string, string> = {};
     new Headers(init?.headers).forEach((v, k) => (headers[k] = v));
     sent.push({ url, method: init?.method ?? "GET", headers });
@@ -79,7 +84,7 @@ export async function expectPpmError(p: Promise<unknown>, code: string): Promise
   } catch (e) {
     caught = e;
   }
-  if (!(caught instanceof PpmError)) throw new Error(`expected PpmError ${code}, got ${caught === undefined ? "success" : String(caught)}`);
+  if (!(caught instanceof PpmError)) throw new Error(`expected PpmError ${code}, got ${caught === undefined ? "success" : caught instanceof Error ? String(caught) : JSON.stringify(caught)}`);
   capturedErrors.push(caught);
   expect(caught.code).toBe(code);
   expect(caught.message.length).toBeGreaterThan(0);

@@ -20,6 +20,7 @@ import {
   hideValidatorHeaders,
   recordingFetch,
   requestLog,
+  urlOf,
 } from "./helpers";
 
 let svc: ReferenceService;
@@ -347,11 +348,11 @@ describe("reporting errors", () => {
     // The client refuses to send either, so a raw request stands in for a misbehaving intermediary.
     const dollar = recordingFetch(async (_url, res) => res);
     const c = client({
-      fetch: (input, init) => dollar.fetch(String(input).replace("/odata/v1/financials", "/odata/v1/financials?%24top=1&%24filter=x"), init),
+      fetch: (input, init) => dollar.fetch(urlOf(input).replace("/odata/v1/financials", "/odata/v1/financials?%24top=1&%24filter=x"), init),
     });
     const e = await expectPpmError(c.fetchDataset("financials", { format: "odata" }), "unsupported_odata_query_options");
     expect(e.unsupportedOptions).toEqual(["$top", "$filter"]);
-    const q = client({ fetch: (input, init) => fetch(String(input).replace("/manifest", "/manifest?Company-Api-Token=x"), init) });
+    const q = client({ fetch: (input, init) => fetch(urlOf(input).replace("/manifest", "/manifest?Company-Api-Token=x"), init) });
     await expectPpmError(q.manifest(), "query_string_token_rejected");
   });
 });

@@ -2,6 +2,9 @@
  * The two Office entry points register themselves: the task pane mounts on `Office.onReady`, the
  * ribbon runtime associates `refreshAll` and `refreshTable` (the manifest's FunctionNames). Loaded with a fake `Office`.
  */
+import * as fs from "fs";
+import * as path from "path";
+
 describe("Office entry points", () => {
   const g = globalThis as unknown as { Office?: unknown };
   const saved = g.Office;
@@ -14,7 +17,7 @@ describe("Office entry points", () => {
     const ready: Array<() => void> = [];
     g.Office = { onReady: (cb: () => void) => ready.push(cb) };
     jest.isolateModules(() => {
-      require("../../src/taskpane/taskpane");
+      jest.requireActual("../../src/taskpane/taskpane");
     });
     expect(ready).toHaveLength(1);
   });
@@ -24,7 +27,7 @@ describe("Office entry points", () => {
     const associated = new Map<string, unknown>();
     g.Office = { onReady: (cb: () => void) => ready.push(cb), actions: { associate: (name: string, fn: unknown) => associated.set(name, fn) } };
     jest.isolateModules(() => {
-      require("../../src/commands/commands");
+      jest.requireActual("../../src/commands/commands");
     });
     expect(ready).toHaveLength(1);
     ready[0]();

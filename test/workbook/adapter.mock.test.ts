@@ -53,9 +53,9 @@ describe("findOccupiedCell", () => {
     const mock = new OfficeMockObject({
       sheet: {
         usedRange: used ? { ...used, isNullObject: false } : { isNullObject: true, rowIndex: 0, columnIndex: 0, rowCount: 0, columnCount: 0 },
-        getUsedRangeOrNullObject() { return this.usedRange; },
+        getUsedRangeOrNullObject(this: { usedRange: unknown }) { return this.usedRange; },
         cells: { formulas },
-        getRangeByIndexes(r: number, c: number, rc: number, cc: number) { asked.push([r, c, rc, cc]); return this.cells; },
+        getRangeByIndexes(this: { cells: unknown }, r: number, c: number, rc: number, cc: number) { asked.push([r, c, rc, cc]); return this.cells; },
       },
     }) as unknown as Ctx & { sheet: Excel.Worksheet };
     preloadIsNullObject((mock.sheet as unknown as { usedRange: OfficeMockObject }).usedRange);

@@ -1,4 +1,6 @@
 /** Import behaviour against the workbook emulator (documented Excel semantics, payload limits, typed input). */
+// jest's own typings: its asymmetric matchers (expect.stringMatching, …) are typed, not `any`.
+import { expect } from "@jest/globals";
 import * as path from "path";
 import { spawnSync } from "child_process";
 import { Workbook, createRequestContext, inspect, seed, serializeWorkbook, loadWorkbook, snapshot } from "../../src/emulator";

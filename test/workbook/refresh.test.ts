@@ -29,14 +29,14 @@ async function binding(wb: Workbook) {
 
 /** User work on the imported table: a calculated column, a notes column, a sort, and a cell to the right. */
 async function addUserWork(wb: Workbook): Promise<void> {
-  const ctx = createEmulatedContext(wb);
-  const t = ctx.workbook.tables.getItem("ppm_financials");
+  const context = createEmulatedContext(wb);
+  const t = context.workbook.tables.getItem("ppm_financials");
   const calc = t.columns.add(null, undefined, "double");
   calc.getDataBodyRange().formulas = [["=[@amount]*2"]];
   const notes = t.columns.add(null, undefined, "notes");
   notes.getDataBodyRange().getCell(0, 0).values = [["my note"]];
   t.sort.apply([{ key: 0, ascending: false }]);
-  await ctx.sync();
+  await context.sync();
   seed(wb, "financials!L3", [["outside"]]);
   seed(wb, "financials!L5", [["=SUM(ppm_financials[amount])"]]);
 }
@@ -92,10 +92,10 @@ describe("refresh with new data", () => {
 
   it("keeps the table's filter and applies it to the new rows", async () => {
     const { wb } = await imported(finRows(4));
-    const ctx = createEmulatedContext(wb);
-    const t = ctx.workbook.tables.getItem("ppm_financials");
+    const context = createEmulatedContext(wb);
+    const t = context.workbook.tables.getItem("ppm_financials");
     t.autoFilter.apply(t.getRange(), 6, { filterOn: "Values", values: ["TRUE"] });
-    await ctx.sync();
+    await context.sync();
     await refreshTable(createRequestContext(wb), "b1", updated(finRows(9, 3)), { applyQuery: noQuery, now: later });
     const sheet = snapshot(wb).sheets[1];
     expect(sheet.tables[0].filters).toEqual([{ column: 6, criteria: { filterOn: "Values", values: ["TRUE"] } }]);
@@ -134,10 +134,10 @@ describe("refresh with new data", () => {
 
   it("re-applies the stored local query", async () => {
     const { wb } = await imported(finRows(3), {});
-    const ctx = createRequestContext(wb);
+    const context = createRequestContext(wb);
     const b = await binding(wb);
-    ctx.workbook.settings.add("ppm.binding.b1", JSON.stringify({ ...b, query: { top: 2 } }));
-    await ctx.sync();
+    context.workbook.settings.add("ppm.binding.b1", JSON.stringify({ ...b, query: { top: 2 } }));
+    await context.sync();
     await refreshTable(createRequestContext(wb), "b1", updated(finRows(10, 7)), { applyQuery: (t, q) => ({ table: { ...t, rows: t.rows.slice(0, q.top) } }), now: later });
     expect(snapshot(wb).sheets[1].tables[0].address).toBe("A2:H4");
   });
@@ -201,9 +201,9 @@ describe("a failed refresh leaves the previous data exactly as it was", () => {
 
   it("records a missing table", async () => {
     const { wb } = await imported(finRows(2));
-    const ctx = createEmulatedContext(wb);
-    ctx.workbook.tables.getItem("ppm_financials").convertToRange();
-    await ctx.sync();
+    const context = createEmulatedContext(wb);
+    context.workbook.tables.getItem("ppm_financials").convertToRange();
+    await context.sync();
     const report = await refreshTable(createRequestContext(wb), "b1", updated(finRows(3)), { applyQuery: noQuery, now: later });
     expect(report.failure?.code).toBe("table_missing");
   });

@@ -41,8 +41,8 @@ async function importProjects() {
   const Excel = createExcelNamespace(wb);
   const client = new PpmClient({ id: "c1", name: "Acme", baseUrl: svc.url, token: "demo-acme-token", apiAuth: "demo-api-auth", apiSecret: "demo-api-secret" });
   const table = await client.fetchSnapshot("projects");
-  const imported = await Excel.run((ctx) =>
-    importTable(ctx as unknown as Excel.RequestContext, table, {
+  const imported = await Excel.run((context) =>
+    importTable(context as unknown as Excel.RequestContext, table, {
       binding: {
         v: 1,
         id: "bproj",
@@ -57,29 +57,29 @@ async function importProjects() {
       },
     }),
   );
-  const run = <T>(work: (c: Excel.RequestContext) => Promise<T>) => Excel.run((ctx) => work(ctx as unknown as Excel.RequestContext));
+  const run = <T>(work: (c: Excel.RequestContext) => Promise<T>) => Excel.run((context) => work(context as unknown as Excel.RequestContext));
   const records = recordsServiceFrom(client);
   const deps: WritebackDeps = {
     client: records,
     workbook: excelWritebackWorkbook(run),
     customFields: () => records.customFields(),
     refresh: async (b) => {
-      const report = await run((ctx) => refreshTable(ctx, b.id, sourceFromClient(client)));
+      const report = await run((context) => refreshTable(context, b.id, sourceFromClient(client)));
       return { outcome: report.outcome, message: report.failure?.message, binding: report.binding };
     },
   };
   /** Types into one cell of the table as a user would (Excel's typed-input rules apply). */
   const type = async (token: string, field: string, text: string) => {
-    const cells = await run((ctx) => readTableCells(ctx, imported.tableName));
+    const cells = await run((context) => readTableCells(context, imported.tableName));
     const r = cells.rows.findIndex((row) => row[cells.columns.indexOf("project_token")] === token);
-    await run(async (ctx) => {
-      const col = ctx.workbook.tables.getItem(imported.tableName).columns.getItem(field).getDataBodyRange();
+    await run(async (context) => {
+      const col = context.workbook.tables.getItem(imported.tableName).columns.getItem(field).getDataBodyRange();
       col.getCell(r, 0).values = [[text]];
-      await ctx.sync();
+      await context.sync();
     });
   };
   const cell = async (token: string, field: string) => {
-    const cells = await run((ctx) => readTableCells(ctx, imported.tableName));
+    const cells = await run((context) => readTableCells(context, imported.tableName));
     const row = cells.rows.find((x) => x[cells.columns.indexOf("project_token")] === token)!;
     return row[cells.columns.indexOf(field)];
   };
@@ -242,7 +242,7 @@ describe("write-back in the workbook emulator", () => {
 
   it("refuses to prepare over pending edits, showing them instead", async () => {
     const t = await importProjects();
-    await t.run((ctx) => recordImportBaseline(ctx, t.binding));
+    await t.run((context) => recordImportBaseline(context, t.binding));
     await t.type("pt_acme_0003", "Sponsor", "New Sponsor");
     const r = await prepareForEditing(t.deps, t.binding);
     expect(r.ready).toBe(false);
@@ -251,23 +251,23 @@ describe("write-back in the workbook emulator", () => {
 
   it("finds the record under the selection", async () => {
     const t = await importProjects();
-    await t.run(async (ctx) => {
-      ctx.workbook.tables.getItem(t.tableName).columns.getItem("Sponsor").getDataBodyRange().getCell(1, 0).select();
-      await ctx.sync();
+    await t.run(async (context) => {
+      context.workbook.tables.getItem(t.tableName).columns.getItem("Sponsor").getDataBodyRange().getCell(1, 0).select();
+      await context.sync();
     });
-    expect(await t.run((ctx) => selectedRecord(ctx))).toEqual({ record: { projectToken: "pt_acme_0002", kind: "project", tableName: t.tableName } });
-    await t.run(async (ctx) => {
-      ctx.workbook.worksheets.add("Elsewhere").getRange("C3").select();
-      await ctx.sync();
+    expect(await t.run((context) => selectedRecord(context))).toEqual({ record: { projectToken: "pt_acme_0002", kind: "project", tableName: t.tableName } });
+    await t.run(async (context) => {
+      context.workbook.worksheets.add("Elsewhere").getRange("C3").select();
+      await context.sync();
     });
-    expect((await t.run((ctx) => selectedRecord(ctx))).record).toBeNull();
+    expect((await t.run((context) => selectedRecord(context))).record).toBeNull();
   });
 
   it("copies a record to a new sheet as exact text", async () => {
     const t = await importProjects();
-    const name = await t.run((ctx) => writeRecordSheet(ctx, "pt_acme_0001", [["Field", "Value"], ["Cost Center Code", "00420"], ["Formula-looking", "=1+1"]]));
+    const name = await t.run((context) => writeRecordSheet(context, "pt_acme_0001", [["Field", "Value"], ["Cost Center Code", "00420"], ["Formula-looking", "=1+1"]]));
     expect(inspect(t.wb, `'${name}'!A1:B3`).values).toEqual([["Field", "Value"], ["Cost Center Code", "00420"], ["Formula-looking", "=1+1"]]);
-    const again = await t.run((ctx) => writeRecordSheet(ctx, "pt_acme_0001", [["x"]]));
+    const again = await t.run((context) => writeRecordSheet(context, "pt_acme_0001", [["x"]]));
     expect(again).not.toBe(name);
   });
 

@@ -39,8 +39,9 @@ export function injectStyle(): void {
   document.head.appendChild(style);
 }
 
-export function btn(testid: string, text: string, onclick: () => void, primary = false): HTMLButtonElement {
-  return h("button", { type: "button", class: primary ? "button primary" : "button", "data-testid": testid, onclick: () => onclick() }, text);
+/** A button; an async `onclick` runs to completion on its own (it reports its errors itself). */
+export function btn(testid: string, text: string, onclick: () => void | Promise<void>, primary = false): HTMLButtonElement {
+  return h("button", { type: "button", class: primary ? "button primary" : "button", "data-testid": testid, onclick: () => void onclick() }, text);
 }
 
 export function kindSelect(testid: string): HTMLSelectElement {
@@ -59,19 +60,19 @@ export function show(v: string | null): string {
 export interface RecordsScreenContext {
   readonly ctx: RecordsContext;
   /** The active connection (with secrets; never display it), read again on each use. */
-  connection(): Connection | null;
+  connection: () => Connection | null;
   /** A records service for the active connection; null without a connection or token. */
-  service(): RecordsService | null;
+  service: () => RecordsService | null;
   /** Custom-field metadata of the active connection (manifest), cached per connection; null = unavailable. */
-  customFields(): Promise<CustomFieldMeta[] | null>;
+  customFields: () => Promise<CustomFieldMeta[] | null>;
   /** Forgets the cached custom-field metadata (the connection or its credentials changed). */
-  forgetCustomFields(): void;
+  forgetCustomFields: () => void;
   /** Why record requests cannot be sent with the active connection; null when they can. */
-  credsProblem(): string | null;
+  credsProblem: () => string | null;
   /** The user-facing text of an error: message and action. */
-  errorText(e: unknown): string;
+  errorText: (e: unknown) => string;
   /** After a 401, adds an "Update credentials" button to `host` for the active connection. */
-  maybeTokenUpdate(e: unknown, host: HTMLElement): void;
+  maybeTokenUpdate: (e: unknown, host: HTMLElement) => void;
 }
 
 export function screenContext(ctx: RecordsContext): RecordsScreenContext {

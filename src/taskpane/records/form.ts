@@ -104,7 +104,7 @@ export function mountFormScreen(panel: HTMLElement, s: RecordsScreenContext, hoo
     }
   }
 
-  submit.addEventListener("click", async () => {
+  async function save(): Promise<void> {
     revalidate();
     if (submit.disabled) return;
     const svc = s.service();
@@ -131,7 +131,7 @@ export function mountFormScreen(panel: HTMLElement, s: RecordsScreenContext, hoo
         for (const f of form.fields) {
           if (!fieldIsSent(form, f)) continue;
           const stored = rec[f.name];
-          f.initial = typeof stored === "string" ? stored : stored === null || stored === undefined ? null : String(stored);
+          f.initial = typeof stored === "string" ? stored : stored === null || stored === undefined ? null : typeof stored === "number" || typeof stored === "boolean" ? String(stored) : JSON.stringify(stored);
           f.value = f.initial ?? "";
         }
         renderFields();
@@ -147,7 +147,8 @@ export function mountFormScreen(panel: HTMLElement, s: RecordsScreenContext, hoo
     } finally {
       revalidate();
     }
-  });
+  }
+  submit.addEventListener("click", () => void save());
 
   for (const el of [formKind, formMode, formToken]) el.addEventListener("input", () => revalidate());
   formMode.addEventListener("change", () => void start(formMode.value as RecordForm["mode"]));

@@ -51,7 +51,7 @@ export const accessibility: Journey = {
       await t.id(`tab-${tab}`).click();
       await t.attr(t.id(`tab-${tab}`), "aria-selected", "true");
       checkEqual(await t.id(`panel-${tab}`).isVisible(), true, `panel ${tab} visible`);
-      const unnamed = (await frame.evaluate(UNNAMED_CONTROLS)) as string[];
+      const unnamed = await frame.evaluate<string[]>(UNNAMED_CONTROLS);
       checkEqual(unnamed, [], `controls without an accessible name in ${tab}`);
     }
     await t.id("tab-connections").click();

@@ -82,7 +82,7 @@ export const refreshUpdated: Journey = {
 
     checkEqual(await t.activeSheet(), place.sheet, "the refresh stays on the same sheet");
     const after = await column();
-    check(JSON.stringify(after) !== JSON.stringify(before), `actual_cost changed after regeneration (${before} → ${after})`);
+    check(JSON.stringify(after) !== JSON.stringify(before), `actual_cost changed after regeneration (${before.join(",")} → ${after.join(",")})`);
     const moved = await t.table(tableName);
     checkEqual([moved.sheet, moved.headerRow, moved.firstColumn, moved.dataRows], [place.sheet, place.headerRow, place.firstColumn, 120], "the table stays where it was");
     checkEqual((await t.cell(place.address(1, 0))).value, "PRJ-0001", "rows stay in order");

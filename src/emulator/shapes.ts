@@ -1,0 +1,67 @@
+/**
+ * The workbook's plain data shapes: sheets, tables, their sort and filter state. They live apart
+ * from the `WorkbookModel` class so that the formula evaluator can name them without importing the
+ * model, which imports the evaluator.
+ */
+import type { Rect } from "./address";
+import type { CellStore } from "./cells";
+
+export interface SheetModel {
+  id: string;
+  name: string;
+  cells: CellStore;
+  /** Rows hidden by a table's auto filter (0-based). */
+  hiddenRows: Set<number>;
+  /** Number of `format.autofitColumns()` calls applied to ranges of this sheet. */
+  autofitCount: number;
+  /** `Worksheet.visibility` (ExcelApi 1.1); a VeryHidden sheet can only be shown again through the API. */
+  visibility?: SheetVisibility;
+  /** Sheet-scoped defined names (`worksheet.names`, ExcelApi 1.4): they share the table namespace too. */
+  names?: string[];
+  /**
+   * Solid cell fills (`Range.format.fill`), `"row,col"` → `#RRGGBB`; absent = No Fill. Kept by cell
+   * position: they do not move with sort, row insertion or deletion (Excel moves them), which no
+   * add-in code relies on.
+   */
+  fills?: Map<string, string>;
+}
+
+export type SheetVisibility = "Visible" | "Hidden" | "VeryHidden";
+
+export interface SortField {
+  /** Column index within the table (0-based), as `Excel.SortField.key`. */
+  key: number;
+  ascending: boolean;
+}
+
+/** Subset of `Excel.FilterCriteria` the emulator evaluates. */
+export interface FilterCriteria {
+  filterOn: "Values" | "Custom" | string;
+  values?: string[];
+  criterion1?: string;
+  criterion2?: string;
+  operator?: "And" | "Or";
+}
+
+export interface TableColumnModel {
+  id: number;
+  name: string;
+}
+
+export interface TableModel {
+  id: string;
+  name: string;
+  sheetId: string;
+  /** Whole table: header row, body rows and (when shown) the totals row. */
+  rect: Rect;
+  showTotals: boolean;
+  style: string;
+  columns: TableColumnModel[];
+  nextColumnId: number;
+  /** Sort state applied by `table.sort.apply`, re-applied by `table.sort.reapply()`. */
+  sort: { fields: SortField[]; matchCase: boolean } | null;
+  /** Auto-filter criteria per column index, re-applied by `table.autoFilter.reapply()`. */
+  filters: Map<number, FilterCriteria>;
+  /** False after `table.autoFilter.remove()` (a new table has its filter buttons on). */
+  autoFilterEnabled?: boolean;
+}
