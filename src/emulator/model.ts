@@ -30,7 +30,7 @@ import { evaluateFormula, translateFormula } from "./formula";
 import { MAX_CELL_TEXT, parseTypedInput } from "./typed-input";
 import { CellValue, isCellError, toApiValue, valueTypeOf } from "./values";
 import { Cell, CellStore, FormatFill, RowCells, StoredValue } from "./cells";
-import type { FilterCriteria, SheetModel, SheetVisibility, SortField, TableColumnModel, TableModel } from "./shapes";
+import type { FilterCriteria, SheetModel, SortField, TableColumnModel, TableModel } from "./shapes";
 
 export type { Cell } from "./cells";
 

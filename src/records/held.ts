@@ -10,7 +10,6 @@
  * mark the user has since replaced with a fill of their own is left alone.
  */
 import { z } from "zod";
-import type { ChangeOutcome } from "./send";
 
 /** The fill of the mark (Excel's "Bad" cell style fill: reads as "needs attention"). */
 export const MARK_FILL = "#FFC7CE";
@@ -43,25 +42,6 @@ export function heldKey(projectToken: string, field: string): string {
 /** Is this fill the add-in's mark? */
 export function isMarkFill(fill: CellFill | null): boolean {
   return fill !== null && fill.pattern === "Solid" && fill.color.toUpperCase() === MARK_FILL;
-}
-
-/**
- * The cells to hold after a send: every changed cell that was not saved, with why. `previous` are
- * the cells held before this send; a cell held again keeps its recorded own fill (its current fill is
- * the mark).
- */
-export function heldAfterSend(outcomes: readonly ChangeOutcome[], previous: readonly HeldCell[] = []): HeldCell[] {
-  const before = new Map(previous.map((h) => [heldKey(h.projectToken, h.field), h]));
-  const out: HeldCell[] = [];
-  for (const { change, result } of outcomes) {
-    if (result.status === "saved") continue;
-    const v = change.validation;
-    const status: HeldCell["status"] = result.status === "rejected" ? "rejected" : v.status === "valid" ? "not-sent" : v.status;
-    const message = result.status === "rejected" ? result.message : v.status === "valid" ? result.message : v.message;
-    const prior = before.get(heldKey(change.projectToken, change.field));
-    out.push({ projectToken: change.projectToken, field: change.field, status, message, service: change.old, fill: prior?.fill ?? null });
-  }
-  return out;
 }
 
 /**

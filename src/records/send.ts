@@ -7,6 +7,7 @@ import type { RecordKind } from "../contract/contract";
 import type { Change } from "./diff";
 import { describeRecordError, type RecordsClient } from "./client";
 import { serviceValueText } from "./values";
+import { heldKey, type HeldCell } from "./held";
 
 /** One PUT to send. */
 export interface RecordUpdate {
@@ -110,4 +111,23 @@ export function summarize(outcomes: readonly ChangeOutcome[]): { saved: number; 
     notSent: outcomes.filter((o) => o.result.status === "not-sent").length,
     records: records.size,
   };
+}
+
+/**
+ * The cells to hold after a send: every changed cell that was not saved, with why. `previous` are
+ * the cells held before this send; a cell held again keeps its recorded own fill (its current fill is
+ * the mark).
+ */
+export function heldAfterSend(outcomes: readonly ChangeOutcome[], previous: readonly HeldCell[] = []): HeldCell[] {
+  const before = new Map(previous.map((h) => [heldKey(h.projectToken, h.field), h]));
+  const out: HeldCell[] = [];
+  for (const { change, result } of outcomes) {
+    if (result.status === "saved") continue;
+    const v = change.validation;
+    const status: HeldCell["status"] = result.status === "rejected" ? "rejected" : v.status === "valid" ? "not-sent" : v.status;
+    const message = result.status === "rejected" ? result.message : v.status === "valid" ? result.message : v.message;
+    const prior = before.get(heldKey(change.projectToken, change.field));
+    out.push({ projectToken: change.projectToken, field: change.field, status, message, service: change.old, fill: prior?.fill ?? null });
+  }
+  return out;
 }

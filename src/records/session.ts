@@ -13,8 +13,8 @@ import { baselineIsCurrent, buildBaseline, type Baseline, type SheetTable } from
 import { recordKindOfSnapshot, type RecordsClient } from "./client";
 import { diffWriteback, indexServiceRows, type Change, type RowNote } from "./diff";
 import { customFieldColumns, TOKEN_COLUMN, type CustomFieldMeta } from "./fields";
-import { sendWriteback, summarize, type ChangeOutcome } from "./send";
-import { heldAfterSend, heldKey, isMarkFill, MARK_FILL, type CellFill, type HeldCell } from "./held";
+import { heldAfterSend, sendWriteback, summarize, type ChangeOutcome } from "./send";
+import { heldKey, isMarkFill, MARK_FILL, type CellFill, type HeldCell } from "./held";
 
 /** The part of a table binding (`src/refresh/binding.ts`) write-back needs. */
 export interface WritebackBinding {

@@ -1,5 +1,6 @@
 /** Which edits are held after a send, and how their marks are recognised. */
-import { heldAfterSend, heldKey, isMarkFill, MARK_FILL, releasedHeld, type HeldCell } from "../../src/records/held";
+import { heldKey, isMarkFill, MARK_FILL, releasedHeld, type HeldCell } from "../../src/records/held";
+import { heldAfterSend } from "../../src/records/send";
 import { parseBaseline, buildBaseline, serializeBaseline } from "../../src/records/baseline";
 import type { ChangeOutcome } from "../../src/records/send";
 import type { Change } from "../../src/records/diff";
