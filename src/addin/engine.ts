@@ -76,8 +76,7 @@ export async function selectedCell(): Promise<{ sheetName: string; anchor: strin
   try {
     return await runExcel(async (context) => {
       const range = context.workbook.getSelectedRange();
-      range.load(["rowIndex", "columnIndex"]);
-      range.worksheet.load("name");
+      range.load(["rowIndex", "columnIndex", "worksheet/name"]);
       await context.sync();
       return { sheetName: range.worksheet.name, anchor: a1(range.rowIndex, range.columnIndex) };
     });

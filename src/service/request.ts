@@ -479,7 +479,7 @@ function clipService<T>(value: T, depth = 0): T {
   if (typeof value === "string") return clipText(value, SERVICE_TEXT_LIMIT) as unknown as T;
   if (value === null || typeof value !== "object") return value;
   if (depth >= 3) return (Array.isArray(value) ? "[…]" : "{…}") as unknown as T;
-  if (Array.isArray(value)) return value.slice(0, 20).map((v) => clipService(v, depth + 1)) as unknown as T;
+  if (Array.isArray(value)) return (value as unknown[]).slice(0, 20).map((v) => clipService(v, depth + 1)) as unknown as T;
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(value).slice(0, 20)) out[clipText(k, 60)] = clipService(v, depth + 1);
   return out as T;

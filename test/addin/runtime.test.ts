@@ -86,7 +86,7 @@ describe("shared runtime against the reference service", () => {
   /** "Closes" the workbook and opens the saved file again (a new workbook object from the file text). */
   function reopen(): string {
     const file = serializeWorkbook(wb);
-    wb = loadWorkbook(file) as InstanceType<typeof Workbook>;
+    wb = loadWorkbook(file);
     g.Excel = createExcelNamespace(wb);
     return file;
   }
@@ -261,8 +261,10 @@ describe("shared runtime against the reference service", () => {
       let runtimeModule!: typeof import("../../src/addin/runtime");
       jest.isolateModules(() => {
         // taskpane.html's two bundles, in one module registry (webpack runtimeChunk "single").
+        // eslint-disable-next-line @typescript-eslint/no-require-imports -- isolateModules needs a synchronous require to load both bundles into one registry
         require("../../src/commands/commands");
-        runtimeModule = require("../../src/addin/runtime");
+        // eslint-disable-next-line @typescript-eslint/no-require-imports -- as above
+        runtimeModule = require("../../src/addin/runtime") as typeof import("../../src/addin/runtime");
       });
       rec.ready.forEach((cb) => cb());
       expect([...rec.associated.keys()].sort()).toEqual(["refreshAll", "refreshTable"]);

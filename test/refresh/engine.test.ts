@@ -146,15 +146,18 @@ describe("refreshOne of a summarised table ($apply)", () => {
       fetch: async (_s, r) => {
         if (!r.sink) throw new Error("expected a sink for a summary");
         r.sink.begin(raw.columns);
-        for (const row of raw.rows) (streamed++, r.sink.row(row.slice()));
+        for (const row of raw.rows) {
+          streamed++;
+          r.sink.row(row.slice());
+        }
         return { status: "updated", table: { ...r.sink.end(), meta: raw.meta }, validators: { etag: '"e2"', generatedAt: "2026-02-01T00:00:00Z" } };
       },
     };
     const r = await refreshOne(target, b, streaming, { now });
     expect(streamed).toBe(60);
     expect(r).toMatchObject({ outcome: "updated", rowCount: 28 });
-    expect(writes[0]!.columns.map((c) => c.name)).toEqual(["due", "total", "n"]);
-    expect(writes[0]!.rows[0]).toEqual(["2024-01-01", (0 + 280 + 560) / 4, 3]);
+    expect(writes[0].columns.map((c) => c.name)).toEqual(["due", "total", "n"]);
+    expect(writes[0].rows[0]).toEqual(["2024-01-01", (0 + 280 + 560) / 4, 3]);
   });
 
   it("a source that ignores the sink still gets the summary applied to its table", async () => {
@@ -162,7 +165,7 @@ describe("refreshOne of a summarised table ($apply)", () => {
     const { target, writes } = fakeTarget([b]);
     const r = await refreshOne(target, b, source(async () => ({ status: "updated", table: raw, validators: { etag: '"e2"', generatedAt: "2026-02-01T00:00:00Z" } })), { now });
     expect(r).toMatchObject({ outcome: "updated", rowCount: 28 });
-    expect(writes[0]!.rows[0]).toEqual(["2024-01-01", (0 + 280 + 560) / 4, 3]);
+    expect(writes[0].rows[0]).toEqual(["2024-01-01", (0 + 280 + 560) / 4, 3]);
   });
 
   it("304 first: nothing is recomputed", async () => {

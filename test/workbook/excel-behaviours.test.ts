@@ -499,7 +499,7 @@ describe("B17 the function-command window: Refresh all ends inside it on every p
     await importTable(createRequestContext(wb), other, { binding: { ...bindingDraft(other, "b2"), source: { kind: "dataset", key: "second", format: "json" } }, secrets: [TOKEN], now: fixedNow });
     let refreshed = 0;
     const source: RefreshSource = { fetch: async () => (refreshed++, { status: "unchanged", validators: {} }) };
-    const res = await refreshAllTables(createRequestContext(wb), () => source, { applyQuery: noQuery, now: later, deadline: { expired: () => refreshed >= 1 } } as Parameters<typeof refreshAllTables>[2]);
+    const res = await refreshAllTables(createRequestContext(wb), () => source, { applyQuery: noQuery, now: later, deadline: { expired: () => refreshed >= 1 } });
     expect(res.reports.map((r) => r.failure?.code ?? r.outcome)).toEqual(["unchanged", "skipped"]);
     expect(res.reports[1].failure?.message).toMatch(/time for this run was used up/);
   });
