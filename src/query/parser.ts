@@ -105,31 +105,26 @@ class Parser {
     return left;
   }
 
-  parseEquality(): Expr {
-    let left = this.parseRelational();
-    for (let w = this.word(); w !== undefined && EQUALITY.has(w); w = this.word()) {
+  /** One left-associative level of Part 2's precedence table: `next (op next)*`. */
+  private binaryLevel(ops: ReadonlySet<string>, next: () => Expr): Expr {
+    let left = next();
+    for (let w = this.word(); w !== undefined && ops.has(w); w = this.word()) {
       const t = this.next();
-      left = { k: "bin", op: w as BinaryOp, left, right: this.parseRelational(), pos: t.pos };
+      left = { k: "bin", op: w as BinaryOp, left, right: next(), pos: t.pos };
     }
     return left;
+  }
+
+  parseEquality(): Expr {
+    return this.binaryLevel(EQUALITY, () => this.parseRelational());
   }
 
   parseRelational(): Expr {
-    let left = this.parseAdditive();
-    for (let w = this.word(); w !== undefined && RELATIONAL.has(w); w = this.word()) {
-      const t = this.next();
-      left = { k: "bin", op: w as BinaryOp, left, right: this.parseAdditive(), pos: t.pos };
-    }
-    return left;
+    return this.binaryLevel(RELATIONAL, () => this.parseAdditive());
   }
 
   parseAdditive(): Expr {
-    let left = this.parseMultiplicative();
-    for (let w = this.word(); w !== undefined && ADDITIVE.has(w); w = this.word()) {
-      const t = this.next();
-      left = { k: "bin", op: w as BinaryOp, left, right: this.parseMultiplicative(), pos: t.pos };
-    }
-    return left;
+    return this.binaryLevel(ADDITIVE, () => this.parseMultiplicative());
   }
 
   parseMultiplicative(): Expr {
