@@ -142,7 +142,7 @@ export class JsonRowsScanner {
       if (this.depth === 1 && this.awaitingValue) {
         this.awaitingValue = false;
         if (ch === OPEN_BRACKET && this.lastKey === this.arrayKey && this.rootIsObject) {
-          if (this.rowsSeen) throw new BodyShapeError(`\`${this.arrayKey}\` appears twice in the response`, this.arrayKey);
+          if (this.rowsSeen) throw new BodyShapeError(`"${this.arrayKey}" appears twice in the response`, this.arrayKey);
           this.rowsSeen = true;
           this.inRows = true;
           this.depth = 2;
@@ -467,7 +467,7 @@ export async function tableFromJsonStream(
   // valid spelling), exactly as the non-streaming path would.
   if (!scanner.streamed) return odata ? tableFromOData(body, meta, columns ?? []) : tableFromJsonExport(body, meta, columns);
   const rest = (body as Record<string, unknown>)[key];
-  if (!Array.isArray(rest) || rest.length > 0) throw new BodyShapeError(`\`${key}\` appears twice in the response`, key);
+  if (!Array.isArray(rest) || rest.length > 0) throw new BodyShapeError(`"${key}" appears twice in the response`, key);
   if (odata) {
     const converted = converter!.finish();
     return { columns: converted.columns, rows: converted.rows, meta: { ...meta, kind: "dataset", format: "odata" } };

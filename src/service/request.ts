@@ -217,7 +217,11 @@ export class Transport {
       const result = await this.attempt(spec, url, headers, attempt, consume);
       if (result.ok) return result.value;
       lastError = result.error;
-      if (!result.retryable || attempt === maxAttempts) throw lastError;
+      if (!result.retryable || attempt === maxAttempts) {
+        // The pane says "tried 3 times" rather than leaving the user to retry at once by hand.
+        if (attempt > 1) lastError.attempts = attempt;
+        throw lastError;
+      }
       const waitMs = result.retryAfterMs ?? Math.min(8000, this.retryBaseDelayMs * 2 ** (attempt - 1));
       await this.sleep(waitMs, spec);
     }
