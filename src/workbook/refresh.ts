@@ -196,6 +196,7 @@ export async function writeRefresh(context: Excel.RequestContext, binding: Bindi
       schemaVersion: table.meta.schemaVersion ?? binding.schemaVersion,
       refreshedAt: now().toISOString(),
       rowCount: total,
+      query: binding.query,
     }));
     guard?.restore();
     await context.sync();
