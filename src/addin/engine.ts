@@ -177,19 +177,19 @@ export class Engine {
     return sourceFromClient(this.client(connection));
   }
 
-  refreshOne(bindingId: string, connection: Connection, opts: { signal?: AbortSignal; secrets: readonly string[]; onProgress?: (rows: number, total?: number) => void }): Promise<RefreshReport> {
+  refreshOne(bindingId: string, connection: Connection, opts: { signal?: AbortSignal; secrets: readonly string[]; onProgress?: (rows: number, total?: number, phase?: "fetching" | "writing") => void }): Promise<RefreshReport> {
     return runExcel((context) =>
       refreshTable(context, bindingId, this.source(connection), {
         signal: opts.signal,
         secrets: opts.secrets,
-        onProgress: (p) => opts.onProgress?.(p.rowsWritten ?? 0, p.totalRows),
+        onProgress: (p) => opts.onProgress?.(p.phase === "fetching" ? (p.rowsReceived ?? 0) : (p.rowsWritten ?? 0), p.totalRows, p.phase),
       }),
     );
   }
 
   refreshAll(
     resolve: (b: Binding) => Connection | null,
-    opts: { signal?: AbortSignal; secrets: readonly string[]; onProgress?: (table: string, rows: number, total?: number) => void },
+    opts: { signal?: AbortSignal; secrets: readonly string[]; onProgress?: (table: string, rows: number, total?: number, phase?: "fetching" | "writing") => void },
   ): Promise<{ reports: RefreshReport[]; broken: StoredBindings["broken"] }> {
     return runExcel(async (context) => {
       const names = new Map<string, string>();
@@ -203,7 +203,7 @@ export class Engine {
         {
           signal: opts.signal,
           secrets: opts.secrets,
-          onProgress: (p) => opts.onProgress?.(names.get(p.bindingId) ?? p.bindingId, p.rowsWritten ?? 0, p.totalRows),
+          onProgress: (p) => opts.onProgress?.(names.get(p.bindingId) ?? p.bindingId, p.phase === "fetching" ? (p.rowsReceived ?? 0) : (p.rowsWritten ?? 0), p.totalRows, p.phase),
         },
       );
     });

@@ -49,7 +49,7 @@ export interface DialogUi {
 }
 
 /** The summary dialog's address: `summary.html` next to the command page, the text in the query. */
-export function summaryDialogUrl(pageUrl: string, text: string, state: "ok" | "failed"): string {
+export function summaryDialogUrl(pageUrl: string, text: string, state: "ok" | "failed" | "working"): string {
   const url = new URL("summary.html", pageUrl);
   const clipped = text.length > MAX_DIALOG_TEXT ? `${text.slice(0, MAX_DIALOG_TEXT - 1)}…` : text;
   url.searchParams.set("state", state);
@@ -100,6 +100,35 @@ export function reportSummary(ui: DialogUi | undefined, pageUrl: string, text: s
   });
 }
 
+/**
+ * Opens the "Refreshing…" dialog while the command runs (a function command has no other way to
+ * show that it is working). Resolves with the dialog, or null when none could be opened; never rejects.
+ */
+export function showWorking(ui: DialogUi | undefined, pageUrl: string): Promise<DialogLike | null> {
+  if (!ui?.displayDialogAsync) return Promise.resolve(null);
+  return new Promise((resolve) => {
+    try {
+      ui.displayDialogAsync(summaryDialogUrl(pageUrl, "Refreshing every PPM table in this workbook…", "working"), { height: 30, width: 25, displayInIframe: true }, (result) => {
+        const dialog = String(result.status) === "succeeded" && result.value ? result.value : null;
+        // "Hide" in the dialog closes it; the refresh goes on and the summary opens when it ends.
+        dialog?.addEventHandler("dialogMessageReceived", () => {
+          try {
+            dialog.close();
+          } catch {
+            /* already closed */
+          }
+        });
+        resolve(dialog);
+      });
+    } catch {
+      resolve(null);
+    }
+  });
+}
+
+/** Office allows one dialog at a time and needs a moment after `close()` before the next opens. */
+const DIALOG_REOPEN_DELAY_MS = 300;
+
 export interface RefreshAllCommandDeps {
   store: () => ConnectionStore;
   engine: () => Promise<Pick<Engine, "refreshAll">>;
@@ -119,6 +148,7 @@ export function createRefreshAllCommand(deps: RefreshAllCommandDeps): (event: { 
   return async (event) => {
     let text: string;
     let state: "ok" | "failed" = "ok";
+    const working = await showWorking(deps.ui(), deps.pageUrl());
     try {
       const store = deps.store();
       const summary = await refreshEveryTable(store, await deps.engine());
@@ -144,6 +174,14 @@ export function createRefreshAllCommand(deps: RefreshAllCommandDeps): (event: { 
       text = `Refresh all could not run: ${safe}`;
     }
     try {
+      if (working) {
+        try {
+          working.close();
+        } catch {
+          /* the user already closed it */
+        }
+        await new Promise((r) => setTimeout(r, DIALOG_REOPEN_DELAY_MS));
+      }
       await reportSummary(deps.ui(), deps.pageUrl(), text, state);
     } finally {
       event.completed();

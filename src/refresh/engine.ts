@@ -18,6 +18,8 @@ export interface RefreshProgress {
   phase: "fetching" | "writing";
   rowsWritten?: number;
   totalRows?: number;
+  /** Rows received so far while fetching (a refresh counts rows, not "0 rows received"). */
+  rowsReceived?: number;
 }
 
 /** The workbook side of a refresh. */
@@ -90,7 +92,11 @@ export async function refreshOne(target: RefreshTarget, binding: Binding, source
   try {
     if (options.signal?.aborted) throw abortError(options.signal);
     options.onProgress?.({ bindingId: binding.id, phase: "fetching" });
-    const result = await source.fetch(binding.source, { validators: binding.validators, signal: options.signal });
+    const result = await source.fetch(binding.source, {
+      validators: binding.validators,
+      signal: options.signal,
+      onProgress: options.onProgress ? (r) => options.onProgress?.({ bindingId: binding.id, phase: "fetching", rowsReceived: r.rows }) : undefined,
+    });
     const applier = options.applyQuery ?? defaultApplier;
     const decision = decide(binding, result, applier);
     if (decision.kind === "fail") return await fail(Object.assign(new Error(decision.message), { code: decision.code }));

@@ -490,7 +490,7 @@ export class PpmClient {
     if (got === entry.rowCount) return;
     throw this.transport.error(
       "incomplete_export",
-      `The ${FORMAT_LABEL[format]} form of "${key}" arrived with ${got} row${got === 1 ? "" : "s"}, but the manifest lists ${entry.rowCount} for the export generated at ${generation}: ${got < entry.rowCount ? "the body was cut short" : "it does not match the export"}, so it was not used.`,
+      `The ${FORMAT_LABEL[format]} form of "${key}" arrived with ${got.toLocaleString("en-US")} row${got === 1 ? "" : "s"}, but the manifest lists ${entry.rowCount.toLocaleString("en-US")} for the export generated at ${generation}: ${got < entry.rowCount ? "the body was cut short" : "it does not match the export"}, so it was not used.`,
       { datasetKey: key, requestTime, details: { rowsReceived: got, manifestRowCount: entry.rowCount, generatedAt: generation } },
     );
   }

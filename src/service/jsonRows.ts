@@ -482,7 +482,7 @@ export async function tableFromJsonStream(
     throw new BodyShapeError("`columns` appears twice in the export, with different definitions", "columns");
   }
   if (envelope.row_count !== undefined && envelope.row_count !== null && envelope.row_count !== scanner.rows) {
-    throw new BodyShapeError(`row_count says ${String(envelope.row_count)} but ${scanner.rows} rows were received`, "row_count");
+    throw new BodyShapeError(`row_count says ${String(envelope.row_count)} but ${scanner.rows.toLocaleString("en-US")} rows were received`, "row_count");
   }
   return exportTable(envelope, converter.finish(), meta);
 }

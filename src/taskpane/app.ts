@@ -7,7 +7,7 @@ import type { ConnectionStore } from "../addin/connectionStore";
 import type { Engine } from "../addin/engine";
 import type { ErrorView } from "./errorView";
 import { formatCount } from "./datasets";
-import type { Change, ErrorHandlers, JobProgress, JobResult, PaneContext, TabName } from "./context";
+import type { Change, ErrorHandlers, JobProgress, JobResult, PaneContext, StatusScope, TabName } from "./context";
 import { mountConnections, type ConnectionHooks } from "./connectionsPanel";
 import { mountDatasets } from "./datasetsPanel";
 import { mountSnapshots } from "./snapshotsPanel";
@@ -39,7 +39,12 @@ const TABS: Array<{ name: TabName; label: string }> = [
 export function mountApp(root: HTMLElement, opts: AppOptions): PaneContext {
   const listeners = new Map<Change, Set<() => void>>();
   let enginePromise: Promise<Engine> | null = null;
-  let job: { controller: AbortController; kind: string } | null = null;
+  let job: { controller: AbortController; kind: string; cancel: () => void } | null = null;
+  let tasks = 0;
+  /** Scope of the last job, so its result is not shown under another connection or a later task. */
+  let jobScope: StatusScope = {};
+  const inScope = (scope: StatusScope | undefined) =>
+    !scope || ((scope.connectionId === undefined || scope.connectionId === opts.store.activeId()) && (scope.task === undefined || scope.task === tasks));
 
   const statusEl = h("div", { class: "status", role: "status", "aria-live": "polite", "data-testid": "status" });
   const progressHost = h("div", { class: "progress-host" });
@@ -72,11 +77,13 @@ export function mountApp(root: HTMLElement, opts: AppOptions): PaneContext {
       opts.store.setActive(id);
       ctx.changed("active");
     },
-    status(text) {
+    status(text, scope) {
+      if (!inScope(scope)) return; // another connection's, or an earlier task's
       // Re-set even when equal, so screen readers announce a repeated message.
       statusEl.textContent = "";
       statusEl.textContent = text;
     },
+    beginTask: () => ++tasks,
     showTab(tab, focus = false) {
       for (const [name, btn] of tabButtons) {
         const on = name === tab;
@@ -105,7 +112,8 @@ export function mountApp(root: HTMLElement, opts: AppOptions): PaneContext {
         return undefined;
       }
       const controller = new AbortController();
-      job = { controller, kind };
+      const scope: StatusScope = { connectionId: opts.store.activeId() ?? undefined, task: ctx.beginTask() };
+      jobScope = scope;
       const bar = h("progress", { "data-testid": "progress-bar", "aria-label": label });
       const rowsEl = h("span", { "data-testid": "progress-rows", "data-rows": "0" }, "");
       const labelEl = h("span", { "data-testid": "progress-label", class: "progress-label" }, label);
@@ -115,21 +123,27 @@ export function mountApp(root: HTMLElement, opts: AppOptions): PaneContext {
           type: "button",
           class: "button",
           "data-testid": "progress-cancel",
-          onclick: () => {
-            controller.abort();
-            cancel.disabled = true;
-            labelEl.textContent = "Cancelling…";
-          },
+          "aria-keyshortcuts": "Escape",
+          title: "Cancel (Esc)",
+          onclick: () => stop(),
         },
         "Cancel",
       );
+      const stop = () => {
+        if (controller.signal.aborted) return;
+        controller.abort();
+        cancel.disabled = true;
+        labelEl.textContent = "Cancelling…";
+      };
+      job = { controller, kind, cancel: stop };
       replace(progressHost, h("div", { class: "progress", "data-testid": "progress", "data-job": kind }, labelEl, bar, h("div", { class: "progress-row" }, rowsEl, cancel)));
-      ctx.status(label);
+      ctx.status(label, scope);
       const progress = (p: JobProgress) => {
         if (p.label !== undefined) labelEl.textContent = p.label;
         if (p.rows !== undefined) {
           rowsEl.dataset.rows = String(p.rows);
-          rowsEl.textContent = p.total !== undefined ? `${formatCount(p.rows)} of ${formatCount(p.total)} rows written` : `${formatCount(p.rows)} rows received`;
+          const verb = p.counting ?? (p.total !== undefined ? "written" : "received");
+          rowsEl.textContent = p.total !== undefined ? `${formatCount(p.rows)} of ${formatCount(p.total)} rows ${verb}` : `${formatCount(p.rows)} rows ${verb}`;
         }
         if (p.total !== undefined && p.total > 0 && p.rows !== undefined) {
           bar.max = p.total;
@@ -154,11 +168,14 @@ export function mountApp(root: HTMLElement, opts: AppOptions): PaneContext {
     },
     jobRunning: () => job !== null,
     finishJob(result: JobResult) {
+      // A job that ran with another connection, or was overtaken by a later task, reports nothing here.
+      if (!inScope(jobScope)) return;
       const el = h(
         "div",
         {
           class: `job-result ${result.state}`,
           role: "status",
+          tabindex: "-1",
           "data-testid": "job-result",
           "data-state": result.state,
           "data-rows": result.rows !== undefined ? String(result.rows) : null,
@@ -170,6 +187,8 @@ export function mountApp(root: HTMLElement, opts: AppOptions): PaneContext {
       );
       replace(progressHost, el);
       ctx.status(result.text);
+      // After an import the result is what the user looks for next: focus it (it names the table and sheet).
+      if (result.state === "done") el.focus();
     },
     errorPanel: (view, handlers) => errorPanel(ctx, view, handlers),
     secrets: () => opts.store.allSecrets(),
@@ -203,7 +222,16 @@ export function mountApp(root: HTMLElement, opts: AppOptions): PaneContext {
   ctx.on("connections", renderSelect);
   ctx.on("active", renderSelect);
   // The last job's outcome belongs to the connection it ran with.
-  ctx.on("active", () => progressHost.querySelector('[data-testid="job-result"]')?.remove());
+  ctx.on("active", () => {
+    progressHost.querySelector('[data-testid="job-result"]')?.remove();
+    statusEl.textContent = ""; // the status line spoke of the previous connection
+  });
+  // Esc cancels the running job from anywhere in the pane (forms handle their own Esc first).
+  root.ownerDocument.addEventListener("keydown", (ev) => {
+    if (ev.key !== "Escape" || !job || ev.defaultPrevented) return;
+    ev.preventDefault();
+    job.cancel();
+  });
 
   // --- tabs (WAI-ARIA tabs pattern: arrows move, Home/End jump) ---
   for (const t of TABS) {
@@ -231,11 +259,16 @@ export function mountApp(root: HTMLElement, opts: AppOptions): PaneContext {
     h(
       "header",
       { class: "top" },
-      h("h1", {}, "PPM for Excel"),
+      h(
+        "div",
+        { class: "title-row" },
+        h("h1", {}, "PPM for Excel"),
+        // The add-in's own help page (next to taskpane.html); Office opens a new-window link in the browser.
+        h("a", { href: "help.html", target: "_blank", rel: "noopener", class: "help-link", "data-testid": "help-link" }, "Help"),
+      ),
       h("div", { class: "field inline" }, h("label", { for: "active-connection" }, "Connection"), select),
     ),
-    tablist,
-    progressHost,
+    h("div", { class: "nav", "data-testid": "nav" }, tablist, progressHost),
     ...[...panels.values()],
     statusEl,
     h("footer", { class: "foot" }, `v${opts.version}`),

@@ -5,7 +5,7 @@
 import { h, replace } from "./dom";
 import type { ManifestDatasetInfo, ManifestInfo } from "../service/manifest";
 import { isPpmError } from "../service/errors";
-import { datasetView, filterDatasets, type DatasetView } from "./datasets";
+import { datasetView, filterDatasets, formatCount, type DatasetView } from "./datasets";
 import { describeError } from "./errorView";
 import type { PaneContext, TabName } from "./context";
 import { noConnection } from "./common";
@@ -51,7 +51,7 @@ export function mountDatasets(panel: HTMLElement, ctx: PaneContext, onShown: (l:
       if (controller.signal.aborted) return;
       ctx.store.setCompanyId(conn.id, manifest.companyId);
       loaded = { connectionId: conn.id, manifest };
-      company.textContent = `Company ${manifest.companyId} · ${manifest.datasets.length} dataset${manifest.datasets.length === 1 ? "" : "s"}`;
+      company.textContent = `Company ${manifest.companyId} · ${formatCount(manifest.datasets.length)} dataset${manifest.datasets.length === 1 ? "" : "s"}`;
       renderList();
     } catch (e) {
       if (controller.signal.aborted) return;

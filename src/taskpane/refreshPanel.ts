@@ -128,11 +128,18 @@ export function mountRefresh(panel: HTMLElement, ctx: PaneContext, onShown: (l: 
 
   const connectionFor = (b: { connectionId: string; environment: string; companyId: string | null }) => resolveConnectionId(b, ctx.store.list());
 
-  async function refreshWith(label: string, work: (signal: AbortSignal, onRows: (table: string, rows: number, total?: number) => void) => Promise<{ reports: RefreshReport[]; broken: { key: string; code: string; message: string }[] }>): Promise<void> {
+  async function refreshWith(
+    label: string,
+    work: (signal: AbortSignal, onRows: (table: string, rows: number, total?: number, phase?: "fetching" | "writing") => void) => Promise<{ reports: RefreshReport[]; broken: { key: string; code: string; message: string }[] }>,
+  ): Promise<void> {
     replace(errorHost);
     replace(summaryHost);
     try {
-      const res = await ctx.runJob("refresh", label, (signal, progress) => work(signal, (table, rows, total) => progress({ label: `Refreshing ${table}…`, rows, total })));
+      const res = await ctx.runJob("refresh", label, (signal, progress) =>
+        work(signal, (table, rows, total, phase) =>
+          progress(phase === "fetching" ? { label: `Downloading ${table}…`, rows, counting: "received" } : { label: `Refreshing ${table}…`, rows, total, counting: "written" }),
+        ),
+      );
       if (!res) return;
       const s = summarize(res.reports, res.broken, connectionFor);
       showSummary(s);
@@ -176,7 +183,7 @@ export function mountRefresh(panel: HTMLElement, ctx: PaneContext, onShown: (l: 
         };
         return { reports: [report], broken: [] };
       }
-      const r = await engine.refreshOne(b.id, conn, { signal, secrets: ctx.secrets(), onProgress: (rows, total) => onRows(b.tableName, rows, total) });
+      const r = await engine.refreshOne(b.id, conn, { signal, secrets: ctx.secrets(), onProgress: (rows, total, phase) => onRows(b.tableName, rows, total, phase) });
       return { reports: [r], broken: [] };
     });
   }

@@ -18,6 +18,8 @@ import { recordsWriteBack } from "./records";
 import { refreshUnchanged, refreshUpdated } from "./refresh";
 import { ribbonRefreshAll } from "./ribbon";
 import { importSnapshots } from "./snapshots";
+import { narrowPane } from "./narrow";
+import { keyboardImport } from "./keyboard";
 
 export const JOURNEYS: Journey[] = [
   previewGrid,
@@ -41,6 +43,8 @@ export const JOURNEYS: Journey[] = [
   secondEnvironment,
   recordsAbsent,
   cancelWhileStreaming,
+  keyboardImport,
+  narrowPane,
   accessibility,
   darkTheme,
 ];

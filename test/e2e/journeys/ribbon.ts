@@ -36,11 +36,14 @@ export const ribbonRefreshAll: Journey = {
     check(!(await t.page.locator("#taskpane").isVisible()), "the task pane is closed");
     const ribbonButton = t.page.getByTestId("ribbon-refresh-all");
     await ribbonButton.click();
-    // The command reports in an Office dialog (summary.html), and completes when the user closes it.
+    // While it runs, the command shows that it is working (a dialog with a progress bar)…
+    const frame = t.page.frameLocator("[data-testid=preview-dialog] iframe");
+    await t.expectVisible(frame.getByTestId("ribbon-working"), "the command's working dialog", 60_000);
+    // …then reports in an Office dialog (summary.html), and completes when the user closes it.
     const dialog = t.page.getByTestId("preview-dialog");
     await t.expectVisible(dialog, "the command's summary dialog", 60_000);
-    const summary = t.page.frameLocator("[data-testid=preview-dialog] iframe").getByTestId("ribbon-summary");
-    await t.until("the summary text", async () => (await summary.innerText()).trim() !== "");
+    const summary = frame.getByTestId("ribbon-summary");
+    await t.until("the summary text", async () => /updated/.test(await summary.innerText().catch(() => "")), 60_000);
     const text = await summary.innerText();
     check(await ribbonButton.isDisabled(), "the command is still running while its dialog is open");
     const m = /(\d+) updated, (\d+) unchanged, (\d+) failed/.exec(text);
@@ -49,6 +52,8 @@ export const ribbonRefreshAll: Journey = {
     checkEqual(failed, 0, `failed tables (${text})`);
     checkEqual(updated + unchanged, tables.length, `tables accounted for (${text})`);
     check(updated >= 1, `the regenerated export was written (${text})`);
+    // Every table is named with its outcome, not only the failures.
+    for (const name of tables) check(new RegExp(`^${name}: (updated|unchanged), [\\d,]+ rows?$`, "m").test(text), `the summary names ${name} with its outcome (${text})`);
 
     const after = [];
     for (let i = 1; i <= 10; i++) after.push((await t.cell(full.address(i, 6))).value);
