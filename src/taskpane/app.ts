@@ -114,14 +114,14 @@ export function mountApp(root: HTMLElement, opts: AppOptions): PaneContext {
       const controller = new AbortController();
       const scope: StatusScope = { connectionId: opts.store.activeId() ?? undefined, task: ctx.beginTask() };
       jobScope = scope;
-      const bar = h("progress", { "data-testid": "progress-bar", "aria-label": label });
+      const bar = h("fluent-progress-bar", { "data-testid": "progress-bar", "aria-label": label, role: "progressbar" });
       const rowsEl = h("span", { "data-testid": "progress-rows", "data-rows": "0" }, "");
       const labelEl = h("span", { "data-testid": "progress-label", class: "progress-label" }, label);
       const cancel = h(
-        "button",
+        "fluent-button",
         {
           type: "button",
-          class: "button",
+          size: "small",
           "data-testid": "progress-cancel",
           "aria-keyshortcuts": "Escape",
           title: "Cancel (Esc)",
@@ -146,8 +146,10 @@ export function mountApp(root: HTMLElement, opts: AppOptions): PaneContext {
           rowsEl.textContent = p.total !== undefined ? `${formatCount(p.rows)} of ${formatCount(p.total)} rows ${verb}` : `${formatCount(p.rows)} rows ${verb}`;
         }
         if (p.total !== undefined && p.total > 0 && p.rows !== undefined) {
-          bar.max = p.total;
-          bar.value = Math.min(p.rows, p.total);
+          bar.setAttribute("max", String(p.total));
+          bar.setAttribute("value", String(Math.min(p.rows, p.total)));
+          bar.setAttribute("aria-valuenow", String(Math.min(p.rows, p.total)));
+          bar.setAttribute("aria-valuemax", String(p.total));
         } else {
           bar.removeAttribute("value"); // indeterminate
         }
@@ -337,15 +339,14 @@ export function errorPanel(ctx: PaneContext, view: ErrorView, handlers: ErrorHan
   for (const a of view.actions) {
     if (a === "updateToken" && connId) {
       buttons.push(
-        h("button", { type: "button", class: "button primary", "data-testid": "error-update-token", onclick: () => replace(extra, tokenForm(ctx, connId, () => handlers.retry?.(), () => replace(extra))) }, "Update token"),
+        h("fluent-button", { type: "button", appearance: "primary", "data-testid": "error-update-token", onclick: () => replace(extra, tokenForm(ctx, connId, () => handlers.retry?.(), () => replace(extra))) }, "Update token"),
       );
     } else if (a === "forgetToken" && connId) {
       buttons.push(
         h(
-          "button",
+          "fluent-button",
           {
             type: "button",
-            class: "button",
             "data-testid": "error-forget-token",
             onclick: () => {
               ctx.store.forgetToken(connId);
@@ -361,10 +362,9 @@ export function errorPanel(ctx: PaneContext, view: ErrorView, handlers: ErrorHan
     } else if (a === "copyDetails" && view.details) {
       buttons.push(
         h(
-          "button",
+          "fluent-button",
           {
             type: "button",
-            class: "button",
             "data-testid": "error-copy-details",
             onclick: async () => {
               const ok = await ctx.copyText(view.details!);
@@ -376,12 +376,12 @@ export function errorPanel(ctx: PaneContext, view: ErrorView, handlers: ErrorHan
       );
     } else if (a === "retry" && handlers.retry) {
       const retry = handlers.retry;
-      buttons.push(h("button", { type: "button", class: "button", "data-testid": "error-retry", onclick: () => retry() }, "Retry"));
+      buttons.push(h("fluent-button", { type: "button", "data-testid": "error-retry", onclick: () => retry() }, "Retry"));
     } else if (a === "editConnection" && connId) {
-      buttons.push(h("button", { type: "button", class: "button", "data-testid": "error-edit-connection", onclick: () => ctx.editConnection(connId) }, "Edit connection"));
+      buttons.push(h("fluent-button", { type: "button", "data-testid": "error-edit-connection", onclick: () => ctx.editConnection(connId) }, "Edit connection"));
     }
   }
-  buttons.push(h("button", { type: "button", class: "button subtle", "data-testid": "error-dismiss", onclick: () => panel.remove() }, "Dismiss"));
+  buttons.push(h("fluent-button", { type: "button", appearance: "subtle", "data-testid": "error-dismiss", onclick: () => panel.remove() }, "Dismiss"));
   replace(
     panel,
     h("strong", { class: "error-title" }, view.title),

@@ -38,7 +38,7 @@ export function mountConnections(panel: HTMLElement, ctx: PaneContext): Connecti
   let tokenFor: string | null = null;
   let removeFor: string | null = null;
 
-  const addButton = h("button", { type: "button", class: "button primary", "data-testid": "connection-add", onclick: () => openForm(null) }, "Add connection");
+  const addButton = h("fluent-button", { type: "button", appearance: "primary", "data-testid": "connection-add", onclick: () => openForm(null) }, "Add connection");
 
   replace(
     panel,
@@ -90,7 +90,7 @@ export function mountConnections(panel: HTMLElement, ctx: PaneContext): Connecti
         "div",
         { class: "actions" },
         saveBtn,
-        h("button", { type: "button", class: "button", "data-testid": "connection-cancel", onclick: () => closeForm(true) }, "Cancel"),
+        h("fluent-button", { type: "button", "data-testid": "connection-cancel", onclick: () => closeForm(true) }, "Cancel"),
       ),
     );
     form.addEventListener("keydown", (ev) => {
@@ -142,7 +142,7 @@ export function mountConnections(panel: HTMLElement, ctx: PaneContext): Connecti
           saveBtn.disabled = false;
         });
         if (twin) {
-          const yes = h("button", { type: "button", class: "button small", "data-testid": "connection-duplicate-confirm", onclick: () => ((duplicateConfirmed = true), void submit()) }, "Add anyway");
+          const yes = h("fluent-button", { type: "button", size: "small", "data-testid": "connection-duplicate-confirm", onclick: () => ((duplicateConfirmed = true), void submit()) }, "Add anyway");
           replace(
             duplicateHost,
             h(
@@ -150,7 +150,7 @@ export function mountConnections(panel: HTMLElement, ctx: PaneContext): Connecti
               { class: "confirm", role: "alert", "data-testid": "connection-duplicate" },
               h("span", {}, `"${twin.name}" already connects to company ${twin.companyId} on ${twin.baseUrl}. Tables are refreshed with one connection per environment and company; use "Update token" on it instead, or add this one anyway.`),
               yes,
-              h("button", { type: "button", class: "button small subtle", "data-testid": "connection-duplicate-cancel", onclick: () => closeForm(true) }, "Cancel"),
+              h("fluent-button", { type: "button", appearance: "subtle", size: "small", "data-testid": "connection-duplicate-cancel", onclick: () => closeForm(true) }, "Cancel"),
             ),
           );
           yes.focus();
@@ -217,7 +217,7 @@ export function mountConnections(panel: HTMLElement, ctx: PaneContext): Connecti
     const isActive = c.id === activeId;
     const t = tests.get(c.id);
     const btn = (testid: string, label: string, onclick: () => void, extra: Record<string, string | boolean | null> = {}) =>
-      h("button", { type: "button", class: "button small", "data-testid": testid, "aria-label": `${label}: ${c.name}`, onclick, ...extra }, label);
+      h("fluent-button", { type: "button", size: "small", "data-testid": testid, "aria-label": `${label}: ${c.name}`, onclick, ...extra }, label);
 
     let result: HTMLElement | null = null;
     if (t?.state === "pending") result = h("div", { class: "test-result", "data-testid": "connection-test-result", "data-state": "pending" }, "Testing…");
@@ -245,10 +245,11 @@ export function mountConnections(panel: HTMLElement, ctx: PaneContext): Connecti
         { class: "confirm", role: "group", "aria-label": `Remove ${c.name}?` },
         h("span", {}, `Remove "${c.name}" and its stored credentials from this device?`),
         h(
-          "button",
+          "fluent-button",
           {
             type: "button",
-            class: "button danger small",
+            appearance: "primary",
+            size: "small",
             "data-testid": "connection-remove-confirm",
             onclick: () => {
               ctx.store.remove(c.id);

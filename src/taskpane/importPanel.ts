@@ -86,8 +86,8 @@ export function importPanel(ctx: PaneContext, engine: Engine, d: ManifestDataset
     h(
       "div",
       { class: "actions" },
-      h("button", { type: "button", class: "button small", "data-testid": "query-columns-all", onclick: () => setAll(true) }, "All"),
-      h("button", { type: "button", class: "button small", "data-testid": "query-columns-none", onclick: () => setAll(false) }, "None"),
+      h("fluent-button", { type: "button", size: "small", "data-testid": "query-columns-all", onclick: () => setAll(true) }, "All"),
+      h("fluent-button", { type: "button", size: "small", "data-testid": "query-columns-none", onclick: () => setAll(false) }, "None"),
     ),
     h("div", { class: "checks" }, ...colBoxes),
   );
@@ -116,10 +116,11 @@ export function importPanel(ctx: PaneContext, engine: Engine, d: ManifestDataset
           op,
           val,
           h(
-            "button",
+            "fluent-button",
             {
               type: "button",
-              class: "button small subtle",
+              appearance: "subtle",
+              size: "small",
               "data-testid": "query-filter-remove",
               "aria-label": `Remove filter ${i + 1}`,
               onclick: () => {
@@ -136,10 +137,10 @@ export function importPanel(ctx: PaneContext, engine: Engine, d: ManifestDataset
     );
   }
   const addFilter = h(
-    "button",
+    "fluent-button",
     {
       type: "button",
-      class: "button small",
+      size: "small",
       "data-testid": "query-filter-add",
       onclick: () => {
         state.filters.push({ column: columns[0]?.name ?? "", op: "eq", value: "" });
@@ -167,7 +168,7 @@ export function importPanel(ctx: PaneContext, engine: Engine, d: ManifestDataset
   const local = h("code", { "data-testid": "query-preview-local" });
   const removedHost = h("div");
 
-  const start = h("button", { type: "button", class: "button primary", "data-testid": "import-start", "aria-keyshortcuts": "Control+Enter", title: "Import (Ctrl+Enter)", onclick: () => void run() }, "Import");
+  const start = h("fluent-button", { type: "button", appearance: "primary", "data-testid": "import-start", "aria-keyshortcuts": "Control+Enter", title: "Import (Ctrl+Enter)", onclick: () => void run() }, "Import");
 
   function readBuilder(): LocalQuery {
     const boxes = [...colsFs.querySelectorAll<HTMLInputElement>('[data-testid="query-column"]')];
@@ -275,7 +276,7 @@ export function importPanel(ctx: PaneContext, engine: Engine, d: ManifestDataset
       "div",
       { class: "item-head" },
       h("h3", { id: `${uid}-title`, tabindex: "-1" }, `Import ${d.name || d.key}`),
-      h("button", { type: "button", class: "button small", "data-testid": "import-close", onclick: close }, "Back to datasets"),
+      h("fluent-button", { type: "button", size: "small", "data-testid": "import-close", onclick: close }, "Back to datasets"),
     ),
     h("p", { class: "meta" }, `${d.key} · schema ${d.schemaVersion ?? "—"} · ${d.rowCount === null ? "no export" : `${formatCount(d.rowCount)} rows`}`),
     dest,

@@ -25,9 +25,9 @@ export function mountRefresh(panel: HTMLElement, ctx: PaneContext, onShown: (l: 
     return conn;
   };
 
-  const selectedBtn = h("button", { type: "button", class: "button primary", "data-testid": "refresh-selected", onclick: () => void refreshSelected() }, "Refresh selected table");
-  const allBtn = h("button", { type: "button", class: "button", "data-testid": "refresh-all", onclick: () => void refreshAll() }, "Refresh all");
-  const reloadBtn = h("button", { type: "button", class: "button subtle", "data-testid": "bound-tables-reload", onclick: () => void loadTables() }, "Reload list");
+  const selectedBtn = h("fluent-button", { type: "button", appearance: "primary", "data-testid": "refresh-selected", onclick: () => void refreshSelected() }, "Refresh selected table");
+  const allBtn = h("fluent-button", { type: "button", "data-testid": "refresh-all", onclick: () => void refreshAll() }, "Refresh all");
+  const reloadBtn = h("fluent-button", { type: "button", appearance: "subtle", "data-testid": "bound-tables-reload", onclick: () => void loadTables() }, "Reload list");
 
   /** The last ribbon "Refresh all" (stored by the command runtime, which shares this storage). */
   function showRibbonResult(): void {
@@ -83,7 +83,7 @@ export function mountRefresh(panel: HTMLElement, ctx: PaneContext, onShown: (l: 
               b.lastCheckedAt && (!last || formatRelative(b.lastCheckedAt, now) !== formatRelative(last, now)) ? ` · checked ${formatRelative(b.lastCheckedAt, now)}` : "",
             ),
             b.lastFailure ? h("div", { class: "warn", "data-testid": "bound-table-failure" }, `Last refresh failed: ${b.lastFailure.message}`) : null,
-            h("div", { class: "actions" }, h("button", { type: "button", class: "button small", "data-testid": "bound-table-refresh", "aria-label": `Refresh ${b.tableName}`, onclick: () => void refreshOne(b) }, "Refresh")),
+            h("div", { class: "actions" }, h("fluent-button", { type: "button", size: "small", "data-testid": "bound-table-refresh", "aria-label": `Refresh ${b.tableName}`, onclick: () => void refreshOne(b) }, "Refresh")),
           );
         }),
         ...broken.map((x) => h("li", { class: "item", "data-testid": "bound-table-broken" }, h("div", { class: "warn" }, `${x.key}: ${x.message}`))),
