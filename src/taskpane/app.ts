@@ -173,11 +173,13 @@ export function mountApp(root: HTMLElement, opts: AppOptions): PaneContext {
       // A job that ran with another connection, or was overtaken by a later task, reports nothing here.
       if (!inScope(jobScope)) return;
       const el = h(
-        "div",
+        "fluent-message-bar",
         {
           class: `job-result ${result.state}`,
           role: "status",
           tabindex: "-1",
+          intent: result.state === "done" ? "success" : result.state === "error" ? "error" : "info",
+          layout: "multiline",
           "data-testid": "job-result",
           "data-state": result.state,
           "data-rows": result.rows !== undefined ? String(result.rows) : null,
@@ -185,7 +187,7 @@ export function mountApp(root: HTMLElement, opts: AppOptions): PaneContext {
           "data-sheet": result.sheet ?? null,
         },
         h("span", {}, result.text),
-        h("button", { type: "button", class: "link", "aria-label": "Dismiss", onclick: () => el.remove() }, "✕"),
+        h("fluent-button", { type: "button", slot: "dismiss", appearance: "transparent", size: "small", "aria-label": "Dismiss", onclick: () => el.remove() }, "✕"),
       );
       replace(progressHost, el);
       ctx.status(result.text);

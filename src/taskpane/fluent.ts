@@ -5,6 +5,7 @@
  */
 import "@fluentui/web-components/button.js";
 import "@fluentui/web-components/progress-bar.js";
+import "@fluentui/web-components/message-bar.js";
 import { setTheme } from "@fluentui/web-components/theme/set-theme.js";
 import { webDarkTheme, webLightTheme } from "@fluentui/tokens";
 

@@ -5,6 +5,7 @@
  */
 declare module "@fluentui/web-components/button.js" {}
 declare module "@fluentui/web-components/progress-bar.js" {}
+declare module "@fluentui/web-components/message-bar.js" {}
 declare module "@fluentui/web-components/theme/set-theme.js" {
   export function setTheme(theme: Record<string, string | number> | null, node?: Document | HTMLElement): void;
 }
@@ -22,4 +23,5 @@ interface FluentProgressBarElement extends HTMLElement {
 interface HTMLElementTagNameMap {
   "fluent-button": FluentButtonElement;
   "fluent-progress-bar": FluentProgressBarElement;
+  "fluent-message-bar": HTMLElement;
 }
