@@ -260,3 +260,10 @@ export function redactDeep<T>(value: T, secrets: ReadonlyArray<string | undefine
 export function base64Utf8(s: string): string {
   return base64Bytes(new TextEncoder().encode(s));
 }
+
+/** `2026-01-15T06:00:41.123Z` → `2026-01-15 06:00 UTC`, the form every date takes in messages; other text as is. */
+export function utcMinutes(iso: string | null | undefined): string {
+  if (!iso) return "an unknown time";
+  const ms = Date.parse(iso);
+  return Number.isNaN(ms) ? iso : new Date(ms).toISOString().slice(0, 16).replace("T", " ") + " UTC";
+}

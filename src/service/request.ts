@@ -9,7 +9,7 @@
  */
 import { ErrorBodySchema, HEADERS, REPORTING_ERRORS, BASIC_USER, type ReportingErrorCode } from "../contract/contract";
 import { type Connection, connectionSecrets, normalizeBaseUrl } from "./connection";
-import { PpmError, type PpmErrorCode, type PpmErrorInit, base64Utf8, redactDeep, redactSecrets } from "./errors";
+import { PpmError, type PpmErrorCode, type PpmErrorInit, base64Utf8, redactDeep, redactSecrets, utcMinutes } from "./errors";
 import type { Validators } from "./validators";
 
 /** Endpoint group of a request; decides credentials and how a bare 404 is read. */
@@ -425,7 +425,7 @@ export class Transport {
       });
     }
     if (known === "invalid_cached_artifact") {
-      return this.error("invalid_cached_artifact", `The cached export of "${datasetKey ?? "?"}" on ${env} is unusable (requested at ${requestTime}).`, {
+      return this.error("invalid_cached_artifact", `The cached export of "${datasetKey ?? "?"}" on ${env} is unusable (requested at ${utcMinutes(requestTime)}).`, {
         ...base,
         action: `Report this to the service vendor, quoting dataset key "${datasetKey ?? "?"}" and request time ${requestTime}.`,
       });

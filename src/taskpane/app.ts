@@ -334,7 +334,8 @@ async function copyText(text: string): Promise<boolean> {
  * "Update token" opens a token form inside the panel itself and retries on save.
  */
 export function errorPanel(ctx: PaneContext, view: ErrorView, handlers: ErrorHandlers = {}): HTMLElement {
-  const panel = h("div", { class: "error-panel", role: "alert", "data-testid": "error-panel", "data-code": view.code });
+  // A Fluent message bar (intent error, multi-line): title, what happened, what to do, then buttons.
+  const panel = h("fluent-message-bar", { class: "error-panel", role: "alert", intent: "error", layout: "multiline", "data-testid": "error-panel", "data-code": view.code });
   const extra = h("div", { class: "error-extra" });
   const buttons: HTMLElement[] = [];
   const connId = view.connectionId;
