@@ -186,8 +186,8 @@ async function writeLocked(context: Excel.RequestContext, binding: Binding, tabl
     // stay text): structured references ([Amount]) cover the whole new column.
     if (!totals) return;
     const r = sheet.getRangeByIndexes(row, geometry.firstColumn, 1, width);
-    r.numberFormat = [totals.formats] as unknown as string[][];
-    r.formulas = [totals.formulas] as unknown as string[][];
+    r.numberFormat = [totals.formats];
+    r.formulas = [totals.formulas];
   };
 
   // --- the rollback copy: its own sync, before the table is touched ---
@@ -255,6 +255,7 @@ async function writeLocked(context: Excel.RequestContext, binding: Binding, tabl
       schemaVersion: table.meta.schemaVersion ?? binding.schemaVersion,
       refreshedAt: now().toISOString(),
       rowCount: total,
+      query: binding.query,
     }));
     clearBackup();
     guard?.restore();

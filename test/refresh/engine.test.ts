@@ -51,6 +51,26 @@ describe("refreshOne", () => {
     expect(saved.at(-1)).toMatchObject({ rowCount: 10, validators: { etag: '"e2"' }, lastFailure: null });
   });
 
+  it("counts rows while downloading, so a refresh never shows 0 rows received", async () => {
+    const b = makeBinding();
+    const { target } = fakeTarget([b]);
+    const table = makeTable(rowsOf(10), { generatedAt: "2026-02-01T00:00:00Z" });
+    const src: RefreshSource = {
+      fetch: async (_s, r) => {
+        r.onProgress?.({ rows: 4 });
+        r.onProgress?.({ rows: 10 });
+        return { status: "updated", table, validators: { etag: '"e2"' } };
+      },
+    };
+    const seen: unknown[] = [];
+    await refreshOne(target, b, src, { now, applyQuery: noQuery, onProgress: (p) => seen.push(p) });
+    expect(seen).toEqual(expect.arrayContaining([
+      { bindingId: b.id, phase: "fetching", rowsReceived: 4 },
+      { bindingId: b.id, phase: "fetching", rowsReceived: 10 },
+      { bindingId: b.id, phase: "writing", rowsWritten: 0, totalRows: 10 },
+    ]));
+  });
+
   it.each([
     ["401", Object.assign(new Error("Credentials wrong for acme"), { code: "unauthorized", status: 401 }), "unauthorized"],
     ["404 not_generated", Object.assign(new Error("not generated yet"), { code: "not_generated", status: 404 }), "not_generated"],
@@ -146,15 +166,18 @@ describe("refreshOne of a summarised table ($apply)", () => {
       fetch: async (_s, r) => {
         if (!r.sink) throw new Error("expected a sink for a summary");
         r.sink.begin(raw.columns);
-        for (const row of raw.rows) (streamed++, r.sink.row(row.slice()));
+        for (const row of raw.rows) {
+          streamed++;
+          r.sink.row(row.slice());
+        }
         return { status: "updated", table: { ...r.sink.end(), meta: raw.meta }, validators: { etag: '"e2"', generatedAt: "2026-02-01T00:00:00Z" } };
       },
     };
     const r = await refreshOne(target, b, streaming, { now });
     expect(streamed).toBe(60);
     expect(r).toMatchObject({ outcome: "updated", rowCount: 28 });
-    expect(writes[0]!.columns.map((c) => c.name)).toEqual(["due", "total", "n"]);
-    expect(writes[0]!.rows[0]).toEqual(["2024-01-01", (0 + 280 + 560) / 4, 3]);
+    expect(writes[0].columns.map((c) => c.name)).toEqual(["due", "total", "n"]);
+    expect(writes[0].rows[0]).toEqual(["2024-01-01", (0 + 280 + 560) / 4, 3]);
   });
 
   it("a source that ignores the sink still gets the summary applied to its table", async () => {
@@ -162,7 +185,7 @@ describe("refreshOne of a summarised table ($apply)", () => {
     const { target, writes } = fakeTarget([b]);
     const r = await refreshOne(target, b, source(async () => ({ status: "updated", table: raw, validators: { etag: '"e2"', generatedAt: "2026-02-01T00:00:00Z" } })), { now });
     expect(r).toMatchObject({ outcome: "updated", rowCount: 28 });
-    expect(writes[0]!.rows[0]).toEqual(["2024-01-01", (0 + 280 + 560) / 4, 3]);
+    expect(writes[0].rows[0]).toEqual(["2024-01-01", (0 + 280 + 560) / 4, 3]);
   });
 
   it("304 first: nothing is recomputed", async () => {
