@@ -37,7 +37,7 @@ function countingSink(): TableSink & { rows: number } {
 
 /** Wall time, and this process's CPU time (user + system): the latter barely moves with other load. */
 async function once(baseline: boolean): Promise<{ ms: number; cpuMs: number; sourceRows: number; resultRows: number; columns: number }> {
-  const client = new PpmClient({ id: "bench", name: "bench", baseUrl: url!, token: TOKEN }, { timeoutMs: 30 * 60_000 });
+  const client = new PpmClient({ id: "bench", name: "bench", baseUrl: url, token: TOKEN }, { timeoutMs: 30 * 60_000 });
   let received = 0;
   await settle();
   const t0 = performance.now();
@@ -60,7 +60,7 @@ async function once(baseline: boolean): Promise<{ ms: number; cpuMs: number; sou
 
 function median(xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
+  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
 }
 
 async function main(): Promise<void> {
@@ -71,7 +71,7 @@ async function main(): Promise<void> {
     global.gc?.();
     runs.push(await once(baseline));
   }
-  const last = runs[runs.length - 1]!;
+  const last = runs[runs.length - 1];
   const peakRssBytes = process.resourceUsage().maxRSS * 1024;
   const ms = median(runs.map((r) => r.ms));
   const cpuMs = median(runs.map((r) => r.cpuMs));

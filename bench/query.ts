@@ -165,12 +165,12 @@ const scenarios: Scenario[] = [
     hand: (rows) => {
       const out: CellValue[][] = [];
       for (const r of rows) {
-        const b = cents(r[4]!);
-        const a = cents(r[5]!);
+        const b = cents(r[4]);
+        const a = cents(r[5]);
         // B - A > 25000.25  ⇔  b - a > 2500025;  B × 1.1 < 90000  ⇔  b × 11 < 90000000 (cents)
         if (b !== null && a !== null && b - a > 2500025 && b * 11 < 90_000_000) out.push(r);
       }
-      out.sort((a, b) => cmpNullFirst(a[4]!, b[4]!, -1) || cmpNullFirst(a[0]!, b[0]!, 1));
+      out.sort((a, b) => cmpNullFirst(a[4], b[4], -1) || cmpNullFirst(a[0], b[0], 1));
       return out.map((r) => r.slice());
     },
   },
@@ -182,12 +182,12 @@ const scenarios: Scenario[] = [
       const out: CellValue[][] = [];
       for (const r of rows) if (r[2] === "Open") out.push(r);
       const key = (r: CellValue[]) => {
-        const b = cents(r[4]!);
-        const a = cents(r[5]!);
+        const b = cents(r[4]);
+        const a = cents(r[5]);
         return b === null || a === null ? null : b - a;
       };
       const keys = new Map(out.map((r) => [r, key(r)] as const));
-      out.sort((a, b) => cmpNullFirst(keys.get(a)!, keys.get(b)!, -1) || cmpNullFirst(a[0]!, b[0]!, 1));
+      out.sort((a, b) => cmpNullFirst(keys.get(a)!, keys.get(b)!, -1) || cmpNullFirst(a[0], b[0], 1));
       return out.map((r) => r.slice());
     },
   },

@@ -182,15 +182,15 @@ async function aggregateScenario(results: Scenario[], checks: { name: string; ok
     await stopService(svc);
   }
   const f: AggregateFigures = {
-    rows: agg.aggSourceRows!,
-    groups: agg.aggGroups!,
-    columns: agg.aggColumns!,
-    ms: agg.aggMs!,
-    baselineMs: base.aggBaselineMs!,
-    cpuMs: agg.aggCpuMs!,
-    baselineCpuMs: base.aggBaselineCpuMs!,
-    peakRssBytes: agg.aggPeakRssBytes!,
-    baselinePeakRssBytes: base.aggBaselinePeakRssBytes!,
+    rows: agg.aggSourceRows,
+    groups: agg.aggGroups,
+    columns: agg.aggColumns,
+    ms: agg.aggMs,
+    baselineMs: base.aggBaselineMs,
+    cpuMs: agg.aggCpuMs,
+    baselineCpuMs: base.aggBaselineCpuMs,
+    peakRssBytes: agg.aggPeakRssBytes,
+    baselinePeakRssBytes: base.aggBaselinePeakRssBytes,
     importRows: reference.rows,
     importPeakRssBytes: reference.peakRssBytes,
   };

@@ -99,7 +99,7 @@ async function fullChangeRefresh(run: Awaited<ReturnType<typeof endToEnd>>) {
   if (r.status !== "updated") throw new Error("expected data");
   const rows = r.table.rows;
   const rotated = { ...r.table, rows: rows.map((_, i) => rows[(i + 1) % rows.length]), meta: { ...r.table.meta, generatedAt: "2099-01-01T00:00:00Z" } };
-  const source: RefreshSource = { fetch: async () => ({ status: "updated", table: rotated, validators: { generatedAt: "2099-01-01T00:00:00Z" } }) };
+  const source: RefreshSource = { fetch: () => Promise.resolve({ status: "updated", table: rotated, validators: { generatedAt: "2099-01-01T00:00:00Z" } }) };
   const before = statsOf(run.wb);
   const t0 = performance.now();
   const report = await refreshTable(run.context, "bench1", source, { secrets: [TOKEN] });

@@ -24,7 +24,8 @@ export type StartupBehavior = "Load" | "None";
 /** The slice of `Office.addin` used here (SharedRuntime 1.1). */
 export interface StartupApi {
   setStartupBehavior(behavior: StartupBehavior): Promise<void>;
-  getStartupBehavior(): Promise<StartupBehavior | string>;
+  /** `StartupBehavior` values, or another string a newer Office may add. */
+  getStartupBehavior(): Promise<string>;
 }
 
 export type StartupSync = "load" | "none" | "unchanged" | "unsupported";

@@ -210,7 +210,8 @@ export async function runCli(argv: string[], io: CliIo = processIo()): Promise<n
   try {
     const p = parse(argv);
     if (p.values.help || p.command === "help" || p.command === undefined) {
-      (p.command === undefined && !p.values.help ? io.stderr : io.stdout)(USAGE);
+      if (p.command === undefined && !p.values.help) io.stderr(USAGE);
+      else io.stdout(USAGE);
       return p.command === undefined && !p.values.help ? EXIT.usage : EXIT.ok;
     }
     switch (p.command) {

@@ -35,7 +35,7 @@ const refreshTable = createRefreshTableCommand({
   secrets: () => addinRuntime().store.allSecrets(),
 });
 
-Office.onReady(() => {
+void Office.onReady(() => {
   Office.actions.associate("refreshAll", (event: Office.AddinCommands.Event) => void refreshAll(event));
   Office.actions.associate("refreshTable", (event: Office.AddinCommands.Event) => void refreshTable(event));
 });

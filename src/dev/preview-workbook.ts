@@ -107,8 +107,10 @@ export function createPreviewWorkbook(saved: string | null): PreviewWorkbook {
     const v = wb.valueAt(s, r, c);
     const text = wb.textAt(s, r, c);
     const value = v === null ? "" : String(toApiValue(v));
-    if (stored.f !== undefined) {
-      return { type: "formula", value, formula: stored.f, format, text, editText: stored.f, table, tableHeader };
+    // eslint-disable-next-line office-addins/load-object-before-read, office-addins/call-sync-before-read -- `stored` is the emulator's own cell record (wb.getCell), not an Office proxy
+    const formula = stored.f;
+    if (formula !== undefined) {
+      return { type: "formula", value, formula, format, text, editText: formula, table, tableHeader };
     }
     if (v === null) return { ...EMPTY, format, table, tableHeader };
     if (isCellError(v)) return { type: "error", value, formula: null, format, text, editText: v.error, table, tableHeader };

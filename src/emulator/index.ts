@@ -316,7 +316,7 @@ export function loadWorkbook(file: string | WorkbookFile, options: Omit<Workbook
     if (Array.isArray(s.fills)) {
       for (const f of s.fills as unknown[]) {
         if (!Array.isArray(f) || typeof f[0] !== "string" || !/^\d+,\d+$/.test(f[0]) || typeof f[1] !== "string" || !/^#[0-9A-F]{6}$/.test(f[1])) fail(`a fill on '${s.name}' is malformed.`);
-        (sheet.fills ??= new Map()).set(f[0] as string, f[1] as string);
+        (sheet.fills ??= new Map()).set(f[0], f[1]);
       }
     }
     if (wb.sheetByName(sheet.name)) fail(`duplicate sheet name '${sheet.name}'.`);

@@ -809,7 +809,7 @@ export class WorkbookModel {
         if (hit) grown = { ...t.rect, c1: rect.c1 };
       }
       if (!grown) continue;
-      if (this.tables.some((o) => o !== t && o.sheetId === sheet.id && rectsOverlap(o.rect, grown!))) continue;
+      if (this.tables.some((o) => o !== t && o.sheetId === sheet.id && rectsOverlap(o.rect, grown))) continue;
       // Calculated columns extend into rows the table grows by, as they do when typing below a table.
       const calculated = grown.r1 > t.rect.r1 ? t.columns.map((_, i) => this.calculatedFormula(t, i)) : [];
       const oldBody = this.bodyRect(t);
@@ -820,7 +820,7 @@ export class WorkbookModel {
         calculated.forEach((f, i) => {
           if (f === null) return;
           const c = t.rect.c0 + i;
-          for (let r = oldBody.r1 + 1; r <= grown!.r1; r++) {
+          for (let r = oldBody.r1 + 1; r <= grown.r1; r++) {
             if (sheet.cells.value(r, c) === undefined && sheet.cells.formula(r, c) === undefined) this.putFormula(sheet.cells.rowForWrite(r), c, translateFormula(f, r - oldBody.r0, 0));
           }
         });
@@ -851,7 +851,7 @@ export class WorkbookModel {
         let v: StoredValue | undefined;
         if (copyType === "Values") {
           const val = this.valueAt(src, r, c);
-          v = val === null ? undefined : (val as StoredValue);
+          v = val === null ? undefined : (val);
         } else v = f === undefined ? src.cells.value(r, c) : undefined;
         cells.push({ v, f: copyType === "Values" || f === undefined ? undefined : translateFormula(f, dr, dc), nf: src.cells.format(r, c) });
       }

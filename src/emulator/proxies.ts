@@ -636,10 +636,10 @@ export class WorkbookProxy extends ProxyBase<WorkbookModel> {
     return this._get("name");
   }
   override _navigation(prop: string): ProxyBase<unknown> | undefined {
-    if (prop === "worksheets") return this.worksheets as ProxyBase<unknown>;
-    if (prop === "tables") return this.tables as ProxyBase<unknown>;
-    if (prop === "settings") return this.settings as ProxyBase<unknown>;
-    if (prop === "names") return this.names as ProxyBase<unknown>;
+    if (prop === "worksheets") return this.worksheets;
+    if (prop === "tables") return this.tables;
+    if (prop === "settings") return this.settings;
+    if (prop === "names") return this.names;
     return undefined;
   }
   /**
@@ -742,8 +742,8 @@ export class WorksheetProxy extends ProxyBase<SheetHandle> {
     }
   }
   override _navigation(prop: string): ProxyBase<unknown> | undefined {
-    if (prop === "names") return this.names as ProxyBase<unknown>;
-    return prop === "tables" ? (this.tables as ProxyBase<unknown>) : undefined;
+    if (prop === "names") return this.names;
+    return prop === "tables" ? (this.tables) : undefined;
   }
   get name(): string {
     return this._get("name");

@@ -36,7 +36,8 @@ export interface SortField {
 
 /** Subset of `Excel.FilterCriteria` the emulator evaluates. */
 export interface FilterCriteria {
-  filterOn: "Values" | "Custom" | string;
+  /** "Values" and "Custom" are evaluated; other kinds keep every row visible. */
+  filterOn: string;
   values?: string[];
   criterion1?: string;
   criterion2?: string;

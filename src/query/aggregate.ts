@@ -61,7 +61,7 @@ export function compileApply(columns: readonly Column[], text: string, opts: App
   const out = cols;
   const open = (sink: RowSink): RowSink => {
     let next = sink;
-    for (let i = stages.length - 1; i >= 0; i--) next = stages[i]!.wrap(next);
+    for (let i = stages.length - 1; i >= 0; i--) next = stages[i].wrap(next);
     return next;
   };
   return {
@@ -125,7 +125,7 @@ function computeFn(cols: Column[], step: Extract<ApplyStep, { k: "compute" }>, o
     map: (r) => {
       const out = new Array<CellValue>(n + m);
       for (let i = 0; i < n; i++) out[i] = r[i]!;
-      for (let j = 0; j < m; j++) out[n + j] = fns[j]!(r);
+      for (let j = 0; j < m; j++) out[n + j] = fns[j](r);
       return out;
     },
   };
@@ -208,7 +208,7 @@ class ExactSum {
     if (Number.isSafeInteger(v)) return this.addScaled(v, 0, null);
     if (Number.isInteger(v) || !Number.isFinite(v)) return this.addSlow(v);
     for (let k = 1; k <= MAX_FAST_DIGITS; k++) {
-      const p = POW10[k]!;
+      const p = POW10[k];
       const m = Math.round(v * p);
       if (m / p === v) {
         if (m < TWO52 && m > -TWO52) return this.addScaled(m, k, null);
@@ -219,7 +219,7 @@ class ExactSum {
   }
 
   private addSlow(v: number | bigint | string | boolean | object): void {
-    const d = this.dec.from(typeof v === "object" ? String(v) : (v as number));
+    const d = this.dec.from(typeof v === "object" ? (v as { toString(): string }).toString() : v);
     this.slow = this.slow === null ? d : this.dec.add(this.slow, d);
   }
 
@@ -229,14 +229,14 @@ class ExactSum {
       const d = k - this.scale;
       if (this.big !== null) this.big *= 10n ** BigInt(d);
       else {
-        const n2 = this.n * POW10[d]!;
+        const n2 = this.n * POW10[d];
         if (Number.isSafeInteger(n2)) this.n = n2;
         else this.big = BigInt(this.n) * 10n ** BigInt(d);
       }
       this.scale = k;
     }
     if (b === null && k < this.scale) {
-      const m2 = m * POW10[this.scale - k]!;
+      const m2 = m * POW10[this.scale - k];
       if (Number.isSafeInteger(m2)) m = m2;
       else b = BigInt(m) * 10n ** BigInt(this.scale - k);
     } else if (b !== null && this.scale > 0) {
@@ -390,7 +390,7 @@ function groupStage(
   for (const ref of groupRefs) {
     const i = resolver.resolve(ref);
     if (keys.includes(i)) {
-      throw new QueryError({ code: "invalid_value", detail: `column '${cols[i]!.name}' is grouped by twice`, position: ref.pos });
+      throw new QueryError({ code: "invalid_value", detail: `column '${cols[i].name}' is grouped by twice`, position: ref.pos });
     }
     keys.push(i);
   }
@@ -399,7 +399,7 @@ function groupStage(
   const rowFns: Array<(r: Row) => Row | null> = [];
   let agg: Extract<ApplyStep, { k: "aggregate" }> | undefined;
   for (let s = 0; s < inner.length; s++) {
-    const st = inner[s]!;
+    const st = inner[s];
     if (agg) {
       throw new QueryError({ code: "syntax", detail: "nothing can follow aggregate(...) inside groupby", position: st.pos, expected: "')'" });
     }
@@ -425,16 +425,16 @@ function groupStage(
     throw new QueryError({
       code: "syntax",
       detail: "the transformations inside groupby must end with aggregate(...)",
-      position: inner[inner.length - 1]!.pos,
+      position: inner[inner.length - 1].pos,
       expected: "aggregate(...)",
     });
   }
   // Data Aggregation 4.0: an alias must not collide with a property of the input set.
   const taken = new Set([...cols, ...innerCols].map((c) => c.name));
   const plans: ItemPlan[] = agg ? agg.items.map((item) => planItem(innerCols, item, taken, dec, opts)) : [];
-  const keyCols = keys.map((i) => ({ ...cols[i]! }));
+  const keyCols = keys.map((i) => ({ ...cols[i] }));
   const outColumns = [...keyCols, ...plans.map((p) => p.column)];
-  const datetimeKey = keys.map((i) => cols[i]!.type === "datetime");
+  const datetimeKey = keys.map((i) => cols[i].type === "datetime");
 
   return {
     columns: outColumns,
@@ -457,13 +457,13 @@ function groupStage(
       const np = plans.length;
       const feed = (g: Group, r: Row) => {
         let x: Row | null = r;
-        for (let f = 0; f < rowFns.length && x !== null; f++) x = rowFns[f]!(x);
+        for (let f = 0; f < rowFns.length && x !== null; f++) x = rowFns[f](x);
         if (x === null) return;
         for (let p = 0; p < np; p++) {
-          const plan = plans[p]!;
+          const plan = plans[p];
           // A plain column whose cells are the values themselves is read directly (no call per row).
           const v = plan.direct !== undefined ? x[plan.direct]! : plan.get ? plan.get(x) : null;
-          g.accs[p]!.add(v, plan.cellCol === undefined ? undefined : x[plan.cellCol]!);
+          g.accs[p].add(v, plan.cellCol === undefined ? undefined : x[plan.cellCol]!);
         }
       };
       return {
@@ -474,7 +474,7 @@ function groupStage(
           }
           let level: Map<unknown, unknown> = root;
           for (let k = 0; k < nk - 1; k++) {
-            const cell = r[keys[k]!]!;
+            const cell = r[keys[k]]!;
             const key = datetimeKey[k] && cell !== null ? Date.parse(cell as string) : cell;
             let sub = level.get(key) as Map<unknown, unknown> | undefined;
             if (!sub) {
@@ -483,12 +483,12 @@ function groupStage(
             }
             level = sub;
           }
-          const lastCell = r[keys[nk - 1]!]!;
+          const lastCell = r[keys[nk - 1]]!;
           const last = datetimeKey[nk - 1] && lastCell !== null ? Date.parse(lastCell as string) : lastCell;
           let g = level.get(last) as Group | undefined;
           if (!g) {
             const keyCells = new Array<CellValue>(nk);
-            for (let k = 0; k < nk; k++) keyCells[k] = r[keys[k]!]!;
+            for (let k = 0; k < nk; k++) keyCells[k] = r[keys[k]]!;
             g = newGroup(keyCells);
             level.set(last, g);
           }
@@ -498,7 +498,7 @@ function groupStage(
           for (const g of groups) {
             const out = new Array<CellValue>(nk + np);
             for (let k = 0; k < nk; k++) out[k] = g.keys[k]!;
-            for (let p = 0; p < np; p++) out[nk + p] = g.accs[p]!.result();
+            for (let p = 0; p < np; p++) out[nk + p] = g.accs[p].result();
             next.row(out);
           }
           groups.length = 0;

@@ -74,7 +74,7 @@ export function compileQuery(columns: readonly Column[], query: LocalQuery, opts
   const top = q.top;
   const wantCount = q.count === true;
   const checkColumns = (given: readonly Column[]) => {
-    if (given.length !== source.length || given.some((c, i) => c.name !== source[i]!.name || c.type !== source[i]!.type)) {
+    if (given.length !== source.length || given.some((c, i) => c.name !== source[i].name || c.type !== source[i].type)) {
       throw new QueryError({ code: "invalid_query", detail: "the table's columns differ from those the query was compiled for" });
     }
   };
@@ -90,10 +90,10 @@ export function compileQuery(columns: readonly Column[], query: LocalQuery, opts
     const end = top === undefined ? rows.length : Math.min(rows.length, skip + top);
     const out: CellValue[][] = [];
     for (let i = skip; i < end; i++) {
-      const r = rows[i]!;
+      const r = rows[i];
       if (picks) {
         const o = new Array<CellValue>(picks.length);
-        for (let j = 0; j < picks.length; j++) o[j] = r[picks[j]!]!;
+        for (let j = 0; j < picks.length; j++) o[j] = r[picks[j]]!;
         out.push(o);
       } else {
         out.push(copy ? r.slice() : (r as CellValue[]));
@@ -113,7 +113,7 @@ export function compileQuery(columns: readonly Column[], query: LocalQuery, opts
         const src = rows;
         // Evaluation can fail (division by zero): the whole query fails, as OData's request would.
         withOption("$filter", () => {
-          for (let i = 0; i < src.length; i++) if (filter(src[i]!)) kept.push(src[i]!);
+          for (let i = 0; i < src.length; i++) if (filter(src[i])) kept.push(src[i]);
         });
         rows = kept;
       }

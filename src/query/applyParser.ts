@@ -61,7 +61,7 @@ function scan(text: string): Tok[] {
   const out: Tok[] = [];
   let i = 0;
   while (i < text.length) {
-    const c = text[i]!;
+    const c = text[i];
     const pos = i + 1;
     if (c === " " || c === "\t" || c === "\r" || c === "\n") {
       i++;
@@ -124,10 +124,10 @@ class ApplyParser {
   ) {}
 
   peek(): Tok {
-    return this.toks[this.i]!;
+    return this.toks[this.i];
   }
   next(): Tok {
-    const t = this.toks[this.i]!;
+    const t = this.toks[this.i];
     if (t.kind !== "eof") this.i++;
     return t;
   }

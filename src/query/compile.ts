@@ -803,7 +803,7 @@ const FUNCTIONS: Record<string, FnSpec> = {
     params: ["text", "integer", "integer"],
     optional: 1,
     result: "text",
-    impl: ([a, start, len]) => codePointSubstring(s(a), n(start!), len === undefined ? undefined : n(len)),
+    impl: ([a, start, len]) => codePointSubstring(s(a), n(start), len === undefined ? undefined : n(len)),
   },
   concat: { params: ["text", "text"], result: "text", impl: ([a, b]) => s(a) + s(b) },
   year: { params: ["temporal"], result: "integer", impl: ([v], [t]) => datePart(v, t, "y") },

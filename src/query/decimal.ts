@@ -65,7 +65,7 @@ export function fromString(text: string): Decimal {
   if (!Number.isSafeInteger(exp) || Math.abs(e) > MAX_EXPONENT + 40) {
     throw new DecimalError("out_of_range", `'${text}' is out of range`);
   }
-  const coef = BigInt(m[2]! + frac);
+  const coef = BigInt(m[2] + frac);
   return normalize(m[1] === "-" ? -coef : coef, e);
 }
 
@@ -125,8 +125,8 @@ function normalize(m: bigint, e: number): Decimal {
 
 const POW10: bigint[] = [1n];
 function pow10(n: number): bigint {
-  while (POW10.length <= Math.min(n, 64)) POW10.push(POW10[POW10.length - 1]! * 10n);
-  return n < POW10.length ? POW10[n]! : 10n ** BigInt(n);
+  while (POW10.length <= Math.min(n, 64)) POW10.push(POW10[POW10.length - 1] * 10n);
+  return n < POW10.length ? POW10[n] : 10n ** BigInt(n);
 }
 
 /** Coefficients of `a` and `b` brought to the smaller exponent. */

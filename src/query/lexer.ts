@@ -237,7 +237,7 @@ function dateTimeValue(m: RegExpExecArray, pos: number): number {
   const sec = s === undefined ? 0 : +s;
   // The ABNF allows second 60 (a leap second); UTC milliseconds have none, so :60 is the first
   // instant of the next minute.
-  if (+h! > 23 || +mi! > 59 || sec > 60) {
+  if (+h > 23 || +mi > 59 || sec > 60) {
     throw new QueryError({ code: "invalid_literal", detail: `'${text}' is not a valid time of day`, position: pos });
   }
   let offsetMin = 0;

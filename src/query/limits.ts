@@ -32,7 +32,7 @@ export function streamingPlan(query: LocalQuery | null | undefined, sourceRows: 
   const plan: StreamingPlan = { exceedsSheet, stream: q.apply !== undefined || (exceedsSheet && reduces) };
   if (exceedsSheet && !reduces) {
     plan.refusal = {
-      message: `${datasetKey} has ${sourceRows!.toLocaleString("en-US")} rows; a worksheet holds ${(SHEET_ROWS - 1).toLocaleString("en-US")} plus the header row.`,
+      message: `${datasetKey} has ${sourceRows.toLocaleString("en-US")} rows; a worksheet holds ${(SHEET_ROWS - 1).toLocaleString("en-US")} plus the header row.`,
       action: "Summarize it ($apply, e.g. groupby((project_id),aggregate(budget with sum as total))) or filter it ($filter) so the result fits in a sheet; it is then computed as the rows arrive.",
     };
   }

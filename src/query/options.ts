@@ -305,7 +305,7 @@ export function parseQuery(input: string | URLSearchParams): LocalQuery {
   if (text.startsWith("?")) text = text.slice(1).trim();
   if (text === "") return {};
   const first = /^([A-Za-z_]\w*)\s*=/.exec(text);
-  if (!/^(\$|%24)/i.test(text) && (first === null || systemOptionName(first[1]!) === undefined)) {
+  if (!/^(\$|%24)/i.test(text) && (first === null || systemOptionName(first[1]) === undefined)) {
     const m = first;
     if (m) {
       throw new QueryError({

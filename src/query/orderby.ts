@@ -46,17 +46,17 @@ export function sortRows<R extends Row>(rows: readonly R[], keys: readonly SortK
   const dirs = keys.map((k) => (k.desc ? -1 : 1));
   // Per key, an exact comparator for the rare values native `<` gets wrong, and which rows need it.
   const exact = keys.map((k) => k.cmp ?? (k.text ? comparator("text") : undefined));
-  const high = keys.map((k, j) => (k.text ? cols[j]!.map((v) => v !== null && HIGH_UNIT.test(v as string)) : undefined));
+  const high = keys.map((k, j) => (k.text ? cols[j].map((v) => v !== null && HIGH_UNIT.test(v as string)) : undefined));
   const idx = new Array<number>(n);
   for (let i = 0; i < n; i++) idx[i] = i;
   const m = cols.length;
   idx.sort((a, b) => {
     for (let k = 0; k < m; k++) {
-      const v = cols[k]!;
+      const v = cols[k];
       const x = v[a]!;
       const y = v[b]!;
       if (x === y) continue;
-      const dir = dirs[k]!;
+      const dir = dirs[k];
       if (x === null) return -dir;
       if (y === null) return dir;
       const h = high[k];

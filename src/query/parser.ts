@@ -65,7 +65,7 @@ class Parser {
     return this.tokens[this.i];
   }
   next(): Token {
-    const t = this.tokens[this.i]!;
+    const t = this.tokens[this.i];
     if (t.kind !== "eof") {
       this.i++;
       this.end = t.pos + t.text.length;

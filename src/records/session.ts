@@ -254,7 +254,8 @@ export async function prepareWriteback(deps: WritebackDeps, binding: WritebackBi
 }
 
 function withHeld(b: Baseline, held: HeldCell[]): Baseline {
-  const { held: _old, ...rest } = b;
+  const rest: Baseline = { ...b };
+  delete rest.held;
   return held.length ? { ...rest, held } : rest;
 }
 
@@ -417,7 +418,7 @@ export async function discardHeld(deps: Pick<WritebackDeps, "workbook">, binding
       const text = h.service ?? "";
       const asNumber = numeric.get(h.field) === true && text !== "" && Number.isFinite(Number(text));
       return {
-        key: h as CellKey,
+        key: h,
         content: { formula: asNumber ? Number(text) : text, numberFormat: null },
         ...(h.fill !== null && isMarkFill(st.fill) ? { fill: h.fill } : {}),
       };

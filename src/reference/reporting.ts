@@ -304,7 +304,7 @@ function* jsonPieces(ds: DatasetDef, company: CompanyDef, a: ArtifactState, form
     first = false;
     for (let c = 0; c < keys.length; c++) {
       if (c > 0) s += ",";
-      s += keys[c] + jsonValue(row[c], form, asString[c]!);
+      s += keys[c] + jsonValue(row[c], form, asString[c]);
     }
     yield s + "}";
   }

@@ -42,13 +42,13 @@ export interface FetchDatasetOptions extends CallOptions {
   /** Validators to use instead of the store's (they are still written back to the store). */
   validators?: Validators;
   /** Called as rows are parsed (CSV: every 1000 rows and at the end; JSON/OData: at the end). */
-  onProgress?(rowsParsed: number): void;
+  onProgress?: (rowsParsed: number) => void;
   /**
    * Receives the body's raw bytes, chunk by chunk, as they are read, before they are parsed (the
    * CLI writes a CSV export byte for byte from them). Only a result of `updated` vouches for them:
    * on any failure they are not the complete, valid body.
    */
-  onBody?(chunk: Uint8Array): void;
+  onBody?: (chunk: Uint8Array) => void;
   /**
    * Rows go to this sink as they are parsed instead of into the table, and the table holds what
    * `sink.end()` returns (e.g. a summary: `createQuerySink` in `src/query`), so a dataset larger

@@ -130,7 +130,8 @@ export class CsvStreamParser {
   }
 
   private rethrow(): void {
-    if (this.failure !== undefined) throw this.failure;
+    // What the parser threw (a CsvSyntaxError, or the consumer's own error), thrown again as it was.
+    if (this.failure !== undefined) throw this.failure as Error;
   }
 
   /** The current field's text: the pieces so far plus `tail`. */

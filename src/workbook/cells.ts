@@ -66,7 +66,7 @@ export function planColumns(table: Pick<Table, "columns" | "rows">): ColumnPlan[
       case "date":
         return { name: col.name, numberFormat: DATE_FORMAT, kind: "date" };
       case "datetime": {
-        const ms = table.rows.some((r) => typeof r[ci] === "string" && hasMilliseconds(r[ci] as string));
+        const ms = table.rows.some((r) => typeof r[ci] === "string" && hasMilliseconds(r[ci]));
         return { name: col.name, numberFormat: ms ? DATETIME_MS_FORMAT : DATETIME_FORMAT, kind: "datetime" };
       }
     }

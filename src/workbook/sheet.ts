@@ -48,6 +48,7 @@ export async function findOccupiedCell(context: Excel.RequestContext, sheet: Exc
     const range = sheet.getRangeByIndexes(overlap.row + from, overlap.column, count, overlap.columnCount);
     range.load("formulas");
     try {
+      // eslint-disable-next-line office-addins/no-context-sync-in-loop -- blocked loads keep each response under the 5 MB limit (issue 10, B14); the loop stops at the first occupied cell
       await context.sync();
     } catch (err) {
       if (isResponseTooLarge(err) && count > 1) {

@@ -14,7 +14,6 @@ import { baselineStore } from "./baselineStore";
 import { TOKEN_COLUMN } from "../records/fields";
 import type { SheetValue } from "../records/values";
 import { readBindings } from "./bindingStore";
-import { WriteError } from "./blocks";
 import type { Binding } from "../refresh/binding";
 
 /** Converts Excel's `values` + `valueTypes` into sheet values (errors kept as errors, empties as null). */
@@ -58,7 +57,7 @@ export async function readTableCells(context: Excel.RequestContext, tableName: s
     sheet.shown = {};
     for (const { name, col } of ranges) {
       const formats = col.numberFormat as unknown as unknown[][];
-      sheet.shown[name] = col.text.map((row, r) => ({ text: String(row[0] ?? ""), numberFormat: String(formats[r]?.[0] ?? "General") }));
+      sheet.shown[name] = col.text.map((row, r) => ({ text: String(row[0] ?? ""), numberFormat: ((f: unknown) => (typeof f === "string" ? f : "General"))(formats[r]?.[0]) }));
     }
   }
   return sheet;
@@ -97,7 +96,7 @@ async function locateCells(context: Excel.RequestContext, tableName: string) {
     await context.sync();
     const dup = new Set<string>();
     tokens.values.forEach((row, r) => {
-      const t = row[0];
+      const t: unknown = row[0];
       if (typeof t !== "string" || t === "") return;
       if (rowOf.has(t)) dup.add(t);
       rowOf.set(t, r);

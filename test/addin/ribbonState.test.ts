@@ -2,6 +2,8 @@
  * The runtime's refresh lock and the ribbon state it drives (issue 17), with a fake
  * `Office.ribbon.requestUpdate` that records what Office was asked to show.
  */
+import { readFileSync } from "fs";
+import { join } from "path";
 import { RefreshLock, busyText } from "../../src/addin/refreshLock";
 import { RibbonState, RIBBON_IDS, buttonsFor, type RibbonApi } from "../../src/addin/ribbonState";
 
@@ -73,7 +75,7 @@ describe("RibbonState", () => {
     expect(r.state(r.updates[0])).toEqual({ "PPM.RefreshAll": true, "PPM.RefreshTable": true });
     await ribbon.set({ busy: true });
     expect(r.state(r.updates[1])).toEqual({ "PPM.RefreshAll": false, "PPM.RefreshTable": false });
-    const manifest = require("fs").readFileSync(require("path").join(__dirname, "../../manifest.xml"), "utf8") as string;
+    const manifest = readFileSync(join(__dirname, "../../manifest.xml"), "utf8");
     for (const id of [RIBBON_IDS.group, RIBBON_IDS.refreshAll, RIBBON_IDS.refreshTable]) expect(manifest).toContain(`id="${id}"`);
     expect(manifest).toContain(`<OfficeTab id="${RIBBON_IDS.tab}">`);
   });

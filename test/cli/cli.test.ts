@@ -171,11 +171,11 @@ describe("ppm export", () => {
   it("writes the same table from JSON, CSV and OData (OData asked for with IEEE754Compatible=true), every Int64 digit kept", async () => {
     const outs = await Promise.all(["json", "csv", "odata"].map((f) => ppm(["export", "financials", "--env", svc.url, "--format", f])));
     for (const r of outs) expect(r.code).toBe(0);
-    expect(outs[2]!.stdout).toBe(outs[0]!.stdout);
+    expect(outs[2].stdout).toBe(outs[0].stdout);
     // --format csv writes the service's own bytes (quoting as the service chose), so it is compared
     // as a table; JSON and OData are written from the table and so are byte-identical to each other.
-    expect(parseCsvText(outs[1]!.stdout)).toEqual(parseCsvText(outs[0]!.stdout));
-    expect(outs[2]!.stdout).toContain(",9007199254740993\r\n");
+    expect(parseCsvText(outs[1].stdout)).toEqual(parseCsvText(outs[0].stdout));
+    expect(outs[2].stdout).toContain(",9007199254740993\r\n");
     const q = await ppm(["export", "financials", "--env", svc.url, "--format", "odata", "--query", "filter=external_ref gt 9007199254740992&select=external_ref&top=1"]);
     expect(parseCsvText(q.stdout)).toEqual([["external_ref"], ["9007199254740993"]]);
   });

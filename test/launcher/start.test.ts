@@ -57,11 +57,11 @@ function launch(args: string[]): Run {
   const changed = (): void => {
     for (const w of [...waiters]) w();
   };
-  child.stdout!.on("data", (d: Buffer) => {
+  child.stdout.on("data", (d: Buffer) => {
     out += d.toString();
     changed();
   });
-  child.stderr!.on("data", (d: Buffer) => {
+  child.stderr.on("data", (d: Buffer) => {
     const s = d.toString();
     out += s;
     err += s;

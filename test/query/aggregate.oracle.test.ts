@@ -50,7 +50,7 @@ const COLS: Column[] = [
 ];
 
 function pick<T>(rnd: () => number, xs: readonly T[]): T {
-  return xs[Math.floor(rnd() * xs.length)]!;
+  return xs[Math.floor(rnd() * xs.length)];
 }
 
 function randomTable(seed: number, n: number): Table {
@@ -97,7 +97,7 @@ function decOf(v: CellValue): Dec {
   const text = String(v);
   if (/e/i.test(text)) throw new Error(`oracle data must print without exponent: ${text}`);
   const [int, frac = ""] = text.split(".");
-  return { m: BigInt(int! + frac), s: frac.length };
+  return { m: BigInt(int + frac), s: frac.length };
 }
 function decAdd(a: Dec, b: Dec): Dec {
   const s = Math.max(a.s, b.s);
@@ -153,13 +153,13 @@ function aggregateSet(rel: ORel, items: OAgg[]): { columns: Column[]; row: CellV
       continue;
     }
     const i = col(rel, it.col);
-    const type = rel.columns[i]!.type;
+    const type = rel.columns[i].type;
     const values = rel.rows.map((r) => r[i]!).filter((v) => v !== null);
     switch (it.method) {
       case "sum": {
         columns.push({ name: it.alias, type });
         if (values.length === 0) row.push(null);
-        else if (type === "integer") row.push(intCell(values.reduce<bigint>((s, v) => s + BigInt(v as number | string), 0n)));
+        else if (type === "integer") row.push(intCell(values.reduce<bigint>((s, v) => s + BigInt(v), 0n)));
         else row.push(Number(decText(values.map(decOf).reduce(decAdd))));
         break;
       }
@@ -205,7 +205,7 @@ function oracleStep(rel: ORel, step: OStep): ORel {
   switch (step.k) {
     case "filter": {
       const i = col(rel, step.col);
-      const type = rel.columns[i]!.type;
+      const type = rel.columns[i].type;
       const keep = (v: CellValue): boolean => {
         // OData: comparisons with null are false except eq/ne null.
         if (step.value === null) return step.op === "eq" ? v === null : step.op === "ne" ? v !== null : false;
@@ -213,17 +213,17 @@ function oracleStep(rel: ORel, step: OStep): ORel {
         const c = cmp(type, v, step.value);
         return step.op === "gt" ? c > 0 : step.op === "eq" ? c === 0 : c !== 0;
       };
-      return { columns: rel.columns, rows: rel.rows.filter((r) => keep(r[i]!)) };
+      return { columns: rel.columns, rows: rel.rows.filter((r) => keep(r[i])) };
     }
     case "compute": {
       const i = col(rel, step.col);
-      const type = rel.columns[i]!.type;
+      const type = rel.columns[i].type;
       return {
         columns: [...rel.columns, { name: step.alias, type }],
         rows: rel.rows.map((r) => {
           const v = r[i]!;
           if (v === null) return [...r, null];
-          const out = type === "integer" ? intCell(BigInt(v as number | string) + BigInt(step.add)) : Number(decText(decAdd(decOf(v), decOf(step.add))));
+          const out = type === "integer" ? intCell(BigInt(v) + BigInt(step.add)) : Number(decText(decAdd(decOf(v), decOf(step.add))));
           return [...r, out];
         }),
       };
@@ -234,11 +234,11 @@ function oracleStep(rel: ORel, step: OStep): ORel {
     }
     case "groupby": {
       const idx = step.cols.map((c) => col(rel, c));
-      const keyCols = idx.map((i) => rel.columns[i]!);
+      const keyCols = idx.map((i) => rel.columns[i]);
       const subsets: { key: CellValue[]; rows: CellValue[][] }[] = [];
       for (const r of rel.rows) {
         const key = idx.map((i) => r[i]!);
-        const hit = subsets.find((s) => s.key.every((k, j) => sameValue(keyCols[j]!.type, k, key[j]!)));
+        const hit = subsets.find((s) => s.key.every((k, j) => sameValue(keyCols[j].type, k, key[j])));
         if (hit) hit.rows.push(r);
         else subsets.push({ key, rows: [r] });
       }
@@ -250,7 +250,7 @@ function oracleStep(rel: ORel, step: OStep): ORel {
       };
       // The result's properties do not depend on whether there are any groups.
       const columns = [...keyCols, ...transform([]).columns];
-      return { columns, rows: subsets.map((s) => [...s.key, ...transform(s.rows).rows[0]!]) };
+      return { columns, rows: subsets.map((s) => [...s.key, ...transform(s.rows).rows[0]]) };
     }
   }
 }
@@ -309,7 +309,7 @@ function randomItems(rnd: () => number, columns: Column[]): OAgg[] {
 function randomFilter(rnd: () => number, table: Table): OStep {
   const c = pick(rnd, COLS.filter((x) => x.type !== "boolean" && x.type !== "datetime"));
   const i = COLS.indexOf(c);
-  const value = rnd() < 0.15 ? null : table.rows[Math.floor(rnd() * table.rows.length)]![i]!;
+  const value = rnd() < 0.15 ? null : table.rows[Math.floor(rnd() * table.rows.length)][i]!;
   return { k: "filter", col: c.name, op: pick(rnd, ["gt", "eq", "ne"] as const), value };
 }
 
@@ -342,7 +342,7 @@ function randomQuery(rnd: () => number, table: Table): OStep[] {
     if (rnd() < 0.15 && inner.length > 0) {
       // A second level: aggregate the groups' results.
       const agg = inner[inner.length - 1] as Extract<OStep, { k: "aggregate" }>;
-      const first = agg.items[0]!;
+      const first = agg.items[0];
       const numeric = first.kind === "count" || ((first.method === "sum" || first.method === "countdistinct" || first.method === "average") && true);
       steps.push({
         k: "aggregate",

@@ -54,7 +54,7 @@ describe("$apply results", () => {
     const t = makeTable();
     const before = JSON.stringify(t);
     apply("filter(Id gt 1)/compute(Id add 1 as X)", t);
-    applyQuery(t, { apply: "filter(Id gt 1)" }).table.rows[0]![0] = 999;
+    applyQuery(t, { apply: "filter(Id gt 1)" }).table.rows[0][0] = 999;
     expect(JSON.stringify(t)).toBe(before);
   });
 });

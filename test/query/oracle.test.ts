@@ -25,7 +25,7 @@ function mulberry32(seed: number): () => number {
   };
 }
 const rnd = mulberry32(SEED);
-const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rnd() * xs.length)]!;
+const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rnd() * xs.length)];
 const chance = (p: number) => rnd() < p;
 const int = (lo: number, hi: number) => lo + Math.floor(rnd() * (hi - lo + 1));
 
@@ -89,7 +89,7 @@ function operand(g: G, need: boolean): string {
   return need || (chance(0.12) && g.prec < PRIMARY) ? paren(g) : g.text;
 }
 function bin(op: string, a: G, b: G): G {
-  const p = PREC[op]!;
+  const p = PREC[op];
   return { text: `${operand(a, a.prec < p)} ${chance(0.1) ? op.toUpperCase() : op} ${operand(b, b.prec <= p)}`, prec: p };
 }
 function unary(op: "-" | "not", a: G): G {
@@ -327,7 +327,7 @@ describe("engine vs OData 4.01 oracle on seeded random queries", () => {
     let disagree = 0;
     const mismatches: string[] = [];
     for (let n = 0; n < QUERIES; n++) {
-      const rows = tables[n % tables.length]!;
+      const rows = tables[n % tables.length];
       const q = randomQuery();
       const a = engine(rows, q);
       const b = oracle(rows, q);

@@ -21,7 +21,7 @@ const INT64_OR_DECIMAL = new Set(["budget", "actual_cost", "variance_pct", "exte
 
 /** `"name":<raw JSON value text>` pairs of the first `n` rows, straight from the body text. */
 function rawValues(text: string, name: string): string[] {
-  return [...text.matchAll(new RegExp(`"${name}":("(?:[^"\\\\]|\\\\.)*"|[^,}]+)`, "g"))].map((m) => m[1]!);
+  return [...text.matchAll(new RegExp(`"${name}":("(?:[^"\\\\]|\\\\.)*"|[^,}]+)`, "g"))].map((m) => m[1]);
 }
 
 describe("OData JSON number forms", () => {

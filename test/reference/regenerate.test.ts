@@ -74,9 +74,9 @@ function asTable(e: Export): TableRows {
 test("changed/added/removed fractions: exactly those rows differ, new keys are new, kept rows keep their order", async () => {
   const before = await exportOf(svc.url, "financials");
   expect(before.rowCount).toBe(120);
-  const regen: any = await control(svc.url, "regenerate?company=acme&dataset=financials&changed=0.05&added=0.02&removed=0.02&seed=7");
+  const regen = await control<Record<string, unknown>>(svc.url, "regenerate?company=acme&dataset=financials&changed=0.05&added=0.02&removed=0.02&seed=7");
   // 5 % of 120 = 6; 2 % of 120 = 2.4 → 2.
-  expect(regen).toEqual({ company: "acme", dataset: "financials", generation: 2, generated_at: expect.any(String), row_count: 120, seed: 7, changed: 6, added: 2, removed: 2 });
+  expect(regen).toEqual({ company: "acme", dataset: "financials", generation: 2, generated_at: expect.any(String) as unknown, row_count: 120, seed: 7, changed: 6, added: 2, removed: 2 });
   const after = await exportOf(svc.url, "financials");
   expect(after.rowCount).toBe(120);
   expect(after.rows).toHaveLength(120);
@@ -141,7 +141,7 @@ test("successive partial regenerations compound; a plain regeneration then chang
 });
 
 test("an empty export gets added rows (at least one for any fraction above 0); removing from it removes nothing", async () => {
-  const regen: any = await control(svc.url, "regenerate?company=acme&dataset=milestones&added=0.01&removed=0.5&changed=1");
+  const regen = await control<Record<string, unknown>>(svc.url, "regenerate?company=acme&dataset=milestones&added=0.01&removed=0.5&changed=1");
   expect(regen).toMatchObject({ row_count: 1, added: 1, removed: 0, changed: 0, seed: 1 });
   const after = await exportOf(svc.url, "milestones");
   expect(after.rows).toHaveLength(1);
@@ -164,7 +164,7 @@ test("large exports: 1 % changed, 0.1 % added and removed of 6,000 rows (its own
   const big = await start({ datasetRows: { financials: 6_000 } });
   try {
     const before = await exportOf(big.url, "financials");
-    const regen: any = await control(big.url, "regenerate?company=acme&dataset=financials&changed=0.01&added=0.001&removed=0.001&seed=9");
+    const regen = await control<Record<string, unknown>>(big.url, "regenerate?company=acme&dataset=financials&changed=0.01&added=0.001&removed=0.001&seed=9");
     expect(regen).toMatchObject({ changed: 60, added: 6, removed: 6, row_count: 6_000 });
     const after = await exportOf(big.url, "financials");
     expect(diff(before, after, FIN_KEY)).toMatchObject({ added: 6, changed: 60, removed: 6, inOrder: true });

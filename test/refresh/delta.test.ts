@@ -127,7 +127,7 @@ describe("planDelta: keyed matching", () => {
 
   it("added, removed or retyped columns are a full rewrite; matched rows all count as changed", () => {
     const old = table(rows([1, 2, 3]));
-    const retypedCols: Column[] = COLS.map((c) => (c.name === "amount" ? { ...c, type: "text" as ColumnType } : c));
+    const retypedCols: Column[] = COLS.map((c) => (c.name === "amount" ? { ...c, type: "text" } : c));
     const retyped = table(rows([1, 2, 4]).map((r) => r.map((v, i) => (i === 2 ? String(v) : v))), retypedCols);
     const plan = asFull(planDelta(old, retyped, ["id"]));
     expect(plan.cause).toBe("columns");

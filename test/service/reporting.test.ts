@@ -135,7 +135,7 @@ describe("dataset forms", () => {
     const strings = await table(client(), "financials", "odata");
     const numbers = await table(numberFormClient().c, "financials", "odata");
     const ref = strings.columns.findIndex((c) => c.name === "external_ref");
-    expect(strings.rows[0]![ref]).toBe("9007199254740993");
+    expect(strings.rows[0][ref]).toBe("9007199254740993");
     expect(numbers.rows.map((r) => r[ref])).toEqual(strings.rows.map((r) => r[ref]));
     expect(numbers.rows.some((r) => typeof r[ref] === "string" && !Number.isSafeInteger(Number(r[ref])))).toBe(true);
   });

@@ -32,7 +32,7 @@ describe("Office entry points", () => {
     expect(ready).toHaveLength(1);
     ready[0]();
     expect([...associated.keys()]).toEqual(["refreshAll", "refreshTable"]);
-    const manifest = require("fs").readFileSync(require("path").join(__dirname, "../../manifest.xml"), "utf8") as string;
+    const manifest = fs.readFileSync(path.join(__dirname, "../../manifest.xml"), "utf8");
     for (const name of associated.keys()) {
       expect(typeof associated.get(name)).toBe("function");
       expect(manifest).toContain(`<FunctionName>${name}</FunctionName>`);
@@ -47,7 +47,7 @@ describe("Office entry points", () => {
  * SharedRuntime requirement (the add-in must still install where it is missing).
  */
 describe("manifest: shared runtime", () => {
-  const manifest = require("fs").readFileSync(require("path").join(__dirname, "../../manifest.xml"), "utf8") as string;
+  const manifest = fs.readFileSync(path.join(__dirname, "../../manifest.xml"), "utf8");
   it("declares one long-lived runtime on the task pane page, used by the function file and the pane", () => {
     expect(manifest).toMatch(/<Host xsi:type="Workbook">\s*(<!--[\s\S]*?-->\s*)?<Runtimes>\s*<Runtime resid="Taskpane.Url" lifetime="long"\/>\s*<\/Runtimes>\s*<DesktopFormFactor>/);
     expect(manifest).toContain('<FunctionFile resid="Taskpane.Url"/>');

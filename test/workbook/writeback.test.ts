@@ -88,24 +88,27 @@ async function importProjects() {
 
 /** Number format and fill of one cell of the table, read straight from the emulated workbook. */
 async function look(t: Awaited<ReturnType<typeof importProjects>>, token: string, field: string) {
-  return t.run(async (ctx) => {
-    const table = ctx.workbook.tables.getItem(t.tableName);
-    const cells = await readTableCells(ctx, t.tableName);
+  return t.run(async (context) => {
+    const table = context.workbook.tables.getItem(t.tableName);
+    const cells = await readTableCells(context, t.tableName);
     const r = cells.rows.findIndex((x) => x[cells.columns.indexOf("project_token")] === token);
     const cell = table.columns.getItem(field).getDataBodyRange().getCell(r, 0);
     cell.load("numberFormat,values,text");
-    cell.format.fill.load("color,tintAndShade");
-    await ctx.sync();
-    return { value: cell.values[0][0] as unknown, format: String((cell.numberFormat as unknown as unknown[][])[0][0]), text: cell.text[0][0], fill: cell.format.fill.tintAndShade === null ? null : cell.format.fill.color };
+    // The fill is a navigation (no read before sync); the office-addins rule cannot tell it apart from a property read.
+    // eslint-disable-next-line office-addins/load-object-before-read, office-addins/call-sync-before-read
+    const fill = cell.format.fill;
+    fill.load("color,tintAndShade");
+    await context.sync();
+    return { value: cell.values[0][0] as unknown, format: String((cell.numberFormat as unknown as unknown[][])[0][0]), text: cell.text[0][0], fill: fill.tintAndShade === null ? null : fill.color };
   });
 }
 
 /** Number formats of a whole column's body. */
 async function columnFormats(t: Awaited<ReturnType<typeof importProjects>>, field: string): Promise<string[]> {
-  return t.run(async (ctx) => {
-    const body = ctx.workbook.tables.getItem(t.tableName).columns.getItem(field).getDataBodyRange();
+  return t.run(async (context) => {
+    const body = context.workbook.tables.getItem(t.tableName).columns.getItem(field).getDataBodyRange();
     body.load("numberFormat");
-    await ctx.sync();
+    await context.sync();
     return (body.numberFormat as unknown as unknown[][]).map((r) => String(r[0]));
   });
 }
@@ -129,7 +132,7 @@ describe("write-back in the workbook emulator", () => {
       ["pt_acme_0002", "1,234.50", "invalid"],
       ["pt_acme_0004", "2500.75", "valid"],
     ]);
-    expect(preview.changes[1].validation).toMatchObject({ message: expect.stringMatching(/Thousands separators.*General and type 1234\.5/) });
+    expect((preview.changes[1].validation as { message?: string }).message).toMatch(/Thousands separators.*General and type 1234\.5/);
   });
 
   it("valid, invalid and conflicting edits: only the valid ones are sent, the others survive the refresh as typed, marked, then are discarded", async () => {

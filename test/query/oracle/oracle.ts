@@ -81,7 +81,7 @@ function qParse(text: string): Q {
   const m = /^([+-]?)(\d+)(?:\.(\d+))?(?:[eE]([+-]?\d+))?$/.exec(text);
   if (!m) throw new OracleError("syntax", `bad number ${text}`);
   const frac = m[3] ?? "";
-  let n = BigInt(m[2]! + frac);
+  let n = BigInt(m[2] + frac);
   if (m[1] === "-") n = -n;
   const e = Number(m[4] ?? "0") - frac.length;
   return e >= 0 ? q(n * 10n ** BigInt(e)) : q(n, 10n ** BigInt(-e));
@@ -127,8 +127,8 @@ const DT = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(\.\d+)?)?(Z|[+-]
 
 function dtMs(m: RegExpExecArray): number {
   const [, y, mo, d, h, mi, s, f, off] = m;
-  let ms = Date.UTC(+y!, +mo! - 1, +d!, +h!, +mi!, s ? +s : 0, f ? Math.floor(Number("0" + f) * 1000 + 1e-6) : 0);
-  if (off !== "Z") ms -= (off!.startsWith("-") ? -1 : 1) * (+off!.slice(1, 3) * 60 + +off!.slice(4, 6)) * 60000;
+  let ms = Date.UTC(+y, +mo - 1, +d, +h, +mi, s ? +s : 0, f ? Math.floor(Number("0" + f) * 1000 + 1e-6) : 0);
+  if (off !== "Z") ms -= (off.startsWith("-") ? -1 : 1) * (+off.slice(1, 3) * 60 + +off.slice(4, 6)) * 60000;
   return ms;
 }
 
@@ -136,7 +136,7 @@ function tokenize(src: string): Tok[] {
   const out: Tok[] = [];
   let i = 0;
   while (i < src.length) {
-    const c = src[i]!;
+    const c = src[i];
     if (/\s/.test(c)) {
       i++;
       continue;
@@ -220,11 +220,11 @@ class P {
   i = 0;
   constructor(readonly t: Tok[]) {}
   peekWord(): string | undefined {
-    const x = this.t[this.i]!;
+    const x = this.t[this.i];
     return x.k === "id" ? x.v.toLowerCase() : undefined;
   }
   take(k: Tok["k"]): Tok {
-    const x = this.t[this.i]!;
+    const x = this.t[this.i];
     if (x.k !== k) throw new OracleError("syntax", `expected ${k}`);
     this.i++;
     return x;
@@ -232,14 +232,14 @@ class P {
   level(n: number): Node {
     if (n === LEVELS.length) return this.unary();
     let a = this.level(n + 1);
-    for (let w = this.peekWord(); w !== undefined && LEVELS[n]!.includes(w); w = this.peekWord()) {
+    for (let w = this.peekWord(); w !== undefined && LEVELS[n].includes(w); w = this.peekWord()) {
       this.i++;
       a = { k: "bin", op: w, a, b: this.level(n + 1) };
     }
     return a;
   }
   unary(): Node {
-    const x = this.t[this.i]!;
+    const x = this.t[this.i];
     if (x.k === "-") {
       this.i++;
       return { k: "un", op: "-", a: this.unary() };
@@ -253,10 +253,10 @@ class P {
       this.i++;
       this.take("(");
       const items: Node[] = [];
-      if (this.t[this.i]!.k !== ")") {
+      if (this.t[this.i].k !== ")") {
         for (;;) {
           items.push(this.unary());
-          if (this.t[this.i]!.k === ",") {
+          if (this.t[this.i].k === ",") {
             this.i++;
             continue;
           }
@@ -269,7 +269,7 @@ class P {
     return a;
   }
   primary(): Node {
-    const x = this.t[this.i++]!;
+    const x = this.t[this.i++];
     switch (x.k) {
       case "(": {
         const e = this.level(0);
@@ -288,13 +288,13 @@ class P {
         const w = x.v.toLowerCase();
         if (w === "true" || w === "false") return { k: "lit", t: "bool", v: w === "true" };
         if (w === "null") return { k: "lit", t: "null", v: null };
-        if (this.t[this.i]!.k === "(") {
+        if (this.t[this.i].k === "(") {
           this.i++;
           const args: Node[] = [];
-          if (this.t[this.i]!.k !== ")") {
+          if (this.t[this.i].k !== ")") {
             for (;;) {
               args.push(this.level(0));
-              if (this.t[this.i]!.k === ",") {
+              if (this.t[this.i].k === ",") {
                 this.i++;
                 continue;
               }
@@ -331,7 +331,7 @@ function parseOrder(src: string): Array<{ e: Node; desc: boolean }> {
       desc = w === "desc";
     }
     out.push({ e, desc });
-    if (p.t[p.i]!.k === ",") {
+    if (p.t[p.i].k === ",") {
       p.i++;
       continue;
     }
@@ -410,7 +410,7 @@ const cps = (s: string): number[] => Array.from(s, (c) => c.codePointAt(0)!);
 function textCmp(a: string, b: string): number {
   const x = cps(a);
   const y = cps(b);
-  for (let i = 0; i < Math.min(x.length, y.length); i++) if (x[i] !== y[i]) return x[i]! < y[i]! ? -1 : 1;
+  for (let i = 0; i < Math.min(x.length, y.length); i++) if (x[i] !== y[i]) return x[i] < y[i] ? -1 : 1;
   return x.length === y.length ? 0 : x.length < y.length ? -1 : 1;
 }
 /** Unicode White_Space (PropList.txt). */
@@ -441,7 +441,7 @@ function cellValue(c: CellValue, t: T): V {
   if (c === null) return null;
   switch (t) {
     case "int":
-      return { q: q(BigInt(c as number | string)) };
+      return { q: q(BigInt(c)) };
     case "dec":
       return { q: numberToQ(c as number) };
     case "date":
@@ -464,7 +464,7 @@ function evalNode(e: Node, row: readonly CellValue[], ctx: Ctx): V {
       return e.v;
     case "col": {
       const i = ctx.index.get(e.name)!;
-      return cellValue(row[i]!, ctx.cols.get(e.name)!);
+      return cellValue(row[i], ctx.cols.get(e.name)!);
     }
     case "un": {
       const v = evalNode(e.a, row, ctx);
@@ -553,7 +553,7 @@ function evalFn(e: Extract<Node, { k: "fn" }>, row: readonly CellValue[], ctx: C
     vs.push(v);
   }
   const s = (i: number) => vs[i] as string;
-  const n = (i: number) => Number(numOf(vs[i]!).n / numOf(vs[i]!).d);
+  const n = (i: number) => Number(numOf(vs[i]).n / numOf(vs[i]).d);
   const int = (x: number | bigint): V => ({ q: q(BigInt(x)) });
   const utc = (i: number): Date => new Date((vs[i] as { ms: number }).ms);
   const datePart = (i: number, part: 0 | 1 | 2): V => {
@@ -577,8 +577,8 @@ function evalFn(e: Extract<Node, { k: "fn" }>, row: readonly CellValue[], ctx: C
       const c = Array.from(s(0));
       let a = 0;
       let b = c.length;
-      while (a < b && WHITE.has(c[a]!.codePointAt(0)!)) a++;
-      while (b > a && WHITE.has(c[b - 1]!.codePointAt(0)!)) b--;
+      while (a < b && WHITE.has(c[a].codePointAt(0)!)) a++;
+      while (b > a && WHITE.has(c[b - 1].codePointAt(0)!)) b--;
       return c.slice(a, b).join("");
     }
     case "concat":
@@ -616,11 +616,11 @@ function evalFn(e: Extract<Node, { k: "fn" }>, row: readonly CellValue[], ctx: C
       return { date: utc(0).toISOString().slice(0, 10) };
     }
     case "round":
-      return { q: q(qRound(numOf(vs[0]!))) };
+      return { q: q(qRound(numOf(vs[0]))) };
     case "floor":
-      return { q: q(qFloor(numOf(vs[0]!))) };
+      return { q: q(qFloor(numOf(vs[0]))) };
     case "ceiling":
-      return { q: q(qCeil(numOf(vs[0]!))) };
+      return { q: q(qCeil(numOf(vs[0]))) };
   }
   throw new OracleError("type", `function ${e.name}`);
 }
@@ -687,15 +687,15 @@ export function oracleApply(columns: Column[], rows: CellValue[][], query: Oracl
     const idx = kept.map((_, i) => i);
     idx.sort((a, b) => {
       for (let k = 0; k < keys.length; k++) {
-        const x = vals[a]![k]!;
-        const y = vals[b]![k]!;
+        const x = vals[a][k]!;
+        const y = vals[b][k]!;
         // §5.1.4: null values come before non-null values in ascending order.
         const c = x === null ? (y === null ? 0 : -1) : y === null ? 1 : cmpValues(x, y);
-        if (c !== 0) return keys[k]!.desc ? -c : c;
+        if (c !== 0) return keys[k].desc ? -c : c;
       }
       return a - b;
     });
-    kept = idx.map((i) => kept[i]!);
+    kept = idx.map((i) => kept[i]);
   }
   const skip = query.skip ?? 0;
   kept = kept.slice(skip, query.top === undefined ? undefined : skip + query.top);
