@@ -119,6 +119,8 @@ const APART: Readonly<Record<string, readonly string[]>> = {
   emulator: [],
   dev: ["emulator"],
   cli: ["contract", "table", "service", "query", "refresh", "records"],
+  // Ambient declarations only (the Fluent UI entry points the pane loads): nothing to import.
+  types: [],
 };
 const floorOf = new Map(FLOORS.flatMap((folders, level) => folders.map((f) => [f, level] as const)));
 

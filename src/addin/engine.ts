@@ -223,14 +223,14 @@ export class Engine {
     return sourceFromClient(this.client(connection));
   }
 
-  refreshOne(bindingId: string, connection: Connection, opts: { signal?: AbortSignal; secrets: readonly string[]; onProgress?: (rows: number, total?: number) => void }): Promise<RefreshReport> {
+  refreshOne(bindingId: string, connection: Connection, opts: { signal?: AbortSignal; secrets: readonly string[]; onProgress?: (rows: number, total?: number, phase?: "fetching" | "writing") => void }): Promise<RefreshReport> {
     return runExcel(async (context) => {
       const held = await beforeTableRefresh(context, bindingId);
       const report = await refreshTable(context, bindingId, this.source(connection), {
         signal: opts.signal,
         secrets: opts.secrets,
         holder: "the task pane",
-        onProgress: (p) => opts.onProgress?.(p.rowsWritten ?? 0, p.totalRows),
+        onProgress: (p) => opts.onProgress?.(p.phase === "fetching" ? (p.rowsReceived ?? 0) : (p.rowsWritten ?? 0), p.totalRows, p.phase),
       });
       const warning = await afterTableRefresh(context, report.binding, report.outcome, held);
       return warning ? { ...report, warnings: [...report.warnings, warning] } : report;
@@ -247,7 +247,7 @@ export class Engine {
     opts: {
       signal?: AbortSignal;
       secrets: readonly string[];
-      onProgress?: (table: string, rows: number, total?: number) => void;
+      onProgress?: (table: string, rows: number, total?: number, phase?: "fetching" | "writing") => void;
       /** No further table starts once it has expired (the ribbon's window). */
       deadline?: { expired(): boolean };
       /** Who refreshes, for the lock message another runtime gets. */
@@ -271,7 +271,7 @@ export class Engine {
           secrets: opts.secrets,
           deadline: opts.deadline,
           holder: opts.holder ?? "the task pane",
-          onProgress: (p) => opts.onProgress?.(names.get(p.bindingId) ?? p.bindingId, p.rowsWritten ?? 0, p.totalRows),
+          onProgress: (p) => opts.onProgress?.(names.get(p.bindingId) ?? p.bindingId, p.phase === "fetching" ? (p.rowsReceived ?? 0) : (p.rowsWritten ?? 0), p.totalRows, p.phase),
         },
       );
       const reports: RefreshReport[] = [];

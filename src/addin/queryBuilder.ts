@@ -240,3 +240,44 @@ export function readPasted(text: string, engine: QueryEngine): PastedQuery {
   const bare = t.startsWith("?") ? t.slice(1) : t;
   return { query: engine.parseQuery(bare), removed: [] };
 }
+
+/**
+ * The pasted text with its credentials taken out (user:password in the address, token parameters
+ * by the engine's own rule), everything else as typed: the paste field is rewritten with it, so a
+ * token that "was not kept" does not stay on screen either.
+ */
+export function withoutCredentials(text: string, engine: QueryEngine): string {
+  const t = text.trim();
+  if (!looksLikeUrl(t)) return text;
+  const hash = t.indexOf("#");
+  const body = hash < 0 ? t : t.slice(0, hash);
+  const fragment = hash < 0 ? "" : t.slice(hash);
+  const q = body.indexOf("?");
+  const head = (q < 0 ? body : body.slice(0, q)).replace(/^([a-z][a-z0-9+.-]*:\/\/)[^@/?#]*@/i, "$1");
+  if (q < 0) return head + fragment;
+  const kept = body
+    .slice(q + 1)
+    .split("&")
+    .filter((part) => {
+      if (part === "") return false;
+      try {
+        return !engine.splitODataUrl(`https://x.invalid/?${part}`).removedCredentials;
+      } catch {
+        return true; // not a credential; the full parse reports what is wrong with it
+      }
+    });
+  return head + (kept.length ? `?${kept.join("&")}` : "") + fragment;
+}
+
+/** The host of a pasted absolute address when it differs from the connection's, else null. */
+export function foreignHost(text: string, baseUrl: string): { pasted: string; used: string } | null {
+  const t = text.trim();
+  if (!/^https?:\/\//i.test(t)) return null;
+  try {
+    const pasted = new URL(t).host;
+    const used = new URL(baseUrl).host;
+    return pasted.toLowerCase() === used.toLowerCase() ? null : { pasted, used };
+  } catch {
+    return null;
+  }
+}

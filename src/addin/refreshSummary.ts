@@ -103,14 +103,21 @@ export function summarize(
   return { updated, unchanged, failed, items, broken: [...broken], headline };
 }
 
-/** Plain-text report (ribbon dialog / notification): the headline, then one line per failure. */
-export function summaryText(s: RefreshSummary, maxLines = 8): string {
+/**
+ * Plain-text report (ribbon dialog / notification): the headline, then one line per table naming
+ * its outcome (`ppm_financials: updated, 1,200 rows`; a failure with its reason), unreadable links last.
+ */
+export function summaryText(s: RefreshSummary, maxLines = 20): string {
   const lines = [s.headline];
-  const failures = [
-    ...s.items.filter((i) => i.outcome === "failed").map((i) => `${i.tableName}: ${i.reason ?? i.code ?? "failed"}`),
-    ...s.broken.map((b) => `${b.key}: ${b.message}`),
+  const tables = [
+    ...s.items.map((i) =>
+      i.outcome === "failed"
+        ? `${i.tableName}: failed: ${i.reason ?? i.code ?? "unknown reason"}`
+        : `${i.tableName}: ${i.outcome}, ${i.rowCount.toLocaleString("en-US")} row${i.rowCount === 1 ? "" : "s"}`,
+    ),
+    ...s.broken.map((b) => `${b.key}: failed: ${b.message}`),
   ];
-  lines.push(...failures.slice(0, maxLines));
-  if (failures.length > maxLines) lines.push(`… and ${failures.length - maxLines} more (open the task pane's Refresh tab).`);
+  lines.push(...tables.slice(0, maxLines));
+  if (tables.length > maxLines) lines.push(`… and ${tables.length - maxLines} more (open the task pane's Refresh tab).`);
   return lines.join("\n");
 }

@@ -56,7 +56,7 @@ export interface DialogUi {
 }
 
 /** The summary dialog's address: `summary.html` next to the command page, the text in the query. */
-export function summaryDialogUrl(pageUrl: string, text: string, state: "ok" | "failed"): string {
+export function summaryDialogUrl(pageUrl: string, text: string, state: "ok" | "failed" | "working"): string {
   const url = new URL("summary.html", pageUrl);
   const clipped = text.length > MAX_DIALOG_TEXT ? `${text.slice(0, MAX_DIALOG_TEXT - 1)}…` : text;
   url.searchParams.set("state", state);
@@ -108,6 +108,35 @@ export function reportSummary(ui: DialogUi | undefined, pageUrl: string, text: s
   });
 }
 
+/**
+ * Opens the "Refreshing…" dialog while the command runs (a function command has no other way to
+ * show that it is working). Resolves with the dialog, or null when none could be opened; never rejects.
+ */
+export function showWorking(ui: DialogUi | undefined, pageUrl: string): Promise<DialogLike | null> {
+  if (!ui?.displayDialogAsync) return Promise.resolve(null);
+  return new Promise((resolve) => {
+    try {
+      ui.displayDialogAsync(summaryDialogUrl(pageUrl, "Refreshing every PPM table in this workbook…", "working"), { height: 30, width: 25, displayInIframe: true }, (result) => {
+        const dialog = String(result.status) === "succeeded" && result.value ? result.value : null;
+        // "Hide" in the dialog closes it; the refresh goes on and the summary opens when it ends.
+        dialog?.addEventHandler("dialogMessageReceived", () => {
+          try {
+            dialog.close();
+          } catch {
+            /* already closed */
+          }
+        });
+        resolve(dialog);
+      });
+    } catch {
+      resolve(null);
+    }
+  });
+}
+
+/** Office allows one dialog at a time and needs a moment after `close()` before the next opens. */
+const DIALOG_REOPEN_DELAY_MS = 300;
+
 export interface RefreshAllCommandDeps {
   store: () => ConnectionStore;
   engine: () => Promise<Pick<Engine, "refreshAll">>;
@@ -148,6 +177,7 @@ export function createRefreshAllCommand(deps: RefreshAllCommandDeps): (event: { 
     const deadline = deps.sharedRuntime?.() ? null : createDeadline(REFRESH_ALL_SOFT_MS, REFRESH_ALL_HARD_MS, clock);
     let text: string;
     let state: "ok" | "failed" = "ok";
+    const working = await showWorking(deps.ui(), deps.pageUrl());
     try {
       const store = deps.store();
       const engine = await deps.engine();
@@ -178,6 +208,14 @@ export function createRefreshAllCommand(deps: RefreshAllCommandDeps): (event: { 
     }
     deadline?.dispose();
     try {
+      if (working) {
+        try {
+          working.close();
+        } catch {
+          /* the user already closed it */
+        }
+        if (!completed) await new Promise((r) => setTimeout(r, DIALOG_REOPEN_DELAY_MS));
+      }
       if (!completed) await reportSummary(deps.ui(), deps.pageUrl(), text, state);
     } finally {
       clock.clearTimeout(backstop);

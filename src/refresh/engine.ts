@@ -18,6 +18,8 @@ export interface RefreshProgress {
   phase: "fetching" | "writing";
   rowsWritten?: number;
   totalRows?: number;
+  /** Rows received so far while fetching (a refresh counts rows, not "0 rows received"). */
+  rowsReceived?: number;
 }
 
 /** The workbook side of a refresh. */
@@ -100,7 +102,12 @@ export async function refreshOne(target: RefreshTarget, binding: Binding, source
     const sink = binding.query?.apply !== undefined ? createQuerySink(binding.query) : undefined;
     let result: SourceResult;
     try {
-      result = await source.fetch(binding.source, { validators: binding.validators, signal: options.signal, sink });
+      result = await source.fetch(binding.source, {
+        validators: binding.validators,
+        signal: options.signal,
+        sink,
+        onProgress: options.onProgress ? (r) => options.onProgress?.({ bindingId: binding.id, phase: "fetching", rowsReceived: r.rows }) : undefined,
+      });
     } catch (e) {
       if (e instanceof QueryError) return await fail(Object.assign(new Error(`The stored local query could not be applied: ${e.message}`), { code: "query_failed" }));
       throw e;

@@ -80,7 +80,7 @@ export function validateTable(table: Table, limit = 5): ValidationIssue[] {
   }
   if (cols.length === 0) issues.push({ code: "row_shape", message: "The table has no columns." });
   if (cols.length > EXCEL_MAX_COLUMNS) {
-    issues.push({ code: "too_many_columns", message: `The table has ${cols.length} columns; an Excel sheet holds ${EXCEL_MAX_COLUMNS}.` });
+    issues.push({ code: "too_many_columns", message: `The table has ${cols.length.toLocaleString("en-US")} columns; an Excel sheet holds ${EXCEL_MAX_COLUMNS.toLocaleString("en-US")}.` });
   }
   if (table.rows.length + 1 > EXCEL_MAX_ROWS) {
     issues.push({

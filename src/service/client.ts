@@ -13,7 +13,7 @@ import { CsvSyntaxError, parseCsvStream } from "./csv";
 import { normalizeCustomFieldForDisplay, validateNumericCustomField } from "./customFields";
 import { tableFromJsonStream } from "./jsonRows";
 import { BodyShapeError, CsvTableBuilder, parseJsonLossless, readBodyText, tableFromJsonExport, tableFromOData, type MetaInput } from "./dataset";
-import { PpmError, isPpmError } from "./errors";
+import { PpmError, isPpmError, utcMinutes } from "./errors";
 import { exportGeneration, type ManifestDatasetInfo, type ManifestInfo, readManifest } from "./manifest";
 import { type RequestSpec, type SentRequest, Transport, type TransportOptions } from "./request";
 import { combineResources } from "./resources";
@@ -424,7 +424,7 @@ export class PpmClient {
         // The cached manifest describes an older schema; CSV types must come from the current one.
         typedBy = (await this.manifest({ signal }).catch(() => undefined))?.datasets.find((d) => d.key === key) ?? entry;
       }
-      const table = await this.readDatasetBody(sent, format, meta, typedBy, columnsForOData, opts.onProgress, opts.onBody, sink);
+      const table = await this.readDatasetBody(sent, format, meta, typedBy, columnsForOData, opts.onProgress && ((n: number) => opts.onProgress?.(n)), opts.onBody && ((c: Uint8Array) => opts.onBody?.(c)), sink);
       // The body's generation time and schema go into the info line and the stored validators.
       for (const k of ["generatedAt", "schemaVersion"] as const) {
         const v = table.meta[k];
@@ -559,7 +559,7 @@ export class PpmClient {
     if (got === entry.rowCount) return;
     throw this.transport.error(
       "incomplete_export",
-      `The ${FORMAT_LABEL[format]} form of "${key}" arrived with ${got} row${got === 1 ? "" : "s"}, but the manifest lists ${entry.rowCount} for the export generated at ${generation}: ${got < entry.rowCount ? "the body was cut short" : "it does not match the export"}, so it was not used.`,
+      `The ${FORMAT_LABEL[format]} form of "${key}" arrived with ${got.toLocaleString("en-US")} row${got === 1 ? "" : "s"}, but the manifest lists ${entry.rowCount.toLocaleString("en-US")} for the export generated at ${utcMinutes(generation)}: ${got < entry.rowCount ? "the body was cut short" : "it does not match the export"}, so it was not used.`,
       { datasetKey: key, requestTime, details: { rowsReceived: got, manifestRowCount: entry.rowCount, generatedAt: generation } },
     );
   }

@@ -275,7 +275,7 @@ export function tableFromJsonExport(body: unknown, meta: MetaInput, manifestColu
   if (!Array.isArray(body.rows)) throw new BodyShapeError("`rows` is missing or not a list", "rows");
   const columns = columnsFromDefs(body.columns, manifestColumns);
   if (body.row_count !== undefined && body.row_count !== null && body.row_count !== body.rows.length) {
-    throw new BodyShapeError(`row_count says ${shownValue(body.row_count)} but ${body.rows.length} rows were received`, "row_count");
+    throw new BodyShapeError(`row_count says ${shownValue(body.row_count)} but ${body.rows.length.toLocaleString("en-US")} rows were received`, "row_count");
   }
   return exportTable(body, convertRows(body.rows, columns, "rows"), meta);
 }

@@ -45,6 +45,8 @@ export interface PpmErrorInit {
   /** Offending location inside a malformed body, e.g. `rows[3].amount` or `line 12`. */
   path?: string;
   details?: Record<string, unknown>;
+  /** How many times the request was sent before giving up (set when it was retried). */
+  attempts?: number;
 }
 
 /**
@@ -66,6 +68,8 @@ export class PpmError extends Error {
   readonly retryAfterSeconds?: number;
   readonly path?: string;
   readonly details?: Record<string, unknown>;
+  /** Requests sent before giving up; set by the client when it retried (so the message can say so). */
+  attempts?: number;
 
   constructor(code: PpmErrorCode, message: string, init: PpmErrorInit = {}) {
     super(message);
@@ -79,12 +83,13 @@ export class PpmError extends Error {
     if (init.retryAfterSeconds !== undefined) this.retryAfterSeconds = init.retryAfterSeconds;
     if (init.path !== undefined) this.path = init.path;
     if (init.details !== undefined) this.details = init.details;
+    if (init.attempts !== undefined) this.attempts = init.attempts;
   }
 
   /** Plain JSON (for logs, the CLI's `--json` output and task-pane diagnostics). */
   toJSON(): Record<string, unknown> {
     const out: Record<string, unknown> = { code: this.code, message: this.message, action: this.action };
-    for (const k of ["status", "datasetKey", "requestTime", "unsupportedOptions", "retryAfterSeconds", "path", "details"] as const) {
+    for (const k of ["status", "datasetKey", "requestTime", "unsupportedOptions", "retryAfterSeconds", "path", "details", "attempts"] as const) {
       if (this[k] !== undefined) out[k] = this[k];
     }
     return out;
@@ -102,7 +107,7 @@ const DEFAULT_ACTIONS: Record<PpmErrorCode, string> = {
   unknown_dataset: "Pick a dataset listed in the manifest; the key may have been renamed or removed.",
   not_generated: "Retry after the service has successfully generated this dataset's export.",
   query_string_token_rejected: "Send the token in the Company-Api-Token header or with Basic authentication, never in the address.",
-  unsupported_odata_query_options: "Remove every `$` option from the address; filter locally after importing the complete table.",
+  unsupported_odata_query_options: "Remove every $ option from the address; filter locally after importing the complete table.",
   invalid_cached_artifact: "Report this to the service vendor with the dataset key and the request time.",
   network: "Check the network connection and the environment address, then retry.",
   timeout: "Retry; if it keeps timing out, check the network or raise the timeout.",
@@ -116,7 +121,7 @@ const DEFAULT_ACTIONS: Record<PpmErrorCode, string> = {
   rate_limited: "Wait a moment and retry.",
   server_error: "Retry later; if it persists, report it to the service vendor.",
   invalid_base_url: "Enter the environment address as https://host (http only for localhost), without credentials or query.",
-  invalid_custom_field: "Correct the custom field value: optional sign, digits, at most two decimals with `.` or `,`.",
+  invalid_custom_field: "Correct the custom field value: optional sign, digits, at most two decimals with a point or a comma.",
   invalid_request: "Correct the request; it was refused before anything was sent.",
   record_credentials_missing: "Add the api-auth and api-secret record credentials to this connection.",
   record_not_found: "Check the project token; the record may have been removed.",
@@ -254,4 +259,11 @@ export function redactDeep<T>(value: T, secrets: ReadonlyArray<string | undefine
 /** Base64 of the UTF-8 bytes of `s`; works in browsers and Node (btoa only takes Latin-1). */
 export function base64Utf8(s: string): string {
   return base64Bytes(new TextEncoder().encode(s));
+}
+
+/** `2026-01-15T06:00:41.123Z` → `2026-01-15 06:00 UTC`, the form every date takes in messages; other text as is. */
+export function utcMinutes(iso: string | null | undefined): string {
+  if (!iso) return "an unknown time";
+  const ms = Date.parse(iso);
+  return Number.isNaN(ms) ? iso : new Date(ms).toISOString().slice(0, 16).replace("T", " ") + " UTC";
 }

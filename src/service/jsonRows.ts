@@ -146,7 +146,7 @@ export class JsonRowsScanner {
       if (this.depth === 1 && this.awaitingValue) {
         this.awaitingValue = false;
         if (ch === OPEN_BRACKET && this.lastKey === this.arrayKey && this.rootIsObject) {
-          if (this.rowsSeen) throw new BodyShapeError(`\`${this.arrayKey}\` appears twice in the response`, this.arrayKey);
+          if (this.rowsSeen) throw new BodyShapeError(`"${this.arrayKey}" appears twice in the response`, this.arrayKey);
           this.rowsSeen = true;
           this.inRows = true;
           this.depth = 2;
@@ -502,7 +502,7 @@ export async function tableFromJsonStream(
     return { ...whole, ...sink.end() };
   }
   const rest = (body as Record<string, unknown>)[key];
-  if (!Array.isArray(rest) || rest.length > 0) throw new BodyShapeError(`\`${key}\` appears twice in the response`, key);
+  if (!Array.isArray(rest) || rest.length > 0) throw new BodyShapeError(`"${key}" appears twice in the response`, key);
   if (odata) {
     const converted = finish(converter!, columns ?? []);
     return { columns: converted.columns, rows: converted.rows, meta: { ...meta, kind: "dataset", format: "odata" } };
@@ -517,7 +517,7 @@ export async function tableFromJsonStream(
     throw new BodyShapeError("`columns` appears twice in the export, with different definitions", "columns");
   }
   if (envelope.row_count !== undefined && envelope.row_count !== null && envelope.row_count !== scanner.rows) {
-    throw new BodyShapeError(`row_count says ${shownValue(envelope.row_count)} but ${scanner.rows} rows were received`, "row_count");
+    throw new BodyShapeError(`row_count says ${shownValue(envelope.row_count)} but ${scanner.rows.toLocaleString("en-US")} rows were received`, "row_count");
   }
   return exportTable(envelope, finish(converter, final), meta);
 }

@@ -10,7 +10,7 @@
 import { withLocalNetworkHint } from "./localNetwork";
 import { ErrorBodySchema, HEADERS, REPORTING_ERRORS, BASIC_USER, type ReportingErrorCode } from "../contract/contract";
 import { type Connection, connectionSecrets, normalizeBaseUrl } from "./connection";
-import { PpmError, type PpmErrorCode, type PpmErrorInit, base64Utf8, redactDeep, redactSecrets } from "./errors";
+import { PpmError, type PpmErrorCode, type PpmErrorInit, base64Utf8, redactDeep, redactSecrets, utcMinutes } from "./errors";
 import type { Validators } from "./validators";
 import { jsonTooDeepAt } from "./dataset";
 
@@ -219,7 +219,11 @@ export class Transport {
       const result = await this.attempt(spec, url, headers, attempt, consume);
       if (result.ok) return result.value;
       lastError = result.error;
-      if (!result.retryable || attempt === maxAttempts) throw lastError;
+      if (!result.retryable || attempt === maxAttempts) {
+        // The pane says "tried 3 times" rather than leaving the user to retry at once by hand.
+        if (attempt > 1) lastError.attempts = attempt;
+        throw lastError;
+      }
       const waitMs = result.retryAfterMs ?? Math.min(8000, this.retryBaseDelayMs * 2 ** (attempt - 1));
       await this.sleep(waitMs, spec);
     }
@@ -429,7 +433,7 @@ export class Transport {
       });
     }
     if (known === "invalid_cached_artifact") {
-      return this.error("invalid_cached_artifact", `The cached export of "${datasetKey ?? "?"}" on ${env} is unusable (requested at ${requestTime}).`, {
+      return this.error("invalid_cached_artifact", `The cached export of "${datasetKey ?? "?"}" on ${env} is unusable (requested at ${utcMinutes(requestTime)}).`, {
         ...base,
         action: `Report this to the service vendor, quoting dataset key "${datasetKey ?? "?"}" and request time ${requestTime}.`,
       });

@@ -7,7 +7,7 @@ import type { ConnectionStore } from "../addin/connectionStore";
 import type { Engine } from "../addin/engine";
 import type { ErrorView } from "./errorView";
 import { formatCount } from "./datasets";
-import type { Change, ErrorHandlers, JobProgress, JobResult, PaneContext, TabName } from "./context";
+import type { Change, ErrorHandlers, JobProgress, JobResult, PaneContext, StatusScope, TabName } from "./context";
 import { mountConnections, type ConnectionHooks } from "./connectionsPanel";
 import { mountDatasets } from "./datasetsPanel";
 import { mountSnapshots } from "./snapshotsPanel";
@@ -44,7 +44,12 @@ const TABS: Array<{ name: TabName; label: string }> = [
 export function mountApp(root: HTMLElement, opts: AppOptions): PaneContext {
   const listeners = new Map<Change, Set<() => void>>();
   let enginePromise: Promise<Engine> | null = null;
-  let job: { controller: AbortController; kind: string } | null = null;
+  let job: { controller: AbortController; kind: string; cancel: () => void } | null = null;
+  let tasks = 0;
+  /** Scope of the last job, so its result is not shown under another connection or a later task. */
+  let jobScope: StatusScope = {};
+  const inScope = (scope: StatusScope | undefined) =>
+    !scope || ((scope.connectionId === undefined || scope.connectionId === opts.store.activeId()) && (scope.task === undefined || scope.task === tasks));
 
   const statusEl = h("div", { class: "status", role: "status", "aria-live": "polite", "data-testid": "status" });
   const progressHost = h("div", { class: "progress-host" });
@@ -80,11 +85,13 @@ export function mountApp(root: HTMLElement, opts: AppOptions): PaneContext {
       opts.store.setActive(id);
       ctx.changed("active");
     },
-    status(text) {
+    status(text, scope) {
+      if (!inScope(scope)) return; // another connection's, or an earlier task's
       // Re-set even when equal, so screen readers announce a repeated message.
       statusEl.textContent = "";
       statusEl.textContent = text;
     },
+    beginTask: () => ++tasks,
     showTab(tab, focus = false) {
       for (const [name, btn] of tabButtons) {
         const on = name === tab;
@@ -122,35 +129,44 @@ export function mountApp(root: HTMLElement, opts: AppOptions): PaneContext {
         }
       }
       const controller = new AbortController();
-      job = { controller, kind };
-      const bar = h("progress", { "data-testid": "progress-bar", "aria-label": label });
+      const scope: StatusScope = { connectionId: opts.store.activeId() ?? undefined, task: ctx.beginTask() };
+      jobScope = scope;
+      const bar = h("fluent-progress-bar", { "data-testid": "progress-bar", "aria-label": label, role: "progressbar" });
       const rowsEl = h("span", { "data-testid": "progress-rows", "data-rows": "0" }, "");
       const labelEl = h("span", { "data-testid": "progress-label", class: "progress-label" }, label);
       const cancel = h(
-        "button",
+        "fluent-button",
         {
           type: "button",
-          class: "button",
+          size: "small",
           "data-testid": "progress-cancel",
-          onclick: () => {
-            controller.abort();
-            cancel.disabled = true;
-            labelEl.textContent = "Cancelling…";
-          },
+          "aria-keyshortcuts": "Escape",
+          title: "Cancel (Esc)",
+          onclick: () => stop(),
         },
         "Cancel",
       );
+      const stop = () => {
+        if (controller.signal.aborted) return;
+        controller.abort();
+        cancel.disabled = true;
+        labelEl.textContent = "Cancelling…";
+      };
+      job = { controller, kind, cancel: stop };
       replace(progressHost, h("div", { class: "progress", "data-testid": "progress", "data-job": kind }, labelEl, bar, h("div", { class: "progress-row" }, rowsEl, cancel)));
-      ctx.status(label);
+      ctx.status(label, scope);
       const progress = (p: JobProgress) => {
         if (p.label !== undefined) labelEl.textContent = p.label;
         if (p.rows !== undefined) {
           rowsEl.dataset.rows = String(p.rows);
-          rowsEl.textContent = p.total !== undefined ? `${formatCount(p.rows)} of ${formatCount(p.total)} rows written` : `${formatCount(p.rows)} rows received`;
+          const verb = p.counting ?? (p.total !== undefined ? "written" : "received");
+          rowsEl.textContent = p.total !== undefined ? `${formatCount(p.rows)} of ${formatCount(p.total)} rows ${verb}` : `${formatCount(p.rows)} rows ${verb}`;
         }
         if (p.total !== undefined && p.total > 0 && p.rows !== undefined) {
-          bar.max = p.total;
-          bar.value = Math.min(p.rows, p.total);
+          bar.setAttribute("max", String(p.total));
+          bar.setAttribute("value", String(Math.min(p.rows, p.total)));
+          bar.setAttribute("aria-valuenow", String(Math.min(p.rows, p.total)));
+          bar.setAttribute("aria-valuemax", String(p.total));
         } else {
           bar.removeAttribute("value"); // indeterminate
         }
@@ -172,11 +188,16 @@ export function mountApp(root: HTMLElement, opts: AppOptions): PaneContext {
     },
     jobRunning: () => job !== null,
     finishJob(result: JobResult) {
+      // A job that ran with another connection, or was overtaken by a later task, reports nothing here.
+      if (!inScope(jobScope)) return;
       const el = h(
-        "div",
+        "fluent-message-bar",
         {
           class: `job-result ${result.state}`,
           role: "status",
+          tabindex: "-1",
+          intent: result.state === "done" ? "success" : result.state === "error" ? "error" : "info",
+          layout: "multiline",
           "data-testid": "job-result",
           "data-state": result.state,
           "data-rows": result.rows !== undefined ? String(result.rows) : null,
@@ -184,10 +205,12 @@ export function mountApp(root: HTMLElement, opts: AppOptions): PaneContext {
           "data-sheet": result.sheet ?? null,
         },
         h("span", {}, result.text),
-        h("button", { type: "button", class: "link", "aria-label": "Dismiss", onclick: () => el.remove() }, "✕"),
+        h("fluent-button", { type: "button", slot: "dismiss", appearance: "transparent", size: "small", "aria-label": "Dismiss", onclick: () => el.remove() }, "✕"),
       );
       replace(progressHost, el);
       ctx.status(result.text);
+      // After an import the result is what the user looks for next: focus it (it names the table and sheet).
+      if (result.state === "done") el.focus();
     },
     errorPanel: (view, handlers) => errorPanel(ctx, view, handlers),
     secrets: () => opts.store.allSecrets(),
@@ -221,7 +244,16 @@ export function mountApp(root: HTMLElement, opts: AppOptions): PaneContext {
   ctx.on("connections", renderSelect);
   ctx.on("active", renderSelect);
   // The last job's outcome belongs to the connection it ran with.
-  ctx.on("active", () => progressHost.querySelector('[data-testid="job-result"]')?.remove());
+  ctx.on("active", () => {
+    progressHost.querySelector('[data-testid="job-result"]')?.remove();
+    statusEl.textContent = ""; // the status line spoke of the previous connection
+  });
+  // Esc cancels the running job from anywhere in the pane (forms handle their own Esc first).
+  root.ownerDocument.addEventListener("keydown", (ev) => {
+    if (ev.key !== "Escape" || !job || ev.defaultPrevented) return;
+    ev.preventDefault();
+    job.cancel();
+  });
 
   // --- tabs (WAI-ARIA tabs pattern: arrows move, Home/End jump) ---
   for (const t of TABS) {
@@ -249,11 +281,16 @@ export function mountApp(root: HTMLElement, opts: AppOptions): PaneContext {
     h(
       "header",
       { class: "top" },
-      h("h1", {}, "PPM for Excel"),
+      h(
+        "div",
+        { class: "title-row" },
+        h("h1", {}, "PPM for Excel"),
+        // The add-in's own help page (next to taskpane.html); Office opens a new-window link in the browser.
+        h("a", { href: "help.html", target: "_blank", rel: "noopener", class: "help-link", "data-testid": "help-link" }, "Help"),
+      ),
       h("div", { class: "field inline" }, h("label", { for: "active-connection" }, "Connection"), select),
     ),
-    tablist,
-    progressHost,
+    h("div", { class: "nav", "data-testid": "nav" }, tablist, progressHost),
     notices,
     ...[...panels.values()],
     statusEl,
@@ -316,22 +353,22 @@ async function copyText(text: string): Promise<boolean> {
  * "Update token" opens a token form inside the panel itself and retries on save.
  */
 export function errorPanel(ctx: PaneContext, view: ErrorView, handlers: ErrorHandlers = {}): HTMLElement {
-  const panel = h("div", { class: "error-panel", role: "alert", "data-testid": "error-panel", "data-code": view.code });
+  // A Fluent message bar (intent error, multi-line): title, what happened, what to do, then buttons.
+  const panel = h("fluent-message-bar", { class: "error-panel", role: "alert", intent: "error", layout: "multiline", "data-testid": "error-panel", "data-code": view.code });
   const extra = h("div", { class: "error-extra" });
   const buttons: HTMLElement[] = [];
   const connId = view.connectionId;
   for (const a of view.actions) {
     if (a === "updateToken" && connId) {
       buttons.push(
-        h("button", { type: "button", class: "button primary", "data-testid": "error-update-token", onclick: () => replace(extra, tokenForm(ctx, connId, () => handlers.retry?.(), () => replace(extra))) }, "Update token"),
+        h("fluent-button", { type: "button", appearance: "primary", "data-testid": "error-update-token", onclick: () => replace(extra, tokenForm(ctx, connId, () => handlers.retry?.(), () => replace(extra))) }, "Update token"),
       );
     } else if (a === "forgetToken" && connId) {
       buttons.push(
         h(
-          "button",
+          "fluent-button",
           {
             type: "button",
-            class: "button",
             "data-testid": "error-forget-token",
             onclick: () => {
               ctx.store.forgetToken(connId);
@@ -347,10 +384,9 @@ export function errorPanel(ctx: PaneContext, view: ErrorView, handlers: ErrorHan
     } else if (a === "copyDetails" && view.details) {
       buttons.push(
         h(
-          "button",
+          "fluent-button",
           {
             type: "button",
-            class: "button",
             "data-testid": "error-copy-details",
             onclick: () => {
               void ctx.copyText(view.details!).then((ok) => ctx.status(ok ? "Details copied to the clipboard." : "Copying was blocked; select the details text and copy it."));
@@ -361,12 +397,12 @@ export function errorPanel(ctx: PaneContext, view: ErrorView, handlers: ErrorHan
       );
     } else if (a === "retry" && handlers.retry) {
       const retry = handlers.retry;
-      buttons.push(h("button", { type: "button", class: "button", "data-testid": "error-retry", onclick: () => retry() }, "Retry"));
+      buttons.push(h("fluent-button", { type: "button", "data-testid": "error-retry", onclick: () => retry() }, "Retry"));
     } else if (a === "editConnection" && connId) {
-      buttons.push(h("button", { type: "button", class: "button", "data-testid": "error-edit-connection", onclick: () => ctx.editConnection(connId) }, "Edit connection"));
+      buttons.push(h("fluent-button", { type: "button", "data-testid": "error-edit-connection", onclick: () => ctx.editConnection(connId) }, "Edit connection"));
     }
   }
-  buttons.push(h("button", { type: "button", class: "button subtle", "data-testid": "error-dismiss", onclick: () => panel.remove() }, "Dismiss"));
+  buttons.push(h("fluent-button", { type: "button", appearance: "subtle", "data-testid": "error-dismiss", onclick: () => panel.remove() }, "Dismiss"));
   replace(
     panel,
     h("strong", { class: "error-title" }, view.title),

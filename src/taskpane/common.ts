@@ -8,6 +8,6 @@ export function noConnection(ctx: PaneContext): HTMLElement {
     "div",
     { class: "state-panel", "data-testid": "no-connection" },
     h("p", {}, "Add a connection first: your environment's address and your company API token."),
-    h("button", { type: "button", class: "button primary", "data-testid": "no-connection-add", onclick: () => ctx.addConnection() }, "Add connection"),
+    h("fluent-button", { type: "button", appearance: "primary", "data-testid": "no-connection-add", onclick: () => ctx.addConnection() }, "Add connection"),
   );
 }

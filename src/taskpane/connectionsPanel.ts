@@ -17,6 +17,19 @@ export interface ConnectionHooks {
   updateToken(id: string): void;
 }
 
+/** Same environment: same origin and path, ignoring case of the host and a trailing slash. */
+export function sameEnvironment(a: string, b: string): boolean {
+  const norm = (u: string) => {
+    try {
+      const x = new URL(u.trim());
+      return `${x.protocol}//${x.host}${x.pathname.replace(/\/+$/, "")}`.toLowerCase();
+    } catch {
+      return u.trim().replace(/\/+$/, "").toLowerCase();
+    }
+  };
+  return norm(a) === norm(b);
+}
+
 /** Mounts the section. */
 export function mountConnections(panel: HTMLElement, ctx: PaneContext): ConnectionHooks {
   const formHost = h("div", { class: "form-host" });
@@ -25,7 +38,7 @@ export function mountConnections(panel: HTMLElement, ctx: PaneContext): Connecti
   let tokenFor: string | null = null;
   let removeFor: string | null = null;
 
-  const addButton = h("button", { type: "button", class: "button primary", "data-testid": "connection-add", onclick: () => openForm(null) }, "Add connection");
+  const addButton = h("fluent-button", { type: "button", appearance: "primary", "data-testid": "connection-add", onclick: () => openForm(null) }, "Add connection");
 
   replace(
     panel,
@@ -44,6 +57,8 @@ export function mountConnections(panel: HTMLElement, ctx: PaneContext): Connecti
     const apiAuth = h("input", { type: "text", "data-testid": "connection-api-auth", autocomplete: "off", spellcheck: "false" });
     const apiSecret = h("input", { type: "password", "data-testid": "connection-api-secret", autocomplete: "off", spellcheck: "false" });
     const error = h("div", { class: "field-error", role: "alert", "data-testid": "connection-form-error" });
+    const duplicateHost = h("div", { class: "duplicate-host" });
+    const saveBtn = h("button", { type: "submit", class: "button primary", "data-testid": "connection-save" }, "Save");
     const inputs: Record<ConnectionField, HTMLInputElement | null> = { name, baseUrl, token, apiAuth, apiSecret, id: null };
     const field = (label: string, control: HTMLInputElement, hint?: string) => {
       control.id = `cf-${control.dataset.testid}`;
@@ -70,19 +85,78 @@ export function mountConnections(panel: HTMLElement, ctx: PaneContext): Connecti
         field("api-secret", apiSecret, editing?.hasRecordCredentials ? "Leave empty to keep the stored value." : undefined),
       ),
       error,
+      duplicateHost,
       h(
         "div",
         { class: "actions" },
-        h("button", { type: "submit", class: "button primary", "data-testid": "connection-save" }, "Save"),
-        h("button", { type: "button", class: "button", "data-testid": "connection-cancel", onclick: () => closeForm(true) }, "Cancel"),
+        saveBtn,
+        h("fluent-button", { type: "button", "data-testid": "connection-cancel", onclick: () => closeForm(true) }, "Cancel"),
       ),
     );
     form.addEventListener("keydown", (ev) => {
       if (ev.key === "Escape") closeForm(true);
     });
+    let duplicateConfirmed = false;
+    let checking = false;
+    form.addEventListener("input", () => {
+      duplicateConfirmed = false;
+      replace(duplicateHost);
+    });
+    /**
+     * Another connection on this device to the same environment and company, found by asking the
+     * service which company the new token belongs to (the company is the token's, not typed in).
+     * Any failure here means "not known": the form saves and the test afterwards shows the error.
+     */
+    const findTwin = async (): Promise<ConnectionSummary | undefined> => {
+      const sameEnv = ctx.store.list().filter((c) => sameEnvironment(c.baseUrl, baseUrl.value));
+      if (sameEnv.length === 0 || token.value.trim() === "") return undefined;
+      try {
+        const engine = await ctx.engine();
+        const mine = await engine.manifest({ id: "new-connection-check", name: name.value.trim() || "new connection", baseUrl: baseUrl.value.trim(), token: token.value.trim() });
+        for (const c of sameEnv) {
+          let company = c.companyId;
+          if (!company) {
+            const conn = ctx.store.connection(c.id);
+            company = conn ? await engine.manifest(conn).then((m) => m.companyId).catch(() => null) : null;
+          }
+          if (company === mine.companyId) return { ...c, companyId: company };
+        }
+      } catch {
+        /* unknown: save, and let the connection test explain */
+      }
+      return undefined;
+    };
     form.addEventListener("submit", (ev) => {
       ev.preventDefault();
+      if (!checking) void submit();
+    });
+    const submit = async (): Promise<void> => {
       for (const i of Object.values(inputs)) i?.removeAttribute("aria-invalid");
+      // A second connection to the same environment and company is most often a mistake that
+      // later makes tables ambiguous: ask first, once per filled-in form.
+      if (!editing && !duplicateConfirmed) {
+        checking = true;
+        saveBtn.disabled = true;
+        const twin = await findTwin().finally(() => {
+          checking = false;
+          saveBtn.disabled = false;
+        });
+        if (twin) {
+          const yes = h("fluent-button", { type: "button", size: "small", "data-testid": "connection-duplicate-confirm", onclick: () => ((duplicateConfirmed = true), void submit()) }, "Add anyway");
+          replace(
+            duplicateHost,
+            h(
+              "div",
+              { class: "confirm", role: "alert", "data-testid": "connection-duplicate" },
+              h("span", {}, `"${twin.name}" already connects to company ${twin.companyId} on ${twin.baseUrl}. Tables are refreshed with one connection per environment and company; use "Update token" on it instead, or add this one anyway.`),
+              yes,
+              h("fluent-button", { type: "button", appearance: "subtle", size: "small", "data-testid": "connection-duplicate-cancel", onclick: () => closeForm(true) }, "Cancel"),
+            ),
+          );
+          yes.focus();
+          return;
+        }
+      }
       let saved: ConnectionSummary;
       try {
         saved = ctx.store.save({ id: editing?.id, name: name.value, baseUrl: baseUrl.value, token: token.value, apiAuth: apiAuth.value, apiSecret: apiSecret.value });
@@ -105,7 +179,7 @@ export function mountConnections(panel: HTMLElement, ctx: PaneContext): Connecti
       ctx.setActive(saved.id);
       ctx.status(`Connection "${saved.name}" saved. Testing it…`);
       void test(saved.id);
-    });
+    };
     replace(formHost, form);
     addButton.disabled = true;
     name.focus();
@@ -122,17 +196,19 @@ export function mountConnections(panel: HTMLElement, ctx: PaneContext): Connecti
     if (!conn) return;
     tests.set(id, { state: "pending" });
     render();
+    // The result line belongs to this test: dropped if the user moved on to another connection or task.
+    const scope = { connectionId: ctx.store.activeId() === id ? id : undefined, task: ctx.beginTask() };
     try {
       const engine = await ctx.engine();
       const m = await engine.manifest(conn);
       ctx.store.setCompanyId(id, m.companyId);
       tests.set(id, { state: "ok", companyId: m.companyId, datasets: m.datasets.length });
-      ctx.status(`${conn.name}: connected to company ${m.companyId}, ${m.datasets.length} datasets.`);
+      ctx.status(`${conn.name}: connected to company ${m.companyId}, ${m.datasets.length.toLocaleString("en-US")} dataset${m.datasets.length === 1 ? "" : "s"}.`, scope);
       ctx.changed("connections");
     } catch (e) {
       const view = describeError(e, { connectionId: id, baseUrl: conn.baseUrl, secrets: ctx.secrets() });
       tests.set(id, { state: "error", view });
-      ctx.status(`${conn.name}: ${view.title}.`);
+      ctx.status(`${conn.name}: ${view.title}.`, scope);
     }
     render();
   }
@@ -141,7 +217,7 @@ export function mountConnections(panel: HTMLElement, ctx: PaneContext): Connecti
     const isActive = c.id === activeId;
     const t = tests.get(c.id);
     const btn = (testid: string, label: string, onclick: () => void, extra: Record<string, string | boolean | null> = {}) =>
-      h("button", { type: "button", class: "button small", "data-testid": testid, "aria-label": `${label}: ${c.name}`, onclick, ...extra }, label);
+      h("fluent-button", { type: "button", size: "small", "data-testid": testid, "aria-label": `${label}: ${c.name}`, onclick, ...extra }, label);
 
     let result: HTMLElement | null = null;
     if (t?.state === "pending") result = h("div", { class: "test-result", "data-testid": "connection-test-result", "data-state": "pending" }, "Testing…");
@@ -152,7 +228,7 @@ export function mountConnections(panel: HTMLElement, ctx: PaneContext): Connecti
         "Connected. Company ",
         h("span", { "data-testid": "connection-company-id", class: "strong" }, t.companyId),
         " · ",
-        h("span", { "data-testid": "connection-dataset-count", class: "strong" }, String(t.datasets)),
+        h("span", { "data-testid": "connection-dataset-count", class: "strong" }, t.datasets.toLocaleString("en-US")),
         ` dataset${t.datasets === 1 ? "" : "s"}`,
       );
     else if (t?.state === "error")
@@ -169,10 +245,11 @@ export function mountConnections(panel: HTMLElement, ctx: PaneContext): Connecti
         { class: "confirm", role: "group", "aria-label": `Remove ${c.name}?` },
         h("span", {}, `Remove "${c.name}" and its stored credentials from this device?`),
         h(
-          "button",
+          "fluent-button",
           {
             type: "button",
-            class: "button danger small",
+            appearance: "primary",
+            size: "small",
             "data-testid": "connection-remove-confirm",
             onclick: () => {
               ctx.store.remove(c.id);

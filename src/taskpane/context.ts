@@ -17,6 +17,8 @@ export interface JobProgress {
   rows?: number;
   /** Known total; without it the bar is indeterminate. */
   total?: number;
+  /** What the rows count: downloaded ("received", the default) or put into the sheet ("written"). */
+  counting?: "received" | "written";
 }
 
 /** How a finished job is reported in the shared `job-result` line. */
@@ -31,6 +33,14 @@ export interface JobResult {
 /** Handlers an error panel can call. */
 export interface ErrorHandlers {
   retry?: () => void;
+}
+
+/** Whose message a status line is (see {@link PaneContext.status}). */
+export interface StatusScope {
+  /** The connection the message is about; dropped if another connection is active by then. */
+  connectionId?: string;
+  /** The task (from `beginTask`) it reports; dropped if a later task has started. */
+  task?: number;
 }
 
 export type Change = "connections" | "active" | "bindings" | "credentials";
@@ -50,8 +60,13 @@ export interface PaneContext {
   /** Active connection with secrets (for the engine only). */
   activeConnection(): Connection | null;
   setActive(id: string): void;
-  /** Announces a line in the status region. */
-  status(text: string): void;
+  /**
+   * Announces a line in the status region. With a scope, the line is dropped when it no longer
+   * applies: the active connection is another one now, or a later task has started since.
+   */
+  status(text: string, scope?: StatusScope): void;
+  /** Starts a task that reports in the status line; its number scopes its messages. */
+  beginTask(): number;
   /** Switches tab (and moves focus to it when `focus`). */
   showTab(tab: TabName, focus?: boolean): void;
   /** Opens the edit form of a connection in the Connections tab. */

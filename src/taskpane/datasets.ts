@@ -90,26 +90,18 @@ export function formatRelative(iso: string | null | undefined, now: Date): strin
 }
 
 /**
- * Absolute time in the user's zone with its UTC offset, e.g. `2026-11-21 05:12 (UTC+01:00)`;
- * `offsetMinutes` is injected so tests are independent of the machine's zone.
+ * Absolute time, always in UTC and labelled so, e.g. `2026-01-15 06:00 UTC`: the same form as the
+ * info line above every table (the documented date-time policy), so the pane and the sheet agree.
  */
-export function formatAbsolute(iso: string | null | undefined, offsetMinutes?: number): string {
+export function formatAbsolute(iso: string | null | undefined): string {
   if (!iso) return "";
   const t = Date.parse(iso);
   if (Number.isNaN(t)) return "";
-  const off = offsetMinutes ?? -new Date(t).getTimezoneOffset();
-  const local = new Date(t + off * 60_000);
-  const p = (n: number) => String(n).padStart(2, "0");
-  const sign = off < 0 ? "-" : "+";
-  const a = Math.abs(off);
-  return (
-    `${local.getUTCFullYear()}-${p(local.getUTCMonth() + 1)}-${p(local.getUTCDate())} ${p(local.getUTCHours())}:${p(local.getUTCMinutes())}` +
-    ` (UTC${sign}${p(Math.floor(a / 60))}:${p(a % 60)})`
-  );
+  return new Date(t).toISOString().slice(0, 16).replace("T", " ") + " UTC";
 }
 
 /** Builds the on-screen row of one dataset. */
-export function datasetView(d: DatasetEntryLike, now: Date, offsetMinutes?: number): DatasetView {
+export function datasetView(d: DatasetEntryLike, now: Date): DatasetView {
   const state = datasetState(d);
   const generatedAt = state === "no_export" ? null : (d.artifacts.latest_successful_generated_at ?? d.artifacts.generated_at ?? null);
   const rowCount = state === "no_export" ? null : (d.artifacts.row_count ?? null);
@@ -123,7 +115,7 @@ export function datasetView(d: DatasetEntryLike, now: Date, offsetMinutes?: numb
     rowsText: rowCount === null ? "—" : `${formatCount(rowCount)} row${rowCount === 1 ? "" : "s"}`,
     generatedAt,
     generatedRelative: generatedAt ? formatRelative(generatedAt, now) : "never generated",
-    generatedAbsolute: formatAbsolute(generatedAt, offsetMinutes),
+    generatedAbsolute: formatAbsolute(generatedAt),
     formats,
     formatsText: formats.join(", "),
     note: state === "no_export" ? NO_EXPORT_NOTE : state === "empty" ? EMPTY_NOTE : "",

@@ -5,7 +5,7 @@
 import { h, replace } from "./dom";
 import type { ManifestDatasetInfo, ManifestInfo } from "../service/manifest";
 import { isPpmError } from "../service/errors";
-import { datasetView, filterDatasets, type DatasetView } from "./datasets";
+import { datasetView, filterDatasets, formatCount, type DatasetView } from "./datasets";
 import { describeError } from "./errorView";
 import type { PaneContext, TabName } from "./context";
 import { noConnection } from "./common";
@@ -14,7 +14,7 @@ type Loaded = { connectionId: string; manifest: ManifestInfo } | null;
 
 export function mountDatasets(panel: HTMLElement, ctx: PaneContext, onShown: (l: (t: TabName) => void) => void): void {
   const search = h("input", { type: "search", id: "datasets-search", "data-testid": "datasets-search", placeholder: "Search by name or key", autocomplete: "off" });
-  const reload = h("button", { type: "button", class: "button", "data-testid": "datasets-reload", onclick: () => void load(true) }, "Reload");
+  const reload = h("fluent-button", { type: "button", "data-testid": "datasets-reload", onclick: () => void load(true) }, "Reload");
   const company = h("span", { class: "meta", "data-testid": "datasets-company" });
   const toolbar = h("div", { class: "toolbar" }, h("label", { for: "datasets-search", class: "visually-hidden" }, "Search datasets"), search, reload);
   const body = h("div", { class: "body" });
@@ -51,7 +51,7 @@ export function mountDatasets(panel: HTMLElement, ctx: PaneContext, onShown: (l:
       if (controller.signal.aborted) return;
       ctx.store.setCompanyId(conn.id, manifest.companyId);
       loaded = { connectionId: conn.id, manifest };
-      company.textContent = `Company ${manifest.companyId} · ${manifest.datasets.length} dataset${manifest.datasets.length === 1 ? "" : "s"}`;
+      company.textContent = `Company ${manifest.companyId} · ${formatCount(manifest.datasets.length)} dataset${manifest.datasets.length === 1 ? "" : "s"}`;
       renderList();
     } catch (e) {
       if (controller.signal.aborted) return;
@@ -117,8 +117,8 @@ export function mountDatasets(panel: HTMLElement, ctx: PaneContext, onShown: (l:
 
   function row(v: DatasetView & { info: ManifestDatasetInfo }): HTMLLIElement {
     const importBtn = h(
-      "button",
-      { type: "button", class: "button small primary", "data-testid": "dataset-import", disabled: v.importable ? null : true, "aria-label": `Import ${v.name}`, onclick: () => void openImport(v.info) },
+      "fluent-button",
+      { type: "button", appearance: "primary", size: "small", "data-testid": "dataset-import", disabled: v.importable ? null : true, "aria-label": `Import ${v.name}`, onclick: () => void openImport(v.info) },
       "Import…",
     );
     return h(

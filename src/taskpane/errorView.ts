@@ -218,6 +218,8 @@ export function describeError(err: unknown, ctx: ErrorContext = {}): ErrorView {
       );
     }
     if (e.code === "unauthorized" && !ctx.connectionId) view.actions = [];
+    const transient = transientAction(e);
+    if (transient) view.action = clean(transient);
     return view;
   }
 
@@ -264,6 +266,33 @@ export function describeError(err: unknown, ctx: ErrorContext = {}): ErrorView {
     action: "Retry; if it keeps happening, report it with what you were doing.",
     actions: ["retry"],
   };
+}
+
+/**
+ * 5xx, 429, timeouts and unreachable services: say what the add-in already did (the client retries
+ * idempotent requests on 429/502/503/504 and network errors, but not after a timeout, which has
+ * already cost the whole wait) and what the user can do, instead of a bare "retry".
+ */
+function transientAction(e: PpmError): string | null {
+  const tried = e.attempts && e.attempts > 1 ? `The add-in already sent the request ${e.attempts} times, waiting longer each time. ` : "";
+  const status = e.status ? ` (${e.status})` : "";
+  switch (e.code) {
+    case "server_error":
+      return `${tried || "The request was not repeated automatically. "}The service reported a temporary problem${status}. Wait a minute, then choose Retry; if it keeps failing, the service may be down or under maintenance: ask your service administrator. Nothing in the workbook was changed.`;
+    case "rate_limited":
+      return `${tried}The service asked the add-in to slow down${status}${e.retryAfterSeconds !== undefined ? ` for ${e.retryAfterSeconds} s` : ""}. Wait that long, then choose Retry; refreshing fewer tables at once helps. Nothing in the workbook was changed.`;
+    case "timeout":
+      if (e.details?.phase === "body") return null; // the stalled-body action is more specific
+      return `${tried || "The request was not repeated automatically, because it had already waited the full time. "}Choose Retry; if it keeps timing out, check the network, or import fewer or smaller tables. Nothing in the workbook was changed.`;
+    case "http_error":
+      return e.status !== undefined && e.status >= 500
+        ? `${tried}The service answered with an error${status}. Wait a minute, then choose Retry; if it keeps failing, report it to the service vendor. Nothing in the workbook was changed.`
+        : null;
+    case "network":
+      return tried ? `${tried}${e.action}` : null;
+    default:
+      return null;
+  }
 }
 
 function isNamed(e: unknown, name: string): boolean {

@@ -16,8 +16,10 @@ import {
   buildQuery,
   isEmptyQuery,
   queryText,
+  foreignHost,
   readPasted,
   sentRequest,
+  withoutCredentials,
   type BuilderState,
   type FilterOp,
 } from "../addin/queryBuilder";
@@ -84,8 +86,8 @@ export function importPanel(ctx: PaneContext, engine: Engine, d: ManifestDataset
     h(
       "div",
       { class: "actions" },
-      h("button", { type: "button", class: "button small", "data-testid": "query-columns-all", onclick: () => setAll(true) }, "All"),
-      h("button", { type: "button", class: "button small", "data-testid": "query-columns-none", onclick: () => setAll(false) }, "None"),
+      h("fluent-button", { type: "button", size: "small", "data-testid": "query-columns-all", onclick: () => setAll(true) }, "All"),
+      h("fluent-button", { type: "button", size: "small", "data-testid": "query-columns-none", onclick: () => setAll(false) }, "None"),
     ),
     h("div", { class: "checks" }, ...colBoxes),
   );
@@ -114,10 +116,11 @@ export function importPanel(ctx: PaneContext, engine: Engine, d: ManifestDataset
           op,
           val,
           h(
-            "button",
+            "fluent-button",
             {
               type: "button",
-              class: "button small subtle",
+              appearance: "subtle",
+              size: "small",
               "data-testid": "query-filter-remove",
               "aria-label": `Remove filter ${i + 1}`,
               onclick: () => {
@@ -134,10 +137,10 @@ export function importPanel(ctx: PaneContext, engine: Engine, d: ManifestDataset
     );
   }
   const addFilter = h(
-    "button",
+    "fluent-button",
     {
       type: "button",
-      class: "button small",
+      size: "small",
       "data-testid": "query-filter-add",
       onclick: () => {
         state.filters.push({ column: columns[0]?.name ?? "", op: "eq", value: "" });
@@ -165,7 +168,7 @@ export function importPanel(ctx: PaneContext, engine: Engine, d: ManifestDataset
   const local = h("code", { "data-testid": "query-preview-local" });
   const removedHost = h("div");
 
-  const start = h("button", { type: "button", class: "button primary", "data-testid": "import-start", onclick: () => void run() }, "Import");
+  const start = h("fluent-button", { type: "button", appearance: "primary", "data-testid": "import-start", "aria-keyshortcuts": "Control+Enter", title: "Import (Ctrl+Enter)", onclick: () => void run() }, "Import");
 
   function readBuilder(): LocalQuery {
     const boxes = [...colsFs.querySelectorAll<HTMLInputElement>('[data-testid="query-column"]')];
@@ -191,9 +194,17 @@ export function importPanel(ctx: PaneContext, engine: Engine, d: ManifestDataset
           const r = fmt.querySelector<HTMLInputElement>(`input[value="${p.format}"]`);
           if (r) r.checked = true;
         }
+        const notes: string[] = [];
         if (p.removed.length) {
-          replace(removedHost, h("div", { class: "note", "data-testid": "query-preview-removed" }, `Removed from the pasted address: ${p.removed.join(", ")}. The connection's own token is used, in a header.`));
+          // Clear the credential from the field too, not only from what is used.
+          const clean = withoutCredentials(paste.value, engine.query);
+          if (clean !== paste.value) paste.value = clean;
+          notes.push(`Removed from the pasted address: ${p.removed.join(", ")}. The connection's own token is used, in a header.`);
         }
+        const conn = ctx.activeConnection();
+        const other = conn ? foreignHost(paste.value, conn.baseUrl) : null;
+        if (other) notes.push(`The pasted address is on ${other.pasted}; the active connection's host ${other.used} is used instead. Only the query options are taken from the address.`);
+        if (notes.length) replace(removedHost, ...notes.map((n, i) => h("div", { class: "note", "data-testid": i === 0 && p.removed.length ? "query-preview-removed" : "query-preview-host" }, n)));
         query = p.query;
       } else {
         query = readBuilder();
@@ -232,8 +243,9 @@ export function importPanel(ctx: PaneContext, engine: Engine, d: ManifestDataset
           onProgress: (p) =>
             progress(
               p.phase === "fetching"
-                ? { label: `Downloading ${d.key} (${format.toUpperCase()})…`, rows: p.rows }
-                : { label: `Writing ${d.key} to the sheet…`, rows: p.rows, total: p.total },
+                ? // The manifest's row count is the export's; the download is counted against it.
+                  { label: `Downloading ${d.key} (${format.toUpperCase()})…`, rows: p.rows, total: d.rowCount ?? undefined, counting: "received" }
+                : { label: `Writing ${d.key} to the sheet…`, rows: p.rows, total: p.total, counting: "written" },
             ),
         }),
       );
@@ -264,11 +276,14 @@ export function importPanel(ctx: PaneContext, engine: Engine, d: ManifestDataset
       "div",
       { class: "item-head" },
       h("h3", { id: `${uid}-title`, tabindex: "-1" }, `Import ${d.name || d.key}`),
-      h("button", { type: "button", class: "button small", "data-testid": "import-close", onclick: close }, "Back to datasets"),
+      h("fluent-button", { type: "button", size: "small", "data-testid": "import-close", onclick: close }, "Back to datasets"),
     ),
     h("p", { class: "meta" }, `${d.key} · schema ${d.schemaVersion ?? "—"} · ${d.rowCount === null ? "no export" : `${formatCount(d.rowCount)} rows`}`),
     dest,
     fmt,
+    // Import sits right after the two choices every import needs, so it is a few Tab presses away;
+    // the optional query below still applies (and Ctrl+Enter imports from anywhere in the panel).
+    h("div", { class: "actions" }, start),
     h(
       "details",
       { class: "query", open: true, "data-testid": "query-section" },
@@ -290,9 +305,14 @@ export function importPanel(ctx: PaneContext, engine: Engine, d: ManifestDataset
       h("dd", {}, local),
     ),
     removedHost,
-    h("div", { class: "actions" }, start),
     errorHost,
   );
+  panel.addEventListener("keydown", (ev) => {
+    if (ev.key === "Enter" && (ev.ctrlKey || ev.metaKey) && !start.disabled) {
+      ev.preventDefault();
+      void run();
+    }
+  });
   update();
   return panel;
 }

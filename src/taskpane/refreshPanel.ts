@@ -26,9 +26,9 @@ export function mountRefresh(panel: HTMLElement, ctx: PaneContext, onShown: (l: 
     return conn;
   };
 
-  const selectedBtn = h("button", { type: "button", class: "button primary", "data-testid": "refresh-selected", onclick: () => void refreshSelected() }, "Refresh selected table");
-  const allBtn = h("button", { type: "button", class: "button", "data-testid": "refresh-all", onclick: () => void refreshAll() }, "Refresh all");
-  const reloadBtn = h("button", { type: "button", class: "button subtle", "data-testid": "bound-tables-reload", onclick: () => void loadTables() }, "Reload list");
+  const selectedBtn = h("fluent-button", { type: "button", appearance: "primary", "data-testid": "refresh-selected", onclick: () => void refreshSelected() }, "Refresh selected table");
+  const allBtn = h("fluent-button", { type: "button", "data-testid": "refresh-all", onclick: () => void refreshAll() }, "Refresh all");
+  const reloadBtn = h("fluent-button", { type: "button", appearance: "subtle", "data-testid": "bound-tables-reload", onclick: () => void loadTables() }, "Reload list");
 
   /** The last ribbon "Refresh all" (stored by the command runtime, which shares this storage). */
   function showRibbonResult(): void {
@@ -84,7 +84,7 @@ export function mountRefresh(panel: HTMLElement, ctx: PaneContext, onShown: (l: 
               b.lastCheckedAt && (!last || formatRelative(b.lastCheckedAt, now) !== formatRelative(last, now)) ? ` · checked ${formatRelative(b.lastCheckedAt, now)}` : "",
             ),
             b.lastFailure ? h("div", { class: "warn", "data-testid": "bound-table-failure" }, `Last refresh failed: ${b.lastFailure.message}`) : null,
-            h("div", { class: "actions" }, h("button", { type: "button", class: "button small", "data-testid": "bound-table-refresh", "aria-label": `Refresh ${b.tableName}`, onclick: () => void refreshOne(b) }, "Refresh")),
+            h("div", { class: "actions" }, h("fluent-button", { type: "button", size: "small", "data-testid": "bound-table-refresh", "aria-label": `Refresh ${b.tableName}`, onclick: () => void refreshOne(b) }, "Refresh")),
             openToggle(b),
           );
         }),
@@ -177,11 +177,18 @@ export function mountRefresh(panel: HTMLElement, ctx: PaneContext, onShown: (l: 
 
   const connectionFor = (b: { connectionId: string; environment: string; companyId: string | null }) => resolveConnectionId(b, ctx.store.list());
 
-  async function refreshWith(label: string, work: (signal: AbortSignal, onRows: (table: string, rows: number, total?: number) => void) => Promise<{ reports: RefreshReport[]; broken: { key: string; code: string; message: string }[] }>): Promise<void> {
+  async function refreshWith(
+    label: string,
+    work: (signal: AbortSignal, onRows: (table: string, rows: number, total?: number, phase?: "fetching" | "writing") => void) => Promise<{ reports: RefreshReport[]; broken: { key: string; code: string; message: string }[] }>,
+  ): Promise<void> {
     replace(errorHost);
     replace(summaryHost);
     try {
-      const res = await ctx.runJob("refresh", label, (signal, progress) => work(signal, (table, rows, total) => progress({ label: `Refreshing ${table}…`, rows, total })));
+      const res = await ctx.runJob("refresh", label, (signal, progress) =>
+        work(signal, (table, rows, total, phase) =>
+          progress(phase === "fetching" ? { label: `Downloading ${table}…`, rows, counting: "received" } : { label: `Refreshing ${table}…`, rows, total, counting: "written" }),
+        ),
+      );
       if (!res) return;
       const s = summarize(res.reports, res.broken, connectionFor);
       showSummary(s);
@@ -225,7 +232,7 @@ export function mountRefresh(panel: HTMLElement, ctx: PaneContext, onShown: (l: 
         };
         return { reports: [report], broken: [] };
       }
-      const r = await engine.refreshOne(b.id, conn, { signal, secrets: ctx.secrets(), onProgress: (rows, total) => onRows(b.tableName, rows, total) });
+      const r = await engine.refreshOne(b.id, conn, { signal, secrets: ctx.secrets(), onProgress: (rows, total, phase) => onRows(b.tableName, rows, total, phase) });
       return { reports: [r], broken: [] };
     });
   }

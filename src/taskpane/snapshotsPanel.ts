@@ -76,7 +76,7 @@ export function mountSnapshots(panel: HTMLElement, ctx: PaneContext, onShown: (l
             { class: "item", "data-testid": "snapshot-row", "data-endpoint": s.endpoint },
             h("div", { class: "item-head" }, h("span", { class: "item-title" }, s.label)),
             h("div", { class: "meta" }, s.hint),
-            h("div", { class: "actions" }, h("button", { type: "button", class: "button small primary", "data-testid": "snapshot-import", "aria-label": `Import ${s.label}`, onclick: () => void run(s) }, "Import")),
+            h("div", { class: "actions" }, h("fluent-button", { type: "button", appearance: "primary", size: "small", "data-testid": "snapshot-import", "aria-label": `Import ${s.label}`, onclick: () => void run(s) }, "Import")),
           ),
         ),
       ),

@@ -10,9 +10,12 @@ import { mountOpenRefreshNotes } from "./openRefreshView";
 declare const __PPM_DEFAULT_SERVICE_URL__: string;
 declare const __PPM_VERSION__: string;
 
-/** Applies Office's theme colours (when the host gives them) as CSS variables. */
+/** Applies Office's theme colours (when the host gives them) as CSS variables, and Fluent's tokens to match. */
 function applyTheme(): void {
   const theme = (Office.context as { officeTheme?: Office.OfficeTheme } | undefined)?.officeTheme;
+  const dark = !!theme?.bodyBackgroundColor && isDark(theme.bodyBackgroundColor);
+  // Fluent UI components arrive in their own chunk; until then the pane's own CSS draws everything.
+  void import(/* webpackChunkName: "fluent" */ "./fluent").then((m) => m.applyFluentTheme(dark)).catch(() => undefined);
   if (!theme) return;
   const s = document.documentElement.style;
   if (theme.bodyBackgroundColor) s.setProperty("--body-bg", theme.bodyBackgroundColor);

@@ -16,7 +16,7 @@ export function tokenForm(ctx: PaneContext, connectionId: string, onSaved: () =>
       "div",
       { class: "actions" },
       h("button", { type: "submit", class: "button primary", "data-testid": "token-save" }, "Save token"),
-      h("button", { type: "button", class: "button", "data-testid": "token-cancel", onclick: () => onClose() }, "Cancel"),
+      h("fluent-button", { type: "button", "data-testid": "token-cancel", onclick: () => onClose() }, "Cancel"),
     ),
   );
   form.addEventListener("keydown", (ev) => {

@@ -4,16 +4,21 @@
  * never mistaken for a complete one. Pure text functions; the writer puts the text in the cell.
  */
 import { describeSource, type Binding } from "../refresh/binding";
+import { formatQuery } from "../query/options";
+import type { LocalQuery } from "../query";
 
 /** Every info cell starts with this, so a refresh only ever rewrites its own cell. */
 export const INFO_PREFIX = "PPM · ";
 
-/** `2026-11-21T04:05:06.789Z` → `2026-11-21 04:05:06 UTC` (times are shown in UTC, the documented policy). */
+/**
+ * `2026-11-21T04:05:06.789Z` → `2026-11-21 04:05 UTC` (times are shown in UTC, the documented
+ * policy; minutes, as the pane shows them, so the sheet and the pane read the same).
+ */
 export function utcLabel(iso: string | null | undefined): string {
   if (!iso) return "unknown";
   const ms = Date.parse(iso);
   if (Number.isNaN(ms)) return iso;
-  return new Date(ms).toISOString().slice(0, 19).replace("T", " ") + " UTC";
+  return new Date(ms).toISOString().slice(0, 16).replace("T", " ") + " UTC";
 }
 
 export interface InfoFacts {
@@ -23,19 +28,31 @@ export interface InfoFacts {
   schemaVersion: string | null;
   refreshedAt: string;
   rowCount: number;
+  /** The local query of a filtered table, shown so a reader knows the table is not every row. */
+  query?: LocalQuery | null;
 }
 
-/** The info line of a complete table. */
+/**
+ * The info line of a complete table. What the source does not have (snapshots carry no generation
+ * time or schema version) is left out rather than shown as "unknown".
+ */
 export function infoComplete(f: InfoFacts): string {
   return [
     `${INFO_PREFIX}${describeSource(f.source)}`,
-    `generated ${utcLabel(f.generatedAt)}`,
-    `schema ${f.schemaVersion ?? "unknown"}`,
+    f.query && Object.keys(f.query).length ? `local query ${clip(formatQuery(f.query), 500)}` : null,
+    f.generatedAt ? `generated ${utcLabel(f.generatedAt)}` : null,
+    f.schemaVersion ? `schema ${f.schemaVersion}` : null,
     `refreshed ${utcLabel(f.refreshedAt)}`,
     `${f.rowCount.toLocaleString("en-US")} rows`,
     "date-times in UTC",
     `source ${f.environment}`,
-  ].join(" · ");
+  ]
+    .filter((part): part is string => part !== null)
+    .join(" · ");
+}
+
+function clip(text: string, max: number): string {
+  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
 }
 
 /** Shown while an import or refresh is writing; if the add-in dies mid-write it stays, marking the table. */

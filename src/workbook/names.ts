@@ -48,6 +48,15 @@ export function deriveSheetName(key: string, taken: Iterable<string>): string {
   }
 }
 
+/**
+ * The name a new sheet starts from: the source and its form, as the pane words them
+ * (`financials (csv)`, `projects (snapshot)`), so two imports of one dataset in different forms
+ * are told apart at a glance.
+ */
+export function sheetLabel(source: { kind: "dataset"; key: string; format: string } | { kind: "snapshot"; endpoint: string }): string {
+  return source.kind === "dataset" ? `${source.key} (${source.format})` : `${source.endpoint} (snapshot)`;
+}
+
 /** Column letters of a 0-based column index (0 → A, 26 → AA). */
 export function columnLetters(index: number): string {
   let n = index + 1;

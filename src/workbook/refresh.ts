@@ -255,6 +255,7 @@ async function writeLocked(context: Excel.RequestContext, binding: Binding, tabl
       schemaVersion: table.meta.schemaVersion ?? binding.schemaVersion,
       refreshedAt: now().toISOString(),
       rowCount: total,
+      query: binding.query,
     }));
     clearBackup();
     guard?.restore();

@@ -16,7 +16,7 @@ import type { Table } from "../table/model";
 import { validateTable, EXCEL_MAX_ROWS, EXCEL_MAX_COLUMNS } from "../refresh/validate";
 import { bindingSettingKey, serializeBinding, type Binding } from "../refresh/binding";
 import { planColumns, toValues, headerValues, TEXT_FORMAT, type ColumnPlan } from "./cells";
-import { a1, deriveSheetName, deriveTableName, isValidSheetName, isValidTableName, parseCell } from "./names";
+import { a1, deriveSheetName, sheetLabel, deriveTableName, isValidSheetName, isValidTableName, parseCell } from "./names";
 import { infoComplete, infoFailed, infoInProgress } from "./info";
 import { findOccupiedCell, findTouchingTable, prepareCalculation, setEvery, type CalculationGuard } from "./sheet";
 import { throwIfAborted, writeInBlocks, WriteError, type BlockSource } from "./blocks";
@@ -204,7 +204,7 @@ export async function importTable(context: Excel.RequestContext, table: Table, o
       );
     }
   } else {
-    sheetName = options.target?.sheetName ?? deriveSheetName(key, sheets.items.map((s) => s.name));
+    sheetName = options.target?.sheetName ?? deriveSheetName(sheetLabel(options.binding.source), sheets.items.map((s) => s.name));
     created = true;
   }
 
@@ -268,6 +268,7 @@ export async function importTable(context: Excel.RequestContext, table: Table, o
       schemaVersion: options.binding.schemaVersion,
       refreshedAt: partial.lastRefreshAt ?? now().toISOString(),
       rowCount: table.rows.length,
+      query: options.binding.query,
     })]];
     // Fit widths to the header and the first rows only: enough for dates not to show as ####,
     // and cheap on a 200,000-row table.

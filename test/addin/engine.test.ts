@@ -52,14 +52,14 @@ describe("engine: import and refresh as the task pane does", () => {
     const engine = createEngine();
     const phases: string[] = [];
     const r = await engine.importSource(request({ source: { kind: "dataset", key: "financials", format: "csv" }, onProgress: (p) => phases.push(p.phase) }));
-    expect(r).toMatchObject({ tableName: "ppm_financials", sheetName: "financials" });
+    expect(r).toMatchObject({ tableName: "ppm_financials", sheetName: "financials (csv)" });
     expect(r.rowCount).toBe(r.fetchedRows);
     expect(phases[0]).toBe("fetching");
     expect(phases).toContain("writing");
     const all = serializeWorkbook(wb);
     expect(all).not.toContain(TOKEN);
     // Somewhere in the data there is text that starts with "=": it must stay text, not a formula.
-    const table = inspect(wb, `financials!A2:L${r.rowCount + 2}`);
+    const table = inspect(wb, `'financials (csv)'!A2:L${r.rowCount + 2}`);
     const flat = table.formulas.flat();
     const formulaLooking = flat.filter((v) => typeof v === "string" && v.startsWith("="));
     expect(formulaLooking.length).toBeGreaterThan(0);
@@ -72,7 +72,7 @@ describe("engine: import and refresh as the task pane does", () => {
     const engine = createEngine();
     const r = await engine.importSource(request({ source: { kind: "dataset", key: "financials", format: "odata" }, query: { filter: "fiscal_year eq 2026", select: ["project_id", "budget"], top: 4 } }));
     expect(r.rowCount).toBe(4);
-    expect(inspect(wb, "financials!A2:B2").values).toEqual([["project_id", "budget"]]);
+    expect(inspect(wb, "'financials (odata)'!A2:B2").values).toEqual([["project_id", "budget"]]);
     const log = (await (await fetch(`${service.url}/__control/requests`)).json()) as { requests: Array<{ path: string; query: string }> };
     expect(log.requests.length).toBeGreaterThan(0);
     // `$metadata` is a path, not an option; no query string may carry a `$` option.
@@ -107,12 +107,12 @@ describe("engine: import and refresh as the task pane does", () => {
   it("refresh all updates after a regeneration and fails only the table whose company has no connection", async () => {
     const engine = createEngine();
     await engine.importSource(request({}));
-    const before = inspect(wb, "financials!A3:L3").values;
+    const before = inspect(wb, "'financials (json)'!A3:L3").values;
     await fetch(`${service.url}/__control/regenerate?company=acme&dataset=financials`, { method: "POST" });
     const connections = store.list().map((c) => ({ ...c, companyId: "acme" }));
     const res = await engine.refreshAll((b) => (resolveConnectionId(b, connections) ? conn : null), { secrets: store.allSecrets() });
     expect(res.reports.map((x) => x.outcome)).toEqual(["updated"]);
-    expect(inspect(wb, "financials!A3:L3").values).not.toEqual(before);
+    expect(inspect(wb, "'financials (json)'!A3:L3").values).not.toEqual(before);
     const none = await engine.refreshAll(() => null, { secrets: store.allSecrets() });
     expect(none.reports[0]).toMatchObject({ outcome: "failed", failure: { code: "no_connection" } });
   });

@@ -7,8 +7,10 @@ import {
   isEmptyQuery,
   literal,
   queryText,
+  foreignHost,
   readPasted,
   sentRequest,
+  withoutCredentials,
   type BuilderColumn,
   type QueryEngine,
 } from "../../src/addin/queryBuilder";
@@ -194,5 +196,21 @@ describe("against the real query engine", () => {
     expect(parseQuery(queryText(r.query))).toEqual(r.query);
     expect(sentRequest(PATHS, "https://svc.example.com", "financials", "json")).not.toContain("$apply");
     expect(applyQuery(table, r.query).table.rows).toEqual([["O'Brien", 3], ["Beta", 2], ["Alpha", 1]]);
+  });
+});
+
+describe("pasted addresses: credentials cleared, other hosts named", () => {
+  const engine: QueryEngine = { parseQuery, splitODataUrl };
+  it("takes the token out of the text itself and keeps everything else as typed", () => {
+    expect(withoutCredentials("https://u:p@ppm.example.com/api/bi/odata/v1/financials?$filter=a eq 1&company_api_token=SECRET&$top=5#x", engine)).toBe(
+      "https://ppm.example.com/api/bi/odata/v1/financials?$filter=a eq 1&$top=5#x",
+    );
+    expect(withoutCredentials("https://h/api/bi/v1/financials?Company-Api-Token=SECRET", engine)).toBe("https://h/api/bi/v1/financials");
+    expect(withoutCredentials("$filter=a eq 1", engine)).toBe("$filter=a eq 1");
+  });
+  it("names both hosts when the pasted address is on another one", () => {
+    expect(foreignHost("https://other.example.com/api/bi/odata/v1/financials?$top=1", "https://ppm.example.com")).toEqual({ pasted: "other.example.com", used: "ppm.example.com" });
+    expect(foreignHost("https://PPM.example.com/api/bi/odata/v1/financials", "https://ppm.example.com")).toBeNull();
+    expect(foreignHost("$top=1", "https://ppm.example.com")).toBeNull();
   });
 });

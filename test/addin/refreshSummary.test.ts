@@ -36,7 +36,9 @@ describe("summarize", () => {
     expect(s).toMatchObject({ updated: 1, unchanged: 1, failed: 2, headline: "1 updated, 1 unchanged, 2 failed" });
     expect(s.items[2]).toMatchObject({ outcome: "failed", reason: "Token refused.", code: "unauthorized", connectionId: "a" });
     expect(s.items[0].connectionId).toBeUndefined();
-    expect(summaryText(s)).toBe("1 updated, 1 unchanged, 2 failed\nppm_risks: Token refused.\nppm.binding.bad: Stored table binding is not valid JSON.");
+    expect(summaryText(s)).toBe(
+      "1 updated, 1 unchanged, 2 failed\nppm_financials: updated, 10 rows\nppm_projects: unchanged, 5 rows\nppm_risks: failed: Token refused.\nppm.binding.bad: failed: Stored table binding is not valid JSON.",
+    );
   });
 
   it("says so when there is nothing to refresh", () => {

@@ -235,7 +235,7 @@ describe("shared runtime against the reference service", () => {
     expect(rt.ribbon.intended).toEqual({ refreshAll: true, refreshTable: false });
     expect(rec.ribbon.at(-1)).toEqual({ "PPM.RefreshAll": true, "PPM.RefreshTable": false });
 
-    await select("financials", "B5");
+    await select("financials (json)", "B5");
     rec.selectionHandlers[0]({ type: "documentSelectionChanged" });
     await rt.idle();
     expect(rec.ribbon.at(-1)).toEqual({ "PPM.RefreshAll": true, "PPM.RefreshTable": true });
@@ -259,12 +259,10 @@ describe("shared runtime against the reference service", () => {
     g2.window = { localStorage: storage, location: { href: "https://addin.example.com/taskpane.html" } };
     try {
       let runtimeModule!: typeof import("../../src/addin/runtime");
-      jest.isolateModules(() => {
+      await jest.isolateModulesAsync(async () => {
         // taskpane.html's two bundles, in one module registry (webpack runtimeChunk "single").
-        // eslint-disable-next-line @typescript-eslint/no-require-imports -- isolateModules needs a synchronous require to load both bundles into one registry
-        require("../../src/commands/commands");
-        // eslint-disable-next-line @typescript-eslint/no-require-imports -- as above
-        runtimeModule = require("../../src/addin/runtime") as typeof import("../../src/addin/runtime");
+        await import("../../src/commands/commands");
+        runtimeModule = await import("../../src/addin/runtime");
       });
       rec.ready.forEach((cb) => cb());
       expect([...rec.associated.keys()].sort()).toEqual(["refreshAll", "refreshTable"]);
@@ -301,7 +299,7 @@ describe("shared runtime against the reference service", () => {
       expect(pane.lock.busy).toBe(false);
 
       // "Refresh this table" on the table under the selection, same engine.
-      await select("financials", "C4");
+      await select("financials (json)", "C4");
       await invoke("refreshTable");
       expect(refreshOne).toHaveBeenCalledTimes(1);
       expect(rec.messages.at(-1)).toMatch(/^0 updated, 1 unchanged, 0 failed/);

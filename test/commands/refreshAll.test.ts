@@ -20,7 +20,8 @@ function fakeUi(mode: "dialog" | "fail" | "message-only") {
   const ui: DialogUi = {
     displayDialogAsync(url, _opts, cb) {
       calls.push(`open ${url}`);
-      markOpened();
+      // The "working" dialog comes first; `opened` is the summary's.
+      if (new URL(url).searchParams.get("state") !== "working") markOpened();
       if (mode === "fail") return cb({ status: "failed" });
       const dialog: DialogLike = {
         close: () => calls.push("close"),
@@ -142,16 +143,19 @@ describe("refreshAll command against the reference service and the workbook emul
       await opened;
       await done;
       expect(completed).toBe(1);
+      // While it ran, the command showed that it was working, and closed that dialog before the summary.
+      const opens = calls.filter((c) => c.startsWith("open ")).map((c) => new URL(c.slice(5)).searchParams);
+      expect(opens.map((p) => p.get("state"))).toEqual(["working", expect.stringMatching(/^(ok|failed)$/)]);
+      expect(calls.indexOf("close")).toBeLessThan(calls.lastIndexOf(calls.find((c) => c.startsWith("open ") && !c.includes("state=working"))!));
       handlers.get("dialogEventReceived")!({ error: 12006 });
       expect(calls).toContain("close");
-      const open = calls.find((c) => c.startsWith("open "))!;
-      return new URL(open.slice(5)).searchParams.get("text")!;
+      return opens[1].get("text")!;
     };
 
-    expect(await run()).toBe("0 updated, 1 unchanged, 0 failed");
+    expect(await run()).toBe("0 updated, 1 unchanged, 0 failed\nppm_financials: unchanged, 60 rows");
     const r = await fetch(`${service.url}/__control/regenerate?company=acme&dataset=financials`, { method: "POST" });
     expect(r.ok).toBe(true);
-    expect(await run()).toBe("1 updated, 0 unchanged, 0 failed");
+    expect(await run()).toMatch(/^1 updated, 0 unchanged, 0 failed\nppm_financials: updated, [\d,]+ rows$/);
     const last: unknown = JSON.parse(storage.getItem(`pk:${LAST_RIBBON_REFRESH_KEY}`)!);
     expect(last).toMatchObject({ updated: 1, unchanged: 0, failed: 0 });
 

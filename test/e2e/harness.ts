@@ -100,6 +100,15 @@ export class E2E {
   }
 
   /** Waits for an element to be visible; fails with a sentence saying what the user should have seen. */
+  /**
+   * Disabled, for native controls and Fluent UI web components alike: Playwright's isDisabled()
+   * only counts native form controls and aria-disabled, while a Fluent button is a form-associated
+   * custom element whose disabled state is its `disabled` attribute (it matches :disabled).
+   */
+  async isDisabled(loc: Locator): Promise<boolean> {
+    return loc.evaluate((el) => el.matches(":disabled") || el.getAttribute("aria-disabled") === "true" || (el.hasAttribute("disabled") && el.tagName.includes("-")));
+  }
+
   async expectVisible(loc: Locator, what: string, timeoutMs = 15_000): Promise<void> {
     try {
       await loc.waitFor({ state: "visible", timeout: timeoutMs });

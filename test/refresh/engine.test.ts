@@ -51,6 +51,26 @@ describe("refreshOne", () => {
     expect(saved.at(-1)).toMatchObject({ rowCount: 10, validators: { etag: '"e2"' }, lastFailure: null });
   });
 
+  it("counts rows while downloading, so a refresh never shows 0 rows received", async () => {
+    const b = makeBinding();
+    const { target } = fakeTarget([b]);
+    const table = makeTable(rowsOf(10), { generatedAt: "2026-02-01T00:00:00Z" });
+    const src: RefreshSource = {
+      fetch: async (_s, r) => {
+        r.onProgress?.({ rows: 4 });
+        r.onProgress?.({ rows: 10 });
+        return { status: "updated", table, validators: { etag: '"e2"' } };
+      },
+    };
+    const seen: unknown[] = [];
+    await refreshOne(target, b, src, { now, applyQuery: noQuery, onProgress: (p) => seen.push(p) });
+    expect(seen).toEqual(expect.arrayContaining([
+      { bindingId: b.id, phase: "fetching", rowsReceived: 4 },
+      { bindingId: b.id, phase: "fetching", rowsReceived: 10 },
+      { bindingId: b.id, phase: "writing", rowsWritten: 0, totalRows: 10 },
+    ]));
+  });
+
   it.each([
     ["401", Object.assign(new Error("Credentials wrong for acme"), { code: "unauthorized", status: 401 }), "unauthorized"],
     ["404 not_generated", Object.assign(new Error("not generated yet"), { code: "not_generated", status: 404 }), "not_generated"],

@@ -177,7 +177,8 @@ describe("retries, timeouts, cancellation and network failure", () => {
 
   it("gives up after the bounded number of retries, and never retries 4xx, 500 or writes", async () => {
     await control(svc.url, `fault?path=${encodeURIComponent("/api/bi/v1/projects")}&status=502&count=9&retryAfter=0`);
-    await expectPpmError(new PpmClient(acme(svc.url), { retries: 2, retryBaseDelayMs: 1 }).fetchDataset("projects", { format: "json" }), "server_error");
+    const gaveUp = await expectPpmError(new PpmClient(acme(svc.url), { retries: 2, retryBaseDelayMs: 1 }).fetchDataset("projects", { format: "json" }), "server_error");
+    expect(gaveUp.attempts).toBe(3); // so the pane can say the request was already retried
     await control(svc.url, `fault?path=${encodeURIComponent("/api/bi/v1/milestones")}&status=500&count=9&retryAfter=0`);
     await expectPpmError(new PpmClient(acme(svc.url), { retries: 2, retryBaseDelayMs: 1 }).fetchDataset("milestones", { format: "json" }), "server_error");
     await control(svc.url, `fault?path=${encodeURIComponent("/api/v1/proposal")}&status=503&count=9&retryAfter=0`);

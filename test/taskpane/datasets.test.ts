@@ -38,7 +38,7 @@ describe("dataset state", () => {
 
 describe("dataset view", () => {
   it("renders a ready dataset with counts, times and formats", () => {
-    const v = datasetView(entry({}), now, 60);
+    const v = datasetView(entry({}), now);
     expect(v).toMatchObject({
       key: "financials",
       name: "Financials",
@@ -48,7 +48,7 @@ describe("dataset view", () => {
       rowsText: "1,234 rows",
       generatedAt: "2026-11-21T11:57:00Z",
       generatedRelative: "3 minutes ago",
-      generatedAbsolute: "2026-11-21 12:57 (UTC+01:00)",
+      generatedAbsolute: "2026-11-21 11:57 UTC",
       formatsText: "json, csv, odata",
       note: "",
       importable: true,
@@ -90,9 +90,9 @@ describe("time formatting", () => {
     expect(formatAbsolute("garbage")).toBe("");
   });
 
-  it("absolute time shows the offset, including negative ones", () => {
-    expect(formatAbsolute("2026-01-01T02:30:00Z", -330)).toBe("2025-12-31 21:00 (UTC-05:30)");
-    expect(formatAbsolute("2026-01-01T02:30:00Z", 0)).toBe("2026-01-01 02:30 (UTC+00:00)");
+  it("absolute time reads like the info line: minutes, in UTC, labelled", () => {
+    expect(formatAbsolute("2026-01-15T06:00:59Z")).toBe("2026-01-15 06:00 UTC");
+    expect(formatAbsolute("2026-01-01T02:30:00+05:30")).toBe("2025-12-31 21:00 UTC");
   });
 });
 

@@ -109,3 +109,26 @@ describe("describeError", () => {
     expect(v.message).toBe("boom [redacted]");
   });
 });
+
+describe("transient failures say what was already tried", () => {
+  it("a 503 after retries says how many times it was sent and what to do", () => {
+    const e = new PpmError("server_error", "The service is unavailable (503).", { status: 503, attempts: 3 });
+    const v = describeError(e);
+    expect(v.action).toMatch(/sent the request 3 times/);
+    expect(v.action).toMatch(/Wait a minute, then choose Retry/);
+    expect(v.actions).toContain("retry");
+  });
+  it("a 429 names the wait the service asked for", () => {
+    const v = describeError(new PpmError("rate_limited", "Too many requests.", { status: 429, attempts: 2, retryAfterSeconds: 30 }));
+    expect(v.action).toMatch(/2 times.*30 s/);
+  });
+  it("a timeout says it was not repeated and why", () => {
+    const v = describeError(new PpmError("timeout", "No answer within 30 s."));
+    expect(v.action).toMatch(/not repeated automatically/);
+  });
+  it("validation text has no Markdown backticks", () => {
+    for (const code of ["invalid_custom_field", "unsupported_odata_query_options"] as const) {
+      expect(new PpmError(code, "x").action).not.toContain("`");
+    }
+  });
+});

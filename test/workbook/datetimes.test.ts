@@ -17,7 +17,7 @@ async function importRows(rows: (string | null)[][]) {
   ];
   const table = finTable(rows, {}, cols);
   await importTable(createRequestContext(wb), table, { binding: bindingDraft(table), now: fixedNow });
-  return inspect(wb, `financials!A3:C${2 + rows.length}`);
+  return inspect(wb, `'financials (json)'!A3:C${2 + rows.length}`);
 }
 
 describe("Excel's 1900 date system, one rule for dates and date-times", () => {

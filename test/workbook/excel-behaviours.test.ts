@@ -73,7 +73,7 @@ describe("B1 cell-edit mode: every Excel.run passes delayForCellEdit", () => {
     wb.exitCellEditMode();
     const result = await p;
     expect(result.rowCount).toBe(3);
-    expect(inspect(wb, "financials!B3").values[0][0]).toBe("Project 0");
+    expect(inspect(wb, "'financials (json)'!B3").values[0][0]).toBe("Project 0");
   });
 });
 
@@ -104,8 +104,8 @@ describe("B2 tables grow into adjacent writes: a neighbouring table is never enl
   it("a refresh that would grow a table up to the next one is refused, nothing written", async () => {
     const { wb } = await imported(finRows(2));
     // ppm_financials: header row 2, body rows 3-4; another table starts at row 8.
-    seed(wb, "financials!A8:B9", [["x", "y"], [1, 2]]);
-    await addTable(wb, "financials", "A8:B9", "Below");
+    seed(wb, "'financials (json)'!A8:B9", [["x", "y"], [1, 2]]);
+    await addTable(wb, "financials (json)", "A8:B9", "Below");
     const before = toWorkbookFile(wb);
     const report = await refreshTable(createRequestContext(wb), "b1", updated(finRows(5, 1)), { applyQuery: noQuery, now: later });
     expect(report.failure?.code).toBe("adjacent_table");
@@ -122,7 +122,7 @@ describe("B3 oversized requests on the web fail as GeneralException: the block i
     expect(result.rowCount).toBe(2_000);
     expect(result.shrinks).toBeGreaterThan(0);
     expect(wb.stats.rejectedSyncs).toBeGreaterThan(0);
-    expect(inspect(wb, "financials!B2002").values[0][0]).toBe("Project 1999");
+    expect(inspect(wb, "'financials (json)'!B2002").values[0][0]).toBe("Project 1999");
   });
 
   it("the first block holds at most 5,000 rows (Microsoft's large-range guidance), then grows", async () => {
@@ -147,15 +147,15 @@ describe("B4 totals row: a refresh keeps it below the new data, its formulas ove
   it("grows: Table.getRange() includes the totals row, which ends up under the last new row", async () => {
     const { wb } = await withTotals(3);
     // Header row 2, body rows 3-5, totals row 6; the last column (ledger, text) is counted.
-    expect(inspect(wb, "financials!A6:H6").formulas[0][7]).toBe("=SUBTOTAL(103,[ledger])");
+    expect(inspect(wb, "'financials (json)'!A6:H6").formulas[0][7]).toBe("=SUBTOTAL(103,[ledger])");
     const report = await refreshTable(createRequestContext(wb), "b1", updated(finRows(5, 1)), { applyQuery: noQuery, now: later });
     expect(report.outcome).toBe("updated");
     expect(tableRect(wb, "ppm_financials")).toEqual({ r0: 1, c0: 0, r1: 7, c1: 7 });
-    const totals = inspect(wb, "financials!A8:H8");
+    const totals = inspect(wb, "'financials (json)'!A8:H8");
     expect(totals.values[0][0]).toBe("Total");
     expect(totals.formulas[0][7]).toBe("=SUBTOTAL(103,[ledger])");
     expect(totals.values[0][7]).toBe(5);
-    expect(inspect(wb, "financials!B7").values[0][0]).toBe("Project 5");
+    expect(inspect(wb, "'financials (json)'!B7").values[0][0]).toBe("Project 5");
   });
 
   it("shrinks: the totals row moves up and nothing is left below it", async () => {
@@ -163,8 +163,8 @@ describe("B4 totals row: a refresh keeps it below the new data, its formulas ove
     const report = await refreshTable(createRequestContext(wb), "b1", updated(finRows(2, 1)), { applyQuery: noQuery, now: later });
     expect(report.outcome).toBe("updated");
     expect(tableRect(wb, "ppm_financials")).toEqual({ r0: 1, c0: 0, r1: 4, c1: 7 });
-    expect(inspect(wb, "financials!A5:H5").values[0][7]).toBe(2);
-    expect(inspect(wb, "financials!A6:H7").values.flat().every((v) => v === "")).toBe(true);
+    expect(inspect(wb, "'financials (json)'!A5:H5").values[0][7]).toBe(2);
+    expect(inspect(wb, "'financials (json)'!A6:H7").values.flat().every((v) => v === "")).toBe(true);
   });
 });
 
@@ -229,8 +229,8 @@ describe("B7 the 1904 date system: dates are written as that system's serials", 
     rows[1][4] = "1903-05-01";
     const table = finTable(rows);
     await importTable(createRequestContext(wb), table, importOptions(table));
-    expect(inspect(wb, "financials!E3:F3").text[0]).toEqual(["2026-01-15", "2024-03-10 06:15:00"]);
-    expect(inspect(wb, "financials!E4").values[0][0]).toBe("1903-05-01");
+    expect(inspect(wb, "'financials (json)'!E3:F3").text[0]).toEqual(["2026-01-15", "2024-03-10 06:15:00"]);
+    expect(inspect(wb, "'financials (json)'!E4").values[0][0]).toBe("1903-05-01");
   });
 
   it("a refresh in a 1904 workbook writes 1904 serials too", async () => {
@@ -238,7 +238,7 @@ describe("B7 the 1904 date system: dates are written as that system's serials", 
     const rows = finRows(2, 1);
     rows[1][4] = "2030-12-31";
     await refreshTable(createRequestContext(wb), "b1", updated(rows), { applyQuery: noQuery, now: later });
-    expect(inspect(wb, "financials!E4").text[0][0]).toBe("2030-12-31");
+    expect(inspect(wb, "'financials (json)'!E4").text[0][0]).toBe("2030-12-31");
   });
 });
 
@@ -248,7 +248,7 @@ describe("B8 15 significant digits: integers of 16 or more digits are written as
     const columns: Column[] = [{ name: "big", type: "integer" }, { name: "ok", type: "integer" }];
     const table = finTable([[1234567890123456, 123456789012345], [null, 1]], {}, columns);
     await importTable(createRequestContext(wb), table, importOptions(table));
-    const cells = inspect(wb, "financials!A3:B3");
+    const cells = inspect(wb, "'financials (json)'!A3:B3");
     expect(cells.values[0]).toEqual(["1234567890123456", 123456789012345]);
     expect(cells.valueTypes[0]).toEqual(["String", "Double"]);
   });
@@ -289,7 +289,7 @@ describe("B9 two runtimes, one table: a lock in the workbook, the second caller 
     const outcomes = [a, b].map((r) => r.failure?.code ?? r.outcome).sort();
     expect(outcomes).toEqual(["table_busy", "updated"]);
     // The table holds exactly one of the two refreshes, whole.
-    const names = inspect(wb, "financials!B3:B62").values.map((r) => r[0]);
+    const names = inspect(wb, "'financials (json)'!B3:B62").values.map((r) => r[0]);
     const seedOf = a.outcome === "updated" ? 1 : 2;
     expect(names).toEqual(finRows(60, seedOf).map((r) => r[1]));
   });
@@ -304,14 +304,14 @@ describe("B10 rollback keeps text as text: quote-prefixed text never comes back 
     // The user switched the text column's format to General; the cell stays text (as a quote-prefixed cell).
     ctx.workbook.tables.getItem("ppm_financials").columns.getItem("name").getDataBodyRange().numberFormat = "General" as never;
     await ctx.sync();
-    expect(inspect(wb, "financials!B3").values[0][0]).toBe("=x");
+    expect(inspect(wb, "'financials (json)'!B3").values[0][0]).toBe("=x");
     const ac = new AbortController();
     const report = await refreshTable(createRequestContext(wb), "b1", updated(finRows(300, 7)), {
       applyQuery: noQuery, now: later, signal: ac.signal, targetRequestBytes: 8_000,
       onProgress: (p) => { if ((p.rowsWritten ?? 0) > 50) ac.abort(); },
     });
     expect(report.failure?.code).toBe("cancelled");
-    const cell = inspect(wb, "financials!B3");
+    const cell = inspect(wb, "'financials (json)'!B3");
     expect(cell.values[0][0]).toBe("=x");
     expect(cell.valueTypes[0][0]).toBe("String");
   });
@@ -328,7 +328,7 @@ describe("B11 filter and sort are re-applied one by one; a failure is a note", (
     const report = await refreshTable(createRequestContext(wb), "b1", updated(finRows(6, 1)), { applyQuery: noQuery, now: later });
     expect(report.outcome).toBe("updated");
     expect(report.warnings).toEqual([]);
-    expect(inspect(wb, "financials!A3:A8").values.map((r) => r[0])).toEqual(["6", "5", "4", "3", "2", "1"]);
+    expect(inspect(wb, "'financials (json)'!A3:A8").values.map((r) => r[0])).toEqual(["6", "5", "4", "3", "2", "1"]);
   });
 
   it("the emulator's Mac throws re-applying a removed filter", async () => {
@@ -454,11 +454,19 @@ describe("B17 the function-command window: Refresh all ends inside it on every p
     s.save({ name: "Acme", baseUrl: "https://eu.example.com", token: "t0ken-value" });
     return s;
   }
+  // `closed()` is about the last dialog opened (the summary): the "working" dialog before it is
+  // closed by the command itself, as Office shows one dialog at a time.
   const openedUi = (): { ui: DialogUi; closed: () => boolean } => {
-    let closed = false;
+    const dialogs: { closed: boolean }[] = [];
     return {
-      ui: { displayDialogAsync: (_u, _o, cb) => cb({ status: "succeeded", value: { close: () => (closed = true), addEventHandler: () => undefined } }) },
-      closed: () => closed,
+      ui: {
+        displayDialogAsync: (_u, _o, cb) => {
+          const d = { closed: false };
+          dialogs.push(d);
+          cb({ status: "succeeded", value: { close: () => (d.closed = true), addEventHandler: () => undefined } });
+        },
+      },
+      closed: () => dialogs.at(-1)?.closed ?? false,
     };
   };
 

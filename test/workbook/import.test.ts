@@ -14,16 +14,16 @@ describe("typed cells", () => {
     const rows = finRows(3);
     rows[1] = [2, null, null, null, null, null, null, null];
     const { wb, result } = await imported(rows);
-    expect(result).toMatchObject({ sheetName: "financials", tableName: "ppm_financials", address: "A2:H5", rowCount: 3 });
-    const s = snapshot(wb).sheets.find((x) => x.name === "financials")!;
+    expect(result).toMatchObject({ sheetName: "financials (json)", tableName: "ppm_financials", address: "A2:H5", rowCount: 3 });
+    const s = snapshot(wb).sheets.find((x) => x.name === "financials (json)")!;
     expect(s.tables.map((t) => [t.name, t.address, t.columns])).toEqual([["ppm_financials", "A2:H5", FIN_COLUMNS.map((c) => c.name)]]);
-    const body = inspect(wb, "financials!A3:H5");
+    const body = inspect(wb, "'financials (json)'!A3:H5");
     expect(body.values[0]).toEqual(["1", "Project 0", 0, 0, 45292, 45361 + 15 / 1440, true, "9007199254740993"]);
     expect(body.valueTypes[0]).toEqual(["String", "String", "Double", "Double", "Double", "Double", "Boolean", "String"]);
     expect(body.numberFormat[0]).toEqual(["@", "@", "#,##0.00", "0", "yyyy-mm-dd", "yyyy-mm-dd hh:mm:ss", "General", "@"]);
     expect(body.text[0].slice(4, 6)).toEqual(["2024-01-01", "2024-03-10 00:15:00"]);
     expect(body.valueTypes[1]).toEqual(["String", "Empty", "Empty", "Empty", "Empty", "Empty", "Empty", "Empty"]);
-    expect(inspect(wb, "financials!A2:H2").numberFormat[0].every((f) => f === "@")).toBe(true);
+    expect(inspect(wb, "'financials (json)'!A2:H2").numberFormat[0].every((f) => f === "@")).toBe(true);
   });
 
   it("keeps integers beyond 2^53 and identifier columns exact, parses custom-field decimal strings", async () => {
@@ -36,15 +36,15 @@ describe("typed cells", () => {
     const wb = new Workbook({ currentYear: 2025 });
     const table = finTable([[123, "00042", "12345678901234567890", "12.50"], [7, "x", "1", ""], [8, "y", "2", null]], {}, cols);
     await importTable(createRequestContext(wb), table, { binding: bindingDraft(table), now: fixedNow });
-    const r = inspect(wb, "financials!A3:D5");
+    const r = inspect(wb, "'financials (json)'!A3:D5");
     expect(r.values).toEqual([["123", "00042", "12345678901234567890", 12.5], ["7", "x", "1", ""], ["8", "y", "2", ""]]);
     expect(r.valueTypes.map((x) => x[3])).toEqual(["Double", "Empty", "Empty"]);
   });
 
   it("shows where the data came from, when, and that date-times are UTC, above the table", async () => {
     const { wb } = await imported(finRows(2));
-    const info = inspect(wb, "financials!A1").values[0][0] as string;
-    expect(info).toMatch(/^PPM · dataset financials \(json\) · generated 2026-01-01 00:00:00 UTC · schema 3 · refreshed 2026-01-01 00:00:02 UTC · 2 rows · date-times in UTC · source http:\/\/127\.0\.0\.1:4100$/);
+    const info = inspect(wb, "'financials (json)'!A1").values[0][0] as string;
+    expect(info).toMatch(/^PPM · dataset financials \(json\) · generated 2026-01-01 00:00 UTC · schema 3 · refreshed 2026-01-01 00:00 UTC · 2 rows · date-times in UTC · source http:\/\/127\.0\.0\.1:4100$/);
   });
 });
 
@@ -55,7 +55,7 @@ describe("text stays text", () => {
     const wb = new Workbook({ currentYear: 2025 });
     const table = finTable(tricky.map((s) => [s]), {}, [{ name: "name", type: "text" }]);
     await importTable(createRequestContext(wb), table, { binding: bindingDraft(table), now: fixedNow });
-    const r = inspect(wb, `financials!A3:A${2 + tricky.length}`);
+    const r = inspect(wb, `'financials (json)'!A3:A${2 + tricky.length}`);
     expect(r.values.map((x) => x[0])).toEqual(tricky);
     expect(r.formulas.map((x) => x[0])).toEqual(tricky);
     expect(r.valueTypes.every((x) => x[0] === "String")).toBe(true);
@@ -72,7 +72,7 @@ describe("text stays text", () => {
     const cols = [{ name: "1E5", type: "text" as const }, { name: "=x", type: "text" as const }];
     const table = finTable([["a", "b"]], {}, cols);
     await importTable(createRequestContext(wb), table, { binding: bindingDraft(table), now: fixedNow });
-    expect(inspect(wb, "financials!A2:B2").values).toEqual([["1E5", "=x"]]);
+    expect(inspect(wb, "'financials (json)'!A2:B2").values).toEqual([["1E5", "=x"]]);
   });
 });
 
@@ -87,7 +87,7 @@ describe("no day shift in any time zone", () => {
         const wb = new em.Workbook({ currentYear: 2025 });
         const t = h.finTable([[1, "a", 1, 1, "2024-01-01", "2024-01-01T00:00:00Z", true, "1"], [2, "b", 1, 1, "2024-12-31", "2024-06-30T23:59:59Z", false, "2"], [3, "c", 1, 1, "2000-02-29", "2024-03-31T01:30:00+13:00", true, "3"]]);
         importTable(em.createRequestContext(wb), t, { binding: h.bindingDraft(t), now: h.fixedNow }).then(() => {
-          const r = em.inspect(wb, "financials!E3:F5");
+          const r = em.inspect(wb, "'financials (json)'!E3:F5");
           console.log(JSON.stringify({ offset: new Date(2024, 0, 15).getTimezoneOffset(), values: r.values, text: r.text }));
         });`;
       const out = spawnSync(process.execPath, ["--require", "tsx/cjs", "-e", script], { env: { ...process.env, TZ: tz }, encoding: "utf8" });
@@ -117,7 +117,7 @@ describe("large data in payload-sized blocks", () => {
     expect(st.syncCount).toBeLessThanOrEqual(Math.ceil(total / target) + 4);
     expect(st.rowsAddCalls).toBe(0);
     expect(st.suspendCalculationCalls).toBeGreaterThan(0);
-    expect(inspect(wb, "financials!A5002:B5002").values).toEqual([["5000", "Project 4999"]]);
+    expect(inspect(wb, "'financials (json)'!A5002:B5002").values).toEqual([["5000", "Project 4999"]]);
     expect(wb.calculationMode).toBe("Automatic"); // restored after the write
   });
 
@@ -128,9 +128,9 @@ describe("large data in payload-sized blocks", () => {
     expect(result.shrinks).toBe(wb.stats.rejectedSyncs);
     expect(progress.at(-1)).toBe(3000);
     expect(progress).toEqual([...progress].sort((a, b) => a - b));
-    const body = inspect(wb, "financials!A3:B3002").values;
+    const body = inspect(wb, "'financials (json)'!A3:B3002").values;
     expect(body.map((r) => r[0])).toEqual(Array.from({ length: 3000 }, (_, i) => String(i + 1)));
-    expect(snapshot(wb).sheets.find((s) => s.name === "financials")!.tables[0].address).toBe("A2:H3002");
+    expect(snapshot(wb).sheets.find((s) => s.name === "financials (json)")!.tables[0].address).toBe("A2:H3002");
   });
 
   it("fails clearly when a single row is over the limit; the refused requests changed nothing", async () => {
@@ -153,8 +153,8 @@ describe("large data in payload-sized blocks", () => {
     expect(err.code).toBe("payload_too_large");
     expect(snapshot(wb).sheets.flatMap((s) => s.tables)).toEqual([]);
     expect(wb.settings.size).toBe(0);
-    expect(inspect(wb, "financials!A1").values[0][0]).toMatch(/^PPM · ⚠ import of dataset financials \(json\) failed .*\(payload_too_large\).*nothing was kept/);
-    expect(inspect(wb, "financials!A2:H401").values.flat().every((v) => v === "")).toBe(true);
+    expect(inspect(wb, "'financials (json)'!A1").values[0][0]).toMatch(/^PPM · ⚠ import of dataset financials \(json\) failed .*\(payload_too_large\).*nothing was kept/);
+    expect(inspect(wb, "'financials (json)'!A2:H401").values.flat().every((v) => v === "")).toBe(true);
   });
 });
 
@@ -211,7 +211,7 @@ describe("limits and refusals before writing", () => {
 
   it("accepts a text value of exactly 32,767 characters (the limit itself)", async () => {
     const { wb } = await imported([[1, "y".repeat(32_767), 1, 1, null, null, null, "1"]]);
-    expect((inspect(wb, "financials!B3").values[0][0] as string).length).toBe(32_767);
+    expect((inspect(wb, "'financials (json)'!B3").values[0][0] as string).length).toBe(32_767);
   });
 
   it("rejects an invalid table before writing anything", async () => {
@@ -243,8 +243,8 @@ describe("cancel mid-write", () => {
     expect(err.message).toMatch(/Cancelled after [\d,]+ of 2,000 rows/);
     expect(snapshot(wb).sheets.flatMap((s) => s.tables)).toEqual([]);
     expect(wb.settings.size).toBe(0);
-    expect(inspect(wb, "financials!A1").values[0][0]).toMatch(/⚠ import .* failed .*\(cancelled\).*nothing was kept/);
-    expect(inspect(wb, "financials!A3:H2002").values.flat().every((v) => v === "")).toBe(true);
+    expect(inspect(wb, "'financials (json)'!A1").values[0][0]).toMatch(/⚠ import .* failed .*\(cancelled\).*nothing was kept/);
+    expect(inspect(wb, "'financials (json)'!A3:H2002").values.flat().every((v) => v === "")).toBe(true);
     expect(wb.calculationMode).toBe("Automatic");
   });
 });
@@ -258,7 +258,7 @@ describe("bindings travel with the file and hold no secret", () => {
     const { bindings, broken } = await readBindings(createRequestContext(reopened));
     expect(broken).toEqual([]);
     expect(bindings).toEqual([result.binding]);
-    expect(bindings[0]).toMatchObject({ tableName: "ppm_financials", sheetName: "financials", connectionId: "conn-1", rowCount: 3, companyId: "acme" });
+    expect(bindings[0]).toMatchObject({ tableName: "ppm_financials", sheetName: "financials (json)", connectionId: "conn-1", rowCount: 3, companyId: "acme" });
   });
 
   it("refuses to import when the binding would carry the token, before writing", async () => {
@@ -284,6 +284,6 @@ describe("bindings travel with the file and hold no secret", () => {
     const { wb } = await imported(finRows(1));
     const table = finTable(finRows(1));
     const second = await importTable(createRequestContext(wb), table, { binding: bindingDraft(table, "b2"), now: fixedNow });
-    expect([second.tableName, second.sheetName]).toEqual(["ppm_financials_2", "financials (2)"]);
+    expect([second.tableName, second.sheetName]).toEqual(["ppm_financials_2", "financials (json) (2)"]);
   });
 });

@@ -43,8 +43,8 @@ async function importFinancials(format: "json" | "csv") {
   return { wb, result, table: r.table };
 }
 
-function bodyOf(wb: Workbook, rows: number, cols: number) {
-  return inspect(wb, `financials!A3:${String.fromCharCode(64 + cols)}${rows + 2}`);
+function bodyOf(wb: Workbook, rows: number, cols: number, format: "json" | "csv" = "json") {
+  return inspect(wb, `'financials (${format})'!A3:${String.fromCharCode(64 + cols)}${rows + 2}`);
 }
 
 it("imports the JSON and CSV forms into identical cells", async () => {
@@ -53,8 +53,8 @@ it("imports the JSON and CSV forms into identical cells", async () => {
   expect(a.result.rowCount).toBe(300);
   const cols = a.table.columns.length;
   expect(cols).toBe(12);
-  expect(bodyOf(b.wb, 300, cols).values).toEqual(bodyOf(a.wb, 300, cols).values);
-  expect(bodyOf(b.wb, 300, cols).numberFormat).toEqual(bodyOf(a.wb, 300, cols).numberFormat);
+  expect(bodyOf(b.wb, 300, cols, "csv").values).toEqual(bodyOf(a.wb, 300, cols).values);
+  expect(bodyOf(b.wb, 300, cols, "csv").numberFormat).toEqual(bodyOf(a.wb, 300, cols).numberFormat);
   // Every text cell that looks like something else is still text.
   const types = bodyOf(a.wb, 300, cols).valueTypes;
   a.table.columns.forEach((c, i) => {
@@ -88,7 +88,7 @@ it("refreshes a saved workbook with only the binding and a token: 304 first, new
   const after = (await readBindings(createRequestContext(reopened))).bindings[0];
   expect(after.validators.generatedAt).not.toBe(binding.validators.generatedAt);
   expect(after.lastFailure).toBeNull();
-  expect(inspect(reopened, "financials!A1").values[0][0]).toContain(`generated `);
+  expect(inspect(reopened, "'financials (json)'!A1").values[0][0]).toContain(`generated `);
   expect(serializeWorkbook(reopened)).not.toContain(TOKEN);
 });
 
@@ -141,7 +141,7 @@ it("refresh re-applies the stored local query with the query engine", async () =
   expect(report.outcome).toBe("updated");
   const n = report.rowCount;
   expect(n).toBeGreaterThan(0);
-  const body = inspect(wb, `financials!A3:C${n + 2}`).values;
+  const body = inspect(wb, `'financials (json)'!A3:C${n + 2}`).values;
   expect(body.every((r) => (r[1] as number) >= 2025 && (r[2] as number) > 0)).toBe(true);
   const budgets = body.map((r) => r[2] as number);
   expect(budgets).toEqual([...budgets].sort((a, b) => b - a));
@@ -166,13 +166,13 @@ it("a summary ($apply) is imported and refreshed through the streaming sink, equ
   });
   expect(first.binding.columns.map((c) => [c.name, c.type])).toEqual([["fiscal_year", "integer"], ["project_id", "text"], ["total_budget", "decimal"], ["periods", "integer"]]);
   expect(first.rowCount).toBe(before.rows.length);
-  expect(inspect(wb, `financials!A3:D${before.rows.length + 2}`).values).toEqual(before.rows);
+  expect(inspect(wb, `'financials (json)'!A3:D${before.rows.length + 2}`).values).toEqual(before.rows);
 
   await fetch(`${svc.url}/__control/regenerate?company=acme&dataset=financials`, { method: "POST" });
   const report = await refreshTable(createRequestContext(wb), first.binding.id, sourceFromClient(client));
   expect(report.outcome).toBe("updated");
   const after = await expectedFor();
-  expect(inspect(wb, `financials!A3:D${after.rows.length + 2}`).values).toEqual(after.rows);
+  expect(inspect(wb, `'financials (json)'!A3:D${after.rows.length + 2}`).values).toEqual(after.rows);
   const unchanged = await refreshTable(createRequestContext(wb), first.binding.id, sourceFromClient(client));
   expect(unchanged.outcome).toBe("unchanged");
 });

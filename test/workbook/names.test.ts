@@ -1,4 +1,4 @@
-import { deriveTableName, deriveSheetName, isValidTableName, isValidSheetName, a1, parseCell, columnLetters } from "../../src/workbook/names";
+import { deriveTableName, deriveSheetName, sheetLabel, isValidTableName, isValidSheetName, a1, parseCell, columnLetters } from "../../src/workbook/names";
 
 describe("table names", () => {
   it("are derived from the key, valid, and de-duplicated case-insensitively", () => {
@@ -38,5 +38,13 @@ describe("addresses", () => {
     expect(a1(1, 0, 3, 12)).toBe("A2:L4");
     expect(parseCell("Sheet1!$C$7")).toEqual({ row: 6, column: 2 });
     expect(() => parseCell("nope")).toThrow(/not a cell address/);
+  });
+});
+
+describe("sheet labels", () => {
+  it("carry the source and its form, as the pane words them", () => {
+    expect(sheetLabel({ kind: "dataset", key: "financials", format: "csv" })).toBe("financials (csv)");
+    expect(sheetLabel({ kind: "snapshot", endpoint: "projects" })).toBe("projects (snapshot)");
+    expect(deriveSheetName(sheetLabel({ kind: "dataset", key: "financials", format: "csv" }), ["financials (csv)"])).toBe("financials (csv) (2)");
   });
 });

@@ -37,8 +37,8 @@ async function addUserWork(wb: Workbook): Promise<void> {
   notes.getDataBodyRange().getCell(0, 0).values = [["my note"]];
   t.sort.apply([{ key: 0, ascending: false }]);
   await context.sync();
-  seed(wb, "financials!L3", [["outside"]]);
-  seed(wb, "financials!L5", [["=SUM(ppm_financials[amount])"]]);
+  seed(wb, "'financials (json)'!L3", [["outside"]]);
+  seed(wb, "'financials (json)'!L5", [["=SUM(ppm_financials[amount])"]]);
 }
 
 describe("unchanged refresh", () => {
@@ -75,18 +75,18 @@ describe("refresh with new data", () => {
     expect([t.id, t.name, t.address]).toEqual([tableId, "ppm_financials", "A2:J9"]);
     expect(t.columns.slice(-2)).toEqual(["double", "notes"]);
     // The calculated column reaches every row, including the new ones, and computes from the new data.
-    const calc = inspect(wb, "financials!I3:I9");
+    const calc = inspect(wb, "'financials (json)'!I3:I9");
     expect(calc.formulas.every((r) => r[0] === "=[@amount]*2")).toBe(true);
-    const amounts = inspect(wb, "financials!C3:C9").values.map((r) => r[0] as number);
+    const amounts = inspect(wb, "'financials (json)'!C3:C9").values.map((r) => r[0] as number);
     expect(calc.values.map((r) => r[0])).toEqual(amounts.map((a) => a * 2));
     // The sort (project_id descending) was reapplied to the new rows.
-    expect(inspect(wb, "financials!A3:A9").values.map((r) => r[0])).toEqual(["7", "6", "5", "4", "3", "2", "1"]);
+    expect(inspect(wb, "'financials (json)'!A3:A9").values.map((r) => r[0])).toEqual(["7", "6", "5", "4", "3", "2", "1"]);
     expect(t.sort?.fields).toEqual([{ key: 0, ascending: false }]);
-    expect(inspect(wb, "financials!L3").values).toEqual([["outside"]]);
+    expect(inspect(wb, "'financials (json)'!L3").values).toEqual([["outside"]]);
     // A formula outside the table that references a table column follows the resized table.
-    expect(inspect(wb, "financials!L5").values[0][0]).toBeCloseTo(amounts.reduce((a, b) => a + b, 0), 6);
-    expect(inspect(wb, "financials!J3:J9").values.flat().filter((v) => v !== "")).toEqual(["my note"]);
-    expect(inspect(wb, "financials!A1").values[0][0]).toMatch(/generated 2026-02-01 07:00:00 UTC · schema 3 · refreshed 2026-02-01 08:00:00 UTC · 7 rows/);
+    expect(inspect(wb, "'financials (json)'!L5").values[0][0]).toBeCloseTo(amounts.reduce((a, b) => a + b, 0), 6);
+    expect(inspect(wb, "'financials (json)'!J3:J9").values.flat().filter((v) => v !== "")).toEqual(["my note"]);
+    expect(inspect(wb, "'financials (json)'!A1").values[0][0]).toMatch(/generated 2026-02-01 07:00 UTC · schema 3 · refreshed 2026-02-01 08:00 UTC · 7 rows/);
     expect(await binding(wb)).toMatchObject({ rowCount: 7, validators: { etag: '"e2"', generatedAt: GEN2 }, lastRefreshAt: later().toISOString(), lastFailure: null });
   });
 
@@ -99,7 +99,7 @@ describe("refresh with new data", () => {
     await refreshTable(createRequestContext(wb), "b1", updated(finRows(9, 3)), { applyQuery: noQuery, now: later });
     const sheet = snapshot(wb).sheets[1];
     expect(sheet.tables[0].filters).toEqual([{ column: 6, criteria: { filterOn: "Values", values: ["TRUE"] } }]);
-    const active = inspect(wb, "financials!G3:G11").values.map((r) => r[0]);
+    const active = inspect(wb, "'financials (json)'!G3:G11").values.map((r) => r[0]);
     const hidden = active.map((v, i) => (v === true ? null : i + 2)).filter((x) => x !== null);
     expect(sheet.hiddenRows).toEqual(hidden);
     expect(hidden.length).toBeGreaterThan(0);
@@ -107,7 +107,7 @@ describe("refresh with new data", () => {
 
   it("refuses when a bound column header was renamed, before writing", async () => {
     const { wb } = await imported(finRows(3));
-    seed(wb, "financials!B2", [["renamed"]]);
+    seed(wb, "'financials (json)'!B2", [["renamed"]]);
     const before = sheetsAndTables(wb);
     const report = await refreshTable(createRequestContext(wb), "b1", updated(finRows(5)), { applyQuery: noQuery, now: later });
     expect(report.failure?.code).toBe("table_changed");
@@ -119,16 +119,16 @@ describe("refresh with new data", () => {
     await addUserWork(wb);
     await refreshTable(createRequestContext(wb), "b1", updated(finRows(2, 50)), { applyQuery: noQuery, now: later });
     expect(snapshot(wb).sheets[1].tables[0].address).toBe("A2:J4");
-    expect(inspect(wb, "financials!A5:J8").values.flat().every((v) => v === "")).toBe(true);
-    expect(inspect(wb, "financials!I3:I4").formulas.map((r) => r[0])).toEqual(["=[@amount]*2", "=[@amount]*2"]);
-    expect(inspect(wb, "financials!L3").values).toEqual([["outside"]]);
+    expect(inspect(wb, "'financials (json)'!A5:J8").values.flat().every((v) => v === "")).toBe(true);
+    expect(inspect(wb, "'financials (json)'!I3:I4").formulas.map((r) => r[0])).toEqual(["=[@amount]*2", "=[@amount]*2"]);
+    expect(inspect(wb, "'financials (json)'!L3").values).toEqual([["outside"]]);
   });
 
   it("an empty result leaves a table with one blank row and records zero rows", async () => {
     const { wb } = await imported(finRows(3));
     await refreshTable(createRequestContext(wb), "b1", updated([]), { applyQuery: noQuery, now: later });
     expect(snapshot(wb).sheets[1].tables[0].address).toBe("A2:H3");
-    expect(inspect(wb, "financials!A3:H4").values.flat().every((v) => v === "")).toBe(true);
+    expect(inspect(wb, "'financials (json)'!A3:H4").values.flat().every((v) => v === "")).toBe(true);
     expect((await binding(wb)).rowCount).toBe(0);
   });
 
@@ -181,7 +181,7 @@ describe("a failed refresh leaves the previous data exactly as it was", () => {
 
   it("refuses to grow into occupied cells, before writing", async () => {
     const { wb } = await imported(finRows(4));
-    seed(wb, "financials!C9", [["below"]]);
+    seed(wb, "'financials (json)'!C9", [["below"]]);
     const before = sheetsAndTables(wb);
     const report = await refreshTable(createRequestContext(wb), "b1", updated(finRows(10)), { applyQuery: noQuery, now: later });
     expect(report.failure?.code).toBe("occupied");
@@ -229,7 +229,7 @@ describe("a failed refresh leaves the previous data exactly as it was", () => {
     // Every cell is back, except the info line, which now says what happened.
     const cells = (f: typeof before) => f.sheets[1].cells.filter((c) => !(c.r === 0 && c.c === 0));
     expect(cells(after)).toEqual(cells(before));
-    expect(inspect(wb, "financials!A1").values[0][0]).toMatch(/^PPM · ⚠ refresh of dataset financials \(json\) failed 2026-02-01 08:00:00 UTC \(cancelled\).*previous data was restored/);
+    expect(inspect(wb, "'financials (json)'!A1").values[0][0]).toMatch(/^PPM · ⚠ refresh of dataset financials \(json\) failed 2026-02-01 08:00 UTC \(cancelled\).*previous data was restored/);
     expect((await binding(wb)).lastFailure?.code).toBe("cancelled");
     expect(wb.calculationMode).toBe("Automatic");
   });

@@ -22,10 +22,11 @@ const UNNAMED_CONTROLS = `(() => {
     }
     var wrapping = el.closest("label");
     if (wrapping && wrapping.textContent.trim()) return wrapping.textContent;
-    if (el.tagName === "BUTTON" || el.tagName === "SUMMARY" || el.getAttribute("role") === "tab") return el.textContent || "";
+    if (el.tagName === "BUTTON" || el.tagName === "FLUENT-BUTTON" || el.tagName === "SUMMARY" || el.getAttribute("role") === "tab") return el.textContent || "";
     return el.getAttribute("title") || "";
   }
-  return Array.from(document.querySelectorAll("button, input, select, textarea, summary, [role=tab]"))
+  // Fluent UI web components count as controls too (their names come from the same attributes).
+  return Array.from(document.querySelectorAll("button, input, select, textarea, summary, [role=tab], fluent-button, fluent-progress-bar"))
     .filter(function (el) { return visible(el) && el.type !== "hidden" && !nameOf(el).trim(); })
     .map(function (el) { return el.outerHTML.slice(0, 160); });
 })()`;

@@ -53,6 +53,9 @@ export const cancelWhileStreaming: Journey = {
           await t.id("import-start").click();
           const rows = t.id("progress-rows");
           seenRows = Number(await t.attr(rows, "data-rows", (v) => Number(v ?? "0") > 0, 30_000));
+          // The manifest knows the export's size: progress shows it ("1,000 of 10,000 rows received").
+          const shown = await rows.innerText();
+          check(/^[\d,]+ of 10,000 rows received$/.test(shown), `progress shows the total (${shown})`);
           await t.id("progress-cancel").click();
         },
         "cancelled",

@@ -87,6 +87,19 @@ export const addConnection: Journey = {
     const frameUrl = await t.page.evaluate(() => (document.getElementById("taskpane") as HTMLIFrameElement).contentWindow?.location.href ?? "");
     check(!frameUrl.includes(ACME_TOKEN), "the token is not in the task pane's URL");
     check(!(await workbookText(t)).includes(ACME_TOKEN), "the token is not in the workbook");
+
+    // A second connection for the same environment and company asks first; Cancel keeps one.
+    await t.id("connection-add").click();
+    await t.id("connection-name").fill("Acme again");
+    await t.id("connection-base-url").fill(t.serviceUrl);
+    await t.id("connection-token").fill(ACME_TOKEN);
+    await t.id("connection-save").click();
+    const ask = t.id("connection-duplicate");
+    await ask.waitFor();
+    check((await ask.innerText()).includes("Acme (reference)") && (await ask.innerText()).includes("acme"), `the question names the existing connection and company (${await ask.innerText()})`);
+    await t.id("connection-duplicate-cancel").click();
+    await t.id("connection-form").waitFor({ state: "detached" });
+    checkEqual(await t.id("connection-item").count(), 1, "connections after declining a duplicate");
   },
 };
 

@@ -81,7 +81,7 @@ export const notGeneratedAndBroken: Journey = {
     await openTab(t, "datasets");
     const risks = datasetRow(t, "risks");
     checkEqual(await risks.getAttribute("data-state"), "no_export", "risks state");
-    check(await risks.getByTestId("dataset-import").isDisabled(), "risks import is disabled");
+    check(await t.isDisabled(risks.getByTestId("dataset-import")), "risks import is disabled");
     const note = await risks.getByTestId("dataset-state-note").innerText();
     check(note.includes("retry after the next generation"), `risks note (${note})`);
     await risks.scrollIntoViewIfNeeded();

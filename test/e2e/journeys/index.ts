@@ -19,6 +19,8 @@ import { refreshUnchanged, refreshUpdated } from "./refresh";
 import { ribbonRefreshAll, ribbonSeparateRuntimes, ribbonSharedRuntime } from "./ribbon";
 import { reopenRefreshesFlaggedTables, reopenWithoutConnection } from "./openRefresh";
 import { importSnapshots } from "./snapshots";
+import { narrowPane } from "./narrow";
+import { keyboardImport } from "./keyboard";
 
 export const JOURNEYS: Journey[] = [
   previewGrid,
@@ -45,6 +47,8 @@ export const JOURNEYS: Journey[] = [
   secondEnvironment,
   recordsAbsent,
   cancelWhileStreaming,
+  keyboardImport,
+  narrowPane,
   accessibility,
   darkTheme,
   reopenRefreshesFlaggedTables,

@@ -37,12 +37,15 @@ export const ribbonRefreshAll: Journey = {
     check(!(await t.page.locator("#taskpane").isVisible()), "the task pane is closed");
     const ribbonButton = t.page.getByTestId("ribbon-refresh-all");
     await ribbonButton.click();
-    // The command reports in an Office dialog (summary.html) and completes as soon as it is shown:
+    // While it runs, the command shows that it is working (a dialog with a progress bar)…
+    const frame = t.page.frameLocator("[data-testid=preview-dialog] iframe");
+    await t.expectVisible(frame.getByTestId("ribbon-working"), "the command's working dialog", 60_000);
+    // …then reports in an Office dialog (summary.html) and completes as soon as it is shown:
     // Excel closes a function command's runtime after 5 minutes, so it never waits for the user.
     const dialog = t.page.getByTestId("preview-dialog");
     await t.expectVisible(dialog, "the command's summary dialog", 60_000);
-    const summary = t.page.frameLocator("[data-testid=preview-dialog] iframe").getByTestId("ribbon-summary");
-    await t.until("the summary text", async () => (await summary.innerText()).trim() !== "");
+    const summary = frame.getByTestId("ribbon-summary");
+    await t.until("the summary text", async () => /updated/.test(await summary.innerText().catch(() => "")), 60_000);
     const text = await summary.innerText();
     await t.until("the command to complete while its dialog is still open", () => ribbonButton.isEnabled());
     check(await dialog.isVisible(), "the summary dialog stays until the user closes it");
@@ -52,6 +55,8 @@ export const ribbonRefreshAll: Journey = {
     checkEqual(failed, 0, `failed tables (${text})`);
     checkEqual(updated + unchanged, tables.length, `tables accounted for (${text})`);
     check(updated >= 1, `the regenerated export was written (${text})`);
+    // Every table is named with its outcome, not only the failures.
+    for (const name of tables) check(new RegExp(`^${name}: (updated|unchanged), [\\d,]+ rows?$`, "m").test(text), `the summary names ${name} with its outcome (${text})`);
 
     const after = [];
     for (let i = 1; i <= 10; i++) after.push((await t.cell(full.address(i, 6))).value);
@@ -103,15 +108,15 @@ export const ribbonSharedRuntime: Journey = {
     // The ribbon's "Refresh this table" runs in the same runtime: the pane's buttons wait for it.
     await t.control("delay", { path: "/api/bi/v1/financials", ms: 2500, count: 1 });
     await ribbonTable.click();
-    await t.until("the pane's Refresh all to wait for the ribbon", () => t.id("refresh-all").isDisabled());
+    await t.until("the pane's Refresh all to wait for the ribbon", () => t.isDisabled(t.id("refresh-all")));
     checkEqual(await t.page.locator('iframe[title="Ribbon command runtime"]').count(), 0, "no separate command runtime");
     const dialog = t.page.getByTestId("preview-dialog");
     await t.expectVisible(dialog, "the command's summary dialog", 30_000);
     const summary = t.page.frameLocator("[data-testid=preview-dialog] iframe").getByTestId("ribbon-summary");
-    await t.until("the summary text", async () => (await summary.innerText()).trim() !== "");
+    await t.until("the summary text", async () => /updated/.test(await summary.innerText({ timeout: 1000 }).catch(() => "")), 30_000);
     const text = await summary.innerText();
     check(/^0 updated, 1 unchanged, 0 failed/.test(text), `one table refreshed, unchanged (${text})`);
-    check(await t.id("refresh-all").isEnabled(), "the pane's buttons are back once the ribbon's refresh is over");
+    check(!(await t.isDisabled(t.id("refresh-all"))), "the pane's buttons are back once the ribbon's refresh is over");
     await t.page.frameLocator("[data-testid=preview-dialog] iframe").getByRole("button", { name: "Close" }).click();
     await dialog.waitFor({ state: "detached" });
   },
