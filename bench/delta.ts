@@ -11,6 +11,7 @@
  */
 import { applyPlan, planDelta, DEFAULT_COST_MODEL, DELTA_MAX_COST_RATIO, type DeltaPlan } from "../src/refresh/delta";
 import type { CellValue, Column } from "../src/table/model";
+import { mulberry32 } from "./random";
 
 const args = process.argv.slice(2);
 const asJson = args.includes("--json");
@@ -20,17 +21,6 @@ const argValue = (name: string): string | undefined => {
 };
 const ROWS = Number(argValue("--rows") ?? 200_000);
 const RUNS = Number(argValue("--runs") ?? 5);
-
-function mulberry32(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a |= 0;
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const columns: Column[] = [
   { name: "Id", type: "text" },

@@ -12,20 +12,10 @@
  */
 import { applyQuery, type LocalQuery } from "../src/query";
 import type { CellValue, Column, Table } from "../src/table/model";
+import { mulberry32 } from "./random";
 
 const ROWS = 200_000;
 const RUNS = 7;
-
-function mulberry32(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a |= 0;
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const columns: Column[] = [
   { name: "Id", type: "integer" },
