@@ -34,12 +34,7 @@ export function translateFormula(formula: string, dRow: number, dCol: number): s
       continue;
     }
     if (ch === "[") {
-      let depth = 0;
-      let j = i;
-      for (; j < n; j++) {
-        if (formula[j] === "[") depth++;
-        else if (formula[j] === "]" && --depth === 0) break;
-      }
+      const j = closingBracket(formula, i);
       out += formula.slice(i, j + 1);
       i = j + 1;
       continue;
@@ -168,12 +163,7 @@ function tokenize(src: string): Token[] {
       continue;
     }
     if (ch === "[") {
-      let depth = 0;
-      let j = i;
-      for (; j < n; j++) {
-        if (src[j] === "[") depth++;
-        else if (src[j] === "]" && --depth === 0) break;
-      }
+      const j = closingBracket(src, i);
       if (j >= n) throw new FormulaSyntaxError("unbalanced brackets");
       out.push({ t: "struct", spec: src.slice(i + 1, j) });
       i = j + 1;
@@ -579,6 +569,17 @@ export function evaluateFormula(formula: string, ctx: EvalContext): CellValue {
 }
 
 /** Index of the quote that closes the quoted run opened at `start` (doubled quotes are escapes). */
+/** Index of the `]` closing the `[` at `start` (nested brackets counted), or `text.length` when it never closes. */
+function closingBracket(text: string, start: number): number {
+  let depth = 0;
+  let j = start;
+  for (; j < text.length; j++) {
+    if (text[j] === "[") depth++;
+    else if (text[j] === "]" && --depth === 0) break;
+  }
+  return j;
+}
+
 function closingQuote(text: string, start: number): number {
   const q = text[start];
   let j = start + 1;
