@@ -11,7 +11,7 @@ export const wrongToken: Journey = {
     const acme = connectionItem(t, "Acme (reference)");
     await acme.getByTestId("connection-update-token").click();
     await t.id("token-form").waitFor();
-    await t.id("token-input").fill("not-the-right-token");
+    await t.fill(t.id("token-input"), "not-the-right-token");
     await t.id("token-save").click();
     await t.id("token-form").waitFor({ state: "detached" });
 
@@ -29,7 +29,7 @@ export const wrongToken: Journey = {
     const form = t.id("token-form");
     await form.waitFor();
     checkEqual(await form.getAttribute("data-connection-id"), await acme.getAttribute("data-connection-id"), "the token form is for the failing connection");
-    await t.id("token-input").fill(ACME_TOKEN);
+    await t.fill(t.id("token-input"), ACME_TOKEN);
     await t.id("token-save").click();
     await form.waitFor({ state: "detached" });
 
@@ -114,7 +114,7 @@ export const staleTokenOnRefresh: Journey = {
     await openTab(t, "connections");
     const acme = connectionItem(t, "Acme (reference)");
     await acme.getByTestId("connection-update-token").click();
-    await t.id("token-input").fill("expired-token");
+    await t.fill(t.id("token-input"), "expired-token");
     await t.id("token-save").click();
     await t.id("token-form").waitFor({ state: "detached" });
 
@@ -133,7 +133,7 @@ export const staleTokenOnRefresh: Journey = {
       const panel = panels.first();
       await t.attr(panel, "data-code", "unauthorized");
       await panel.getByTestId("error-update-token").click();
-      await t.id("token-input").fill(ACME_TOKEN);
+      await t.fill(t.id("token-input"), ACME_TOKEN);
       const retried = await refreshAndSummarise(t, () => t.id("token-save").click());
       checkEqual(retried.failed, 0, `failed tables after the token update (${JSON.stringify(retried)})`);
       check(retried.unchanged + retried.updated >= failedRun.failed, "the tables that failed were refreshed");
@@ -141,7 +141,7 @@ export const staleTokenOnRefresh: Journey = {
       // Leave the connection usable for the journeys after this one.
       await openTab(t, "connections");
       await acme.getByTestId("connection-update-token").click();
-      await t.id("token-input").fill(ACME_TOKEN);
+      await t.fill(t.id("token-input"), ACME_TOKEN);
       await t.id("token-save").click();
       throw err;
     }
