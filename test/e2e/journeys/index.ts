@@ -21,6 +21,7 @@ import { reopenRefreshesFlaggedTables, reopenWithoutConnection } from "./openRef
 import { importSnapshots } from "./snapshots";
 import { narrowPane } from "./narrow";
 import { keyboardImport } from "./keyboard";
+import { beforeFluent } from "./fluentLate";
 
 export const JOURNEYS: Journey[] = [
   previewGrid,
@@ -51,6 +52,7 @@ export const JOURNEYS: Journey[] = [
   narrowPane,
   accessibility,
   darkTheme,
+  beforeFluent,
   reopenRefreshesFlaggedTables,
   reopenWithoutConnection,
 ];
