@@ -47,9 +47,14 @@ export const beforeFluent: Journey = {
       await t.attr(tp.getByTestId("tab-datasets"), "aria-selected", "true");
       check(await tp.getByTestId("panel-datasets").isVisible(), "the datasets section is still the one shown");
       check(!(await tp.getByTestId("panel-snapshots").isVisible()), "the snapshots section is hidden");
-      const active = await t.until("the picker's value after the upgrade", () => picker.evaluate((el) => (el as { value?: unknown }).value));
+      const active = await t.until("the picker's value after the upgrade", () =>
+        picker.evaluate((el) => {
+          const v = (el as { value?: unknown }).value;
+          return typeof v === "string" ? v : "";
+        }),
+      );
       const options = await t.options(picker);
-      checkEqual(options.find((o) => o.value === active)?.label.startsWith("Acme (reference) — "), true, `the upgraded picker holds the active connection (${String(active)})`);
+      checkEqual(options.find((o) => o.value === active)?.label.startsWith("Acme (reference) — "), true, `the upgraded picker holds the active connection (${active})`);
       await t.fill(tp.getByTestId("datasets-search"), "financ");
       await t.until("the search to filter the list", async () => (await tp.getByTestId("dataset-row").count()) === 1);
       await tp.getByTestId("tab-connections").press("ArrowRight");
