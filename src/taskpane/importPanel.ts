@@ -234,7 +234,7 @@ export function importPanel(ctx: PaneContext, engine: Engine, d: ManifestDataset
         });
         return h(
           "div",
-          { class: "aggregate-row", "data-testid": "summary-aggregate-row", "data-index": String(i), role: "group", "aria-label": what },
+          { class: a.method === "count" ? "aggregate-row rows-count" : "aggregate-row", "data-testid": "summary-aggregate-row", "data-index": String(i), role: "group", "aria-label": what },
           method,
           col,
           h("div", { class: "alias" }, h("span", { "aria-hidden": "true" }, "as"), alias),

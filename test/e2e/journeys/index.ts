@@ -14,6 +14,7 @@ import { importAtSelection } from "./destination";
 import { notGeneratedAndBroken, reportingDisabled, staleTokenOnRefresh, wrongToken } from "./errors";
 import { previewGrid, previewTaskPane } from "./preview";
 import { importWithPastedQuery } from "./query";
+import { importSummary, largerThanSheet } from "./summarize";
 import { recordsWriteBack, recordsWriteBackAfterStart } from "./records";
 import { refreshUnchanged, refreshUpdated } from "./refresh";
 import { ribbonRefreshAll, ribbonSeparateRuntimes, ribbonSharedRuntime } from "./ribbon";
@@ -31,6 +32,8 @@ export const JOURNEYS: Journey[] = [
   refreshUnchanged,
   refreshUpdated,
   importWithPastedQuery,
+  importSummary,
+  largerThanSheet,
   importAtSelection,
   wrongToken,
   staleTokenOnRefresh,
