@@ -33,7 +33,6 @@ export const JOURNEYS: Journey[] = [
   refreshUpdated,
   importWithPastedQuery,
   importSummary,
-  largerThanSheet,
   importAtSelection,
   wrongToken,
   staleTokenOnRefresh,
@@ -56,4 +55,7 @@ export const JOURNEYS: Journey[] = [
   darkTheme,
   reopenRefreshesFlaggedTables,
   reopenWithoutConnection,
+  // Last: its table is bound to a service of its own, whose connection it removes again, so the
+  // refresh journeys above never meet a table without a connection.
+  largerThanSheet,
 ];
