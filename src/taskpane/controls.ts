@@ -66,6 +66,16 @@ export function setDisabled(el: Element, disabled: boolean): void {
 /** Moves focus into a control; a Fluent one is focused once it is defined and rendered. */
 export function focusControl(el: HTMLElement): void {
   const tag = el.localName;
+  if (tag === "fluent-dropdown") {
+    // A dropdown renders its button a moment after it is connected; its focus() needs that button.
+    let done = false;
+    onControl(el, (button) => {
+      if (done) return;
+      done = true;
+      button.focus();
+    });
+    return;
+  }
   if (!tag.includes("-") || defined(tag)) {
     el.focus();
     return;
@@ -249,7 +259,7 @@ export function select(o: { label: string; hideLabel?: boolean; testid: string; 
   const control = h("fluent-dropdown", { "data-testid": o.testid }, h("fluent-listbox", {}));
   setSelectOptions(control, o.options, o.value);
   onControl(control, (inner) => inner.setAttribute("aria-labelledby", label.id));
-  label.addEventListener("click", () => control.focus());
+  label.addEventListener("click", () => focusControl(control));
   return { control, label };
 }
 

@@ -133,18 +133,23 @@ export const accessibility: Journey = {
     await t.id("connection-remove-dialog").waitFor({ state: "detached" });
     checkEqual(await t.id("connection-item").count() > 0, true, "Esc kept the connection");
 
-    // The import panel: radios, checkboxes, dropdowns (also of a filter row), text input, textarea.
+    // The import panel: radios, checkboxes, dropdowns (also of a filter row and an aggregate of the
+    // Summarize step), text inputs, textarea.
     await openImport(t, "financials");
     await t.id("query-filter-add").click();
+    await t.id("summary-toggle").click();
+    await t.id("summary-aggregate-add").click();
     controls += await checkNames(t, "the import panel", {
       radiogroup: ["Destination", "Format"],
       radio: ["New sheet", "JSON", "CSV"],
       checkbox: ["project_id", "budget"],
-      combobox: ["Sort by", "Direction", "Filter 1 column", "Filter 1 comparison"],
-      textbox: ["Filter 1 value", "Or paste an OData address or $filter=… text (replaces the options above)"],
+      combobox: ["Sort by", "Direction", "Filter 1 column", "Filter 1 comparison", "Aggregate 1: what to compute", "Aggregate 1: column"],
+      textbox: ["Filter 1 value", "Aggregate 1: name of its result column", "Or paste an OData address or $filter=… / $apply=… text (replaces the options above)"],
       spinbutton: ["Keep the first N rows"],
     });
     await t.id("query-filter-remove").click();
+    await t.id("summary-aggregate-remove").click();
+    await t.id("summary-toggle").click();
     await t.id("import-close").click();
     t.note(`${controls} named controls checked in the accessibility tree`);
   },

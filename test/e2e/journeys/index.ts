@@ -14,6 +14,7 @@ import { importAtSelection } from "./destination";
 import { notGeneratedAndBroken, reportingDisabled, staleTokenOnRefresh, wrongToken } from "./errors";
 import { previewGrid, previewTaskPane } from "./preview";
 import { importWithPastedQuery } from "./query";
+import { importSummary, largerThanSheet } from "./summarize";
 import { recordsWriteBack, recordsWriteBackAfterStart } from "./records";
 import { refreshUnchanged, refreshUpdated } from "./refresh";
 import { ribbonRefreshAll, ribbonSeparateRuntimes, ribbonSharedRuntime } from "./ribbon";
@@ -32,6 +33,7 @@ export const JOURNEYS: Journey[] = [
   refreshUnchanged,
   refreshUpdated,
   importWithPastedQuery,
+  importSummary,
   importAtSelection,
   wrongToken,
   staleTokenOnRefresh,
@@ -55,4 +57,7 @@ export const JOURNEYS: Journey[] = [
   beforeFluent,
   reopenRefreshesFlaggedTables,
   reopenWithoutConnection,
+  // Last: its table is bound to a service of its own, whose connection it removes again, so the
+  // refresh journeys above never meet a table without a connection.
+  largerThanSheet,
 ];
