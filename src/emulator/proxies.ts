@@ -705,7 +705,7 @@ export class WorksheetProxy extends ProxyBase<SheetHandle> {
       case "name": return s.name;
       case "id": return s.id;
       case "position": return this._ctx.model.sheets.indexOf(s);
-      default: return "Visible";
+      default: return s.visibility ?? "Visible";
     }
   }
   override _navigation(prop: string): ProxyBase<unknown> | undefined {
@@ -725,6 +725,22 @@ export class WorksheetProxy extends ProxyBase<SheetHandle> {
   }
   get visibility(): string {
     return this._get("visibility");
+  }
+  /** `Visible`, `Hidden` or `VeryHidden` (ExcelApi 1.1); the last visible sheet cannot be hidden. */
+  set visibility(v: string) {
+    this._set("visibility", v, (h) => {
+      if (v !== "Visible" && v !== "Hidden" && v !== "VeryHidden") throw invalidArgument(`visibility must be Visible, Hidden or VeryHidden; got ${String(v)}.`);
+      const wb = this._ctx.model;
+      const sheet = sheetOf(this._ctx, h);
+      if (v !== "Visible" && !wb.sheets.some((o) => o !== sheet && (o.visibility ?? "Visible") === "Visible")) {
+        throw invalidOperation("A workbook must contain at least one visible worksheet.");
+      }
+      sheet.visibility = v;
+      if (v !== "Visible" && wb.activeSheetId === sheet.id) {
+        const other = wb.sheets.find((o) => (o.visibility ?? "Visible") === "Visible");
+        if (other) wb.activeSheetId = other.id;
+      }
+    });
   }
   /** Tables on this worksheet. */
   get tables(): TableCollectionProxy {
@@ -969,6 +985,16 @@ export class RangeProxy extends ProxyBase<RangeHandle> {
     });
   }
   /** `clear(applyTo)`: "All" (default), "Contents", "Formats"; hyperlink options change nothing here. */
+  /** Inserts empty cells, shifting the cells below down (see `WorkbookModel.shiftCells`). */
+  insert(shift: string): RangeProxy {
+    this._call("insert", shift, (h) => this._ctx.model.shiftCells(this._sheet(h), h.rect, shift, "insert"));
+    // Excel returns the inserted range; it is the same address as this one.
+    return this;
+  }
+  /** Deletes the cells, shifting the cells below up (see `WorkbookModel.shiftCells`). */
+  delete(shift: string): void {
+    this._call("delete", shift, (h) => this._ctx.model.shiftCells(this._sheet(h), h.rect, shift, "delete"));
+  }
   clear(applyTo?: ClearApplyTo): void {
     this._call("clear", applyTo, (h) => {
       const a = applyTo ?? "All";

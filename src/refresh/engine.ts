@@ -11,6 +11,7 @@ import { applyQuery, type LocalQuery } from "../query";
 import type { Binding, BindingFailure } from "./binding";
 import { decide, failureFrom, withFailure, withSuccess, withUnchanged, type QueryApplier } from "./plan";
 import type { RefreshSource } from "./source";
+import { chooseKey, type DeltaSummary, type KeyChoice } from "./delta";
 
 /** Progress of one refresh, for a status line. */
 export interface RefreshProgress {
@@ -29,7 +30,11 @@ export interface RefreshTarget {
    * room to grow) before writing the first cell, and on a failure after that restore the previous
    * data or leave the table clearly marked, then rethrow.
    */
-  write(binding: Binding, table: Table, options: { signal?: AbortSignal; onProgress?: (rowsWritten: number, totalRows: number) => void }): Promise<{ warnings: string[] }>;
+  write(
+    binding: Binding,
+    table: Table,
+    options: { signal?: AbortSignal; onProgress?: (rowsWritten: number, totalRows: number) => void; key?: KeyChoice | null },
+  ): Promise<{ warnings: string[]; delta?: DeltaSummary }>;
   /** Stores the (updated) binding in the workbook. */
   saveBinding(binding: Binding): Promise<void>;
 }
@@ -53,6 +58,8 @@ export interface RefreshReport {
   failure?: BindingFailure;
   warnings: string[];
   binding: Binding;
+  /** What an "updated" refresh wrote: delta or full rewrite, rows added/changed/removed (issue #15). */
+  delta?: DeltaSummary;
 }
 
 function abortError(signal: AbortSignal): Error {
@@ -103,13 +110,14 @@ export async function refreshOne(target: RefreshTarget, binding: Binding, source
     const total = decision.table.rows.length;
     options.onProgress?.({ bindingId: binding.id, phase: "writing", rowsWritten: 0, totalRows: total });
     const written = await target.write(binding, decision.table, {
+      key: result.status === "updated" && result.key !== undefined ? result.key : chooseKey(binding.source, null),
       signal: options.signal,
       onProgress: (rowsWritten, totalRows) => options.onProgress?.({ bindingId: binding.id, phase: "writing", rowsWritten, totalRows }),
     });
     warnings.push(...written.warnings);
-    const updated = withSuccess(binding, decision.table, decision.validators, now());
+    const updated: Binding = { ...withSuccess(binding, decision.table, decision.validators, now()), lastDelta: written.delta ?? null };
     await target.saveBinding(updated);
-    return report(updated, "updated");
+    return { ...report(updated, "updated"), delta: written.delta };
   } catch (err) {
     return fail(err);
   }

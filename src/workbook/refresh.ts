@@ -28,12 +28,26 @@ import { findOccupiedCell, prepareCalculation, setEvery, type CalculationGuard }
 import { bytesPerRow, loadInBlocks, throwIfAborted, writeInBlocks, WriteError } from "./blocks";
 import { queueColumnFormats, typedRows, errorText } from "./writer";
 import { readBindings, saveBinding } from "./bindingStore";
+import type { DeltaSummary, KeyChoice } from "../refresh/delta";
+import { dropRowHashes, storeRowHashes, tryDeltaWrite } from "./delta";
 
 export interface RefreshWriteOptions {
   signal?: AbortSignal;
   onProgress?: (rowsWritten: number, totalRows: number) => void;
   targetRequestBytes?: number;
   now?: () => Date;
+  /** The key rows are matched by for a delta (issue #15); null/absent: by position. */
+  key?: KeyChoice | null;
+  /** false: always a full rewrite (no delta is tried). */
+  delta?: boolean;
+}
+
+export interface RefreshWriteResult {
+  warnings: string[];
+  /** What was written: a delta (counts, match) or a full rewrite (with why no delta). */
+  delta: DeltaSummary;
+  /** Cells changed by a delta (new row, column): what "Show changes" highlights. Empty after a full rewrite. */
+  changedCells: Array<{ row: number; column: number }>;
 }
 
 function rangeOf(sheet: Excel.Worksheet, r: Rect): Excel.Range {
@@ -52,7 +66,7 @@ function uniformFormula(column: unknown[]): string | null {
  * @throws WriteError: `table_missing`, `table_changed`, `too_many_rows`, `occupied` (nothing written);
  * `cancelled`, `payload_too_large`, `write_failed` (previous data restored, or the table marked).
  */
-export async function writeRefresh(context: Excel.RequestContext, binding: Binding, table: Table, options: RefreshWriteOptions = {}): Promise<{ warnings: string[] }> {
+export async function writeRefresh(context: Excel.RequestContext, binding: Binding, table: Table, options: RefreshWriteOptions = {}): Promise<RefreshWriteResult> {
   const now = options.now ?? (() => new Date());
   const total = table.rows.length;
   throwIfAborted(options.signal, 0, total);
@@ -101,6 +115,48 @@ export async function writeRefresh(context: Excel.RequestContext, binding: Bindi
         `The refreshed table needs ${plan.bodyRows - geometry.bodyRows} more rows (${a1(plan.growth.row, plan.growth.column, plan.growth.rowCount, plan.growth.columnCount)} on "${sheet.name}"), but ${occupied} is not empty. Move the cells below the table and refresh again.`,
         { address: occupied },
       );
+    }
+  }
+
+  // --- delta (src/workbook/delta.ts): only what changed, when that is clearly cheaper ---
+  const infoCell = geometry.headerRow > 0 ? sheet.getRangeByIndexes(geometry.headerRow - 1, geometry.firstColumn, 1, 1) : null;
+  infoCell?.load("formulas");
+  await context.sync();
+  const ownsInfoCell = infoCell !== null && typeof infoCell.formulas[0][0] === "string" && (infoCell.formulas[0][0] as string).startsWith(INFO_PREFIX);
+  const completeInfo = () => infoComplete({
+    source: binding.source,
+    environment: binding.environment,
+    generatedAt: table.meta.generatedAt,
+    schemaVersion: table.meta.schemaVersion ?? binding.schemaVersion,
+    refreshedAt: now().toISOString(),
+    rowCount: total,
+  });
+  let noDelta = "delta refresh switched off";
+  if (options.delta !== false) {
+    try {
+      const d = await tryDeltaWrite(context, {
+        lo, sheet, geometry, binding, table, key: options.key ?? null, targetRequestBytes: options.targetRequestBytes,
+        markInProgress: () => { if (ownsInfoCell) infoCell!.values = [[infoInProgress("refresh", binding.source)]]; },
+        markComplete: () => { if (ownsInfoCell) infoCell!.values = [[completeInfo()]]; },
+      });
+      if (d.applied) {
+        const warnings: string[] = [];
+        await reapplySortAndFilter(context, lo, warnings);
+        return { warnings, delta: d.summary, changedCells: d.changes.map((c) => ({ row: c.row, column: c.column })) };
+      }
+      noDelta = d.reason;
+    } catch (err) {
+      // A delta stopped half way cannot be undone here (issue #10's rollback copy covers it once merged):
+      // the table is marked, and its fingerprints dropped so the next refresh plans from the cells.
+      const failure = err instanceof WriteError ? err : new WriteError("write_failed", `Writing to Excel failed: ${errorText(err)}`, { cause: err });
+      try {
+        if (ownsInfoCell) infoCell!.values = [[infoFailed("refresh", binding.source, now().toISOString(), failure.code, failure.message, false)]];
+        await context.sync();
+        await dropRowHashes(context, binding.id);
+      } catch {
+        // The in-progress marker stays.
+      }
+      throw new WriteError(failure.code, `${failure.message} The table may be incomplete; refresh again.`, failure.details);
     }
   }
 
@@ -245,26 +301,46 @@ export async function writeRefresh(context: Excel.RequestContext, binding: Bindi
   }
 
   try {
+    await storeRowHashes(context, binding, table, options.key ?? null, options.targetRequestBytes);
+  } catch (e) {
+    // Only the next refresh's cost depends on them: it reads the table once instead.
+    warnings.push(`The data is refreshed, but its row fingerprints could not be stored: ${errorText(e)}`);
+  }
+  await reapplySortAndFilter(context, lo, warnings);
+  return {
+    warnings,
+    delta: {
+      strategy: "full", matchedBy: "position", key: null, reason: `full rewrite: ${noDelta}`,
+      added: Math.max(0, total - geometry.bodyRows), changed: Math.min(total, geometry.bodyRows), removed: Math.max(0, geometry.bodyRows - total),
+      cellsWritten: total * dataColumns,
+    },
+    changedCells: [],
+  };
+}
+
+async function reapplySortAndFilter(context: Excel.RequestContext, lo: Excel.Table, warnings: string[]): Promise<void> {
+  try {
     lo.sort.reapply();
     lo.autoFilter.reapply();
     await context.sync();
   } catch (e) {
     warnings.push(`The data is refreshed, but the table's sort or filter could not be reapplied: ${errorText(e)}`);
   }
-  return { warnings };
 }
 
 /** The Excel {@link RefreshTarget} for one request context. */
-export function excelRefreshTarget(context: Excel.RequestContext, options: { secrets?: readonly string[]; targetRequestBytes?: number; now?: () => Date } = {}): RefreshTarget {
+export function excelRefreshTarget(context: Excel.RequestContext, options: { secrets?: readonly string[]; targetRequestBytes?: number; now?: () => Date; delta?: boolean } = {}): RefreshTarget {
   return {
     listBindings: () => readBindings(context),
     saveBinding: (b) => saveBinding(context, b, options.secrets ?? []),
-    write: (binding, table, o) => writeRefresh(context, binding, table, { ...o, targetRequestBytes: options.targetRequestBytes, now: options.now }),
+    write: (binding, table, o) => writeRefresh(context, binding, table, { ...o, targetRequestBytes: options.targetRequestBytes, now: options.now, delta: options.delta }),
   };
 }
 
 export interface TableRefreshOptions extends RefreshOptions {
   targetRequestBytes?: number;
+  /** false: never a delta (benchmarks compare against a full rewrite). */
+  delta?: boolean;
 }
 
 /**
