@@ -169,6 +169,21 @@ async function main(): Promise<void> {
     checks.push({ name: "unchanged refresh: one request, 304, zero cells", ok: refresh.requests === 1 && refresh.outcome === "unchanged" && refresh.cellsWritten === 0, detail: `${refresh.requests} request, ${refresh.cellsWritten} cells` });
   }
 
+  // Issue #15: delta refresh vs full rewrite of the same 200,000 × 12 table (own process, no service).
+  progress("  running deltaRefresh (200,000 × 12)...");
+  const deltaOut = execFileSync(process.execPath, ["--require", "tsx/cjs", "bench/deltaRefresh.ts", "200000"], { cwd: root, encoding: "utf8", maxBuffer: 16 * MB, stdio: ["ignore", "pipe", "inherit"] });
+  const deltaRefresh = JSON.parse(deltaOut.trim().split("\n").pop()!) as {
+    delta: { cellsWritten: number; requestBytes: number; responseBytes: number; strategy: string; added: number; changed: number; removed: number };
+    fullRewrite: { cellsWritten: number; requestBytes: number; responseBytes: number };
+    everyRowChanged: { requestBytes: number; strategy: string };
+    cellsRatio: number; requestBytesRatio: number; everyRowChangedRatio: number;
+  };
+  log("");
+  log(`Delta refresh (200,000 × 12; 1 % changed, 0.1 % added, 0.1 % removed): ${deltaRefresh.delta.strategy}, ${fmt(deltaRefresh.delta.cellsWritten)} cells and ${fmt(deltaRefresh.delta.requestBytes / MB, 3)} MB sent vs ${fmt(deltaRefresh.fullRewrite.cellsWritten)} cells and ${fmt(deltaRefresh.fullRewrite.requestBytes / MB, 2)} MB for a full rewrite (${fmt(deltaRefresh.cellsRatio * 100, 2)} % / ${fmt(deltaRefresh.requestBytesRatio * 100, 2)} %); every row changed: ${deltaRefresh.everyRowChanged.strategy}, ${fmt(deltaRefresh.everyRowChangedRatio, 3)}× the full rewrite's bytes`);
+  checks.push({ name: "deltaRefresh: cellsWritten ≤ 5 % of a full rewrite", ok: deltaRefresh.cellsRatio <= 0.05, detail: `${fmt(deltaRefresh.cellsRatio * 100, 2)} %` });
+  checks.push({ name: "deltaRefresh: requestBytes ≤ 5 % of a full rewrite", ok: deltaRefresh.requestBytesRatio <= 0.05, detail: `${fmt(deltaRefresh.requestBytesRatio * 100, 2)} %` });
+  checks.push({ name: "deltaRefresh: every row changed ≤ 1.1× a full rewrite", ok: deltaRefresh.everyRowChangedRatio <= 1.1, detail: `${fmt(deltaRefresh.everyRowChangedRatio, 3)}×` });
+
   const growth: Record<string, { rows: number; msPerKRow: number }[]> = {};
   log("");
   log("Growth (import ms per 1,000 rows):");
@@ -182,7 +197,7 @@ async function main(): Promise<void> {
   log("Budget checks:");
   for (const c of checks) log(`  ${c.ok ? "PASS" : "FAIL"}  ${c.name}  (${c.detail})`);
   if (asJson) {
-    console.log(JSON.stringify({ machine: { cpu, cores: os.cpus().length, node: process.version }, reps, scenarios: results, unchangedRefresh: refresh ?? null, growth, checks }));
+    console.log(JSON.stringify({ machine: { cpu, cores: os.cpus().length, node: process.version }, reps, scenarios: results, unchangedRefresh: refresh ?? null, deltaRefresh, growth, checks }));
   }
 }
 

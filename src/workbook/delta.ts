@@ -34,15 +34,15 @@ import {
   type RowRun,
   type TableRows,
 } from "../refresh/delta";
-import { hashKeyColumns, isRowHash, rowHashes } from "../refresh/rowHash";
+import { HashStoreError, packBase, packLogText, rowHash, rowHashes, shouldCompact, unpack, type HashLogEntry } from "../refresh/rowHash";
 import type { CellValue, Column } from "../table/model";
 import { planColumns, toValues } from "./cells";
 import { loadInBlocks, DEFAULT_TARGET_REQUEST_BYTES } from "./blocks";
 import { findOccupiedCell } from "./sheet";
 
 export const ROW_HASH_SHEET = "ppm_rowhash";
-/** Row 0: binding id; row 1: `{"k": key columns | null, "n": rows}`; rows 2…: one fingerprint per row. */
-const FIRST_HASH_ROW = 2;
+/** Row 0: binding id; row 1: `{"n": rows, "b": base cells, "l": log cells}`; rows 2…: base cells, then log cells. */
+const FIRST_STORE_ROW = 2;
 /** Unchanged rows read back to check the table is still in export order (a sort cleared later, an edit). */
 export const SAMPLE_ROWS = 16;
 
@@ -68,23 +68,28 @@ export type DeltaResult =
   | { applied: true; summary: DeltaSummary; changes: CellChange[] }
   | { applied: false; reason: string };
 
-interface HashColumn {
+interface StoreSlot {
   sheet: Excel.Worksheet;
   column: number;
-  keyColumns: string[] | null;
-  rows: number;
-  exists: boolean;
+  /** Stored fingerprints after replaying the log; null when there are none (or they are unreadable). */
+  hashes: string[] | null;
+  baseCells: number;
+  logCells: number;
+  logText: string;
+  logEntries: number;
+  /** Cells of this column in use (to clear leftovers). */
+  usedCells: number;
 }
 
-/** Finds (or picks a free column for) the binding's fingerprints; creates the sheet when `create`. */
-async function hashColumn(context: Excel.RequestContext, bindingId: string, create: boolean): Promise<HashColumn | null> {
+/** Finds the binding's column on the fingerprint sheet (or a free one), creating the sheet when `create`. */
+async function openStore(context: Excel.RequestContext, bindingId: string, create: boolean): Promise<StoreSlot | null> {
   let sheet = context.workbook.worksheets.getItemOrNullObject(ROW_HASH_SHEET);
   await context.sync();
   if (sheet.isNullObject) {
     if (!create) return null;
     sheet = context.workbook.worksheets.add(ROW_HASH_SHEET);
     sheet.visibility = "VeryHidden";
-    return { sheet, column: 0, keyColumns: null, rows: 0, exists: false };
+    return { sheet, column: 0, hashes: null, baseCells: 0, logCells: 0, logText: "", logEntries: 0, usedCells: 0 };
   }
   const used = sheet.getUsedRangeOrNullObject(true);
   used.load("columnCount,columnIndex");
@@ -99,57 +104,71 @@ async function hashColumn(context: Excel.RequestContext, bindingId: string, crea
   }
   const column = head[0].findIndex((v) => v === bindingId);
   if (column < 0) {
-    if (!create) return null;
     const free = head[0].findIndex((v) => v === "");
-    return { sheet, column: free < 0 ? width : free, keyColumns: null, rows: 0, exists: false };
+    return create ? { sheet, column: free < 0 ? width : free, hashes: null, baseCells: 0, logCells: 0, logText: "", logEntries: 0, usedCells: 0 } : null;
+  }
+  const empty: StoreSlot = { sheet, column, hashes: null, baseCells: 0, logCells: 0, logText: "", logEntries: 0, usedCells: 0 };
+  let meta: { n?: unknown; b?: unknown; l?: unknown };
+  try {
+    meta = JSON.parse(String(head[1][column])) as typeof meta;
+  } catch {
+    return empty;
+  }
+  const int = (x: unknown) => (typeof x === "number" && Number.isInteger(x) && x >= 0 ? x : -1);
+  const n = int(meta.n), b = int(meta.b), l = int(meta.l);
+  if (n < 0 || b < 0 || l < 0) return empty;
+  const cells = b + l;
+  let values: unknown[][] = [];
+  if (cells > 0) {
+    values = await loadInBlocks(context, (from, count) => sheet.getRangeByIndexes(FIRST_STORE_ROW + from, column, count, 1), cells, "values", 32_000);
   }
   try {
-    const meta = JSON.parse(String(head[1][column])) as { k?: unknown; n?: unknown };
-    const k = Array.isArray(meta.k) && meta.k.every((x) => typeof x === "string") ? (meta.k as string[]) : null;
-    const n = typeof meta.n === "number" && Number.isInteger(meta.n) && meta.n >= 0 ? meta.n : -1;
-    return { sheet, column, keyColumns: k, rows: n, exists: n >= 0 };
-  } catch {
-    return { sheet, column, keyColumns: null, rows: -1, exists: false };
+    const u = unpack(values.slice(0, b).map((r) => r[0]), values.slice(b).map((r) => r[0]));
+    if (u.hashes.length !== n) return { ...empty, usedCells: cells };
+    return { sheet, column, hashes: u.hashes, baseCells: b, logCells: l, logText: u.text, logEntries: u.log.length, usedCells: cells };
+  } catch (e) {
+    if (e instanceof HashStoreError) return { ...empty, usedCells: cells };
+    throw e;
   }
 }
 
-function hashHeader(bindingId: string, keyColumns: string[] | null, rows: number): string[][] {
-  return [[bindingId], [JSON.stringify({ k: keyColumns, n: rows })]];
+/** Queues writing a whole new base (and an empty log) into the slot. */
+function queueBase(slot: StoreSlot, bindingId: string, hashes: readonly string[]): void {
+  const base = packBase(hashes);
+  const { sheet, column } = slot;
+  sheet.getRangeByIndexes(0, column, 2, 1).values = [[bindingId], [JSON.stringify({ n: hashes.length, b: base.length, l: 0 })]];
+  if (base.length) sheet.getRangeByIndexes(FIRST_STORE_ROW, column, base.length, 1).values = base.map((c) => [c]);
+  if (slot.usedCells > base.length) sheet.getRangeByIndexes(FIRST_STORE_ROW + base.length, column, slot.usedCells - base.length, 1).clear("Contents");
+}
+
+/** Queues appending one log entry (only the last, partly filled log cell and new ones are written). */
+function queueLogEntry(slot: StoreSlot, bindingId: string, rows: number, entry: HashLogEntry): void {
+  const text = (slot.logText ? slot.logText + "\n" : "") + JSON.stringify(entry);
+  const cells = packLogText(text);
+  const from = Math.max(0, slot.logCells - 1);
+  const { sheet, column } = slot;
+  sheet.getRangeByIndexes(0, column, 2, 1).values = [[bindingId], [JSON.stringify({ n: rows, b: slot.baseCells, l: cells.length })]];
+  const part = cells.slice(from);
+  if (part.length) sheet.getRangeByIndexes(FIRST_STORE_ROW + slot.baseCells + from, column, part.length, 1).values = part.map((c) => [c]);
 }
 
 /**
- * Stores the fingerprints of a table's rows for a binding after a full write (own syncs, in
- * request-sized blocks): ≈ 17 bytes per row, 1/12 to 1/6 of the table's own bytes.
+ * Stores the fingerprints of a table's rows after a full write: 7 characters per row packed 4,000
+ * to a cell (≈ 1.4 MB for 200,000 rows, about 6 % of the table's own request bytes).
  */
-export async function storeRowHashes(context: Excel.RequestContext, binding: Binding, table: Table, key: KeyChoice | null, targetRequestBytes = DEFAULT_TARGET_REQUEST_BYTES): Promise<void> {
-  const plans = planColumns(table);
-  const typed = toValues(table.rows, plans, 0, table.rows.length);
-  const keyColumns = key ? hashKeyColumns(table.columns, key.candidates) : null;
-  const hashes = rowHashes(table.columns, typed, keyColumns);
-  const at = await hashColumn(context, binding.id, true);
-  if (at) await writeHashColumn(context, at, binding.id, keyColumns, hashes, targetRequestBytes);
-}
-
-async function writeHashColumn(context: Excel.RequestContext, at: HashColumn, bindingId: string, keyColumns: string[] | null, hashes: string[], targetRequestBytes: number): Promise<void> {
-  // Rows left over from a longer table; `rows` is -1 when the header was unreadable (clear a generous tail).
-  const stale = at.rows < 0 ? 0 : at.rows;
-  if (stale > hashes.length) at.sheet.getRangeByIndexes(FIRST_HASH_ROW + hashes.length, at.column, stale - hashes.length, 1).clear("Contents");
-  at.sheet.getRangeByIndexes(0, at.column, 2, 1).values = hashHeader(bindingId, keyColumns, hashes.length);
-  // 14 characters + quotes and a comma per row: ≈ 200,000 rows per 4 MB request.
-  const perBlock = Math.max(1, Math.floor(targetRequestBytes / 20));
-  for (let from = 0; from < hashes.length; from += perBlock) {
-    const part = hashes.slice(from, from + perBlock).map((h) => [h]);
-    at.sheet.getRangeByIndexes(FIRST_HASH_ROW + from, at.column, part.length, 1).values = part;
-    await context.sync();
-  }
+export async function storeRowHashes(context: Excel.RequestContext, binding: Binding, table: Table): Promise<void> {
+  const hashes = rowHashes(toValues(table.rows, planColumns(table), 0, table.rows.length));
+  const slot = await openStore(context, binding.id, true);
+  if (!slot) return;
+  queueBase(slot, binding.id, hashes);
   await context.sync();
 }
 
 /** Forgets a binding's fingerprints (after a failed delta: the next refresh reads the table once). */
 export async function dropRowHashes(context: Excel.RequestContext, bindingId: string): Promise<void> {
-  const at = await hashColumn(context, bindingId, false);
-  if (!at) return;
-  at.sheet.getRangeByIndexes(0, at.column, FIRST_HASH_ROW + Math.max(0, at.rows), 1).clear("Contents");
+  const slot = await openStore(context, bindingId, false);
+  if (!slot) return;
+  slot.sheet.getRangeByIndexes(0, slot.column, FIRST_STORE_ROW + Math.max(0, slot.usedCells), 1).clear("Contents");
   await context.sync();
 }
 
@@ -189,7 +208,13 @@ async function readRows(context: Excel.RequestContext, sheet: Excel.Worksheet, g
   return out;
 }
 
-const HASH_COLUMNS: Column[] = [{ name: "k", type: "text" }, { name: "h", type: "text" }];
+const HASH_COLUMN = "\u0000fingerprint";
+
+/** Key column lists of the choice whose columns are all in the table (the planner checks uniqueness). */
+function usableCandidates(columns: readonly Column[], key: KeyChoice | null): string[][] {
+  if (!key) return [];
+  return key.candidates.filter((c) => c.length > 0 && c.every((n) => columns.some((col) => col.name === n)));
+}
 
 /**
  * Plans and, when it is clearly cheaper than a full rewrite, writes a delta. Throws only for a
@@ -215,10 +240,11 @@ export async function tryDeltaWrite(context: Excel.RequestContext, d: DeltaInput
   if (formats.some((f, i) => String(firstFormats.numberFormat[0][i]) !== f)) return { applied: false, reason: "the column formats changed" };
 
   const typed = toValues(table.rows, plans, 0, newRows);
-  const keyColumns = d.key ? hashKeyColumns(table.columns, d.key.candidates) : null;
-  const newHashes = rowHashes(table.columns, typed, keyColumns);
-  const stored = await hashColumn(context, binding.id, false);
+  const newHashes = rowHashes(typed);
+  const slot = await openStore(context, binding.id, true);
   const cols = geometry.dataColumns;
+  const maxRatio = d.maxCostRatio ?? DELTA_MAX_COST_RATIO;
+  const m = DEFAULT_COST_MODEL;
 
   let removed: RowRun[];
   let inserted: InsertRun[];
@@ -227,34 +253,41 @@ export async function tryDeltaWrite(context: Excel.RequestContext, d: DeltaInput
   let matchReason: string;
   let usedKey: string[] | null;
   let changedRows: number;
-  let hashesValid = false;
+  let fromFingerprints = false;
 
-  if (stored && stored.exists && stored.rows === oldRows && JSON.stringify(stored.keyColumns) === JSON.stringify(keyColumns)) {
-    const hashes = await loadInBlocks(context, (from, count) => stored.sheet.getRangeByIndexes(FIRST_HASH_ROW + from, stored.column, count, 1), oldRows, "values", 20);
-    const oldHashes = hashes.map((r) => r[0]);
-    if (!oldHashes.every(isRowHash)) return { applied: false, reason: "the stored row fingerprints are damaged" };
-    const split = (h: string): CellValue[] => [h.slice(1, 6), h.slice(6)];
-    const hp = planDelta(
-      { columns: HASH_COLUMNS, rows: (oldHashes as string[]).map(split) },
-      { columns: HASH_COLUMNS, rows: newHashes.map(split) },
-      keyColumns ? { candidates: [["k"]], origin: d.key?.origin ?? "none", reason: d.key?.reason ?? "" } : null,
-      { maxCostRatio: Infinity },
-    );
+  if (slot && slot.hashes && slot.hashes.length === oldRows) {
+    const oldHashes = slot.hashes;
+    // The key columns come from the table itself (a few bytes per row); the rest from the fingerprints.
+    const candidates = usableCandidates(table.columns, d.key);
+    const keyNames = [...new Set(candidates.flat())];
+    const keyIdx = keyNames.map((n) => table.columns.findIndex((c) => c.name === n));
+    const keyValues: unknown[][] = [];
+    for (const i of keyIdx) {
+      const col = await loadInBlocks(context, (from, count) => sheet.getRangeByIndexes(bodyRow + from, geometry.firstColumn + i, count, 1), oldRows, "values", 24);
+      keyValues.push(col.map((r) => r[0]));
+    }
+    const planCols: Column[] = [...keyIdx.map((i) => table.columns[i]), { name: HASH_COLUMN, type: "text" }];
+    const norm = (v: unknown): CellValue => (v === "" || v === undefined ? null : (v as CellValue));
+    const oldT: TableRows = { columns: planCols, rows: oldHashes.map((h, r) => [...keyValues.map((c) => norm(c[r])), h]) };
+    const newT: TableRows = { columns: planCols, rows: newHashes.map((h, r) => [...keyIdx.map((i) => norm(typed[r][i])), h]) };
+    const hp = planDelta(oldT, newT, d.key ? { ...d.key, candidates } : null, { maxCostRatio: Infinity });
     if (hp.strategy === "full") return { applied: false, reason: hp.fullReason };
     const changedPairs = new Map<number, number>();
     for (const c of hp.changes) changedPairs.set(c.row, c.oldRow);
-    // Check rows that will be read anyway, plus a few unchanged ones spread over the table.
+    // Before reading rows back: even one cell per changed row may already cost too much.
+    const ins = hp.inserted.reduce((n, r) => n + r.rows.length, 0);
+    const least = changedPairs.size * (m.cell + m.rangeWrite) + ins * cols * m.cell + hp.inserted.length * (m.rangeWrite + m.rowOperation) + hp.removed.length * m.rowOperation;
+    const leastRatio = least / (newRows * cols * m.cell + m.rowOperation);
+    if (leastRatio > maxRatio) return { applied: false, reason: `a delta would cost at least ${leastRatio.toFixed(2)}× a full rewrite (limit ${maxRatio})` };
+    // Changed rows are read back (for the exact cells) and checked against their fingerprints. Matched
+    // by key, a table that was sorted (or edited) since shows up as changed or reordered rows anyway;
+    // matched by position, a few unchanged rows spread over the table are checked too.
     const sample: number[] = [];
-    const kept = new Set<number>();
-    for (let i = 0; i < SAMPLE_ROWS; i++) sample.push(Math.floor(((i + 0.5) * oldRows) / SAMPLE_ROWS));
-    const toRead = [...changedPairs.values(), ...rowsOf(hp.removed), ...sample];
-    for (const s of sample) kept.add(s);
-    const old = await readRows(context, sheet, geometry, toRead);
-    const readRowsList = [...old.keys()];
-    const rehashed = rowHashes(table.columns, readRowsList.map((r) => old.get(r) as Cell[]), keyColumns);
-    for (let i = 0; i < readRowsList.length; i++) {
-      if (rehashed[i] !== oldHashes[readRowsList[i]]) {
-        return { applied: false, reason: `row ${readRowsList[i] + 1} of the table is not the row the last refresh wrote there (sorted, moved or edited since)` };
+    if (hp.matchedBy === "position") for (let i = 0; i < SAMPLE_ROWS; i++) sample.push(Math.floor(((i + 0.5) * oldRows) / SAMPLE_ROWS));
+    const old = await readRows(context, await namedSheet(context, sheet), geometry, [...changedPairs.values(), ...sample]);
+    for (const [r, values] of old) {
+      if (rowHash(values) !== oldHashes[r]) {
+        return { applied: false, reason: `row ${r + 1} of the table is not the row the last refresh wrote there (sorted, moved or edited since)` };
       }
     }
     changes = [];
@@ -266,17 +299,15 @@ export async function tryDeltaWrite(context: Excel.RequestContext, d: DeltaInput
     removed = hp.removed;
     inserted = hp.inserted.map((run) => ({ start: run.start, rows: typed.slice(run.start, run.start + run.rows.length) }));
     matchedBy = hp.matchedBy;
-    usedKey = hp.matchedBy === "key" ? keyColumns : null;
-    matchReason = hp.matchedBy === "key" ? `matched by key (${(keyColumns ?? []).join(", ")}): ${d.key?.reason ?? ""}` : hp.matchReason.replace(/\(k\)/g, `(${(keyColumns ?? []).join(", ")})`);
+    usedKey = hp.key;
+    matchReason = hp.matchReason.replace(`; ${HASH_COLUMN}`, "");
     changedRows = new Set(changes.map((c) => c.row)).size;
-    hashesValid = true;
+    fromFingerprints = true;
   } else {
-    // No usable fingerprints: read the table once and plan from its values.
+    // No usable fingerprints (imported before they existed, or dropped after a failure): read the table once.
     const values = await loadInBlocks(context, (from, count) => sheet.getRangeByIndexes(bodyRow + from, geometry.firstColumn, count, cols), oldRows, "values", 16 * cols);
     const norm = (rows: readonly unknown[][]): CellValue[][] => rows.map((r) => r.map((v) => (v === "" || v === undefined ? null : (v as CellValue))));
-    const oldT: TableRows = { columns: table.columns, rows: norm(values) };
-    const newT: TableRows = { columns: table.columns, rows: norm(typed) };
-    const p = planDelta(oldT, newT, d.key, { maxCostRatio: Infinity });
+    const p = planDelta({ columns: table.columns, rows: norm(values) }, { columns: table.columns, rows: norm(typed) }, d.key, { maxCostRatio: Infinity });
     if (p.strategy === "full") return { applied: false, reason: p.fullReason };
     removed = p.removed;
     inserted = p.inserted.map((run) => ({ start: run.start, rows: typed.slice(run.start, run.start + run.rows.length) }));
@@ -287,25 +318,23 @@ export async function tryDeltaWrite(context: Excel.RequestContext, d: DeltaInput
     changedRows = p.counts.changed;
   }
 
-  // --- cost: the same model as the planner, with the real cells ---
+  // --- cost: the planner's model with the real cells ---
   const spans = changeSpans(changes);
   const insertedRows = inserted.reduce((n, r) => n + r.rows.length, 0);
   const removedRows = removed.reduce((n, r) => n + r.count, 0);
-  const m = DEFAULT_COST_MODEL;
   const cellsWritten = changes.length + insertedRows * cols;
   const deltaCost = cellsWritten * m.cell + (spans.length + inserted.length) * m.rangeWrite + (removed.length + inserted.length) * m.rowOperation;
   const fullCost = newRows * cols * m.cell + m.rowOperation;
-  const maxRatio = d.maxCostRatio ?? DELTA_MAX_COST_RATIO;
   if (deltaCost / fullCost > maxRatio) return { applied: false, reason: `a delta would cost ${(deltaCost / fullCost).toFixed(2)}× a full rewrite (limit ${maxRatio})` };
   if (removedRows >= oldRows) return { applied: false, reason: "every old row is removed" };
 
   // Rows appended below the last kept row grow the table into the cells under it: they must be empty.
   const afterRemoval = oldRows - removedRows;
-  let appendFrom = newRows; // first new index that lies past the rows already in the table
+  let appendFrom = newRows;
   {
     let body = afterRemoval;
     for (const run of inserted) {
-      if (run.start >= body) { appendFrom = Math.min(appendFrom, run.start); }
+      if (run.start >= body) appendFrom = Math.min(appendFrom, run.start);
       body += run.rows.length;
     }
   }
@@ -318,9 +347,8 @@ export async function tryDeltaWrite(context: Excel.RequestContext, d: DeltaInput
   }
 
   // --- write: removed rows bottom-up, inserted rows top-down, then the changed cells ---
-  const found = await hashColumn(context, binding.id, true);
-  // Mirrored row operations keep valid fingerprints in step; otherwise they are written whole at the end.
-  const hashAt = found && hashesValid ? found : null;
+  // Ranges hang off the sheet by name: the shortest object path per operation (bytes on the web).
+  const ws = await namedSheet(context, sheet);
   const target = d.targetRequestBytes ?? DEFAULT_TARGET_REQUEST_BYTES;
   let pending = 0;
   const flush = async (bytes: number) => {
@@ -334,53 +362,45 @@ export async function tryDeltaWrite(context: Excel.RequestContext, d: DeltaInput
   const width = geometry.dataColumns + geometry.userColumns;
   for (let i = removed.length - 1; i >= 0; i--) {
     const run = removed[i];
-    sheet.getRangeByIndexes(bodyRow + run.start, geometry.firstColumn, run.count, width).delete("Up");
-    hashAt?.sheet.getRangeByIndexes(FIRST_HASH_ROW + run.start, hashAt.column, run.count, 1).delete("Up");
-    await flush(200);
+    ws.getRangeByIndexes(bodyRow + run.start, geometry.firstColumn, run.count, width).delete("Up");
+    await flush(300);
   }
   let body = afterRemoval;
   for (const run of inserted) {
     const n = run.rows.length;
-    const rect = sheet.getRangeByIndexes(bodyRow + run.start, geometry.firstColumn, n, width);
+    const rect = ws.getRangeByIndexes(bodyRow + run.start, geometry.firstColumn, n, width);
     if (run.start < body) rect.insert("Down");
-    else d.lo.resize(sheet.getRangeByIndexes(geometry.headerRow, geometry.firstColumn, 1 + run.start + n, width));
+    else d.lo.resize(ws.getRangeByIndexes(geometry.headerRow, geometry.firstColumn, 1 + run.start + n, width));
     body += n;
     rect.numberFormat = run.rows.map(() => formats);
     rect.values = run.rows as Cell[][];
-    if (hashAt) {
-      const h = hashAt.sheet.getRangeByIndexes(FIRST_HASH_ROW + run.start, hashAt.column, n, 1);
-      h.insert("Down");
-      h.values = newHashes.slice(run.start, run.start + n).map((x) => [x]);
-    }
-    await flush(n * cols * 16 + 200);
+    await flush(n * cols * 24 + 400);
   }
-  for (const s of spans) {
-    sheet.getRangeByIndexes(bodyRow + s.row, geometry.firstColumn + s.column, 1, s.values.length).values = [s.values as Cell[]];
-    await flush(s.values.length * 16 + 120);
+  for (const sp of spans) {
+    ws.getRangeByIndexes(bodyRow + sp.row, geometry.firstColumn + sp.column, 1, sp.values.length).values = [sp.values as Cell[]];
+    await flush(sp.values.length * 16 + 200);
   }
-  if (hashAt) {
-    const changedNew = [...new Set(changes.map((c) => c.row))];
-    for (const r of changedNew) hashAt.sheet.getRangeByIndexes(FIRST_HASH_ROW + r, hashAt.column, 1, 1).values = [[newHashes[r]]];
-    hashAt.sheet.getRangeByIndexes(0, hashAt.column, 2, 1).values = hashHeader(binding.id, keyColumns, newRows);
-  } else if (found) {
-    // Planned from the table's values: the fingerprints are written whole, after the table's own writes.
-    await context.sync();
-    await writeHashColumn(context, found, binding.id, keyColumns, newHashes, target);
+  if (slot) {
+    const entry: HashLogEntry = {
+      d: removed.map((r) => [r.start, r.count]),
+      i: inserted.map((r) => [r.start, newHashes.slice(r.start, r.start + r.rows.length).join("")]),
+      c: [...new Set(changes.map((c) => c.row))].map((r) => [r, newHashes[r]]),
+    };
+    if (!fromFingerprints || shouldCompact(newRows, slot.logText.length + JSON.stringify(entry).length, slot.logEntries + 1)) queueBase(slot, binding.id, newHashes);
+    else queueLogEntry(slot, binding.id, newRows, entry);
   }
   d.markComplete();
   await context.sync();
   return {
     applied: true,
     changes,
-    summary: {
-      strategy: "delta",
-      matchedBy,
-      key: usedKey,
-      reason: matchReason,
-      added: insertedRows,
-      changed: changedRows,
-      removed: removedRows,
-      cellsWritten,
-    },
+    summary: { strategy: "delta", matchedBy, key: usedKey, reason: matchReason, added: insertedRows, changed: changedRows, removed: removedRows, cellsWritten },
   };
+}
+
+/** The sheet addressed by name: the shortest object path for the many small range operations of a delta. */
+async function namedSheet(context: Excel.RequestContext, sheet: Excel.Worksheet): Promise<Excel.Worksheet> {
+  sheet.load("name");
+  await context.sync();
+  return context.workbook.worksheets.getItem(sheet.name);
 }

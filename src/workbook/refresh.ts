@@ -301,7 +301,7 @@ export async function writeRefresh(context: Excel.RequestContext, binding: Bindi
   }
 
   try {
-    await storeRowHashes(context, binding, table, options.key ?? null, options.targetRequestBytes);
+    await storeRowHashes(context, binding, table);
   } catch (e) {
     // Only the next refresh's cost depends on them: it reads the table once instead.
     warnings.push(`The data is refreshed, but its row fingerprints could not be stored: ${errorText(e)}`);
