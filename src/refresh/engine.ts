@@ -37,6 +37,33 @@ export interface RefreshTarget {
   ): Promise<{ warnings: string[]; delta?: DeltaSummary }>;
   /** Stores the (updated) binding in the workbook. */
   saveBinding(binding: Binding): Promise<void>;
+  /**
+   * Marks the table as not refreshed (issue #15: the info line starts with the reason and time),
+   * after a failure that left the previous data in place. Optional; errors become warnings.
+   */
+  markStale?(binding: Binding, failure: BindingFailure): Promise<void>;
+  /** Removes a stale mark after a refresh that found the data unchanged (a write removes it anyway). */
+  markFresh?(binding: Binding): Promise<void>;
+  /** Appends one entry to the workbook's refresh log (issue #15). Optional; errors become warnings. */
+  logRefresh?(entry: RefreshLogEntry): Promise<void>;
+}
+
+/** One line of the refresh log kept in the workbook: never data values, never a token. */
+export interface RefreshLogEntry {
+  at: string;
+  bindingId: string;
+  tableName: string;
+  outcome: "unchanged" | "updated" | "failed";
+  added: number;
+  changed: number;
+  removed: number;
+  /** Delta or full rewrite (updated only). */
+  strategy: "delta" | "full" | null;
+  ms: number;
+  /** Cells written to Excel (0 when unchanged or failed). */
+  cellsWritten: number;
+  /** Failure code (failed only); the message is on the binding. */
+  code: string | null;
 }
 
 export interface RefreshOptions {
@@ -78,6 +105,29 @@ const defaultApplier: QueryApplier = (t: Table, query: LocalQuery) => applyQuery
  */
 export async function refreshOne(target: RefreshTarget, binding: Binding, source: RefreshSource, options: RefreshOptions = {}): Promise<RefreshReport> {
   const now = options.now ?? (() => new Date());
+  const started = Date.now();
+  const r = await refreshOneInner(target, binding, source, options, now);
+  const failure = r.failure;
+  try {
+    if (r.outcome === "failed" && failure && failure.code !== "cancelled") await target.markStale?.(r.binding, failure);
+    if (r.outcome === "unchanged" && binding.lastFailure) await target.markFresh?.(r.binding);
+  } catch (e) {
+    r.warnings.push(`The table's info line could not be updated: ${failureFrom(e, now(), options.secrets ?? []).message}`);
+  }
+  try {
+    await target.logRefresh?.({
+      at: now().toISOString(), bindingId: r.bindingId, tableName: r.tableName, outcome: r.outcome,
+      added: r.delta?.added ?? 0, changed: r.delta?.changed ?? 0, removed: r.delta?.removed ?? 0,
+      strategy: r.delta?.strategy ?? null, ms: Date.now() - started, cellsWritten: r.delta?.cellsWritten ?? 0,
+      code: failure?.code ?? null,
+    });
+  } catch (e) {
+    r.warnings.push(`The refresh log could not be updated: ${failureFrom(e, now(), options.secrets ?? []).message}`);
+  }
+  return r;
+}
+
+async function refreshOneInner(target: RefreshTarget, binding: Binding, source: RefreshSource, options: RefreshOptions, now: () => Date): Promise<RefreshReport> {
   const secrets = options.secrets ?? [];
   const warnings: string[] = [];
   const report = (b: Binding, outcome: RefreshReport["outcome"], failure?: BindingFailure): RefreshReport => ({

@@ -23,7 +23,9 @@ import { refreshAll, refreshOne, type RefreshOptions, type RefreshReport, type R
 import type { RefreshSource } from "../refresh/source";
 import { planColumns, TEXT_FORMAT } from "./cells";
 import { a1 } from "./names";
-import { INFO_PREFIX, infoComplete, infoFailed, infoInProgress } from "./info";
+import { INFO_PREFIX, infoComplete, infoFailed, infoInProgress, infoStale, isStaleInfo } from "./info";
+import { appendRefreshLog } from "./refreshLog";
+import type { BindingFailure } from "../refresh/binding";
 import { findOccupiedCell, prepareCalculation, setEvery, type CalculationGuard } from "./sheet";
 import { bytesPerRow, loadInBlocks, throwIfAborted, writeInBlocks, WriteError } from "./blocks";
 import { queueColumnFormats, typedRows, errorText } from "./writer";
@@ -334,7 +336,41 @@ export function excelRefreshTarget(context: Excel.RequestContext, options: { sec
     listBindings: () => readBindings(context),
     saveBinding: (b) => saveBinding(context, b, options.secrets ?? []),
     write: (binding, table, o) => writeRefresh(context, binding, table, { ...o, targetRequestBytes: options.targetRequestBytes, now: options.now, delta: options.delta }),
+    markStale: (binding, failure) => writeStaleMark(context, binding, failure),
+    markFresh: (binding) => writeStaleMark(context, binding, null),
+    logRefresh: (entry) => appendRefreshLog(context, entry),
   };
+}
+
+/**
+ * Puts the stale mark at the start of a table's info line (`failure`), or removes it (null), keeping
+ * the generation time and the last successful refresh from the binding. Leaves the line alone when
+ * it is not the add-in's, or says the table may be INCOMPLETE (that warning must stay).
+ */
+export async function writeStaleMark(context: Excel.RequestContext, binding: Binding, failure: BindingFailure | null): Promise<void> {
+  const lo = context.workbook.tables.getItemOrNullObject(binding.tableName);
+  await context.sync();
+  if (lo.isNullObject) return;
+  const whole = lo.getRange();
+  whole.load("rowIndex,columnIndex");
+  await context.sync();
+  if (whole.rowIndex === 0) return;
+  const cell = lo.worksheet.getRangeByIndexes(whole.rowIndex - 1, whole.columnIndex, 1, 1);
+  cell.load("values");
+  await context.sync();
+  const text = cell.values[0][0];
+  if (typeof text !== "string" || !text.startsWith(INFO_PREFIX) || text.includes("INCOMPLETE")) return;
+  if (!failure && !isStaleInfo(text)) return;
+  const facts = {
+    source: binding.source,
+    environment: binding.environment,
+    generatedAt: binding.validators.generatedAt ?? null,
+    schemaVersion: binding.schemaVersion,
+    refreshedAt: binding.lastRefreshAt ?? "",
+    rowCount: binding.rowCount,
+  };
+  cell.values = [[failure ? infoStale(`${failure.message} (${failure.code})`, failure.at, facts) : infoComplete(facts)]];
+  await context.sync();
 }
 
 export interface TableRefreshOptions extends RefreshOptions {
