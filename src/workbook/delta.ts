@@ -66,7 +66,17 @@ export interface DeltaInput {
 
 export type DeltaResult =
   | { applied: true; summary: DeltaSummary; changes: CellChange[] }
-  | { applied: false; reason: string };
+  | { applied: false; reason: string; counts?: PlannedCounts };
+
+/** Rows matched and counted by a plan that was not written as a delta (the summary still shows them). */
+export interface PlannedCounts {
+  matchedBy: "key" | "position";
+  key: string[] | null;
+  matchReason: string;
+  added: number;
+  changed: number;
+  removed: number;
+}
 
 interface StoreSlot {
   sheet: Excel.Worksheet;
@@ -254,6 +264,7 @@ export async function tryDeltaWrite(context: Excel.RequestContext, d: DeltaInput
   let usedKey: string[] | null;
   let changedRows: number;
   let fromFingerprints = false;
+  let planned: PlannedCounts | undefined;
 
   if (slot && slot.hashes && slot.hashes.length === oldRows) {
     const oldHashes = slot.hashes;
@@ -271,14 +282,16 @@ export async function tryDeltaWrite(context: Excel.RequestContext, d: DeltaInput
     const oldT: TableRows = { columns: planCols, rows: oldHashes.map((h, r) => [...keyValues.map((c) => norm(c[r])), h]) };
     const newT: TableRows = { columns: planCols, rows: newHashes.map((h, r) => [...keyIdx.map((i) => norm(typed[r][i])), h]) };
     const hp = planDelta(oldT, newT, d.key ? { ...d.key, candidates } : null, { maxCostRatio: Infinity });
-    if (hp.strategy === "full") return { applied: false, reason: hp.fullReason };
+    const hpCounts: PlannedCounts = { matchedBy: hp.matchedBy, key: hp.key, matchReason: hp.matchReason.replace(`; ${HASH_COLUMN}`, ""), added: hp.counts.added, changed: hp.counts.changed, removed: hp.counts.removed };
+    planned = hpCounts;
+    if (hp.strategy === "full") return { applied: false, reason: hp.fullReason, counts: hpCounts };
     const changedPairs = new Map<number, number>();
     for (const c of hp.changes) changedPairs.set(c.row, c.oldRow);
     // Before reading rows back: even one cell per changed row may already cost too much.
     const ins = hp.inserted.reduce((n, r) => n + r.rows.length, 0);
     const least = changedPairs.size * (m.cell + m.rangeWrite) + ins * cols * m.cell + hp.inserted.length * (m.rangeWrite + m.rowOperation) + hp.removed.length * m.rowOperation;
     const leastRatio = least / (newRows * cols * m.cell + m.rowOperation);
-    if (leastRatio > maxRatio) return { applied: false, reason: `a delta would cost at least ${leastRatio.toFixed(2)}× a full rewrite (limit ${maxRatio})` };
+    if (leastRatio > maxRatio) return { applied: false, reason: `a delta would cost at least ${leastRatio.toFixed(2)}× a full rewrite (limit ${maxRatio})`, counts: hpCounts };
     // Changed rows are read back (for the exact cells) and checked against their fingerprints. Matched
     // by key, a table that was sorted (or edited) since shows up as changed or reordered rows anyway;
     // matched by position, a few unchanged rows spread over the table are checked too.
@@ -308,7 +321,8 @@ export async function tryDeltaWrite(context: Excel.RequestContext, d: DeltaInput
     const values = await loadInBlocks(context, (from, count) => sheet.getRangeByIndexes(bodyRow + from, geometry.firstColumn, count, cols), oldRows, "values", 16 * cols);
     const norm = (rows: readonly unknown[][]): CellValue[][] => rows.map((r) => r.map((v) => (v === "" || v === undefined ? null : (v as CellValue))));
     const p = planDelta({ columns: table.columns, rows: norm(values) }, { columns: table.columns, rows: norm(typed) }, d.key, { maxCostRatio: Infinity });
-    if (p.strategy === "full") return { applied: false, reason: p.fullReason };
+    planned = { matchedBy: p.matchedBy, key: p.key, matchReason: p.matchReason, added: p.counts.added, changed: p.counts.changed, removed: p.counts.removed };
+    if (p.strategy === "full") return { applied: false, reason: p.fullReason, counts: planned };
     removed = p.removed;
     inserted = p.inserted.map((run) => ({ start: run.start, rows: typed.slice(run.start, run.start + run.rows.length) }));
     changes = p.changes.map((c) => ({ ...c, value: typed[c.row][c.column] }));
@@ -325,8 +339,8 @@ export async function tryDeltaWrite(context: Excel.RequestContext, d: DeltaInput
   const cellsWritten = changes.length + insertedRows * cols;
   const deltaCost = cellsWritten * m.cell + (spans.length + inserted.length) * m.rangeWrite + (removed.length + inserted.length) * m.rowOperation;
   const fullCost = newRows * cols * m.cell + m.rowOperation;
-  if (deltaCost / fullCost > maxRatio) return { applied: false, reason: `a delta would cost ${(deltaCost / fullCost).toFixed(2)}× a full rewrite (limit ${maxRatio})` };
-  if (removedRows >= oldRows) return { applied: false, reason: "every old row is removed" };
+  if (deltaCost / fullCost > maxRatio) return { applied: false, reason: `a delta would cost ${(deltaCost / fullCost).toFixed(2)}× a full rewrite (limit ${maxRatio})`, counts: planned };
+  if (removedRows >= oldRows) return { applied: false, reason: "every old row is removed", counts: planned };
 
   // Rows appended below the last kept row grow the table into the cells under it: they must be empty.
   const afterRemoval = oldRows - removedRows;
@@ -343,7 +357,7 @@ export async function tryDeltaWrite(context: Excel.RequestContext, d: DeltaInput
     // Deleting and inserting rows shifts the cells under the table with it, so the rows an append
     // grows into are, before anything moves, the first `appended` rows under the table.
     const occupied = await findOccupiedCell(context, sheet, { row: bodyRow + oldRows, column: geometry.firstColumn, rowCount: appended, columnCount: cols });
-    if (occupied) return { applied: false, reason: `the cells under the table are not empty (${occupied})` };
+    if (occupied) return { applied: false, reason: `the cells under the table are not empty (${occupied})`, counts: planned };
   }
 
   // --- write: removed rows bottom-up, inserted rows top-down, then the changed cells ---

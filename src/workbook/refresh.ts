@@ -31,7 +31,7 @@ import { bytesPerRow, loadInBlocks, throwIfAborted, writeInBlocks, WriteError } 
 import { queueColumnFormats, typedRows, errorText } from "./writer";
 import { readBindings, saveBinding } from "./bindingStore";
 import type { DeltaSummary, KeyChoice } from "../refresh/delta";
-import { dropRowHashes, storeRowHashes, tryDeltaWrite } from "./delta";
+import { dropRowHashes, storeRowHashes, tryDeltaWrite, type PlannedCounts } from "./delta";
 
 export interface RefreshWriteOptions {
   signal?: AbortSignal;
@@ -134,6 +134,7 @@ export async function writeRefresh(context: Excel.RequestContext, binding: Bindi
     rowCount: total,
   });
   let noDelta = "delta refresh switched off";
+  let planned: PlannedCounts | undefined;
   if (options.delta !== false) {
     try {
       const d = await tryDeltaWrite(context, {
@@ -147,6 +148,7 @@ export async function writeRefresh(context: Excel.RequestContext, binding: Bindi
         return { warnings, delta: d.summary, changedCells: d.changes.map((c) => ({ row: c.row, column: c.column })) };
       }
       noDelta = d.reason;
+      planned = d.counts;
     } catch (err) {
       // A delta stopped half way cannot be undone here (issue #10's rollback copy covers it once merged):
       // the table is marked, and its fingerprints dropped so the next refresh plans from the cells.
@@ -311,11 +313,16 @@ export async function writeRefresh(context: Excel.RequestContext, binding: Bindi
   await reapplySortAndFilter(context, lo, warnings);
   return {
     warnings,
-    delta: {
-      strategy: "full", matchedBy: "position", key: null, reason: `full rewrite: ${noDelta}`,
-      added: Math.max(0, total - geometry.bodyRows), changed: Math.min(total, geometry.bodyRows), removed: Math.max(0, geometry.bodyRows - total),
-      cellsWritten: total * dataColumns,
-    },
+    delta: planned
+      ? {
+          strategy: "full", matchedBy: planned.matchedBy, key: planned.key, reason: `${planned.matchReason}; full rewrite: ${noDelta}`,
+          added: planned.added, changed: planned.changed, removed: planned.removed, cellsWritten: total * dataColumns, exact: true,
+        }
+      : {
+          // No plan (e.g. a sort on the table): only the row counts can be compared.
+          strategy: "full", matchedBy: "position", key: null, reason: `full rewrite: ${noDelta}`,
+          added: Math.max(0, total - binding.rowCount), changed: 0, removed: Math.max(0, binding.rowCount - total), cellsWritten: total * dataColumns, exact: false,
+        },
     changedCells: [],
   };
 }
