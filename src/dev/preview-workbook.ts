@@ -98,7 +98,7 @@ export function createPreviewWorkbook(saved: string | null): PreviewWorkbook {
   return {
     Excel: ns,
     OfficeExtension: ns.OfficeExtension,
-    sheets: () => wb.sheets.map((s) => s.name),
+    sheets: () => wb.sheets.filter((s) => (s.visibility ?? "Visible") === "Visible").map((s) => s.name),
     activeSheet: () => {
       try {
         return wb.activeSheet().name;

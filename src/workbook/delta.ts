@@ -89,6 +89,8 @@ interface StoreSlot {
   logEntries: number;
   /** Cells of this column in use (to clear leftovers). */
   usedCells: number;
+  /** The column formats the last write used (a user's own format on a cell is not a plan change). */
+  formats: string[] | null;
 }
 
 /** Finds the binding's column on the fingerprint sheet (or a free one), creating the sheet when `create`. */
@@ -99,7 +101,7 @@ async function openStore(context: Excel.RequestContext, bindingId: string, creat
     if (!create) return null;
     sheet = context.workbook.worksheets.add(ROW_HASH_SHEET);
     sheet.visibility = "VeryHidden";
-    return { sheet, column: 0, hashes: null, baseCells: 0, logCells: 0, logText: "", logEntries: 0, usedCells: 0 };
+    return { sheet, column: 0, hashes: null, baseCells: 0, logCells: 0, logText: "", logEntries: 0, usedCells: 0, formats: null };
   }
   const used = sheet.getUsedRangeOrNullObject(true);
   used.load("columnCount,columnIndex");
@@ -115,10 +117,10 @@ async function openStore(context: Excel.RequestContext, bindingId: string, creat
   const column = head[0].findIndex((v) => v === bindingId);
   if (column < 0) {
     const free = head[0].findIndex((v) => v === "");
-    return create ? { sheet, column: free < 0 ? width : free, hashes: null, baseCells: 0, logCells: 0, logText: "", logEntries: 0, usedCells: 0 } : null;
+    return create ? { sheet, column: free < 0 ? width : free, hashes: null, baseCells: 0, logCells: 0, logText: "", logEntries: 0, usedCells: 0, formats: null } : null;
   }
-  const empty: StoreSlot = { sheet, column, hashes: null, baseCells: 0, logCells: 0, logText: "", logEntries: 0, usedCells: 0 };
-  let meta: { n?: unknown; b?: unknown; l?: unknown };
+  const empty: StoreSlot = { sheet, column, hashes: null, baseCells: 0, logCells: 0, logText: "", logEntries: 0, usedCells: 0, formats: null };
+  let meta: { n?: unknown; b?: unknown; l?: unknown; f?: unknown };
   try {
     meta = JSON.parse(String(head[1][column])) as typeof meta;
   } catch {
@@ -135,7 +137,8 @@ async function openStore(context: Excel.RequestContext, bindingId: string, creat
   try {
     const u = unpack(values.slice(0, b).map((r) => r[0]), values.slice(b).map((r) => r[0]));
     if (u.hashes.length !== n) return { ...empty, usedCells: cells };
-    return { sheet, column, hashes: u.hashes, baseCells: b, logCells: l, logText: u.text, logEntries: u.log.length, usedCells: cells };
+    const formats = Array.isArray(meta.f) && meta.f.every((x) => typeof x === "string") ? (meta.f as string[]) : null;
+    return { sheet, column, hashes: u.hashes, baseCells: b, logCells: l, logText: u.text, logEntries: u.log.length, usedCells: cells, formats };
   } catch (e) {
     if (e instanceof HashStoreError) return { ...empty, usedCells: cells };
     throw e;
@@ -143,21 +146,21 @@ async function openStore(context: Excel.RequestContext, bindingId: string, creat
 }
 
 /** Queues writing a whole new base (and an empty log) into the slot. */
-function queueBase(slot: StoreSlot, bindingId: string, hashes: readonly string[]): void {
+function queueBase(slot: StoreSlot, bindingId: string, hashes: readonly string[], formats: readonly string[]): void {
   const base = packBase(hashes);
   const { sheet, column } = slot;
-  sheet.getRangeByIndexes(0, column, 2, 1).values = [[bindingId], [JSON.stringify({ n: hashes.length, b: base.length, l: 0 })]];
+  sheet.getRangeByIndexes(0, column, 2, 1).values = [[bindingId], [JSON.stringify({ n: hashes.length, b: base.length, l: 0, f: formats })]];
   if (base.length) sheet.getRangeByIndexes(FIRST_STORE_ROW, column, base.length, 1).values = base.map((c) => [c]);
   if (slot.usedCells > base.length) sheet.getRangeByIndexes(FIRST_STORE_ROW + base.length, column, slot.usedCells - base.length, 1).clear("Contents");
 }
 
 /** Queues appending one log entry (only the last, partly filled log cell and new ones are written). */
-function queueLogEntry(slot: StoreSlot, bindingId: string, rows: number, entry: HashLogEntry): void {
+function queueLogEntry(slot: StoreSlot, bindingId: string, rows: number, entry: HashLogEntry, formats: readonly string[]): void {
   const text = (slot.logText ? slot.logText + "\n" : "") + JSON.stringify(entry);
   const cells = packLogText(text);
   const from = Math.max(0, slot.logCells - 1);
   const { sheet, column } = slot;
-  sheet.getRangeByIndexes(0, column, 2, 1).values = [[bindingId], [JSON.stringify({ n: rows, b: slot.baseCells, l: cells.length })]];
+  sheet.getRangeByIndexes(0, column, 2, 1).values = [[bindingId], [JSON.stringify({ n: rows, b: slot.baseCells, l: cells.length, f: formats })]];
   const part = cells.slice(from);
   if (part.length) sheet.getRangeByIndexes(FIRST_STORE_ROW + slot.baseCells + from, column, part.length, 1).values = part.map((c) => [c]);
 }
@@ -167,10 +170,11 @@ function queueLogEntry(slot: StoreSlot, bindingId: string, rows: number, entry: 
  * to a cell (≈ 1.4 MB for 200,000 rows, about 6 % of the table's own request bytes).
  */
 export async function storeRowHashes(context: Excel.RequestContext, binding: Binding, table: Table): Promise<void> {
-  const hashes = rowHashes(toValues(table.rows, planColumns(table), 0, table.rows.length));
+  const plans = planColumns(table);
+  const hashes = rowHashes(toValues(table.rows, plans, 0, table.rows.length));
   const slot = await openStore(context, binding.id, true);
   if (!slot) return;
-  queueBase(slot, binding.id, hashes);
+  queueBase(slot, binding.id, hashes, plans.map((p) => p.numberFormat));
   await context.sync();
 }
 
@@ -240,18 +244,24 @@ export async function tryDeltaWrite(context: Excel.RequestContext, d: DeltaInput
   d.lo.sort.load("fields");
   d.lo.autoFilter.load("isDataFiltered");
   const bodyRow = geometry.headerRow + 1;
-  const firstFormats = sheet.getRangeByIndexes(bodyRow, geometry.firstColumn, 1, geometry.dataColumns);
-  firstFormats.load("numberFormat");
   await context.sync();
   if (d.lo.sort.fields.length > 0) return { applied: false, reason: "a sort is applied to the table, so its rows are not in the export's order" };
   if (d.lo.autoFilter.isDataFiltered) return { applied: false, reason: "a filter hides rows of the table" };
   const plans = planColumns(table);
   const formats = plans.map((p) => p.numberFormat);
-  if (formats.some((f, i) => String(firstFormats.numberFormat[0][i]) !== f)) return { applied: false, reason: "the column formats changed" };
+  const slot = await openStore(context, binding.id, true);
+  // The formats the last write used: stored with the fingerprints, else those of the first row.
+  let previousFormats = slot?.formats ?? null;
+  if (!previousFormats) {
+    const first = sheet.getRangeByIndexes(bodyRow, geometry.firstColumn, 1, geometry.dataColumns);
+    first.load("numberFormat");
+    await context.sync();
+    previousFormats = first.numberFormat[0].map(String);
+  }
+  if (formats.some((f, i) => previousFormats![i] !== f)) return { applied: false, reason: "the column formats changed" };
 
   const typed = toValues(table.rows, plans, 0, newRows);
   const newHashes = rowHashes(typed);
-  const slot = await openStore(context, binding.id, true);
   const cols = geometry.dataColumns;
   const maxRatio = d.maxCostRatio ?? DELTA_MAX_COST_RATIO;
   const m = DEFAULT_COST_MODEL;
@@ -400,8 +410,8 @@ export async function tryDeltaWrite(context: Excel.RequestContext, d: DeltaInput
       i: inserted.map((r) => [r.start, newHashes.slice(r.start, r.start + r.rows.length).join("")]),
       c: [...new Set(changes.map((c) => c.row))].map((r) => [r, newHashes[r]]),
     };
-    if (!fromFingerprints || shouldCompact(newRows, slot.logText.length + JSON.stringify(entry).length, slot.logEntries + 1)) queueBase(slot, binding.id, newHashes);
-    else queueLogEntry(slot, binding.id, newRows, entry);
+    if (!fromFingerprints || shouldCompact(newRows, slot.logText.length + JSON.stringify(entry).length, slot.logEntries + 1)) queueBase(slot, binding.id, newHashes, formats);
+    else queueLogEntry(slot, binding.id, newRows, entry, formats);
   }
   d.markComplete();
   await context.sync();

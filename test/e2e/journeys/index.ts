@@ -16,6 +16,7 @@ import { previewGrid, previewTaskPane } from "./preview";
 import { importWithPastedQuery } from "./query";
 import { recordsWriteBack } from "./records";
 import { refreshUnchanged, refreshUpdated } from "./refresh";
+import { deltaRefresh, refreshLog, staleMark } from "./delta";
 import { ribbonRefreshAll } from "./ribbon";
 import { importSnapshots } from "./snapshots";
 
@@ -27,6 +28,9 @@ export const JOURNEYS: Journey[] = [
   importFinancials,
   refreshUnchanged,
   refreshUpdated,
+  deltaRefresh,
+  staleMark,
+  refreshLog,
   importWithPastedQuery,
   importAtSelection,
   wrongToken,
