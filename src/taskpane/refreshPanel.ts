@@ -85,7 +85,7 @@ export function mountRefresh(panel: HTMLElement, ctx: PaneContext, onShown: (l: 
               b.lastCheckedAt && (!last || formatRelative(b.lastCheckedAt, now) !== formatRelative(last, now)) ? ` · checked ${formatRelative(b.lastCheckedAt, now)}` : "",
             ),
             b.lastFailure
-              ? h("div", { class: "warn", "data-testid": "bound-table-failure" }, h("strong", { "data-testid": "bound-table-stale" }, "Stale"), ` — not refreshed: ${b.lastFailure.message}, ${formatRelative(b.lastFailure.at, now)}. The data is from the last successful refresh.`)
+              ? h("div", { class: "warn", "data-testid": "bound-table-failure" }, h("strong", { "data-testid": "bound-table-stale" }, "Stale"), ` — not refreshed: ${b.lastFailure.message.replace(/\.$/, "")}, ${formatRelative(b.lastFailure.at, now)}. The data is from the last successful refresh.`)
               : null,
             h("div", { class: "actions" }, h("button", { type: "button", class: "button small", "data-testid": "bound-table-refresh", "aria-label": `Refresh ${b.tableName}`, onclick: () => void refreshOne(b) }, "Refresh")),
           );
@@ -201,10 +201,10 @@ export function mountRefresh(panel: HTMLElement, ctx: PaneContext, onShown: (l: 
         logHost,
         entries.length === 0
           ? h("p", { class: "empty", "data-testid": "refresh-log-empty" }, "No refreshes recorded in this workbook yet.")
-          : h(
+          : h("div", { class: "log-scroll" }, h(
               "table",
               { class: "log", "data-testid": "refresh-log", "aria-label": "Refresh log" },
-              h("thead", {}, h("tr", {}, ...["When", "Table", "Outcome", "Added", "Changed", "Removed", "Duration", "Cells written"].map((t) => h("th", { scope: "col" }, t)))),
+              h("thead", {}, h("tr", {}, ...["When", "Table", "Outcome", "Added", "Changed", "Removed", "Time", "Cells"].map((t) => h("th", { scope: "col" }, t)))),
               h(
                 "tbody",
                 {},
@@ -223,7 +223,7 @@ export function mountRefresh(panel: HTMLElement, ctx: PaneContext, onShown: (l: 
                   ),
                 ),
               ),
-            ),
+            )),
       );
     } catch (err) {
       replace(logHost, ctx.errorPanel(describeError(err, { secrets: ctx.secrets() }), { retry: () => void toggleLog() }));

@@ -79,7 +79,7 @@ export const deltaRefresh: Journey = {
       kept++;
     }
     check(kept >= 5, `unchanged rows with the user's format found (${kept})`);
-    await t.screenshotPane("20-delta-refresh-counts");
+    await t.screenshotPane("23-delta-refresh-counts");
   },
 };
 
@@ -101,7 +101,7 @@ export const staleMark: Journey = {
       await t.id("bound-tables-reload").click();
       const stale = t.tp.locator(`[data-testid=bound-table][data-table="${tableName}"]`).getByTestId("bound-table-stale");
       await t.expectVisible(stale, "the Refresh tab lists the table as stale");
-      await t.screenshotPane("21-refresh-stale");
+      await t.screenshotPane("24-refresh-stale");
     } finally {
       await t.control("fault", { path: "/api/bi/v1/financials*", status: 503, count: 0 });
     }
@@ -126,6 +126,6 @@ export const refreshLog: Journey = {
     const text = await t.id("refresh-log").innerText();
     check(text.includes("updated (delta)"), "a delta refresh is shown as such");
     check(!text.includes("demo-acme-token"), "no token in the log");
-    await t.screenshotPane("22-refresh-log");
+    await t.screenshotPane("25-refresh-log");
   },
 };
