@@ -42,14 +42,17 @@ async function main() {
   const t0 = table(Array.from({ length: ROWS }, (_, i) => row(i + 1, 0)));
   await importTable(ctx, t0, { binding: draftBinding({ id: "bench", connectionId: "c", environment: "http://127.0.0.1:1", companyId: "acme", source: { kind: "dataset", key: "financials", format: "json" }, columns: COLUMNS, schemaVersion: "1", validators: {} }) });
   const measure = async (t: Table, delta: boolean) => {
-    const before = { req: sum(wb.stats.requestBytesPerSync), res: sum(wb.stats.responseBytesPerSync), cells: wb.stats.cellsWritten, syncs: wb.stats.syncCount };
+    const before = { req: sum(wb.stats.requestBytesPerSync), res: sum(wb.stats.responseBytesPerSync), cells: wb.stats.cellsWritten, copied: wb.stats.cellsCopied, syncs: wb.stats.syncCount };
     const t1 = performance.now();
     const r = await refreshTable(ctx, "bench", source(t), { delta });
     if (r.outcome !== "updated") throw new Error(`refresh ${r.outcome}: ${r.failure?.message}`);
     return {
       ms: Math.round(performance.now() - t1), strategy: r.delta?.strategy, reason: r.delta?.reason,
       added: r.delta?.added, changed: r.delta?.changed, removed: r.delta?.removed,
-      cellsWritten: wb.stats.cellsWritten - before.cells, requestBytes: sum(wb.stats.requestBytesPerSync) - before.req,
+      cellsWritten: wb.stats.cellsWritten - before.cells,
+      // The rollback copy (Range.copyFrom inside Excel, issue #10), the same for both strategies.
+      cellsCopied: wb.stats.cellsCopied - before.copied,
+      requestBytes: sum(wb.stats.requestBytesPerSync) - before.req,
       responseBytes: sum(wb.stats.responseBytesPerSync) - before.res, syncs: wb.stats.syncCount - before.syncs,
     };
   };

@@ -53,8 +53,10 @@ export interface WorkbookStats {
   maxResponseBytes: number;
   /** Syncs rejected for exceeding a payload limit. */
   rejectedSyncs: number;
-  /** Cells written through `values`, `formulas` or `numberFormat` (one per cell per write). */
+  /** Cells written through `values`, `formulas` or `numberFormat` (one per cell per write): what the add-in sends. */
   cellsWritten: number;
+  /** Cells pasted by `Range.copyFrom` (inside Excel: only the two addresses cross the network). */
+  cellsCopied: number;
   /**
    * Array entries that reached Excel as null although the caller did not pass null (undefined, NaN,
    * ±Infinity): Excel leaves those cells unchanged, which is almost always a bug in the caller.
@@ -82,6 +84,7 @@ export function emptyStats(): WorkbookStats {
     maxResponseBytes: 0,
     rejectedSyncs: 0,
     cellsWritten: 0,
+    cellsCopied: 0,
     lossyValuesWritten: 0,
     operationsApplied: 0,
     rowsAddCalls: 0,
@@ -880,7 +883,7 @@ export class WorkbookModel {
       if (fills.length) dst.fills ??= new Map();
       for (const [r, c, color] of fills) dst.fills!.set(`${r},${c}`, color);
     }
-    this.stats.cellsWritten += rows * cols;
+    this.stats.cellsCopied += rows * cols;
     this.stats.copyFromCalls++;
     this.afterWrite(dst, to);
     return to;

@@ -64,6 +64,8 @@ export interface RefreshLogEntry {
   ms: number;
   /** Cells written to Excel (0 when unchanged or failed). */
   cellsWritten: number;
+  /** Bytes of the response body downloaded from the service (0 for a 304); null when the source cannot tell. */
+  bytesReceived: number | null;
   /** Failure code (failed only); the message is on the binding. */
   code: string | null;
 }
@@ -113,7 +115,11 @@ const defaultApplier: QueryApplier = (t: Table, query: LocalQuery) => applyQuery
 export async function refreshOne(target: RefreshTarget, binding: Binding, source: RefreshSource, options: RefreshOptions = {}): Promise<RefreshReport> {
   const now = options.now ?? (() => new Date());
   const started = Date.now();
-  const r = await refreshOneInner(target, binding, source, options, now);
+  const moved = { bytes: 0, counted: false };
+  const r = await refreshOneInner(target, binding, source, options, now, (n) => {
+    moved.bytes += n;
+    moved.counted = true;
+  });
   const failure = r.failure;
   try {
     // Not after a cancel (the user's choice) or while another runtime is writing the table (its own
@@ -129,6 +135,7 @@ export async function refreshOne(target: RefreshTarget, binding: Binding, source
       added: r.delta?.added ?? 0, changed: r.delta?.changed ?? 0, removed: r.delta?.removed ?? 0,
       strategy: r.delta?.strategy ?? null, ms: Date.now() - started, cellsWritten: r.delta?.cellsWritten ?? 0,
       code: failure?.code ?? null,
+      bytesReceived: moved.counted || r.outcome === "unchanged" ? moved.bytes : null,
     });
   } catch (e) {
     r.warnings.push(`The refresh log could not be updated: ${failureFrom(e, now(), options.secrets ?? []).message}`);
@@ -136,7 +143,7 @@ export async function refreshOne(target: RefreshTarget, binding: Binding, source
   return r;
 }
 
-async function refreshOneInner(target: RefreshTarget, binding: Binding, source: RefreshSource, options: RefreshOptions, now: () => Date): Promise<RefreshReport> {
+async function refreshOneInner(target: RefreshTarget, binding: Binding, source: RefreshSource, options: RefreshOptions, now: () => Date, onBytes: (n: number) => void): Promise<RefreshReport> {
   const secrets = options.secrets ?? [];
   const warnings: string[] = [];
   const report = (b: Binding, outcome: RefreshReport["outcome"], failure?: BindingFailure): RefreshReport => ({
@@ -165,6 +172,7 @@ async function refreshOneInner(target: RefreshTarget, binding: Binding, source: 
         validators: binding.validators,
         signal: options.signal,
         sink,
+        onBytes,
         onProgress: options.onProgress ? (r) => options.onProgress?.({ bindingId: binding.id, phase: "fetching", rowsReceived: r.rows }) : undefined,
       });
     } catch (e) {

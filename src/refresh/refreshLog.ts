@@ -28,6 +28,8 @@ export const RefreshLogEntrySchema = z.strictObject({
   ms: count,
   cellsWritten: count,
   code: z.string().max(64).nullable(),
+  // Absent in logs written before it was recorded.
+  bytesReceived: count.nullable().default(null),
 });
 
 /** Entries of a stored log; unreadable entries are dropped (the log is a convenience, never a record of data). */

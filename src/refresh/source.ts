@@ -9,6 +9,8 @@ import type { BindingSource, BindingValidators } from "./binding";
 import { chooseKey, type KeyChoice, type KeyMetadata } from "./delta";
 
 export interface SourceRequest {
+  /** Told the size of each piece of the response body as it arrives (the refresh log's bytes). */
+  onBytes?: (bytes: number) => void;
   /** Validators of the data currently in the sheet; the source sends them as a conditional request. */
   validators: BindingValidators;
   signal?: AbortSignal;
@@ -58,6 +60,7 @@ export function sourceFromClient(client: PpmClientLike): RefreshSource {
           signal: request.signal,
           onProgress: request.onProgress ? (rows: number) => request.onProgress?.({ rows }) : undefined,
           sink: request.sink,
+          onBody: request.onBytes ? (chunk: Uint8Array) => request.onBytes?.(chunk.byteLength) : undefined,
         });
         if (r.status === "unchanged") return { status: "unchanged", validators: { ...request.validators, ...r.validators } };
         // The row key for a delta write (issue #15): `$metadata`'s <Key>. Unavailable ⇒ rows match by position.

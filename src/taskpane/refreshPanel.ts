@@ -13,6 +13,13 @@ import type { PaneContext, TabName } from "./context";
 import type { Connection } from "../service/connection";
 import { busyText } from "../addin/refreshLock";
 
+/** "0 B", "812 B", "14.2 KB", "3.47 MB" (1 KB = 1,024 bytes, as the browser's network panel counts). */
+function formatBytes(n: number): string {
+  if (n < 1024) return `${formatCount(n)} B`;
+  const [unit, size] = n < 1024 * 1024 ? ["KB", n / 1024] : ["MB", n / 1024 / 1024];
+  return `${size.toLocaleString("en-US", { maximumFractionDigits: size < 10 ? 2 : 1 })} ${unit}`;
+}
+
 export function mountRefresh(panel: HTMLElement, ctx: PaneContext, onShown: (l: (t: TabName) => void) => void): void {
   const summaryHost = h("div", { class: "summary-host" });
   const ribbonHost = h("div", { class: "ribbon-host" });
@@ -260,7 +267,7 @@ export function mountRefresh(panel: HTMLElement, ctx: PaneContext, onShown: (l: 
           : h("div", { class: "log-scroll" }, h(
               "table",
               { class: "log", "data-testid": "refresh-log", "aria-label": "Refresh log" },
-              h("thead", {}, h("tr", {}, ...["When", "Table", "Outcome", "Added", "Changed", "Removed", "Time", "Cells"].map((t) => h("th", { scope: "col" }, t)))),
+              h("thead", {}, h("tr", {}, ...["When", "Table", "Outcome", "Added", "Changed", "Removed", "Time", "Downloaded", "Cells written"].map((t) => h("th", { scope: "col" }, t)))),
               h(
                 "tbody",
                 {},
@@ -275,6 +282,7 @@ export function mountRefresh(panel: HTMLElement, ctx: PaneContext, onShown: (l: 
                     h("td", {}, formatCount(e.changed)),
                     h("td", {}, formatCount(e.removed)),
                     h("td", {}, `${(e.ms / 1000).toFixed(1)} s`),
+                    h("td", { "data-testid": "refresh-log-bytes" }, e.bytesReceived === null ? "—" : formatBytes(e.bytesReceived)),
                     h("td", {}, formatCount(e.cellsWritten)),
                   ),
                 ),

@@ -53,7 +53,7 @@ describe("rowHash", () => {
 });
 
 describe("refresh log", () => {
-  const entry = (i: number): RefreshLogEntry => ({ at: new Date(Date.UTC(2026, 0, 1, 0, 0, i)).toISOString(), bindingId: "b1", tableName: "ppm_financials", outcome: "updated", added: i, changed: 1, removed: 0, strategy: "delta", ms: 12, cellsWritten: 3, code: null });
+  const entry = (i: number): RefreshLogEntry => ({ at: new Date(Date.UTC(2026, 0, 1, 0, 0, i)).toISOString(), bindingId: "b1", tableName: "ppm_financials", outcome: "updated", added: i, changed: 1, removed: 0, strategy: "delta", ms: 12, cellsWritten: 3, code: null, bytesReceived: 1_000 + i });
   it("keeps within the budget by dropping the oldest entries first", () => {
     let entries: RefreshLogEntry[] = [];
     let json = "";
@@ -66,5 +66,10 @@ describe("refresh log", () => {
   it("reads untrusted values: garbage gives an empty log, bad entries are dropped", () => {
     expect(parseRefreshLog("{nope")).toEqual([]);
     expect(parseRefreshLog(JSON.stringify([entry(1), { at: 1 }]))).toEqual([entry(1)]);
+  });
+  it("reads entries written before bytes were recorded (bytes unknown)", () => {
+    const old: Partial<RefreshLogEntry> = { ...entry(2) };
+    delete old.bytesReceived;
+    expect(parseRefreshLog(JSON.stringify([old]))).toEqual([{ ...entry(2), bytesReceived: null }]);
   });
 });
