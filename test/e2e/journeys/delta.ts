@@ -97,7 +97,7 @@ export const staleMark: Journey = {
       check(failed.items.some((i) => i.table === tableName && i.outcome === "failed"), `the table failed (${JSON.stringify(failed)})`);
       if ((await t.activeSheet()) !== place.sheet) await t.openSheet(place.sheet);
       const info = (await t.cell(infoAddress)).value;
-      check(/^PPM · ⚠ Not refreshed: .+, \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC · dataset financials .* generated .* refreshed /.test(info), `the info line starts with the stale mark (${info})`);
+      check(/^PPM · ⚠ Not refreshed: .+, \d{4}-\d\d-\d\d \d\d:\d\d UTC · dataset financials .* generated .* refreshed /.test(info), `the info line starts with the stale mark (${info})`);
       await t.id("bound-tables-reload").click();
       const stale = t.tp.locator(`[data-testid=bound-table][data-table="${tableName}"]`).getByTestId("bound-table-stale");
       await t.expectVisible(stale, "the Refresh tab lists the table as stale");
@@ -115,9 +115,12 @@ export const staleMark: Journey = {
 };
 
 export const refreshLog: Journey = {
-  name: "refresh log: the Refresh tab lists the last refreshes with outcome and counts",
+  name: "refresh log: the Refresh tab lists the last refreshes with outcome, counts and bytes downloaded",
   async run(t) {
     await openTab(t, "refresh");
+    // Nothing regenerated since the last refresh: this one is a 304, logged as unchanged.
+    const again = await refreshAndSummarise(t, () => t.id("refresh-all").click());
+    check(again.unchanged >= 1, `an unchanged refresh (${JSON.stringify(again)})`);
     await t.id("refresh-log-open").click();
     const entries = t.tp.locator("[data-testid=refresh-log-entry]");
     await entries.first().waitFor();
@@ -126,6 +129,9 @@ export const refreshLog: Journey = {
     const text = await t.id("refresh-log").innerText();
     check(text.includes("updated (delta)"), "a delta refresh is shown as such");
     check(!text.includes("demo-acme-token"), "no token in the log");
+    const bytes = await entries.evaluateAll((els) => els.map((e) => [(e as HTMLElement).dataset.outcome ?? "", e.querySelector("[data-testid=refresh-log-bytes]")?.textContent ?? ""]));
+    check(bytes.some(([o, b]) => o === "updated" && /^[\d.,]+ (KB|MB)$/.test(b)), `an updated refresh shows the bytes it downloaded (${JSON.stringify(bytes)})`);
+    check(bytes.some(([o, b]) => o === "unchanged" && b === "0 B"), `an unchanged refresh downloaded nothing (${JSON.stringify(bytes)})`);
     await t.screenshotPane("28-refresh-log");
   },
 };
