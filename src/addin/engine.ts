@@ -11,7 +11,7 @@ import { PATHS } from "../contract/contract";
 import type { Connection } from "../service/connection";
 import { PpmClient } from "../service/client";
 import type { ManifestInfo, ProbeResult } from "../service";
-import { applyQuery, parseQuery, splitODataUrl, validateQuery, type LocalQuery } from "../query";
+import { applyQuery, parseQuery, splitODataUrl, streamingPlan, validateQuery, type LocalQuery } from "../query";
 import { describeSource, type Binding, type BindingSource } from "../refresh/binding";
 import { sourceFromClient, type RefreshSource } from "../refresh/source";
 import type { RefreshReport } from "../refresh/engine";
@@ -149,11 +149,12 @@ export function readRefreshLog(): Promise<RefreshLogEntry[]> {
 export class Engine {
   private readonly clients = new Map<string, { key: string; client: PpmClient }>();
   readonly paths: DatasetPaths = PATHS;
-  readonly query: QueryEngine & { applyQuery: typeof applyQuery; validateQuery: typeof validateQuery } = {
+  readonly query: QueryEngine & { applyQuery: typeof applyQuery; validateQuery: typeof validateQuery; streamingPlan: typeof streamingPlan } = {
     parseQuery: (t) => parseQuery(t),
     splitODataUrl,
     applyQuery,
     validateQuery,
+    streamingPlan,
   };
   readonly describeSource = describeSource;
   readonly listBindings = listBindings;

@@ -1,12 +1,13 @@
 /**
- * The import panel's local query: the small builder (columns to keep, filters, sort, top) and the
- * paste field, both turned into one {@link LocalQuery}, plus the "sent to service" / "applied
- * locally" preview. The query itself is parsed and evaluated by `src/query`; this module only
- * writes OData text from form fields, so nothing here re-implements the engine.
+ * The import panel's local query: the small builder (columns to keep, filters, summary, sort, top)
+ * and the paste field, both turned into one {@link LocalQuery}, plus the "sent to service" /
+ * "applied locally" preview. The query itself is parsed and evaluated by `src/query`; this module
+ * only writes OData text from form fields, so nothing here re-implements the engine.
  */
 import type { LocalQuery, SplitUrl } from "../query";
 import { formatColumnRef } from "../query/columns";
-import type { ColumnType } from "../table/model";
+import { AGGREGATE_METHODS, type AggregateMethod } from "../query/applyParser";
+import type { Column, ColumnType } from "../table/model";
 
 /** Operators offered by the builder (value = OData operator or function name). */
 export const FILTER_OPS = ["eq", "ne", "gt", "ge", "lt", "le", "contains", "startswith", "endswith"] as const;
@@ -37,23 +38,53 @@ export interface FilterRow {
   value: string;
 }
 
+/** An aggregation method of the Summarize step: the extension's methods, plus `$count` ("count of rows"). */
+export type SummaryMethod = AggregateMethod | "count";
+export const SUMMARY_METHODS: readonly SummaryMethod[] = [...AGGREGATE_METHODS, "count"];
+export const SUMMARY_METHOD_LABELS: Record<SummaryMethod, string> = {
+  sum: "sum",
+  min: "smallest (min)",
+  max: "largest (max)",
+  average: "average",
+  countdistinct: "count of distinct values",
+  count: "count of rows",
+};
+
+/** One aggregate of the Summarize step: `column with method as alias`, or `$count as alias`. */
+export interface SummaryAggregate {
+  method: SummaryMethod;
+  /** Ignored for `count` (it counts rows, not values). */
+  column: string;
+  /** Name of the result column. */
+  alias: string;
+}
+
+/** The Summarize step: one row per combination of the group-by columns, with the aggregates over its rows. */
+export interface SummaryState {
+  /** In the order chosen: the result's first columns. */
+  groupBy: string[];
+  aggregates: SummaryAggregate[];
+}
+
 /** Form state of the builder. */
 export interface BuilderState {
-  /** Columns to keep; `null` or every column = keep all (no `$select`). */
+  /** Columns to keep; `null` or every column = keep all (no `$select`). Not used with a summary. */
   keep: string[] | null;
   filters: FilterRow[];
+  /** The Summarize step; absent, null or with nothing chosen = no summary. */
+  summary?: SummaryState | null;
   sortColumn: string;
   sortDir: "asc" | "desc";
   /** Text of the "top" box ("" = all rows). */
   top: string;
 }
 
-export const EMPTY_BUILDER: BuilderState = { keep: null, filters: [], sortColumn: "", sortDir: "asc", top: "" };
+export const EMPTY_BUILDER: BuilderState = { keep: null, filters: [], summary: null, sortColumn: "", sortDir: "asc", top: "" };
 
 /** A builder field that cannot be turned into a query; `field` says which input to mark. */
 export class BuilderError extends Error {
   constructor(
-    readonly field: "filter" | "top" | "keep" | "sort",
+    readonly field: "filter" | "top" | "keep" | "sort" | "summary",
     message: string,
     readonly index?: number,
   ) {
@@ -124,6 +155,14 @@ export function literal(value: string, type: ColumnType, index = 0): string {
 
 /**
  * Turns the builder's fields into a LocalQuery (empty object = the complete table).
+ *
+ * With a summary, the fields keep the meaning OData gives them around `$apply` (Data Aggregation
+ * 4.0 §3: `$apply` is evaluated first, every other option applies to its result):
+ * - the row filters describe the source rows, so they become the first transformation,
+ *   `$apply=filter(...)/groupby(...)`, not a `$filter` (which would filter the summary);
+ * - the sort and "first N rows" choices apply to the summary (`$orderby`, `$top` name its columns);
+ * - "columns to keep" is not used: the summary holds exactly its group-by columns and aggregates,
+ *   so a `$select` would repeat the summary's own choice.
  * @throws BuilderError for a field that cannot be expressed.
  */
 export function buildQuery(state: BuilderState, columns: readonly BuilderColumn[]): LocalQuery {
@@ -143,15 +182,22 @@ export function buildQuery(state: BuilderState, columns: readonly BuilderColumn[
       terms.push(`${columnRef(col.name)} ${f.op} ${lit}`);
     }
   });
-  if (terms.length) q.filter = terms.join(" and ");
-
-  if (state.keep !== null) {
-    const keep = columns.filter((c) => state.keep!.includes(c.name)).map((c) => c.name);
-    if (keep.length === 0) throw new BuilderError("keep", "Keep at least one column.");
-    if (keep.length < columns.length) q.select = keep;
+  const summary = state.summary && isSummaryActive(state.summary) ? state.summary : null;
+  let resultNames: ReadonlySet<string> = new Set(byName.keys());
+  if (summary) {
+    const apply = summaryApply(summary, columns);
+    q.apply = terms.length ? `filter(${terms.join(" and ")})/${apply}` : apply;
+    resultNames = new Set(summaryColumnNames(summary));
+  } else {
+    if (terms.length) q.filter = terms.join(" and ");
+    if (state.keep !== null) {
+      const keep = columns.filter((c) => state.keep!.includes(c.name)).map((c) => c.name);
+      if (keep.length === 0) throw new BuilderError("keep", "Keep at least one column.");
+      if (keep.length < columns.length) q.select = keep;
+    }
   }
   if (state.sortColumn) {
-    if (!byName.has(state.sortColumn)) throw new BuilderError("sort", "Choose a column to sort by.");
+    if (!resultNames.has(state.sortColumn)) throw new BuilderError("sort", summary ? "Choose a column of the summary to sort by." : "Choose a column to sort by.");
     q.orderby = `${columnRef(state.sortColumn)}${state.sortDir === "desc" ? " desc" : ""}`;
   }
   const top = state.top.trim();
@@ -162,6 +208,128 @@ export function buildQuery(state: BuilderState, columns: readonly BuilderColumn[
     q.top = n;
   }
   return q;
+}
+
+// ---- the Summarize step ---------------------------------------------------------------------------
+
+/** True when the Summarize step has something chosen (a group-by column or an aggregate). */
+export function isSummaryActive(s: SummaryState | null | undefined): s is SummaryState {
+  return !!s && (s.groupBy.length > 0 || s.aggregates.length > 0);
+}
+
+/**
+ * Whether a method applies to a column type, as the engine accepts it (`src/query/README.md`):
+ * `sum` and `average` need numbers; `min` and `max` need an ordered type (numbers, text, dates,
+ * date-times, booleans: all of the model's types); `countdistinct` takes any type.
+ */
+export function methodAccepts(method: SummaryMethod, type: ColumnType): boolean {
+  switch (method) {
+    case "sum":
+    case "average":
+      return type === "integer" || type === "decimal";
+    case "count":
+      return false; // counts rows; it takes no column
+    default:
+      return true;
+  }
+}
+
+/** The columns a method can be applied to (empty for `count`). */
+export function columnsFor(method: SummaryMethod, columns: readonly BuilderColumn[]): BuilderColumn[] {
+  return columns.filter((c) => methodAccepts(method, c.type));
+}
+
+/**
+ * The engine's alias rule (an identifier: a letter or `_`, then letters, digits and `_`), with
+ * OData's 128-character limit on simple identifiers (CSDL §17.2).
+ */
+const ALIAS = /^[\p{L}\p{Nl}_][\p{L}\p{Nl}\p{Nd}\p{Mn}\p{Mc}\p{Pc}\p{Cf}]*$/u;
+const ALIAS_MAX = 128;
+const ALIAS_PREFIX: Record<SummaryMethod, string> = { sum: "total", average: "average", min: "min", max: "max", countdistinct: "distinct", count: "rows" };
+
+/**
+ * A name for a new aggregate's result column (`total_budget`, `average_actual_cost`, `rows`), made
+ * an identifier and unique among `taken` (compared ignoring case, as Excel compares table headers).
+ */
+export function suggestAlias(method: SummaryMethod, column: string, taken: Iterable<string>): string {
+  const used = new Set([...taken].map((n) => n.toLowerCase()));
+  const stem = method === "count" ? "rows" : `${ALIAS_PREFIX[method]}_${column.replace(/[^\p{L}\p{Nl}\p{Nd}\p{Mn}\p{Mc}\p{Pc}\p{Cf}]+/gu, "_").replace(/^_+|_+$/g, "") || "value"}`;
+  const base = stem.slice(0, ALIAS_MAX - 4);
+  let name = base;
+  for (let n = 2; used.has(name.toLowerCase()); n++) name = `${base}_${n}`;
+  return name;
+}
+
+/** The result's column names, in order: the group-by columns, then the aliases. */
+export function summaryColumnNames(s: SummaryState): string[] {
+  return [...s.groupBy, ...s.aggregates.map((a) => a.alias.trim())];
+}
+
+/**
+ * The `$apply` text of a summary: `groupby((c1,c2),aggregate(col with sum as alias,$count as n))`,
+ * `groupby((c1))` without aggregates, `aggregate(...)` without group-by columns.
+ * @throws BuilderError (field `summary`, `index` = the aggregate) for a column or name that cannot be used.
+ */
+export function summaryApply(s: SummaryState, columns: readonly BuilderColumn[]): string {
+  const byName = new Map(columns.map((c) => [c.name, c]));
+  const datasetNames = new Map(columns.map((c) => [c.name.toLowerCase(), c.name]));
+  for (const g of s.groupBy) if (!byName.has(g)) throw new BuilderError("summary", `Group by: "${g}" is not a column of this dataset.`);
+  if (new Set(s.groupBy).size !== s.groupBy.length) throw new BuilderError("summary", "Group by: a column is chosen twice.");
+  const seen = new Map<string, number>();
+  const items = s.aggregates.map((a, i) => {
+    const what = `Aggregate ${i + 1}`;
+    const alias = a.alias.trim();
+    if (!alias) throw new BuilderError("summary", `${what}: enter a name for its result column.`, i);
+    if (!ALIAS.test(alias) || alias.length > ALIAS_MAX) {
+      throw new BuilderError("summary", `${what}: "${alias}" cannot be a column name here: use letters, digits and _, starting with a letter or _ (at most ${ALIAS_MAX}).`, i);
+    }
+    // The extension forbids an alias equal to a column of the input; Excel's headers ignore case.
+    const clash = datasetNames.get(alias.toLowerCase());
+    if (clash !== undefined) {
+      const role = s.groupBy.includes(clash) ? "a group-by column" : "a column of the dataset";
+      throw new BuilderError("summary", `${what}: "${alias}" is already ${role} ("${clash}"); choose another name.`, i);
+    }
+    const twice = seen.get(alias.toLowerCase());
+    if (twice !== undefined) throw new BuilderError("summary", `${what}: the name "${alias}" is already used by aggregate ${twice + 1}; choose another name.`, i);
+    seen.set(alias.toLowerCase(), i);
+    if (a.method === "count") return `$count as ${alias}`;
+    if (!(AGGREGATE_METHODS as readonly string[]).includes(a.method)) throw new BuilderError("summary", `${what}: choose what to compute.`, i);
+    const col = byName.get(a.column);
+    if (!col) throw new BuilderError("summary", `${what}: choose a column.`, i);
+    if (!methodAccepts(a.method, col.type)) throw new BuilderError("summary", `${what}: ${SUMMARY_METHOD_LABELS[a.method]} needs a number column, and "${col.name}" is ${col.type}.`, i);
+    return `${columnRef(col.name)} with ${a.method} as ${alias}`;
+  });
+  const aggregate = items.length ? `aggregate(${items.join(",")})` : "";
+  if (s.groupBy.length === 0) {
+    if (!aggregate) throw new BuilderError("summary", "Summarize: choose a group-by column or an aggregate.");
+    return aggregate;
+  }
+  const keys = `(${s.groupBy.map(columnRef).join(",")})`;
+  return aggregate ? `groupby(${keys},${aggregate})` : `groupby(${keys})`;
+}
+
+const EDM_OF_TYPE: Record<ColumnType, string> = {
+  text: "String",
+  integer: "Int64",
+  decimal: "Decimal",
+  boolean: "Boolean",
+  date: "Date",
+  datetime: "DateTimeOffset",
+};
+
+/**
+ * A result column's type as OData names it: the service's own type when the column carries it
+ * (a group-by column, a min/max), else the type the engine gives (sums of integers and counts are
+ * Int64, sums and averages of decimals are Decimal).
+ */
+export function typeLabel(c: Pick<Column, "type" | "sourceType">): string {
+  if (c.sourceType && /^Edm\.\w+$/.test(c.sourceType)) return c.sourceType.slice(4);
+  return EDM_OF_TYPE[c.type];
+}
+
+/** What a result will hold: `fiscal_year (Int32), project_id (String), total_budget (Decimal), rows (Int64)`. */
+export function resultText(columns: readonly Pick<Column, "name" | "type" | "sourceType">[]): string {
+  return columns.map((c) => `${c.name} (${typeLabel(c)})`).join(", ");
 }
 
 /** True when the query changes nothing (the complete table is imported). */

@@ -1,7 +1,9 @@
 /**
- * The import panel for one dataset: destination, format, the local query builder and paste field
- * with a preview of what is sent and what is applied locally, then the import with progress and
- * Cancel. Loaded on first use (with the query engine it needs), not with the pane.
+ * The import panel for one dataset: destination, format, the local query builder (with its
+ * Summarize step) and paste field with a preview of what is sent, what is applied locally and what
+ * a summary will hold, then the import with progress and Cancel. An export larger than a sheet is
+ * refused here, before downloading, until a summary or filter is chosen. Loaded on first use (with
+ * the query engine it needs), not with the pane.
  */
 import { h, replace } from "./dom";
 import type { ManifestDatasetInfo } from "../service/manifest";
@@ -13,7 +15,14 @@ import {
   EMPTY_BUILDER,
   FILTER_OPS,
   FILTER_OP_LABELS,
+  SUMMARY_METHODS,
+  SUMMARY_METHOD_LABELS,
   buildQuery,
+  columnsFor,
+  isSummaryActive,
+  resultText,
+  suggestAlias,
+  summaryColumnNames,
   isEmptyQuery,
   queryText,
   foreignHost,
@@ -22,6 +31,8 @@ import {
   withoutCredentials,
   type BuilderState,
   type FilterOp,
+  type SummaryAggregate,
+  type SummaryMethod,
 } from "../addin/queryBuilder";
 import type { PaneContext } from "./context";
 import type { Engine } from "../addin/engine";
@@ -31,7 +42,9 @@ export function importPanel(ctx: PaneContext, engine: Engine, d: ManifestDataset
   const uid = `imp-${d.key.replace(/[^A-Za-z0-9_-]/g, "_")}`;
   const formats = importFormats(d.formats);
   const columns = d.columns.map((c) => ({ name: c.name, type: c.type }));
-  const state: BuilderState = { ...EMPTY_BUILDER, filters: [] };
+  // `auto`: the alias is still the suggested one, so it follows the method and column.
+  const summary: { groupBy: string[]; aggregates: Array<SummaryAggregate & { auto: boolean }> } = { groupBy: [], aggregates: [] };
+  const state: BuilderState = { ...EMPTY_BUILDER, filters: [], summary };
   let format: "json" | "csv" | "odata" = formats.includes("json") ? "json" : formats[0];
   let query: LocalQuery | null = {};
   const errorHost = h("div", { class: "error-host" });
@@ -152,6 +165,131 @@ export function importPanel(ctx: PaneContext, engine: Engine, d: ManifestDataset
     "Add filter",
   );
 
+  // --- builder: the Summarize step (OData $apply: groupby + aggregate) ---
+  const groupBoxes = columns.map((c, i) =>
+    h(
+      "div",
+      { class: "check" },
+      h("input", { type: "checkbox", id: `${uid}-group-${i}`, "data-testid": "summary-group-column", "data-column": c.name }),
+      h("label", { for: `${uid}-group-${i}` }, c.name, h("span", { class: "type" }, ` ${c.type}`)),
+    ),
+  );
+  const groupFs = h(
+    "fieldset",
+    { class: "group columns", "data-testid": "summary-group" },
+    h("legend", {}, "Group by (one row per combination, in the order checked)"),
+    h("div", { class: "checks" }, ...groupBoxes),
+  );
+  groupFs.addEventListener("change", (ev) => {
+    const box = ev.target as HTMLInputElement;
+    const name = box.dataset.column!;
+    summary.groupBy = summary.groupBy.filter((g) => g !== name);
+    if (box.checked) summary.groupBy.push(name);
+    update();
+  });
+  const aggList = h("div", { class: "aggregates", "data-testid": "summary-aggregates" });
+  const aliasTaken = (except: number) => [...columns.map((c) => c.name), ...summary.aggregates.filter((_, k) => k !== except).map((a) => a.alias)];
+  const fitColumn = (method: SummaryMethod, current: string) => {
+    if (method === "count") return "";
+    const fit = columnsFor(method, columns);
+    return fit.some((c) => c.name === current) ? current : (fit[0]?.name ?? "");
+  };
+  function renderAggregates(focus?: { index: number; testid: string }): void {
+    replace(
+      aggList,
+      ...summary.aggregates.map((a, i) => {
+        const what = `Aggregate ${i + 1}`;
+        const method = h(
+          "select",
+          { "data-testid": "summary-aggregate-method", "aria-label": `${what}: what to compute` },
+          ...SUMMARY_METHODS.map((m) => h("option", { value: m, selected: m === a.method ? true : null }, SUMMARY_METHOD_LABELS[m])),
+        );
+        const fit = columnsFor(a.method, columns);
+        const col = h(
+          "select",
+          { "data-testid": "summary-aggregate-column", "aria-label": `${what}: column`, hidden: a.method === "count" ? true : null },
+          ...fit.map((c) => h("option", { value: c.name, selected: c.name === a.column ? true : null }, c.name)),
+        );
+        const alias = h("input", { type: "text", "data-testid": "summary-aggregate-alias", "aria-label": `${what}: name of its result column`, value: a.alias, autocomplete: "off", spellcheck: "false", placeholder: "name" });
+        const reSuggest = () => {
+          if (a.auto) a.alias = suggestAlias(a.method, a.column, aliasTaken(i));
+        };
+        method.addEventListener("change", () => {
+          a.method = method.value as SummaryMethod;
+          a.column = fitColumn(a.method, a.column);
+          reSuggest();
+          renderAggregates({ index: i, testid: "summary-aggregate-method" });
+          update();
+        });
+        col.addEventListener("change", () => {
+          a.column = col.value;
+          reSuggest();
+          alias.value = a.alias;
+          update();
+        });
+        alias.addEventListener("input", () => {
+          a.alias = alias.value;
+          a.auto = false;
+          update();
+        });
+        return h(
+          "div",
+          { class: a.method === "count" ? "aggregate-row rows-count" : "aggregate-row", "data-testid": "summary-aggregate-row", "data-index": String(i), role: "group", "aria-label": what },
+          method,
+          col,
+          h("div", { class: "alias" }, h("span", { "aria-hidden": "true" }, "as"), alias),
+          h(
+            "fluent-button",
+            {
+              type: "button",
+              appearance: "subtle",
+              size: "small",
+              "data-testid": "summary-aggregate-remove",
+              "aria-label": `Remove aggregate ${i + 1}`,
+              onclick: () => {
+                summary.aggregates.splice(i, 1);
+                renderAggregates();
+                update();
+                addAggregate.focus();
+              },
+            },
+            "Remove",
+          ),
+        );
+      }),
+    );
+    if (focus) aggList.querySelector<HTMLElement>(`[data-index="${focus.index}"] [data-testid="${focus.testid}"]`)?.focus();
+  }
+  const addAggregate = h(
+    "fluent-button",
+    {
+      type: "button",
+      size: "small",
+      "data-testid": "summary-aggregate-add",
+      onclick: () => {
+        const method: SummaryMethod = columnsFor("sum", columns).length > 0 ? "sum" : "count";
+        const column = fitColumn(method, "");
+        summary.aggregates.push({ method, column, alias: suggestAlias(method, column, aliasTaken(-1)), auto: true });
+        renderAggregates({ index: summary.aggregates.length - 1, testid: "summary-aggregate-method" });
+        update();
+      },
+    },
+    "Add aggregate",
+  );
+  const summaryStep = h(
+    "details",
+    { class: "summary-step", "data-testid": "summary-section" },
+    h("summary", { "data-testid": "summary-toggle" }, "Summarize (optional)"),
+    h(
+      "p",
+      { class: "hint" },
+      "One row per combination of the group-by columns, with totals, averages or counts over its rows. The filters above choose the rows that are summarized; sort and first N rows apply to the summary.",
+    ),
+    columns.length === 0 ? h("p", { class: "note" }, "The manifest lists no columns for this dataset: paste a summary below as $apply=… instead.") : null,
+    groupFs,
+    h("fieldset", { class: "group" }, h("legend", {}, "Aggregates"), aggList, addAggregate),
+  );
+
   // --- builder: sort and top ---
   const sortCol = h("select", { id: `${uid}-sort`, "data-testid": "query-sort-column" }, ...colOptions("", true));
   const sortDir = h("select", { "data-testid": "query-sort-dir", "aria-label": "Sort direction" }, h("option", { value: "asc" }, "ascending"), h("option", { value: "desc" }, "descending"));
@@ -166,9 +304,23 @@ export function importPanel(ctx: PaneContext, engine: Engine, d: ManifestDataset
   const queryError = h("div", { class: "field-error", role: "alert", "data-testid": "query-error" });
   const sent = h("code", { "data-testid": "query-preview-sent" });
   const local = h("code", { "data-testid": "query-preview-local" });
+  const result = h("code", { "data-testid": "query-preview-result" });
+  const resultTerm = h("dt", { hidden: true }, "Result");
+  const resultDef = h("dd", { hidden: true }, result);
+  const keepNote = h("p", { class: "note", "data-testid": "query-columns-summary-note", hidden: true }, "A summary holds its group-by columns and aggregates.");
   const removedHost = h("div");
 
   const start = h("fluent-button", { type: "button", appearance: "primary", "data-testid": "import-start", "aria-keyshortcuts": "Control+Enter", title: "Import (Ctrl+Enter)", onclick: () => void run() }, "Import");
+  // Larger than a sheet: said before any download, from the manifest's row_count.
+  let refused = false;
+  const tooLargeText = h("p", { "data-testid": "import-too-large-message" });
+  const tooLarge = h(
+    "div",
+    { class: "too-large", "data-testid": "import-too-large", role: "status", hidden: true },
+    tooLargeText,
+    h("p", { class: "hint" }, "Import it as a summary (group-by columns with totals or counts), or with a filter, so the result fits in a sheet. Either is computed as the rows arrive."),
+    h("fluent-button", { type: "button", size: "small", "data-testid": "import-summarize", onclick: () => openSummarize() }, "Summarize"),
+  );
 
   function readBuilder(): LocalQuery {
     const boxes = [...colsFs.querySelectorAll<HTMLInputElement>('[data-testid="query-column"]')];
@@ -179,12 +331,38 @@ export function importPanel(ctx: PaneContext, engine: Engine, d: ManifestDataset
     return buildQuery(state, columns);
   }
 
+  /** Sort choices follow what the rows will be: the summary's columns when there is one. */
+  let sortKey = "";
+  function refreshSortOptions(): void {
+    const names = isSummaryActive(summary) ? summaryColumnNames(summary).filter((n) => n !== "") : columns.map((c) => c.name);
+    const key = JSON.stringify(names);
+    if (key === sortKey) return;
+    sortKey = key;
+    const keep = names.includes(sortCol.value) ? sortCol.value : "";
+    replace(sortCol, h("option", { value: "" }, "(none)"), ...names.map((n) => h("option", { value: n, selected: n === keep ? true : null }, n)));
+    sortCol.value = keep;
+  }
+
+  function openSummarize(): void {
+    querySection.open = true;
+    summaryStep.open = true;
+    const target = paste.value.trim() !== "" ? paste : (groupFs.querySelector<HTMLElement>("input:not(:disabled)") ?? addAggregate);
+    summaryStep.scrollIntoView({ block: "nearest" });
+    target.focus();
+  }
+
   function update(): void {
     queryError.textContent = "";
     replace(removedHost);
-    const builderControls = [colsFs, filterList, addFilter, sortCol, sortDir, top];
     const pasted = paste.value.trim() !== "";
+    const summarizing = !pasted && isSummaryActive(summary);
+    const builderControls = [filterList, addFilter, groupFs, aggList, addAggregate, sortCol, sortDir, top];
     for (const c of builderControls) c.toggleAttribute("disabled", pasted);
+    for (const c of aggList.querySelectorAll("select, input, fluent-button")) c.toggleAttribute("disabled", pasted);
+    colsFs.toggleAttribute("disabled", pasted || summarizing);
+    keepNote.hidden = !summarizing;
+    refreshSortOptions();
+    let resultColumns: string | null = null;
     try {
       if (pasted) {
         const p = readPasted(paste.value, engine.query);
@@ -209,18 +387,27 @@ export function importPanel(ctx: PaneContext, engine: Engine, d: ManifestDataset
       } else {
         query = readBuilder();
       }
-      // Columns are checked now when the manifest lists them; otherwise after the download.
-      if (!isEmptyQuery(query) && d.columns.length > 0) engine.query.validateQuery(query, d.columns);
-      start.disabled = false;
+      // Columns are checked now when the manifest lists them; otherwise after the download. The
+      // engine's own check, so $orderby/$top after a summary are held to the summary's columns.
+      if (!isEmptyQuery(query) && d.columns.length > 0) {
+        const out = engine.query.validateQuery(query, d.columns);
+        if (query.apply !== undefined) resultColumns = resultText(out);
+      }
     } catch (e) {
       query = null;
       const msg = e instanceof BuilderError ? e.message : describeError(e).message;
       queryError.textContent = msg;
-      start.disabled = true;
     }
+    const plan = query ? engine.query.streamingPlan(query, d.rowCount, d.key) : null;
+    refused = !!plan?.refusal;
+    tooLarge.hidden = !refused;
+    tooLargeText.textContent = plan?.refusal?.message ?? "";
+    start.disabled = query === null || refused;
     const conn = ctx.activeConnection();
     sent.textContent = conn ? sentRequest(engine.paths, conn.baseUrl, d.key, format) : "";
     local.textContent = query ? queryText(query) : "—";
+    result.textContent = resultColumns ?? "";
+    resultTerm.hidden = resultDef.hidden = resultColumns === null;
   }
 
   async function run(): Promise<void> {
@@ -237,6 +424,8 @@ export function importPanel(ctx: PaneContext, engine: Engine, d: ManifestDataset
           companyId,
           source: { kind: "dataset", key: d.key, format },
           query: isEmptyQuery(q) ? null : q,
+          // The engine refuses an export larger than a sheet without a summary or filter, as the pane does.
+          sourceRows: d.rowCount,
           destination,
           signal,
           secrets: ctx.secrets(),
@@ -265,9 +454,23 @@ export function importPanel(ctx: PaneContext, engine: Engine, d: ManifestDataset
       ctx.finishJob({ state: "error", text: `Import failed: ${view.title}.` });
       replace(errorHost, ctx.errorPanel(view, { retry: () => void run() }));
     } finally {
-      start.disabled = query === null;
+      start.disabled = query === null || refused;
     }
   }
+
+  const querySection = h(
+    "details",
+    { class: "query", open: true, "data-testid": "query-section" },
+    h("summary", { "data-testid": "query-toggle" }, "Local query (optional)"),
+    h("p", { class: "hint" }, "The service always sends the complete table; these options are applied here, before writing."),
+    colsFs,
+    keepNote,
+    h("fieldset", { class: "group" }, h("legend", {}, "Filter rows (all must match)"), filterList, addFilter),
+    summaryStep,
+    h("div", { class: "row" }, h("div", { class: "field" }, h("label", { for: sortCol.id }, "Sort by"), sortCol), h("div", { class: "field" }, h("span", { class: "label" }, "Direction"), sortDir)),
+    h("div", { class: "field" }, h("label", { for: top.id }, "Keep the first N rows"), top),
+    h("div", { class: "field" }, h("label", { for: paste.id }, "Or paste an OData address or $filter=… / $apply=… text (replaces the options above)"), paste),
+  );
 
   const panel = h(
     "section",
@@ -284,17 +487,8 @@ export function importPanel(ctx: PaneContext, engine: Engine, d: ManifestDataset
     // Import sits right after the two choices every import needs, so it is a few Tab presses away;
     // the optional query below still applies (and Ctrl+Enter imports from anywhere in the panel).
     h("div", { class: "actions" }, start),
-    h(
-      "details",
-      { class: "query", open: true, "data-testid": "query-section" },
-      h("summary", { "data-testid": "query-toggle" }, "Local query (optional)"),
-      h("p", { class: "hint" }, "The service always sends the complete table; these options are applied here, before writing."),
-      colsFs,
-      h("fieldset", { class: "group" }, h("legend", {}, "Filter rows (all must match)"), filterList, addFilter),
-      h("div", { class: "row" }, h("div", { class: "field" }, h("label", { for: sortCol.id }, "Sort by"), sortCol), h("div", { class: "field" }, h("span", { class: "label" }, "Direction"), sortDir)),
-      h("div", { class: "field" }, h("label", { for: top.id }, "Keep the first N rows"), top),
-      h("div", { class: "field" }, h("label", { for: paste.id }, "Or paste an OData address or $filter=… text (replaces the options above)"), paste),
-    ),
+    tooLarge,
+    querySection,
     queryError,
     h(
       "dl",
@@ -303,6 +497,8 @@ export function importPanel(ctx: PaneContext, engine: Engine, d: ManifestDataset
       h("dd", {}, sent),
       h("dt", {}, "Applied locally"),
       h("dd", {}, local),
+      resultTerm,
+      resultDef,
     ),
     removedHost,
     errorHost,

@@ -1,7 +1,16 @@
 import {
   BuilderError,
   EMPTY_BUILDER,
+  SUMMARY_METHODS,
   buildQuery,
+  columnsFor,
+  isSummaryActive,
+  methodAccepts,
+  resultText,
+  suggestAlias,
+  summaryApply,
+  summaryColumnNames,
+  typeLabel,
   columnRef,
   columnTypeOfEdm,
   isEmptyQuery,
@@ -12,10 +21,12 @@ import {
   sentRequest,
   withoutCredentials,
   type BuilderColumn,
+  type BuilderState,
   type QueryEngine,
+  type SummaryState,
 } from "../../src/addin/queryBuilder";
 import { PATHS } from "../../src/contract/contract";
-import { applyQuery, parseQuery, splitODataUrl } from "../../src/query";
+import { AGGREGATE_METHODS, QueryError, applyQuery, formatColumnRef, parseQuery, splitODataUrl, streamingPlan, validateQuery } from "../../src/query";
 import type { Table } from "../../src/table/model";
 
 const columns: BuilderColumn[] = [
@@ -212,5 +223,198 @@ describe("pasted addresses: credentials cleared, other hosts named", () => {
     expect(foreignHost("https://other.example.com/api/bi/odata/v1/financials?$top=1", "https://ppm.example.com")).toEqual({ pasted: "other.example.com", used: "ppm.example.com" });
     expect(foreignHost("https://PPM.example.com/api/bi/odata/v1/financials", "https://ppm.example.com")).toBeNull();
     expect(foreignHost("$top=1", "https://ppm.example.com")).toBeNull();
+  });
+});
+
+describe("the Summarize step", () => {
+  const fin: BuilderColumn[] = [
+    { name: "project_id", type: "text" },
+    { name: "fiscal_year", type: "integer" },
+    { name: "budget", type: "decimal" },
+    { name: "period_start", type: "date" },
+    { name: "last_updated", type: "datetime" },
+    { name: "is_capex", type: "boolean" },
+    { name: "Budget Contingency", type: "decimal" },
+  ];
+  const summary = (s: Partial<SummaryState>): BuilderState => ({ ...EMPTY_BUILDER, summary: { groupBy: [], aggregates: [], ...s } });
+  const builderError = (f: () => unknown): BuilderError => {
+    try {
+      f();
+    } catch (e) {
+      expect(e).toBeInstanceOf(BuilderError);
+      return e as BuilderError;
+    }
+    throw new Error("expected a BuilderError");
+  };
+
+  it("offers the engine's methods plus $count, each for the types the engine accepts", () => {
+    expect(SUMMARY_METHODS).toEqual([...AGGREGATE_METHODS, "count"]);
+    expect(columnsFor("sum", fin).map((c) => c.name)).toEqual(["fiscal_year", "budget", "Budget Contingency"]);
+    expect(columnsFor("average", fin).map((c) => c.name)).toEqual(["fiscal_year", "budget", "Budget Contingency"]);
+    expect(columnsFor("min", fin)).toEqual(fin);
+    expect(columnsFor("max", fin)).toEqual(fin);
+    expect(columnsFor("countdistinct", fin)).toEqual(fin);
+    expect(columnsFor("count", fin)).toEqual([]);
+    // Every pairing offered is one the engine accepts, and every pairing refused is one it refuses.
+    for (const m of AGGREGATE_METHODS) {
+      for (const c of fin) {
+        const q = { apply: `aggregate(${formatColumnRef(c.name)} with ${m} as x)` };
+        if (methodAccepts(m, c.type)) expect(() => validateQuery(q, fin)).not.toThrow();
+        else expect(() => validateQuery(q, fin)).toThrow(QueryError);
+      }
+    }
+  });
+
+  it("an empty step is no summary", () => {
+    expect(isSummaryActive({ groupBy: [], aggregates: [] })).toBe(false);
+    expect(isSummaryActive(null)).toBe(false);
+    expect(buildQuery(summary({}), fin)).toEqual({});
+  });
+
+  it("writes groupby + aggregate with the group-by columns in the order chosen", () => {
+    const s: SummaryState = {
+      groupBy: ["fiscal_year", "project_id"],
+      aggregates: [
+        { method: "sum", column: "budget", alias: "total_budget" },
+        { method: "count", column: "", alias: "rows" },
+      ],
+    };
+    expect(summaryApply(s, fin)).toBe("groupby((fiscal_year,project_id),aggregate(budget with sum as total_budget,$count as rows))");
+    expect(summaryColumnNames(s)).toEqual(["fiscal_year", "project_id", "total_budget", "rows"]);
+  });
+
+  it("quotes column names, and writes groupby alone and aggregate alone", () => {
+    expect(summaryApply({ groupBy: ["Budget Contingency"], aggregates: [] }, fin)).toBe('groupby(("Budget Contingency"))');
+    expect(summaryApply({ groupBy: [], aggregates: [{ method: "average", column: "Budget Contingency", alias: "avg_bc" }] }, fin)).toBe('aggregate("Budget Contingency" with average as avg_bc)');
+  });
+
+  it("row filters go before the summary as filter(...); sort and top apply to the summary; columns to keep are not used", () => {
+    const q = buildQuery(
+      {
+        keep: ["project_id"],
+        filters: [{ column: "fiscal_year", op: "eq", value: "2026" }, { column: "is_capex", op: "eq", value: "true" }],
+        summary: { groupBy: ["project_id"], aggregates: [{ method: "sum", column: "budget", alias: "total_budget" }] },
+        sortColumn: "total_budget",
+        sortDir: "desc",
+        top: "3",
+      },
+      fin,
+    );
+    expect(q).toEqual({
+      apply: "filter(fiscal_year eq 2026 and is_capex eq true)/groupby((project_id),aggregate(budget with sum as total_budget))",
+      orderby: "total_budget desc",
+      top: 3,
+    });
+    expect(queryText(q)).toBe("$apply=filter(fiscal_year eq 2026 and is_capex eq true)/groupby((project_id),aggregate(budget with sum as total_budget))&$orderby=total_budget desc&$top=3");
+    expect(parseQuery(queryText(q))).toEqual(q);
+    // The engine agrees that $orderby names the summary's column.
+    expect(validateQuery(q, fin).map((c) => c.name)).toEqual(["project_id", "total_budget"]);
+  });
+
+  it("sorting by a dataset column the summary does not hold is refused", () => {
+    const e = builderError(() => buildQuery({ ...summary({ groupBy: ["project_id"] }), sortColumn: "budget" }, fin));
+    expect(e.field).toBe("sort");
+    expect(e.message).toMatch(/column of the summary/);
+  });
+
+  it.each<[string, SummaryState, RegExp, number | undefined]>([
+    ["empty name", { groupBy: [], aggregates: [{ method: "count", column: "", alias: " " }] }, /enter a name/, 0],
+    ["not an identifier", { groupBy: [], aggregates: [{ method: "count", column: "", alias: "total budget" }] }, /letters, digits and _/, 0],
+    ["starts with a digit", { groupBy: [], aggregates: [{ method: "count", column: "", alias: "2026_total" }] }, /letters, digits and _/, 0],
+    ["too long", { groupBy: [], aggregates: [{ method: "count", column: "", alias: "x".repeat(129) }] }, /at most 128/, 0],
+    ["a group-by column", { groupBy: ["fiscal_year"], aggregates: [{ method: "count", column: "", alias: "Fiscal_Year" }] }, /already a group-by column \("fiscal_year"\)/, 0],
+    ["a dataset column", { groupBy: ["project_id"], aggregates: [{ method: "sum", column: "budget", alias: "budget" }] }, /already a column of the dataset/, 0],
+    ["used twice (case ignored, as Excel headers)", { groupBy: [], aggregates: [{ method: "count", column: "", alias: "n" }, { method: "sum", column: "budget", alias: "N" }] }, /already used by aggregate 1/, 1],
+    ["no column", { groupBy: [], aggregates: [{ method: "max", column: "", alias: "m" }] }, /choose a column/, 0],
+    ["sum of text", { groupBy: [], aggregates: [{ method: "sum", column: "project_id", alias: "t" }] }, /needs a number column.*project_id/, 0],
+    ["average of a date", { groupBy: [], aggregates: [{ method: "average", column: "period_start", alias: "t" }] }, /needs a number column/, 0],
+    ["unknown group-by column", { groupBy: ["nope"], aggregates: [] }, /not a column/, undefined],
+  ])("refuses %s", (_what, s, message, index) => {
+    const e = builderError(() => buildQuery({ ...EMPTY_BUILDER, summary: s }, fin));
+    expect(e.field).toBe("summary");
+    expect(e.message).toMatch(message);
+    expect(e.index).toBe(index);
+  });
+
+  it("accepts any identifier the engine accepts as an alias, including Unicode letters", () => {
+    const q = buildQuery(summary({ groupBy: ["project_id"], aggregates: [{ method: "sum", column: "budget", alias: "Summe_Budget_ü" }, { method: "count", column: "", alias: "_n" }] }), fin);
+    expect(validateQuery(q, fin).map((c) => c.name)).toEqual(["project_id", "Summe_Budget_ü", "_n"]);
+  });
+
+  it("suggests unique identifier aliases that the builder accepts", () => {
+    expect(suggestAlias("sum", "budget", fin.map((c) => c.name))).toBe("total_budget");
+    expect(suggestAlias("count", "", [])).toBe("rows");
+    expect(suggestAlias("count", "", ["rows", "ROWS_2"])).toBe("rows_3");
+    expect(suggestAlias("average", "Budget Contingency", [])).toBe("average_Budget_Contingency");
+    expect(suggestAlias("countdistinct", "project_id", [])).toBe("distinct_project_id");
+    expect(suggestAlias("max", "---", [])).toBe("max_value");
+    const names = fin.map((c) => c.name);
+    const aggregates = fin.map((c) => {
+      const alias = suggestAlias("max", c.name, names);
+      names.push(alias);
+      return { method: "max" as const, column: c.name, alias };
+    });
+    expect(() => validateQuery({ apply: summaryApply({ groupBy: ["project_id"], aggregates }, fin) }, fin)).not.toThrow();
+  });
+
+  it("shows what the result holds, with OData type names", () => {
+    const cols = fin.map((c) => ({ ...c, sourceType: { text: "Edm.String", integer: "Edm.Int32", decimal: "Edm.Decimal", date: "Edm.Date", datetime: "Edm.DateTimeOffset", boolean: "Edm.Boolean" }[c.type] }));
+    const q = buildQuery(
+      summary({
+        groupBy: ["fiscal_year", "project_id"],
+        aggregates: [
+          { method: "sum", column: "budget", alias: "total_budget" },
+          { method: "count", column: "", alias: "rows" },
+          { method: "sum", column: "fiscal_year", alias: "years" },
+          { method: "average", column: "fiscal_year", alias: "avg_year" },
+          { method: "max", column: "period_start", alias: "last_period" },
+          { method: "countdistinct", column: "is_capex", alias: "kinds" },
+        ],
+      }),
+      cols,
+    );
+    expect(resultText(validateQuery(q, cols))).toBe(
+      "fiscal_year (Int32), project_id (String), total_budget (Decimal), rows (Int64), years (Int64), avg_year (Decimal), last_period (Date), kinds (Int64)",
+    );
+    expect(typeLabel({ type: "text", sourceType: "numeric" })).toBe("String");
+  });
+
+  it("a summary is what lets an export larger than a sheet be imported", () => {
+    expect(streamingPlan(buildQuery(EMPTY_BUILDER, fin), 2_000_000, "financials").refusal?.message).toMatch(/2,000,000 rows/);
+    const q = buildQuery(summary({ groupBy: ["project_id"], aggregates: [{ method: "count", column: "", alias: "rows" }] }), fin);
+    expect(streamingPlan(q, 2_000_000, "financials")).toEqual({ exceedsSheet: true, stream: true });
+  });
+
+  it("computes what the user chose, on a table", () => {
+    const table: Table = {
+      columns: [
+        { name: "project_id", type: "text" },
+        { name: "fiscal_year", type: "integer" },
+        { name: "budget", type: "decimal" },
+      ],
+      rows: [
+        ["A", 2025, 0.1],
+        ["B", 2025, 5],
+        ["A", 2025, 0.2],
+        ["A", 2026, 1],
+        ["B", 2026, null],
+      ],
+      meta: { key: "financials", kind: "dataset", format: "json", schemaVersion: "1", generatedAt: null, etag: null, lastModified: null, fetchedAt: "2026-01-01T00:00:00Z" },
+    };
+    const q = buildQuery(
+      {
+        ...summary({ groupBy: ["fiscal_year", "project_id"], aggregates: [{ method: "sum", column: "budget", alias: "total_budget" }, { method: "count", column: "", alias: "rows" }] }),
+        filters: [{ column: "budget", op: "ne", value: "5" }],
+        sortColumn: "rows",
+        sortDir: "desc",
+      },
+      table.columns,
+    );
+    // OData: null ne 5 is true, so B's null row is kept (a group with a null sum); 5 is filtered out first.
+    expect(applyQuery(table, q).table.rows).toEqual([
+      [2025, "A", 0.3, 2],
+      [2026, "A", 1, 1],
+      [2026, "B", null, 1],
+    ]);
   });
 });

@@ -49,6 +49,12 @@ export interface Journey {
 
 export class E2EFailure extends Error {}
 
+/** Options of an extra reference service one journey starts for itself (see {@link E2E.startService}). */
+export interface ExtraServiceOptions {
+  /** Row counts per dataset key, e.g. `{ financials: 2_000_000 }` (rows are generated as they stream). */
+  datasetRows?: Record<string, number>;
+}
+
 /** Throws with `message` unless `condition` holds. */
 export function check(condition: unknown, message: string): asserts condition {
   if (!condition) throw new E2EFailure(message);
@@ -78,8 +84,19 @@ export class E2E {
     readonly otherServiceUrl: string,
     readonly origin: string,
     private readonly screenshotDir: string,
+    private readonly extraService?: (opts: ExtraServiceOptions) => Promise<string>,
   ) {
     this.tp = page.frameLocator("#taskpane");
+  }
+
+  /**
+   * Starts another reference service (127.0.0.1, port 0) with these options and returns its URL;
+   * it runs until the end of the e2e run. For a journey that needs a state the two shared services
+   * do not have (an export larger than a sheet) without changing theirs for the other journeys.
+   */
+  async startService(opts: ExtraServiceOptions): Promise<string> {
+    if (!this.extraService) throw new E2EFailure("this run cannot start extra reference services");
+    return this.extraService(opts);
   }
 
   /** Records a measured figure for the run's output. */

@@ -17,7 +17,7 @@ import * as path from "path";
 import { chromium, type Browser } from "playwright-core";
 import { startReferenceService, type ReferenceService } from "../../src/reference/server";
 import { buildAddin } from "./build";
-import { E2E, type Journey } from "./harness";
+import { E2E, type ExtraServiceOptions, type Journey } from "./harness";
 import { JOURNEYS } from "./journeys";
 import { startStaticServer, type StaticServer } from "./static-server";
 
@@ -72,6 +72,7 @@ async function main(): Promise<number> {
 
   let service: ReferenceService | undefined;
   let otherService: ReferenceService | undefined;
+  const extraServices: ReferenceService[] = [];
   let files: StaticServer | undefined;
   let browser: Browser | undefined;
   const outDir = fs.mkdtempSync(path.join(os.tmpdir(), "ppm-e2e-"));
@@ -137,7 +138,14 @@ async function main(): Promise<number> {
     // so the README never shows a failure, and a diagnostic run (init script) never updates them.
     const staging = path.join(outDir, "screenshots");
     const publish = !process.env.PPM_E2E_INIT_SCRIPT;
-    const t = new E2E(page, service.url, otherService.url, files.origin, staging);
+    // Journeys may start services of their own (started on demand, closed with the others).
+    const startExtraService = async (opts: ExtraServiceOptions): Promise<string> => {
+      const extra = await startReferenceService({ port: 0, quiet: true, ...opts });
+      extraServices.push(extra);
+      ours.push(extra.url);
+      return extra.url;
+    };
+    const t = new E2E(page, service.url, otherService.url, files.origin, staging, startExtraService);
     await page.goto(`${files.origin}/preview.html`);
 
     // A filter keeps journeys whose name contains any of its comma-separated words (e.g. "connections,import").
@@ -187,6 +195,7 @@ async function main(): Promise<number> {
     await files?.close().catch(() => undefined);
     await service?.close().catch(() => undefined);
     await otherService?.close().catch(() => undefined);
+    for (const extra of extraServices) await extra.close().catch(() => undefined);
     fs.rmSync(outDir, { recursive: true, force: true });
   }
   console.log(`e2e: total ${((Date.now() - started) / 1000).toFixed(1)} s`);

@@ -79,7 +79,7 @@ export const deltaRefresh: Journey = {
       kept++;
     }
     check(kept >= 5, `unchanged rows with the user's format found (${kept})`);
-    await t.screenshotPane("26-delta-refresh-counts");
+    await t.screenshotPane("28-delta-refresh-counts");
   },
 };
 
@@ -101,7 +101,7 @@ export const staleMark: Journey = {
       await t.id("bound-tables-reload").click();
       const stale = t.tp.locator(`[data-testid=bound-table][data-table="${tableName}"]`).getByTestId("bound-table-stale");
       await t.expectVisible(stale, "the Refresh tab lists the table as stale");
-      await t.screenshotPane("27-refresh-stale");
+      await t.screenshotPane("29-refresh-stale");
     } finally {
       await t.control("fault", { path: "/api/bi/v1/financials*", status: 503, count: 0 });
     }
@@ -132,6 +132,6 @@ export const refreshLog: Journey = {
     const bytes = await entries.evaluateAll((els) => els.map((e) => [(e as HTMLElement).dataset.outcome ?? "", e.querySelector("[data-testid=refresh-log-bytes]")?.textContent ?? ""]));
     check(bytes.some(([o, b]) => o === "updated" && /^[\d.,]+ (KB|MB)$/.test(b)), `an updated refresh shows the bytes it downloaded (${JSON.stringify(bytes)})`);
     check(bytes.some(([o, b]) => o === "unchanged" && b === "0 B"), `an unchanged refresh downloaded nothing (${JSON.stringify(bytes)})`);
-    await t.screenshotPane("28-refresh-log");
+    await t.screenshotPane("30-refresh-log");
   },
 };

@@ -14,6 +14,7 @@ import { importAtSelection } from "./destination";
 import { notGeneratedAndBroken, reportingDisabled, staleTokenOnRefresh, wrongToken } from "./errors";
 import { previewGrid, previewTaskPane } from "./preview";
 import { importWithPastedQuery } from "./query";
+import { importSummary, largerThanSheet } from "./summarize";
 import { recordsWriteBack, recordsWriteBackAfterStart } from "./records";
 import { refreshUnchanged, refreshUpdated } from "./refresh";
 import { ribbonRefreshAll, ribbonSeparateRuntimes, ribbonSharedRuntime } from "./ribbon";
@@ -35,6 +36,7 @@ export const JOURNEYS: Journey[] = [
   staleMark,
   refreshLog,
   importWithPastedQuery,
+  importSummary,
   importAtSelection,
   wrongToken,
   staleTokenOnRefresh,
@@ -57,4 +59,7 @@ export const JOURNEYS: Journey[] = [
   darkTheme,
   reopenRefreshesFlaggedTables,
   reopenWithoutConnection,
+  // Last: its table is bound to a service of its own, whose connection it removes again, so the
+  // refresh journeys above never meet a table without a connection.
+  largerThanSheet,
 ];

@@ -54,6 +54,15 @@ export const narrowPane: Journey = {
           },
         })),
         { name: "import panel", open: () => openImport(t, "financials") },
+        {
+          name: "import panel's Summarize step",
+          open: async () => {
+            await t.id("summary-toggle").click();
+            await t.id("summary-aggregate-add").click();
+            await t.id("summary-aggregate-add").click();
+            await t.id("summary-aggregate-row").last().getByTestId("summary-aggregate-method").selectOption("count");
+          },
+        },
       ];
       for (const s of sections) {
         await s.open();
