@@ -108,16 +108,22 @@ export function summarize(
   return { updated, unchanged, failed, items, broken: [...broken], headline };
 }
 
-/** "3 added, 12 changed, 1 removed" (issue #15). */
+/**
+ * "3 added, 12 changed, 1 removed" (issue #15); after a full rewrite that had no plan to count from,
+ * "rewritten in full, changes not counted" and how the row count moved.
+ */
 export function countsText(c: { added: number; changed: number; removed: number; exact?: boolean }): string {
   const n = (x: number) => x.toLocaleString("en-US");
-  if (c.exact === false) return `rewritten in full (${n(c.added)} more, ${n(c.removed)} fewer rows; changes not counted)`;
+  if (c.exact === false) {
+    const moved = c.added > 0 ? `, ${n(c.added)} more row${c.added === 1 ? "" : "s"}` : c.removed > 0 ? `, ${n(c.removed)} fewer row${c.removed === 1 ? "" : "s"}` : "";
+    return `rewritten in full, changes not counted${moved}`;
+  }
   return `${n(c.added)} added, ${n(c.changed)} changed, ${n(c.removed)} removed`;
 }
 
 /**
  * Plain-text report (ribbon dialog / notification): the headline, then one line per table naming
- * its outcome (`ppm_financials: updated, 1,200 rows (3 added, 12 changed, 1 removed)`; a failure
+ * its outcome (`ppm_financials: updated, 1,200 rows — 3 added, 12 changed, 1 removed`; a failure
  * with its reason), unreadable links last.
  */
 export function summaryText(s: RefreshSummary, maxLines = 20): string {
@@ -126,7 +132,7 @@ export function summaryText(s: RefreshSummary, maxLines = 20): string {
     ...s.items.map((i) =>
       i.outcome === "failed"
         ? `${i.tableName}: failed: ${i.reason ?? i.code ?? "unknown reason"}`
-        : `${i.tableName}: ${i.outcome}, ${i.rowCount.toLocaleString("en-US")} row${i.rowCount === 1 ? "" : "s"}${i.outcome === "updated" && i.counts ? ` (${countsText(i.counts)})` : ""}`,
+        : `${i.tableName}: ${i.outcome}, ${i.rowCount.toLocaleString("en-US")} row${i.rowCount === 1 ? "" : "s"}${i.outcome === "updated" && i.counts ? ` — ${countsText(i.counts)}` : ""}`,
     ),
     ...s.broken.map((b) => `${b.key}: failed: ${b.message}`),
   ];

@@ -161,7 +161,7 @@ describe("refreshAll command against the reference service and the workbook emul
     // counts are the position match's (or, rewritten in full, the change in row count), not the
     // regeneration's.
     expect(applied.added + applied.changed + applied.removed).toBeGreaterThan(0);
-    expect(await run()).toMatch(/^1 updated, 0 unchanged, 0 failed\nppm_financials: updated, [\d,]+ rows \((\d+ added, \d+ changed, \d+ removed|rewritten in full \(\d+ more, \d+ fewer rows; changes not counted\))\)$/);
+    expect(await run()).toMatch(/^1 updated, 0 unchanged, 0 failed\nppm_financials: updated, [\d,]+ rows — (\d+ added, \d+ changed, \d+ removed|rewritten in full, changes not counted(, [\d,]+ (more|fewer) rows?)?)$/);
     const last: unknown = JSON.parse(storage.getItem(`pk:${LAST_RIBBON_REFRESH_KEY}`)!);
     expect(last).toMatchObject({ updated: 1, unchanged: 0, failed: 0 });
 
