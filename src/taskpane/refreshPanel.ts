@@ -264,30 +264,35 @@ export function mountRefresh(panel: HTMLElement, ctx: PaneContext, onShown: (l: 
         logHost,
         entries.length === 0
           ? h("p", { class: "empty", "data-testid": "refresh-log-empty" }, "No refreshes recorded in this workbook yet.")
-          : h("div", { class: "log-scroll" }, h(
-              "table",
-              { class: "log", "data-testid": "refresh-log", "aria-label": "Refresh log" },
-              h("thead", {}, h("tr", {}, ...["When", "Table", "Outcome", "Added", "Changed", "Removed", "Time", "Downloaded", "Cells written"].map((t) => h("th", { scope: "col" }, t)))),
-              h(
-                "tbody",
-                {},
-                ...entries.map((e) =>
+          : // A list, not a nine-column table: every entry fits a 320 px pane without sideways scrolling.
+            h(
+              "ol",
+              { class: "log", "data-testid": "refresh-log", "aria-label": "Refresh log, newest first" },
+              ...entries.map((e) =>
+                h(
+                  "li",
+                  { class: "log-entry", "data-testid": "refresh-log-entry", "data-table": e.tableName, "data-outcome": e.outcome },
                   h(
-                    "tr",
-                    { "data-testid": "refresh-log-entry", "data-table": e.tableName, "data-outcome": e.outcome },
-                    h("td", {}, h("time", { datetime: e.at, title: formatAbsolute(e.at) || null }, formatRelative(e.at, now))),
-                    h("td", {}, e.tableName),
-                    h("td", {}, e.outcome === "failed" ? `failed (${e.code ?? "error"})` : e.outcome === "updated" && e.strategy === "delta" ? "updated (delta)" : e.outcome),
-                    h("td", {}, formatCount(e.added)),
-                    h("td", {}, formatCount(e.changed)),
-                    h("td", {}, formatCount(e.removed)),
-                    h("td", {}, `${(e.ms / 1000).toFixed(1)} s`),
-                    h("td", { "data-testid": "refresh-log-bytes" }, e.bytesReceived === null ? "—" : formatBytes(e.bytesReceived)),
-                    h("td", {}, formatCount(e.cellsWritten)),
+                    "div",
+                    { class: "log-head" },
+                    h("time", { datetime: e.at, title: formatAbsolute(e.at) || null }, formatRelative(e.at, now)),
+                    " · ",
+                    h("strong", {}, e.tableName),
+                    " · ",
+                    h("span", { class: `outcome ${e.outcome}` }, e.outcome === "failed" ? `failed (${e.code ?? "error"})` : e.outcome === "updated" && e.strategy === "delta" ? "updated (delta)" : e.outcome === "updated" ? "updated (full rewrite)" : e.outcome),
+                  ),
+                  h(
+                    "div",
+                    { class: "meta" },
+                    e.outcome === "updated" ? `${formatCount(e.added)} added, ${formatCount(e.changed)} changed, ${formatCount(e.removed)} removed · ` : "",
+                    `${(e.ms / 1000).toFixed(1)} s · `,
+                    h("span", { "data-testid": "refresh-log-bytes" }, e.bytesReceived === null ? "—" : formatBytes(e.bytesReceived)),
+                    " downloaded",
+                    e.outcome === "updated" ? ` · ${formatCount(e.cellsWritten)} cells written` : "",
                   ),
                 ),
               ),
-            )),
+            ),
       );
     } catch (err) {
       replace(logHost, ctx.errorPanel(describeError(err, { secrets: ctx.secrets() }), { retry: () => void toggleLog() }));
