@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- --json] [-- --sizes 10000,50000,200000] [-- --reps 3] [-- --only import|aggregate]
+ * `npm run bench [-- --json] [-- --sizes 10000,50000,200000] [-- --reps 3] [-- --only import|aggregate|delta]
  *   [-- --aggregate-rows 2000000] [-- --aggregate-reps 1]`
  *
  * Import benchmark: reference service on loopback → service client (fetch, parse, validate) → typing
@@ -125,8 +125,9 @@ async function main(): Promise<void> {
   log(`PPM import benchmark: ${cpu}, ${os.cpus().length} cores, ${fmt(os.totalmem() / MB / 1024, 1)} GB, Node ${process.version}, ${reps} measured runs per figure (median)`);
   const results: Scenario[] = [];
   const checks: { name: string; ok: boolean; detail: string }[] = [];
-  if (only !== "aggregate") await importScenarios(results, checks);
-  const aggregate = only === "import" ? null : await aggregateScenario(results, checks);
+  if (only === undefined || only === "import") await importScenarios(results, checks);
+  const aggregate = only === "import" || only === "delta" ? null : await aggregateScenario(results, checks);
+  const deltaRefresh = only === undefined || only === "delta" ? deltaRefreshScenario(checks) : null;
 
   log("");
   log("Budget checks:");
@@ -134,7 +135,7 @@ async function main(): Promise<void> {
   if (asJson) {
     const refresh = results.find((r) => r.unchangedRefresh)?.unchangedRefresh;
     const full = results.find((r) => r.fullChangeRefresh)?.fullChangeRefresh;
-    console.log(JSON.stringify({ machine: { cpu, cores: os.cpus().length, node: process.version }, reps, scenarios: results, unchangedRefresh: refresh ?? null, fullChangeRefresh: full ?? null, growth: importGrowth, aggregate, checks }));
+    console.log(JSON.stringify({ machine: { cpu, cores: os.cpus().length, node: process.version }, reps, scenarios: results, unchangedRefresh: refresh ?? null, fullChangeRefresh: full ?? null, growth: importGrowth, aggregate, deltaRefresh, checks }));
   }
 }
 
@@ -160,6 +161,27 @@ interface AggregateFigures {
  * baseline each in a process of their own, and the peak RSS of a 200,000-row JSON import beside it
  * (taken from the import scenarios when they ran, else measured here once).
  */
+interface DeltaRefreshFigures {
+  delta: { cellsWritten: number; requestBytes: number; responseBytes: number; strategy: string; added: number; changed: number; removed: number };
+  fullRewrite: { cellsWritten: number; requestBytes: number; responseBytes: number };
+  everyRowChanged: { requestBytes: number; strategy: string };
+  cellsRatio: number;
+  requestBytesRatio: number;
+  everyRowChangedRatio: number;
+}
+
+/** Issue #15: delta refresh vs a full rewrite of the same 200,000 × 12 table (own process, no service). */
+function deltaRefreshScenario(checks: { name: string; ok: boolean; detail: string }[]): DeltaRefreshFigures {
+  progress("  running deltaRefresh (200,000 × 12)...");
+  const d = child(["200000"], "bench/deltaRefresh.ts") as unknown as DeltaRefreshFigures;
+  log("");
+  log(`Delta refresh (200,000 × 12; 1 % changed, 0.1 % added, 0.1 % removed): ${d.delta.strategy}, ${fmt(d.delta.cellsWritten)} cells and ${fmt(d.delta.requestBytes / MB, 3)} MB sent vs ${fmt(d.fullRewrite.cellsWritten)} cells and ${fmt(d.fullRewrite.requestBytes / MB, 2)} MB for a full rewrite (${fmt(d.cellsRatio * 100, 2)} % / ${fmt(d.requestBytesRatio * 100, 2)} %); every row changed: ${d.everyRowChanged.strategy}, ${fmt(d.everyRowChangedRatio, 3)}× the full rewrite's bytes`);
+  checks.push({ name: "deltaRefresh: cellsWritten ≤ 5 % of a full rewrite", ok: d.cellsRatio <= 0.05, detail: `${fmt(d.cellsRatio * 100, 2)} %` });
+  checks.push({ name: "deltaRefresh: requestBytes ≤ 5 % of a full rewrite", ok: d.requestBytesRatio <= 0.05, detail: `${fmt(d.requestBytesRatio * 100, 2)} %` });
+  checks.push({ name: "deltaRefresh: every row changed ≤ 1.1× a full rewrite", ok: d.everyRowChangedRatio <= 1.1, detail: `${fmt(d.everyRowChangedRatio, 3)}×` });
+  return d;
+}
+
 async function aggregateScenario(results: Scenario[], checks: { name: string; ok: boolean; detail: string }[]): Promise<AggregateFigures> {
   let reference = results.find((r) => r.rows === IMPORT_REFERENCE_ROWS && r.format === "json");
   if (!reference) {

@@ -18,6 +18,8 @@ import type { RefreshReport } from "../refresh/engine";
 import type { ImportResult } from "../workbook/writer";
 import { importSource } from "../workbook/importSource";
 import { readBindings, type StoredBindings } from "../workbook/bindingStore";
+import { readRefreshLog as readLog } from "../workbook/refreshLog";
+import type { RefreshLogEntry } from "../refresh/engine";
 import { refreshAllTables, refreshTable } from "../workbook/refresh";
 import { setRefreshOnOpen, type OpenFlagResult } from "../workbook/openFlags";
 import { afterTableRefresh, beforeTableRefresh, recordImportBaseline } from "../workbook/writeback";
@@ -138,6 +140,11 @@ export function listBindings(): Promise<StoredBindings> {
   return runExcel((context) => readBindings(context));
 }
 
+/** The workbook's refresh log (issue #15), newest last. */
+export function readRefreshLog(): Promise<RefreshLogEntry[]> {
+  return runExcel((context) => readLog(context));
+}
+
 /** The facade the UI holds once loaded. */
 export class Engine {
   private readonly clients = new Map<string, { key: string; client: PpmClient }>();
@@ -151,6 +158,7 @@ export class Engine {
   };
   readonly describeSource = describeSource;
   readonly listBindings = listBindings;
+  readonly readRefreshLog = readRefreshLog;
   readonly bindingAtSelection = bindingAtSelection;
   readonly selectedCell = selectedCell;
 

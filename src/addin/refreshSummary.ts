@@ -47,6 +47,8 @@ export interface ReportLike {
   failure?: { code: string; message: string };
   warnings: string[];
   binding: BindingOrigin;
+  /** What an update wrote (issue #15). */
+  delta?: { added: number; changed: number; removed: number; strategy: "delta" | "full"; exact?: boolean };
 }
 
 export interface SummaryItem {
@@ -60,6 +62,8 @@ export interface SummaryItem {
   /** Connection used (or that would be used); set for 401 so "Update token" acts on exactly it. */
   connectionId?: string;
   warnings: string[];
+  /** Rows added, changed and removed by an update (issue #15). */
+  counts?: { added: number; changed: number; removed: number; strategy: "delta" | "full"; exact: boolean };
 }
 
 export interface RefreshSummary {
@@ -84,6 +88,7 @@ export function summarize(
 ): RefreshSummary {
   const items: SummaryItem[] = reports.map((r) => {
     const item: SummaryItem = { bindingId: r.bindingId, tableName: r.tableName, outcome: r.outcome, rowCount: r.rowCount, warnings: [...r.warnings] };
+    if (r.outcome === "updated" && r.delta) item.counts = { added: r.delta.added, changed: r.delta.changed, removed: r.delta.removed, strategy: r.delta.strategy, exact: r.delta.exact !== false };
     if (r.outcome === "failed") {
       item.reason = r.failure?.message ?? "Unknown failure.";
       item.code = r.failure?.code ?? "error";
@@ -104,8 +109,22 @@ export function summarize(
 }
 
 /**
+ * "3 added, 12 changed, 1 removed" (issue #15); after a full rewrite that had no plan to count from,
+ * "rewritten in full, changes not counted" and how the row count moved.
+ */
+export function countsText(c: { added: number; changed: number; removed: number; exact?: boolean }): string {
+  const n = (x: number) => x.toLocaleString("en-US");
+  if (c.exact === false) {
+    const moved = c.added > 0 ? `, ${n(c.added)} more row${c.added === 1 ? "" : "s"}` : c.removed > 0 ? `, ${n(c.removed)} fewer row${c.removed === 1 ? "" : "s"}` : "";
+    return `rewritten in full, changes not counted${moved}`;
+  }
+  return `${n(c.added)} added, ${n(c.changed)} changed, ${n(c.removed)} removed`;
+}
+
+/**
  * Plain-text report (ribbon dialog / notification): the headline, then one line per table naming
- * its outcome (`ppm_financials: updated, 1,200 rows`; a failure with its reason), unreadable links last.
+ * its outcome (`ppm_financials: updated, 1,200 rows — 3 added, 12 changed, 1 removed`; a failure
+ * with its reason), unreadable links last.
  */
 export function summaryText(s: RefreshSummary, maxLines = 20): string {
   const lines = [s.headline];
@@ -113,7 +132,7 @@ export function summaryText(s: RefreshSummary, maxLines = 20): string {
     ...s.items.map((i) =>
       i.outcome === "failed"
         ? `${i.tableName}: failed: ${i.reason ?? i.code ?? "unknown reason"}`
-        : `${i.tableName}: ${i.outcome}, ${i.rowCount.toLocaleString("en-US")} row${i.rowCount === 1 ? "" : "s"}`,
+        : `${i.tableName}: ${i.outcome}, ${i.rowCount.toLocaleString("en-US")} row${i.rowCount === 1 ? "" : "s"}${i.outcome === "updated" && i.counts ? ` — ${countsText(i.counts)}` : ""}`,
     ),
     ...s.broken.map((b) => `${b.key}: failed: ${b.message}`),
   ];

@@ -230,6 +230,34 @@ export class CellStore {
     }, rect ? rect.r0 : 0, rect ? rect.r1 : Infinity);
   }
 
+  /**
+   * Shifts whole rows from `r0` on by `dr` (negative: rows `r0+dr..r0-1` are dropped first) when no
+   * row from `r0 + min(dr, 0)` on has a cell outside columns `c0..c1` or any formula: then moving the
+   * cells of those columns is moving the rows, one array splice instead of a copy per cell (a row
+   * insert in a 200,000-row table). Returns false, changing nothing, when that does not hold.
+   */
+  trySpliceRows(r0: number, dr: number, c0: number, c1: number): boolean {
+    const from = r0 + Math.min(dr, 0);
+    const rows = this.rows;
+    if (this.allocated * 4 < rows.length || dr > 50_000) return false;
+    for (let r = from; r < rows.length; r++) {
+      const row = rows[r];
+      if (row === undefined) continue;
+      if (row.f !== null || row.width() > c1 + 1) return false;
+      for (let c = 0; c < c0; c++) if (row.has(c)) return false;
+    }
+    if (rows.length <= from) return true;
+    if (dr < 0) {
+      let dropped = 0;
+      for (let r = from; r < r0 && r < rows.length; r++) if (rows[r] !== undefined) dropped++;
+      rows.splice(from, -dr);
+      this.allocated -= dropped;
+    } else {
+      rows.splice(r0, 0, ...new Array<RowCells | undefined>(dr));
+    }
+    return true;
+  }
+
   /** Visits allocated rows from `r0` to `r1` in ascending order. */
   forEachRow(fn: (r: number, row: RowCells) => void, r0 = 0, r1 = Infinity): void {
     const rows = this.rows;

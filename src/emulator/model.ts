@@ -53,8 +53,10 @@ export interface WorkbookStats {
   maxResponseBytes: number;
   /** Syncs rejected for exceeding a payload limit. */
   rejectedSyncs: number;
-  /** Cells written through `values`, `formulas` or `numberFormat` (one per cell per write). */
+  /** Cells written through `values`, `formulas` or `numberFormat` (one per cell per write): what the add-in sends. */
   cellsWritten: number;
+  /** Cells pasted by `Range.copyFrom` (inside Excel: only the two addresses cross the network). */
+  cellsCopied: number;
   /**
    * Array entries that reached Excel as null although the caller did not pass null (undefined, NaN,
    * ±Infinity): Excel leaves those cells unchanged, which is almost always a bug in the caller.
@@ -82,6 +84,7 @@ export function emptyStats(): WorkbookStats {
     maxResponseBytes: 0,
     rejectedSyncs: 0,
     cellsWritten: 0,
+    cellsCopied: 0,
     lossyValuesWritten: 0,
     operationsApplied: 0,
     rowsAddCalls: 0,
@@ -833,7 +836,8 @@ export class WorkbookModel {
    * `Range.copyFrom(source, copyType)` (ExcelApi 1.9) with the destination's top-left cell as anchor and
    * the source's size. `Values` pastes evaluated values as constants (text is never parsed, so `=x`
    * stays text); `Formulas` pastes formulas (relative references moved by the offset) and constants;
-   * `Formats` pastes number formats; `All` both. Blank source cells clear the destination cell.
+   * `Formats` pastes number formats and fills (Excel's "Formats" paste is all formatting: docs
+   * Excel.RangeCopyType "formats"); `All` both. Blank source cells clear the destination cell.
    */
   copyRange(src: SheetModel, from: Rect, dst: SheetModel, at: { r: number; c: number }, copyType: "All" | "Formulas" | "Values" | "Formats"): Rect {
     const rows = rectRows(from), cols = rectColumns(from);
@@ -869,7 +873,17 @@ export class WorkbookModel {
         if (formats) row.setFormat(c, cell.nf);
       }
     }
-    this.stats.cellsWritten += rows * cols;
+    if (formats) {
+      const fills: Array<[number, number, string]> = [];
+      for (const [key, color] of src.fills ?? []) {
+        const [r, c] = key.split(",").map(Number);
+        if (r >= from.r0 && r <= from.r1 && c >= from.c0 && c <= from.c1) fills.push([r + dr, c + dc, color]);
+      }
+      this.clearFill(dst, to);
+      if (fills.length) dst.fills ??= new Map();
+      for (const [r, c, color] of fills) dst.fills!.set(`${r},${c}`, color);
+    }
+    this.stats.cellsCopied += rows * cols;
     this.stats.copyFromCalls++;
     this.afterWrite(dst, to);
     return to;
@@ -1079,6 +1093,68 @@ export class WorkbookModel {
       if (cell.f !== undefined) cell.f = translateFormula(cell.f, dr, dc);
       sheet.cells.put(r + dr, c + dc, cell);
     }
+  }
+
+  /**
+   * `Range.insert("Down")` / `Range.delete("Up")` (ExcelApi 1.1,
+   * https://learn.microsoft.com/en-us/javascript/api/excel/excel.range#excel-excel-range-insert-member(1),
+   * https://learn.microsoft.com/en-us/office/dev/add-ins/excel/excel-add-ins-ranges-insert): the cells
+   * of the range's columns below it move down (insert) or up (delete); inserted cells are empty and
+   * General (whether Excel copies the format of the row above is not documented for the API: the
+   * stricter choice, nothing, makes a writer set formats itself). Tables: a range spanning exactly a
+   * table's columns and inside its body grows or shrinks it (as inserting table rows in the UI); a
+   * table wholly below moves with the cells; any other overlap is refused as Excel refuses shifting
+   * part of a table. At least one body row stays (stricter than Excel, which would delete the table's
+   * rows down to an empty one). Only the Down/Up directions are emulated.
+   */
+  shiftCells(sheet: SheetModel, rect: Rect, direction: unknown, kind: "insert" | "delete"): void {
+    const expected = kind === "insert" ? "Down" : "Up";
+    if (direction !== expected) throw invalidArgument(`Range.${kind}: only shift '${expected}' is emulated (got '${String(direction)}').`);
+    assertOnGrid(rect);
+    const n = rectRows(rect);
+    const dr = kind === "insert" ? n : -n;
+    const below: Rect = { r0: kind === "insert" ? rect.r0 : rect.r1 + 1, c0: rect.c0, r1: MAX_ROWS - 1, c1: rect.c1 };
+    const affected: Array<{ t: TableModel; grow: boolean }> = [];
+    for (const t of this.tables) {
+      if (t.sheetId !== sheet.id || t.rect.c1 < rect.c0 || t.rect.c0 > rect.c1 || t.rect.r1 < rect.r0) continue;
+      const body = this.bodyRect(t);
+      const exact = t.rect.c0 === rect.c0 && t.rect.c1 === rect.c1;
+      if (rect.r0 > t.rect.r0 && rect.r0 <= body.r1 && exact && (kind === "insert" || rect.r1 <= body.r1)) {
+        if (kind === "delete" && rectRows(body) - n < 1) throw invalidOperation(`Range.delete: deleting every body row of the table '${t.name}' is not emulated; resize the table instead.`);
+        affected.push({ t, grow: true });
+      } else if (rect.r1 < t.rect.r0 && t.rect.c0 >= rect.c0 && t.rect.c1 <= rect.c1) {
+        affected.push({ t, grow: false });
+      } else {
+        throw invalidOperation(`This operation is not allowed. The operation is attempting to shift cells in the table '${t.name}' on your worksheet.`);
+      }
+    }
+    if (kind === "insert") {
+      const last = sheet.cells; // cells pushed off the grid are refused before anything changes
+      let lowest = -1;
+      last.forEachRow((r, row) => { for (let c = rect.c0; c <= rect.c1; c++) if (row.has(c)) { lowest = Math.max(lowest, r); break; } }, Math.max(rect.r0, MAX_ROWS - n));
+      if (lowest >= 0) throw invalidArgument("Cells would be shifted off the worksheet.");
+    } else {
+      this.clear(sheet, rect, "All");
+    }
+    if (!sheet.cells.trySpliceRows(below.r0, dr, rect.c0, rect.c1)) this.moveCells(sheet, below, dr, 0);
+    // Fills move with their cells (formatting is part of the cell); the deleted cells' go with them.
+    if (sheet.fills?.size) {
+      const moved = new Map<string, string>();
+      for (const [key, color] of sheet.fills) {
+        const [r, c] = key.split(",").map(Number);
+        if (c < rect.c0 || c > rect.c1 || r < rect.r0) moved.set(key, color);
+        else if (r >= below.r0 && r + dr < MAX_ROWS) moved.set(`${r + dr},${c}`, color);
+      }
+      sheet.fills = moved;
+    }
+    for (const { t, grow } of affected) t.rect = grow ? { ...t.rect, r1: t.rect.r1 + dr } : { ...t.rect, r0: t.rect.r0 + dr, r1: t.rect.r1 + dr };
+    const hidden = [...sheet.hiddenRows];
+    sheet.hiddenRows.clear();
+    for (const r of hidden) {
+      if (r < below.r0) { if (kind === "insert" || r < rect.r0) sheet.hiddenRows.add(r); }
+      else sheet.hiddenRows.add(r + dr);
+    }
+    this.invalidateCalculation();
   }
 
   renameTable(t: TableModel, name: unknown): void {

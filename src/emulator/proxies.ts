@@ -1055,6 +1055,16 @@ export class RangeProxy extends ProxyBase<RangeHandle> {
     });
   }
   /** `clear(applyTo)`: "All" (default), "Contents", "Formats"; hyperlink options change nothing here. */
+  /** Inserts empty cells, shifting the cells below down (see `WorkbookModel.shiftCells`). */
+  insert(shift: string): RangeProxy {
+    this._call("insert", shift, (h) => this._ctx.model.shiftCells(this._sheet(h), h.rect, shift, "insert"));
+    // Excel returns the inserted range; it is the same address as this one.
+    return this;
+  }
+  /** Deletes the cells, shifting the cells below up (see `WorkbookModel.shiftCells`). */
+  delete(shift: string): void {
+    this._call("delete", shift, (h) => this._ctx.model.shiftCells(this._sheet(h), h.rect, shift, "delete"));
+  }
   clear(applyTo?: ClearApplyTo): void {
     this._call("clear", applyTo, (h) => {
       const a = applyTo ?? "All";

@@ -12,6 +12,7 @@ import { SNAPSHOT_ENDPOINTS, type SnapshotEndpoint } from "../contract/contract"
 import { COLUMN_TYPES, type Column, type ColumnType } from "../table/model";
 import { LocalQuerySchema, type LocalQuery } from "../query";
 import { redactSecrets } from "../service/errors";
+import { DeltaSummarySchema } from "./delta";
 
 /** Bumped when the stored shape changes incompatibly; older versions are refused with a clear message. */
 export const BINDING_SCHEMA_VERSION = 1;
@@ -89,6 +90,8 @@ export const BindingSchema = z.strictObject({
    * without it stay readable by add-in builds that predate it (the schema is strict).
    */
   refreshOnOpen: z.literal(true).optional(),
+  /** What the last successful refresh wrote (issue #15): delta or full, how rows matched and why, counts. */
+  lastDelta: DeltaSummarySchema.nullable().optional(),
 });
 export type Binding = z.infer<typeof BindingSchema>;
 

@@ -229,6 +229,8 @@ export const DeltaSummarySchema = z.strictObject({
   changed: z.number().int().nonnegative(),
   removed: z.number().int().nonnegative(),
   cellsWritten: z.number().int().nonnegative(),
+  /** false: a full rewrite whose rows were not matched (no plan), so the counts only compare row counts. */
+  exact: z.boolean().optional(),
 });
 export type DeltaSummary = z.infer<typeof DeltaSummarySchema>;
 

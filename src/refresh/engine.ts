@@ -11,6 +11,7 @@ import { applyQuery, createQuerySink, QueryError, type LocalQuery } from "../que
 import type { Binding, BindingFailure } from "./binding";
 import { decide, failureFrom, withFailure, withSuccess, withUnchanged, type QueryApplier } from "./plan";
 import type { RefreshSource, SourceResult } from "./source";
+import { chooseKey, type DeltaSummary, type KeyChoice } from "./delta";
 
 /** Progress of one refresh, for a status line. */
 export interface RefreshProgress {
@@ -31,9 +32,42 @@ export interface RefreshTarget {
    * room to grow) before writing the first cell, and on a failure after that restore the previous
    * data or leave the table clearly marked, then rethrow.
    */
-  write(binding: Binding, table: Table, options: { signal?: AbortSignal; onProgress?: (rowsWritten: number, totalRows: number) => void }): Promise<{ warnings: string[] }>;
+  write(
+    binding: Binding,
+    table: Table,
+    options: { signal?: AbortSignal; onProgress?: (rowsWritten: number, totalRows: number) => void; key?: KeyChoice | null },
+  ): Promise<{ warnings: string[]; delta?: DeltaSummary }>;
   /** Stores the (updated) binding in the workbook. */
   saveBinding(binding: Binding): Promise<void>;
+  /**
+   * Marks the table as not refreshed (issue #15: the info line starts with the reason and time),
+   * after a failure that left the previous data in place. Optional; errors become warnings.
+   */
+  markStale?(binding: Binding, failure: BindingFailure): Promise<void>;
+  /** Removes a stale mark after a refresh that found the data unchanged (a write removes it anyway). */
+  markFresh?(binding: Binding): Promise<void>;
+  /** Appends one entry to the workbook's refresh log (issue #15). Optional; errors become warnings. */
+  logRefresh?(entry: RefreshLogEntry): Promise<void>;
+}
+
+/** One line of the refresh log kept in the workbook: never data values, never a token. */
+export interface RefreshLogEntry {
+  at: string;
+  bindingId: string;
+  tableName: string;
+  outcome: "unchanged" | "updated" | "failed";
+  added: number;
+  changed: number;
+  removed: number;
+  /** Delta or full rewrite (updated only). */
+  strategy: "delta" | "full" | null;
+  ms: number;
+  /** Cells written to Excel (0 when unchanged or failed). */
+  cellsWritten: number;
+  /** Bytes of the response body downloaded from the service (0 for a 304); null when the source cannot tell. */
+  bytesReceived: number | null;
+  /** Failure code (failed only); the message is on the binding. */
+  code: string | null;
 }
 
 export interface RefreshOptions {
@@ -60,6 +94,8 @@ export interface RefreshReport {
   failure?: BindingFailure;
   warnings: string[];
   binding: Binding;
+  /** What an "updated" refresh wrote: delta or full rewrite, rows added/changed/removed (issue #15). */
+  delta?: DeltaSummary;
 }
 
 function abortError(signal: AbortSignal): Error {
@@ -78,6 +114,36 @@ const defaultApplier: QueryApplier = (t: Table, query: LocalQuery) => applyQuery
  */
 export async function refreshOne(target: RefreshTarget, binding: Binding, source: RefreshSource, options: RefreshOptions = {}): Promise<RefreshReport> {
   const now = options.now ?? (() => new Date());
+  const started = Date.now();
+  const moved = { bytes: 0, counted: false };
+  const r = await refreshOneInner(target, binding, source, options, now, (n) => {
+    moved.bytes += n;
+    moved.counted = true;
+  });
+  const failure = r.failure;
+  try {
+    // Not after a cancel (the user's choice) or while another runtime is writing the table (its own
+    // info line is on the way).
+    if (r.outcome === "failed" && failure && failure.code !== "cancelled" && failure.code !== "table_busy") await target.markStale?.(r.binding, failure);
+    if (r.outcome === "unchanged" && binding.lastFailure) await target.markFresh?.(r.binding);
+  } catch (e) {
+    r.warnings.push(`The table's info line could not be updated: ${failureFrom(e, now(), options.secrets ?? []).message}`);
+  }
+  try {
+    await target.logRefresh?.({
+      at: now().toISOString(), bindingId: r.bindingId, tableName: r.tableName, outcome: r.outcome,
+      added: r.delta?.added ?? 0, changed: r.delta?.changed ?? 0, removed: r.delta?.removed ?? 0,
+      strategy: r.delta?.strategy ?? null, ms: Date.now() - started, cellsWritten: r.delta?.cellsWritten ?? 0,
+      code: failure?.code ?? null,
+      bytesReceived: moved.counted || r.outcome === "unchanged" ? moved.bytes : null,
+    });
+  } catch (e) {
+    r.warnings.push(`The refresh log could not be updated: ${failureFrom(e, now(), options.secrets ?? []).message}`);
+  }
+  return r;
+}
+
+async function refreshOneInner(target: RefreshTarget, binding: Binding, source: RefreshSource, options: RefreshOptions, now: () => Date, onBytes: (n: number) => void): Promise<RefreshReport> {
   const secrets = options.secrets ?? [];
   const warnings: string[] = [];
   const report = (b: Binding, outcome: RefreshReport["outcome"], failure?: BindingFailure): RefreshReport => ({
@@ -106,6 +172,7 @@ export async function refreshOne(target: RefreshTarget, binding: Binding, source
         validators: binding.validators,
         signal: options.signal,
         sink,
+        onBytes,
         onProgress: options.onProgress ? (r) => options.onProgress?.({ bindingId: binding.id, phase: "fetching", rowsReceived: r.rows }) : undefined,
       });
     } catch (e) {
@@ -125,13 +192,14 @@ export async function refreshOne(target: RefreshTarget, binding: Binding, source
     const total = decision.table.rows.length;
     options.onProgress?.({ bindingId: binding.id, phase: "writing", rowsWritten: 0, totalRows: total });
     const written = await target.write(binding, decision.table, {
+      key: result.status === "updated" && result.key !== undefined ? result.key : chooseKey(binding.source, null),
       signal: options.signal,
       onProgress: (rowsWritten, totalRows) => options.onProgress?.({ bindingId: binding.id, phase: "writing", rowsWritten, totalRows }),
     });
     warnings.push(...written.warnings);
-    const updated = withSuccess(binding, decision.table, decision.validators, now());
+    const updated: Binding = { ...withSuccess(binding, decision.table, decision.validators, now()), lastDelta: written.delta ?? null };
     await target.saveBinding(updated);
-    return report(updated, "updated");
+    return { ...report(updated, "updated"), delta: written.delta };
   } catch (err) {
     return fail(err);
   }

@@ -6,8 +6,11 @@ import type { Table } from "../table/model";
 import type { TableSink } from "../table/sink";
 import type { PpmClient, Validators } from "../service";
 import type { BindingSource, BindingValidators } from "./binding";
+import { chooseKey, type KeyChoice, type KeyMetadata } from "./delta";
 
 export interface SourceRequest {
+  /** Told the size of each piece of the response body as it arrives (the refresh log's bytes). */
+  onBytes?: (bytes: number) => void;
   /** Validators of the data currently in the sheet; the source sends them as a conditional request. */
   validators: BindingValidators;
   signal?: AbortSignal;
@@ -23,7 +26,7 @@ export interface SourceRequest {
 /** What a source answers: "unchanged" (e.g. HTTP 304) or a complete new table. */
 export type SourceResult =
   | { status: "unchanged"; validators: BindingValidators }
-  | { status: "updated"; table: Table; validators: BindingValidators };
+  | { status: "updated"; table: Table; validators: BindingValidators; key?: KeyChoice | null };
 
 /** Anything that can fetch a binding's source. Errors are thrown (with a `code` where known). */
 export interface RefreshSource {
@@ -31,7 +34,7 @@ export interface RefreshSource {
 }
 
 /** The slice of the service client (`src/service`) this adapter uses. */
-export type PpmClientLike = Pick<PpmClient, "fetchDataset" | "fetchSnapshot">;
+export type PpmClientLike = Pick<PpmClient, "fetchDataset" | "fetchSnapshot"> & { metadata?: () => Promise<KeyMetadata> };
 
 function defined(v: BindingValidators): Validators {
   const out: Validators = {};
@@ -57,14 +60,21 @@ export function sourceFromClient(client: PpmClientLike): RefreshSource {
           signal: request.signal,
           onProgress: request.onProgress ? (rows: number) => request.onProgress?.({ rows }) : undefined,
           sink: request.sink,
+          onBody: request.onBytes ? (chunk: Uint8Array) => request.onBytes?.(chunk.byteLength) : undefined,
         });
-        return r.status === "unchanged"
-          ? { status: "unchanged", validators: { ...request.validators, ...r.validators } }
-          : { status: "updated", table: r.table, validators: { ...r.validators } };
+        if (r.status === "unchanged") return { status: "unchanged", validators: { ...request.validators, ...r.validators } };
+        // The row key for a delta write (issue #15): `$metadata`'s <Key>. Unavailable ⇒ rows match by position.
+        let metadata: KeyMetadata | null = null;
+        try {
+          metadata = client.metadata ? await client.metadata() : null;
+        } catch {
+          metadata = null;
+        }
+        return { status: "updated", table: r.table, validators: { ...r.validators }, key: chooseKey(source, metadata) };
       }
       const whole = await client.fetchSnapshot(source.endpoint, { signal: request.signal });
       const table = request.sink ? throughSink(whole, request.sink) : whole;
-      return { status: "updated", table, validators: { etag: table.meta.etag, lastModified: table.meta.lastModified, generatedAt: table.meta.generatedAt } };
+      return { status: "updated", table, validators: { etag: table.meta.etag, lastModified: table.meta.lastModified, generatedAt: table.meta.generatedAt }, key: chooseKey(source, null) };
     },
   };
 }

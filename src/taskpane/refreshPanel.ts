@@ -8,11 +8,18 @@ import type { Binding } from "../refresh/binding";
 import type { RefreshReport } from "../refresh/engine";
 import { describeError, describeFailure } from "./errorView";
 import { formatAbsolute, formatCount, formatRelative } from "./datasets";
-import { LAST_RIBBON_REFRESH_KEY, resolveConnectionId, summarize, type RefreshSummary } from "../addin/refreshSummary";
+import { countsText, LAST_RIBBON_REFRESH_KEY, resolveConnectionId, summarize, type RefreshSummary } from "../addin/refreshSummary";
 import type { PaneContext, TabName } from "./context";
 import type { Connection } from "../service/connection";
 import { busyText } from "../addin/refreshLock";
 import { checkbox, isChecked, setDisabled } from "./controls";
+
+/** "0 B", "812 B", "14.2 KB", "3.47 MB" (1 KB = 1,024 bytes, as the browser's network panel counts). */
+function formatBytes(n: number): string {
+  if (n < 1024) return `${formatCount(n)} B`;
+  const [unit, size] = n < 1024 * 1024 ? ["KB", n / 1024] : ["MB", n / 1024 / 1024];
+  return `${size.toLocaleString("en-US", { maximumFractionDigits: size < 10 ? 2 : 1 })} ${unit}`;
+}
 
 export function mountRefresh(panel: HTMLElement, ctx: PaneContext, onShown: (l: (t: TabName) => void) => void): void {
   const summaryHost = h("div", { class: "summary-host" });
@@ -29,6 +36,8 @@ export function mountRefresh(panel: HTMLElement, ctx: PaneContext, onShown: (l: 
 
   const selectedBtn = h("fluent-button", { type: "button", appearance: "primary", "data-testid": "refresh-selected", onclick: () => void refreshSelected() }, "Refresh selected table");
   const allBtn = h("fluent-button", { type: "button", "data-testid": "refresh-all", onclick: () => void refreshAll() }, "Refresh all");
+  const logHost = h("div", { class: "log-host" });
+  const logBtn = h("fluent-button", { type: "button", appearance: "subtle", "data-testid": "refresh-log-open", "aria-expanded": "false", onclick: () => void toggleLog() }, "Refresh log");
   const reloadBtn = h("fluent-button", { type: "button", appearance: "subtle", "data-testid": "bound-tables-reload", onclick: () => void loadTables() }, "Reload list");
 
   /** The last ribbon "Refresh all" (stored by the command runtime, which shares this storage). */
@@ -84,7 +93,9 @@ export function mountRefresh(panel: HTMLElement, ctx: PaneContext, onShown: (l: 
               h("time", { "data-testid": "bound-table-last-refresh", datetime: last ?? null, title: formatAbsolute(last) || null }, last ? formatRelative(last, now) : "never"),
               b.lastCheckedAt && (!last || formatRelative(b.lastCheckedAt, now) !== formatRelative(last, now)) ? ` · checked ${formatRelative(b.lastCheckedAt, now)}` : "",
             ),
-            b.lastFailure ? h("div", { class: "warn", "data-testid": "bound-table-failure" }, `Last refresh failed: ${b.lastFailure.message}`) : null,
+            b.lastFailure
+              ? h("div", { class: "warn", "data-testid": "bound-table-failure" }, h("strong", { "data-testid": "bound-table-stale" }, "Stale"), ` — not refreshed: ${b.lastFailure.message.replace(/\.$/, "")}, ${formatRelative(b.lastFailure.at, now)}. The data is from the last successful refresh.`)
+              : null,
             h("div", { class: "actions" }, h("fluent-button", { type: "button", size: "small", "data-testid": "bound-table-refresh", "aria-label": `Refresh ${b.tableName}`, onclick: () => void refreshOne(b) }, "Refresh")),
             openToggle(b),
           );
@@ -156,6 +167,7 @@ export function mountRefresh(panel: HTMLElement, ctx: PaneContext, onShown: (l: 
         h("span", { class: "strong" }, i.tableName),
         `: ${i.outcome}`,
         i.outcome !== "failed" ? ` (${formatCount(i.rowCount)} rows)` : "",
+        i.counts ? h("span", { class: "counts", "data-testid": "refresh-summary-counts", "data-added": String(i.counts.added), "data-changed": String(i.counts.changed), "data-removed": String(i.counts.removed) }, ` — ${countsText(i.counts)}${i.counts.strategy === "delta" ? " (only these written)" : ""}`) : null,
         failed ? h("span", { "data-testid": "refresh-summary-reason", class: "reason" }, ` — ${view?.title ?? ""}: ${i.reason}`) : null,
         ...i.warnings.map((w) => h("div", { class: "note" }, w)),
         tokenButtons,
@@ -235,6 +247,56 @@ export function mountRefresh(panel: HTMLElement, ctx: PaneContext, onShown: (l: 
     });
   }
 
+  /** The "Refresh log" view: the last refreshes of each table, newest first (kept in the workbook). */
+  async function toggleLog(): Promise<void> {
+    if (logBtn.getAttribute("aria-expanded") === "true") {
+      logBtn.setAttribute("aria-expanded", "false");
+      return replace(logHost);
+    }
+    logBtn.setAttribute("aria-expanded", "true");
+    try {
+      const engine = await ctx.engine();
+      const entries = (await engine.readRefreshLog()).slice().reverse();
+      const now = ctx.now();
+      replace(
+        logHost,
+        entries.length === 0
+          ? h("p", { class: "empty", "data-testid": "refresh-log-empty" }, "No refreshes recorded in this workbook yet.")
+          : // A list, not a nine-column table: every entry fits a 320 px pane without sideways scrolling.
+            h(
+              "ol",
+              { class: "log", "data-testid": "refresh-log", "aria-label": "Refresh log, newest first" },
+              ...entries.map((e) =>
+                h(
+                  "li",
+                  { class: "log-entry", "data-testid": "refresh-log-entry", "data-table": e.tableName, "data-outcome": e.outcome },
+                  h(
+                    "div",
+                    { class: "log-head" },
+                    h("time", { datetime: e.at, title: formatAbsolute(e.at) || null }, formatRelative(e.at, now)),
+                    " · ",
+                    h("strong", {}, e.tableName),
+                    " · ",
+                    h("span", { class: `outcome ${e.outcome}` }, e.outcome === "failed" ? `failed (${e.code ?? "error"})` : e.outcome === "updated" && e.strategy === "delta" ? "updated (delta)" : e.outcome === "updated" ? "updated (full rewrite)" : e.outcome),
+                  ),
+                  h(
+                    "div",
+                    { class: "meta" },
+                    e.outcome === "updated" ? `${formatCount(e.added)} added, ${formatCount(e.changed)} changed, ${formatCount(e.removed)} removed · ` : "",
+                    `${(e.ms / 1000).toFixed(1)} s · `,
+                    h("span", { "data-testid": "refresh-log-bytes" }, e.bytesReceived === null ? "—" : formatBytes(e.bytesReceived)),
+                    " downloaded",
+                    e.outcome === "updated" ? ` · ${formatCount(e.cellsWritten)} cells written` : "",
+                  ),
+                ),
+              ),
+            ),
+      );
+    } catch (err) {
+      replace(logHost, ctx.errorPanel(describeError(err, { secrets: ctx.secrets() }), { retry: () => void toggleLog() }));
+    }
+  }
+
   async function refreshAll(): Promise<void> {
     const engine = await ctx.engine();
     await refreshWith("Refreshing all tables…", (signal, onRows) => engine.refreshAll(resolve, { signal, secrets: ctx.secrets(), onProgress: onRows }));
@@ -253,6 +315,8 @@ export function mountRefresh(panel: HTMLElement, ctx: PaneContext, onShown: (l: 
     ribbonHost,
     h("div", { class: "item-head" }, h("h3", {}, "Tables in this workbook"), reloadBtn),
     tablesHost,
+    h("div", { class: "item-head" }, h("h3", {}, "History"), logBtn),
+    logHost,
   );
   onShown((tab) => {
     if (tab === "refresh") void loadTables();

@@ -69,3 +69,22 @@ export function infoFailed(kind: "import" | "refresh", source: Binding["source"]
       : "the table may be INCOMPLETE; refresh again";
   return `${INFO_PREFIX}⚠ ${kind} of ${describeSource(source)} failed ${utcLabel(at)} (${code}): ${message.slice(0, 200)} — ${what}`;
 }
+
+/** Put at the start of the info line (after the prefix) when the last refresh failed (issue #15). */
+export const STALE_MARK = "⚠ Not refreshed: ";
+
+/**
+ * The info line of a table whose last refresh failed while its previous data is intact: the stale
+ * mark with the reason and time first, then the usual facts (generation time, last successful
+ * refresh), so a failed refresh can never look current.
+ */
+export function infoStale(reason: string, at: string, facts: InfoFacts): string {
+  const rest = infoComplete(facts).slice(INFO_PREFIX.length);
+  const short = reason.length > 160 ? reason.slice(0, 157) + "…" : reason;
+  return `${INFO_PREFIX}${STALE_MARK}${short}, ${utcLabel(at)} · ${rest}`;
+}
+
+/** True for an info line carrying the stale mark. */
+export function isStaleInfo(text: unknown): boolean {
+  return typeof text === "string" && text.startsWith(INFO_PREFIX + STALE_MARK);
+}

@@ -29,12 +29,16 @@ import { refreshAll, refreshOne, type RefreshOptions, type RefreshReport, type R
 import type { RefreshSource } from "../refresh/source";
 import { planColumns, TEXT_FORMAT } from "./cells";
 import { a1 } from "./names";
-import { INFO_PREFIX, infoComplete, infoFailed, infoInProgress } from "./info";
+import { INFO_PREFIX, infoComplete, infoFailed, infoInProgress, infoStale, isStaleInfo } from "./info";
+import { appendRefreshLog } from "./refreshLog";
+import type { BindingFailure } from "../refresh/binding";
 import { findOccupiedCell, findTouchingTable, prepareCalculation, setEvery, type CalculationGuard } from "./sheet";
-import { loadInBlocks, throwIfAborted, writeInBlocks, WriteError } from "./blocks";
+import { isPayloadTooLarge, loadInBlocks, throwIfAborted, writeInBlocks, WriteError } from "./blocks";
 import { queueColumnFormats, queueDateSystemProbe, typedRows, errorText } from "./writer";
 import { readBindings, saveBinding } from "./bindingStore";
 import { acquireTableLock } from "./lock";
+import type { DeltaSummary, KeyChoice } from "../refresh/delta";
+import { dropRowHashes, storeRowHashes, tryDeltaWrite, undoDeltaRows, type DeltaShift, type PlannedCounts } from "./delta";
 
 /** The very hidden sheet holding rollback copies while a refresh writes (cleared afterwards). */
 export const ROLLBACK_SHEET = "ppm_rollback";
@@ -46,6 +50,20 @@ export interface RefreshWriteOptions {
   now?: () => Date;
   /** Who refreshes, named to a second caller that finds the table locked ("the task pane", "Refresh all on the ribbon"). */
   holder?: string;
+  /** The key rows are matched by for a delta (issue #15); null/absent: by position. */
+  key?: KeyChoice | null;
+  /** false: always a full rewrite (no delta is tried). */
+  delta?: boolean;
+}
+
+export interface RefreshWriteResult {
+  warnings: string[];
+  /** What was written: a delta (counts, match) or a full rewrite (with why no delta). */
+  delta: DeltaSummary;
+  /** Cells changed by a delta (new row, column): what "Show changes" highlights. Empty after a full rewrite. */
+  changedCells: Array<{ row: number; column: number }>;
+  /** Body rows added by a delta (new row indexes). */
+  addedRows: number[];
 }
 
 function rangeOf(sheet: Excel.Worksheet, r: Rect): Excel.Range {
@@ -65,7 +83,7 @@ function uniformFormula(column: unknown[]): string | null {
  * `adjacent_table` (nothing written); `cancelled`, `payload_too_large`, `write_failed` (previous data
  * restored, or the table marked).
  */
-export async function writeRefresh(context: Excel.RequestContext, binding: Binding, table: Table, options: RefreshWriteOptions = {}): Promise<{ warnings: string[] }> {
+export async function writeRefresh(context: Excel.RequestContext, binding: Binding, table: Table, options: RefreshWriteOptions = {}): Promise<RefreshWriteResult> {
   const now = options.now ?? (() => new Date());
   throwIfAborted(options.signal, 0, table.rows.length);
   const lock = await acquireTableLock(context, binding.tableName, { holder: options.holder, now });
@@ -76,7 +94,7 @@ export async function writeRefresh(context: Excel.RequestContext, binding: Bindi
   }
 }
 
-async function writeLocked(context: Excel.RequestContext, binding: Binding, table: Table, options: RefreshWriteOptions, now: () => Date): Promise<{ warnings: string[] }> {
+async function writeLocked(context: Excel.RequestContext, binding: Binding, table: Table, options: RefreshWriteOptions, now: () => Date): Promise<RefreshWriteResult> {
   const total = table.rows.length;
 
   // --- checks: nothing is written until all of them pass ---
@@ -202,6 +220,81 @@ async function writeLocked(context: Excel.RequestContext, binding: Binding, tabl
   backup.copyFrom(old, "Formats");
   await context.sync();
   const clearBackup = () => rangeOf(backupSheet, oldBody).clear("All");
+  const completeInfo = () =>
+    infoComplete({
+      source: binding.source,
+      environment: binding.environment,
+      generatedAt: table.meta.generatedAt,
+      schemaVersion: table.meta.schemaVersion ?? binding.schemaVersion,
+      refreshedAt: now().toISOString(),
+      rowCount: total,
+      query: binding.query,
+    });
+
+  // --- delta (src/workbook/delta.ts): only what changed, when that is clearly cheaper; inside the
+  // same rollback as a full rewrite (a failure half way puts the old rows back from the copy) ---
+  let noDelta = "delta refresh switched off";
+  let planned: PlannedCounts | undefined;
+  if (options.delta !== false) {
+    const shift: DeltaShift = { started: false, compensated: false };
+    try {
+      const d = await tryDeltaWrite(context, {
+        lo, sheet, geometry, binding, table, totalsRows, key: options.key ?? null, targetRequestBytes: options.targetRequestBytes, shift,
+        markInProgress: () => setInfo(infoInProgress("refresh", binding.source)),
+        markComplete: () => {
+          setInfo(completeInfo());
+          clearBackup();
+        },
+      });
+      if (d.applied) {
+        const warnings: string[] = [];
+        await reapplySortAndFilter(context, lo, warnings);
+        return { warnings, delta: d.summary, changedCells: d.changes.map((c) => ({ row: c.row, column: c.column })), addedRows: d.addedRows };
+      }
+      noDelta = d.reason;
+      planned = d.counts;
+    } catch (err) {
+      const failure =
+        err instanceof WriteError
+          ? err
+          : isPayloadTooLarge(err)
+            ? new WriteError("payload_too_large", "A change is larger than Excel accepts in one request.", { cause: err })
+            : new WriteError("write_failed", `Writing to Excel failed: ${errorText(err)}`, { cause: err });
+      if (!shift.started) {
+        try {
+          clearBackup();
+          await context.sync();
+        } catch {
+          /* a stale copy on the hidden sheet is overwritten by the next refresh */
+        }
+        throw failure;
+      }
+      try {
+        // The fingerprints may be half written: the next refresh plans from the cells instead.
+        await dropRowHashes(context, binding.id);
+      } catch {
+        /* unreadable fingerprints are ignored by the next refresh too */
+      }
+      try {
+        await undoDeltaRows(context, lo, sheet, geometry, shift);
+        const target = rangeOf(sheet, oldBody);
+        target.copyFrom(rangeOf(backupSheet, oldBody), "Values");
+        target.copyFrom(rangeOf(backupSheet, oldBody), "Formats");
+        if (oldInfo !== null) setInfo(infoFailed("refresh", binding.source, now().toISOString(), failure.code, failure.message, true));
+        clearBackup();
+        await context.sync();
+      } catch (restoreErr) {
+        try {
+          if (ownsInfo) setInfo(infoFailed("refresh", binding.source, now().toISOString(), failure.code, failure.message, false));
+          await context.sync();
+        } catch {
+          // The "DATA INCOMPLETE" marker stays; the failure below says so too.
+        }
+        throw new WriteError(failure.code, `${failure.message} The previous data could not be restored (${errorText(restoreErr)}); the table may be incomplete. Refresh again.`, { ...failure.details, cause: restoreErr });
+      }
+      throw new WriteError(failure.code, `${failure.message} The previous data was restored.`, failure.details);
+    }
+  }
 
   // --- write ---
   const plans = planColumns(table);
@@ -248,15 +341,7 @@ async function writeLocked(context: Excel.RequestContext, binding: Binding, tabl
       rangeOf(sheet, { ...plan.vacated, row: plan.vacated.row + totalsRows }).clear("Contents");
     }
     writeTotals(bodyRow + newBodyRows, oldTotals);
-    setInfo(infoComplete({
-      source: binding.source,
-      environment: binding.environment,
-      generatedAt: table.meta.generatedAt,
-      schemaVersion: table.meta.schemaVersion ?? binding.schemaVersion,
-      refreshedAt: now().toISOString(),
-      rowCount: total,
-      query: binding.query,
-    }));
+    setInfo(completeInfo());
     clearBackup();
     guard?.restore();
     guard?.perSync();
@@ -309,8 +394,38 @@ async function writeLocked(context: Excel.RequestContext, binding: Binding, tabl
     throw failure;
   }
 
-  // Re-applied one at a time: Excel for Mac throws InvalidOperation re-applying a filter the user
-  // removed (office-js #3086); either failing is a note on a refresh whose data is complete.
+  try {
+    await storeRowHashes(context, binding, table);
+  } catch (e) {
+    // Only the next refresh's cost depends on them: it reads the table once instead.
+    warnings.push(`The data is refreshed, but its row fingerprints could not be stored: ${errorText(e)}`);
+  }
+  await reapplySortAndFilter(context, lo, warnings);
+  return {
+    warnings,
+    delta: planned
+      ? {
+          strategy: "full", matchedBy: planned.matchedBy, key: planned.key, reason: `${planned.matchReason}; full rewrite: ${noDelta}`,
+          added: planned.added, changed: planned.changed, removed: planned.removed, cellsWritten: total * dataColumns, exact: true,
+        }
+      : {
+          // No plan (e.g. a sort on the table): only the row counts can be compared.
+          strategy: "full", matchedBy: "position", key: null, reason: `full rewrite: ${noDelta}`,
+          added: Math.max(0, total - binding.rowCount), changed: 0, removed: Math.max(0, binding.rowCount - total), cellsWritten: total * dataColumns, exact: false,
+        },
+    changedCells: [],
+    addedRows: [],
+  };
+}
+
+/**
+ * Sort and filter re-applied one at a time: Excel for Mac throws InvalidOperation re-applying a
+ * filter the user removed (office-js #3086); either failing is a note on a refresh whose data is complete.
+ */
+async function reapplySortAndFilter(context: Excel.RequestContext, lo: Excel.Table, warnings: string[]): Promise<void> {
+  lo.sort.load("fields");
+  lo.autoFilter.load("enabled");
+  await context.sync();
   if ((lo.sort.fields ?? []).length > 0) {
     try {
       lo.sort.reapply();
@@ -327,22 +442,61 @@ async function writeLocked(context: Excel.RequestContext, binding: Binding, tabl
       warnings.push(`The data is refreshed, but the table's filter could not be re-applied: ${errorText(e)}`);
     }
   }
-  return { warnings };
 }
 
 /** The Excel {@link RefreshTarget} for one request context. */
-export function excelRefreshTarget(context: Excel.RequestContext, options: { secrets?: readonly string[]; targetRequestBytes?: number; now?: () => Date; holder?: string } = {}): RefreshTarget {
+export function excelRefreshTarget(
+  context: Excel.RequestContext,
+  options: { secrets?: readonly string[]; targetRequestBytes?: number; now?: () => Date; holder?: string; delta?: boolean } = {},
+): RefreshTarget {
   return {
     listBindings: () => readBindings(context),
     saveBinding: (b) => saveBinding(context, b, options.secrets ?? []),
-    write: (binding, table, o) => writeRefresh(context, binding, table, { ...o, targetRequestBytes: options.targetRequestBytes, now: options.now, holder: options.holder }),
+    write: (binding, table, o) => writeRefresh(context, binding, table, { ...o, targetRequestBytes: options.targetRequestBytes, now: options.now, holder: options.holder, delta: options.delta }),
+    markStale: (binding, failure) => writeStaleMark(context, binding, failure),
+    markFresh: (binding) => writeStaleMark(context, binding, null),
+    logRefresh: (entry) => appendRefreshLog(context, entry),
   };
+}
+
+/**
+ * Puts the stale mark at the start of a table's info line (`failure`), or removes it (null), keeping
+ * the generation time and the last successful refresh from the binding. Leaves the line alone when
+ * it is not the add-in's, or says the table may be INCOMPLETE (that warning must stay).
+ */
+export async function writeStaleMark(context: Excel.RequestContext, binding: Binding, failure: BindingFailure | null): Promise<void> {
+  const lo = context.workbook.tables.getItemOrNullObject(binding.tableName);
+  await context.sync();
+  if (lo.isNullObject) return;
+  const whole = lo.getRange();
+  whole.load("rowIndex,columnIndex");
+  await context.sync();
+  if (whole.rowIndex === 0) return;
+  const cell = lo.worksheet.getRangeByIndexes(whole.rowIndex - 1, whole.columnIndex, 1, 1);
+  cell.load("values");
+  await context.sync();
+  const text: unknown = cell.values[0][0];
+  if (typeof text !== "string" || !text.startsWith(INFO_PREFIX) || text.includes("INCOMPLETE")) return;
+  if (!failure && !isStaleInfo(text)) return;
+  const facts = {
+    source: binding.source,
+    environment: binding.environment,
+    generatedAt: binding.validators.generatedAt ?? null,
+    schemaVersion: binding.schemaVersion,
+    refreshedAt: binding.lastRefreshAt ?? "",
+    rowCount: binding.rowCount,
+    query: binding.query,
+  };
+  cell.values = [[failure ? infoStale(`${failure.message} (${failure.code})`, failure.at, facts) : infoComplete(facts)]];
+  await context.sync();
 }
 
 export interface TableRefreshOptions extends RefreshOptions {
   targetRequestBytes?: number;
   /** Who refreshes, named to a second runtime that finds the table locked. */
   holder?: string;
+  /** false: never a delta (benchmarks compare against a full rewrite). */
+  delta?: boolean;
 }
 
 /**

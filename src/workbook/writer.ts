@@ -12,6 +12,7 @@
  * On cancel or failure in 3-5 the written cells are cleared and the info cell says what happened;
  * if even that fails, the "INCOMPLETE" marker is what stays.
  */
+import { storeRowHashes } from "./delta";
 import type { Table } from "../table/model";
 import { validateTable, EXCEL_MAX_ROWS, EXCEL_MAX_COLUMNS } from "../refresh/validate";
 import { bindingSettingKey, serializeBinding, type Binding } from "../refresh/binding";
@@ -278,6 +279,14 @@ export async function importTable(context: Excel.RequestContext, table: Table, o
     guard?.restore();
     syncs++;
     await context.sync();
+    // The row fingerprints a later delta refresh plans from (issue #15, delta.ts): ≈ 6 % more
+    // request bytes now instead of reading the whole table back at the first refresh. Without them
+    // that refresh reads the table once, so a failure here is not the import's.
+    try {
+      syncs += await storeRowHashes(context, partial, table);
+    } catch {
+      /* the next refresh plans from the cells */
+    }
     return { binding: partial, sheetName, tableName, address, rowCount: table.rows.length, syncs, blocks: written.blocks, shrinks: written.shrinks };
   } catch (err) {
     const failure = err instanceof WriteError ? err : new WriteError("write_failed", `Writing to Excel failed: ${errorText(err)}`, { rowsWritten, cause: err });

@@ -109,6 +109,10 @@ describe("B2 tables grow into adjacent writes: a neighbouring table is never enl
     const before = toWorkbookFile(wb);
     const report = await refreshTable(createRequestContext(wb), "b1", updated(finRows(5, 1)), { applyQuery: noQuery, now: later });
     expect(report.failure?.code).toBe("adjacent_table");
+    // The one cell a failed refresh changes: the info line's stale mark (issue #15).
+    const info = inspect(wb, "'financials (json)'!A1").values[0][0];
+    expect(String(info)).toMatch(/^PPM · ⚠ Not refreshed: The refreshed table "ppm_financials" would grow up to the table "Below"/);
+    seed(wb, "'financials (json)'!A1", [[before.sheets.find((s) => s.name === "financials (json)")!.cells.find((c) => c.r === 0 && c.c === 0)!.v]]);
     expect(toWorkbookFile(wb).sheets).toEqual(before.sheets);
     expect(tableRect(wb, "Below")).toEqual({ r0: 7, c0: 0, r1: 8, c1: 1 });
   });

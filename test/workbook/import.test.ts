@@ -114,7 +114,9 @@ describe("large data in payload-sized blocks", () => {
     expect(result.blocks).toBeGreaterThan(3);
     expect(st.rejectedSyncs).toBe(0);
     expect(st.maxRequestBytes).toBeLessThanOrEqual(limit);
-    expect(st.syncCount).toBeLessThanOrEqual(Math.ceil(total / target) + 4);
+    // +2: finding the row-fingerprint store and writing it (issue #15, src/workbook/delta.ts).
+    expect(st.syncCount).toBeLessThanOrEqual(Math.ceil(total / target) + 6);
+    expect(result.syncs).toBe(st.syncCount);
     expect(st.rowsAddCalls).toBe(0);
     expect(st.suspendCalculationCalls).toBeGreaterThan(0);
     expect(inspect(wb, "'financials (json)'!A5002:B5002").values).toEqual([["5000", "Project 4999"]]);

@@ -12,7 +12,7 @@ import { importTable } from "../../src/workbook/writer";
 import { importSource } from "../../src/workbook/importSource";
 import { refreshTable } from "../../src/workbook/refresh";
 import { readBindings } from "../../src/workbook/bindingStore";
-import { Workbook, createRequestContext, inspect, loadWorkbook, serializeWorkbook, toWorkbookFile } from "../../src/emulator";
+import { Workbook, createRequestContext, inspect, loadWorkbook, seed, serializeWorkbook, toWorkbookFile } from "../../src/emulator";
 import type { Table } from "../../src/table/model";
 
 const TOKEN = "demo-acme-token";
@@ -92,13 +92,18 @@ it("refreshes a saved workbook with only the binding and a token: 304 first, new
   expect(serializeWorkbook(reopened)).not.toContain(TOKEN);
 });
 
-it("a wrong token fails the refresh, records 401 and leaves the data byte-identical", async () => {
+it("a wrong token fails the refresh, records 401 and leaves the data byte-identical (the info line gets the stale mark)", async () => {
   const { wb } = await importFinancials("csv");
   const before = JSON.stringify({ s: toWorkbookFile(wb).sheets, t: toWorkbookFile(wb).tables });
+  const info = inspect(wb, "'financials (csv)'!A1").values[0][0] as string;
   const [binding] = (await readBindings(createRequestContext(wb))).bindings;
   const stranger = new PpmClient({ id: "x", name: "x", baseUrl: binding.environment, token: "wrong-token-123" });
   const report = await refreshTable(createRequestContext(wb), binding.id, sourceFromClient(stranger), { applyQuery: identity, secrets: ["wrong-token-123"] });
   expect(report.failure?.code).toBe("unauthorized");
+  const stale = inspect(wb, "'financials (csv)'!A1").values[0][0] as string;
+  expect(stale).toMatch(/^PPM · ⚠ Not refreshed: .*\(unauthorized\), .* UTC · dataset financials \(csv\) · generated /);
+  expect(stale).not.toContain("wrong-token-123");
+  seed(wb, "'financials (csv)'!A1", [[info]]);
   expect(JSON.stringify({ s: toWorkbookFile(wb).sheets, t: toWorkbookFile(wb).tables })).toBe(before);
   const stored = (await readBindings(createRequestContext(wb))).bindings[0];
   expect(stored.lastFailure?.code).toBe("unauthorized");

@@ -2,6 +2,7 @@
 import { Workbook, createRequestContext, createEmulatedContext, inspect, seed, snapshot, toWorkbookFile, serializeWorkbook } from "../../src/emulator";
 import { refreshTable, refreshAllTables } from "../../src/workbook/refresh";
 import { readBindings } from "../../src/workbook/bindingStore";
+import { readRefreshLog } from "../../src/workbook/refreshLog";
 import type { RefreshSource, SourceResult } from "../../src/refresh/source";
 import type { Table } from "../../src/table/model";
 import { finRows, finTable, imported, TOKEN, FIN_COLUMNS } from "./helpers";
@@ -21,6 +22,16 @@ const updated = (rows: Table["rows"], columns = FIN_COLUMNS): RefreshSource & { 
 function sheetsAndTables(wb: Workbook): string {
   const f = toWorkbookFile(wb);
   return JSON.stringify({ sheets: f.sheets, tables: f.tables });
+}
+
+/**
+ * A failed refresh changes one cell: the info line gets the stale mark (issue #15). Checks that, then
+ * puts the old line back so the caller can compare everything else byte for byte.
+ */
+function expectStaleMark(wb: Workbook, infoBefore: unknown): void {
+  const now = inspect(wb, "'financials (json)'!A1").values[0][0];
+  expect(String(now)).toMatch(/^PPM · ⚠ Not refreshed: .+, \d{4}-\d\d-\d\d \d\d:\d\d UTC · dataset financials \(json\) · generated /);
+  seed(wb, "'financials (json)'!A1", [[infoBefore]]);
 }
 
 async function binding(wb: Workbook) {
@@ -105,12 +116,31 @@ describe("refresh with new data", () => {
     expect(hidden.length).toBeGreaterThan(0);
   });
 
+  it("a failed refresh marks the info line stale; the next successful one removes the mark (#15)", async () => {
+    const { wb } = await imported(finRows(3));
+    const fail = sourceOf(async () => { throw Object.assign(new Error("Service unavailable."), { code: "http_503", status: 503 }); });
+    await refreshTable(createRequestContext(wb), "b1", fail, { applyQuery: noQuery, now: later });
+    expect(String(inspect(wb, "'financials (json)'!A1").values[0][0])).toMatch(/^PPM · ⚠ Not refreshed: Service unavailable\. \(http_503\), 2026-02-01 08:00 UTC · .* generated 2026-01-01 00:00 UTC .* refreshed 2026-01-01 00:00 UTC/);
+    const unchanged = sourceOf(async () => ({ status: "unchanged", validators: { etag: '"e1"', generatedAt: "2026-01-01T00:00:00Z" } }));
+    await refreshTable(createRequestContext(wb), "b1", unchanged, { applyQuery: noQuery, now: later });
+    expect(String(inspect(wb, "'financials (json)'!A1").values[0][0])).toMatch(/^PPM · dataset financials \(json\) · generated 2026-01-01 00:00 UTC/);
+    await refreshTable(createRequestContext(wb), "b1", fail, { applyQuery: noQuery, now: later });
+    await refreshTable(createRequestContext(wb), "b1", updated(finRows(4)), { applyQuery: noQuery, now: later });
+    expect(String(inspect(wb, "'financials (json)'!A1").values[0][0])).toMatch(/^PPM · dataset financials \(json\) · generated 2026-02-01 07:00 UTC .* refreshed 2026-02-01 08:00 UTC · 4 rows/);
+    const log = await readRefreshLog(createRequestContext(wb));
+    expect(log.map((e) => e.outcome)).toEqual(["failed", "unchanged", "failed", "updated"]);
+    expect(log[3]).toMatchObject({ tableName: "ppm_financials", added: 1, removed: 0 });
+    expect(JSON.stringify(log)).not.toContain(TOKEN);
+  });
+
   it("refuses when a bound column header was renamed, before writing", async () => {
     const { wb } = await imported(finRows(3));
     seed(wb, "'financials (json)'!B2", [["renamed"]]);
     const before = sheetsAndTables(wb);
+    const info = inspect(wb, "'financials (json)'!A1").values[0][0];
     const report = await refreshTable(createRequestContext(wb), "b1", updated(finRows(5)), { applyQuery: noQuery, now: later });
     expect(report.failure?.code).toBe("table_changed");
+    expectStaleMark(wb, info);
     expect(sheetsAndTables(wb)).toBe(before);
   });
 
@@ -152,12 +182,14 @@ describe("a failed refresh leaves the previous data exactly as it was", () => {
     ["invalid value", () => updated([[1, "a", 1, 1, "2024-02-30", null, null, "1"]]), "bad_value"],
   ];
   for (const [name, make, code] of failing) {
-    it(`${name}: sheet byte-identical, failure recorded`, async () => {
+    it(`${name}: sheet byte-identical but for the stale mark, failure recorded`, async () => {
       const { wb } = await imported(finRows(4));
       await addUserWork(wb);
       const before = sheetsAndTables(wb);
+      const info = inspect(wb, "'financials (json)'!A1").values[0][0];
       const report = await refreshTable(createRequestContext(wb), "b1", make(), { applyQuery: noQuery, now: later });
       expect(report.outcome).toBe("failed");
+      expectStaleMark(wb, info);
       expect(sheetsAndTables(wb)).toBe(before);
       const b = await binding(wb);
       expect(b.lastFailure).toMatchObject({ at: later().toISOString(), code });
@@ -183,9 +215,11 @@ describe("a failed refresh leaves the previous data exactly as it was", () => {
     const { wb } = await imported(finRows(4));
     seed(wb, "'financials (json)'!C9", [["below"]]);
     const before = sheetsAndTables(wb);
+    const info = inspect(wb, "'financials (json)'!A1").values[0][0];
     const report = await refreshTable(createRequestContext(wb), "b1", updated(finRows(10)), { applyQuery: noQuery, now: later });
     expect(report.failure?.code).toBe("occupied");
     expect(report.failure?.message).toMatch(/C9 is not empty/);
+    expectStaleMark(wb, info);
     expect(sheetsAndTables(wb)).toBe(before);
   });
 
@@ -193,9 +227,12 @@ describe("a failed refresh leaves the previous data exactly as it was", () => {
     // Imported near the bottom of the sheet, so growing by a few rows is already too much.
     const { wb } = await imported(finRows(2), { target: { sheetName: "Sheet1", anchor: "A1048570" } });
     const before = sheetsAndTables(wb);
+    const info = inspect(wb, "Sheet1!A1048570").values[0][0];
     const report = await refreshTable(createRequestContext(wb), "b1", updated(finRows(10)), { applyQuery: noQuery, now: later });
     expect(report.failure?.code).toBe("too_many_rows");
     expect(report.failure?.message).toMatch(/local filter/);
+    expect(String(inspect(wb, "Sheet1!A1048570").values[0][0])).toMatch(/^PPM · ⚠ Not refreshed: .*too_many_rows/);
+    seed(wb, "Sheet1!A1048570", [[info]]);
     expect(sheetsAndTables(wb)).toBe(before);
   });
 

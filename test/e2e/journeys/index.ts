@@ -19,6 +19,7 @@ import { recordsWriteBack, recordsWriteBackAfterStart } from "./records";
 import { refreshUnchanged, refreshUpdated } from "./refresh";
 import { ribbonRefreshAll, ribbonSeparateRuntimes, ribbonSharedRuntime } from "./ribbon";
 import { reopenRefreshesFlaggedTables, reopenWithoutConnection } from "./openRefresh";
+import { deltaRefresh, refreshLog, staleMark } from "./delta";
 import { importSnapshots } from "./snapshots";
 import { narrowPane } from "./narrow";
 import { keyboardImport } from "./keyboard";
@@ -32,6 +33,9 @@ export const JOURNEYS: Journey[] = [
   importFinancials,
   refreshUnchanged,
   refreshUpdated,
+  deltaRefresh,
+  staleMark,
+  refreshLog,
   importWithPastedQuery,
   importSummary,
   importAtSelection,

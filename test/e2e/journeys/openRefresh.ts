@@ -124,8 +124,10 @@ export const reopenRefreshesFlaggedTables: Journey = {
     checkEqual(projReq.map((r) => r.status), [304], "projects (flagged, unchanged): one conditional request, 304");
     checkEqual(allocReq.length, 0, "resource_allocations (not flagged): no request");
     // Every export or snapshot read on open is one of those two (the hidden pane itself reads the
-    // manifest for its dataset list; CORS preflights are the browser's).
-    const isData = (r: RequestLogEntry) => r.method === "GET" && r.path !== "/api/bi/v1/manifest" && (r.path.startsWith("/api/bi/") || r.path.startsWith("/api/snapshot/"));
+    // manifest for its dataset list; an updated dataset's row key comes from `$metadata`, read once
+    // per session for a delta refresh, issue #15; CORS preflights are the browser's).
+    const isData = (r: RequestLogEntry) =>
+      r.method === "GET" && r.path !== "/api/bi/v1/manifest" && r.path !== "/api/bi/odata/v1/$metadata" && (r.path.startsWith("/api/bi/") || r.path.startsWith("/api/snapshot/"));
     const others = log.filter((r) => isData(r) && ![finReq, projReq].flat().includes(r));
     checkEqual(others.map((r) => `${r.method} ${r.path}`), [], "no other export or snapshot request on open");
     t.note(`refresh on open: ${log.filter(isData).length} data requests for 2 flagged tables (${log.filter((r) => r.path.startsWith("/api/")).length} service requests in all, preflights and the pane's manifest included)`);

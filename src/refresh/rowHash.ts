@@ -1,0 +1,156 @@
+/**
+ * Compact per-row fingerprints (issue #15): what the workbook keeps about the rows it last wrote, so
+ * a refresh can plan a delta WITHOUT reading the old table back through the API (on Excel on the web
+ * that read costs as many bytes as the table itself, issue #10 B13).
+ *
+ * A fingerprint is 7 characters (42 bits) of a hash of the row's cells as written (typed values).
+ * A collision (2^-42 ≈ 2·10^-13 per changed row) would leave one changed row unwritten; accepted and
+ * documented in `src/refresh/README.md`. Keys are NOT in the fingerprint: the planner reads the key
+ * columns from the table itself.
+ *
+ * Storage ({@link HashStore}): a base (every fingerprint, written with a full rewrite, packed
+ * 4,000 to a cell) plus an edit log (one entry per delta refresh: removed runs, inserted
+ * fingerprints, changed rows), so a delta stores what it changed, not every row again. The log is
+ * folded into a new base when it grows past a quarter of the base ({@link shouldCompact}).
+ */
+import type { CellValue } from "../table/model";
+
+const ALPHABET = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_.";
+export const HASH_CHARS = 7;
+/** Fingerprints per stored cell (28,000 characters, under Excel's 32,767 per cell). */
+export const HASHES_PER_CELL = 4000;
+/** Characters of log text per stored cell. */
+export const LOG_CHARS_PER_CELL = 30_000;
+
+/** cyrb53-style 53-bit hash (two 32-bit lanes). */
+function hash53(text: string): number {
+  let h1 = 0xdeadbeef;
+  let h2 = 0x41c6ce57;
+  for (let i = 0; i < text.length; i++) {
+    const ch = text.charCodeAt(i);
+    h1 = Math.imul(h1 ^ ch, 2654435761);
+    h2 = Math.imul(h2 ^ ch, 1597334677);
+  }
+  h1 = Math.imul(h1 ^ (h1 >>> 16), 2246822507) ^ Math.imul(h2 ^ (h2 >>> 13), 3266489909);
+  h2 = Math.imul(h2 ^ (h2 >>> 16), 2246822507) ^ Math.imul(h1 ^ (h1 >>> 13), 3266489909);
+  return 4294967296 * (2097151 & h2) + (h1 >>> 0);
+}
+
+/** Injective text of a row's cells (type-tagged, strings length-prefixed); "" and null are one (an empty cell). */
+function rowText(row: readonly unknown[]): string {
+  let s = "";
+  for (const v of row) {
+    if (v === null || v === undefined || v === "") s += "z";
+    else if (typeof v === "string") s += "s" + v.length + ":" + v;
+    else if (typeof v === "number") s += "n" + (Object.is(v, -0) ? "0" : String(v)) + "|";
+    else if (typeof v === "boolean") s += v ? "T" : "F";
+    else s += "?" + JSON.stringify(v) + "|";
+  }
+  return s;
+}
+
+/** Fingerprint of one row of cell values (as written to, or read back from, Excel). */
+export function rowHash(row: readonly unknown[]): string {
+  let value = hash53(rowText(row)) % 4398046511104; // 2^42
+  let s = "";
+  for (let i = 0; i < HASH_CHARS; i++) {
+    s = ALPHABET[value % 64] + s;
+    value = Math.floor(value / 64);
+  }
+  return s;
+}
+
+export function rowHashes(rows: readonly (readonly CellValue[] | readonly unknown[])[]): string[] {
+  return rows.map(rowHash);
+}
+
+/** One delta's changes to the fingerprints, in the order they are applied. */
+export interface HashLogEntry {
+  /** Removed runs, old indexes ascending: [start, count]. */
+  d: Array<[number, number]>;
+  /** Inserted runs, new indexes ascending: [start, fingerprints concatenated]. */
+  i: Array<[number, string]>;
+  /** Changed rows, new indexes: [row, fingerprint]. */
+  c: Array<[number, string]>;
+}
+
+/** Packs fingerprints into cell texts (`h` + up to 4,000 fingerprints; the letter keeps Excel from reading a number). */
+export function packBase(hashes: readonly string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < hashes.length; i += HASHES_PER_CELL) out.push("h" + hashes.slice(i, i + HASHES_PER_CELL).join(""));
+  return out;
+}
+
+/** The log as text: one JSON entry per line, so a delta appends without rewriting earlier entries. */
+export function logText(log: readonly HashLogEntry[]): string {
+  return log.map((e) => JSON.stringify(e)).join("\n");
+}
+
+/** Splits log text into cell texts, each `L` + up to 30,000 characters (the letter keeps Excel from parsing it). */
+export function packLogText(text: string): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < text.length; i += LOG_CHARS_PER_CELL) out.push("L" + text.slice(i, i + LOG_CHARS_PER_CELL));
+  return out;
+}
+
+export class HashStoreError extends Error {}
+
+function splitHashes(s: string): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < s.length; i += HASH_CHARS) out.push(s.slice(i, i + HASH_CHARS));
+  return out;
+}
+
+/** Reads stored cells back (untrusted: a workbook can hold anything) and replays the log. */
+export function unpack(baseCells: readonly unknown[], logCells: readonly unknown[]): { hashes: string[]; log: HashLogEntry[]; text: string } {
+  let hashes: string[] = [];
+  for (const c of baseCells) {
+    if (typeof c !== "string" || c[0] !== "h" || (c.length - 1) % HASH_CHARS !== 0) throw new HashStoreError("a fingerprint cell is damaged");
+    hashes = hashes.concat(splitHashes(c.slice(1)));
+  }
+  let text = "";
+  for (const c of logCells) {
+    if (typeof c !== "string" || c[0] !== "L") throw new HashStoreError("a fingerprint log cell is damaged");
+    text += c.slice(1);
+  }
+  const log: HashLogEntry[] = [];
+  if (text) {
+    for (const line of text.split("\n")) {
+      try {
+        log.push(JSON.parse(line) as HashLogEntry);
+      } catch {
+        throw new HashStoreError("the fingerprint log is not valid JSON");
+      }
+    }
+  }
+  for (const e of log) hashes = replay(hashes, e);
+  return { hashes, log, text };
+}
+
+/** Applies one log entry (the same order as the Excel writes: deletes bottom-up, inserts top-down, changes). */
+export function replay(hashes: readonly string[], e: HashLogEntry): string[] {
+  let out = [...hashes];
+  const okRun = (x: unknown): x is [number, unknown] => Array.isArray(x) && x.length === 2 && Number.isInteger(x[0]) && (x[0] as number) >= 0;
+  if (!e || !Array.isArray(e.d) || !Array.isArray(e.i) || !Array.isArray(e.c)) throw new HashStoreError("a fingerprint log entry is damaged");
+  for (let k = e.d.length - 1; k >= 0; k--) {
+    const run = e.d[k];
+    if (!okRun(run) || !Number.isInteger(run[1]) || run[0] + run[1] > out.length) throw new HashStoreError("a removed run is out of range");
+    out.splice(run[0], run[1]);
+  }
+  for (const run of e.i) {
+    if (!okRun(run) || typeof run[1] !== "string" || run[1].length % HASH_CHARS !== 0 || run[0] > out.length) throw new HashStoreError("an inserted run is out of range");
+    const add = splitHashes(run[1]);
+    if (add.length < 10_000) out.splice(run[0], 0, ...add);
+    else out = out.slice(0, run[0]).concat(add, out.slice(run[0]));
+  }
+  for (const ch of e.c) {
+    if (!okRun(ch) || typeof ch[1] !== "string" || ch[1].length !== HASH_CHARS || ch[0] >= out.length) throw new HashStoreError("a changed row is out of range");
+    out[ch[0]] = ch[1];
+  }
+  return out;
+}
+
+/** True when the log should be folded into a new base (a quarter of the base's size, or 200 entries). */
+export function shouldCompact(baseRows: number, logChars: number, entries: number): boolean {
+  return entries >= 200 || logChars > Math.max(30_000, (baseRows * HASH_CHARS) / 4);
+}
