@@ -12,7 +12,6 @@ import { SNAPSHOT_ENDPOINTS, type SnapshotEndpoint } from "../contract/contract"
 import { COLUMN_TYPES, type Column, type ColumnType } from "../table/model";
 import { LocalQuerySchema, type LocalQuery } from "../query";
 import { redactSecrets } from "../service/errors";
-import { DeltaSummarySchema } from "./delta";
 
 /** Bumped when the stored shape changes incompatibly; older versions are refused with a clear message. */
 export const BINDING_SCHEMA_VERSION = 1;
@@ -50,6 +49,21 @@ const BindingColumnSchema = z.strictObject({
   name: z.string().min(1),
   type: z.enum(COLUMN_TYPES as [ColumnType, ...ColumnType[]]),
 });
+
+/** What a binding can store about the last refresh's delta (JSON-safe, no data values). */
+export const DeltaSummarySchema = z.strictObject({
+  strategy: z.enum(["delta", "full"]),
+  matchedBy: z.enum(["key", "position"]),
+  key: z.array(z.string()).nullable(),
+  reason: z.string(),
+  added: z.number().int().nonnegative(),
+  changed: z.number().int().nonnegative(),
+  removed: z.number().int().nonnegative(),
+  cellsWritten: z.number().int().nonnegative(),
+  /** false: a full rewrite whose rows were not matched (no plan), so the counts only compare row counts. */
+  exact: z.boolean().optional(),
+});
+export type DeltaSummary = z.infer<typeof DeltaSummarySchema>;
 
 /** Base URL of an environment: http(s), no credentials, no query or fragment (tokens must never ride in a URL). */
 const EnvironmentSchema = z.string().refine((s) => {

@@ -7,10 +7,9 @@
  * arrays, and the property tests prove `applyPlan(old, planDelta(old, next, key))` equals `next`
  * cell for cell. Design notes and the meaning of every field: `src/refresh/README.md`.
  */
-import { z } from "zod";
 import { RESOURCE_DEDUP_KEY } from "../contract/contract";
 import type { CellValue, Column, Table } from "../table/model";
-import type { BindingSource } from "./binding";
+import type { BindingSource, DeltaSummary } from "./binding";
 
 /** The part of a table the planner looks at. Rows are in export order (after the local query). */
 export type TableRows = Pick<Table, "columns" | "rows">;
@@ -219,20 +218,8 @@ export interface PlanOptions {
   maxCostRatio?: number;
 }
 
-/** What a binding can store about the last refresh's delta (JSON-safe, no data values). */
-export const DeltaSummarySchema = z.strictObject({
-  strategy: z.enum(["delta", "full"]),
-  matchedBy: z.enum(["key", "position"]),
-  key: z.array(z.string()).nullable(),
-  reason: z.string(),
-  added: z.number().int().nonnegative(),
-  changed: z.number().int().nonnegative(),
-  removed: z.number().int().nonnegative(),
-  cellsWritten: z.number().int().nonnegative(),
-  /** false: a full rewrite whose rows were not matched (no plan), so the counts only compare row counts. */
-  exact: z.boolean().optional(),
-});
-export type DeltaSummary = z.infer<typeof DeltaSummarySchema>;
+// The stored form lives with the binding (binding.ts), which must not import this module.
+export { DeltaSummarySchema, type DeltaSummary } from "./binding";
 
 /** The plan in a form a binding can store. `reason` is the match reason, plus the full-rewrite reason. */
 export function deltaSummary(plan: DeltaPlan): DeltaSummary {
