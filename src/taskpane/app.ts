@@ -18,6 +18,7 @@ import { tokenForm } from "./tokenForm";
 import type { PaneRuntime } from "../addin/runtime";
 import { busyText } from "../addin/refreshLock";
 import { runExcel } from "../addin/excelRun";
+import { select as selectControl, selectValue, setDisabled, setSelectOptions, tabList } from "./controls";
 
 export interface AppOptions {
   store: ConnectionStore;
@@ -54,10 +55,17 @@ export function mountApp(root: HTMLElement, opts: AppOptions): PaneContext {
   const statusEl = h("div", { class: "status", role: "status", "aria-live": "polite", "data-testid": "status" });
   const progressHost = h("div", { class: "progress-host" });
   const notices = h("div", { class: "notices", "data-testid": "pane-notices" });
-  const select = h("select", { "data-testid": "active-connection", id: "active-connection", "aria-label": "Active connection" });
-  const tablist = h("div", { class: "tabs", role: "tablist", "aria-label": "Sections" });
+  const picker = selectControl({ label: "Connection", testid: "active-connection", options: [] });
+  const select = picker.control;
   const panels = new Map<TabName, HTMLElement>();
-  const tabButtons = new Map<TabName, HTMLButtonElement>();
+  const tabs = tabList({
+    label: "Sections",
+    class: "tabs",
+    size: "small",
+    tabs: TABS.map((t) => ({ id: `tab-${t.name}`, label: t.label, testid: `tab-${t.name}`, panelId: `panel-${t.name}` })),
+    // Arrow keys, Home and End (the tab list's own keyboard handling) and clicks select a tab.
+    onSelect: (id) => ctx.showTab(id.slice("tab-".length) as TabName),
+  });
   const shown = new Set<(tab: TabName) => void>();
 
   const ctx: PaneContext = {
@@ -93,13 +101,8 @@ export function mountApp(root: HTMLElement, opts: AppOptions): PaneContext {
     },
     beginTask: () => ++tasks,
     showTab(tab, focus = false) {
-      for (const [name, btn] of tabButtons) {
-        const on = name === tab;
-        btn.setAttribute("aria-selected", String(on));
-        btn.tabIndex = on ? 0 : -1;
-        panels.get(name)!.hidden = !on;
-      }
-      if (focus) tabButtons.get(tab)!.focus();
+      tabs.select(`tab-${tab}`, focus);
+      for (const [name, panel] of panels) panel.hidden = name !== tab;
       for (const l of shown) l(tab);
     },
     editConnection(id) {
@@ -231,15 +234,12 @@ export function mountApp(root: HTMLElement, opts: AppOptions): PaneContext {
   const renderSelect = () => {
     const list = opts.store.list();
     const active = opts.store.activeId();
-    replace(
-      select,
-      ...(list.length ? list.map((c) => h("option", { value: c.id, selected: c.id === active ? true : null }, `${c.name} — ${hostOf(c.baseUrl)}`)) : [h("option", { value: "" }, "No connection yet")]),
-    );
-    select.disabled = list.length === 0;
-    if (active) select.value = active;
+    setSelectOptions(select, list.length ? list.map((c) => ({ value: c.id, label: `${c.name} — ${hostOf(c.baseUrl)}` })) : [{ value: "", label: "No connection yet" }], active ?? undefined);
+    setDisabled(select, list.length === 0);
   };
   select.addEventListener("change", () => {
-    if (select.value) ctx.setActive(select.value);
+    const id = selectValue(select);
+    if (id && id !== opts.store.activeId()) ctx.setActive(id);
   });
   ctx.on("connections", renderSelect);
   ctx.on("active", renderSelect);
@@ -248,31 +248,27 @@ export function mountApp(root: HTMLElement, opts: AppOptions): PaneContext {
     progressHost.querySelector('[data-testid="job-result"]')?.remove();
     statusEl.textContent = ""; // the status line spoke of the previous connection
   });
-  // Esc cancels the running job from anywhere in the pane (forms handle their own Esc first).
+  // Esc cancels the running job from anywhere in the pane (forms handle their own Esc first). In a
+  // dialog, or in a dropdown whose list is open, Esc closes that instead: the dropdown has closed
+  // its list by the time the event reaches the document, so that is noted on the way down.
+  const escClosesList = new WeakSet<Event>();
+  root.ownerDocument.addEventListener(
+    "keydown",
+    (ev) => {
+      const dd = ev.key === "Escape" && ev.target instanceof Element ? ev.target.closest("fluent-dropdown") : null;
+      if (dd && (dd as { open?: unknown }).open === true) escClosesList.add(ev);
+    },
+    true,
+  );
   root.ownerDocument.addEventListener("keydown", (ev) => {
-    if (ev.key !== "Escape" || !job || ev.defaultPrevented) return;
+    if (ev.key !== "Escape" || !job || ev.defaultPrevented || escClosesList.has(ev)) return;
+    if (ev.target instanceof Element && ev.target.closest("fluent-dialog")) return;
     ev.preventDefault();
     job.cancel();
   });
 
-  // --- tabs (WAI-ARIA tabs pattern: arrows move, Home/End jump) ---
+  // --- tabs (WAI-ARIA tabs pattern, by the Fluent tab list: arrows move, Home/End jump) ---
   for (const t of TABS) {
-    const btn = h(
-      "button",
-      { type: "button", role: "tab", id: `tab-${t.name}`, "aria-controls": `panel-${t.name}`, "data-testid": `tab-${t.name}`, onclick: () => ctx.showTab(t.name) },
-      t.label,
-    );
-    btn.addEventListener("keydown", (ev) => {
-      const i = TABS.findIndex((x) => x.name === t.name);
-      const key = ev.key;
-      const next = key === "ArrowRight" ? (i + 1) % TABS.length : key === "ArrowLeft" ? (i - 1 + TABS.length) % TABS.length : key === "Home" ? 0 : key === "End" ? TABS.length - 1 : -1;
-      if (next >= 0) {
-        ev.preventDefault();
-        ctx.showTab(TABS[next].name, true);
-      }
-    });
-    tabButtons.set(t.name, btn);
-    tablist.appendChild(btn);
     panels.set(t.name, h("section", { role: "tabpanel", id: `panel-${t.name}`, "aria-labelledby": `tab-${t.name}`, "data-testid": `panel-${t.name}`, class: "panel", tabindex: "0" }));
   }
 
@@ -288,9 +284,9 @@ export function mountApp(root: HTMLElement, opts: AppOptions): PaneContext {
         // The add-in's own help page (next to taskpane.html); Office opens a new-window link in the browser.
         h("a", { href: "help.html", target: "_blank", rel: "noopener", class: "help-link", "data-testid": "help-link" }, "Help"),
       ),
-      h("div", { class: "field inline" }, h("label", { for: "active-connection" }, "Connection"), select),
+      h("div", { class: "field inline" }, picker.label, select),
     ),
-    h("div", { class: "nav", "data-testid": "nav" }, tablist, progressHost),
+    h("div", { class: "nav", "data-testid": "nav" }, tabs.el, progressHost),
     notices,
     ...[...panels.values()],
     statusEl,

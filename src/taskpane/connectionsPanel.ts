@@ -7,6 +7,7 @@ import { ConnectionInputError, type ConnectionField, type ConnectionSummary } fr
 import { describeError, type ErrorView } from "./errorView";
 import { tokenForm } from "./tokenForm";
 import type { PaneContext } from "./context";
+import { confirmDialog, focusControl, setInvalid, textInput, withHint } from "./controls";
 
 type TestResult = { state: "pending" } | { state: "ok"; companyId: string; datasets: number } | { state: "error"; view: ErrorView };
 
@@ -36,7 +37,6 @@ export function mountConnections(panel: HTMLElement, ctx: PaneContext): Connecti
   const list = h("ul", { class: "list", "data-testid": "connection-list", "aria-label": "Connections on this device" });
   const tests = new Map<string, TestResult>();
   let tokenFor: string | null = null;
-  let removeFor: string | null = null;
 
   const addButton = h("fluent-button", { type: "button", appearance: "primary", "data-testid": "connection-add", onclick: () => openForm(null) }, "Add connection");
 
@@ -51,41 +51,30 @@ export function mountConnections(panel: HTMLElement, ctx: PaneContext): Connecti
 
   function openForm(editing: ConnectionSummary | null): void {
     const mode = editing ? "edit" : "add";
-    const name = h("input", { type: "text", "data-testid": "connection-name", autocomplete: "off", required: true, maxlength: "100", value: editing?.name ?? "" });
-    const baseUrl = h("input", { type: "url", "data-testid": "connection-base-url", autocomplete: "off", required: true, spellcheck: "false", value: editing?.baseUrl ?? ctx.defaultServiceUrl, placeholder: "https://your-environment.example.com" });
-    const token = h("input", { type: "password", "data-testid": "connection-token", autocomplete: "off", spellcheck: "false", required: !editing });
-    const apiAuth = h("input", { type: "text", "data-testid": "connection-api-auth", autocomplete: "off", spellcheck: "false" });
-    const apiSecret = h("input", { type: "password", "data-testid": "connection-api-secret", autocomplete: "off", spellcheck: "false" });
+    const name = textInput({ label: "Name", testid: "connection-name", required: true, maxlength: 100, value: editing?.name ?? "" });
+    const baseUrl = textInput({ label: "Environment address", type: "url", testid: "connection-base-url", required: true, spellcheck: false, value: editing?.baseUrl ?? ctx.defaultServiceUrl, placeholder: "https://your-environment.example.com" });
+    const token = textInput({ label: "Company API token", type: "password", testid: "connection-token", spellcheck: false, required: !editing });
+    const apiAuth = textInput({ label: "api-auth", testid: "connection-api-auth", spellcheck: false });
+    const apiSecret = textInput({ label: "api-secret", type: "password", testid: "connection-api-secret", spellcheck: false });
     const error = h("div", { class: "field-error", role: "alert", "data-testid": "connection-form-error" });
-    const duplicateHost = h("div", { class: "duplicate-host" });
-    const saveBtn = h("button", { type: "submit", class: "button primary", "data-testid": "connection-save" }, "Save");
-    const inputs: Record<ConnectionField, HTMLInputElement | null> = { name, baseUrl, token, apiAuth, apiSecret, id: null };
-    const field = (label: string, control: HTMLInputElement, hint?: string) => {
-      control.id = `cf-${control.dataset.testid}`;
-      const hintEl = hint ? h("div", { class: "hint", id: `${control.id}-hint` }, hint) : null;
-      if (hintEl) control.setAttribute("aria-describedby", hintEl.id);
-      return h("div", { class: "field" }, h("label", { for: control.id }, label), control, hintEl);
-    };
+    // A Fluent submit button: Enter in a field submits through it (the text inputs' implicit submission).
+    const saveBtn = h("fluent-button", { type: "submit", appearance: "primary", "data-testid": "connection-save" }, "Save");
+    const inputs: Record<ConnectionField, FluentTextInputElement | null> = { name, baseUrl, token, apiAuth, apiSecret, id: null };
     const form = h(
       "form",
       { class: "card", "data-testid": "connection-form", "data-mode": mode, "aria-label": editing ? `Edit ${editing.name}` : "Add a connection", novalidate: true },
       h("h3", {}, editing ? `Edit ${editing.name}` : "Add a connection"),
-      field("Name", name, "For you, e.g. \"Acme (EU)\"."),
-      field("Environment address", baseUrl, "The base URL of your company's environment (https)."),
-      field(
-        "Company API token",
-        token,
-        editing ? (editing.hasToken ? "Leave empty to keep the stored token." : "No token is stored; enter one.") : "Service: gear menu › company API token.",
-      ),
+      withHint(name, "For you, e.g. \"Acme (EU)\"."),
+      withHint(baseUrl, "The base URL of your company's environment (https)."),
+      withHint(token, editing ? (editing.hasToken ? "Leave empty to keep the stored token." : "No token is stored; enter one.") : "Service: gear menu › company API token."),
       h(
         "details",
         { class: "optional", open: editing?.hasRecordCredentials ? true : null },
         h("summary", {}, "Record credentials (optional, for the Records section)"),
-        field("api-auth", apiAuth, editing?.hasRecordCredentials ? "Leave empty to keep the stored value." : undefined),
-        field("api-secret", apiSecret, editing?.hasRecordCredentials ? "Leave empty to keep the stored value." : undefined),
+        withHint(apiAuth, editing?.hasRecordCredentials ? "Leave empty to keep the stored value." : undefined),
+        withHint(apiSecret, editing?.hasRecordCredentials ? "Leave empty to keep the stored value." : undefined),
       ),
       error,
-      duplicateHost,
       h(
         "div",
         { class: "actions" },
@@ -100,7 +89,6 @@ export function mountConnections(panel: HTMLElement, ctx: PaneContext): Connecti
     let checking = false;
     form.addEventListener("input", () => {
       duplicateConfirmed = false;
-      replace(duplicateHost);
     });
     /**
      * Another connection on this device to the same environment and company, found by asking the
@@ -131,7 +119,7 @@ export function mountConnections(panel: HTMLElement, ctx: PaneContext): Connecti
       if (!checking) void submit();
     });
     const submit = async (): Promise<void> => {
-      for (const i of Object.values(inputs)) i?.removeAttribute("aria-invalid");
+      for (const i of Object.values(inputs)) if (i) setInvalid(i, false);
       // A second connection to the same environment and company is most often a mistake that
       // later makes tables ambiguous: ask first, once per filled-in form.
       if (!editing && !duplicateConfirmed) {
@@ -142,18 +130,14 @@ export function mountConnections(panel: HTMLElement, ctx: PaneContext): Connecti
           saveBtn.disabled = false;
         });
         if (twin) {
-          const yes = h("fluent-button", { type: "button", size: "small", "data-testid": "connection-duplicate-confirm", onclick: () => ((duplicateConfirmed = true), void submit()) }, "Add anyway");
-          replace(
-            duplicateHost,
-            h(
-              "div",
-              { class: "confirm", role: "alert", "data-testid": "connection-duplicate" },
-              h("span", {}, `"${twin.name}" already connects to company ${twin.companyId} on ${twin.baseUrl}. Tables are refreshed with one connection per environment and company; use "Update token" on it instead, or add this one anyway.`),
-              yes,
-              h("fluent-button", { type: "button", appearance: "subtle", size: "small", "data-testid": "connection-duplicate-cancel", onclick: () => closeForm(true) }, "Cancel"),
-            ),
-          );
-          yes.focus();
+          // A question, not an error: Cancel (focused, and Esc) keeps the one connection there is.
+          await confirmDialog({
+            title: "Add a second connection?",
+            message: `"${twin.name}" already connects to company ${twin.companyId} on ${twin.baseUrl}. Tables are refreshed with one connection per environment and company; use "Update token" on it instead, or add this one anyway.`,
+            testid: "connection-duplicate",
+            confirm: { label: "Add anyway", testid: "connection-duplicate-confirm", onClick: () => ((duplicateConfirmed = true), void submit()) },
+            cancel: { label: "Cancel", testid: "connection-duplicate-cancel", onClick: () => closeForm(true) },
+          }).open();
           return;
         }
       }
@@ -164,8 +148,8 @@ export function mountConnections(panel: HTMLElement, ctx: PaneContext): Connecti
         const f = e instanceof ConnectionInputError ? inputs[e.field] : null;
         error.textContent = e instanceof Error ? e.message : "The connection could not be saved.";
         if (f) {
-          f.setAttribute("aria-invalid", "true");
-          f.focus();
+          setInvalid(f, true);
+          focusControl(f);
         }
         return;
       }
@@ -182,7 +166,7 @@ export function mountConnections(panel: HTMLElement, ctx: PaneContext): Connecti
     };
     replace(formHost, form);
     addButton.disabled = true;
-    name.focus();
+    focusControl(name);
   }
 
   function closeForm(restoreFocus: boolean): void {
@@ -238,37 +222,27 @@ export function mountConnections(panel: HTMLElement, ctx: PaneContext): Connecti
         ctx.errorPanel(t.view, { retry: () => void test(c.id) }),
       );
 
-    let confirm: HTMLElement | null = null;
-    if (removeFor === c.id) {
-      confirm = h(
-        "div",
-        { class: "confirm", role: "group", "aria-label": `Remove ${c.name}?` },
-        h("span", {}, `Remove "${c.name}" and its stored credentials from this device?`),
-        h(
-          "fluent-button",
-          {
-            type: "button",
-            appearance: "primary",
-            size: "small",
-            "data-testid": "connection-remove-confirm",
-            onclick: () => {
-              ctx.store.remove(c.id);
-              tests.delete(c.id);
-              removeFor = null;
-              ctx.changed("connections");
-              ctx.changed("active");
-              ctx.status(`Connection "${c.name}" removed.`);
-              addButton.focus();
-            },
+    // Removing forgets the stored credentials too: asked in a dialog, "Keep" focused (and Esc).
+    const askRemove = () =>
+      void confirmDialog({
+        title: `Remove ${c.name}?`,
+        message: `Remove "${c.name}" and its stored credentials from this device?`,
+        testid: "connection-remove-dialog",
+        // Fluent has no "danger" appearance; the destructive button is the primary one.
+        confirm: {
+          label: "Remove",
+          testid: "connection-remove-confirm",
+          onClick: () => {
+            ctx.store.remove(c.id);
+            tests.delete(c.id);
+            ctx.changed("connections");
+            ctx.changed("active");
+            ctx.status(`Connection "${c.name}" removed.`);
+            addButton.focus();
           },
-          "Remove",
-        ),
-        btn("connection-remove-cancel", "Keep", () => {
-          removeFor = null;
-          render();
-        }),
-      );
-    }
+        },
+        cancel: { label: "Keep", testid: "connection-remove-cancel" },
+      }).open();
 
     const li = h(
       "li",
@@ -307,13 +281,8 @@ export function mountConnections(panel: HTMLElement, ctx: PaneContext): Connecti
           ctx.changed("connections");
           ctx.status(`Token forgotten for "${c.name}".`);
         }, { disabled: c.hasToken ? null : true }),
-        btn("connection-remove", "Remove", () => {
-          removeFor = c.id;
-          render();
-          panel.querySelector<HTMLElement>('[data-testid="connection-remove-confirm"]')?.focus();
-        }),
+        btn("connection-remove", "Remove", askRemove),
       ),
-      confirm,
       tokenFor === c.id
         ? tokenForm(
             ctx,

@@ -9,14 +9,15 @@ import { datasetView, filterDatasets, formatCount, type DatasetView } from "./da
 import { describeError } from "./errorView";
 import type { PaneContext, TabName } from "./context";
 import { noConnection } from "./common";
+import { textInput } from "./controls";
 
 type Loaded = { connectionId: string; manifest: ManifestInfo } | null;
 
 export function mountDatasets(panel: HTMLElement, ctx: PaneContext, onShown: (l: (t: TabName) => void) => void): void {
-  const search = h("input", { type: "search", id: "datasets-search", "data-testid": "datasets-search", placeholder: "Search by name or key", autocomplete: "off" });
+  const search = textInput({ label: "Search datasets", hideLabel: true, type: "search", testid: "datasets-search", placeholder: "Search by name or key" });
   const reload = h("fluent-button", { type: "button", "data-testid": "datasets-reload", onclick: () => void load(true) }, "Reload");
   const company = h("span", { class: "meta", "data-testid": "datasets-company" });
-  const toolbar = h("div", { class: "toolbar" }, h("label", { for: "datasets-search", class: "visually-hidden" }, "Search datasets"), search, reload);
+  const toolbar = h("div", { class: "toolbar" }, search, reload);
   const body = h("div", { class: "body" });
   let loaded: Loaded = null;
   let loading: { id: string; controller: AbortController } | null = null;

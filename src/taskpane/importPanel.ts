@@ -36,6 +36,7 @@ import {
 } from "../addin/queryBuilder";
 import type { PaneContext } from "./context";
 import type { Engine } from "../addin/engine";
+import { checkbox, focusControl, isChecked, radioGroup, radioValue, select, selectValue, setDisabled, setRadioValue, setSelectOptions, textArea, textInput, type SelectOption } from "./controls";
 
 /** The import panel for one dataset. */
 export function importPanel(ctx: PaneContext, engine: Engine, d: ManifestDatasetInfo, companyId: string, close: () => void): HTMLElement {
@@ -49,84 +50,63 @@ export function importPanel(ctx: PaneContext, engine: Engine, d: ManifestDataset
   let query: LocalQuery | null = {};
   const errorHost = h("div", { class: "error-host" });
 
-  const radio = (group: string, value: string, label: string, testid: string, checked: boolean, disabled = false) => {
-    const id = `${uid}-${group}-${value}`;
-    return h(
-      "div",
-      { class: "radio" },
-      h("input", { type: "radio", name: `${uid}-${group}`, id, value, "data-testid": testid, checked: checked ? true : null, disabled: disabled ? true : null }),
-      h("label", { for: id }, label),
-    );
-  };
-
-  const dest = h(
-    "fieldset",
-    { class: "group" },
-    h("legend", {}, "Destination"),
-    radio("dest", "newSheet", "New sheet", "import-dest-new-sheet", true),
-    radio("dest", "selection", "Existing sheet, at the selected cell", "import-dest-selection", false),
-  );
-  const fmt = h(
-    "fieldset",
-    { class: "group" },
-    h("legend", {}, "Format"),
-    radio("fmt", "json", "JSON", "import-format-json", format === "json", !formats.includes("json")),
-    radio("fmt", "csv", "CSV", "import-format-csv", format === "csv", !formats.includes("csv")),
-    radio("fmt", "odata", "OData", "import-format-odata", format === "odata", !formats.includes("odata")),
-  );
-  fmt.addEventListener("change", (ev) => {
-    format = (ev.target as HTMLInputElement).value as typeof format;
-    update();
+  const dest = radioGroup({
+    label: "Destination",
+    value: "newSheet",
+    choices: [
+      { value: "newSheet", label: "New sheet", testid: "import-dest-new-sheet" },
+      { value: "selection", label: "Existing sheet, at the selected cell", testid: "import-dest-selection" },
+    ],
+  });
+  const fmt = radioGroup({
+    label: "Format",
+    value: format,
+    choices: (["json", "csv", "odata"] as const).map((f) => ({ value: f, label: f === "odata" ? "OData" : f.toUpperCase(), testid: `import-format-${f}`, disabled: !formats.includes(f) })),
+    onchange: (value) => {
+      format = value as typeof format;
+      update();
+    },
   });
 
   // --- builder: columns to keep ---
-  const colBoxes = columns.map((c, i) =>
-    h(
-      "div",
-      { class: "check" },
-      h("input", { type: "checkbox", id: `${uid}-col-${i}`, "data-testid": "query-column", "data-column": c.name, checked: true }),
-      h("label", { for: `${uid}-col-${i}` }, c.name, h("span", { class: "type" }, ` ${c.type}`)),
-    ),
+  const colBoxes = columns.map((c) =>
+    checkbox({ label: [document.createTextNode(c.name), h("span", { class: "type" }, ` ${c.type}`)], testid: "query-column", data: { column: c.name }, checked: true }),
   );
   const setAll = (on: boolean) => {
-    for (const b of colsFs.querySelectorAll<HTMLInputElement>('[data-testid="query-column"]')) b.checked = on;
+    for (const b of colBoxes) b.box.checked = on;
     update();
   };
+  const colsAll = h("fluent-button", { type: "button", size: "small", "data-testid": "query-columns-all", onclick: () => setAll(true) }, "All");
+  const colsNone = h("fluent-button", { type: "button", size: "small", "data-testid": "query-columns-none", onclick: () => setAll(false) }, "None");
   const colsFs = h(
     "fieldset",
     { class: "group columns", "data-testid": "query-columns" },
     h("legend", {}, "Columns to keep"),
-    h(
-      "div",
-      { class: "actions" },
-      h("fluent-button", { type: "button", size: "small", "data-testid": "query-columns-all", onclick: () => setAll(true) }, "All"),
-      h("fluent-button", { type: "button", size: "small", "data-testid": "query-columns-none", onclick: () => setAll(false) }, "None"),
-    ),
-    h("div", { class: "checks" }, ...colBoxes),
+    h("div", { class: "actions" }, colsAll, colsNone),
+    h("div", { class: "checks" }, ...colBoxes.map((b) => b.row)),
   );
   colsFs.addEventListener("change", () => update());
 
   // --- builder: filters ---
   const filterList = h("div", { class: "filters" });
-  const colOptions = (selected: string, withNone: boolean) => [
-    ...(withNone ? [h("option", { value: "" }, "(none)")] : []),
-    ...columns.map((c) => h("option", { value: c.name, selected: c.name === selected ? true : null }, c.name)),
-  ];
+  const colOptions = (withNone: boolean): SelectOption[] => [...(withNone ? [{ value: "", label: "(none)" }] : []), ...columns.map((c) => ({ value: c.name, label: c.name }))];
   function renderFilters(): void {
     replace(
       filterList,
       ...state.filters.map((f, i) => {
-        const col = h("select", { "data-testid": "query-filter-column", "aria-label": `Filter ${i + 1} column` }, ...colOptions(f.column, false));
-        const op = h("select", { "data-testid": "query-filter-op", "aria-label": `Filter ${i + 1} comparison` }, ...FILTER_OPS.map((o) => h("option", { value: o, selected: o === f.op ? true : null }, FILTER_OP_LABELS[o])));
-        const val = h("input", { type: "text", "data-testid": "query-filter-value", "aria-label": `Filter ${i + 1} value`, value: f.value, autocomplete: "off" });
-        col.addEventListener("change", () => ((f.column = col.value), update()));
-        op.addEventListener("change", () => ((f.op = op.value as FilterOp), update()));
+        const col = select({ label: `Filter ${i + 1} column`, hideLabel: true, testid: "query-filter-column", options: colOptions(false), value: f.column });
+        const op = select({ label: `Filter ${i + 1} comparison`, hideLabel: true, testid: "query-filter-op", options: FILTER_OPS.map((o) => ({ value: o, label: FILTER_OP_LABELS[o] })), value: f.op });
+        const val = textInput({ label: `Filter ${i + 1} value`, hideLabel: true, testid: "query-filter-value", value: f.value });
+        col.control.addEventListener("change", () => ((f.column = selectValue(col.control)), update()));
+        op.control.addEventListener("change", () => ((f.op = selectValue(op.control) as FilterOp), update()));
         val.addEventListener("input", () => ((f.value = val.value), update()));
         return h(
           "div",
           { class: "filter-row", "data-testid": "query-filter-row", "data-index": String(i), role: "group", "aria-label": `Filter ${i + 1}` },
-          col,
-          op,
+          col.label,
+          op.label,
+          col.control,
+          op.control,
           val,
           h(
             "fluent-button",
@@ -159,32 +139,29 @@ export function importPanel(ctx: PaneContext, engine: Engine, d: ManifestDataset
         state.filters.push({ column: columns[0]?.name ?? "", op: "eq", value: "" });
         renderFilters();
         update();
-        filterList.querySelector<HTMLElement>(`[data-index="${state.filters.length - 1}"] [data-testid="query-filter-value"]`)?.focus();
+        const added = filterList.querySelector<HTMLElement>(`[data-index="${state.filters.length - 1}"] [data-testid="query-filter-value"]`);
+        if (added) focusControl(added);
       },
     },
     "Add filter",
   );
 
   // --- builder: the Summarize step (OData $apply: groupby + aggregate) ---
-  const groupBoxes = columns.map((c, i) =>
-    h(
-      "div",
-      { class: "check" },
-      h("input", { type: "checkbox", id: `${uid}-group-${i}`, "data-testid": "summary-group-column", "data-column": c.name }),
-      h("label", { for: `${uid}-group-${i}` }, c.name, h("span", { class: "type" }, ` ${c.type}`)),
-    ),
+  const groupBoxes = columns.map((c) =>
+    checkbox({ label: [document.createTextNode(c.name), h("span", { class: "type" }, ` ${c.type}`)], testid: "summary-group-column", data: { column: c.name } }),
   );
   const groupFs = h(
     "fieldset",
     { class: "group columns", "data-testid": "summary-group" },
     h("legend", {}, "Group by (one row per combination, in the order checked)"),
-    h("div", { class: "checks" }, ...groupBoxes),
+    h("div", { class: "checks" }, ...groupBoxes.map((b) => b.row)),
   );
   groupFs.addEventListener("change", (ev) => {
-    const box = ev.target as HTMLInputElement;
-    const name = box.dataset.column!;
+    const box = ev.target instanceof Element ? ev.target.closest<FluentCheckboxElement>("fluent-checkbox") : null;
+    const name = box?.dataset.column;
+    if (!box || name === undefined) return;
     summary.groupBy = summary.groupBy.filter((g) => g !== name);
-    if (box.checked) summary.groupBy.push(name);
+    if (isChecked(box)) summary.groupBy.push(name);
     update();
   });
   const aggList = h("div", { class: "aggregates", "data-testid": "summary-aggregates" });
@@ -199,30 +176,29 @@ export function importPanel(ctx: PaneContext, engine: Engine, d: ManifestDataset
       aggList,
       ...summary.aggregates.map((a, i) => {
         const what = `Aggregate ${i + 1}`;
-        const method = h(
-          "select",
-          { "data-testid": "summary-aggregate-method", "aria-label": `${what}: what to compute` },
-          ...SUMMARY_METHODS.map((m) => h("option", { value: m, selected: m === a.method ? true : null }, SUMMARY_METHOD_LABELS[m])),
-        );
+        const method = select({
+          label: `${what}: what to compute`,
+          hideLabel: true,
+          testid: "summary-aggregate-method",
+          options: SUMMARY_METHODS.map((m) => ({ value: m, label: SUMMARY_METHOD_LABELS[m] })),
+          value: a.method,
+        });
         const fit = columnsFor(a.method, columns);
-        const col = h(
-          "select",
-          { "data-testid": "summary-aggregate-column", "aria-label": `${what}: column`, hidden: a.method === "count" ? true : null },
-          ...fit.map((c) => h("option", { value: c.name, selected: c.name === a.column ? true : null }, c.name)),
-        );
-        const alias = h("input", { type: "text", "data-testid": "summary-aggregate-alias", "aria-label": `${what}: name of its result column`, value: a.alias, autocomplete: "off", spellcheck: "false", placeholder: "name" });
+        const col = select({ label: `${what}: column`, hideLabel: true, testid: "summary-aggregate-column", options: fit.map((c) => ({ value: c.name, label: c.name })), value: a.column });
+        col.control.hidden = a.method === "count";
+        const alias = textInput({ label: `${what}: name of its result column`, hideLabel: true, testid: "summary-aggregate-alias", value: a.alias, spellcheck: false, placeholder: "name" });
         const reSuggest = () => {
           if (a.auto) a.alias = suggestAlias(a.method, a.column, aliasTaken(i));
         };
-        method.addEventListener("change", () => {
-          a.method = method.value as SummaryMethod;
+        method.control.addEventListener("change", () => {
+          a.method = selectValue(method.control) as SummaryMethod;
           a.column = fitColumn(a.method, a.column);
           reSuggest();
           renderAggregates({ index: i, testid: "summary-aggregate-method" });
           update();
         });
-        col.addEventListener("change", () => {
-          a.column = col.value;
+        col.control.addEventListener("change", () => {
+          a.column = selectValue(col.control);
           reSuggest();
           alias.value = a.alias;
           update();
@@ -235,8 +211,10 @@ export function importPanel(ctx: PaneContext, engine: Engine, d: ManifestDataset
         return h(
           "div",
           { class: a.method === "count" ? "aggregate-row rows-count" : "aggregate-row", "data-testid": "summary-aggregate-row", "data-index": String(i), role: "group", "aria-label": what },
-          method,
-          col,
+          method.label,
+          col.label,
+          method.control,
+          col.control,
           h("div", { class: "alias" }, h("span", { "aria-hidden": "true" }, "as"), alias),
           h(
             "fluent-button",
@@ -258,7 +236,8 @@ export function importPanel(ctx: PaneContext, engine: Engine, d: ManifestDataset
         );
       }),
     );
-    if (focus) aggList.querySelector<HTMLElement>(`[data-index="${focus.index}"] [data-testid="${focus.testid}"]`)?.focus();
+    const target = focus ? aggList.querySelector<HTMLElement>(`[data-index="${focus.index}"] [data-testid="${focus.testid}"]`) : null;
+    if (target) focusControl(target);
   }
   const addAggregate = h(
     "fluent-button",
@@ -291,15 +270,15 @@ export function importPanel(ctx: PaneContext, engine: Engine, d: ManifestDataset
   );
 
   // --- builder: sort and top ---
-  const sortCol = h("select", { id: `${uid}-sort`, "data-testid": "query-sort-column" }, ...colOptions("", true));
-  const sortDir = h("select", { "data-testid": "query-sort-dir", "aria-label": "Sort direction" }, h("option", { value: "asc" }, "ascending"), h("option", { value: "desc" }, "descending"));
-  const top = h("input", { type: "number", min: "0", step: "1", id: `${uid}-top`, "data-testid": "query-top", inputmode: "numeric", placeholder: "all" });
-  sortCol.addEventListener("change", () => update());
-  sortDir.addEventListener("change", () => update());
+  const sortCol = select({ label: "Sort by", testid: "query-sort-column", options: colOptions(true), value: "" });
+  const sortDir = select({ label: "Direction", testid: "query-sort-dir", options: [{ value: "asc", label: "ascending" }, { value: "desc", label: "descending" }], value: "asc" });
+  const top = textInput({ label: "Keep the first N rows", type: "number", testid: "query-top", placeholder: "all" });
+  sortCol.control.addEventListener("change", () => update());
+  sortDir.control.addEventListener("change", () => update());
   top.addEventListener("input", () => update());
 
   // --- paste field and preview ---
-  const paste = h("textarea", { id: `${uid}-paste`, "data-testid": "query-paste", rows: "2", spellcheck: "false", placeholder: "https://…/api/bi/odata/v1/financials?$filter=… or $filter=…&$top=…" });
+  const paste = textArea({ label: "Or paste an OData address or $filter=… / $apply=… text (replaces the options above)", testid: "query-paste", rows: 2, spellcheck: false, placeholder: "https://…/api/bi/odata/v1/financials?$filter=… or $filter=…&$top=…" });
   paste.addEventListener("input", () => update());
   const queryError = h("div", { class: "field-error", role: "alert", "data-testid": "query-error" });
   const sent = h("code", { "data-testid": "query-preview-sent" });
@@ -323,10 +302,9 @@ export function importPanel(ctx: PaneContext, engine: Engine, d: ManifestDataset
   );
 
   function readBuilder(): LocalQuery {
-    const boxes = [...colsFs.querySelectorAll<HTMLInputElement>('[data-testid="query-column"]')];
-    state.keep = boxes.filter((b) => b.checked).map((b) => b.dataset.column!);
-    state.sortColumn = sortCol.value;
-    state.sortDir = sortDir.value === "desc" ? "desc" : "asc";
+    state.keep = colBoxes.filter((b) => isChecked(b.box)).map((b) => b.box.dataset.column!);
+    state.sortColumn = selectValue(sortCol.control);
+    state.sortDir = selectValue(sortDir.control) === "desc" ? "desc" : "asc";
     state.top = top.value;
     return buildQuery(state, columns);
   }
@@ -338,17 +316,16 @@ export function importPanel(ctx: PaneContext, engine: Engine, d: ManifestDataset
     const key = JSON.stringify(names);
     if (key === sortKey) return;
     sortKey = key;
-    const keep = names.includes(sortCol.value) ? sortCol.value : "";
-    replace(sortCol, h("option", { value: "" }, "(none)"), ...names.map((n) => h("option", { value: n, selected: n === keep ? true : null }, n)));
-    sortCol.value = keep;
+    const current = selectValue(sortCol.control);
+    setSelectOptions(sortCol.control, [{ value: "", label: "(none)" }, ...names.map((n) => ({ value: n, label: n }))], names.includes(current) ? current : "");
   }
 
   function openSummarize(): void {
     querySection.open = true;
     summaryStep.open = true;
-    const target = paste.value.trim() !== "" ? paste : (groupFs.querySelector<HTMLElement>("input:not(:disabled)") ?? addAggregate);
+    const target = paste.value.trim() !== "" ? paste : (groupBoxes.find((b) => !b.box.hasAttribute("disabled"))?.box ?? addAggregate);
     summaryStep.scrollIntoView({ block: "nearest" });
-    target.focus();
+    focusControl(target);
   }
 
   function update(): void {
@@ -356,10 +333,20 @@ export function importPanel(ctx: PaneContext, engine: Engine, d: ManifestDataset
     replace(removedHost);
     const pasted = paste.value.trim() !== "";
     const summarizing = !pasted && isSummaryActive(summary);
-    const builderControls = [filterList, addFilter, groupFs, aggList, addAggregate, sortCol, sortDir, top];
-    for (const c of builderControls) c.toggleAttribute("disabled", pasted);
-    for (const c of aggList.querySelectorAll("select, input, fluent-button")) c.toggleAttribute("disabled", pasted);
-    colsFs.toggleAttribute("disabled", pasted || summarizing);
+    // Each control is disabled itself: Fluent's controls do not all follow a disabled fieldset.
+    const builderControls = [
+      ...filterList.querySelectorAll("fluent-dropdown, fluent-text-input, fluent-button"),
+      addFilter,
+      groupFs,
+      ...groupBoxes.map((b) => b.box),
+      ...aggList.querySelectorAll("fluent-dropdown, fluent-text-input, fluent-button"),
+      addAggregate,
+      sortCol.control,
+      sortDir.control,
+      top,
+    ];
+    for (const c of builderControls) setDisabled(c, pasted);
+    for (const c of [colsFs, colsAll, colsNone, ...colBoxes.map((b) => b.box)]) setDisabled(c, pasted || summarizing);
     keepNote.hidden = !summarizing;
     refreshSortOptions();
     let resultColumns: string | null = null;
@@ -369,8 +356,7 @@ export function importPanel(ctx: PaneContext, engine: Engine, d: ManifestDataset
         if (p.datasetKey && p.datasetKey !== d.key) throw new BuilderError("filter", `The pasted address is for dataset "${p.datasetKey}", not "${d.key}". Open that dataset to import it.`);
         if (p.format && formats.includes(p.format) && p.format !== format) {
           format = p.format;
-          const r = fmt.querySelector<HTMLInputElement>(`input[value="${p.format}"]`);
-          if (r) r.checked = true;
+          setRadioValue(fmt.group, p.format);
         }
         const notes: string[] = [];
         if (p.removed.length) {
@@ -414,7 +400,7 @@ export function importPanel(ctx: PaneContext, engine: Engine, d: ManifestDataset
     const conn = ctx.activeConnection();
     if (!conn || query === null) return;
     replace(errorHost);
-    const destination = dest.querySelector<HTMLInputElement>('[data-testid="import-dest-selection"]')!.checked ? ({ kind: "selection" } as const) : ({ kind: "newSheet" } as const);
+    const destination = radioValue(dest.group) === "selection" ? ({ kind: "selection" } as const) : ({ kind: "newSheet" } as const);
     const q = query;
     start.disabled = true;
     try {
@@ -467,9 +453,9 @@ export function importPanel(ctx: PaneContext, engine: Engine, d: ManifestDataset
     keepNote,
     h("fieldset", { class: "group" }, h("legend", {}, "Filter rows (all must match)"), filterList, addFilter),
     summaryStep,
-    h("div", { class: "row" }, h("div", { class: "field" }, h("label", { for: sortCol.id }, "Sort by"), sortCol), h("div", { class: "field" }, h("span", { class: "label" }, "Direction"), sortDir)),
-    h("div", { class: "field" }, h("label", { for: top.id }, "Keep the first N rows"), top),
-    h("div", { class: "field" }, h("label", { for: paste.id }, "Or paste an OData address or $filter=… / $apply=… text (replaces the options above)"), paste),
+    h("div", { class: "row" }, h("div", { class: "field" }, sortCol.label, sortCol.control), h("div", { class: "field" }, sortDir.label, sortDir.control)),
+    h("div", { class: "field" }, top),
+    h("div", { class: "field" }, paste),
   );
 
   const panel = h(
@@ -482,8 +468,8 @@ export function importPanel(ctx: PaneContext, engine: Engine, d: ManifestDataset
       h("fluent-button", { type: "button", size: "small", "data-testid": "import-close", onclick: close }, "Back to datasets"),
     ),
     h("p", { class: "meta" }, `${d.key} · schema ${d.schemaVersion ?? "—"} · ${d.rowCount === null ? "no export" : `${formatCount(d.rowCount)} rows`}`),
-    dest,
-    fmt,
+    dest.block,
+    fmt.block,
     // Import sits right after the two choices every import needs, so it is a few Tab presses away;
     // the optional query below still applies (and Ctrl+Enter imports from anywhere in the panel).
     h("div", { class: "actions" }, start),

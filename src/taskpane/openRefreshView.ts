@@ -20,7 +20,7 @@ export function mountOpenRefreshNotes(ctx: PaneContext): void {
   });
 
   function dismiss(el: HTMLElement): HTMLElement {
-    return h("button", { type: "button", class: "link", "aria-label": "Dismiss", onclick: () => el.remove() }, "✕");
+    return h("fluent-button", { type: "button", appearance: "transparent", size: "small", "aria-label": "Dismiss", onclick: () => el.remove() }, "✕");
   }
 
   function render(outcome: OpenRefreshOutcome): void {
@@ -58,7 +58,7 @@ export function mountOpenRefreshNotes(ctx: PaneContext): void {
           el,
           note,
           " ",
-          h("button", { type: "button", class: "link", "data-testid": "open-refresh-add-connection", onclick: () => ctx.addConnection() }, "Add a connection"),
+          h("fluent-button", { type: "button", appearance: "transparent", size: "small", "data-testid": "open-refresh-add-connection", onclick: () => ctx.addConnection() }, "Add a connection"),
           dismiss(el),
         );
         parts.push(el);

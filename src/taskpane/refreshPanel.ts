@@ -12,6 +12,7 @@ import { countsText, LAST_RIBBON_REFRESH_KEY, resolveConnectionId, summarize, ty
 import type { PaneContext, TabName } from "./context";
 import type { Connection } from "../service/connection";
 import { busyText } from "../addin/refreshLock";
+import { checkbox, isChecked, setDisabled } from "./controls";
 
 /** "0 B", "812 B", "14.2 KB", "3.47 MB" (1 KB = 1,024 bytes, as the browser's network panel counts). */
 function formatBytes(n: number): string {
@@ -111,22 +112,19 @@ export function mountRefresh(panel: HTMLElement, ctx: PaneContext, onShown: (l: 
    */
   function openToggle(b: Binding): HTMLElement | null {
     if (!ctx.runtime) return null;
-    const id = `open-refresh-${b.id}`;
-    const box = h("input", {
-      type: "checkbox",
-      id,
-      "data-testid": "bound-table-open-refresh",
+    return checkbox({
+      label: "Refresh when this workbook opens",
+      testid: "bound-table-open-refresh",
       checked: b.refreshOnOpen === true,
-      onchange: () => void setOpenRefresh(b, box),
-    });
-    return h("div", { class: "check" }, box, h("label", { for: id }, "Refresh when this workbook opens"));
+      onchange: (box) => void setOpenRefresh(b, box),
+    }).row;
   }
 
-  async function setOpenRefresh(b: Binding, box: HTMLInputElement): Promise<void> {
-    const on = box.checked;
+  async function setOpenRefresh(b: Binding, box: FluentCheckboxElement): Promise<void> {
+    const on = isChecked(box);
     const runtime = ctx.runtime;
     if (!runtime) return;
-    box.disabled = true;
+    setDisabled(box, true);
     replace(errorHost);
     try {
       const res = await runtime.setRefreshOnOpen(b.id, on);
@@ -147,7 +145,7 @@ export function mountRefresh(panel: HTMLElement, ctx: PaneContext, onShown: (l: 
       replace(errorHost, ctx.errorPanel(describeError(e, { secrets: ctx.secrets() })));
       void loadTables();
     } finally {
-      box.disabled = false;
+      setDisabled(box, false);
     }
   }
 

@@ -8,6 +8,7 @@ import { describeError } from "./errorView";
 import { formatCount } from "./datasets";
 import { noConnection } from "./common";
 import type { PaneContext, TabName } from "./context";
+import { radioGroup, radioValue } from "./controls";
 
 /** What each snapshot is, in the user's words. The combined view's rule is the spec's. */
 export const SNAPSHOTS: ReadonlyArray<{ endpoint: string; label: string; hint: string }> = [
@@ -30,20 +31,14 @@ export function mountSnapshots(panel: HTMLElement, ctx: PaneContext, onShown: (l
   /** Probe result per connection id: is the snapshot group absent in this environment? */
   const absent = new Map<string, boolean>();
 
-  const radio = (value: string, label: string, testid: string, checked: boolean) =>
-    h(
-      "div",
-      { class: "radio" },
-      h("input", { type: "radio", name: "snap-dest", id: `snap-dest-${value}`, value, "data-testid": testid, checked: checked ? true : null }),
-      h("label", { for: `snap-dest-${value}` }, label),
-    );
-  const dest = h(
-    "fieldset",
-    { class: "group" },
-    h("legend", {}, "Destination"),
-    radio("newSheet", "New sheet", "snapshot-dest-new-sheet", true),
-    radio("selection", "Existing sheet, at the selected cell", "snapshot-dest-selection", false),
-  );
+  const dest = radioGroup({
+    label: "Destination",
+    value: "newSheet",
+    choices: [
+      { value: "newSheet", label: "New sheet", testid: "snapshot-dest-new-sheet" },
+      { value: "selection", label: "Existing sheet, at the selected cell", testid: "snapshot-dest-selection" },
+    ],
+  });
 
   async function render(): Promise<void> {
     const conn = ctx.activeConnection();
@@ -66,7 +61,7 @@ export function mountSnapshots(panel: HTMLElement, ctx: PaneContext, onShown: (l
     }
     replace(
       body,
-      dest,
+      dest.block,
       h(
         "ul",
         { class: "list", "aria-label": "Snapshots" },
@@ -88,7 +83,7 @@ export function mountSnapshots(panel: HTMLElement, ctx: PaneContext, onShown: (l
     const conn = ctx.activeConnection();
     if (!conn) return;
     replace(errorHost);
-    const destination = body.querySelector<HTMLInputElement>('[data-testid="snapshot-dest-selection"]')?.checked ? ({ kind: "selection" } as const) : ({ kind: "newSheet" } as const);
+    const destination = radioValue(dest.group) === "selection" ? ({ kind: "selection" } as const) : ({ kind: "newSheet" } as const);
     try {
       const engine = await ctx.engine();
       const result = await ctx.runJob("snapshot", `Importing ${s.label}…`, (signal, progress) =>

@@ -6,6 +6,7 @@ import { mountApp } from "./app";
 import { addinRuntime } from "../addin/runtime";
 import { isDark } from "./theme";
 import { mountOpenRefreshNotes } from "./openRefreshView";
+import { loadFluent } from "./controls";
 
 declare const __PPM_DEFAULT_SERVICE_URL__: string;
 declare const __PPM_VERSION__: string;
@@ -14,8 +15,9 @@ declare const __PPM_VERSION__: string;
 function applyTheme(): void {
   const theme = (Office.context as { officeTheme?: Office.OfficeTheme } | undefined)?.officeTheme;
   const dark = !!theme?.bodyBackgroundColor && isDark(theme.bodyBackgroundColor);
-  // Fluent UI components arrive in their own chunk; until then the pane's own CSS draws everything.
-  void import(/* webpackChunkName: "fluent" */ "./fluent").then((m) => m.applyFluentTheme(dark)).catch(() => undefined);
+  // Fluent UI components arrive in their own chunk, requested here before the pane is built; the
+  // pane's elements upgrade in place when it has loaded.
+  void loadFluent().then((m) => m.applyFluentTheme(dark)).catch(() => undefined);
   if (!theme) return;
   const s = document.documentElement.style;
   if (theme.bodyBackgroundColor) s.setProperty("--body-bg", theme.bodyBackgroundColor);

@@ -126,6 +126,61 @@ export class E2E {
     return loc.evaluate((el) => el.matches(":disabled") || el.getAttribute("aria-disabled") === "true" || (el.hasAttribute("disabled") && el.tagName.includes("-")));
   }
 
+  // ---- Fluent UI controls ------------------------------------------------------------------------
+  // Playwright's fill, check and selectOption act on native form controls; the pane's controls are
+  // Fluent UI web components. These helpers act on them the way a user does (typing into the
+  // component's own field, clicking, picking from the open list) and read the state the
+  // component exposes; on native controls they do what Playwright does.
+
+  /**
+   * Types `text` into a text input or textarea, replacing what it held. In a Fluent one this is
+   * the `<input>`/`<textarea>` in its shadow root (Playwright's CSS locators pierce open shadow
+   * roots); the component takes its value from that field's own input events.
+   */
+  async fill(loc: Locator, text: string): Promise<void> {
+    const tag = await loc.evaluate((el) => el.localName);
+    if (tag === "fluent-text-input" || tag === "fluent-textarea") await loc.locator("input, textarea").fill(text);
+    else await loc.fill(text);
+  }
+
+  /** The value of a text input or textarea (native or Fluent). */
+  async inputValue(loc: Locator): Promise<string> {
+    return loc.evaluate((el) => {
+      const v = (el as { value?: unknown }).value;
+      return typeof v === "string" ? v : "";
+    });
+  }
+
+  /** Whether a checkbox or radio (native or Fluent) is checked. */
+  async isChecked(loc: Locator): Promise<boolean> {
+    return loc.evaluate((el) => (el as { checked?: unknown }).checked === true);
+  }
+
+  /** Checks a checkbox or radio with a click, unless it is checked already. */
+  async check(loc: Locator): Promise<void> {
+    if (await this.isChecked(loc)) return;
+    await loc.click();
+    await this.until(`${String(loc)} to be checked`, () => this.isChecked(loc));
+  }
+
+  /** The options of a dropdown (Fluent `fluent-option`s or a native select's), in order. */
+  async options(loc: Locator): Promise<Array<{ value: string; label: string }>> {
+    return loc.evaluate((el) =>
+      [...el.querySelectorAll("fluent-option, option")].map((o) => ({ value: o.getAttribute("value") ?? "", label: (o.textContent ?? "").trim() })),
+    );
+  }
+
+  /** Picks the option with `value`: opens the dropdown and clicks the option, as a user does. */
+  async selectOption(loc: Locator, value: string): Promise<void> {
+    if ((await loc.evaluate((el) => el.localName)) !== "fluent-dropdown") {
+      await loc.selectOption(value);
+      return;
+    }
+    await loc.click();
+    await loc.locator(`fluent-option[value="${value.replace(/["\\]/g, "\\$&")}"]`).click();
+    await this.until(`option ${value} to be selected in ${String(loc)}`, () => loc.evaluate((el, v) => (el as { value?: unknown }).value === v, value));
+  }
+
   async expectVisible(loc: Locator, what: string, timeoutMs = 15_000): Promise<void> {
     try {
       await loc.waitFor({ state: "visible", timeout: timeoutMs });

@@ -7,17 +7,18 @@ import { PpmClient } from "../../service/client";
 import type { Connection } from "../../service/connection";
 import { describeRecordError, recordCredentialsProblem, recordsServiceFrom, type CustomFieldMeta, type RecordsService } from "../../records";
 import { h } from "../dom";
+import { select } from "../controls";
 import type { RecordsContext } from "../recordsHost";
 
 const STYLE_ID = "records-style";
 const CSS = `
-.records-tabs { display: flex; gap: 4px; margin: 0 0 12px; flex-wrap: wrap; }
-.records-tabs button[aria-selected="true"] { border-bottom: 2px solid var(--ppm-accent, #107c41); font-weight: 600; }
+.records-tabs { margin: 0 0 12px; flex-wrap: wrap; }
 .records-notice { background: #fff4ce; border-left: 3px solid #c19c00; padding: 8px 10px; margin: 0 0 12px; }
 .records-error { color: #a4262c; min-height: 1em; }
 .records-ok { color: #107c41; min-height: 1em; }
 .records-row { display: flex; gap: 8px; align-items: end; flex-wrap: wrap; margin: 0 0 8px; }
-.records-row label { display: flex; flex-direction: column; font-size: 12px; gap: 2px; }
+.records-field { display: flex; flex-direction: column; gap: 2px; min-width: 0; }
+.records-field .label { font-size: 12px; }
 .records-table { border-collapse: collapse; width: 100%; font-size: 12px; margin: 8px 0; }
 .records-table th, .records-table td { border-bottom: 1px solid #e0e0e0; padding: 4px; text-align: left; vertical-align: top; overflow-wrap: anywhere; }
 .records-strong { font-weight: 600; }
@@ -27,7 +28,6 @@ const CSS = `
 .records-table tr[data-validation="conflict"] td { background: #fff4ce; }
 .records-table tr[data-result="saved"] td { background: #dff6dd; }
 .records-field-error { color: #a4262c; font-size: 12px; min-height: 1em; }
-.records-input-invalid { border-color: #a4262c !important; outline-color: #a4262c; }
 .records-muted { color: #616161; font-size: 12px; }
 `;
 
@@ -39,17 +39,23 @@ export function injectStyle(): void {
   document.head.appendChild(style);
 }
 
-/** A button; an async `onclick` runs to completion on its own (it reports its errors itself). */
-export function btn(testid: string, text: string, onclick: () => void | Promise<void>, primary = false): HTMLButtonElement {
-  return h("button", { type: "button", class: primary ? "button primary" : "button", "data-testid": testid, onclick: () => void onclick() }, text);
+/** A Fluent button; an async `onclick` runs to completion on its own (it reports its errors itself). */
+export function btn(testid: string, text: string, onclick: () => void | Promise<void>, primary = false): FluentButtonElement {
+  return h("fluent-button", { type: "button", appearance: primary ? "primary" : null, "data-testid": testid, onclick: () => void onclick() }, text);
 }
 
-export function kindSelect(testid: string): HTMLSelectElement {
-  return h("select", { "data-testid": testid }, h("option", { value: "project" }, "Project"), h("option", { value: "proposal" }, "Proposal"));
+/** The record kind dropdown with its label (`<div class="records-field">label dropdown</div>`). */
+export function kindSelect(testid: string): { control: FluentDropdownElement; field: HTMLElement } {
+  return selectField("Kind", testid, [
+    { value: "project", label: "Project" },
+    { value: "proposal", label: "Proposal" },
+  ]);
 }
 
-export function labelled(text: string, control: HTMLElement): HTMLLabelElement {
-  return h("label", {}, text, control);
+/** A labelled dropdown for a records row. */
+export function selectField(label: string, testid: string, options: Array<{ value: string; label: string }>): { control: FluentDropdownElement; field: HTMLElement } {
+  const s = select({ label, testid, options });
+  return { control: s.control, field: h("div", { class: "records-field" }, s.label, s.control) };
 }
 
 export function show(v: string | null): string {
@@ -111,7 +117,7 @@ export function screenContext(ctx: RecordsContext): RecordsScreenContext {
     maybeTokenUpdate: (e, host) => {
       const d = describeRecordError(e);
       const c = connection();
-      if (d.code === "unauthorized" && c) host.appendChild(h("button", { type: "button", class: "button small", onclick: () => ctx.requestTokenUpdate(c.id) }, "Update credentials"));
+      if (d.code === "unauthorized" && c) host.appendChild(h("fluent-button", { type: "button", size: "small", onclick: () => ctx.requestTokenUpdate(c.id) }, "Update credentials"));
     },
   };
 }

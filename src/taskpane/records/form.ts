@@ -2,7 +2,8 @@
 import type { RecordKind } from "../../contract/contract";
 import { describeRecordError, fieldIsSent, formBody, formFieldsFromRecord, placeServerError, recordView, validateForm, type RecordForm, type RecordView } from "../../records";
 import { h, replace } from "../dom";
-import { btn, kindSelect, labelled, type RecordsScreenContext } from "./common";
+import { btn, kindSelect, selectField, type RecordsScreenContext } from "./common";
+import { checkbox, isChecked, selectValue, setInvalid, setSelectValue, textInput, withHint } from "../controls";
 
 export interface FormScreenHooks {
   /** Brings this screen's tab to the front. */
@@ -21,24 +22,29 @@ export interface FormScreen {
 /** Renders the Create / edit screen into `panel`. */
 export function mountFormScreen(panel: HTMLElement, s: RecordsScreenContext, hooks: FormScreenHooks): FormScreen {
   const { ctx } = s;
-  const formKind = kindSelect("records-form-kind");
-  const formMode = h("select", { "data-testid": "records-form-mode" }, h("option", { value: "create" }, "Create new"), h("option", { value: "update" }, "Update existing"));
-  const formToken = h("input", { type: "text", "data-testid": "records-form-token", placeholder: "project_token", autocomplete: "off", spellcheck: "false" });
-  const formTokenLabel = labelled("project_token", formToken);
+  const kind = kindSelect("records-form-kind");
+  const formKind = kind.control;
+  const mode = selectField("Action", "records-form-mode", [
+    { value: "create", label: "Create new" },
+    { value: "update", label: "Update existing" },
+  ]);
+  const formMode = mode.control;
+  const formToken = textInput({ label: "project_token", testid: "records-form-token", placeholder: "project_token", spellcheck: false });
+  const formTokenLabel = formToken;
   const fieldsHost = h("div");
   const formError = h("div", { class: "records-error", "data-testid": "records-form-error", role: "alert" });
   const formResult = h("div", { class: "records-ok", "data-testid": "records-form-result", role: "status" });
-  const newName = h("input", { type: "text", "data-testid": "records-form-new-field-name", placeholder: "Custom field display name" });
-  const newNumeric = h("input", { type: "checkbox", "data-testid": "records-form-new-field-numeric" });
-  const submit = h("button", { type: "button", class: "button primary", "data-testid": "records-form-submit" }, "Save");
+  const newName = textInput({ label: "Add a custom field", testid: "records-form-new-field-name", placeholder: "Custom field display name" });
+  const newNumeric = checkbox({ label: "Numeric", testid: "records-form-new-field-numeric" });
+  const submit = h("fluent-button", { type: "button", appearance: "primary", "data-testid": "records-form-submit" }, "Save");
   let form: RecordForm = { kind: "project", mode: "create", token: "", fields: [] };
-  const inputs = new Map<string, { input: HTMLInputElement; error: HTMLElement }>();
+  const inputs = new Map<string, { input: FluentTextInputElement; error: HTMLElement }>();
   let serverFieldErrors: Record<string, string> = {};
 
   function renderFields(): void {
     inputs.clear();
     const blocks = form.fields.map((f) => {
-      const input = h("input", { type: "text", "data-testid": "records-form-field", "data-field": f.name, "data-numeric": f.numeric ? "true" : null, value: f.value, autocomplete: "off", spellcheck: "false" });
+      const input = textInput({ label: f.name, testid: "records-form-field", data: { field: f.name, ...(f.numeric ? { numeric: "true" } : {}) }, value: f.value, spellcheck: false });
       const error = h("div", { class: "records-field-error", "data-testid": "records-form-field-error", "data-field": f.name, role: "alert" });
       input.addEventListener("input", () => {
         f.value = input.value;
@@ -48,15 +54,15 @@ export function mountFormScreen(panel: HTMLElement, s: RecordsScreenContext, hoo
       });
       inputs.set(f.name, { input, error });
       const hint = f.numeric ? "Number: optional sign, at most two decimals with . or , (e.g. -1250.5)" : f.numeric === false ? "Text" : "";
-      return h("div", { class: "field" }, h("label", {}, f.name, hint ? h("span", { class: "records-muted" }, ` · ${hint}`) : null, input), error);
+      return h("div", {}, withHint(input, hint || undefined), error);
     });
     replace(fieldsHost, ...(blocks.length ? blocks : [h("p", { class: "records-muted" }, "No custom fields known for this connection; add them by display name below.")]));
     revalidate();
   }
 
   function revalidate(): void {
-    form.kind = formKind.value as RecordKind;
-    form.mode = formMode.value as RecordForm["mode"];
+    form.kind = selectValue(formKind) as RecordKind;
+    form.mode = selectValue(formMode) as RecordForm["mode"];
     form.token = formToken.value;
     formTokenLabel.hidden = form.mode !== "update";
     const v = validateForm(form);
@@ -65,8 +71,7 @@ export function mountFormScreen(panel: HTMLElement, s: RecordsScreenContext, hoo
       if (!io) continue;
       const msg = v.fields[f.name] ?? serverFieldErrors[f.name] ?? "";
       io.error.textContent = msg;
-      io.input.classList.toggle("records-input-invalid", msg !== "");
-      io.input.setAttribute("aria-invalid", String(msg !== ""));
+      setInvalid(io.input, msg !== "");
     }
     const invalid = Object.keys(v.fields).length > 0 || v.form !== null;
     submit.dataset.invalid = String(invalid);
@@ -76,18 +81,18 @@ export function mountFormScreen(panel: HTMLElement, s: RecordsScreenContext, hoo
 
   async function start(mode: RecordForm["mode"], view?: RecordView, focus = true): Promise<void> {
     if (focus) hooks.select();
-    formMode.value = mode;
+    setSelectValue(formMode, mode);
     formResult.textContent = "";
     formError.textContent = "";
     delete formError.dataset.server;
     serverFieldErrors = {};
     if (view) {
-      formKind.value = view.kind;
+      setSelectValue(formKind, view.kind);
       formToken.value = view.token ?? "";
       form = { kind: view.kind, mode, token: view.token ?? "", fields: formFieldsFromRecord(view) };
     } else {
       const meta = (await s.customFields()) ?? [];
-      form = { kind: formKind.value as RecordKind, mode, token: formToken.value, fields: meta.map((m) => ({ name: m.name, numeric: m.numeric, value: "", initial: null })) };
+      form = { kind: selectValue(formKind) as RecordKind, mode, token: formToken.value, fields: meta.map((m) => ({ name: m.name, numeric: m.numeric, value: "", initial: null })) };
     }
     renderFields();
   }
@@ -97,8 +102,9 @@ export function mountFormScreen(panel: HTMLElement, s: RecordsScreenContext, hoo
     const token = formToken.value.trim();
     if (!svc || !token) return void (formError.textContent = s.credsProblem() ?? "Enter the project_token of the record to update.");
     try {
-      const data = await svc.getRecord(formKind.value as RecordKind, token);
-      await start("update", recordView(formKind.value as RecordKind, data, await s.customFields()));
+      const kindNow = selectValue(formKind) as RecordKind;
+      const data = await svc.getRecord(kindNow, token);
+      await start("update", recordView(kindNow, data, await s.customFields()));
     } catch (e) {
       formError.textContent = s.errorText(e);
     }
@@ -150,25 +156,26 @@ export function mountFormScreen(panel: HTMLElement, s: RecordsScreenContext, hoo
   }
   submit.addEventListener("click", () => void save());
 
-  for (const el of [formKind, formMode, formToken]) el.addEventListener("input", () => revalidate());
-  formMode.addEventListener("change", () => void start(formMode.value as RecordForm["mode"]));
+  formToken.addEventListener("input", () => revalidate());
+  formMode.addEventListener("change", () => void start(selectValue(formMode) as RecordForm["mode"]));
   formKind.addEventListener("change", () => {
-    if (formMode.value === "update") void start("update");
+    if (selectValue(formMode) === "update") void start("update");
+    else revalidate();
   });
 
   replace(
     panel,
-    h("div", { class: "records-row" }, labelled("Kind", formKind), labelled("Action", formMode), formTokenLabel, btn("records-form-load", "Load", () => void loadForUpdate())),
+    h("div", { class: "records-row" }, kind.field, mode.field, formTokenLabel, btn("records-form-load", "Load", () => void loadForUpdate())),
     fieldsHost,
     h(
       "div",
       { class: "records-row" },
-      labelled("Add a custom field", newName),
-      h("label", {}, "Numeric", newNumeric),
+      newName,
+      newNumeric.row,
       btn("records-form-add-field", "Add", () => {
         const name = newName.value.trim();
         if (!name || form.fields.some((f) => f.name === name)) return;
-        form.fields.push({ name, numeric: newNumeric.checked, value: "", initial: null });
+        form.fields.push({ name, numeric: isChecked(newNumeric.box), value: "", initial: null });
         newName.value = "";
         renderFields();
       }),

@@ -9,7 +9,8 @@
  */
 import { h, replace } from "../dom";
 import type { MountRecords, RecordsContext } from "../recordsHost";
-import { btn, injectStyle, screenContext } from "./common";
+import { injectStyle, screenContext } from "./common";
+import { tabList } from "../controls";
 import { mountFormScreen } from "./form";
 import { mountOpenScreen } from "./open";
 import { mountWritebackScreen } from "./writeback";
@@ -20,28 +21,27 @@ export const mountRecords: MountRecords = (container: HTMLElement, ctx: RecordsC
   const s = screenContext(ctx);
 
   const notice = h("div", { class: "records-notice", "data-testid": "records-credentials-missing", role: "note" });
-  const panels = {
-    open: h("div", { "data-testid": "records-panel-open" }),
-    form: h("div", { "data-testid": "records-panel-form" }),
-    writeback: h("div", { "data-testid": "records-panel-writeback" }),
-  };
-  const tabButtons = {
-    open: btn("records-tab-open", "Open", () => selectTab("open")),
-    form: btn("records-tab-form", "Create / edit", () => selectTab("form")),
-    writeback: btn("records-tab-writeback", "Write back from sheet", () => selectTab("writeback")),
-  };
-  function selectTab(name: keyof typeof panels): void {
-    for (const k of Object.keys(panels) as (keyof typeof panels)[]) {
-      panels[k].hidden = k !== name;
-      tabButtons[k].setAttribute("aria-selected", String(k === name));
-    }
+  type Screen = "open" | "form" | "writeback";
+  const panel = (name: Screen) => h("div", { id: `records-panel-${name}`, role: "tabpanel", "aria-labelledby": `records-tab-${name}`, "data-testid": `records-panel-${name}` });
+  const panels = { open: panel("open"), form: panel("form"), writeback: panel("writeback") };
+  const labels: Record<Screen, string> = { open: "Open", form: "Create / edit", writeback: "Write back from sheet" };
+  const tabs = tabList({
+    label: "Records",
+    class: "records-tabs",
+    size: "small",
+    tabs: (Object.keys(panels) as Screen[]).map((k) => ({ id: `records-tab-${k}`, label: labels[k], testid: `records-tab-${k}`, panelId: `records-panel-${k}` })),
+    onSelect: (id) => selectTab(id.slice("records-tab-".length) as Screen),
+  });
+  function selectTab(name: Screen): void {
+    tabs.select(`records-tab-${name}`);
+    for (const k of Object.keys(panels) as Screen[]) panels[k].hidden = k !== name;
     if (name === "writeback") void writeback.loadTables();
   }
   const root = h(
     "section",
     { class: "records", "data-testid": "records-root" },
     notice,
-    h("div", { class: "records-tabs", role: "tablist" }, tabButtons.open, tabButtons.form, tabButtons.writeback),
+    tabs.el,
     panels.open,
     panels.form,
     panels.writeback,

@@ -3,7 +3,8 @@ import type { RecordKind } from "../../contract/contract";
 import { recordSheetRows, recordView, type RecordView } from "../../records";
 import { selectedRecord, writeRecordSheet } from "../../workbook/writeback";
 import { h, replace } from "../dom";
-import { btn, kindSelect, labelled, show, type RecordsScreenContext } from "./common";
+import { btn, kindSelect, show, type RecordsScreenContext } from "./common";
+import { selectValue, setSelectValue, textInput } from "../controls";
 
 export interface OpenScreenHooks {
   /** "Edit custom fields" of the shown record: hand it to the create/edit screen. */
@@ -14,7 +15,7 @@ export interface OpenScreenHooks {
 export function mountOpenScreen(panel: HTMLElement, s: RecordsScreenContext, hooks: OpenScreenHooks): void {
   const { ctx } = s;
   const openKind = kindSelect("records-open-kind");
-  const openToken = h("input", { type: "text", "data-testid": "records-open-token", placeholder: "project_token", autocomplete: "off", spellcheck: "false" });
+  const openToken = textInput({ label: "project_token", testid: "records-open-token", placeholder: "project_token", spellcheck: false });
   const openError = h("div", { class: "records-error", "data-testid": "records-open-error", role: "alert" });
   const viewHost = h("div");
 
@@ -26,7 +27,7 @@ export function mountOpenScreen(panel: HTMLElement, s: RecordsScreenContext, hoo
     const p = s.credsProblem();
     const svc = s.service();
     if (p || !svc) return void (openError.textContent = p ?? "No connection.");
-    const kind = openKind.value as RecordKind;
+    const kind = selectValue(openKind.control) as RecordKind;
     try {
       ctx.notify(`Opening ${kind} ${token}…`);
       const data = await svc.getRecord(kind, token);
@@ -77,15 +78,15 @@ export function mountOpenScreen(panel: HTMLElement, s: RecordsScreenContext, hoo
     h(
       "div",
       { class: "records-row" },
-      labelled("Kind", openKind),
-      labelled("project_token", openToken),
+      openKind.field,
+      openToken,
       btn("records-open-from-selection", "From selection", async () => {
         openError.textContent = "";
         try {
           const r = await ctx.runExcel((c) => selectedRecord(c));
           if (!r.record) return void (openError.textContent = r.reason ?? "No record under the selection.");
           openToken.value = r.record.projectToken;
-          openKind.value = r.record.kind;
+          setSelectValue(openKind.control, r.record.kind);
         } catch (e) {
           openError.textContent = s.errorText(e);
         }

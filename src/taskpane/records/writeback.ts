@@ -16,7 +16,8 @@ import {
 } from "../../records";
 import { excelWritebackWorkbook, findBinding, readBaseline, writableBindings } from "../../workbook/writeback";
 import { h, replace } from "../dom";
-import { btn, labelled, show, type RecordsScreenContext } from "./common";
+import { btn, selectField, show, type RecordsScreenContext } from "./common";
+import { confirmDialog, selectValue, setSelectOptions } from "../controls";
 
 export interface WritebackScreen {
   /** Reads the workbook's writable (projects/proposals snapshot) tables into the table chooser. */
@@ -28,14 +29,16 @@ export interface WritebackScreen {
 /** Renders the write-back screen into `panel`. */
 export function mountWritebackScreen(panel: HTMLElement, s: RecordsScreenContext): WritebackScreen {
   const { ctx } = s;
-  const wbTable = h("select", { "data-testid": "records-wb-table", onchange: () => void showStoredHeld() });
+  const table = selectField("Table", "records-wb-table", []);
+  const wbTable = table.control;
+  wbTable.addEventListener("change", () => void showStoredHeld());
   const wbStatus = h("div", { class: "records-muted", "data-testid": "records-wb-status", role: "status" });
   const wbWarnings = h("div");
   const wbPreviewHost = h("div");
   const wbSummary = h("div", { "data-testid": "records-wb-summary" });
   const wbRefresh = h("div", { "data-testid": "records-wb-refresh", role: "status" });
   const wbHeld = h("div", { "data-testid": "records-wb-held-list" });
-  const confirm = h("button", { type: "button", class: "button primary", "data-testid": "records-wb-confirm", disabled: true }, "Send changes");
+  const confirm = h("fluent-button", { type: "button", appearance: "primary", "data-testid": "records-wb-confirm", disabled: true }, "Send changes");
   const cancel = btn("records-wb-cancel", "Discard preview", () => clearPreview());
   let bindings: WritebackBinding[] = [];
   let preview: WritebackPreview | null = null;
@@ -53,9 +56,12 @@ export function mountWritebackScreen(panel: HTMLElement, s: RecordsScreenContext
       wbStatus.textContent = `Could not read the workbook's tables: ${s.errorText(e)}`;
       bindings = [];
     }
-    const keep = wbTable.value;
-    replace(wbTable, ...bindings.map((b) => h("option", { value: b.id }, `${b.tableName} (${b.source.kind === "snapshot" ? b.source.endpoint : ""})`)));
-    if (bindings.some((b) => b.id === keep)) wbTable.value = keep;
+    const keep = selectValue(wbTable);
+    setSelectOptions(
+      wbTable,
+      bindings.map((b) => ({ value: b.id, label: `${b.tableName} (${b.source.kind === "snapshot" ? b.source.endpoint : ""})` })),
+      keep,
+    );
     if (bindings.length === 0) wbStatus.textContent = "No imported projects or proposals snapshot table in this workbook. Import one under Snapshots first.";
     await showStoredHeld();
   }
@@ -72,7 +78,8 @@ export function mountWritebackScreen(panel: HTMLElement, s: RecordsScreenContext
   }
 
   function selectedBinding(): WritebackBinding | null {
-    return bindings.find((b) => b.id === wbTable.value) ?? null;
+    const id = selectValue(wbTable);
+    return bindings.find((b) => b.id === id) ?? null;
   }
 
   function deps(): WritebackDeps | null {
@@ -120,7 +127,7 @@ export function mountWritebackScreen(panel: HTMLElement, s: RecordsScreenContext
   function renderHeld(held: readonly HeldCell[], binding: WritebackBinding | null): void {
     wbHeld.dataset.count = String(held.length);
     if (held.length === 0 || !binding) return void replace(wbHeld);
-    const discard = btn("records-wb-discard-held", "Discard unsent edits", () =>
+    const discardNow = () =>
       void guarded("Putting the service's values back…", async () => {
         const d = deps();
         if (!d) return;
@@ -129,7 +136,16 @@ export function mountWritebackScreen(panel: HTMLElement, s: RecordsScreenContext
         renderHeld(left, binding);
         wbStatus.textContent = left.length ? `${left.length} unsent edit${left.length === 1 ? "" : "s"} could not be discarded.` : "Unsent edits discarded; the cells hold the service's values again.";
         wbStatus.dataset.state = "discarded";
-      }),
+      });
+    // Discarding overwrites what the user typed with the service's values: asked first, Keep focused.
+    const discard = btn("records-wb-discard-held", "Discard unsent edits", () =>
+      confirmDialog({
+        title: "Discard unsent edits?",
+        message: `The ${held.length === 1 ? "cell goes" : `${held.length} cells go`} back to the service's values; what you typed there is lost.`,
+        testid: "records-wb-discard-dialog",
+        confirm: { label: "Discard", testid: "records-wb-discard-confirm", onClick: discardNow },
+        cancel: { label: "Keep my edits", testid: "records-wb-discard-cancel" },
+      }).open(),
     );
     replace(
       wbHeld,
@@ -277,7 +293,7 @@ export function mountWritebackScreen(panel: HTMLElement, s: RecordsScreenContext
   replace(
     panel,
     h("p", { class: "records-muted" }, "Edit custom fields in an imported projects or proposals snapshot table, then send only the changed cells. Each record is updated with one request; the table is refreshed afterwards."),
-    h("div", { class: "records-row" }, labelled("Table", wbTable), btn("records-wb-reload", "Reload", () => void loadTables())),
+    h("div", { class: "records-row" }, table.field, btn("records-wb-reload", "Reload", () => void loadTables())),
     h("div", { class: "actions" }, prepare, detect),
     wbStatus,
     wbWarnings,

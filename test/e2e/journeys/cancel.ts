@@ -12,7 +12,7 @@ export const cancelImport: Journey = {
       const sheetsBefore = await t.sheetNames();
       const writesBefore = (await t.workbookStats()).cellWrites;
       await openImport(t, "financials");
-      await t.id("query-paste").fill("");
+      await t.fill(t.id("query-paste"), "");
       await runJob(
         t,
         async () => {
@@ -45,7 +45,7 @@ export const cancelWhileStreaming: Journey = {
       const sheetsBefore = await t.sheetNames();
       const writesBefore = (await t.workbookStats()).cellWrites;
       await openImport(t, "financials");
-      await t.id("query-paste").fill("");
+      await t.fill(t.id("query-paste"), "");
       let seenRows = 0;
       await runJob(
         t,

@@ -16,15 +16,15 @@ export async function fillConnectionForm(
 ): Promise<void> {
   const form = t.id("connection-form");
   await form.waitFor();
-  await t.id("connection-name").fill(c.name);
-  await t.id("connection-base-url").fill(c.baseUrl);
-  await t.id("connection-token").fill(c.token);
+  await t.fill(t.id("connection-name"), c.name);
+  await t.fill(t.id("connection-base-url"), c.baseUrl);
+  await t.fill(t.id("connection-token"), c.token);
   if (c.apiAuth !== undefined || c.apiSecret !== undefined) {
     // Record credentials are optional and folded away; open them the way a user would.
     if (!(await t.id("connection-api-auth").isVisible())) await form.getByText("Record credentials").click();
   }
-  if (c.apiAuth !== undefined) await t.id("connection-api-auth").fill(c.apiAuth);
-  if (c.apiSecret !== undefined) await t.id("connection-api-secret").fill(c.apiSecret);
+  if (c.apiAuth !== undefined) await t.fill(t.id("connection-api-auth"), c.apiAuth);
+  if (c.apiSecret !== undefined) await t.fill(t.id("connection-api-secret"), c.apiSecret);
   await t.id("connection-save").click();
   await form.waitFor({ state: "detached" });
 }
@@ -37,7 +37,7 @@ export function connectionItem(t: E2E, name: string) {
 export async function useConnection(t: E2E, name: string): Promise<void> {
   const id = await connectionItem(t, name).getAttribute("data-connection-id");
   if (!id) throw new Error(`no connection named ${name}`);
-  await t.id("active-connection").selectOption(id);
+  await t.selectOption(t.id("active-connection"), id);
   await t.until(`connection ${name} to be active`, async () => (await connectionItem(t, name).getAttribute("data-active")) === "true");
 }
 
@@ -51,9 +51,9 @@ export const addConnection: Journey = {
 
     await t.id("connection-add").click();
     // A bad address is refused in place and nothing is saved.
-    await t.id("connection-name").fill("Acme (reference)");
-    await t.id("connection-base-url").fill("ftp://example.com");
-    await t.id("connection-token").fill(ACME_TOKEN);
+    await t.fill(t.id("connection-name"), "Acme (reference)");
+    await t.fill(t.id("connection-base-url"), "ftp://example.com");
+    await t.fill(t.id("connection-token"), ACME_TOKEN);
     await t.id("connection-save").click();
     await t.id("connection-form-error").waitFor();
     checkEqual(await t.id("connection-item").count(), 0, "connections after a refused form");
@@ -90,9 +90,9 @@ export const addConnection: Journey = {
 
     // A second connection for the same environment and company asks first; Cancel keeps one.
     await t.id("connection-add").click();
-    await t.id("connection-name").fill("Acme again");
-    await t.id("connection-base-url").fill(t.serviceUrl);
-    await t.id("connection-token").fill(ACME_TOKEN);
+    await t.fill(t.id("connection-name"), "Acme again");
+    await t.fill(t.id("connection-base-url"), t.serviceUrl);
+    await t.fill(t.id("connection-token"), ACME_TOKEN);
     await t.id("connection-save").click();
     const ask = t.id("connection-duplicate");
     await ask.waitFor();

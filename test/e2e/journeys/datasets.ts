@@ -97,12 +97,12 @@ export const listDatasets: Journey = {
     check(!(await t.isDisabled(milestones.getByTestId("dataset-import"))), "an empty dataset is importable");
     await t.screenshotPane("03-datasets");
 
-    await t.id("datasets-search").fill("FIN");
+    await t.fill(t.id("datasets-search"), "FIN");
     await t.until("search to leave only financials", async () => (await t.id("dataset-row").count()) === 1);
     checkEqual(await t.id("dataset-row").getAttribute("data-key"), "financials", "search result");
-    await t.id("datasets-search").fill("no-such-dataset");
+    await t.fill(t.id("datasets-search"), "no-such-dataset");
     await t.id("datasets-empty").waitFor();
-    await t.id("datasets-search").fill("");
+    await t.fill(t.id("datasets-search"), "");
     await t.until("all datasets listed again", async () => (await t.id("dataset-row").count()) === 6);
   },
 };
@@ -119,8 +119,8 @@ export const importFinancials: Journey = {
   async run(t) {
     const sheetsBefore = await t.sheetNames();
     await openImport(t, "financials");
-    check(await t.id("import-dest-new-sheet").isChecked(), "new sheet is the default destination");
-    check(await t.id("import-format-json").isChecked(), "JSON is the default format");
+    check(await t.isChecked(t.id("import-dest-new-sheet")), "new sheet is the default destination");
+    check(await t.isChecked(t.id("import-format-json")), "JSON is the default format");
     const sent = await t.id("query-preview-sent").innerText();
     check(sent.includes("/api/bi/v1/financials") && !sent.includes("$") && !sent.includes(ACME_TOKEN), `what will be sent: ${sent}`);
     await t.screenshotPane("04-import-panel");

@@ -11,10 +11,10 @@ export const importAtSelection: Journey = {
     checkEqual(await t.activeSheet(), "Sheet1", "the name box switched to Sheet1");
     const sheetsBefore = await t.sheetNames();
     await openImport(t, "financials");
-    await t.id("query-paste").fill("");
-    await t.id("import-dest-selection").check();
+    await t.fill(t.id("query-paste"), "");
+    await t.check(t.id("import-dest-selection"));
     // The small builder instead of pasted text: keep the first 3 rows.
-    await t.id("query-top").fill("3");
+    await t.fill(t.id("query-top"), "3");
     await t.until("the builder's $top to show as local", async () => (await t.id("query-preview-local").innerText()).includes("$top=3"));
     const job = await runJob(t, () => t.id("import-start").click());
     checkEqual(job.rows, 3, "rows imported");

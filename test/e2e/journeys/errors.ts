@@ -11,7 +11,7 @@ export const wrongToken: Journey = {
     const acme = connectionItem(t, "Acme (reference)");
     await acme.getByTestId("connection-update-token").click();
     await t.id("token-form").waitFor();
-    await t.id("token-input").fill("not-the-right-token");
+    await t.fill(t.id("token-input"), "not-the-right-token");
     await t.id("token-save").click();
     await t.id("token-form").waitFor({ state: "detached" });
 
@@ -29,8 +29,9 @@ export const wrongToken: Journey = {
     const form = t.id("token-form");
     await form.waitFor();
     checkEqual(await form.getAttribute("data-connection-id"), await acme.getAttribute("data-connection-id"), "the token form is for the failing connection");
-    await t.id("token-input").fill(ACME_TOKEN);
-    await t.id("token-save").click();
+    await t.fill(t.id("token-input"), ACME_TOKEN);
+    // Enter in the field saves, as in a native form (through the Fluent submit button).
+    await t.id("token-input").press("Enter");
     await form.waitFor({ state: "detached" });
 
     await openTab(t, "datasets");
@@ -114,7 +115,7 @@ export const staleTokenOnRefresh: Journey = {
     await openTab(t, "connections");
     const acme = connectionItem(t, "Acme (reference)");
     await acme.getByTestId("connection-update-token").click();
-    await t.id("token-input").fill("expired-token");
+    await t.fill(t.id("token-input"), "expired-token");
     await t.id("token-save").click();
     await t.id("token-form").waitFor({ state: "detached" });
 
@@ -134,7 +135,7 @@ export const staleTokenOnRefresh: Journey = {
       const panel = panels.first();
       await t.attr(panel, "data-code", "unauthorized");
       await panel.getByTestId("error-update-token").click();
-      await t.id("token-input").fill(ACME_TOKEN);
+      await t.fill(t.id("token-input"), ACME_TOKEN);
       const retried = await refreshAndSummarise(t, () => t.id("token-save").click());
       checkEqual(retried.failed, 0, `failed tables after the token update (${JSON.stringify(retried)})`);
       check(retried.unchanged + retried.updated >= failedRun.failed, "the tables that failed were refreshed");
@@ -142,7 +143,7 @@ export const staleTokenOnRefresh: Journey = {
       // Leave the connection usable for the journeys after this one.
       await openTab(t, "connections");
       await acme.getByTestId("connection-update-token").click();
-      await t.id("token-input").fill(ACME_TOKEN);
+      await t.fill(t.id("token-input"), ACME_TOKEN);
       await t.id("token-save").click();
       throw err;
     }

@@ -33,8 +33,8 @@ export const importFormats: Journey = {
     const expected = await tableCells(t, json);
     for (const format of ["csv", "odata"] as const) {
       await openImport(t, "financials");
-      await t.id("query-paste").fill("");
-      await t.id(`import-format-${format}`).check();
+      await t.fill(t.id("query-paste"), "");
+      await t.check(t.id(`import-format-${format}`));
       const sent = await t.id("query-preview-sent").innerText();
       check(format === "csv" ? sent.includes("financials.csv") : sent.includes("/odata/"), `${format}: what will be sent (${sent})`);
       const job = await runJob(t, () => t.id("import-start").click());

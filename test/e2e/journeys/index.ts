@@ -23,6 +23,7 @@ import { deltaRefresh, refreshLog, staleMark } from "./delta";
 import { importSnapshots } from "./snapshots";
 import { narrowPane } from "./narrow";
 import { keyboardImport } from "./keyboard";
+import { beforeFluent } from "./fluentLate";
 
 export const JOURNEYS: Journey[] = [
   previewGrid,
@@ -57,6 +58,7 @@ export const JOURNEYS: Journey[] = [
   narrowPane,
   accessibility,
   darkTheme,
+  beforeFluent,
   reopenRefreshesFlaggedTables,
   reopenWithoutConnection,
   // Last: its table is bound to a service of its own, whose connection it removes again, so the

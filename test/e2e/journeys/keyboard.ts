@@ -15,8 +15,10 @@ export const keyboardImport: Journey = {
     await openImport(t, "projects");
     // The panel opens with focus on its heading; count Tab presses to the Import button.
     let presses = 0;
+    const path: string[] = [];
     for (; presses < 10; presses++) {
-      if ((await frame.evaluate(FOCUSED)) === "import-start") break;
+      path.push(await frame.evaluate<string>(FOCUSED));
+      if (path[path.length - 1] === "import-start") break;
       await t.page.keyboard.press("Tab");
     }
     checkEqual(await frame.evaluate(FOCUSED), "import-start", "Tab reaches Import");
@@ -24,7 +26,7 @@ export const keyboardImport: Journey = {
     const result = await runJob(t, () => t.page.keyboard.press("Enter"));
     check(result.rows > 0, `the keyboard import wrote rows (${result.text})`);
     await t.until("focus on the import's result", async () => (await frame.evaluate(FOCUSED)) === "job-result");
-    t.note(`Import reached with ${presses} Tab presses; focus on "${result.text}"`);
+    t.note(`Import reached with ${presses} Tab presses (${path.join(" → ")}); focus on "${result.text}"`);
 
     // Esc cancels a running import, wherever focus is in the pane.
     await t.control("delay", { path: "/api/bi/v1/projects", ms: 30_000, count: 1 });

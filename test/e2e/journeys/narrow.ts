@@ -60,7 +60,7 @@ export const narrowPane: Journey = {
             await t.id("summary-toggle").click();
             await t.id("summary-aggregate-add").click();
             await t.id("summary-aggregate-add").click();
-            await t.id("summary-aggregate-row").last().getByTestId("summary-aggregate-method").selectOption("count");
+            await t.selectOption(t.id("summary-aggregate-row").last().getByTestId("summary-aggregate-method"), "count");
           },
         },
       ];

@@ -28,7 +28,7 @@ async function setFlag(t: E2E, table: string, on: boolean): Promise<void> {
   await openTab(t, "refresh");
   const box = t.tp.locator(`[data-testid=bound-table][data-table="${table}"] [data-testid=bound-table-open-refresh]`);
   await box.waitFor();
-  if ((await box.isChecked()) !== on) await box.click();
+  if ((await t.isChecked(box)) !== on) await box.click();
   await t.attr(box, "data-saved", String(on));
 }
 

@@ -15,7 +15,7 @@ export const importWithPastedQuery: Journey = {
     const pasted =
       `${t.serviceUrl}/api/bi/odata/v1/financials?$filter=fiscal_year eq 2026 and period_number le 6` +
       `&$select=project_id,fiscal_year,period_number,budget&$orderby=budget desc&$top=5&company_api_token=${ACME_TOKEN}`;
-    await t.id("query-paste").fill(pasted);
+    await t.fill(t.id("query-paste"), pasted);
     await t.until("the local part of the query to show", async () => (await t.id("query-preview-local").innerText()).includes("$top"));
     const sent = await t.id("query-preview-sent").innerText();
     const local = await t.id("query-preview-local").innerText();

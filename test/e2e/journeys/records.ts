@@ -37,13 +37,8 @@ async function importForWriteBack(t: E2E): Promise<{ place: TablePlace; fieldCol
   await t.id("records-tab-writeback").click();
   await t.id("records-wb-reload").click();
   const select = t.id("records-wb-table");
-  const value = await t.until("the imported table in the write-back list", () =>
-    select.evaluate((el, name) => {
-      const opt = [...(el as HTMLSelectElement).options].find((o) => o.text.startsWith(`${name} `));
-      return opt?.value ?? null;
-    }, job.table),
-  );
-  await select.selectOption(value);
+  const value = await t.until("the imported table in the write-back list", async () => (await t.options(select)).find((o) => o.label.startsWith(`${job.table} `))?.value ?? null);
+  await t.selectOption(select, value);
 
   const header = await t.tableRow(place, 0);
   const fieldCol = header.findIndex((c) => c.value === FIELD);
@@ -155,7 +150,15 @@ async function mixedWriteBack(t: E2E, opts: { startEditing: boolean; screenshots
 
   if (opts.startEditing) {
     // Discard: the service's values, the column's format and the cells' own fills come back.
+    // It overwrites what was typed, so it asks first: "Keep my edits" (focused) changes nothing.
     await t.id("records-wb-discard-held").click();
+    await t.id("records-wb-discard-dialog").waitFor();
+    check(await t.id("records-wb-discard-cancel").evaluate((el) => el === document.activeElement), "the safe choice is focused");
+    await t.id("records-wb-discard-cancel").click();
+    await t.id("records-wb-discard-dialog").waitFor({ state: "detached" });
+    checkEqual(await t.id("records-wb-held-list").getAttribute("data-count"), "2", "still listed after keeping them");
+    await t.id("records-wb-discard-held").click();
+    await t.id("records-wb-discard-confirm").click();
     await t.attr(t.id("records-wb-status"), "data-state", "discarded");
     const b2 = await t.cell(place.address(2, fieldCol));
     checkEqual([b2.type, b2.value, b2.format, b2.fill], ["number", String(beforeB), "General", null], "the discarded number cell");

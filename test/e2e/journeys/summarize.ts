@@ -51,15 +51,15 @@ async function exportRows(serviceUrl: string, key: string): Promise<Array<Record
 
 /** Checks the group-by box of `column` (in the order the result should have them). */
 async function groupBy(t: E2E, column: string): Promise<void> {
-  await t.tp.locator(`[data-testid=summary-group-column][data-column="${column}"]`).check();
+  await t.check(t.tp.locator(`[data-testid=summary-group-column][data-column="${column}"]`));
 }
 
 /** Adds an aggregate row and sets it to `method` (of `column`); returns the row. */
 async function addAggregate(t: E2E, method: string, column?: string) {
   await t.id("summary-aggregate-add").click();
   const row = t.id("summary-aggregate-row").last();
-  await row.getByTestId("summary-aggregate-method").selectOption(method);
-  if (column !== undefined) await t.id("summary-aggregate-row").last().getByTestId("summary-aggregate-column").selectOption(column);
+  await t.selectOption(row.getByTestId("summary-aggregate-method"), method);
+  if (column !== undefined) await t.selectOption(t.id("summary-aggregate-row").last().getByTestId("summary-aggregate-column"), column);
   return t.id("summary-aggregate-row").last();
 }
 
@@ -77,10 +77,10 @@ export const importSummary: Journey = {
     await groupBy(t, "fiscal_year");
     await groupBy(t, "project_id");
     const sum = await addAggregate(t, "sum", "budget");
-    checkEqual(await sum.getByTestId("summary-aggregate-alias").inputValue(), "total_budget", "the name suggested for sum of budget");
+    checkEqual(await t.inputValue(sum.getByTestId("summary-aggregate-alias")), "total_budget", "the name suggested for sum of budget");
     const count = await addAggregate(t, "count");
     check(!(await count.getByTestId("summary-aggregate-column").isVisible()), "count of rows takes no column");
-    checkEqual(await count.getByTestId("summary-aggregate-alias").inputValue(), "rows", "the name suggested for the row count");
+    checkEqual(await t.inputValue(count.getByTestId("summary-aggregate-alias")), "rows", "the name suggested for the row count");
 
     const apply = "groupby((fiscal_year,project_id),aggregate(budget with sum as total_budget,$count as rows))";
     await t.until("the $apply text in the preview", async () => (await t.id("query-preview-local").innerText()) === `$apply=${apply}`);
@@ -88,17 +88,17 @@ export const importSummary: Journey = {
     check(await t.isDisabled(t.id("query-columns")), "columns to keep are not used with a summary");
 
     // An alias that clashes with a group-by column is refused like any builder error.
-    await count.getByTestId("summary-aggregate-alias").fill("fiscal_year");
+    await t.fill(count.getByTestId("summary-aggregate-alias"), "fiscal_year");
     await t.until("the alias error", async () => (await t.id("query-error").innerText()).includes("already a group-by column"));
     check(await t.isDisabled(t.id("import-start")), "Import is disabled while the summary is wrong");
-    await count.getByTestId("summary-aggregate-alias").fill("rows");
+    await t.fill(count.getByTestId("summary-aggregate-alias"), "rows");
     await t.until("the error to clear", async () => (await t.id("query-error").innerText()) === "");
 
     // Sort applies to the summary: its choices are the result's columns.
-    const sortChoices = await t.id("query-sort-column").locator("option").evaluateAll((os) => os.map((o) => (o as HTMLOptionElement).value));
+    const sortChoices = (await t.options(t.id("query-sort-column"))).map((o) => o.value);
     checkEqual(sortChoices, ["", "fiscal_year", "project_id", "total_budget", "rows"], "sort choices with a summary");
-    await t.id("query-sort-column").selectOption("total_budget");
-    await t.id("query-sort-dir").selectOption("desc");
+    await t.selectOption(t.id("query-sort-column"), "total_budget");
+    await t.selectOption(t.id("query-sort-dir"), "desc");
     await t.until("the sort in the preview", async () => (await t.id("query-preview-local").innerText()) === `$apply=${apply}&$orderby=total_budget desc`);
     const sent = await t.id("query-preview-sent").innerText();
     check(sent.endsWith("/api/bi/v1/financials") && !sent.includes("$"), `sent: ${sent}`);
@@ -180,8 +180,8 @@ export const largerThanSheet: Journey = {
 
       // A filter is one way in; without it (and without a summary) Import is refused again.
       await t.id("query-filter-add").click();
-      await t.id("query-filter-row").last().getByTestId("query-filter-column").selectOption("fiscal_year");
-      await t.id("query-filter-row").last().getByTestId("query-filter-value").fill("2026");
+      await t.selectOption(t.id("query-filter-row").last().getByTestId("query-filter-column"), "fiscal_year");
+      await t.fill(t.id("query-filter-row").last().getByTestId("query-filter-value"), "2026");
       await t.until("Import to be enabled by the filter", async () => !(await t.isDisabled(t.id("import-start"))));
       check(!(await t.id("import-too-large").isVisible()), "the message goes with a filter");
       await t.id("query-filter-remove").click();
@@ -198,7 +198,7 @@ export const largerThanSheet: Journey = {
 
       // CSV is the smaller body. A real pointer click: the body yields to the page while it streams
       // (src/service/client.ts `yielding`), so the pane acknowledges input during the download.
-      await t.id("import-format-csv").check();
+      await t.check(t.id("import-format-csv"));
       const started = Date.now();
       const job = await runJob(t, () => t.id("import-start").click());
       const importMs = Date.now() - started;
@@ -221,7 +221,7 @@ export const largerThanSheet: Journey = {
       await openTab(t, "connections");
       const item = connectionItem(t, "Acme (larger than a sheet)");
       await item.getByTestId("connection-remove").click();
-      await item.getByTestId("connection-remove-confirm").click();
+      await t.id("connection-remove-confirm").click();
       await item.waitFor({ state: "detached" });
     }
   },
