@@ -13,6 +13,11 @@
  * the last from {@link MORE}, the last from {@link LAST}; no character JSON would escape.
  */
 
+/** Changed cells are highlighted with the fill of Excel's "Neutral" cell style (light yellow). */
+export const CHANGED_FILL = "#FFEB9C";
+/** Added rows: the fill of Excel's "Good" cell style (light green). */
+export const ADDED_FILL = "#C6EFCE";
+
 /** Mask value of a changed cell. */
 export const MASK_CHANGED = 1;
 /** Mask value of a cell of an added row. */

@@ -20,6 +20,8 @@
  */
 import type { Binding } from "../refresh/binding";
 import {
+  ADDED_FILL,
+  CHANGED_FILL,
   MASK_ADDED,
   MASK_CHANGED,
   MAX_RECORD_CHARS,
@@ -35,10 +37,7 @@ import { DEFAULT_TARGET_REQUEST_BYTES, WriteError } from "./blocks";
 import { acquireTableLock } from "./lock";
 
 export const CHANGE_SHEET_PREFIX = "ppm_chg_";
-/** Changed cells: the fill of Excel's "Neutral" cell style (light yellow). */
-export const CHANGED_FILL = "#FFEB9C";
-/** Added rows: the fill of Excel's "Good" cell style (light green). */
-export const ADDED_FILL = "#C6EFCE";
+export { ADDED_FILL, CHANGED_FILL };
 
 /** Whether a table's last changes can be shown, and whether they are. */
 export interface ChangeHighlight {
