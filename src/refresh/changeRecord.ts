@@ -13,10 +13,7 @@
  * the last from {@link MORE}, the last from {@link LAST}; no character JSON would escape.
  */
 
-/** Changed cells are highlighted with the fill of Excel's "Neutral" cell style (light yellow). */
-export const CHANGED_FILL = "#FFEB9C";
-/** Added rows: the fill of Excel's "Good" cell style (light green). */
-export const ADDED_FILL = "#C6EFCE";
+export { ADDED_FILL, CHANGED_FILL } from "./highlight";
 
 /** Mask value of a changed cell. */
 export const MASK_CHANGED = 1;

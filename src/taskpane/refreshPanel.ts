@@ -13,7 +13,7 @@ import { countsText, LAST_RIBBON_REFRESH_KEY, resolveConnectionId, summarize, ty
 import type { PaneContext, TabName } from "./context";
 import type { Connection } from "../service/connection";
 import { busyText } from "../addin/refreshLock";
-import { ADDED_FILL, CHANGED_FILL } from "../refresh/changeRecord";
+import { ADDED_FILL, CHANGED_FILL } from "../refresh/highlight";
 import type { ChangeHighlight } from "../workbook/changes";
 
 /** "0 B", "812 B", "14.2 KB", "3.47 MB" (1 KB = 1,024 bytes, as the browser's network panel counts). */
