@@ -14,9 +14,10 @@
  *   (cell (i, j+1) ↔ body row i, data column j: 1 changed, 2 added) and adds two custom formats over
  *   the table's body whose rules read the mask: `='ppm_chg_…'!B1=1` (changed, yellow) and `…=2`
  *   (added, green), relative to the body's top-left cell.
- * - The next refresh that writes (before anything is written), and any failed refresh, deletes the
- *   formats and then the sheet (in that order: a format naming a deleted sheet could no longer be
- *   found). A full rewrite writes no record: its changes are not known cell by cell.
+ * - The next refresh that writes (before anything is written), and any failed refresh that marks
+ *   the table stale, deletes the formats and then the sheet (in that order: a format naming a
+ *   deleted sheet could no longer be found). A full rewrite writes no record: its changes are not
+ *   known cell by cell.
  */
 import type { Binding } from "../refresh/binding";
 import {
@@ -230,6 +231,7 @@ export async function showChanges(context: Excel.RequestContext, binding: Bindin
       throw noChanges(binding, "the record of the changes is not readable. The next refresh records them again.");
     }
     const bodyRows = whole.rowCount - 1 - (lo.showTotals ? 1 : 0);
+    if (header.parts < 1 || header.cols < 1) throw noChanges(binding, "the record of the changes is not readable. The next refresh records them again.");
     if (header.id !== binding.id || header.cols > whole.columnCount) throw noChanges(binding, "the record belongs to another table.");
     if (lo.sort.fields.length > 0 || header.rows !== bodyRows) {
       throw noChanges(binding, "the table was sorted, or rows were added or removed, since the refresh, so the highlight would mark the wrong cells. The next refresh records the changes again.");
