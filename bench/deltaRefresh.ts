@@ -4,11 +4,15 @@
  *   tsx bench/deltaRefresh.ts [rows]      → one JSON line (used by `npm run bench` as `deltaRefresh`)
  * Steps in one workbook: import; refresh with every row changed (delta allowed → must fall back to a
  * full rewrite: `everyRowChanged`); refresh with 1 % changed, 0.1 % added, 0.1 % removed (`delta`);
- * refresh with every row changed and deltas switched off (`fullRewrite`, the baseline).
+ * "Show changes" on that delta's table (`showChanges`: the mask written from the change record and
+ * the two highlight formats); refresh with every row changed and deltas switched off (`fullRewrite`,
+ * the baseline).
  */
 import { Workbook, createRequestContext } from "../src/emulator";
 import { importTable } from "../src/workbook/writer";
 import { refreshTable } from "../src/workbook/refresh";
+import { readBindings } from "../src/workbook/bindingStore";
+import { showChanges } from "../src/workbook/changes";
 import { draftBinding } from "../src/refresh/binding";
 import type { RefreshSource } from "../src/refresh/source";
 import type { CellValue, Column, Table } from "../src/table/model";
@@ -68,10 +72,18 @@ async function main() {
     if (i % 1000 === 900) next.push(row(ROWS + 1 + added++, 2));
   }
   const delta = await measure(table(next), true);
+  const before = { req: sum(wb.stats.requestBytesPerSync), res: sum(wb.stats.responseBytesPerSync), syncs: wb.stats.syncCount };
+  const t2 = performance.now();
+  const bench = (await readBindings(ctx)).bindings.find((b) => b.id === "bench")!;
+  const shown = await showChanges(ctx, bench);
+  const show = {
+    ms: Math.round(performance.now() - t2), shown: shown.shown,
+    requestBytes: sum(wb.stats.requestBytesPerSync) - before.req, responseBytes: sum(wb.stats.responseBytesPerSync) - before.res, syncs: wb.stats.syncCount - before.syncs,
+  };
   const fullRewrite = await measure(table(next.map((r) => row(r[0] as number, 3))), false);
   const out = {
     rows: ROWS, columns: COLUMNS.length,
-    delta, everyRowChanged, fullRewrite,
+    delta, everyRowChanged, fullRewrite, showChanges: show,
     cellsRatio: delta.cellsWritten / fullRewrite.cellsWritten,
     requestBytesRatio: delta.requestBytes / fullRewrite.requestBytes,
     everyRowChangedRatio: everyRowChanged.requestBytes / fullRewrite.requestBytes,

@@ -23,6 +23,7 @@ import type { RefreshLogEntry } from "../refresh/engine";
 import { refreshAllTables, refreshTable } from "../workbook/refresh";
 import { setRefreshOnOpen, type OpenFlagResult } from "../workbook/openFlags";
 import { afterTableRefresh, beforeTableRefresh, recordImportBaseline } from "../workbook/writeback";
+import { clearChanges as clearTableChanges, readChangeState, showChanges as showTableChanges, type ChangeHighlight } from "../workbook/changes";
 import type { HeldCell } from "../records/held";
 import { isEmptyQuery, type DatasetPaths, type QueryEngine } from "./queryBuilder";
 import { rectsIntersect, type Rect } from "./selection";
@@ -145,6 +146,31 @@ export function readRefreshLog(): Promise<RefreshLogEntry[]> {
   return runExcel((context) => readLog(context));
 }
 
+/** Per binding id: whether its last delta's changes can be shown, and whether they are (issue #15). */
+export function changeHighlights(): Promise<Record<string, ChangeHighlight>> {
+  return runExcel(async (context) => {
+    const { bindings } = await readBindings(context);
+    return Object.fromEntries(await readChangeState(context, bindings));
+  });
+}
+
+async function storedBinding(context: Excel.RequestContext, bindingId: string): Promise<Binding> {
+  const { bindings } = await readBindings(context);
+  const b = bindings.find((x) => x.id === bindingId);
+  if (!b) throw new WriteError("table_missing", "The table's link is no longer in this workbook.");
+  return b;
+}
+
+/** "Show changes": highlights the changed cells and added rows of a table's last delta refresh. */
+export function showChanges(bindingId: string): Promise<ChangeHighlight> {
+  return runExcel(async (context) => showTableChanges(context, await storedBinding(context, bindingId), { holder: "the task pane" }));
+}
+
+/** "Clear highlight": removes exactly the add-in's highlight from a table. */
+export function clearChanges(bindingId: string): Promise<ChangeHighlight> {
+  return runExcel(async (context) => clearTableChanges(context, await storedBinding(context, bindingId), { holder: "the task pane" }));
+}
+
 /** The facade the UI holds once loaded. */
 export class Engine {
   private readonly clients = new Map<string, { key: string; client: PpmClient }>();
@@ -159,6 +185,9 @@ export class Engine {
   readonly describeSource = describeSource;
   readonly listBindings = listBindings;
   readonly readRefreshLog = readRefreshLog;
+  readonly changeHighlights = changeHighlights;
+  readonly showChanges = showChanges;
+  readonly clearChanges = clearChanges;
   readonly bindingAtSelection = bindingAtSelection;
   readonly selectedCell = selectedCell;
 

@@ -137,6 +137,24 @@ describe("preview workbook: kept across a task pane reload", () => {
     expect(again.tables()).toEqual(wb.tables());
   });
 
+  it("reports a cell's conditional fill apart from its own fill (the grid draws it on top)", async () => {
+    const wb = createPreviewWorkbook(null);
+    await put(wb, "A1:A2", [[1], [2]]);
+    await excel(wb).run(async (context) => {
+      const range = context.workbook.worksheets.getItem("Sheet1").getRange("A1:A2") as unknown as {
+        format: { fill: { color: string } };
+        conditionalFormats: { add(t: string): { custom: { rule: { formula: string }; format: { fill: { color: string } } } } };
+      };
+      range.format.fill.color = "#FF0000";
+      const cf = range.conditionalFormats.add("Custom");
+      cf.custom.rule.formula = "=A1=2";
+      cf.custom.format.fill.color = "#FFEB9C";
+      await context.sync();
+    });
+    expect([wb.cell("Sheet1", 0, 0).fill, wb.cell("Sheet1", 0, 0).cfFill]).toEqual(["#FF0000", null]);
+    expect([wb.cell("Sheet1", 1, 0).fill, wb.cell("Sheet1", 1, 0).cfFill]).toEqual(["#FF0000", "#FFEB9C"]);
+  });
+
   it("starts with a new workbook when the saved one cannot be read", () => {
     const wb = createPreviewWorkbook("{not json");
     expect(wb.sheets()).toEqual(["Sheet1"]);

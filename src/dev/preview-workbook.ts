@@ -25,6 +25,8 @@ export interface PreviewCell {
   tableHeader: boolean;
   /** Solid fill colour (`Range.format.fill`), null for No Fill. */
   fill?: string | null;
+  /** The fill conditional formatting gives the cell (Excel draws it over `fill`), null for none. */
+  cfFill?: string | null;
 }
 
 export interface PreviewStats {
@@ -148,7 +150,7 @@ export function createPreviewWorkbook(saved: string | null): PreviewWorkbook {
     cell(sheetName, r, c) {
       const s = sheetByName(sheetName);
       if (!s) return EMPTY;
-      return { ...cellOf(s, r, c), fill: wb.fillAt(s, r, c) ?? null };
+      return { ...cellOf(s, r, c), fill: wb.fillAt(s, r, c) ?? null, cfFill: wb.conditionalFillAt(s, r, c) };
     },
     selection() {
       const sel = wb.selection;

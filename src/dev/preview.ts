@@ -8,8 +8,9 @@
  * `Excel` API the task pane uses, so the task pane sees exactly what it would see in Excel.
  *
  * Each drawn cell carries `data-address` (A1), `data-type` (number | text | boolean | empty |
- * formula | error), `data-format` (number format), `data-value` (the raw value) and `data-fill`
- * (a solid fill, `Range.format.fill.color`), so a test reads
+ * formula | error), `data-format` (number format), `data-value` (the raw value), `data-fill`
+ * (a solid fill, `Range.format.fill.color`) and `data-cf-fill` (the fill conditional formatting
+ * gives the cell, drawn over its own fill as Excel draws it), so a test reads
  * what Excel would hold rather than formatted text. Large sheets are virtualised: only the rows in
  * view (plus a margin) exist in the DOM; the name box scrolls to any address.
  */
@@ -311,6 +312,10 @@ class PreviewPage {
     if (cell.fill) {
       td.dataset.fill = cell.fill;
       td.style.background = cell.fill;
+    }
+    if (cell.cfFill) {
+      td.dataset.cfFill = cell.cfFill;
+      td.style.background = cell.cfFill;
     }
     if (cell.table) {
       td.dataset.table = cell.table;

@@ -17,6 +17,7 @@ import { EmulatedExcelError, ErrorCodes } from "./errors";
 import {
   CalculationMode,
   Cell,
+  ConditionalFormatModel,
   FilterCriteria,
   SheetModel,
   SortField,
@@ -31,7 +32,7 @@ import { CellValue, isCellError, toApiValue } from "./values";
 export { EmulatedExcelError, ErrorCodes, isEmulatedError } from "./errors";
 export type { ErrorCode } from "./errors";
 export { WorkbookModel, PAYLOAD_LIMIT_BYTES, validateSheetName, validateTableName } from "./model";
-export type { WorkbookOptions, WorkbookStats, TableModel, SheetModel, CalculationMode, FilterCriteria, SortField } from "./model";
+export type { WorkbookOptions, WorkbookStats, TableModel, SheetModel, CalculationMode, FilterCriteria, SortField, ConditionalFormatModel } from "./model";
 export { EmulatedRequestContext, ClientResult } from "./proxies";
 export type {
   WorkbookProxy,
@@ -45,6 +46,8 @@ export type {
   TableRowCollectionProxy,
   SettingProxy,
   SettingCollectionProxy,
+  ConditionalFormatCollectionProxy,
+  ConditionalFormatProxy,
 } from "./proxies";
 export { MAX_ROWS, MAX_COLUMNS, parseAddress, formatRect, cellAddress } from "./address";
 export { parseTypedInput, dateSerial } from "./typed-input";
@@ -122,6 +125,8 @@ export interface ExcelNamespace {
   CalculationMode: { automatic: "Automatic"; automaticExceptTables: "AutomaticExceptTables"; manual: "Manual" };
   ClearApplyTo: { all: "All"; formats: "Formats"; contents: "Contents"; hyperlinks: "Hyperlinks"; removeHyperlinks: "RemoveHyperlinks" };
   RangeValueType: { unknown: "Unknown"; empty: "Empty"; string: "String"; integer: "Integer"; double: "Double"; boolean: "Boolean"; error: "Error"; richValue: "RichValue" };
+  /** `Excel.ConditionalFormatType` (only `custom` is emulated by `conditionalFormats.add`). */
+  ConditionalFormatType: { custom: "Custom"; dataBar: "DataBar"; colorScale: "ColorScale"; iconSet: "IconSet"; topBottom: "TopBottom"; presetCriteria: "PresetCriteria"; containsText: "ContainsText"; cellValue: "CellValue" };
   OfficeExtension: typeof OfficeExtensionEmulation;
   /** The emulated workbook behind this namespace. */
   workbook: WorkbookModel;
@@ -149,6 +154,9 @@ export function createExcelNamespace(workbook: WorkbookModel): ExcelNamespace {
     ClearApplyTo: { all: "All", formats: "Formats", contents: "Contents", hyperlinks: "Hyperlinks", removeHyperlinks: "RemoveHyperlinks" },
     RangeValueType: {
       unknown: "Unknown", empty: "Empty", string: "String", integer: "Integer", double: "Double", boolean: "Boolean", error: "Error", richValue: "RichValue",
+    },
+    ConditionalFormatType: {
+      custom: "Custom", dataBar: "DataBar", colorScale: "ColorScale", iconSet: "IconSet", topBottom: "TopBottom", presetCriteria: "PresetCriteria", containsText: "ContainsText", cellValue: "CellValue",
     },
     OfficeExtension: OfficeExtensionEmulation,
     workbook,
@@ -198,7 +206,17 @@ export interface WorkbookFile {
   seq: number;
   activeSheetId: string;
   calculationMode: CalculationMode;
-  sheets: Array<{ id: string; name: string; cells: StoredCell[]; hiddenRows: number[]; visibility?: "Visible" | "Hidden" | "VeryHidden"; names?: string[]; fills?: Array<[string, string]> }>;
+  sheets: Array<{
+    id: string;
+    name: string;
+    cells: StoredCell[];
+    hiddenRows: number[];
+    visibility?: "Visible" | "Hidden" | "VeryHidden";
+    names?: string[];
+    fills?: Array<[string, string]>;
+    /** Conditional formats, top priority first (they are part of the file in Excel too). */
+    conditionalFormats?: ConditionalFormatModel[];
+  }>;
   /** The workbook's date system (absent: 1900). */
   date1904?: boolean;
   /** Each table as the model holds it, with its filter map stored as entry pairs. */
@@ -237,6 +255,7 @@ export function toWorkbookFile(wb: WorkbookModel): WorkbookFile {
       ...(s.visibility && s.visibility !== "Visible" ? { visibility: s.visibility } : {}),
       ...(s.names && s.names.length ? { names: [...s.names] } : {}),
       ...(s.fills?.size ? { fills: [...s.fills.entries()] } : {}),
+      ...(s.conditionalFormats?.length ? { conditionalFormats: s.conditionalFormats.map((cf) => ({ ...cf, rect: { ...cf.rect } })) } : {}),
     })),
     ...(wb.date1904 ? { date1904: true } : {}),
     tables: wb.tables.map((t) => ({
@@ -319,6 +338,17 @@ export function loadWorkbook(file: string | WorkbookFile, options: Omit<Workbook
         (sheet.fills ??= new Map()).set(f[0], f[1]);
       }
     }
+    if (Array.isArray(s.conditionalFormats)) {
+      for (const cf of s.conditionalFormats as unknown[]) {
+        const ok =
+          isObj(cf) && typeof cf.id === "string" && cf.type === "Custom" && isRect(cf.rect) &&
+          (cf.formula === null || (typeof cf.formula === "string" && cf.formula.startsWith("="))) &&
+          (cf.fill === null || (typeof cf.fill === "string" && /^#[0-9A-F]{6}$/.test(cf.fill))) && typeof cf.stopIfTrue === "boolean";
+        if (!ok) fail(`a conditional format on '${s.name}' is malformed.`);
+        const c = cf as unknown as ConditionalFormatModel;
+        (sheet.conditionalFormats ??= []).push({ id: c.id, type: "Custom", rect: { ...c.rect }, formula: c.formula, fill: c.fill, stopIfTrue: c.stopIfTrue });
+      }
+    }
     if (wb.sheetByName(sheet.name)) fail(`duplicate sheet name '${sheet.name}'.`);
     wb.sheets.push(sheet);
   }
@@ -382,6 +412,8 @@ export interface CellSnapshot {
   text: string;
   /** Solid fill colour (`Range.format.fill.color`), or null for No Fill. */
   fill: string | null;
+  /** The fill conditional formatting gives the cell (drawn over `fill`), or null. */
+  conditionalFill: string | null;
 }
 
 export interface TableSnapshot {
@@ -406,6 +438,8 @@ export interface SheetSnapshot {
   cells: CellSnapshot[];
   tables: TableSnapshot[];
   hiddenRows: number[];
+  /** Conditional formats, top priority first: range, rule (relative to the range's top-left cell) and fill. */
+  conditionalFormats: Array<{ id: string; address: string; formula: string | null; fill: string | null }>;
 }
 
 export interface WorkbookSnapshot {
@@ -447,6 +481,7 @@ export function snapshot(wb: WorkbookModel): WorkbookSnapshot {
             formula: cell.f ?? null,
             text: wb.textAt(s, row, col),
             fill: wb.fillAt(s, row, col) ?? null,
+            conditionalFill: wb.conditionalFillAt(s, row, col),
           };
         });
       return {
@@ -473,6 +508,7 @@ export function snapshot(wb: WorkbookModel): WorkbookSnapshot {
           };
         }),
         hiddenRows: [...s.hiddenRows].sort((a, b) => a - b),
+        conditionalFormats: (s.conditionalFormats ?? []).map((cf) => ({ id: cf.id, address: formatRect(cf.rect), formula: cf.formula, fill: cf.fill })),
       };
     }),
   };

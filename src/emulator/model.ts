@@ -14,6 +14,7 @@ import {
   looksLikeCellReference,
   parseAddress,
   rectColumns,
+  rectContains,
   rectRows,
   rectsOverlap,
 } from "./address";
@@ -30,14 +31,14 @@ import { evaluateFormula, translateFormula } from "./formula";
 import { MAX_CELL_TEXT, parseTypedInput } from "./typed-input";
 import { CellValue, isCellError, toApiValue, valueTypeOf } from "./values";
 import { Cell, CellStore, FormatFill, RowCells, StoredValue } from "./cells";
-import type { FilterCriteria, SheetModel, SortField, TableColumnModel, TableModel } from "./shapes";
+import type { ConditionalFormatModel, FilterCriteria, SheetModel, SortField, TableColumnModel, TableModel } from "./shapes";
 
 export type { Cell } from "./cells";
 
 export const GENERAL = "General";
 export const TEXT_FORMAT = "@";
 
-export type { FilterCriteria, SheetModel, SheetVisibility, SortField, TableColumnModel, TableModel } from "./shapes";
+export type { ConditionalFormatModel, FilterCriteria, SheetModel, SheetVisibility, SortField, TableColumnModel, TableModel } from "./shapes";
 
 export type CalculationMode = "Automatic" | "AutomaticExceptTables" | "Manual";
 
@@ -345,6 +346,18 @@ export class WorkbookModel {
 
   deleteSheet(sheet: SheetModel): void {
     if (this.sheets.length <= 1) throw invalidOperation("A workbook must contain at least one visible worksheet.");
+    // Docs, Worksheet.delete(): "if the worksheet's visibility is set to "VeryHidden", the delete
+    // operation will fail with an InvalidOperation exception. You should first change its visibility".
+    if (sheet.visibility === "VeryHidden") throw invalidOperation(`The worksheet '${sheet.name}' is very hidden: make it hidden or visible before deleting it.`);
+    // Conditional formats elsewhere that refer to this sheet lose the reference (their formula text
+    // says #REF!). How Excel rewrites them is not documented; this is the stricter reading: a format
+    // can no longer be found by the sheet name once the sheet is gone.
+    const esc = (x: string) => x.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+    const named = new RegExp(`(?:'${esc(sheet.name.replace(/'/g, "''"))}'|\\b${esc(sheet.name)})!\\$?[A-Za-z]{1,3}\\$?\\d+(?::\\$?[A-Za-z]{1,3}\\$?\\d+)?`, "gi");
+    for (const other of this.sheets) {
+      if (other === sheet) continue;
+      for (const cf of other.conditionalFormats ?? []) if (cf.formula !== null) cf.formula = cf.formula.replace(named, "#REF!");
+    }
     for (const t of this.tables.filter((t) => t.sheetId === sheet.id)) this.removeTable(t);
     this.sheets.splice(this.sheets.indexOf(sheet), 1);
     if (this.activeSheetId === sheet.id) this.activeSheetId = this.sheets[0].id;
@@ -721,6 +734,85 @@ export class WorkbookModel {
     }, rect.r0, rect.r1);
     if (formats) this.clearFill(sheet, rect);
     this.afterWrite(sheet, rect);
+  }
+
+  // ---------- conditional formats (Range.conditionalFormats, ExcelApi 1.6) ----------
+  // https://learn.microsoft.com/en-us/javascript/api/excel/excel.conditionalformatcollection: the
+  // collection holds "all the conditional formats that overlap the range"; `add(type)` puts the new
+  // one "at the first/top priority". Only `Custom` (a formula rule) is emulated; other types are
+  // refused (stricter). https://learn.microsoft.com/en-us/javascript/api/excel/excel.conditionalformatrule:
+  // `formula` is the rule's formula; office-js #5194 (by design): it is read and written relative to
+  // the top-left cell of the range the format was fetched through. Excel shows a conditional
+  // format's fill over the cell's own fill, which stays as it is (the add-in relies on that).
+
+  /** The sheet's conditional formats that overlap `rect`, top priority first. */
+  conditionalFormatsOver(sheet: SheetModel, rect: Rect): ConditionalFormatModel[] {
+    return (sheet.conditionalFormats ?? []).filter((cf) => rectsOverlap(cf.rect, rect));
+  }
+
+  requireConditionalFormat(sheet: SheetModel, id: string): ConditionalFormatModel {
+    const cf = (sheet.conditionalFormats ?? []).find((x) => x.id === id);
+    if (!cf) throw itemNotFound("The conditional format has been deleted.");
+    return cf;
+  }
+
+  /** `range.conditionalFormats.add(type)`: a new format over `rect`, at the top priority. */
+  addConditionalFormat(sheet: SheetModel, rect: Rect, type: unknown): ConditionalFormatModel {
+    assertOnGrid(rect);
+    if (type !== "Custom") throw invalidArgument(`conditionalFormats.add: only the "Custom" type is emulated (got ${JSON.stringify(type)}).`);
+    const cf: ConditionalFormatModel = { id: guid(this.nextSeq(), 3), type: "Custom", rect: { ...rect }, formula: null, fill: null, stopIfTrue: false };
+    (sheet.conditionalFormats ??= []).unshift(cf);
+    return cf;
+  }
+
+  deleteConditionalFormat(sheet: SheetModel, id: string): void {
+    const cf = this.requireConditionalFormat(sheet, id);
+    sheet.conditionalFormats!.splice(sheet.conditionalFormats!.indexOf(cf), 1);
+  }
+
+  /** `custom.rule.formula` as seen from a range whose top-left cell is `anchor`. */
+  readConditionalFormula(cf: ConditionalFormatModel, anchor: { r: number; c: number }): string | null {
+    return cf.formula === null ? null : translateFormula(cf.formula, anchor.r - cf.rect.r0, anchor.c - cf.rect.c0);
+  }
+
+  /** `custom.rule.formula = f`, `f` written for the cell `anchor` (the top-left of the range it was fetched through). */
+  writeConditionalFormula(cf: ConditionalFormatModel, formula: unknown, anchor: { r: number; c: number }): void {
+    // Stricter than Excel, which may accept a bare value: a rule is a formula here.
+    if (typeof formula !== "string" || !formula.startsWith("=") || formula.length < 2) throw invalidArgument(`ConditionalFormatRule.formula must be a formula starting with "="; got ${JSON.stringify(formula)}.`);
+    cf.formula = translateFormula(formula, cf.rect.r0 - anchor.r, cf.rect.c0 - anchor.c);
+  }
+
+  /** `custom.format.fill.color = "#RRGGBB"` (named colours refused, as for cell fills). */
+  writeConditionalFill(cf: ConditionalFormatModel, color: unknown): void {
+    if (typeof color !== "string" || !/^#[0-9A-Fa-f]{6}$/.test(color)) {
+      throw invalidArgument(`ConditionalRangeFill.color must be "#RRGGBB" in the emulator; got ${JSON.stringify(color)}.`);
+    }
+    cf.fill = color.toUpperCase();
+  }
+
+  /**
+   * The fill conditional formatting gives a cell, or null: the formats covering it are tried top
+   * priority first, each rule evaluated for this cell (its relative references moved by the cell's
+   * offset from the range's top-left); a rule that is TRUE or a non-zero number applies (an error or
+   * text does not). The first applying format with a fill wins; one that applies with "stop if true"
+   * ends the search. The preview grid draws this over the cell's own fill, as Excel shows it.
+   */
+  conditionalFillAt(sheet: SheetModel, r: number, c: number): string | null {
+    for (const cf of sheet.conditionalFormats ?? []) {
+      if (cf.formula === null || !rectContains(cf.rect, r, c)) continue;
+      let v: CellValue;
+      try {
+        v = evaluateFormula(translateFormula(cf.formula, r - cf.rect.r0, c - cf.rect.c0), { wb: this, sheet, row: r, col: c });
+      } catch (e) {
+        if (e === TOO_DEEP) continue;
+        throw e;
+      }
+      const applies = v === true || (typeof v === "number" && v !== 0);
+      if (!applies) continue;
+      if (cf.fill) return cf.fill;
+      if (cf.stopIfTrue) return null;
+    }
+    return null;
   }
 
   // ---------- fills (Range.format.fill) ----------

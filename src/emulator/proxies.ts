@@ -14,6 +14,7 @@ import {
 import {
   CalculationMode,
   ClearApplyTo,
+  ConditionalFormatModel,
   FilterCriteria,
   SheetModel,
   TableModel,
@@ -864,6 +865,7 @@ const RANGE_SCALARS = [
 export class RangeProxy extends ProxyBase<RangeHandle> {
   protected readonly _typeName = "Range";
   private _format?: RangeFormatProxy;
+  private _conditionalFormats?: ConditionalFormatCollectionProxy;
   private _worksheet?: WorksheetProxy;
   protected _scalarNames(): readonly string[] {
     return RANGE_SCALARS;
@@ -895,6 +897,7 @@ export class RangeProxy extends ProxyBase<RangeHandle> {
   override _navigation(prop: string): ProxyBase<unknown> | undefined {
     if (prop === "format") return this.format;
     if (prop === "worksheet") return this.worksheet;
+    if (prop === "conditionalFormats") return this.conditionalFormats;
     return undefined;
   }
 
@@ -962,6 +965,11 @@ export class RangeProxy extends ProxyBase<RangeHandle> {
   get format(): RangeFormatProxy {
     if (!this._format) this._format = new RangeFormatProxy(this._ctx, `${this._path}.format`, () => this._resolve());
     return this._format;
+  }
+  /** The conditional formats that overlap this range (ExcelApi 1.6; see `ConditionalFormatCollectionProxy`). */
+  get conditionalFormats(): ConditionalFormatCollectionProxy {
+    if (!this._conditionalFormats) this._conditionalFormats = new ConditionalFormatCollectionProxy(this._ctx, `${this._path}.conditionalFormats`, () => this._resolve());
+    return this._conditionalFormats;
   }
   get worksheet(): WorksheetProxy {
     if (!this._worksheet) {
@@ -1125,6 +1133,193 @@ export class RangeFillProxy extends ProxyBase<RangeHandle> {
   get tintAndShade(): number { return this._get("tintAndShade"); }
   clear(): void {
     this._call("clear", undefined, (h) => this._ctx.model.clearFill(this._ctx.model.requireSheetId(h.sheetId), h.rect));
+  }
+}
+
+// ---------- conditional formats ----------
+
+/**
+ * A conditional format as reached through one range: `scope` is that range, whose top-left cell the
+ * rule's formula is read and written relative to (office-js #5194, "by design"), and whose collection
+ * gives the format its `priority` (its index there).
+ */
+type CfHandle = { sheetId: string; cfId: string; scope: Rect };
+
+function cfOf(ctx: EmulatedRequestContext, h: CfHandle): ConditionalFormatModel {
+  return ctx.model.requireConditionalFormat(ctx.model.requireSheetId(h.sheetId), h.cfId);
+}
+
+/**
+ * `Range.conditionalFormats` (https://learn.microsoft.com/en-us/javascript/api/excel/excel.conditionalformatcollection):
+ * the formats that overlap the range, top priority first; `add("Custom")` puts a new one over the
+ * range at the top priority. `getCount()` counts the formats overlapping the range (the docs' wording,
+ * "in the workbook", is not relied on by the add-in).
+ */
+export class ConditionalFormatCollectionProxy extends CollectionProxy<RangeHandle, ConditionalFormatProxy> {
+  protected readonly _typeName = "ConditionalFormatCollection";
+  private _over(h: RangeHandle): ConditionalFormatModel[] {
+    return this._ctx.model.conditionalFormatsOver(this._ctx.model.requireSheetId(h.sheetId), h.rect);
+  }
+  protected _itemHandles(h: RangeHandle): unknown[] {
+    return this._over(h).map((cf) => ({ sheetId: h.sheetId, cfId: cf.id, scope: h.rect }));
+  }
+  protected _makeItem(handle: unknown): ConditionalFormatProxy {
+    const h = handle as CfHandle;
+    return new ConditionalFormatProxy(this._ctx, `conditionalFormats[${h.cfId}]`, () => h, false)._presetHandle(h);
+  }
+  /** Adds a format over this range at the top priority; only "Custom" is emulated (others: InvalidArgument). */
+  add(type: string): ConditionalFormatProxy {
+    let created: CfHandle | null = null;
+    this._call("add", type, (h) => {
+      const cf = this._ctx.model.addConditionalFormat(this._ctx.model.requireSheetId(h.sheetId), h.rect, type);
+      created = { sheetId: h.sheetId, cfId: cf.id, scope: h.rect };
+    });
+    return new ConditionalFormatProxy(this._ctx, `${this._path}.add(${JSON.stringify(type)})`, () => {
+      if (!created) throw invalidOperation("The conditional format was not created.");
+      return created;
+    });
+  }
+  getItemAt(index: number): ConditionalFormatProxy {
+    return new ConditionalFormatProxy(this._ctx, `${this._path}.getItemAt(${index})`, () => {
+      const h = this._resolve();
+      const cf = this._over(h)[index];
+      if (!cf) throw itemNotFound(`There is no conditional format at index ${index}.`);
+      return { sheetId: h.sheetId, cfId: cf.id, scope: h.rect };
+    });
+  }
+  getCount(): ClientResult<number> {
+    return queueResult(this, "getCount", (h) => this._over(h).length);
+  }
+}
+
+/** `Excel.ConditionalFormat` (https://learn.microsoft.com/en-us/javascript/api/excel/excel.conditionalformat). */
+export class ConditionalFormatProxy extends ProxyBase<CfHandle> {
+  protected readonly _typeName = "ConditionalFormat";
+  private _custom?: CustomConditionalFormatProxy;
+  protected _scalarNames(): readonly string[] {
+    return ["id", "type", "priority", "stopIfTrue"];
+  }
+  protected _scalar(h: CfHandle, prop: string): unknown {
+    const cf = cfOf(this._ctx, h);
+    switch (prop) {
+      case "id": return cf.id;
+      case "type": return cf.type;
+      case "stopIfTrue": return cf.stopIfTrue;
+      default: return this._ctx.model.conditionalFormatsOver(this._ctx.model.requireSheetId(h.sheetId), h.scope).indexOf(cf);
+    }
+  }
+  override _navigation(prop: string): ProxyBase<unknown> | undefined {
+    return prop === "custom" ? this.custom : undefined;
+  }
+  get id(): string { return this._get("id"); }
+  get type(): string { return this._get("type"); }
+  get priority(): number { return this._get("priority"); }
+  get stopIfTrue(): boolean { return this._get("stopIfTrue"); }
+  set stopIfTrue(v: boolean) {
+    this._set("stopIfTrue", v, (h) => {
+      if (typeof v !== "boolean") throw invalidArgument("ConditionalFormat.stopIfTrue must be a boolean.");
+      cfOf(this._ctx, h).stopIfTrue = v;
+    });
+  }
+  /** The custom rule and format; a format of another type fails at sync (only Custom exists here). */
+  get custom(): CustomConditionalFormatProxy {
+    if (!this._custom) {
+      this._custom = new CustomConditionalFormatProxy(this._ctx, `${this._path}.custom`, () => {
+        const h = this._resolve();
+        if (cfOf(this._ctx, h).type !== "Custom") throw invalidOperation("The conditional format is not of the Custom type.");
+        return h;
+      });
+    }
+    return this._custom;
+  }
+  /** Deletes the format (the cells' own formats are not touched). */
+  delete(): void {
+    this._call("delete", undefined, (h) => this._ctx.model.deleteConditionalFormat(this._ctx.model.requireSheetId(h.sheetId), h.cfId));
+  }
+  /** The range the format applies to (one area here, so never the "several ranges" error). */
+  getRange(): RangeProxy {
+    return new RangeProxy(this._ctx, `${this._path}.getRange()`, () => {
+      const h = this._resolve();
+      return { sheetId: h.sheetId, rect: { ...cfOf(this._ctx, h).rect } };
+    });
+  }
+}
+
+/** `Excel.CustomConditionalFormat`: `rule` and `format`. */
+export class CustomConditionalFormatProxy extends ProxyBase<CfHandle> {
+  protected readonly _typeName = "CustomConditionalFormat";
+  private _rule?: ConditionalFormatRuleProxy;
+  private _format?: ConditionalRangeFormatProxy;
+  protected _scalarNames(): readonly string[] {
+    return [];
+  }
+  protected _scalar(): unknown {
+    return undefined;
+  }
+  override _navigation(prop: string): ProxyBase<unknown> | undefined {
+    return prop === "rule" ? this.rule : prop === "format" ? this.format : undefined;
+  }
+  get rule(): ConditionalFormatRuleProxy {
+    if (!this._rule) this._rule = new ConditionalFormatRuleProxy(this._ctx, `${this._path}.rule`, () => this._resolve());
+    return this._rule;
+  }
+  get format(): ConditionalRangeFormatProxy {
+    if (!this._format) this._format = new ConditionalRangeFormatProxy(this._ctx, `${this._path}.format`, () => this._resolve());
+    return this._format;
+  }
+}
+
+/** `Excel.ConditionalFormatRule.formula`, relative to the top-left cell of the range the format was reached through. */
+export class ConditionalFormatRuleProxy extends ProxyBase<CfHandle> {
+  protected readonly _typeName = "ConditionalFormatRule";
+  protected _scalarNames(): readonly string[] {
+    return ["formula"];
+  }
+  protected _scalar(h: CfHandle): unknown {
+    return this._ctx.model.readConditionalFormula(cfOf(this._ctx, h), { r: h.scope.r0, c: h.scope.c0 });
+  }
+  get formula(): string { return this._get("formula"); }
+  set formula(v: string) {
+    this._set("formula", v, (h) => this._ctx.model.writeConditionalFormula(cfOf(this._ctx, h), v, { r: h.scope.r0, c: h.scope.c0 }));
+  }
+}
+
+/** `Excel.ConditionalRangeFormat`: only `fill` is emulated. */
+export class ConditionalRangeFormatProxy extends ProxyBase<CfHandle> {
+  protected readonly _typeName = "ConditionalRangeFormat";
+  private _fill?: ConditionalRangeFillProxy;
+  protected _scalarNames(): readonly string[] {
+    return [];
+  }
+  protected _scalar(): unknown {
+    return undefined;
+  }
+  override _navigation(prop: string): ProxyBase<unknown> | undefined {
+    return prop === "fill" ? this.fill : undefined;
+  }
+  get fill(): ConditionalRangeFillProxy {
+    if (!this._fill) this._fill = new ConditionalRangeFillProxy(this._ctx, `${this._path}.fill`, () => this._resolve());
+    return this._fill;
+  }
+}
+
+/** `Excel.ConditionalRangeFill` (https://learn.microsoft.com/en-us/javascript/api/excel/excel.conditionalrangefill): `color` "#RRGGBB", `clear()`. */
+export class ConditionalRangeFillProxy extends ProxyBase<CfHandle> {
+  protected readonly _typeName = "ConditionalRangeFill";
+  protected _scalarNames(): readonly string[] {
+    return ["color"];
+  }
+  protected _scalar(h: CfHandle): unknown {
+    return cfOf(this._ctx, h).fill;
+  }
+  get color(): string { return this._get("color"); }
+  set color(v: string) {
+    this._set("color", v, (h) => this._ctx.model.writeConditionalFill(cfOf(this._ctx, h), v));
+  }
+  clear(): void {
+    this._call("clear", undefined, (h) => {
+      cfOf(this._ctx, h).fill = null;
+    });
   }
 }
 

@@ -24,6 +24,28 @@ export interface SheetModel {
    * add-in code relies on.
    */
   fills?: Map<string, string>;
+  /**
+   * Conditional formats whose ranges lie on this sheet (`Range.conditionalFormats`, ExcelApi 1.6), in
+   * priority order: the first is the top priority (`add` puts a new one first).
+   */
+  conditionalFormats?: ConditionalFormatModel[];
+}
+
+/**
+ * One conditional format (only the `Custom` type is emulated). Its formula is kept relative to the
+ * top-left cell of its range, as Excel keeps it (office-js #5194: the API reads and writes it
+ * relative to the top-left cell of the range it was fetched through, see the proxies).
+ */
+export interface ConditionalFormatModel {
+  id: string;
+  type: "Custom";
+  /** One rectangular area (a format over several areas is not emulated). */
+  rect: Rect;
+  /** `custom.rule.formula` for the range's top-left cell; null until set (a rule without formula applies nowhere). */
+  formula: string | null;
+  /** `custom.format.fill.color` ("#RRGGBB"), null for no fill. */
+  fill: string | null;
+  stopIfTrue: boolean;
 }
 
 export type SheetVisibility = "Visible" | "Hidden" | "VeryHidden";

@@ -159,6 +159,7 @@ const WORKBOOK_TITLES: Record<string, { title: string; action: string }> = {
   invalid_table: { title: "The table cannot be written", action: "Nothing was written. Choose another destination, or report the problem if it persists." },
   table_changed: { title: "The table's columns were changed in the sheet", action: "Undo the change to the column headers, or re-import the data." },
   payload_too_large: { title: "Excel refused a block of data as too large", action: "Retry; if it persists, import fewer columns or rows with a local query." },
+  no_changes: { title: "The changes cannot be shown", action: "Nothing was changed in the sheet. The next refresh that brings new data records its changes again." },
   write_failed: { title: "Writing to the sheet failed", action: "Retry. The previous data was restored where possible; the info line above the table says what happened." },
   no_connection: {
     title: "No connection on this device for this table",
@@ -237,8 +238,8 @@ export function describeError(err: unknown, ctx: ErrorContext = {}): ErrorView {
   const code = codeOf(err);
   if (code && WORKBOOK_TITLES[code]) {
     const t = WORKBOOK_TITLES[code];
-    // A stored query that no longer applies, or a value no cell can hold, fails the same way every time.
-    const final = code === "query_failed" || code === "cell_too_long";
+    // A stored query that no longer applies, a value no cell can hold, or changes that cannot be shown fail the same way every time.
+    const final = code === "query_failed" || code === "cell_too_long" || code === "no_changes";
     return { ...base, code, title: t.title, message: clean(messageOf(err) || t.title), action: t.action, actions: final ? [] : ["retry"] };
   }
   if (code === "cancelled" || isNamed(err, "AbortError")) {

@@ -1,7 +1,8 @@
 /**
  * Refresh: the table under the selection, one listed table, or every bound table; a summary
  * afterwards (updated / unchanged / failed with the reason), and the list of bound tables with
- * their source and last refresh.
+ * their source and last refresh. A table whose last refresh was a delta that changed or added rows
+ * offers "Show changes" (and then "Clear highlight" with a legend) in both places (issue #15).
  */
 import { h, replace } from "./dom";
 import type { Binding } from "../refresh/binding";
@@ -13,6 +14,8 @@ import type { PaneContext, TabName } from "./context";
 import type { Connection } from "../service/connection";
 import { busyText } from "../addin/refreshLock";
 import { checkbox, isChecked, setDisabled } from "./controls";
+import { ADDED_FILL, CHANGED_FILL } from "../refresh/highlight";
+import type { ChangeHighlight } from "../workbook/changes";
 
 /** "0 B", "812 B", "14.2 KB", "3.47 MB" (1 KB = 1,024 bytes, as the browser's network panel counts). */
 function formatBytes(n: number): string {
@@ -27,6 +30,8 @@ export function mountRefresh(panel: HTMLElement, ctx: PaneContext, onShown: (l: 
   const errorHost = h("div", { class: "error-host" });
   const tablesHost = h("div", { class: "tables-host" });
   let bindings: Binding[] = [];
+  /** Per binding id, from the workbook: changes of the last delta can be shown / are shown. */
+  let highlights = new Map<string, ChangeHighlight>();
 
   const resolve = (b: Binding): Connection | null => {
     const id = resolveConnectionId(b, ctx.store.list());
@@ -62,10 +67,65 @@ export function mountRefresh(panel: HTMLElement, ctx: PaneContext, onShown: (l: 
       const engine = await ctx.engine();
       const stored = await engine.listBindings();
       bindings = stored.bindings;
+      highlights = await readHighlights();
       renderTables(stored.broken);
     } catch (e) {
       replace(tablesHost, ctx.errorPanel(describeError(e, { secrets: ctx.secrets() }), { retry: () => void loadTables() }));
     }
+  }
+
+  /** The workbook's highlight state; none (no buttons) when it cannot be read, the list still shows. */
+  async function readHighlights(): Promise<Map<string, ChangeHighlight>> {
+    try {
+      const engine = await ctx.engine();
+      return new Map(Object.entries(await engine.changeHighlights()));
+    } catch {
+      return new Map();
+    }
+  }
+
+  /**
+   * Fills every "changes" slot (in the summary and in the list) from `highlights`: "Show changes", or
+   * "Clear highlight" and the legend. `focus` puts the keyboard on the slot's new button after a click.
+   */
+  function renderChanges(focus?: { bindingId: string; where: string }): void {
+    for (const slot of panel.querySelectorAll<HTMLElement>("[data-changes-for]")) {
+      const id = slot.dataset.changesFor ?? "";
+      const where = slot.dataset.where ?? "list";
+      const table = slot.dataset.table ?? "";
+      const st = highlights.get(id);
+      const prefix = where === "summary" ? "refresh-summary" : "bound-table";
+      if (!st?.available) {
+        replace(slot);
+        continue;
+      }
+      const button = st.shown
+        ? h("fluent-button", { type: "button", size: "small", "data-testid": `${prefix}-clear-changes`, "aria-label": `Clear the highlight in ${table}`, onclick: () => void setHighlight(id, table, false, where) }, "Clear highlight")
+        : h("fluent-button", { type: "button", size: "small", "data-testid": `${prefix}-show-changes`, "aria-label": `Show changes in ${table}`, onclick: () => void setHighlight(id, table, true, where) }, "Show changes");
+      const swatch = (color: string) => h("span", { class: "swatch", style: `background:${color}`, "aria-hidden": "true" });
+      replace(
+        slot,
+        h("div", { class: "actions" }, button),
+        st.shown
+          ? h("p", { class: "note legend", "data-testid": "changes-legend" }, "Highlighted: ", swatch(CHANGED_FILL), " changed cells (yellow), ", swatch(ADDED_FILL), " added rows (green); cleared by the next refresh.")
+          : null,
+      );
+      if (focus && focus.bindingId === id && focus.where === where) (button as HTMLElement).focus();
+    }
+  }
+
+  async function setHighlight(bindingId: string, table: string, show: boolean, where: string): Promise<void> {
+    replace(errorHost);
+    for (const b of panel.querySelectorAll<HTMLElement>(`[data-changes-for="${CSS.escape(bindingId)}"] fluent-button`)) b.setAttribute("disabled", "");
+    try {
+      const engine = await ctx.engine();
+      highlights.set(bindingId, show ? await engine.showChanges(bindingId) : await engine.clearChanges(bindingId));
+      ctx.status(show ? `${table}: changed cells highlighted in yellow, added rows in green, until the next refresh.` : `${table}: highlight cleared.`);
+    } catch (e) {
+      replace(errorHost, ctx.errorPanel(describeError(e, { secrets: ctx.secrets() })));
+      highlights = await readHighlights();
+    }
+    renderChanges({ bindingId, where });
   }
 
   function renderTables(broken: { key: string; code: string; message: string }[] = []): void {
@@ -97,12 +157,14 @@ export function mountRefresh(panel: HTMLElement, ctx: PaneContext, onShown: (l: 
               ? h("div", { class: "warn", "data-testid": "bound-table-failure" }, h("strong", { "data-testid": "bound-table-stale" }, "Stale"), ` — not refreshed: ${b.lastFailure.message.replace(/\.$/, "")}, ${formatRelative(b.lastFailure.at, now)}. The data is from the last successful refresh.`)
               : null,
             h("div", { class: "actions" }, h("fluent-button", { type: "button", size: "small", "data-testid": "bound-table-refresh", "aria-label": `Refresh ${b.tableName}`, onclick: () => void refreshOne(b) }, "Refresh")),
+            h("div", { class: "changes", "data-changes-for": b.id, "data-where": "list", "data-table": b.tableName }),
             openToggle(b),
           );
         }),
         ...broken.map((x) => h("li", { class: "item", "data-testid": "bound-table-broken" }, h("div", { class: "warn" }, `${x.key}: ${x.message}`))),
       ),
     );
+    renderChanges();
   }
 
   /**
@@ -167,7 +229,9 @@ export function mountRefresh(panel: HTMLElement, ctx: PaneContext, onShown: (l: 
         h("span", { class: "strong" }, i.tableName),
         `: ${i.outcome}`,
         i.outcome !== "failed" ? ` (${formatCount(i.rowCount)} rows)` : "",
-        i.counts ? h("span", { class: "counts", "data-testid": "refresh-summary-counts", "data-added": String(i.counts.added), "data-changed": String(i.counts.changed), "data-removed": String(i.counts.removed) }, ` — ${countsText(i.counts)}${i.counts.strategy === "delta" ? " (only these written)" : ""}`) : null,
+        i.counts ? h("span", { class: "counts", "data-testid": "refresh-summary-counts", "data-strategy": i.counts.strategy, "data-added": String(i.counts.added), "data-changed": String(i.counts.changed), "data-removed": String(i.counts.removed) }, ` — ${countsText(i.counts)}${i.counts.strategy === "delta" ? " (only these written)" : ""}`) : null,
+        i.counts?.strategy === "full" ? h("div", { class: "note", "data-testid": "refresh-summary-no-highlight" }, "Rewritten in full, so the changed cells are not known one by one and cannot be highlighted.") : null,
+        i.outcome === "updated" ? h("div", { class: "changes", "data-changes-for": i.bindingId, "data-where": "summary", "data-table": i.tableName }) : null,
         failed ? h("span", { "data-testid": "refresh-summary-reason", class: "reason" }, ` — ${view?.title ?? ""}: ${i.reason}`) : null,
         ...i.warnings.map((w) => h("div", { class: "note" }, w)),
         tokenButtons,
@@ -182,6 +246,7 @@ export function mountRefresh(panel: HTMLElement, ctx: PaneContext, onShown: (l: 
         h("ul", { class: "plain" }, ...items, ...s.broken.map((b) => h("li", { class: "summary-item failed" }, `${b.key}: ${b.message}`))),
       ),
     );
+    renderChanges();
     ctx.status(`Refresh: ${s.headline}.`);
   }
 
@@ -201,6 +266,8 @@ export function mountRefresh(panel: HTMLElement, ctx: PaneContext, onShown: (l: 
       );
       if (!res) return;
       const s = summarize(res.reports, res.broken, connectionFor);
+      // What the refresh did to the highlights (removed, or new changes to show), before the summary offers them.
+      highlights = await readHighlights();
       showSummary(s);
     } catch (e) {
       replace(errorHost, ctx.errorPanel(describeError(e, { secrets: ctx.secrets() })));

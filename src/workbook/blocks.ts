@@ -36,6 +36,7 @@ export type WriteErrorCode =
   | "name_taken"
   | "settings_full"
   | "selection_invalid"
+  | "no_changes"
   | "write_failed";
 
 /** The writer's one error type: a machine `code` and a message for the person reading it. */

@@ -17,6 +17,9 @@
  *   columns only (user columns to the right are never written, except to extend a calculated column
  *   into new rows); shrink with `resize` and clear the rows it left; the totals row's formulas are
  *   written back under the new last row; sort and filter are re-applied one at a time.
+ * - "Show changes" (issue #15, `changes.ts`): the last refresh's highlight and change record are
+ *   removed after the checks, before anything is written; a delta that changed or added rows records
+ *   its changes for the next "Show changes".
  * - A failure or cancel while writing restores the previous size, values, formats, totals row and
  *   user-column cells from the copy, and the info cell says "refresh failed … previous data
  *   restored". If restoring fails too, the info cell says the table may be INCOMPLETE (and the
@@ -39,6 +42,7 @@ import { readBindings, saveBinding } from "./bindingStore";
 import { acquireTableLock } from "./lock";
 import type { DeltaSummary, KeyChoice } from "../refresh/delta";
 import { dropRowHashes, storeRowHashes, tryDeltaWrite, undoDeltaRows, type DeltaShift, type PlannedCounts } from "./delta";
+import { changeSheetName, dropChanges, isOwnChangeSheet, queueChangeSheet, writeChangeRecord } from "./changes";
 
 /** The very hidden sheet holding rollback copies while a refresh writes (cleared afterwards). */
 export const ROLLBACK_SHEET = "ppm_rollback";
@@ -116,6 +120,8 @@ async function writeLocked(context: Excel.RequestContext, binding: Binding, tabl
   lo.sort.load("fields");
   const rollback = context.workbook.worksheets.getItemOrNullObject(ROLLBACK_SHEET);
   rollback.load("visibility");
+  // The last refresh's changes ("Show changes"): removed below, before anything is written.
+  const changeSheet = queueChangeSheet(context, binding.id);
   await context.sync();
   if (!rollback.isNullObject && rollback.visibility !== "VeryHidden") {
     // Someone's own sheet of that name: never written over.
@@ -164,6 +170,18 @@ async function writeLocked(context: Excel.RequestContext, binding: Binding, tabl
         "adjacent_table",
         `The refreshed table "${binding.tableName}" would grow up to the table "${touching}" on "${sheet.name}", and Excel would merge the two. Move "${touching}" at least one empty row further down, then refresh again.`,
       );
+    }
+  }
+
+  // --- the last refresh's highlight and change record go first: they describe data about to be
+  // replaced (and the rollback copy of the formats below must not carry the highlight) ---
+  // A visible sheet of that name is someone else's: never written or deleted.
+  const foreignChangeSheet = !changeSheet.isNullObject && !isOwnChangeSheet(changeSheet);
+  if (isOwnChangeSheet(changeSheet)) {
+    try {
+      await dropChanges(context, lo, binding.id, changeSheet);
+    } catch (e) {
+      throw new WriteError("write_failed", `The highlight of the last refresh's changes could not be removed: ${errorText(e)}`, { cause: e });
     }
   }
 
@@ -249,7 +267,20 @@ async function writeLocked(context: Excel.RequestContext, binding: Binding, tabl
       if (d.applied) {
         const warnings: string[] = [];
         await reapplySortAndFilter(context, lo, warnings);
-        return { warnings, delta: d.summary, changedCells: d.changes.map((c) => ({ row: c.row, column: c.column })), addedRows: d.addedRows };
+        const changedCells = d.changes.map((c) => ({ row: c.row, column: c.column }));
+        if (changedCells.length > 0 || d.addedRows.length > 0) {
+          // What "Show changes" highlights; only the data's completeness matters past this point.
+          if (foreignChangeSheet) warnings.push(`The data is refreshed, but its changes cannot be highlighted: this workbook has a visible sheet named "${changeSheetName(binding.id)}", which the add-in keeps very hidden for them.`);
+          else {
+            try {
+              const kept = await writeChangeRecord(context, binding.id, { rows: total, columns: dataColumns, changed: changedCells, added: d.addedRows }, options.targetRequestBytes);
+              if (!kept) warnings.push("The data is refreshed; so many cells changed that they are not kept for Show changes.");
+            } catch (e) {
+              warnings.push(`The data is refreshed, but its changes cannot be highlighted: ${errorText(e)}`);
+            }
+          }
+        }
+        return { warnings, delta: d.summary, changedCells, addedRows: d.addedRows };
       }
       noDelta = d.reason;
       planned = d.counts;
@@ -462,12 +493,16 @@ export function excelRefreshTarget(
 /**
  * Puts the stale mark at the start of a table's info line (`failure`), or removes it (null), keeping
  * the generation time and the last successful refresh from the binding. Leaves the line alone when
- * it is not the add-in's, or says the table may be INCOMPLETE (that warning must stay).
+ * it is not the add-in's, or says the table may be INCOMPLETE (that warning must stay). With a
+ * failure, the last changes' highlight and record go too ("Show changes" ends with the next refresh).
  */
 export async function writeStaleMark(context: Excel.RequestContext, binding: Binding, failure: BindingFailure | null): Promise<void> {
   const lo = context.workbook.tables.getItemOrNullObject(binding.tableName);
+  const changeSheet = failure ? queueChangeSheet(context, binding.id) : null;
   await context.sync();
   if (lo.isNullObject) return;
+  // A failed refresh ends the last changes' highlight too (issue #15: shown until the next refresh).
+  if (changeSheet && isOwnChangeSheet(changeSheet)) await dropChanges(context, lo, binding.id, changeSheet);
   const whole = lo.getRange();
   whole.load("rowIndex,columnIndex");
   await context.sync();

@@ -6,7 +6,7 @@ import { createEngine, type ImportRequest } from "../../src/addin/engine";
 import { ConnectionStore } from "../../src/addin/connectionStore";
 import { resolveConnectionId } from "../../src/addin/refreshSummary";
 import { startReferenceService, type ReferenceService } from "../../src/reference/server";
-import { Workbook, createExcelNamespace, inspect, serializeWorkbook } from "../../src/emulator";
+import { Workbook, createExcelNamespace, inspect, serializeWorkbook, snapshot } from "../../src/emulator";
 import type { Connection } from "../../src/service/connection";
 import { MemoryStorage } from "../helpers/memoryStorage";
 
@@ -115,6 +115,24 @@ describe("engine: import and refresh as the task pane does", () => {
     expect(inspect(wb, "'financials (json)'!A3:L3").values).not.toEqual(before);
     const none = await engine.refreshAll(() => null, { secrets: store.allSecrets() });
     expect(none.reports[0]).toMatchObject({ outcome: "failed", failure: { code: "no_connection" } });
+  });
+
+  it("Show changes after a partial regeneration: offered, shown over the table, cleared; never a token in the workbook", async () => {
+    const engine = createEngine();
+    await engine.importSource(request({}));
+    const { bindings } = await engine.listBindings();
+    const id = bindings[0].id;
+    expect((await engine.changeHighlights())[id]).toEqual({ available: false, shown: false });
+    await fetch(`${service.url}/__control/regenerate?company=acme&dataset=financials&changed=0.05&added=0.03&removed=0.03&seed=15`, { method: "POST" });
+    const report = await engine.refreshOne(id, conn, { secrets: store.allSecrets() });
+    expect(report.delta?.strategy).toBe("delta");
+    expect((await engine.changeHighlights())[id]).toEqual({ available: true, shown: false });
+    expect(await engine.showChanges(id)).toEqual({ available: true, shown: true });
+    expect(snapshot(wb).sheets.find((s) => s.name === "financials (json)")!.conditionalFormats).toHaveLength(2);
+    expect(await engine.clearChanges(id)).toEqual({ available: true, shown: false });
+    expect(snapshot(wb).sheets.find((s) => s.name === "financials (json)")!.conditionalFormats).toEqual([]);
+    expect(serializeWorkbook(wb)).not.toContain(TOKEN);
+    await expect(engine.showChanges("no-such-binding")).rejects.toMatchObject({ code: "table_missing" });
   });
 
   it("a cancelled import writes nothing", async () => {

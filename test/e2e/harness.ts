@@ -30,6 +30,8 @@ export interface GridCell {
   formula: string | null;
   /** Solid fill (`data-fill`), null for No Fill. */
   fill: string | null;
+  /** The fill a conditional format gives the cell (`data-cf-fill`, drawn over `fill`), null for none. */
+  cfFill: string | null;
 }
 
 export interface TablePlace {
@@ -266,6 +268,7 @@ export class E2E {
           text: td.textContent ?? "",
           formula: td.dataset.formula ?? null,
           fill: td.dataset.fill ?? null,
+          cfFill: td.dataset.cfFill ?? null,
         };
       }, address);
     const first = await read();

@@ -1,13 +1,69 @@
 /**
  * Issue #15 journeys: a partial regeneration refreshed as a delta (counts in the pane, a user's
- * format on an unchanged row kept), a failed refresh marked stale until the next success, and the
+ * format and fill on an unchanged row kept, "Show changes" highlighting exactly the changed cells and
+ * added rows, "Clear highlight"), a failed refresh marked stale until the next success, and the
  * refresh log.
  */
-import { check, checkEqual, type E2E, type Journey } from "../harness";
+import { check, checkEqual, type E2E, type Journey, type TablePlace } from "../harness";
 import { openTab } from "./connections";
 import { refreshAndSummarise } from "./refresh";
 
 const USER_FORMAT = "0.000";
+/** A fill the user gave some rows (Excel's light blue accent). */
+const USER_FILL = "#DDEBF7";
+/** The highlight's colours (src/refresh/changeRecord.ts). */
+const CHANGED = "#FFEB9C";
+const ADDED = "#C6EFCE";
+/** The financials dataset's key (`$metadata`). */
+const KEY = ["project_id", "fiscal_year", "period_number"];
+
+/** Gives a range a fill as a user would (Home › Fill Color), through the preview's Excel. */
+async function userFill(t: E2E, sheet: string, address: string, color: string): Promise<void> {
+  await t.page.evaluate(
+    async ([s, a, c]) => {
+      type Ctx = { workbook: { worksheets: { getItem(n: string): { getRange(a: string): { format: { fill: { color: string } } } } } }; sync(): Promise<void> };
+      const host = (window as unknown as { __ppmPreviewHost?: { workbook(): { Excel: { run(fn: (c: Ctx) => Promise<void>): Promise<void> } } | null } }).__ppmPreviewHost;
+      const wb = host?.workbook();
+      if (!wb) throw new Error("no workbook attached to the preview");
+      await wb.Excel.run(async (ctx) => {
+        ctx.workbook.worksheets.getItem(s).getRange(a).format.fill.color = c;
+        await ctx.sync();
+      });
+    },
+    [sheet, address, color] as const,
+  );
+}
+
+interface BodyCell {
+  value: string;
+  fill: string | null;
+  cfFill: string | null;
+}
+
+/** Every body cell of a table (value, own fill, conditional fill) in one round trip, as the grid would draw it. */
+async function bodyCells(t: E2E, place: TablePlace): Promise<{ header: string[]; rows: BodyCell[][] }> {
+  return t.page.evaluate(
+    ([sheet, r0, c0, rows, cols]) => {
+      type Wb = { cell(s: string, r: number, c: number): { value: string; fill?: string | null; cfFill?: string | null } };
+      const wb = (window as unknown as { __ppmPreviewHost?: { workbook(): Wb | null } }).__ppmPreviewHost?.workbook();
+      if (!wb) throw new Error("no workbook attached to the preview");
+      // No named functions in here: the bundler would wrap them in a helper the page does not have.
+      const header: string[] = [];
+      for (let c = 0; c < cols; c++) header.push(wb.cell(sheet, r0 - 1, c0 + c).value);
+      const body: Array<Array<{ value: string; fill: string | null; cfFill: string | null }>> = [];
+      for (let i = 0; i < rows; i++) {
+        const row: Array<{ value: string; fill: string | null; cfFill: string | null }> = [];
+        for (let c = 0; c < cols; c++) {
+          const cell = wb.cell(sheet, r0 + i, c0 + c);
+          row.push({ value: cell.value, fill: cell.fill ?? null, cfFill: cell.cfFill ?? null });
+        }
+        body.push(row);
+      }
+      return { header, rows: body };
+    },
+    [place.sheet, place.headerRow, place.firstColumn, place.dataRows, place.columns] as const,
+  );
+}
 
 /** Sets a number format as a user would (Home › Number format), through the preview's Excel. */
 async function userFormat(t: E2E, sheet: string, address: string, format: string): Promise<void> {
@@ -36,7 +92,7 @@ async function boundTableName(t: E2E): Promise<string> {
 }
 
 export const deltaRefresh: Journey = {
-  name: "delta refresh: partial regeneration → only changed rows written, counts in the pane, a user's format on an unchanged row kept",
+  name: "delta refresh: partial regeneration → only changed rows written, counts in the pane, a user's format and fill on an unchanged row kept, Show changes highlights exactly the changed cells and added rows, Clear highlight removes it",
   async run(t) {
     const tableName = await boundTableName(t);
     const place = await t.table(tableName);
@@ -51,6 +107,13 @@ export const deltaRefresh: Journey = {
       const row = await t.tableRow(place, i);
       before.add(JSON.stringify(row.map((c) => c.value)));
     }
+    // And a fill of their own on the same rows' first cell (the highlight must never replace it).
+    await userFill(t, place.sheet, `${place.address(1, 0)}:${place.address(20, 0)}`, USER_FILL);
+    const old = await bodyCells(t, place);
+    const keyCols = KEY.map((k) => old.header.indexOf(k));
+    check(keyCols.every((c) => c >= 0), `the key columns ${KEY.join(", ")} are in the table (${old.header.join(", ")})`);
+    const keyOf = (row: BodyCell[]) => JSON.stringify(keyCols.map((c) => row[c].value));
+    const oldByKey = new Map(old.rows.map((r) => [keyOf(r), r]));
     const applied = (await t.control("regenerate", { company: "acme", dataset: "financials", changed: 0.05, added: 0.03, removed: 0.03, seed: 15 })) as { changed: number; added: number; removed: number };
 
     await openTab(t, "refresh");
@@ -80,6 +143,49 @@ export const deltaRefresh: Journey = {
     }
     check(kept >= 5, `unchanged rows with the user's format found (${kept})`);
     await t.screenshotPane("28-delta-refresh-counts");
+
+    // --- Show changes: nothing is highlighted until asked; then exactly the changed cells (yellow)
+    // and the added rows (green), with a legend; a user's fill stays under it; Clear removes it.
+    const shown0 = await bodyCells(t, after);
+    check(shown0.rows.every((r) => r.every((c) => c.cfFill === null)), "nothing is highlighted before Show changes");
+    await item.getByTestId("refresh-summary-show-changes").click();
+    const legend = item.getByTestId("changes-legend");
+    await t.expectVisible(legend, "the legend of the highlight");
+    const legendText = await legend.innerText();
+    check(/changed cells \(yellow\)/.test(legendText) && /added rows \(green\)/.test(legendText) && /cleared by the next refresh/.test(legendText), `the legend names both colours and when it ends (${legendText})`);
+    const shown = await bodyCells(t, after);
+    const addedAt: number[] = [];
+    const changedAt: Array<[number, number]> = [];
+    for (const [i, row] of shown.rows.entries()) {
+      const was = oldByKey.get(keyOf(row));
+      const expected = row.map((c, j) => (!was ? ADDED : was[j].value !== c.value ? CHANGED : null));
+      checkEqual(row.map((c) => c.cfFill), expected, `highlight of body row ${i + 1} (${keyOf(row)})`);
+      if (!was) addedAt.push(i + 1);
+      else if (expected.includes(CHANGED)) changedAt.push([i + 1, expected.indexOf(CHANGED)]);
+    }
+    checkEqual([addedAt.length, changedAt.length], [applied.added, applied.changed], "highlighted rows: added (green) and changed (yellow) = what the regeneration applied");
+    // What the grid draws (data-cf-fill), and a user's fill on an unchanged row, kept under the highlight.
+    check(addedAt.length > 0 && changedAt.length > 0, "a changed and an added row to look at");
+    checkEqual((await t.cell(after.address(addedAt[0], 0))).cfFill, ADDED, "the grid draws an added row green");
+    checkEqual((await t.cell(after.address(changedAt[0][0], changedAt[0][1]))).cfFill, CHANGED, "the grid draws a changed cell yellow");
+    await t.screenshot("31-show-changes");
+    let filled = 0;
+    shown.rows.forEach((row) => {
+      const was = oldByKey.get(keyOf(row));
+      if (!was || was[0].fill !== USER_FILL || row.some((c, j) => c.value !== was[j].value)) return;
+      checkEqual([row[0].fill, row[0].cfFill], [USER_FILL, null], `the user's fill on unchanged row ${keyOf(row)}`);
+      filled++;
+    });
+    check(filled >= 5, `unchanged rows with the user's fill found (${filled})`);
+    const listed = t.tp.locator(`[data-testid=bound-table][data-table="${tableName}"]`);
+    await t.expectVisible(listed.getByTestId("bound-table-clear-changes"), "the bound-tables list offers Clear highlight too");
+
+    await item.getByTestId("refresh-summary-clear-changes").click();
+    await t.expectVisible(item.getByTestId("refresh-summary-show-changes"), "Show changes is offered again after Clear highlight");
+    await t.until("the legend to go", async () => (await item.getByTestId("changes-legend").count()) === 0);
+    const cleared = await bodyCells(t, after);
+    check(cleared.rows.every((r) => r.every((c) => c.cfFill === null)), "Clear highlight removes every highlighted cell");
+    checkEqual(cleared.rows.map((r) => r.map((c) => c.fill)), shown.rows.map((r) => r.map((c) => c.fill)), "the cells' own fills are exactly as before");
   },
 };
 
