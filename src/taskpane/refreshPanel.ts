@@ -372,7 +372,7 @@ export function mountRefresh(panel: HTMLElement, ctx: PaneContext, onShown: (l: 
   replace(
     panel,
     h("h2", {}, "Refresh"),
-    h("p", { class: "hint" }, "Refresh asks the service for new data and rewrites a table only when it changed. Your own columns next to a table are kept."),
+    h("p", { class: "hint" }, "Refresh asks the service for new data and writes only what changed (nothing when the export is unchanged). Your own columns next to a table are kept."),
     ctx.runtime && !ctx.runtime.startupSupported
       ? h("p", { class: "note", "data-testid": "open-refresh-unsupported" }, "This Excel cannot start add-ins when a workbook opens. Tables set to refresh when the workbook opens do so in Excel on the web, on Windows (Microsoft 365, version 2002 or later) and on a Mac (16.35 or later).")
       : null,
