@@ -1,12 +1,12 @@
 /**
  * Compact per-row fingerprints (issue #15): what the workbook keeps about the rows it last wrote, so
- * a refresh can plan a delta WITHOUT reading the old table back through the API (on Excel on the web
- * that read costs as many bytes as the table itself, issue #10 B13).
+ * a refresh can tell BEFORE reading the old table back (on Excel on the web that read costs as many
+ * bytes as the table itself, issue #10 B13) whether a delta can pay at all: a new row whose
+ * fingerprint no old row has must be written. When it can, the table is read and the delta planned
+ * from the real cells (`src/workbook/delta.ts`), so the fingerprints never decide what is written.
  *
  * A fingerprint is 7 characters (42 bits) of a hash of the row's cells as written (typed values).
- * A collision (2^-42 ≈ 2·10^-13 per changed row) would leave one changed row unwritten; accepted and
- * documented in `src/refresh/README.md`. Keys are NOT in the fingerprint: the planner reads the key
- * columns from the table itself.
+ * A collision (2^-42 per row) can only make that lower bound too low, never a result wrong.
  *
  * Storage ({@link HashStore}): a base (every fingerprint, written with a full rewrite, packed
  * 4,000 to a cell) plus an edit log (one entry per delta refresh: removed runs, inserted

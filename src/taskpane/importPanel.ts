@@ -37,6 +37,7 @@ import {
 import type { PaneContext } from "./context";
 import type { Engine } from "../addin/engine";
 import { checkbox, focusControl, isChecked, radioGroup, radioValue, select, selectValue, setDisabled, setRadioValue, setSelectOptions, textArea, textInput, type SelectOption } from "./controls";
+import { destinationChoice } from "./common";
 
 /** The import panel for one dataset. */
 export function importPanel(ctx: PaneContext, engine: Engine, d: ManifestDatasetInfo, companyId: string, close: () => void): HTMLElement {
@@ -50,14 +51,7 @@ export function importPanel(ctx: PaneContext, engine: Engine, d: ManifestDataset
   let query: LocalQuery | null = {};
   const errorHost = h("div", { class: "error-host" });
 
-  const dest = radioGroup({
-    label: "Destination",
-    value: "newSheet",
-    choices: [
-      { value: "newSheet", label: "New sheet", testid: "import-dest-new-sheet" },
-      { value: "selection", label: "Existing sheet, at the selected cell", testid: "import-dest-selection" },
-    ],
-  });
+  const dest = destinationChoice("import");
   const fmt = radioGroup({
     label: "Format",
     value: format,

@@ -6,9 +6,9 @@
 import { h, replace } from "./dom";
 import { describeError } from "./errorView";
 import { formatCount } from "./datasets";
-import { noConnection } from "./common";
+import { destinationChoice, noConnection } from "./common";
 import type { PaneContext, TabName } from "./context";
-import { radioGroup, radioValue } from "./controls";
+import { radioValue } from "./controls";
 
 /** What each snapshot is, in the user's words. The combined view's rule is the spec's. */
 export const SNAPSHOTS: ReadonlyArray<{ endpoint: string; label: string; hint: string }> = [
@@ -31,14 +31,7 @@ export function mountSnapshots(panel: HTMLElement, ctx: PaneContext, onShown: (l
   /** Probe result per connection id: is the snapshot group absent in this environment? */
   const absent = new Map<string, boolean>();
 
-  const dest = radioGroup({
-    label: "Destination",
-    value: "newSheet",
-    choices: [
-      { value: "newSheet", label: "New sheet", testid: "snapshot-dest-new-sheet" },
-      { value: "selection", label: "Existing sheet, at the selected cell", testid: "snapshot-dest-selection" },
-    ],
-  });
+  const dest = destinationChoice("snapshot");
 
   async function render(): Promise<void> {
     const conn = ctx.activeConnection();
