@@ -97,7 +97,6 @@ Commands:
       writing; a summary ($apply) is computed while the export streams in.
       --excel-safe (CSV only) puts a ' before text cells that start with =, +, -, @, a tab or a
       carriage return, so Excel opens them as text, not formulas (CSV injection).
-    ...(byteExact ? { onBody: (chunk: Uint8Array) => void raw.push(chunk) } : {}),
 
 Options for every command:
   --env URL        environment base URL (or PPM_ENV)

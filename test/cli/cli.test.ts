@@ -52,6 +52,15 @@ function ppm(args: string[], env: Record<string, string | undefined> = { PPM_TOK
 
 const all = (r: Run) => `${r.stdout}\n${r.stderr}`;
 
+describe("ppm --help", () => {
+  it("prints every command and option as prose: no source code leaked into the text", async () => {
+    const r = await ppm(["--help"]);
+    expect(r.code).toBe(0);
+    for (const part of ["doctor --env URL", "datasets --env URL", "export KEY --env URL", "--excel-safe", "--mkdir", "PPM_TOKEN"]) expect(r.stdout).toContain(part);
+    expect(r.stdout).not.toMatch(/=>|\.\.\.\(|Uint8Array|\bvoid\b/);
+  });
+});
+
 describe("ppm doctor", () => {
   it("passes on a working environment, with a readable table", async () => {
     const r = await ppm(["doctor", "--env", svc.url], { PPM_TOKEN: TOKEN, PPM_API_AUTH: "demo-api-auth", PPM_API_SECRET: "demo-api-secret" });
