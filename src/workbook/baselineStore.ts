@@ -40,6 +40,18 @@ async function baselineRow(context: Excel.RequestContext, sheet: Excel.Worksheet
 }
 
 
+/** Queues deleting the settings-held records (earlier versions') of bindings not in `liveBindingIds`; returns how many. */
+function deleteStaleSettings(settings: Excel.SettingCollection, liveBindingIds: readonly string[]): number {
+  let removed = 0;
+  for (const s of settings.items) {
+    if (s.key.startsWith(BASELINE_SETTING_PREFIX) && !liveBindingIds.includes(s.key.slice(BASELINE_SETTING_PREFIX.length))) {
+      s.delete();
+      removed++;
+    }
+  }
+  return removed;
+}
+
 export interface BaselineStore {
   /** The record of a binding; null when none. @throws BaselineError when stored but unreadable. */
   read(context: Excel.RequestContext, bindingId: string): Promise<Baseline | null>;
@@ -66,13 +78,7 @@ export const settingsBaselineStore: BaselineStore = {
     const settings = context.workbook.settings;
     settings.load("items/key");
     await context.sync();
-    let removed = 0;
-    for (const s of settings.items) {
-      if (s.key.startsWith(BASELINE_SETTING_PREFIX) && !liveBindingIds.includes(s.key.slice(BASELINE_SETTING_PREFIX.length))) {
-        s.delete();
-        removed++;
-      }
-    }
+    const removed = deleteStaleSettings(settings, liveBindingIds);
     if (removed) await context.sync();
     return removed;
   },
@@ -172,12 +178,7 @@ export const sheetBaselineStore: BaselineStore = {
       });
     }
   }
-  for (const s of settings.items) {
-    if (s.key.startsWith(BASELINE_SETTING_PREFIX) && !liveBindingIds.includes(s.key.slice(BASELINE_SETTING_PREFIX.length))) {
-      s.delete();
-      removed++;
-    }
-  }
+  removed += deleteStaleSettings(settings, liveBindingIds);
   if (removed) await context.sync();
   return removed;
   },

@@ -181,21 +181,22 @@ export function isResponseTooLarge(err: unknown): boolean {
   return !!err && typeof err === "object" && (err as { code?: unknown }).code === "ResponsePayloadSizeLimitExceeded";
 }
 
+type BlockRange = { load(p: string): unknown; values: unknown[][]; formulas: unknown[][]; numberFormat: unknown[][] };
+
 /**
- * Reads `total` rows of one range property in row blocks, so a large table never needs a response
- * over the limit. A refused block is halved and read again.
- * @param bytesPerRow estimated response bytes of one row (sizes the first block).
+ * Reads `total` rows of one range property in row blocks of at most `firstBlockRows`, so no response
+ * nears the limit; a refused block is halved and read again. `visit` gets each block's rows and the
+ * index of its first row, and stops the reading by returning true.
  */
-export async function loadInBlocks(
+export async function visitInBlocks(
   context: { sync(): Promise<unknown> },
-  rangeAt: (from: number, count: number) => { load(p: string): unknown; values: unknown[][]; formulas: unknown[][]; numberFormat: unknown[][] },
+  rangeAt: (from: number, count: number) => BlockRange,
   total: number,
   property: "values" | "formulas" | "numberFormat",
-  bytesPerRow: number,
-  targetResponseBytes = DEFAULT_TARGET_RESPONSE_BYTES,
-): Promise<unknown[][]> {
-  const out: unknown[][] = [];
-  let perBlock = Math.max(1, Math.floor(targetResponseBytes / Math.max(1, bytesPerRow)));
+  firstBlockRows: number,
+  visit: (rows: unknown[][], from: number) => boolean | void,
+): Promise<void> {
+  let perBlock = Math.max(1, firstBlockRows);
   let from = 0;
   while (from < total) {
     const count = Math.min(perBlock, total - from);
@@ -211,8 +212,27 @@ export async function loadInBlocks(
       }
       throw err;
     }
-    for (const row of range[property]) out.push(row);
+    if (visit(range[property], from) === true) return;
     from += count;
   }
+}
+
+/**
+ * Reads `total` rows of one range property in row blocks ({@link visitInBlocks}).
+ * @param bytesPerRow estimated response bytes of one row (sizes the first block).
+ */
+export async function loadInBlocks(
+  context: { sync(): Promise<unknown> },
+  rangeAt: (from: number, count: number) => BlockRange,
+  total: number,
+  property: "values" | "formulas" | "numberFormat",
+  bytesPerRow: number,
+  targetResponseBytes = DEFAULT_TARGET_RESPONSE_BYTES,
+): Promise<unknown[][]> {
+  const out: unknown[][] = [];
+  const firstBlockRows = Math.floor(targetResponseBytes / Math.max(1, bytesPerRow));
+  await visitInBlocks(context, rangeAt, total, property, firstBlockRows, (rows) => {
+    for (const row of rows) out.push(row);
+  });
   return out;
 }

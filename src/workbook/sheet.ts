@@ -5,7 +5,7 @@
  */
 import type { Rect } from "../refresh/plan";
 import { a1 } from "./names";
-import { isResponseTooLarge } from "./blocks";
+import { visitInBlocks } from "./blocks";
 
 /** Cells whose formulas one block of the occupancy check asks for (halved when a response is refused). */
 const OCCUPANCY_BLOCK_CELLS = 100_000;
@@ -41,31 +41,25 @@ export async function findOccupiedCell(context: Excel.RequestContext, sheet: Exc
   if (used.isNullObject) return null;
   const overlap = intersect(rect, { row: used.rowIndex, column: used.columnIndex, rowCount: used.rowCount, columnCount: used.columnCount });
   if (!overlap) return null;
-  let perBlock = Math.max(1, Math.floor(OCCUPANCY_BLOCK_CELLS / overlap.columnCount));
-  let from = 0;
-  while (from < overlap.rowCount) {
-    const count = Math.min(perBlock, overlap.rowCount - from);
-    const range = sheet.getRangeByIndexes(overlap.row + from, overlap.column, count, overlap.columnCount);
-    range.load("formulas");
-    try {
-      // eslint-disable-next-line office-addins/no-context-sync-in-loop -- blocked loads keep each response under the 5 MB limit (issue 10, B14); the loop stops at the first occupied cell
-      await context.sync();
-    } catch (err) {
-      if (isResponseTooLarge(err) && count > 1) {
-        perBlock = Math.ceil(count / 2);
-        continue;
+  let found: string | null = null;
+  await visitInBlocks(
+    context,
+    (from, count) => sheet.getRangeByIndexes(overlap.row + from, overlap.column, count, overlap.columnCount),
+    overlap.rowCount,
+    "formulas",
+    Math.floor(OCCUPANCY_BLOCK_CELLS / overlap.columnCount),
+    (f, from) => {
+      for (let r = 0; r < f.length; r++) {
+        for (let c = 0; c < f[r].length; c++) {
+          if (f[r][c] !== "" && f[r][c] !== null) {
+            found = a1(overlap.row + from + r, overlap.column + c);
+            return true;
+          }
+        }
       }
-      throw err;
-    }
-    const f = range.formulas as unknown[][];
-    for (let r = 0; r < f.length; r++) {
-      for (let c = 0; c < f[r].length; c++) {
-        if (f[r][c] !== "" && f[r][c] !== null) return a1(overlap.row + from + r, overlap.column + c);
-      }
-    }
-    from += count;
-  }
-  return null;
+    },
+  );
+  return found;
 }
 
 /**

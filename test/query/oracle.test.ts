@@ -9,21 +9,12 @@ import { applyQuery, FUNCTION_NAMES, QueryError, type LocalQuery } from "../../s
 import type { CellValue, Column } from "../../src/table/model";
 import { makeTable } from "./fixture";
 import { OracleError, oracleApply } from "./oracle/oracle";
+import { mulberry32 } from "../../bench/random";
 
 const QUERIES = 6000;
 const SEED = 0x0da7a401;
 const NOW = Date.parse("2025-06-01T12:34:56Z");
 
-function mulberry32(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a |= 0;
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 const rnd = mulberry32(SEED);
 const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rnd() * xs.length)];
 const chance = (p: number) => rnd() < p;

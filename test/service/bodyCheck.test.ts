@@ -1,16 +1,6 @@
 /** The checks that a dataset answer is the export (src/service/bodyCheck.ts), as pure functions. */
 import { contentKind, isWrongKind, jsonErrorCode, peekStream, sniffKind } from "../../src/service/bodyCheck";
-
-function chunked(bytes: Uint8Array, size: number): ReadableStream<Uint8Array> {
-  let at = 0;
-  return new ReadableStream<Uint8Array>({
-    pull(c) {
-      if (at >= bytes.length) return c.close();
-      c.enqueue(bytes.slice(at, at + size));
-      at += size;
-    },
-  });
-}
+import { chunked } from "./helpers";
 
 async function readAll(stream: ReadableStream<Uint8Array>): Promise<Uint8Array> {
   const parts: Uint8Array[] = [];

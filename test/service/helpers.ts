@@ -96,3 +96,15 @@ export async function expectPpmError(p: Promise<unknown>, code: string): Promise
 export function errorTexts(e: PpmError): string {
   return [e.message, e.action, JSON.stringify(e.toJSON()), String(e), e.stack ?? ""].join("\n");
 }
+
+/** `bytes` as a stream of `size`-byte chunks (the last one shorter). */
+export function chunked(bytes: Uint8Array, size: number): ReadableStream<Uint8Array> {
+  let at = 0;
+  return new ReadableStream<Uint8Array>({
+    pull(c) {
+      if (at >= bytes.length) return c.close();
+      c.enqueue(bytes.slice(at, at + size));
+      at += size;
+    },
+  });
+}

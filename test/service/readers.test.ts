@@ -12,21 +12,10 @@ import { CsvStreamParser, parseCsvStream } from "../../src/service/csv";
 import { BodyShapeError, CsvTableBuilder, MAX_JSON_DEPTH, jsonTooDeepAt, parseJsonLossless, type MetaInput } from "../../src/service/dataset";
 import { tableFromJsonStream } from "../../src/service/jsonRows";
 import type { Column, Table } from "../../src/table/model";
-import { ACME_TOKEN, acme, control, errorTexts, expectPpmError, recordingFetch } from "./helpers";
+import { ACME_TOKEN, acme, chunked, control, errorTexts, expectPpmError, recordingFetch } from "./helpers";
 
 const META: MetaInput = { key: "financials", schemaVersion: null, generatedAt: null, etag: null, lastModified: null, fetchedAt: "2026-01-01T00:00:00.000Z" };
 
-/** `bytes` as a stream of `size`-byte chunks (the last one shorter). */
-function chunked(bytes: Uint8Array, size: number): ReadableStream<Uint8Array> {
-  let at = 0;
-  return new ReadableStream<Uint8Array>({
-    pull(c) {
-      if (at >= bytes.length) return c.close();
-      c.enqueue(bytes.slice(at, at + size));
-      at += size;
-    },
-  });
-}
 
 const nested = (depth: number): string => "[".repeat(depth) + "]".repeat(depth);
 const exportWithCell = (cell: string): string =>
