@@ -34,6 +34,8 @@ export type AggregateItem =
 
 export interface ComputeItem {
   expr: Expr;
+  /** The expression as written (for errors). */
+  exprText: string;
   alias: string;
   aliasPos: number;
   pos: number;
@@ -57,6 +59,8 @@ interface Tok {
 const WORD = /[$\p{L}\p{Nl}_][\p{L}\p{Nl}\p{Nd}\p{Mn}\p{Mc}\p{Pc}\p{Cf}]*/uy;
 const ALIAS = /^[\p{L}\p{Nl}_][\p{L}\p{Nl}\p{Nd}\p{Mn}\p{Mc}\p{Pc}\p{Cf}]*$/u;
 
+const SINGLE: Partial<Record<string, Kind>> = { "(": "lparen", ")": "rparen", ",": "comma", "/": "slash" };
+
 function scan(text: string): Tok[] {
   const out: Tok[] = [];
   let i = 0;
@@ -67,8 +71,7 @@ function scan(text: string): Tok[] {
       i++;
       continue;
     }
-    const single: Partial<Record<string, Kind>> = { "(": "lparen", ")": "rparen", ",": "comma", "/": "slash" };
-    const k = single[c];
+    const k = SINGLE[c];
     if (k) {
       out.push({ kind: k, text: c, pos });
       i++;
@@ -182,10 +185,10 @@ class ApplyParser {
           const items: ComputeItem[] = [];
           for (;;) {
             const start = this.peek();
-            const [expr] = this.expression(["as"], "'as' and a name for the computed column");
+            const [expr, exprText] = this.expression(["as"], "'as' and a name for the computed column");
             this.next();
             const alias = this.alias();
-            items.push({ expr, alias: alias.text, aliasPos: alias.pos, pos: start.pos });
+            items.push({ expr, exprText, alias: alias.text, aliasPos: alias.pos, pos: start.pos });
             if (this.peek().kind === "comma") {
               this.next();
               continue;
@@ -305,8 +308,9 @@ class ApplyParser {
     if (stop === first) this.fail("an expression");
     const from = first.pos - 1;
     const body = this.text.slice(from, stop.pos - 1);
-    // Padding keeps the $filter parser's positions equal to positions in the $apply text.
-    return [parseFilter(" ".repeat(from) + body), body.trim()];
+    // The offset keeps the $filter parser's positions equal to positions in the $apply text (no
+    // padding: each expression costs its own length, so the whole text parses in linear time).
+    return [parseFilter(body, from), body.trim()];
   }
 }
 
