@@ -321,17 +321,20 @@ interface Label {
  * 2^53, bigints, exact Decimals) moves the group to an exact BigInt `m × 10^e` in `exact`.
  */
 class AccColumn {
-  /** Count; the scaled fast-path sum. */
+  /** Count; the scaled fast-path sum (NaN while a sum has no value yet). */
   private readonly n: number[] = [];
   /** Sums: decimal digits of `n[g]`, or {@link EXACT}. */
   private readonly scale: number[] = [];
-  /** Sums and averages: non-null values added. */
+  /** Averages: non-null values added. */
   private readonly cnt: number[] = [];
   /** Sums that left the fast path. */
   private readonly exact = new Map<number, ExactSum>();
-  /** min/max: the best value so far (comparable form), and its cell when it came from a plain column. */
+  /**
+   * min/max: the best value so far (comparable form), and its source cell when the two differ (a
+   * plain integer or date-time column: its cell keeps the exact text the service sent).
+   */
   private readonly best: RV[] = [];
-  private readonly cell: Array<CellValue | undefined> = [];
+  private readonly cell: CellValue[] = [];
   private readonly seen: Array<Set<unknown>> = [];
   private readonly order: Order;
 
@@ -339,6 +342,7 @@ class AccColumn {
     private readonly kind: Kind,
     private readonly type: ColumnType,
     private readonly label: Label,
+    private readonly keepsCell: boolean,
   ) {
     this.order = type === "text" ? Order.Text : type === "integer" || type === "decimal" ? Order.Number : Order.Native;
   }
@@ -351,6 +355,9 @@ class AccColumn {
         return;
       case Kind.SumInteger:
       case Kind.SumDecimal:
+        this.n.push(NaN);
+        this.scale.push(0);
+        return;
       case Kind.Average:
         this.n.push(0);
         this.scale.push(0);
@@ -361,7 +368,7 @@ class AccColumn {
         return;
       default:
         this.best.push(null);
-        this.cell.push(undefined);
+        if (this.keepsCell) this.cell.push(null);
     }
   }
 
@@ -372,6 +379,8 @@ class AccColumn {
         return;
       case Kind.SumInteger:
       case Kind.SumDecimal:
+        if (v !== null) this.addSum(g, v);
+        return;
       case Kind.Average:
         if (v === null) return;
         this.cnt[g]++;
@@ -385,7 +394,7 @@ class AccColumn {
         const best = this.best[g];
         if (best === null || (this.kind === Kind.Max ? this.compare(v, best) > 0 : this.compare(v, best) < 0)) {
           this.best[g] = v;
-          this.cell[g] = c;
+          if (this.keepsCell) this.cell[g] = c!;
         }
       }
     }
@@ -426,6 +435,7 @@ class AccColumn {
       }
       if (k >= 0) {
         let n = this.n[g];
+        if (n !== n) n = 0; // NaN: the first value of a sum
         if (k > scale) n *= POW10[k - scale];
         else if (k < scale) m *= POW10[scale - k];
         const s = n + m;
@@ -439,7 +449,8 @@ class AccColumn {
     }
     let ex = this.exact.get(g);
     if (ex === undefined) {
-      ex = { m: BigInt(this.n[g]), e: -this.scale[g] };
+      const n = this.n[g];
+      ex = { m: BigInt(n !== n ? 0 : n), e: -this.scale[g] };
       this.exact.set(g, ex);
       this.scale[g] = EXACT;
     }
@@ -461,13 +472,13 @@ class AccColumn {
       case Kind.Count:
         return this.n[g];
       case Kind.SumInteger: {
-        if (this.cnt[g] === 0) return null;
+        if (this.empty(g)) return null;
         if (this.scale[g] === 0) return this.n[g];
         const s = this.exactSum(g);
         return normInt(s.e >= 0 ? s.m * 10n ** BigInt(s.e) : s.m / 10n ** BigInt(-s.e));
       }
       case Kind.SumDecimal: {
-        if (this.cnt[g] === 0) return null;
+        if (this.empty(g)) return null;
         const scale = this.scale[g];
         // Both operands are exact doubles, so the quotient is the double nearest to the exact sum.
         if (scale !== EXACT) return this.n[g] / POW10[scale] + 0;
@@ -486,8 +497,7 @@ class AccColumn {
       case Kind.CountDistinct:
         return this.seen[g].size;
       default: {
-        const c = this.cell[g];
-        if (c !== undefined) return c;
+        if (this.keepsCell) return this.cell[g];
         const best = this.best[g];
         const cell = toCell(best, this.type);
         if (typeof cell === "number" && !Number.isFinite(cell)) {
@@ -497,6 +507,11 @@ class AccColumn {
         return cell;
       }
     }
+  }
+
+  /** A sum over no non-null value (its result is null). */
+  private empty(g: number): boolean {
+    return this.scale[g] !== EXACT && Number.isNaN(this.n[g]);
   }
 
   /** `x`, or an `overflow` error naming the result column when it is beyond the double range. */
@@ -540,7 +555,10 @@ function distinctKey(v: Exclude<RV, null>): unknown {
 interface ItemPlan {
   /** Value fed to the accumulator; undefined for `$count`. */
   get?: (r: Row) => RV;
-  /** The cell to keep for min/max when the expression is a plain column (keeps its exact text). */
+  /**
+   * min/max of a plain column whose values are not its cells (integers, date-times): the column of
+   * the cell to keep, so the result is the cell exactly as the service sent it.
+   */
   cellCol?: number;
   /** A plain column of a type whose cells are their values (decimal, text, date, boolean). */
   direct?: number;
@@ -624,7 +642,7 @@ function groupPlan(
   return {
     columns: outColumns,
     open(): GroupState {
-      const accs = plans.map((p) => new AccColumn(p.kind, p.type, p.label));
+      const accs = plans.map((p) => new AccColumn(p.kind, p.type, p.label, p.cellCol !== undefined));
       /** The grouping cells of group g are keyCells[g * nk ... g * nk + nk - 1]. */
       const keyCells: CellValue[] = [];
       let groups = 0;
@@ -739,7 +757,8 @@ function planItem(compiler: Compiler, item: AggregateItem, taken: Set<string>): 
     case "max": {
       const column: Column = { name: item.alias, type, nullable: true };
       if (base?.sourceType) column.sourceType = base.sourceType;
-      return { get: c.f, direct, cellCol: plainCol, kind: item.method === "max" ? Kind.Max : Kind.Min, type, label, column };
+      const cellCol = direct === undefined ? plainCol : undefined;
+      return { get: c.f, direct, cellCol, kind: item.method === "max" ? Kind.Max : Kind.Min, type, label, column };
     }
     case "countdistinct":
       return { get: c.f, direct, kind: Kind.CountDistinct, type, label, column: { name: item.alias, type: "integer", nullable: false } };

@@ -19,6 +19,11 @@ import { parseFilter } from "./parser";
 export type AggregateMethod = "sum" | "min" | "max" | "average" | "countdistinct";
 export const AGGREGATE_METHODS: readonly AggregateMethod[] = ["sum", "min", "max", "average", "countdistinct"];
 export const TRANSFORMATIONS = ["aggregate", "groupby", "filter", "compute"] as const;
+/**
+ * Nesting limit of transformations inside `groupby(..., ...)`: parsing recurses once per level, so
+ * the stack stays small. Chained steps (`t1/t2/...`) have no limit: they are parsed in a loop.
+ */
+export const MAX_APPLY_NESTING = 20;
 
 /** A column reference as written (`"quoted"` names are exact, as in `$filter`). */
 export interface ApplyColumnRef {
@@ -172,7 +177,9 @@ class ApplyParser {
       this.fail("a transformation (aggregate, groupby, filter or compute)");
     }
     this.next();
-    if (++this.depth > 20) throw new QueryError({ code: "syntax", detail: "transformations are nested too deeply", position: t.pos });
+    if (++this.depth > MAX_APPLY_NESTING) {
+      throw new QueryError({ code: "syntax", detail: `transformations are nested too deeply (more than ${MAX_APPLY_NESTING} levels); chain them with '/' instead`, position: t.pos });
+    }
     try {
       this.expect("lparen", `'(' after ${name}`);
       switch (name) {
