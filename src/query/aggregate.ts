@@ -238,14 +238,23 @@ function isoFromMs(ms: number): string {
   return iso.endsWith(".000Z") ? iso.slice(0, 19) + "Z" : iso;
 }
 
-/** `about 1.70e+309` for an exact value (or the text of a non-finite double's source). */
+/** `1.80e+308`: an exact value `m × 10^e` to three significant digits, rounded half up. */
 function magnitude(m: bigint, e: number): string {
-  const digits = (m < 0n ? -m : m).toString();
-  const exp = digits.length - 1 + e;
-  return `${m < 0n ? "-" : ""}${digits[0]}.${digits.slice(1, 3).padEnd(2, "0")}e${exp < 0 ? "-" : "+"}${Math.abs(exp)}`;
+  let digits = (m < 0n ? -m : m).toString();
+  let exp = digits.length - 1 + e;
+  if (digits.length > 3) {
+    let head = BigInt(digits.slice(0, 3)) + (digits[3] >= "5" ? 1n : 0n);
+    if (head === 1000n) {
+      head = 100n;
+      exp++;
+    }
+    digits = head.toString();
+  }
+  digits = digits.padEnd(3, "0");
+  return `${m < 0n ? "-" : ""}${digits[0]}.${digits.slice(1)}e${exp < 0 ? "-" : "+"}${Math.abs(exp)}`;
 }
 
-const RANGE = "beyond the largest number a cell can hold (±1.8e+308)";
+const RANGE = "beyond the largest number a cell can hold (±1.7976931348623157e+308)";
 
 function computeOverflow(item: ComputeItem): QueryError {
   return new QueryError({
