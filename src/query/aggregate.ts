@@ -656,7 +656,7 @@ function groupPlan(
       const keyCells: CellValue[] = [];
       let groups = 0;
       const newGroup = (r: Row): number => {
-        for (let k = 0; k < nk; k++) keyCells.push(r[keys[k]]!);
+        for (let k = 0; k < nk; k++) keyCells.push(r[keys[k]]);
         for (let p = 0; p < np; p++) accs[p].init();
         return groups++;
       };
