@@ -108,8 +108,10 @@ Options for every command:
 
 Record credentials for doctor's record check: PPM_API_AUTH and PPM_API_SECRET.
 
-Exit codes: 0 ok, 1 other failure, 2 usage, 3 authentication/authorisation,
-            4 dataset unknown/not generated/unusable or route absent, 5 network/timeout/server.
+Exit codes: 0 ok, 1 other failure (also a --query the data cannot satisfy: a sum beyond the
+            number range, a division by zero), 2 usage (also a --query that is not valid),
+            3 authentication/authorisation, 4 dataset unknown/not generated/unusable or route
+            absent, 5 network/timeout/server.
 `;
 
 class UsageError extends Error {}
@@ -234,6 +236,13 @@ export async function runCli(argv: string[], io: CliIo = processIo()): Promise<n
       return exitCodeFor(e.code);
     }
     if (e instanceof Error && e.name === "QueryError") {
+      const code = (e as Error & { code?: string }).code;
+      // A valid query whose result the data makes impossible (a sum beyond the double range, a
+      // division by zero) is a failure of this run, not a usage error; nothing was written.
+      if (code === "overflow" || code === "division_by_zero") {
+        io.stderr(safe(`error: the --query cannot be evaluated on this data: ${e.message}\nnothing was written.\n`));
+        return EXIT.failure;
+      }
       io.stderr(safe(`error: the --query is not valid: ${e.message}\n`));
       return EXIT.usage;
     }

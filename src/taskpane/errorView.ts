@@ -136,6 +136,7 @@ const QUERY_TITLES: Record<string, string> = {
   invalid_query: "The stored query is not valid",
   invalid_url: "The pasted address is not valid",
   division_by_zero: "The query divides by zero",
+  overflow: "A result is too large for a number in Excel",
 };
 
 /** Titles for refresh / workbook failure codes (bindings, table validation, writer). */
