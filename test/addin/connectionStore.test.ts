@@ -1,4 +1,4 @@
-import { ConnectionInputError, ConnectionStore, STORAGE_KEYS, deviceStorage, type StorageLike } from "../../src/addin/connectionStore";
+import { ConnectionInputError, ConnectionStore, STORAGE_KEYS, deviceStorage, type ConnectionField, type ConnectionInput, type StorageLike } from "../../src/addin/connectionStore";
 
 class MemoryStorage implements StorageLike {
   readonly map = new Map<string, string>();
@@ -87,12 +87,24 @@ describe("ConnectionStore", () => {
 
   it("never echoes a secret in a validation message", () => {
     const store = new ConnectionStore(new MemoryStorage(), { newId: ids() });
-    const secret = "s3cr3t\ntoken";
-    try {
-      store.save({ name: "A", baseUrl: "https://a.example.com", token: secret });
-      throw new Error("expected failure");
-    } catch (e) {
-      expect((e as Error).message).not.toContain("s3cr3t");
+    // Each secret field refused for its content: the error names the field, never the value.
+    const cases: Array<[ConnectionField, Partial<ConnectionInput>, string]> = [
+      ["token", { token: "s3cr3t\ntoken" }, "s3cr3t"],
+      ["token", { token: "s3cr3t-tökén" }, "s3cr3t"],
+      ["apiAuth", { token: "tok-ok-1", apiAuth: "auth s3cr3t", apiSecret: "x-secret" }, "s3cr3t"],
+      ["apiSecret", { token: "tok-ok-1", apiAuth: "auth-1", apiSecret: "sec\ts3cr3t" }, "s3cr3t"],
+      ["token", { token: "s3cr3t".repeat(1000) }, "s3cr3t"],
+    ];
+    for (const [field, input, secret] of cases) {
+      let caught: unknown = null;
+      try {
+        store.save({ name: "A", baseUrl: "https://a.example.com", ...input });
+      } catch (e) {
+        caught = e;
+      }
+      expect(caught).toBeInstanceOf(ConnectionInputError);
+      expect((caught as ConnectionInputError).field).toBe(field);
+      expect((caught as ConnectionInputError).message).not.toContain(secret);
     }
   });
 
