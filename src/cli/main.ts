@@ -34,7 +34,7 @@ export const EXIT = {
   auth: 3,
   /** Unknown or not generated dataset, unusable cached export, route absent in this environment. */
   dataset: 4,
-  /** Network failure, timeout, rate limiting, server error. */
+  /** Network failure, a redirect (never followed), timeout, rate limiting, server error. */
   network: 5,
 } as const;
 
@@ -53,6 +53,7 @@ export function exitCodeFor(code: PpmErrorCode): number {
     case "route_absent":
       return EXIT.dataset;
     case "network":
+    case "redirected":
     case "timeout":
     case "rate_limited":
     case "server_error":
@@ -124,7 +125,8 @@ More options:
 Record credentials for doctor's record check: PPM_API_AUTH and PPM_API_SECRET.
 
 Exit codes: 0 ok, 1 other failure, 2 usage, 3 authentication/authorisation,
-            4 dataset unknown/not generated/unusable or route absent, 5 network/timeout/server.
+            4 dataset unknown/not generated/unusable or route absent,
+            5 network/redirect/timeout/server.
 `;
 
 class UsageError extends Error {}
@@ -558,7 +560,7 @@ async function exportCommand(p: Parsed, io: CliIo): Promise<number> {
   let cacheKey: string | undefined;
   if (store && outPath) {
     await client.manifest().catch((e: unknown) => {
-      if (e instanceof PpmError && ["cancelled", "unauthorized", "bi_reporting_disabled", "network", "timeout"].includes(e.code)) throw e;
+      if (e instanceof PpmError && ["cancelled", "unauthorized", "bi_reporting_disabled", "network", "redirected", "timeout"].includes(e.code)) throw e;
     });
     cacheKey = validatorKey(client.scope, key, format);
     const extra = store.getExtra(cacheKey);

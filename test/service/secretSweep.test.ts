@@ -122,7 +122,7 @@ const SCENARIOS: Scenario[] = [
   { name: "304 without validators", format: "csv", code: "unexpected_not_modified", behaviour: (r) => ({ status: 304, headers: { ETag: `"${echo(r.token)}"` } }) },
   { name: "a body that stalls", format: "csv", code: "timeout", behaviour: (r) => ({ headers: { "Content-Type": "text/csv" }, body: echo(r.token), stall: true }) },
   { name: "a connection reset mid-body", format: "json", code: "network", behaviour: (r) => ({ headers: { "Content-Type": "application/json" }, body: `{"rows":["${echo(r.token)}`.padEnd(70_000, " "), reset: true }) },
-  { name: "a redirect carrying the token", format: "csv", code: "network", behaviour: (r) => ({ status: 302, headers: { Location: `http://127.0.0.1:9/?t=${encodeURIComponent(r.token ?? "")}&b=${echo(r.token).replace(/[ |]/g, "")}` } }) },
+  { name: "a redirect carrying the token", format: "csv", code: "redirected", behaviour: (r) => ({ status: 302, headers: { Location: `http://127.0.0.1:9/?t=${encodeURIComponent(r.token ?? "")}&b=${echo(r.token).replace(/[ |]/g, "")}` } }) },
 ];
 
 function cliClient() {
