@@ -460,8 +460,7 @@ describe("B17 the function-command window: Refresh all ends inside it on every p
     s.save({ name: "Acme", baseUrl: "https://eu.example.com", token: "t0ken-value" });
     return s;
   }
-  // `closed()` is about the last dialog opened (the summary): the "working" dialog before it is
-  // closed by the command itself, as Office shows one dialog at a time.
+  // `closed()` is about the last dialog opened (the "working" dialog, which becomes the summary).
   const openedUi = (): { ui: DialogUi; closed: () => boolean } => {
     const dialogs: { closed: boolean }[] = [];
     return {
@@ -469,7 +468,7 @@ describe("B17 the function-command window: Refresh all ends inside it on every p
         displayDialogAsync: (_u, _o, cb) => {
           const d = { closed: false };
           dialogs.push(d);
-          cb({ status: "succeeded", value: { close: () => (d.closed = true), addEventHandler: () => undefined } });
+          cb({ status: "succeeded", value: { close: () => (d.closed = true), addEventHandler: () => undefined, messageChild: () => undefined } });
         },
       },
       closed: () => dialogs.at(-1)?.closed ?? false,
