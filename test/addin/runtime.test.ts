@@ -9,6 +9,7 @@ import { missingConnectionNote } from "../../src/addin/startup";
 import { startReferenceService, type ReferenceService } from "../../src/reference/server";
 import { Workbook, createExcelNamespace, loadWorkbook, serializeWorkbook } from "../../src/emulator";
 import { MemoryStorage } from "../helpers/memoryStorage";
+import { fakeDialogUi, waitFor } from "../helpers/fakeDialog";
 
 const TOKEN = "demo-acme-token";
 
@@ -20,6 +21,8 @@ interface LoggedRequest {
 
 /** A fake `Office` with the shared runtime (or without it), recording what the add-in asked. */
 function fakeOffice(opts: { shared: boolean; startup?: string }) {
+  // The ribbon commands' summary dialog (DialogApi 1.2: the page gets its text by messageChild).
+  const dialog = fakeDialogUi("dialog");
   const rec = {
     startup: opts.startup ?? "None",
     startupCalls: [] as string[],
@@ -27,13 +30,17 @@ function fakeOffice(opts: { shared: boolean; startup?: string }) {
     selectionHandlers: [] as Array<(e: unknown) => void>,
     associated: new Map<string, (event: { completed(): void }) => void>(),
     ready: [] as Array<() => void>,
-    messages: [] as string[],
+    dialog,
+    /** The summaries the commands' dialogs showed (not their "working" state), in order. */
+    get messages(): string[] {
+      return dialog.shown().filter((m) => m.state !== "working").map((m) => m.text);
+    },
   };
   const office = {
     context: {
       requirements: { isSetSupported: (name: string) => opts.shared || !["SharedRuntime", "RibbonApi"].includes(name) },
       document: { addHandlerAsync: (_type: string, handler: (e: unknown) => void) => rec.selectionHandlers.push(handler) },
-      ui: { messageParent: (m: string) => rec.messages.push(m) },
+      ui: dialog.ui,
     },
     addin: {
       setStartupBehavior: async (b: unknown) => {
@@ -387,7 +394,13 @@ describe("shared runtime against the reference service", () => {
       const originalRefreshAll = engine.refreshAll.bind(engine);
       const refreshAll = jest.spyOn(engine, "refreshAll");
       const refreshOne = jest.spyOn(engine, "refreshOne");
-      const invoke = (name: string) => new Promise<void>((resolve) => rec.associated.get(name)!({ completed: () => resolve() }));
+      // Runs a command, waits for its summary to reach the dialog's page, then closes the dialog as the user would.
+      const invoke = async (name: string) => {
+        const before = rec.messages.length;
+        await new Promise<void>((resolve) => rec.associated.get(name)!({ completed: () => resolve() }));
+        await waitFor(() => rec.messages.length > before);
+        for (const d of rec.dialog.dialogs) if (!d.closed) d.clickClose();
+      };
 
       // The pane's refresh holds the lock: the ribbon's Refresh all is refused, and shown disabled.
       const release = pane.lock.tryAcquire("pane", "Refreshing all tables…")!;

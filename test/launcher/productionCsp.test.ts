@@ -94,6 +94,8 @@ describe("the production build's pages carry the Content-Security-Policy", () =>
     }
     expect(fs.existsSync(path.join(out, "trusted-types.js"))).toBe(true);
     expect(pages["summary.html"]).not.toMatch(/location\.search|URLSearchParams/);
+    // The help page is static: no script at all.
+    expect(pages["help.html"]).not.toMatch(/<script/);
     expect(fs.readFileSync(path.join(out, "summary.js"), "utf8")).not.toMatch(/location\.search|URLSearchParams/);
   });
 
