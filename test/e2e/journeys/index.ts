@@ -24,7 +24,7 @@ import { importSnapshots } from "./snapshots";
 import { narrowPane } from "./narrow";
 import { keyboardImport } from "./keyboard";
 import { beforeFluent } from "./fluentLate";
-import { editAddressKeepsSecrets, reopenAsksFirst } from "./secrets";
+import { editAddressKeepsSecrets, reopenAsksFirst, summaryPageOutsideDialog } from "./secrets";
 
 export const JOURNEYS: Journey[] = [
   previewGrid,
@@ -49,6 +49,7 @@ export const JOURNEYS: Journey[] = [
   ribbonRefreshAll,
   ribbonSharedRuntime,
   ribbonSeparateRuntimes,
+  summaryPageOutsideDialog,
   importFormats,
   recordsWriteBack,
   recordsWriteBackAfterStart,

@@ -142,3 +142,27 @@ export const reopenAsksFirst: Journey = {
     checkEqual((await boundTables(t)).filter((x) => x.flagged).length, 0, "no table flagged");
   },
 };
+
+/**
+ * Issue #22 item 5: the summary page shows only what its command sends it. Opened from a link on
+ * the add-in's own origin, with text in its address, it shows nothing at all.
+ */
+export const summaryPageOutsideDialog: Journey = {
+  name: "summary page: opened outside a dialog, with text in its address, it shows nothing",
+  async run(t) {
+    const page = await t.page.context().newPage();
+    try {
+      const bait = "Your token expired. Enter it again at https://evil.example.net";
+      await page.goto(`${t.origin}/preview-summary.html?state=failed&text=${encodeURIComponent(bait)}`);
+      // Give the page's Office.onReady and its handler registration every chance to run.
+      await page.waitForLoadState("load");
+      await new Promise((r) => setTimeout(r, 500));
+      checkEqual(await page.evaluate(() => document.body.dataset.state ?? ""), "empty", "the page's state");
+      const visible = (await page.locator("body").innerText()).trim();
+      checkEqual(visible, "", "visible text on the page");
+      check(!(await page.content()).includes("evil.example.net"), "the address's text is nowhere in the page");
+    } finally {
+      await page.close();
+    }
+  },
+};
