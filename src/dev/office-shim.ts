@@ -53,12 +53,20 @@ export interface PreviewHostApi {
 export interface PreviewDialog {
   close(): void;
   addEventHandler(eventType: string, handler: (arg: unknown) => void): void;
+  /** DialogApi 1.2: raises `DialogParentMessageReceived` in the dialog's page. */
+  messageChild(message: string): void;
+}
+
+/** What a dialog frame's shim offers the page that opened it (`messageChild` lands here). */
+export interface PreviewDialogChild {
+  deliver(message: string, origin: string): void;
 }
 
 declare global {
   interface Window {
     __ppmPreviewHost?: PreviewHostApi;
     __ppmPreviewWorkbook?: PreviewWorkbook;
+    __ppmPreviewDialogChild?: PreviewDialogChild;
   }
 }
 
@@ -143,7 +151,12 @@ function install(): void {
     PlatformType: { PC: "PC", OfficeOnline: "OfficeOnline", Mac: "Mac", iOS: "iOS", Android: "Android", Universal: "Universal" },
     AsyncResultStatus: { Succeeded: "succeeded", Failed: "failed" },
     StartupBehavior: { load: "Load", none: "None" },
-    EventType: { DialogMessageReceived: "dialogMessageReceived", DialogEventReceived: "dialogEventReceived", DocumentSelectionChanged: "documentSelectionChanged" },
+    EventType: {
+      DialogMessageReceived: "dialogMessageReceived",
+      DialogEventReceived: "dialogEventReceived",
+      DialogParentMessageReceived: "dialogParentMessageReceived",
+      DocumentSelectionChanged: "documentSelectionChanged",
+    },
     onReady(callback?: (info: ReadyInfo) => void): Promise<ReadyInfo> {
       return ready.then(() => {
         callback?.(readyInfo);
@@ -166,7 +179,9 @@ function install(): void {
           // ("Shared runtime requirement sets": not on iPad nor older volume-licensed Excel).
           const shared = host?.sharedRuntime ?? true;
           if ((name === "SharedRuntime" || name === "RibbonApi") && !shared) return false;
-          return ["AddinCommands", "RibbonApi", "SharedRuntime", "DialogApi"].includes(name) && versionAtMost(version, "1.1");
+          // DialogApi 1.2 (messageChild): every platform with ExcelApi 1.13 has it ("Dialog API requirement sets").
+          if (name === "DialogApi") return versionAtMost(version, "1.2");
+          return ["AddinCommands", "RibbonApi", "SharedRuntime"].includes(name) && versionAtMost(version, "1.1");
         },
       },
       document: {
@@ -204,10 +219,29 @@ function install(): void {
           }, 0);
         },
         messageParent(message: string): void {
-          // In a dialog this goes to the page that opened it; elsewhere it has no receiver in Office,
-          // and the preview shows it as a notification so nothing is lost silently.
+          // In a dialog this goes to the page that opened it. Elsewhere (a task pane, a function
+          // command's runtime) it has no receiver in Office and goes nowhere: so here too, so that
+          // code relying on it is seen to lose its message (issue #21).
           if (role === "dialog") host?.dialogMessage(window, message);
-          else host?.notify(message);
+        },
+        /**
+         * `Office.context.ui.addHandlerAsync(Office.EventType.DialogParentMessageReceived, …)`
+         * (DialogApi 1.2): in a dialog, the handler receives what the opener sends with
+         * `messageChild`, as `{ message, origin }`. Anywhere else it fails, as outside a dialog.
+         */
+        addHandlerAsync(eventType: string, handler: (arg: { message: string; origin: string }) => void, callback?: AsyncCallback): void {
+          if (role !== "dialog" || eventType !== "dialogParentMessageReceived" || !host) {
+            setTimeout(() => callback?.({ status: "failed", error: { code: 12002, message: "Not in a dialog." } }), 0);
+            return;
+          }
+          const previous = window.__ppmPreviewDialogChild;
+          window.__ppmPreviewDialogChild = {
+            deliver: (message, origin) => {
+              previous?.deliver(message, origin);
+              setTimeout(() => handler({ message, origin }), 0);
+            },
+          };
+          setTimeout(() => callback?.({ status: "succeeded" }), 0);
         },
       },
     },

@@ -606,6 +606,14 @@ class PreviewPage {
       addEventHandler: (type, handler) => {
         handlers.set(type, [...(handlers.get(type) ?? []), handler]);
       },
+      // DialogApi 1.2: to the dialog page's DialogParentMessageReceived handler, if it registered one.
+      messageChild: (message) => {
+        try {
+          frame.contentWindow?.__ppmPreviewDialogChild?.deliver(message, location.origin);
+        } catch {
+          /* the dialog is gone */
+        }
+      },
     };
   }
 

@@ -29,8 +29,8 @@ module.exports = function previewPages({ HtmlWebpackPlugin }) {
     { filename: "preview-taskpane.html", template: "./src/taskpane/taskpane.html", chunks: ["office-shim", "commands", "taskpane"], role: "taskpane" },
     // Separate runtimes (`?sharedRuntime=0`, platforms without SharedRuntime 1.1): the command runtime on its own.
     { filename: "preview-commands.html", template: "./src/commands/commands.html", chunks: ["office-shim", "commands"], role: "commands" },
-    // The ribbon command's summary dialog (a static page with its own inline script).
-    { filename: "preview-summary.html", template: "./src/commands/summary.html", chunks: ["office-shim"], role: "dialog" },
+    // The ribbon command's summary dialog (it shows only what the command sends it by messageChild).
+    { filename: "preview-summary.html", template: "./src/commands/summary.html", chunks: ["office-shim", "summary"], role: "dialog" },
   ];
   const rewriter = {
     apply(compiler) {

@@ -2,7 +2,7 @@
  * The option layer: text or URL parameters ⇄ {@link LocalQuery}, and the stored-query schema.
  * Syntax of `$filter`/`$orderby` is checked here; column names are checked when a table is known.
  */
-import { z } from "zod";
+import { z } from "../contract/zod";
 import { QueryError } from "./errors";
 import { parseFilter, parseOrderBy } from "./parser";
 import { parseApply } from "./applyParser";

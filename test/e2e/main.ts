@@ -20,6 +20,7 @@ import { buildAddin } from "./build";
 import { E2E, type ExtraServiceOptions, type Journey } from "./harness";
 import { JOURNEYS } from "./journeys";
 import { startStaticServer, type StaticServer } from "./static-server";
+import { startCaptureServer, type CaptureServer } from "./capture-server";
 
 const root = path.resolve(__dirname, "..", "..");
 /**
@@ -36,7 +37,7 @@ const JOURNEY_TIMEOUT_MS = 90_000;
  * When an early journey breaks (say, connections), the later ones each wait out their timeouts;
  * past this budget the rest are reported as not run, so a broken build fails in minutes, not half an hour.
  */
-const RUN_BUDGET_MS = 5 * 60_000;
+const RUN_BUDGET_MS = 8 * 60_000;
 
 function kb(bytes: number): string {
   return `${(bytes / 1024).toFixed(1)} KiB`;
@@ -73,6 +74,7 @@ async function main(): Promise<number> {
   let service: ReferenceService | undefined;
   let otherService: ReferenceService | undefined;
   const extraServices: ReferenceService[] = [];
+  const captures: CaptureServer[] = [];
   let files: StaticServer | undefined;
   let browser: Browser | undefined;
   const outDir = fs.mkdtempSync(path.join(os.tmpdir(), "ppm-e2e-"));
@@ -125,6 +127,23 @@ async function main(): Promise<number> {
       console.log(`e2e: WARNING: PPM_E2E_INIT_SCRIPT=${process.env.PPM_E2E_INIT_SCRIPT} is injected; results are not a real run`);
       await context.addInitScript({ path: path.resolve(process.env.PPM_E2E_INIT_SCRIPT) });
     }
+    // Content-Security-Policy (issue #22): the pages are served with the policy enforced; every
+    // frame of every page reports each `securitypolicyviolation` event, and a journey during which
+    // one fires fails, naming it.
+    const violations: string[] = [];
+    await context.exposeBinding("__ppmCspViolation", (source, v: { directive: string; blocked: string; sourceFile: string; line: number; sample: string }) => {
+      violations.push(`${v.directive} blocked ${v.blocked || "(inline)"} at ${v.sourceFile || source.frame.url()}:${v.line}${v.sample ? ` (${v.sample})` : ""}`);
+    });
+    await context.addInitScript(() => {
+      document.addEventListener(
+        "securitypolicyviolation",
+        (e) => {
+          const report = (window as unknown as { __ppmCspViolation?: (v: unknown) => void }).__ppmCspViolation;
+          report?.({ directive: e.effectiveDirective || e.violatedDirective, blocked: e.blockedURI, sourceFile: e.sourceFile, line: e.lineNumber, sample: e.sample });
+        },
+        true,
+      );
+    });
     const page = await context.newPage();
     page.setDefaultTimeout(15_000);
     const pageErrors: string[] = [];
@@ -145,8 +164,15 @@ async function main(): Promise<number> {
       ours.push(extra.url);
       return extra.url;
     };
-    const t = new E2E(page, service.url, otherService.url, files.origin, staging, startExtraService);
+    const startCapture = async (): Promise<CaptureServer> => {
+      const c = await startCaptureServer();
+      captures.push(c);
+      ours.push(c.url);
+      return c;
+    };
+    const t = new E2E(page, service.url, otherService.url, files.origin, staging, startExtraService, startCapture);
     await page.goto(`${files.origin}/preview.html`);
+    await checkPolicyEnforced(page, violations);
 
     // A filter keeps journeys whose name contains any of its comma-separated words (e.g. "connections,import").
     const words = filter ? filter.split(",").filter((w) => w !== "") : [];
@@ -159,12 +185,17 @@ async function main(): Promise<number> {
       }
       const t0 = Date.now();
       const errorsBefore = pageErrors.length;
+      const violationsBefore = violations.length;
       consoleErrors.length = 0;
       t.notes.length = 0;
       try {
         await withTimeout(j.run(t), JOURNEY_TIMEOUT_MS, j.name);
         const uncaught = pageErrors.slice(errorsBefore);
         if (uncaught.length > 0) throw new Error(`uncaught error(s) in the page: ${uncaught.join(" | ")}`);
+        // Reports arrive asynchronously: give the last ones a moment before judging.
+        await new Promise((r) => setTimeout(r, 50));
+        const csp = [...new Set(violations.slice(violationsBefore))];
+        if (csp.length > 0) throw new Error(`Content-Security-Policy violation(s): ${csp.join(" | ")}`);
         passed++;
         if (publish) promoteScreenshots(staging, SCREENSHOTS);
         console.log(`  ok   ${j.name} (${((Date.now() - t0) / 1000).toFixed(1)} s)`);
@@ -185,6 +216,7 @@ async function main(): Promise<number> {
         }
       }
     }
+    console.log(`e2e: Content-Security-Policy enforced on every page; ${violations.length} violation(s) across the run`);
     if (foreign.length > 0) {
       failed++;
       console.log(`  FAIL no request leaves the machine\n       requested: ${[...new Set(foreign)].join(", ")}`);
@@ -196,11 +228,46 @@ async function main(): Promise<number> {
     await service?.close().catch(() => undefined);
     await otherService?.close().catch(() => undefined);
     for (const extra of extraServices) await extra.close().catch(() => undefined);
+    for (const c of captures) await c.close().catch(() => undefined);
     fs.rmSync(outDir, { recursive: true, force: true });
   }
   console.log(`e2e: total ${((Date.now() - started) / 1000).toFixed(1)} s`);
   console.log(`e2e: ${passed} passed, ${failed} failed`);
   return failed === 0 && passed > 0 ? 0 : 1;
+}
+
+/**
+ * Before the journeys: the pages really are served with the policy, and a violation really is
+ * reported (an eval attempt in the task pane frame, which the policy refuses), so "no violation"
+ * later means none happened, not that nothing was listening. The canary's report is then cleared.
+ */
+async function checkPolicyEnforced(page: import("playwright-core").Page, violations: string[]): Promise<void> {
+  const header = await page.evaluate(async () => (await fetch(location.href, { cache: "no-store" })).headers.get("Content-Security-Policy"));
+  if (!header || !header.includes("require-trusted-types-for 'script'")) throw new Error(`preview.html is not served with the add-in's policy (got ${header})`);
+  const frame = page.frame({ name: "taskpane" });
+  if (!frame) throw new Error("the task pane frame is not there");
+  await frame.waitForLoadState("domcontentloaded");
+  const before = violations.length;
+  // In a task of the page's own: code run by the driver's evaluate itself may eval (CDP's
+  // allowUnsafeEvalBlockedByCSP), so the attempt is made from a timer, as page code would.
+  const evalRefused = await frame.evaluate(
+    () =>
+      new Promise<boolean>((resolve) =>
+        setTimeout(() => {
+          try {
+            // eslint-disable-next-line @typescript-eslint/no-implied-eval -- the canary: an eval the policy must refuse
+            (new Function("return 1") as () => number)();
+            resolve(false);
+          } catch {
+            resolve(true);
+          }
+        }, 0),
+      ),
+  );
+  for (let i = 0; i < 50 && violations.length === before; i++) await new Promise((r) => setTimeout(r, 20));
+  if (!evalRefused || violations.length === before) throw new Error(`the policy is not enforced or its violations are not collected (eval refused: ${evalRefused}, reports: ${violations.length - before})`);
+  console.log(`e2e: policy enforced (canary: ${violations.slice(before).join(" | ")})`);
+  violations.length = 0;
 }
 
 main().then(

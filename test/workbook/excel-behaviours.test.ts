@@ -6,7 +6,9 @@
  * add-in's side of the contract is tested.
  */
 import { readFileSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join, resolve } from "node:path";
+import { existsSync } from "node:fs";
+import * as ts from "typescript";
 import { Workbook, createExcelNamespace, createEmulatedContext, createRequestContext, inspect, seed, snapshot, toWorkbookFile } from "../../src/emulator";
 import { importTable } from "../../src/workbook/writer";
 import { refreshTable, refreshAllTables } from "../../src/workbook/refresh";
@@ -458,8 +460,7 @@ describe("B17 the function-command window: Refresh all ends inside it on every p
     s.save({ name: "Acme", baseUrl: "https://eu.example.com", token: "t0ken-value" });
     return s;
   }
-  // `closed()` is about the last dialog opened (the summary): the "working" dialog before it is
-  // closed by the command itself, as Office shows one dialog at a time.
+  // `closed()` is about the last dialog opened (the "working" dialog, which becomes the summary).
   const openedUi = (): { ui: DialogUi; closed: () => boolean } => {
     const dialogs: { closed: boolean }[] = [];
     return {
@@ -467,7 +468,7 @@ describe("B17 the function-command window: Refresh all ends inside it on every p
         displayDialogAsync: (_u, _o, cb) => {
           const d = { closed: false };
           dialogs.push(d);
-          cb({ status: "succeeded", value: { close: () => (d.closed = true), addEventHandler: () => undefined } });
+          cb({ status: "succeeded", value: { close: () => (d.closed = true), addEventHandler: () => undefined, messageChild: () => undefined } });
         },
       },
       closed: () => dialogs.at(-1)?.closed ?? false,
@@ -518,13 +519,22 @@ describe("B17 the function-command window: Refresh all ends inside it on every p
 
   it("the commands bundle loads the engine lazily (no static import)", () => {
     // The commands take the engine from the add-in runtime (shared with the pane, issue 17), which
-    // loads it with a dynamic import on first use; neither file imports it statically.
-    const commands = readFileSync(join(__dirname, "../../src/commands/commands.ts"), "utf8");
-    const runtime = readFileSync(join(__dirname, "../../src/addin/runtime.ts"), "utf8");
-    expect(commands).not.toMatch(/^import\s+\{[^}]*\}\s+from\s+"\.\.\/addin\/engine"/m);
-    expect(commands).toMatch(/engine: \(\) => addinRuntime\(\)\.engine\(\)/);
-    expect(runtime).not.toMatch(/^import\s+\{[^}]*\}\s+from\s+"\.\/engine"/m);
+    // loads it with a dynamic import on first use. Every static import that survives compilation
+    // (`import x`, `import * as`, `import {…}`, `export … from`, `import x = require`), followed
+    // from commands.ts through the files it loads, must stop short of the engine.
+    const src = join(__dirname, "../../src");
+    const closure = staticValueImportClosure(join(src, "commands/commands.ts"));
+    expect(closure.has(join(src, "addin/runtime.ts"))).toBe(true);
+    expect(closure.has(join(src, "addin/engine.ts"))).toBe(false);
+    const runtime = readFileSync(join(src, "addin/runtime.ts"), "utf8");
     expect(runtime).toMatch(/import\(\s*(\/\*[^*]*\*\/\s*)?"\.\/engine"\)/);
+    // The check sees every static form (it would fail on any of them).
+    for (const form of ['import * as e from "./engine";', 'import e from "./engine";', 'import { createEngine } from "./engine";', 'export { createEngine } from "./engine";', 'import e = require("./engine");', 'import "./engine";']) {
+      expect(staticValueImports(form, "x.ts")).toEqual(["./engine"]);
+    }
+    for (const form of ['import type { Engine } from "./engine";', 'import { type Engine } from "./engine";', 'const e = () => import("./engine");', 'export type { Engine } from "./engine";']) {
+      expect(staticValueImports(form, "x.ts")).toEqual([]);
+    }
   });
 });
 
@@ -551,3 +561,46 @@ describe("B18 Local Network Access: a blocked request to a local address says so
     expect(err.message).not.toMatch(/Local Network Access/);
   });
 });
+
+/**
+ * Module specifiers of the imports in `code` that load the module at run time (the TypeScript
+ * parser, as test/architecture.test.ts uses it): type-only imports and exports, and imports whose
+ * every named binding is `type`, are erased by the compiler; `import()` is not static.
+ */
+function staticValueImports(code: string, fileName: string): string[] {
+  const sf = ts.createSourceFile(fileName, code, ts.ScriptTarget.Latest, true, ts.ScriptKind.TS);
+  const out: string[] = [];
+  for (const st of sf.statements) {
+    if (ts.isImportDeclaration(st) && ts.isStringLiteral(st.moduleSpecifier)) {
+      const clause = st.importClause;
+      if (clause?.isTypeOnly) continue;
+      const named = clause?.namedBindings && ts.isNamedImports(clause.namedBindings) ? clause.namedBindings.elements : null;
+      if (clause && !clause.name && named && named.length > 0 && named.every((e) => e.isTypeOnly)) continue;
+      out.push(st.moduleSpecifier.text);
+    } else if (ts.isExportDeclaration(st) && st.moduleSpecifier && ts.isStringLiteral(st.moduleSpecifier)) {
+      if (st.isTypeOnly) continue;
+      out.push(st.moduleSpecifier.text);
+    } else if (ts.isImportEqualsDeclaration(st) && !st.isTypeOnly && ts.isExternalModuleReference(st.moduleReference) && ts.isStringLiteral(st.moduleReference.expression)) {
+      out.push(st.moduleReference.expression.text);
+    }
+  }
+  return out;
+}
+
+/** Every `.ts` file under src/ that `entry` loads through static imports (relative ones), itself included. */
+function staticValueImportClosure(entry: string): Set<string> {
+  const seen = new Set<string>();
+  const todo = [entry];
+  while (todo.length > 0) {
+    const file = todo.pop()!;
+    if (seen.has(file)) continue;
+    seen.add(file);
+    for (const spec of staticValueImports(readFileSync(file, "utf8"), file)) {
+      if (!spec.startsWith(".")) continue;
+      const base = resolve(dirname(file), spec);
+      const hit = [`${base}.ts`, join(base, "index.ts")].find((c) => existsSync(c));
+      if (hit) todo.push(hit);
+    }
+  }
+  return seen;
+}
