@@ -30,6 +30,8 @@ export const ErrorCodes = {
   invalidOperationInCellEditMode: "InvalidOperationInCellEditMode",
   /** "The current selection is invalid for this operation" (docs: Excel error codes), e.g. several areas. */
   invalidSelection: "InvalidSelection",
+  /** "The insert or delete operation attempted resulted in a conflict" (docs: Excel error codes), e.g. `deleteRowsAt` on a filtered table. */
+  insertDeleteConflict: "InsertDeleteConflict",
 } as const;
 
 export type ErrorCode = (typeof ErrorCodes)[keyof typeof ErrorCodes];
