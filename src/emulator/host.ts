@@ -292,6 +292,8 @@ function run(wb: WorkbookModel, req: { Actions?: ActionInfo[]; ObjectPaths?: Rec
               state.references.clear();
               break;
             }
+            // The library keeps every range of an `Excel.run` batch, null objects included: nothing to keep.
+            if (a.Name === "_KeepReference" && resolve(a.ObjectPathId) === null) break;
             const o = target(a, a.Name);
             const d = def(o);
             where = `${o.type}.${lowerFirst(a.Name)}`;

@@ -24,7 +24,7 @@ import {
   WorkbookModel,
   WorkbookOptions,
 } from "./model";
-import { officeJs, realmSupports, sessionFor } from "./library";
+import { WRAPPED, officeJs, realmSupports, sessionFor } from "./library";
 import { CellStore } from "./cells";
 import { CellValue, isCellError, toApiValue } from "./values";
 
@@ -97,6 +97,7 @@ export function createExcelNamespace(workbook: WorkbookModel): ExcelNamespace {
   Object.defineProperty(ns, "run", { value: (a: unknown, b?: Batch<unknown>) => run(workbook, a, b as Batch<unknown>), enumerable: true });
   Object.defineProperty(ns, "OfficeExtension", { value: ext, enumerable: true });
   Object.defineProperty(ns, "workbook", { value: workbook, enumerable: true });
+  Object.defineProperty(ns, WRAPPED, { value: true });
   return ns as unknown as ExcelNamespace;
 }
 

@@ -58,6 +58,7 @@ export interface Exchange {
 }
 
 interface Bridge {
+  library?: OfficeJs;
   readonly workbooks: Map<string, WeakRef<WorkbookModel>>;
   defaultWorkbook: WorkbookModel | null;
   readonly observers: Set<(e: Exchange) => void>;
@@ -73,10 +74,15 @@ function bridge(): Bridge {
  * emulated host installed. Throws a clear error where neither is there.
  */
 export function officeJs(): OfficeJs {
+  const b = bridge();
+  if (b.library) return b.library;
   if (!g.Excel || !g.OfficeExtension || !g.OSF) {
     if (typeof g.__ppmLoadOfficeJs === "function") g.__ppmLoadOfficeJs(profile(currentProfileId()).clientFile);
   }
-  if (!g.Excel || !g.OfficeExtension || !g.OSF || !g.Office) {
+  // Tests install namespaces of `createExcelNamespace` as the global `Excel`: the library's own is their prototype.
+  let excel = g.Excel as (typeof Excel & { [WRAPPED]?: true }) | undefined;
+  while (excel && Object.prototype.hasOwnProperty.call(excel, WRAPPED)) excel = Object.getPrototypeOf(excel) as typeof excel;
+  if (!excel || typeof excel.RequestContext !== "function" || !g.OfficeExtension || !g.OSF || !g.Office) {
     throw new Error(
       `Microsoft's Excel client library (@microsoft/office-js, ${profile(currentProfileId()).clientFile}) is not loaded in this realm. ` +
         "The browser preview loads it with a <script>; jest loads it through test/helpers/officeJsEnvironment.js; Node scripts call scripts/officejs.js's installInThisRealm() first.",
@@ -84,8 +90,12 @@ export function officeJs(): OfficeJs {
   }
   installBridge();
   installRequirements();
-  return { Excel: g.Excel, Office: g.Office, OfficeExtension: g.OfficeExtension };
+  b.library = { Excel: excel, Office: g.Office, OfficeExtension: g.OfficeExtension };
+  return b.library;
 }
+
+/** Marks the namespaces `createExcelNamespace` builds on top of the library's `Excel`. */
+export const WRAPPED: unique symbol = Symbol.for("ppm.emulator.excelNamespace") as never;
 
 function installBridge(): void {
   const osf = g.OSF!;
