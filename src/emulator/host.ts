@@ -94,6 +94,13 @@ function def(o: HostObject): TypeDef<HostType> {
   return TYPES[o.type] as unknown as TypeDef<HostType>;
 }
 
+/** An error the model raised (by shape: a model from another realm raises its own realm's class). */
+function isHostError(e: unknown): e is EmulatedExcelError {
+  if (e instanceof EmulatedExcelError) return true;
+  const x = e as { name?: unknown; code?: unknown; debugInfo?: unknown } | null;
+  return typeof x === "object" && x !== null && x.name === "RichApi.Error" && typeof x.code === "string" && typeof x.debugInfo === "object";
+}
+
 /** A failure at one action, with the member it happened in (`Range.values`, `WorksheetCollection.getItem`). */
 class ActionFailure {
   constructor(readonly error: EmulatedExcelError, readonly location: string) {}
@@ -331,7 +338,7 @@ function run(wb: WorkbookModel, req: { Actions?: ActionInfo[]; ObjectPaths?: Rec
             throw new EmulatedExcelError(ErrorCodes.generalException, `Actions of type ${a.ActionType} are not emulated.`);
         }
       } catch (e) {
-        const failure = e instanceof ActionFailure ? e : e instanceof EmulatedExcelError ? new ActionFailure(e, e.debugInfo.errorLocation ?? where) : null;
+        const failure = e instanceof ActionFailure ? e : isHostError(e) ? new ActionFailure(e, e.debugInfo.errorLocation ?? where) : null;
         if (!failure) throw e;
         return {
           Results: results,

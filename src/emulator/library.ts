@@ -57,15 +57,21 @@ export interface Exchange {
   readonly answer: HostAnswer;
 }
 
+/**
+ * Where a request goes: a workbook of this realm, or (the preview's separate command runtime) a host
+ * in another frame's realm, reached through a function so only strings cross between the realms.
+ */
+export type HostTarget = WorkbookModel | { answer(request: HostRequest): Promise<HostAnswer> };
+
 interface Bridge {
   library?: OfficeJs;
   readonly workbooks: Map<string, WeakRef<WorkbookModel>>;
-  defaultWorkbook: WorkbookModel | null;
+  defaultTarget: HostTarget | null;
   readonly observers: Set<(e: Exchange) => void>;
 }
 
 function bridge(): Bridge {
-  if (!g.__ppmOfficeJsBridge) g.__ppmOfficeJsBridge = { workbooks: new Map(), defaultWorkbook: null, observers: new Set() };
+  if (!g.__ppmOfficeJsBridge) g.__ppmOfficeJsBridge = { workbooks: new Map(), defaultTarget: null, observers: new Set() };
   return g.__ppmOfficeJsBridge;
 }
 
@@ -107,22 +113,25 @@ function installBridge(): void {
     let id: string | null = null;
     for (let i = 0; i + 1 < headers.length; i += 2) if (String(headers[i]).toLowerCase() === WORKBOOK_HEADER.toLowerCase()) id = String(headers[i + 1]);
     const b = bridge();
-    const wb = id === null ? b.defaultWorkbook : (b.workbooks.get(id)?.deref() ?? null);
+    const target = id === null ? b.defaultTarget : (b.workbooks.get(id)?.deref() ?? null);
     const reply = (r: unknown): void => void Promise.resolve().then(() => callback(r));
-    if (!wb) {
+    if (!target) {
       reply({ status: "failed", error: { code: 5001, message: id === null ? "No workbook is open in this emulated Excel." : `The workbook '${id}' is no longer open.` } });
       return;
     }
     const request: HostRequest = { body: String(message[4]), flags: typeof message[6] === "number" ? message[6] : 0 };
-    const go = (): void => {
-      const answer = answerRequest(wb, request);
-      for (const o of b.observers) o({ workbook: wb, request, answer });
+    const send = (answer: HostAnswer): void => {
       if (answer.kind === "refused") reply({ status: "failed", error: { code: answer.code, message: answer.message } });
       else reply({ status: "succeeded", value: { data: [200, [], answer.body] } });
     };
-    // Docs, Excel.RunOptions.delayForCellEdit: the batch waits until the user leaves the cell.
-    if (wb.cellEditMode && (request.flags! & FLAG_DELAY_FOR_CELL_EDIT) !== 0) void wb.cellEditExited().then(go);
-    else go();
+    if (!isWorkbook(target)) {
+      void target.answer(request).then(send, (e: unknown) => reply({ status: "failed", error: { code: 5001, message: e instanceof Error ? e.message : String(e) } }));
+      return;
+    }
+    void answerWhenReady(target, request).then((answer) => {
+      for (const o of b.observers) o({ workbook: target, request, answer });
+      send(answer);
+    });
   };
   (execute as { ppm?: boolean }).ppm = true;
   osf.DDA.RichApi.executeRichApiRequestAsync = execute;
@@ -159,15 +168,29 @@ export function commonApiFactory(context: object): { getContext(): object; getHo
   };
 }
 
+function isWorkbook(t: HostTarget): t is WorkbookModel {
+  return typeof (t as WorkbookModel).instanceId === "string";
+}
+
+/**
+ * Answers a request once the workbook can take it: while the user edits a cell, a request that asked
+ * to wait (`Excel.RunOptions.delayForCellEdit`) waits until the user leaves the cell; one that did not
+ * is refused by the host at once (docs: "Delay execution while cell is being edited").
+ */
+export function answerWhenReady(wb: WorkbookModel, request: HostRequest): Promise<HostAnswer> {
+  if (wb.cellEditMode && ((request.flags ?? 0) & FLAG_DELAY_FOR_CELL_EDIT) !== 0) return wb.cellEditExited().then(() => answerRequest(wb, request));
+  return Promise.resolve(answerRequest(wb, request));
+}
+
 /** Registers a workbook with the bridge; the session info that addresses it. */
 export function sessionFor(wb: WorkbookModel): { url: string; headers: Record<string, string> } {
   bridge().workbooks.set(wb.instanceId, new WeakRef(wb));
   return { url: LOCAL_DOCUMENT_URL, headers: { [WORKBOOK_HEADER]: wb.instanceId } };
 }
 
-/** The workbook that requests without a workbook header reach (the preview's one document). */
-export function setDefaultWorkbook(wb: WorkbookModel | null): void {
-  bridge().defaultWorkbook = wb;
+/** Where requests without a workbook header go: the document of this runtime (the preview's one workbook). */
+export function setDefaultWorkbook(target: HostTarget | null): void {
+  bridge().defaultTarget = target;
 }
 
 /** Calls `cb` with every request and answer that crosses the bridge; returns the unsubscribe function. */

@@ -384,7 +384,7 @@ describe("range writes", () => {
 describe("grid limits and addresses", () => {
   test("addresses beyond XFD / row 1,048,576 and derived ranges leaving the grid throw InvalidArgument", async () => {
     const wb = newWorkbook();
-    const attempts: Array<(s: ReturnType<EmulatedRequestContext["workbook"]["worksheets"]["getItem"]>) => { load(p: string): unknown }> = [
+    const attempts: Array<(s: Excel.Worksheet) => { load(p: string): unknown }> = [
       (s) => s.getRange("XFE1"),
       (s) => s.getRange("A1048577"),
       (s) => s.getRangeByIndexes(1_048_575, 0, 2, 1),
@@ -604,7 +604,7 @@ describe("tables", () => {
       expect(col.address).toBe("Sheet1!C3:C4");
       expect(col.values).toEqual([[2], [4]]);
       context.workbook.worksheets.getItem("Sheet1").getRange("C2").values = [[""]];
-      t.columns.add(null, [["New"], [5], [6]]);
+      t.columns.add(undefined, [["New"], [5], [6]]);
       t.columns.add(0, undefined, "First");
       const names = t.columns.load("items/name");
       const missing = t.columns.getItemOrNullObject("nope");
@@ -620,7 +620,7 @@ describe("tables", () => {
     seed(wb, "A1:B2", [["N", "Sq"], [2, "=[@N]*[@N]"]]);
     await run(wb, async (context) => {
       const t = context.workbook.tables.add("A1:B2", true);
-      t.rows.add(null, [[3, null], [4, null]]);
+      t.rows.add(undefined, [[3, null], [4, null]] as never);
     });
     expect(inspect(wb, "A2:B4").values).toEqual([[2, 4], [3, 9], [4, 16]]);
     expect(wb.stats.rowsAddCalls).toBe(1);
@@ -772,7 +772,7 @@ describe("application and selection", () => {
     seed(wb, "A1", [[10]]);
     expect(inspect(wb, "B1").values).toEqual([[2]]);
     await run(wb, async (context) => {
-      context.application.calculate();
+      context.application.calculate("Full");
     });
     expect(inspect(wb, "B1").values).toEqual([[11]]);
   });
