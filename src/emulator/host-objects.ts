@@ -11,7 +11,7 @@
  */
 import { MAX_COLUMNS, MAX_ROWS, Rect, assertOnGrid, boundingRect, intersectRect, rectColumns, rectRows } from "./address";
 import { EmulatedExcelError, ErrorCodes, invalidArgument, invalidOperation, itemNotFound } from "./errors";
-import { DATE1904_OFFSET, type CalculationMode, type ClearApplyTo, type ConditionalFormatModel, type FilterCriteria, type SheetModel, type TableModel, type WorkbookModel } from "./model";
+import { DATE1904_OFFSET, type ClearApplyTo, type ConditionalFormatModel, type FilterCriteria, type SheetModel, type TableModel, type WorkbookModel } from "./model";
 import { dateSerial } from "./typed-input";
 
 /** A resolved object: its type name and what identifies it in the workbook. */
@@ -183,7 +183,7 @@ const Application: TypeDef<"Application"> = {
         }
         const wasManual = h.wb.calculationMode === "Manual";
         h.wb.stats.calculationModeSets++;
-        h.wb.calculationMode = v as CalculationMode;
+        h.wb.calculationMode = v;
         if (wasManual && v !== "Manual") h.wb.calculateAll();
       },
     },
@@ -225,7 +225,7 @@ const WorksheetCollection: TypeDef<"WorksheetCollection"> = {
       const name = args[0];
       if (name !== undefined && name !== null && typeof name !== "string") throw invalidArgument("worksheets.add: the name must be a string.");
       h.changed();
-      return { type: "Worksheet", sheetId: h.wb.addSheet(name as string | null | undefined).id };
+      return { type: "Worksheet", sheetId: h.wb.addSheet(name).id };
     },
     GetItemOrNullObject: (_o, args, h) => {
       const s = sheetKey(h, args[0]);
@@ -495,7 +495,7 @@ const Range: TypeDef<"Range"> = {
     },
     Clear: (o, args, h) => {
       const a = args[0] === undefined || args[0] === null ? "All" : args[0];
-      if (typeof a !== "string" || !CLEAR_TYPES.includes(a)) throw invalidArgument(`clear: unknown applyTo '${String(a)}'.`);
+      if (typeof a !== "string" || !CLEAR_TYPES.includes(a)) throw invalidArgument(`clear: unknown applyTo ${JSON.stringify(a)}.`);
       h.wb.clear(sheetOf(h, o.sheetId), o.rect, a as ClearApplyTo);
       h.changed();
       return undefined;
@@ -509,7 +509,7 @@ const Range: TypeDef<"Range"> = {
     CopyFrom: (o, args, h, refs) => {
       const copyType = args[1] === undefined || args[1] === null ? "All" : args[1];
       if (args[2] === true || args[3] === true) throw invalidArgument("copyFrom: skipBlanks and transpose are not emulated.");
-      if (typeof copyType !== "string" || !COPY_TYPES.includes(copyType)) throw invalidArgument(`copyFrom: copy type '${String(copyType)}' is not emulated.`);
+      if (typeof copyType !== "string" || !COPY_TYPES.includes(copyType)) throw invalidArgument(`copyFrom: copy type ${JSON.stringify(copyType)} is not emulated.`);
       const dst = sheetOf(h, o.sheetId);
       const { sheet: src, rect: from } = rangeArg(h, args, refs, 0, dst, "copyFrom");
       h.wb.copyRangeTiled(src, from, dst, o.rect, copyType as "All" | "Formulas" | "Values" | "Formats");

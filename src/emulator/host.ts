@@ -102,8 +102,10 @@ function isHostError(e: unknown): e is EmulatedExcelError {
 }
 
 /** A failure at one action, with the member it happened in (`Range.values`, `WorksheetCollection.getItem`). */
-class ActionFailure {
-  constructor(readonly error: EmulatedExcelError, readonly location: string) {}
+class ActionFailure extends Error {
+  constructor(readonly error: EmulatedExcelError, readonly location: string) {
+    super(error.message);
+  }
 }
 
 /** UTF-8 length of a string (the bodies are measured as the bytes that cross the wire). */

@@ -110,7 +110,7 @@ export function createExcelNamespace(workbook: WorkbookModel): ExcelNamespace {
  */
 export function createRequestContext(workbook: WorkbookModel, options: { delayForCellEdit?: boolean } = {}): Excel.RequestContext {
   const { Excel: lib } = officeJs();
-  const context = new lib.RequestContext(sessionFor(workbook) as unknown as string);
+  const context = new lib.RequestContext(sessionFor(workbook));
   const internals = context as unknown as { _autoCleanup: boolean; _requestFlagModifier?: number };
   internals._autoCleanup = true;
   if (options.delayForCellEdit && realmSupports("DelayForCellEdit")) internals._requestFlagModifier = (internals._requestFlagModifier ?? 0) | 64;

@@ -86,9 +86,9 @@ export function officeJs(): OfficeJs {
     if (typeof g.__ppmLoadOfficeJs === "function") g.__ppmLoadOfficeJs(profile(currentProfileId()).clientFile);
   }
   // Tests install namespaces of `createExcelNamespace` as the global `Excel`: the library's own is their prototype.
-  let excel = g.Excel as (typeof Excel & { [WRAPPED]?: true }) | undefined;
-  while (excel && Object.prototype.hasOwnProperty.call(excel, WRAPPED)) excel = Object.getPrototypeOf(excel) as typeof excel;
-  if (!excel || typeof excel.RequestContext !== "function" || !g.OfficeExtension || !g.OSF || !g.Office) {
+  let excel: object | undefined = g.Excel;
+  while (excel && Object.prototype.hasOwnProperty.call(excel, WRAPPED)) excel = Object.getPrototypeOf(excel) as object;
+  if (!excel || typeof (excel as { RequestContext?: unknown }).RequestContext !== "function" || !g.OfficeExtension || !g.OSF || !g.Office) {
     throw new Error(
       `Microsoft's Excel client library (@microsoft/office-js, ${profile(currentProfileId()).clientFile}) is not loaded in this realm. ` +
         "The browser preview loads it with a <script>; jest loads it through test/helpers/officeJsEnvironment.js; Node scripts call scripts/officejs.js's installInThisRealm() first.",
@@ -96,7 +96,7 @@ export function officeJs(): OfficeJs {
   }
   installBridge();
   installRequirements();
-  b.library = { Excel: excel, Office: g.Office, OfficeExtension: g.OfficeExtension };
+  b.library = { Excel: excel as typeof Excel, Office: g.Office, OfficeExtension: g.OfficeExtension };
   return b.library;
 }
 

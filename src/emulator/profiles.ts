@@ -134,7 +134,7 @@ export function isProfileId(v: unknown): v is ProfileId {
 }
 
 /** The profile with this id; an unknown id is an error (a typo must not silently test the web). */
-export function profile(id: ProfileId | string): PlatformProfile {
+export function profile(id: string): PlatformProfile {
   if (!isProfileId(id)) throw new Error(`Unknown platform profile '${String(id)}'; one of: ${PROFILE_IDS.join(", ")}.`);
   return PROFILES[id];
 }
