@@ -68,7 +68,7 @@ export function run<T>(workbook: WorkbookModel, object: unknown, batch: Batch<T>
 export function run<T>(workbook: WorkbookModel, a: unknown, b?: Batch<T>): Promise<T> {
   const { Excel: lib } = officeJs();
   const session = sessionFor(workbook);
-  const call = lib.run as unknown as (...args: unknown[]) => Promise<T>;
+  const call = (...args: unknown[]) => lib.run(...args) as Promise<T>;
   if (typeof a === "function") return call({ session }, a);
   // Options (a plain object): the session is added unless the caller chose one.
   if (isPlainObject(a)) return call({ ...(a as RunOptions), session: (a as RunOptions).session ?? session }, b);
@@ -110,7 +110,7 @@ export function createExcelNamespace(workbook: WorkbookModel): ExcelNamespace {
  */
 export function createRequestContext(workbook: WorkbookModel, options: { delayForCellEdit?: boolean } = {}): Excel.RequestContext {
   const { Excel: lib } = officeJs();
-  const context = new lib.RequestContext(sessionFor(workbook));
+  const context = new lib.RequestContext(sessionFor(workbook)) as Excel.RequestContext;
   const internals = context as unknown as { _autoCleanup: boolean; _requestFlagModifier?: number };
   internals._autoCleanup = true;
   if (options.delayForCellEdit && realmSupports("DelayForCellEdit")) internals._requestFlagModifier = (internals._requestFlagModifier ?? 0) | 64;
@@ -122,7 +122,7 @@ export const createEmulatedContext = createRequestContext;
 
 // ---------- direct inspection (no sync, for assertions) ----------
 
-/** What a range holds right now, read straight from the model (no proxies, no sync). */
+/** What a range holds right now, read straight from the model (no request, no sync). */
 export interface RangeInspection {
   address: string;
   values: Array<Array<number | string | boolean>>;

@@ -32,10 +32,24 @@ export const LOCAL_DOCUMENT_URL = "http://document.localhost/";
 
 type Callback = (result: unknown) => void;
 
+/**
+ * The library's namespaces as this file sees them (no Office typings here: the emulator's runtime
+ * files compile without them; `index.ts` gives them their office-js types).
+ */
+export interface ExcelLibrary {
+  run(...args: unknown[]): Promise<unknown>;
+  RequestContext: new (info?: unknown) => unknown;
+  [member: string]: unknown;
+}
+export interface OfficeExtensionLibrary {
+  Error: abstract new (...args: never[]) => Error;
+  [member: string]: unknown;
+}
+
 interface LibraryGlobals {
-  Excel?: typeof Excel;
+  Excel?: ExcelLibrary;
   Office?: Record<string, unknown>;
-  OfficeExtension?: typeof OfficeExtension;
+  OfficeExtension?: OfficeExtensionLibrary;
   OSF?: { DDA?: { RichApi?: { executeRichApiRequestAsync?: (message: unknown[], callback: Callback) => void } } };
   __ppmLoadOfficeJs?: (clientFile: string) => void;
   __ppmOfficeJsBridge?: Bridge;
@@ -45,9 +59,9 @@ const g = globalThis as unknown as LibraryGlobals;
 
 /** What Microsoft's library gives this realm. */
 export interface OfficeJs {
-  readonly Excel: typeof Excel;
+  readonly Excel: ExcelLibrary;
   readonly Office: Record<string, unknown>;
-  readonly OfficeExtension: typeof OfficeExtension;
+  readonly OfficeExtension: OfficeExtensionLibrary;
 }
 
 /** One request as it crossed the bridge (for transcripts and tests). */
@@ -96,7 +110,7 @@ export function officeJs(): OfficeJs {
   }
   installBridge();
   installRequirements();
-  b.library = { Excel: excel as typeof Excel, Office: g.Office, OfficeExtension: g.OfficeExtension };
+  b.library = { Excel: excel as ExcelLibrary, Office: g.Office, OfficeExtension: g.OfficeExtension };
   return b.library;
 }
 

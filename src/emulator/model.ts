@@ -1,8 +1,8 @@
 /**
- * The workbook state behind the proxies: sheets of cells (dense rows, see `cells.ts`), tables,
- * settings, names.
- * Everything here is applied synchronously; the proxies (see `proxies.ts`) queue calls into it and
- * only run them on `context.sync()`. Validation happens before mutation so a failing call changes nothing.
+ * The workbook state behind the emulated host: sheets of cells (dense rows, see `cells.ts`), tables,
+ * settings, names. Everything here is applied synchronously; the host (`host.ts`) calls into it while
+ * it answers the requests Microsoft's client library sends on `context.sync()`. Validation happens
+ * before mutation so a failing call changes nothing.
  */
 import {
   MAX_COLUMNS,

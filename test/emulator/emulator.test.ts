@@ -863,7 +863,7 @@ describe("more of the API surface", () => {
     expect(wb.sheets.map((s) => s.name)).toEqual(["Renamed"]);
   });
 
-  test("deleting a worksheet deletes its tables; the table's proxies then fail with ItemNotFound", async () => {
+  test("deleting a worksheet deletes its tables; the table's client objects then fail with ItemNotFound", async () => {
     const wb = newWorkbook();
     await run(wb, async (context) => {
       const s = context.workbook.worksheets.add("Temp");
