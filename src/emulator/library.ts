@@ -23,7 +23,7 @@
  */
 import { answerRequest, FLAG_DELAY_FOR_CELL_EDIT, type HostAnswer, type HostRequest } from "./host";
 import type { WorkbookModel } from "./model";
-import { currentProfileId, profile, profileSupports } from "./profiles";
+import { currentProfile, currentProfileId, profile, profileSupports } from "./profiles";
 
 /** The header that names the workbook a request is for. */
 export const WORKBOOK_HEADER = "X-PPM-Workbook";
@@ -160,12 +160,13 @@ function installBridge(): void {
 function installRequirements(): void {
   const osf = g.OSF as unknown as { _OfficeAppFactory?: unknown };
   if (osf._OfficeAppFactory) return;
-  const p = profile(currentProfileId());
+  const p = currentProfile();
   osf._OfficeAppFactory = commonApiFactory({
     host: "Excel",
     platform: p.officePlatform,
     diagnostics: { host: "Excel", platform: p.officePlatform, version: p.version },
-    requirements: { isSetSupported: (name: string, version?: string | number) => profileSupports(p, name, version) },
+    // Asked at each call: a test may change the realm's profile (`setCurrentProfile`) to probe a floor.
+    requirements: { isSetSupported: (name: string, version?: string | number) => profileSupports(currentProfile(), name, version) },
   });
 }
 
@@ -218,5 +219,5 @@ export function observeRequests(cb: (e: Exchange) => void): () => void {
 export function realmSupports(name: string, version?: string): boolean {
   const office = g.Office as { context?: { requirements?: { isSetSupported(n: string, v?: string): boolean } } } | undefined;
   const req = office?.context?.requirements;
-  return req ? req.isSetSupported(name, version) : profileSupports(profile(currentProfileId()), name, version);
+  return req ? req.isSetSupported(name, version) : profileSupports(currentProfile(), name, version);
 }

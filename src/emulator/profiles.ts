@@ -173,14 +173,21 @@ export function missingSets(p: PlatformProfile, needs: Readonly<Record<string, s
 /**
  * The profile this JavaScript realm plays: the client file its library was loaded from and the
  * default of every new workbook. Set with `setCurrentProfile` (the preview reads `?profile=`, Node
- * runs read `PPM_EXCEL_PROFILE` through their loader); `web` otherwise.
+ * runs read `PPM_EXCEL_PROFILE` through their loader); `web` otherwise. A test may set a profile of
+ * its own (another set of requirement sets) to find the floor the add-in needs.
  */
-export function currentProfileId(): ProfileId {
+export function currentProfile(): PlatformProfile {
   const v = (globalThis as { __ppmExcelProfile?: unknown }).__ppmExcelProfile;
-  return isProfileId(v) ? v : "web";
+  if (isProfileId(v)) return PROFILES[v];
+  if (typeof v === "object" && v !== null && isProfileId((v as PlatformProfile).id)) return v as PlatformProfile;
+  return PROFILES.web;
 }
 
-export function setCurrentProfile(id: ProfileId): void {
-  profile(id);
-  (globalThis as { __ppmExcelProfile?: unknown }).__ppmExcelProfile = id;
+export function currentProfileId(): ProfileId {
+  return currentProfile().id;
+}
+
+export function setCurrentProfile(p: ProfileId | PlatformProfile): void {
+  if (typeof p === "string") profile(p);
+  (globalThis as { __ppmExcelProfile?: unknown }).__ppmExcelProfile = p;
 }

@@ -293,7 +293,7 @@ describe("range writes", () => {
     ["TRUE", true, "Boolean", "General"],
     ["false", false, "Boolean", "General"],
     ["12%", 0.12, "Double", "0%"],
-    ["2025-01-31", dateSerial(2025, 1, 31), "Double", "yyyy-mm-dd"],
+    ["2025-01-31", dateSerial(2025, 1, 31), "Double", "m/d/yyyy"], // office-js #229: ISO text gets the default date format
     ["'abc", "abc", "String", "General"],
     ["'00123", "00123", "String", "General"],
     ["1,234", 1234, "Double", "#,##0"],
