@@ -33,6 +33,8 @@ export const ErrorCodes = {
   invalidSelection: "InvalidSelection",
   /** "The insert or delete operation attempted resulted in a conflict" (docs: Excel error codes), e.g. `deleteRowsAt` on a filtered table. */
   insertDeleteConflict: "InsertDeleteConflict",
+  /** A member outside the host's requirement sets: "The API you are trying to use could not be found" (docs: Excel error codes). */
+  apiNotFound: "ApiNotFound",
 } as const;
 
 export type ErrorCode = (typeof ErrorCodes)[keyof typeof ErrorCodes];

@@ -21,6 +21,8 @@
 import { EmulatedExcelError, ErrorCodes, invalidArgument, itemNotFound } from "./errors";
 import { TYPES, type ArgRefs, type HostContext, type HostObject, type HostType, type TypeDef } from "./host-objects";
 import type { WorkbookModel } from "./model";
+import { API_SETS } from "./api-sets";
+import { profile, profileSupports } from "./profiles";
 
 /** What the host answers: a response body (HTTP 200), or the bridge's refusal (status "failed"). */
 export type HostAnswer =
@@ -83,6 +85,7 @@ const HTTP_STATUS: Record<string, number> = {
   InsertDeleteConflict: 409,
   ItemAlreadyExists: 409,
   ItemNotFound: 404,
+  ApiNotFound: 404,
   RangeExceedsLimit: 400,
   GeneralException: 500,
 };
@@ -106,6 +109,23 @@ class ActionFailure extends Error {
   constructor(readonly error: EmulatedExcelError, readonly location: string) {
     super(error.message);
   }
+}
+
+/**
+ * Refuses a member outside the workbook's platform profile, as Excel does: "The API you are trying to
+ * use could not be found. It may be available in a newer version of Excel" (ApiNotFound). The set of
+ * each member is the library's own (`api-sets.ts`); a member not listed there is ExcelApi 1.1.
+ */
+function checkApi(wb: WorkbookModel, type: string, member: string): void {
+  const need = API_SETS[`${type}.${member}`];
+  if (!need) return;
+  const p = profile(wb.platform);
+  if (profileSupports(p, need[0], need[1])) return;
+  throw new EmulatedExcelError(
+    ErrorCodes.apiNotFound,
+    `The API you are trying to use could not be found. It may be available in a newer version of Excel. Please refer to the documentation: "Excel JavaScript API requirement sets" for more information. (${type}.${member} is ${need[0]} ${need[1]}; ${p.name} has ${p.requirementSets[need[0]] ? `${need[0]} ${p.requirementSets[need[0]]}` : `no ${need[0]}`}.)`,
+    `${type}.${member}`,
+  );
 }
 
 /** UTF-8 length of a string (the bodies are measured as the bytes that cross the wire). */
@@ -215,6 +235,7 @@ function run(wb: WorkbookModel, req: { Actions?: ActionInfo[]; ObjectPaths?: Rec
         const where = `${parent.type}.${member}`;
         try {
           d.check?.(parent, h);
+          if (p.ObjectPathType !== 5) checkApi(wb, parent.type, member);
           if (p.ObjectPathType === 4) {
             const nav = d.nav?.[p.Name];
             if (!nav) throw new EmulatedExcelError(ErrorCodes.generalException, `${where} is not emulated.`);
@@ -308,11 +329,12 @@ function run(wb: WorkbookModel, req: { Actions?: ActionInfo[]; ObjectPaths?: Rec
             where = `${o.type}.${lowerFirst(a.Name)}`;
             d.check?.(o, h);
             if (a.Name === "_KeepReference") {
-              const refId = `${wb.instanceId}:${state.nextReference++}`;
+              const refId = `ref${state.nextReference++}`;
               state.references.set(refId, o);
               kept.set(a.ObjectPathId, refId);
               break;
             }
+            checkApi(wb, o.type, lowerFirst(a.Name));
             const call = d.calls?.[a.Name];
             if (!call) throw new EmulatedExcelError(ErrorCodes.generalException, `${where} is not emulated.`);
             const v = call(o, a.ArgumentInfo?.Arguments ?? [], h, argRefs(a.ArgumentInfo?.ReferencedObjectPathIds));
@@ -325,6 +347,7 @@ function run(wb: WorkbookModel, req: { Actions?: ActionInfo[]; ObjectPaths?: Rec
             const d = def(o);
             where = `${o.type}.${lowerFirst(a.Name)}`;
             d.check?.(o, h);
+            checkApi(wb, o.type, lowerFirst(a.Name));
             const prop = d.scalars[a.Name];
             if (!prop) throw new EmulatedExcelError(ErrorCodes.generalException, `${where} is not emulated.`);
             if (!prop.set) throw invalidArgument(`The property '${lowerFirst(a.Name)}' is read-only.`);
@@ -419,6 +442,9 @@ function project(o: HostObject, select: string[], expand: string[], h: HostConte
   }
   const names = all ? [...(d.defaults ?? []), ...sel.here.filter((n) => n !== "*").map(upperFirst)] : sel.here.map(upperFirst);
   for (const name of new Set(names)) {
+    // Explicitly selected members must be in the profile; `load()` returns what the profile has.
+    if (!all || sel.here.map(upperFirst).includes(name)) checkApi(h.wb, o.type, lowerFirst(name));
+    else if (API_SETS[`${o.type}.${lowerFirst(name)}`] && !profileSupports(profile(h.wb.platform), ...API_SETS[`${o.type}.${lowerFirst(name)}`])) continue;
     const prop = d.scalars[name];
     if (prop) {
       out[name] = prop.get(o, h);
@@ -442,6 +468,7 @@ function project(o: HostObject, select: string[], expand: string[], h: HostConte
     children.set(upperFirst(k), c);
   }
   for (const [name, c] of children) {
+    checkApi(h.wb, o.type, lowerFirst(name));
     const nav = d.nav?.[name];
     if (!nav) throw invalidArgument(`'${lowerFirst(name)}' is not a navigation property of ${o.type}.`);
     const child = nav(o, h);

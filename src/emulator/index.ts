@@ -36,7 +36,7 @@ export { answerRequest, keptReferenceCount } from "./host";
 export type { HostAnswer, HostRequest } from "./host";
 export { officeJs, observeRequests, sessionFor, setDefaultWorkbook, WORKBOOK_HEADER } from "./library";
 export type { Exchange, OfficeJs } from "./library";
-export { PROFILE_IDS, currentProfileId, isProfileId, missingSets, profile, profileSupports, setCurrentProfile } from "./profiles";
+export { PROFILE_IDS, currentProfile, currentProfileId, isProfileId, missingSets, profile, profileSupports, setCurrentProfile } from "./profiles";
 export type { PlatformProfile, ProfileId } from "./profiles";
 export { MAX_ROWS, MAX_COLUMNS, parseAddress, formatRect, cellAddress } from "./address";
 export { parseTypedInput, dateSerial } from "./typed-input";

@@ -945,7 +945,7 @@ describe("more of the API surface", () => {
     expect(sheet.usedRange).toEqual({ address: "A1:C2", rowIndex: 0, columnIndex: 0, rowCount: 2, columnCount: 3 });
     expect(sheet.cells.filter((c) => c.row === 1).map((c) => [c.address, c.valueType, c.value, c.text, c.formula])).toEqual([
       ["A2", "text", "a", "a", null],
-      ["B2", "number", 45688, "2025-01-31", null],
+      ["B2", "number", 45688, "1/31/2025", null],
       ["C2", "formula", 4, "4", "=2*2"],
     ]);
     expect(sheet.tables).toEqual([
