@@ -32,7 +32,7 @@ export { EmulatedExcelError, ErrorCodes, isEmulatedError } from "./errors";
 export type { ErrorCode } from "./errors";
 export { WorkbookModel, PAYLOAD_LIMIT_BYTES, validateSheetName, validateTableName } from "./model";
 export type { WorkbookOptions, WorkbookStats, TableModel, SheetModel, CalculationMode, FilterCriteria, SortField, ConditionalFormatModel } from "./model";
-export { answerRequest, keptReferenceCount } from "./host";
+export { answerRequest, hostMilliseconds, keptReferenceCount } from "./host";
 export type { HostAnswer, HostRequest } from "./host";
 export { officeJs, observeRequests, sessionFor, setDefaultWorkbook, WORKBOOK_HEADER } from "./library";
 export type { Exchange, OfficeJs } from "./library";
