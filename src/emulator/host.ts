@@ -141,7 +141,7 @@ function checkApi(wb: WorkbookModel, type: string, member: string): void {
 }
 
 /** UTF-8 length of a string (the bodies are measured as the bytes that cross the wire). */
-const NON_ASCII = /[^\u0000-\u007f]/;
+const NON_ASCII = /[\u0080-\uffff]/;
 
 export function utf8Length(s: string): number {
   // Most bodies are ASCII: one native scan answers them without a loop over every character.
