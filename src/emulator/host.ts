@@ -22,7 +22,7 @@ import { EmulatedExcelError, ErrorCodes, invalidArgument, itemNotFound } from ".
 import { TYPES, type ArgRefs, type HostContext, type HostObject, type HostType, type TypeDef } from "./host-objects";
 import type { WorkbookModel } from "./model";
 import { API_SETS } from "./api-sets";
-import { profile, profileSupports } from "./profiles";
+import { profile, profileSupports, type PlatformProfile } from "./profiles";
 
 /** What the host answers: a response body (HTTP 200), or the bridge's refusal (status "failed"). */
 export type HostAnswer =
@@ -131,13 +131,29 @@ class ActionFailure extends Error {
 function checkApi(wb: WorkbookModel, type: string, member: string): void {
   const need = API_SETS[`${type}.${member}`];
   if (!need) return;
-  const p = profile(wb.platform);
+  const p = hostProfile(wb);
   if (profileSupports(p, need[0], need[1])) return;
   throw new EmulatedExcelError(
     ErrorCodes.apiNotFound,
     `The API you are trying to use could not be found. It may be available in a newer version of Excel. Please refer to the documentation: "Excel JavaScript API requirement sets" for more information. (${type}.${member} is ${need[0]} ${need[1]}; ${p.name} has ${p.requirementSets[need[0]] ? `${need[0]} ${p.requirementSets[need[0]]}` : `no ${need[0]}`}.)`,
     `${type}.${member}`,
   );
+}
+
+const profiles = new WeakMap<WorkbookModel, PlatformProfile>();
+
+/** The profile whose requirement sets the host answers `wb` with: its platform's, or one set for it. */
+export function hostProfile(wb: WorkbookModel): PlatformProfile {
+  return profiles.get(wb) ?? profile(wb.platform);
+}
+
+/**
+ * Makes the host answer `wb` with another set of requirement sets (a test probing the add-in's floor:
+ * the same platform, an older Excel). Limits stay the workbook's.
+ */
+export function setHostProfile(wb: WorkbookModel, p: PlatformProfile | null): void {
+  if (p) profiles.set(wb, p);
+  else profiles.delete(wb);
 }
 
 /** UTF-8 length of a string (the bodies are measured as the bytes that cross the wire). */
@@ -469,7 +485,7 @@ function project(o: HostObject, select: string[], expand: string[], h: HostConte
   for (const name of new Set(names)) {
     // Explicitly selected members must be in the profile; `load()` returns what the profile has.
     if (!all || sel.here.map(upperFirst).includes(name)) checkApi(h.wb, o.type, lowerFirst(name));
-    else if (API_SETS[`${o.type}.${lowerFirst(name)}`] && !profileSupports(profile(h.wb.platform), ...API_SETS[`${o.type}.${lowerFirst(name)}`])) continue;
+    else if (API_SETS[`${o.type}.${lowerFirst(name)}`] && !profileSupports(hostProfile(h.wb), ...API_SETS[`${o.type}.${lowerFirst(name)}`])) continue;
     const prop = d.scalars[name];
     if (prop) {
       out[name] = prop.get(o, h);
