@@ -133,6 +133,7 @@ describe("worksheet-scoped names", () => {
     await context.sync();
     expect([local.name, local.scope]).toEqual(["Rates", "Worksheet"]);
     expect([global.name, global.scope]).toEqual(["Total", "Workbook"]);
+    // eslint-disable-next-line office-addins/load-object-before-read -- `names` is a navigation property (a collection object), loaded on the next line
     const names = sheet.names;
     names.load("items/name");
     const ws = local.worksheetOrNullObject;
@@ -245,10 +246,12 @@ describe("a conditional format's priority", () => {
       const cf = r.conditionalFormats.add("Custom");
       cf.custom.rule.formula = f;
       cf.load("id");
+      // eslint-disable-next-line office-addins/no-context-sync-in-loop -- one format per sync on purpose: each is added on top of the previous
       await context.sync();
       ids.push(cf.id);
     }
     // Added on top each time: the last added is priority 0.
+    // eslint-disable-next-line office-addins/load-object-before-read -- a navigation property (the collection), loaded on the next line
     const before = r.conditionalFormats;
     before.load("items/id, items/priority");
     await context.sync();

@@ -548,8 +548,8 @@ describe("tables", () => {
       await context.sync();
       expect([t.name, t.id]).toEqual(["Items", before]);
       expect(body.address).toBe("Sheet1!A2:C5");
-      expect(body.formulas.map((r) => r[2])).toEqual(["=[@Qty]*2", "=[@Qty]*2", "=[@Qty]*2", "=[@Qty]*2"]);
-      expect(body.values.map((r) => r[2])).toEqual([2, 4, 6, 8]);
+      expect(body.formulas.map((r: unknown[]) => r[2])).toEqual(["=[@Qty]*2", "=[@Qty]*2", "=[@Qty]*2", "=[@Qty]*2"]);
+      expect(body.values.map((r: unknown[]) => r[2])).toEqual([2, 4, 6, 8]);
     });
     for (const [target, code] of [
       ["A2:C6", ErrorCodes.invalidArgument], // header row moved

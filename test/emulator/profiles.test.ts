@@ -65,8 +65,8 @@ describe("requirement sets per profile (learn.microsoft.com requirement-set tabl
 describe("a call outside the profile fails as Excel does", () => {
   // The library's own ApiNotFound check is never switched on in this version (it reads a flag it
   // never sets), so, as in Excel, the host refuses the member: ApiNotFound at that action.
-  it("deleteRowsAt (ExcelApiOnline in this library) works on the web; on Windows the host refuses it", async () => {
-    for (const platform of ["web", "windows"] as const) {
+  it.each(["web", "windows"] as const)("deleteRowsAt (ExcelApiOnline in this library) works on the web; on Windows the host refuses it (%s)", async (platform) => {
+    {
       const wb = new Workbook({ platform });
       seed(wb, "A1:A3", [["k"], [1], [2]]);
       const context = createRequestContext(wb);

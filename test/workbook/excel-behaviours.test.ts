@@ -221,7 +221,7 @@ describe("B6 calculation mode is application-wide: never switched, calculation s
       return realSync();
     };
     const table = finTable(finRows(500));
-    await rejection(importTable(ctx as unknown as Excel.RequestContext, table, { ...importOptions(table), targetRequestBytes: 5_000 }));
+    await rejection(importTable(ctx, table, { ...importOptions(table), targetRequestBytes: 5_000 }));
     expect(wb.calculationMode).toBe("Automatic");
   });
 });
