@@ -201,6 +201,8 @@ module.exports = async (env, options) => {
     const previewPages = require("./src/dev/webpack.preview.js")({ root: __dirname, HtmlWebpackPlugin });
     Object.assign(entry, previewPages.entry);
     plugins.push(...previewPages.plugins);
+    // Microsoft's Excel client library (the pinned @microsoft/office-js) for the preview's pages.
+    plugins.push(new CopyWebpackPlugin({ patterns: previewPages.copyPatterns }));
   }
 
   const config = {
