@@ -28,15 +28,26 @@ const reps = Number(repsArg);
  */
 const settle = () => new Promise((r) => setTimeout(r, 50));
 
-async function baseline(): Promise<{ ms: number; bytes: number }> {
+/**
+ * Fetch + parse of the whole body. With `send` (issue #24 item 2's second baseline) it also makes one
+ * `JSON.stringify` of the values the table needs, as rows of cells: the least any add-in must send to
+ * Excel once Microsoft's library serialises its requests.
+ */
+async function baseline(send = false): Promise<{ ms: number; bytes: number }> {
   await settle();
   const t0 = performance.now();
   const res = await fetch(url + (format === "json" ? PATHS.exportJson(KEY) : PATHS.exportCsv(KEY)), { headers: { [HEADERS.companyToken]: TOKEN } });
   if (!res.ok) throw new Error(`baseline GET answered ${res.status}`);
   const text = await res.text();
   const parsed: unknown = format === "json" ? JSON.parse(text) : Papa.parse(text, { skipEmptyLines: true }).data;
-  const ms = performance.now() - t0;
   if (!parsed) throw new Error("nothing parsed");
+  if (send) {
+    // The JSON export's records are in `rows` (spec: dataset_key, schema_version, …, columns, rows).
+    const records: unknown[] = format === "json" ? (parsed as { rows: unknown[] }).rows : (parsed as unknown[][]).slice(1);
+    const cells = format === "json" ? records.map((o) => Object.values(o as Record<string, unknown>)) : records;
+    if (JSON.stringify(cells).length === 0) throw new Error("nothing serialised");
+  }
+  const ms = performance.now() - t0;
   return { ms, bytes: Buffer.byteLength(text, "utf8") };
 }
 
@@ -63,10 +74,13 @@ async function endToEnd() {
   return { ms, fetchParseMs: tFetched - t0, writeMs: ms - (tFetched - t0), emulatorMs, rows: imported.rowCount, columns: r.table.columns.length, s, client, wb, context, requestsBefore: () => requests };
 }
 
-/** The same import into a null workbook: the add-in's own cost with nothing behind the API. */
+/**
+ * The same import into a null workbook (bench/sink.ts): Microsoft's library serialising every request,
+ * a host that discards the cells. Returns the add-in's own time (the host's answering taken out).
+ */
 async function endToEndSink(): Promise<number> {
   const client = new PpmClient({ id: "bench", name: "bench", baseUrl: url, token: TOKEN });
-  const { context } = sinkContext();
+  const { context, stats } = sinkContext();
   await settle();
   const t0 = performance.now();
   const r = await client.fetchDataset(KEY, { format, conditional: false });
@@ -77,7 +91,8 @@ async function endToEndSink(): Promise<number> {
       columns: r.table.columns, schemaVersion: r.table.meta.schemaVersion, validators: r.validators,
     }),
   });
-  return performance.now() - t0;
+  if (stats.discardedCells < r.table.rows.length) throw new Error(`the null host discarded only ${stats.discardedCells} cells`);
+  return performance.now() - t0 - stats.hostMs;
 }
 
 /**
@@ -121,6 +136,7 @@ async function main(): Promise<void> {
   await baseline();
   await endToEnd();
   const base: number[] = [];
+  const baseSend: number[] = [];
   const e2e: number[] = [];
   const fetchParse: number[] = [];
   const write: number[] = [];
@@ -132,6 +148,8 @@ async function main(): Promise<void> {
     const b = await baseline();
     base.push(b.ms);
     bodyBytes = b.bytes;
+    global.gc?.();
+    baseSend.push((await baseline(true)).ms);
     last = null;
     global.gc?.();
     last = await endToEnd();
@@ -148,6 +166,7 @@ async function main(): Promise<void> {
     format,
     bodyBytes,
     baselineMs: median(base),
+    baselineSendMs: median(baseSend),
     endToEndMs: median(e2e),
     fetchParseMs: median(fetchParse),
     writeMs: median(write),
