@@ -27,18 +27,32 @@ import {
   itemNotFound,
 } from "./errors";
 import { formatCellText } from "./format";
-import { evaluateFormula, translateFormula } from "./formula";
+import { adjustFormulaForShift, evaluateFormula, shiftRect, translateFormula, type CellShift } from "./formula";
 import { MAX_CELL_TEXT, parseTypedInput } from "./typed-input";
 import { CellValue, isCellError, toApiValue, valueTypeOf } from "./values";
 import { Cell, CellStore, FormatFill, RowCells, StoredValue } from "./cells";
-import type { ConditionalFormatModel, FilterCriteria, SheetModel, SortField, TableColumnModel, TableModel } from "./shapes";
+import type { ConditionalFormatModel, FilterCriteria, ObstacleKind, SheetModel, SortField, TableColumnModel, TableModel } from "./shapes";
 
 export type { Cell } from "./cells";
 
 export const GENERAL = "General";
 export const TEXT_FORMAT = "@";
 
-export type { ConditionalFormatModel, FilterCriteria, SheetModel, SheetVisibility, SortField, TableColumnModel, TableModel } from "./shapes";
+export type { ConditionalFormatModel, FilterCriteria, ObstacleKind, SheetModel, SheetVisibility, SortField, TableColumnModel, TableModel } from "./shapes";
+
+/**
+ * What Excel answers when cells would be shifted through something it cannot move part of. Excel's
+ * own messages (support.microsoft.com: "We can't do that to a merged cell"; "We can't make this change
+ * for the selected cells because it will affect a PivotTable"; "You can't change part of an array",
+ * "Guidelines and examples of array formulas"); the API reports them as `InvalidOperation`. Excel
+ * moves a merged area or PivotTable that lies wholly in the shifted columns; where its rules are not
+ * documented the emulator takes the stricter one and refuses any shift touching one.
+ */
+export const OBSTACLE_MESSAGES: Record<ObstacleKind, string> = {
+  merged: "We can't do that to a merged cell.",
+  pivot: "We can't make this change for the selected cells because it will affect a PivotTable.",
+  array: "You can't change part of an array.",
+};
 
 export type CalculationMode = "Automatic" | "AutomaticExceptTables" | "Manual";
 
@@ -74,6 +88,8 @@ export interface WorkbookStats {
   calculationModeSets: number;
   /** `Range.copyFrom` calls applied. */
   copyFromCalls: number;
+  /** `application.calculate(...)` calls applied (issue #21: after writes under suspended calculation). */
+  calculateCalls?: number;
 }
 
 export function emptyStats(): WorkbookStats {
@@ -94,6 +110,7 @@ export function emptyStats(): WorkbookStats {
     suspendScreenUpdatingCalls: 0,
     calculationModeSets: 0,
     copyFromCalls: 0,
+    calculateCalls: 0,
   };
 }
 
@@ -214,6 +231,27 @@ export class WorkbookModel {
   readonly settings = new Map<string, string>();
   /** Workbook-level defined names (only their names matter: they share the namespace with tables). */
   readonly definedNames: string[] = [];
+  /**
+   * What defined names refer to (`workbook.names.add(name, reference)`, `NamedItem.formula`), keyed by
+   * scope and lower-case name (`"|budget"` workbook-scoped, `"<sheetId>|budget"` sheet-scoped). Names
+   * without an entry are names only (the older `addDefinedName(name)` set-up).
+   */
+  readonly nameFormulas = new Map<string, { name: string; formula: string; sheetId?: string }>();
+  /**
+   * True after a sync changed cells under `suspendApiCalculationUntilNextSync()`: formulas keep the
+   * results they had (their dependents were not recalculated) until a calculation is asked for
+   * (`application.calculate`). Docs (Application.suspendApiCalculationUntilNextSync): "Once set, it is
+   * the developer's responsibility to re-calc the workbook, to ensure that any dependencies are
+   * propagated". Whether a later automatic recalculation picks those cells up is not documented: the
+   * stricter reading (it does not) is emulated.
+   */
+  apiCalculationPending = false;
+  /**
+   * Test hook: called before each operation of a sync is applied, with the operation's object path and
+   * method; an error it returns is thrown there, as Excel fails an operation (earlier operations of the
+   * batch stay applied; failing the first one applies nothing).
+   */
+  faultInjector: ((op: { path: string; op: string; index: number }) => Error | null) | null = null;
   activeSheetId = "";
   selection: { sheetId: string; rect: Rect } | null = null;
   /** Further areas of a multi-area selection (`select("A1:B2,D4")`); `getSelectedRange()` refuses those. */
@@ -483,16 +521,49 @@ export class WorkbookModel {
   }
 
   private recalculates(): boolean {
-    return this.calculationMode !== "Manual";
+    return this.calculationMode !== "Manual" && !this.apiCalculationPending;
   }
 
-  /** Called after changes: in automatic mode all formulas become stale; in manual mode they stay as they are. */
+  /**
+   * Called after changes: in automatic mode all formulas become stale (recalculated when read); in
+   * manual mode they stay as they are. A change made while API calculation is suspended leaves every
+   * formula with the result it had (see {@link apiCalculationPending}): their results are fixed first.
+   */
   invalidateCalculation(): void {
-    if (this.calculationMode !== "Manual" && !this.calculationSuspended) this.calcGeneration++;
+    if (this.calculationSuspended && this.calculationMode !== "Manual") {
+      // The formulas keep the results `beginBatch` fixed until a calculation is asked for.
+      this.apiCalculationPending = true;
+      return;
+    }
+    if (this.calculationMode !== "Manual") this.calcGeneration++;
+  }
+
+  /** Gives every formula a current result (what Excel shows before the change that follows). */
+  private freezeResults(): void {
+    if (this.apiCalculationPending || this.calculationMode === "Manual") return;
+    for (const s of this.sheets) {
+      s.cells.forEachRow((r, row) => {
+        if (row.f === null) return;
+        for (let c = 0; c < row.f.length; c++) if (row.f[c] !== undefined) this.valueAt(s, r, c);
+      });
+    }
+  }
+
+  /**
+   * Called by the request context before it applies a batch. Excel calculates after a batch, so a
+   * `suspendApiCalculationUntilNextSync()` anywhere in it holds for every change of the batch: the
+   * formulas' results are fixed before the first change is applied.
+   */
+  beginBatch(ops: ReadonlyArray<{ path: string; op: string }>): void {
+    if (!ops.some((o) => o.op === "suspendApiCalculationUntilNextSync")) return;
+    this.freezeResults();
+    this.calculationSuspended = true;
   }
 
   /** `application.calculate()`: recalculates everything regardless of mode. */
   calculateAll(): void {
+    this.apiCalculationPending = false;
+    this.stats.calculateCalls = (this.stats.calculateCalls ?? 0) + 1;
     this.calcGeneration++;
     for (const s of this.sheets) s.cells.invalidateAll();
   }
@@ -1010,8 +1081,15 @@ export class WorkbookModel {
     return formatCellText(v, this.numberFormatAt(sheet, r, c), this.date1904);
   }
 
+  /**
+   * A cell property of a range, row by row. Above five million cells Excel's get limit applies, and
+   * `Range.values` (and the other cell properties) may come back `null` instead of failing
+   * (office-js #4783, #6781; learn.microsoft.com "Excel JavaScript API performance optimization",
+   * payload size limit: "Range.values returns null instead"): the emulator always answers `null`,
+   * the case a reader must handle.
+   */
   private readGrid<T>(sheet: SheetModel, rect: Rect, fn: (r: number, c: number) => T): T[][] {
-    checkCellCount(rect, "Reading the range");
+    if (rectRows(rect) * rectColumns(rect) > MAX_CELLS_PER_OPERATION) return null as unknown as T[][];
     const out: T[][] = [];
     for (let r = rect.r0; r <= rect.r1; r++) {
       const row = new Array<T>(rectColumns(rect));
@@ -1078,14 +1156,25 @@ export class WorkbookModel {
    * Test helper: add a defined name, workbook-level or scoped to a sheet. Both share the namespace with
    * table names (a table cannot take the name of any defined name, whatever its scope).
    */
-  addDefinedName(name: string, sheetName?: string): void {
+  addDefinedName(name: string, sheetName?: string, formula?: string): void {
     validateTableName(name);
     this.checkNameFree(name);
-    if (sheetName === undefined) this.definedNames.push(name);
-    else {
-      const s = this.requireSheet(sheetName);
-      (s.names ??= []).push(name);
+    if (formula !== undefined && (typeof formula !== "string" || !formula.startsWith("=") || formula.length < 2)) {
+      throw invalidArgument(`A name refers to a formula starting with "="; got ${JSON.stringify(formula)}.`);
     }
+    const sheet = sheetName === undefined ? undefined : this.requireSheet(sheetName);
+    if (!sheet) this.definedNames.push(name);
+    else (sheet.names ??= []).push(name);
+    if (formula !== undefined) this.nameFormulas.set(`${sheet?.id ?? ""}|${name.toLowerCase()}`, { name, formula, ...(sheet ? { sheetId: sheet.id } : {}) });
+  }
+
+  /**
+   * What a defined name refers to for a formula on `sheet` (`NamedItem.formula`, ExcelApi 1.4): the
+   * sheet's own scoped name first, then the workbook's; undefined for no such name.
+   */
+  nameFormula(name: string, sheet: SheetModel | null): string | undefined {
+    const lower = name.toLowerCase();
+    return (sheet ? this.nameFormulas.get(`${sheet.id}|${lower}`) : undefined)?.formula ?? this.nameFormulas.get(`|${lower}`)?.formula;
   }
 
   private checkNoTableOverlap(sheet: SheetModel, rect: Rect, self?: TableModel): void {
@@ -1176,14 +1265,55 @@ export class WorkbookModel {
    * Moves every stored cell of `area` by (dr, dc), translating relative references in formulas. Fails
    * before changing anything when a cell would leave the grid.
    */
-  private moveCells(sheet: SheetModel, area: Rect, dr: number, dc: number): void {
+  private moveCells(sheet: SheetModel, area: Rect, dr: number, dc: number, translate = true): void {
     const moved: Array<[number, number, Cell]> = [];
     sheet.cells.forEach((r, c, cell) => moved.push([r, c, cell]), area);
     if (moved.some(([r, c]) => r + dr >= MAX_ROWS || c + dc >= MAX_COLUMNS)) throw invalidArgument("Cells would be shifted off the worksheet.");
     for (const [r, c] of moved) sheet.cells.take(r, c);
     for (const [r, c, cell] of moved) {
-      if (cell.f !== undefined) cell.f = translateFormula(cell.f, dr, dc);
+      if (cell.f !== undefined && translate) cell.f = translateFormula(cell.f, dr, dc);
       sheet.cells.put(r + dr, c + dc, cell);
+    }
+  }
+
+  /**
+   * After cells of one sheet were inserted or deleted: every reference to the moved cells follows them,
+   * wherever it is — formulas on every sheet (the moved cells' own included), conditional formats
+   * (their ranges and rules) and defined names — and a reference to deleted cells becomes `#REF!`.
+   * That is Excel's behaviour for inserted and deleted cells (a formula such as `=SUM(F5:F24)` grows to
+   * `=SUM(F5:F25)` when a row is inserted inside its range; support.microsoft.com "Move or copy cells,
+   * rows, and columns" / "Insert or delete cells, rows, and columns").
+   */
+  private adjustReferences(shift: CellShift): void {
+    for (const s of this.sheets) {
+      s.cells.forEachRow((_, row) => {
+        if (row.f === null) return;
+        for (let c = 0; c < row.f.length; c++) {
+          const f = row.f[c];
+          if (f === undefined) continue;
+          const g = adjustFormulaForShift(f, s.name, shift);
+          if (g !== f) {
+            row.setFormula(c, g);
+            row.uncache(c);
+          }
+        }
+      });
+      if (s.conditionalFormats?.length) {
+        const kept: ConditionalFormatModel[] = [];
+        for (const cf of s.conditionalFormats) {
+          const rect = s.name.toLowerCase() === shift.sheetName.toLowerCase() ? shiftRect(cf.rect, shift) : cf.rect;
+          if (rect === null) continue; // every cell it applied to was deleted
+          if (cf.formula !== null) cf.formula = adjustFormulaForShift(cf.formula, s.name, shift);
+          cf.rect = { ...rect };
+          kept.push(cf);
+        }
+        s.conditionalFormats = kept;
+      }
+    }
+    for (const [key, nf] of this.nameFormulas) {
+      const scope = nf.sheetId === undefined ? null : (this.sheetById(nf.sheetId)?.name ?? null);
+      // A workbook-scoped name's references name their sheet; a sheet-scoped name's bare ones mean its sheet.
+      this.nameFormulas.set(key, { ...nf, formula: adjustFormulaForShift(nf.formula, scope, shift) });
     }
   }
 
@@ -1220,6 +1350,10 @@ export class WorkbookModel {
         throw invalidOperation(`This operation is not allowed. The operation is attempting to shift cells in the table '${t.name}' on your worksheet.`);
       }
     }
+    // Merged cells, PivotTables and array formulas in the cells that would move: refused (see `addObstacle`).
+    for (const o of sheet.obstacles ?? []) {
+      if (o.rect.r1 >= rect.r0 && o.rect.c0 <= rect.c1 && o.rect.c1 >= rect.c0) throw invalidOperation(OBSTACLE_MESSAGES[o.kind]);
+    }
     if (kind === "insert") {
       const last = sheet.cells; // cells pushed off the grid are refused before anything changes
       let lowest = -1;
@@ -1228,7 +1362,8 @@ export class WorkbookModel {
     } else {
       this.clear(sheet, rect, "All");
     }
-    if (!sheet.cells.trySpliceRows(below.r0, dr, rect.c0, rect.c1)) this.moveCells(sheet, below, dr, 0);
+    if (!sheet.cells.trySpliceRows(below.r0, dr, rect.c0, rect.c1)) this.moveCells(sheet, below, dr, 0, false);
+    this.adjustReferences({ sheetName: sheet.name, kind, at: rect.r0, count: n, c0: rect.c0, c1: rect.c1 });
     // Fills move with their cells (formatting is part of the cell); the deleted cells' go with them.
     if (sheet.fills?.size) {
       const moved = new Map<string, string>();
@@ -1247,6 +1382,35 @@ export class WorkbookModel {
       else sheet.hiddenRows.add(r + dr);
     }
     this.invalidateCalculation();
+  }
+
+  /**
+   * Test set-up (issue #21): marks an area Excel cannot shift cells through — a PivotTable (`"pivot"`)
+   * or a legacy array formula (`"array"`, its formula kept in the top-left cell) — or merged cells
+   * (`"merged"`, as `Range.merge()` makes them). `Range.insert` / `Range.delete` moving any of its
+   * cells is refused with Excel's message ({@link OBSTACLE_MESSAGES}).
+   */
+  addObstacle(sheetName: string, address: string, kind: ObstacleKind, formula?: string): void {
+    const { sheet, rect } = this.resolveAddress(address, this.requireSheet(sheetName));
+    this.mergeOrMark(sheet, rect, kind);
+    if (kind === "array" && formula !== undefined) this.writeFormulas(sheet, { r0: rect.r0, c0: rect.c0, r1: rect.r0, c1: rect.c0 }, formula);
+  }
+
+  /** `Range.merge(across)` (ExcelApi 1.2): one merged area, or one per row when `across`. */
+  mergeCells(sheet: SheetModel, rect: Rect, across = false): void {
+    assertOnGrid(rect);
+    if (across) for (let r = rect.r0; r <= rect.r1; r++) this.mergeOrMark(sheet, { ...rect, r0: r, r1: r }, "merged");
+    else this.mergeOrMark(sheet, rect, "merged");
+  }
+
+  /** `Range.unmerge()`: the merged areas overlapping the range are split again. */
+  unmergeCells(sheet: SheetModel, rect: Rect): void {
+    sheet.obstacles = (sheet.obstacles ?? []).filter((o) => o.kind !== "merged" || !rectsOverlap(o.rect, rect));
+  }
+
+  private mergeOrMark(sheet: SheetModel, rect: Rect, kind: ObstacleKind): void {
+    if ((sheet.obstacles ?? []).some((o) => rectsOverlap(o.rect, rect))) throw invalidOperation(OBSTACLE_MESSAGES[kind]);
+    (sheet.obstacles ??= []).push({ rect: { ...rect }, kind });
   }
 
   renameTable(t: TableModel, name: unknown): void {

@@ -220,8 +220,11 @@ export class EmulatedRequestContext {
     let failure: { error: unknown } | undefined;
     let current: Operation | undefined;
     try {
-      for (const op of ops) {
+      wb.beginBatch(ops.map((op) => op.wire));
+      for (const [index, op] of ops.entries()) {
         current = op;
+        const injected = wb.faultInjector?.({ path: op.wire.path, op: op.wire.op, index });
+        if (injected) throw injected;
         const s = op.apply();
         if (op.mutates) mutated = true;
         if (s) staged.push(s);
@@ -1064,6 +1067,15 @@ export class RangeProxy extends ProxyBase<RangeHandle> {
   }
   /** `clear(applyTo)`: "All" (default), "Contents", "Formats"; hyperlink options change nothing here. */
   /** Inserts empty cells, shifting the cells below down (see `WorkbookModel.shiftCells`). */
+  /** `merge(across)` (ExcelApi 1.2): a thin call into `WorkbookModel.mergeCells` (issue #21). */
+  merge(across = false): void {
+    this._call("merge", across, (h) => this._ctx.model.mergeCells(this._sheet(h), h.rect, across === true));
+  }
+  /** `unmerge()` (ExcelApi 1.2). */
+  unmerge(): void {
+    this._call("unmerge", undefined, (h) => this._ctx.model.unmergeCells(this._sheet(h), h.rect));
+  }
+
   insert(shift: string): RangeProxy {
     this._call("insert", shift, (h) => this._ctx.model.shiftCells(this._sheet(h), h.rect, shift, "insert"));
     // Excel returns the inserted range; it is the same address as this one.
@@ -1882,18 +1894,42 @@ export class NamedItemCollectionProxy extends CollectionProxy<string, NamedItemP
   getCount(): ClientResult<number> {
     return queueResult(this, "getCount", (scope) => this._list(scope).length);
   }
+  /**
+   * `names.add(name, reference)` (ExcelApi 1.4): a Range (an absolute reference to it) or a formula
+   * (`"=Sheet1!$C$5"`). A thin call into `WorkbookModel.addDefinedName` (issue #21).
+   */
+  add(name: string, reference: RangeProxy | string, _comment?: string): void {
+    if (typeof reference !== "string") this._ctx._checkSameContext(reference);
+    this._call("add", { name, reference: typeof reference === "string" ? reference : reference._path }, (scope) => {
+      const wb = this._ctx.model;
+      let formula: string;
+      if (typeof reference === "string") formula = reference;
+      else {
+        const h = reference._resolve();
+        const a = wb.addressOf(wb.requireSheetId(h.sheetId), h.rect);
+        const [sheetPart, cells] = [a.slice(0, a.lastIndexOf("!")), a.slice(a.lastIndexOf("!") + 1)];
+        formula = `=${sheetPart}!${cells.replace(/([A-Z]+)(\d+)/g, "$$$1$$$2")}`;
+      }
+      wb.addDefinedName(name, scope === "" ? undefined : wb.requireSheetId(scope).name, formula);
+    });
+  }
 }
 
 export class NamedItemProxy extends ProxyBase<{ name: string }> {
   protected readonly _typeName = "NamedItem";
   protected _scalarNames(): readonly string[] {
-    return ["name"];
+    return ["name", "formula"];
   }
-  protected _scalar(h: { name: string }): unknown {
+  protected _scalar(h: { name: string }, prop: string): unknown {
+    if (prop === "formula") return this._ctx.model.nameFormula(h.name, null) ?? null;
     return h.name;
   }
   get name(): string {
     return this._get("name");
+  }
+  /** What the name refers to (`=Sheet1!$C$5`; after rows are deleted under it, `=#REF!`). */
+  get formula(): string {
+    return this._get("formula");
   }
 }
 
