@@ -35,8 +35,17 @@ export interface RefreshTarget {
   write(
     binding: Binding,
     table: Table,
-    options: { signal?: AbortSignal; onProgress?: (rowsWritten: number, totalRows: number) => void; key?: KeyChoice | null },
-  ): Promise<{ warnings: string[]; delta?: DeltaSummary }>;
+    options: {
+      signal?: AbortSignal;
+      onProgress?: (rowsWritten: number, totalRows: number) => void;
+      key?: KeyChoice | null;
+      /**
+       * The binding to store with the data (issue #21): a target that can store it in the same step as
+       * the data (so outcome, info line, binding and sheet always agree) does, and says `committed`.
+       */
+      commit?: (delta: DeltaSummary | undefined) => Binding;
+    },
+  ): Promise<{ warnings: string[]; delta?: DeltaSummary; committed?: boolean; binding?: Binding }>;
   /** Stores the (updated) binding in the workbook. */
   saveBinding(binding: Binding): Promise<void>;
   /**
@@ -191,14 +200,20 @@ async function refreshOneInner(target: RefreshTarget, binding: Binding, source: 
     if (options.signal?.aborted) throw abortError(options.signal);
     const total = decision.table.rows.length;
     options.onProgress?.({ bindingId: binding.id, phase: "writing", rowsWritten: 0, totalRows: total });
+    const success = (delta: DeltaSummary | undefined): Binding => ({ ...withSuccess(binding, decision.table, decision.validators, now()), lastDelta: delta ?? null });
     const written = await target.write(binding, decision.table, {
       key: result.status === "updated" && result.key !== undefined ? result.key : chooseKey(binding.source, null),
       signal: options.signal,
       onProgress: (rowsWritten, totalRows) => options.onProgress?.({ bindingId: binding.id, phase: "writing", rowsWritten, totalRows }),
+      commit: success,
     });
     warnings.push(...written.warnings);
-    const updated: Binding = { ...withSuccess(binding, decision.table, decision.validators, now()), lastDelta: written.delta ?? null };
-    await target.saveBinding(updated);
+    let updated: Binding;
+    if (written.committed && written.binding) updated = written.binding;
+    else {
+      updated = success(written.delta);
+      await target.saveBinding(updated);
+    }
     return { ...report(updated, "updated"), delta: written.delta };
   } catch (err) {
     return fail(err);
