@@ -67,6 +67,11 @@ export type FlagChange =
 
 let counter = 0;
 
+/** Who refreshes on open, as another runtime finding the table locked is told. */
+export const OPEN_HOLDER = "the refresh when this workbook opened";
+/** Who refreshes from the ribbon's "Refresh this table". */
+export const RIBBON_TABLE_HOLDER = "Refresh this table on the ribbon";
+
 export class AddinRuntime implements PaneRuntime {
   /** Distinguishes runtimes (the tests and the preview show the pane and the ribbon share one). */
   readonly id: string;
@@ -181,7 +186,9 @@ export class AddinRuntime implements PaneRuntime {
           return stored;
         },
         connectionFor: (b) => this.connectionFor(b),
-        refreshOne: (b, conn) => engine.refreshOne(b.id, conn, { secrets: this.store.allSecrets() }),
+        // Never throws (Engine.refreshOne reports every error as a failed table), so one table's Excel
+        // error never stops the tables after it (issue #21, item 17).
+        refreshOne: (b, conn) => engine.refreshOne(b.id, conn, { secrets: this.store.allSecrets(), holder: OPEN_HOLDER, binding: b }),
         lock: this.lock,
       });
     } catch (e) {
@@ -204,8 +211,11 @@ export class AddinRuntime implements PaneRuntime {
     return id ? this.store.connection(id) : null;
   }
 
-  /** Refreshes one table with this device's connection; a report says so when there is none. */
-  async refreshBinding(binding: Binding, now: Date = new Date()): Promise<RefreshReport> {
+  /**
+   * Refreshes one table with this device's connection; a report says so when there is none.
+   * @param holder who refreshes, named to another runtime that finds the table locked (issue #21, item 13).
+   */
+  async refreshBinding(binding: Binding, now: Date = new Date(), holder = "the task pane"): Promise<RefreshReport> {
     const conn = this.connectionFor(binding);
     if (!conn) {
       return {
@@ -219,7 +229,7 @@ export class AddinRuntime implements PaneRuntime {
       };
     }
     const engine = await this.engine();
-    return engine.refreshOne(binding.id, conn, { secrets: this.store.allSecrets() });
+    return engine.refreshOne(binding.id, conn, { secrets: this.store.allSecrets(), holder, binding });
   }
 
   /** Follows the selection (DocumentSelectionChanged) so "Refresh this table" is enabled only on a table. */

@@ -251,7 +251,7 @@ export class WorkbookModel {
    * method; an error it returns is thrown there, as Excel fails an operation (earlier operations of the
    * batch stay applied; failing the first one applies nothing).
    */
-  faultInjector: ((op: { path: string; op: string; index: number }) => Error | null) | null = null;
+  faultInjector: ((op: { path: string; op: string; args?: unknown; index: number }) => Error | null) | null = null;
   activeSheetId = "";
   selection: { sheetId: string; rect: Rect } | null = null;
   /** Further areas of a multi-area selection (`select("A1:B2,D4")`); `getSelectedRange()` refuses those. */

@@ -223,7 +223,7 @@ export class EmulatedRequestContext {
       wb.beginBatch(ops.map((op) => op.wire));
       for (const [index, op] of ops.entries()) {
         current = op;
-        const injected = wb.faultInjector?.({ path: op.wire.path, op: op.wire.op, index });
+        const injected = wb.faultInjector?.({ ...op.wire, index });
         if (injected) throw injected;
         const s = op.apply();
         if (op.mutates) mutated = true;

@@ -77,6 +77,8 @@ export interface RefreshLogEntry {
   bytesReceived: number | null;
   /** Failure code (failed only); the message is on the binding. */
   code: string | null;
+  /** Why a delta became a full rewrite in the same refresh (issue #21: Excel refused it), or null. */
+  fallback?: string | null;
 }
 
 export interface RefreshOptions {
@@ -144,6 +146,7 @@ export async function refreshOne(target: RefreshTarget, binding: Binding, source
       added: r.delta?.added ?? 0, changed: r.delta?.changed ?? 0, removed: r.delta?.removed ?? 0,
       strategy: r.delta?.strategy ?? null, ms: Date.now() - started, cellsWritten: r.delta?.cellsWritten ?? 0,
       code: failure?.code ?? null,
+      fallback: r.delta?.fallback ?? null,
       bytesReceived: moved.counted || r.outcome === "unchanged" ? moved.bytes : null,
     });
   } catch (e) {

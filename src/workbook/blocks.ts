@@ -207,21 +207,23 @@ export interface ReadOptions {
   beforeBlock?: () => Promise<void>;
 }
 
+type CellProperty = "values" | "formulas" | "numberFormat" | "valueTypes" | "text";
+
 /**
- * Reads `total` rows of one range property in row blocks sized BY BYTES (issue #21, item 9): the first
- * block holds at most `firstBlockRows` rows; every block's response is measured and the next one is
- * sized to the target from the largest bytes per row seen so far (growing at most twofold). A block
- * Excel refuses (`ResponsePayloadSizeLimitExceeded`), or whose cells come back `null` (a range over five
- * million cells, office-js #4783), is halved and read again. `visit` gets each block's rows and the
- * index of its first row, and stops the reading by returning true.
+ * Reads `total` rows of one or more range properties in row blocks sized BY BYTES (issue #21, item 9):
+ * the first block holds at most `firstBlockRows` rows; every block's response is measured and the next
+ * one is sized to the target from the largest bytes per row seen so far. A block Excel refuses
+ * (`ResponsePayloadSizeLimitExceeded`), or whose cells come back `null` (a range over five million
+ * cells, office-js #4783), is halved and read again. `visit` gets each block's rows per property and
+ * the index of its first row, and stops the reading by returning true.
  */
-export async function visitInBlocks(
+export async function visitPropertiesInBlocks<P extends CellProperty>(
   context: { sync(): Promise<unknown> },
-  rangeAt: (from: number, count: number) => BlockRange,
+  rangeAt: (from: number, count: number) => { load(p: string): unknown },
   total: number,
-  property: "values" | "formulas" | "numberFormat",
+  properties: readonly P[],
   firstBlockRows: number,
-  visit: (rows: unknown[][], from: number) => boolean | void,
+  visit: (rows: Record<P, unknown[][]>, from: number) => boolean | void,
   options: ReadOptions = {},
 ): Promise<{ blocks: number; largestResponse: number }> {
   const target = options.targetResponseBytes ?? DEFAULT_TARGET_RESPONSE_BYTES;
@@ -234,7 +236,7 @@ export async function visitInBlocks(
     await options.beforeBlock?.();
     const count = Math.min(perBlock, total - from);
     const range = rangeAt(from, count);
-    range.load(property);
+    range.load(properties.join(","));
     try {
       // eslint-disable-next-line office-addins/no-context-sync-in-loop -- one sync per row block is the point: each response must stay under Excel's 5 MB payload limit
       await context.sync();
@@ -245,25 +247,59 @@ export async function visitInBlocks(
       }
       throw err;
     }
-    const rows = range[property] as unknown[][] | null;
-    if (rows === null || rows === undefined) {
+    const got = {} as Record<P, unknown[][]>;
+    let missing = false;
+    for (const p of properties) {
+      const rows = (range as unknown as Record<string, unknown[][] | null | undefined>)[p];
+      if (rows === null || rows === undefined) missing = true;
+      else got[p] = rows;
+    }
+    if (missing) {
       // Excel answers null instead of the cells of a range over its get limit.
       if (count > 1) {
         perBlock = Math.ceil(count / 2);
         continue;
       }
-      throw new WriteError("write_failed", `Excel returned no ${property} for row ${from + 1} (a row over its read limit).`);
+      throw new WriteError("write_failed", `Excel returned no ${properties.join("/")} for row ${from + 1} (a row over its read limit).`);
     }
     blocks++;
-    const bytes = jsonBytes(rows);
+    const bytes = jsonBytes(got);
     largest = Math.max(largest, bytes);
     bytesPerRow = Math.max(bytesPerRow, bytes / count);
-    if (visit(rows, from) === true) return { blocks, largestResponse: largest };
+    if (visit(got, from) === true) return { blocks, largestResponse: largest };
     from += count;
-    const fits = Math.max(1, Math.floor(target / Math.max(1, bytesPerRow * 1.1)));
-    perBlock = Math.min(fits, Math.max(1, perBlock * 2));
+    perBlock = Math.max(1, Math.floor(target / Math.max(1, bytesPerRow * 1.1)));
   }
   return { blocks, largestResponse: largest };
+}
+
+/** {@link visitPropertiesInBlocks} for one property. */
+export function visitInBlocks(
+  context: { sync(): Promise<unknown> },
+  rangeAt: (from: number, count: number) => BlockRange,
+  total: number,
+  property: "values" | "formulas" | "numberFormat",
+  firstBlockRows: number,
+  visit: (rows: unknown[][], from: number) => boolean | void,
+  options: ReadOptions = {},
+): Promise<{ blocks: number; largestResponse: number }> {
+  return visitPropertiesInBlocks(context, rangeAt, total, [property], firstBlockRows, (rows, from) => visit(rows[property], from), options);
+}
+
+/** Every row of some properties of a range, read in blocks by bytes (first block: a probe of {@link FIRST_READ_BLOCK_CELLS} cells). */
+export async function loadPropertiesInBlocks<P extends CellProperty>(
+  context: { sync(): Promise<unknown> },
+  rangeAt: (from: number, count: number) => { load(p: string): unknown },
+  total: number,
+  columns: number,
+  properties: readonly P[],
+  options: ReadOptions = {},
+): Promise<Record<P, unknown[][]>> {
+  const out = Object.fromEntries(properties.map((p) => [p, [] as unknown[][]])) as Record<P, unknown[][]>;
+  await visitPropertiesInBlocks(context, rangeAt, total, properties, firstReadRows(columns * properties.length), (rows) => {
+    for (const p of properties) for (const row of rows[p]) out[p].push(row);
+  }, options);
+  return out;
 }
 
 /** Rows of a first read block of `columns` cells per row (see {@link FIRST_READ_BLOCK_CELLS}). */

@@ -370,11 +370,12 @@ async function writeLocked(context: Excel.RequestContext, lock: TableLock, bindi
       return { strategy: "delta", matchedBy: planned.matchedBy, key: planned.key, reason: planned.matchReason, added: planned.added, changed: planned.changed, removed: planned.removed, cellsWritten: spans.cells };
     }
     const why = fellBack ?? noDelta ?? "a full rewrite was chosen";
+    const extra = fellBack ? { fallback: fellBack } : {};
     return planned
-      ? { strategy: "full", matchedBy: planned.matchedBy, key: planned.key, reason: `${planned.matchReason}; full rewrite: ${why}`, added: planned.added, changed: planned.changed, removed: planned.removed, cellsWritten: total * dataColumns, exact: true }
+      ? { strategy: "full", matchedBy: planned.matchedBy, key: planned.key, reason: `${planned.matchReason}; full rewrite: ${why}`, added: planned.added, changed: planned.changed, removed: planned.removed, cellsWritten: total * dataColumns, exact: true, ...extra }
       : {
           strategy: "full", matchedBy: match?.matchedBy ?? "position", key: match?.key ?? null, reason: `full rewrite: ${why}`,
-          added: Math.max(0, total - binding.rowCount), changed: 0, removed: Math.max(0, binding.rowCount - total), cellsWritten: total * dataColumns, exact: false,
+          added: Math.max(0, total - binding.rowCount), changed: 0, removed: Math.max(0, binding.rowCount - total), cellsWritten: total * dataColumns, exact: false, ...extra,
         };
   };
 
@@ -546,7 +547,8 @@ async function writeLocked(context: Excel.RequestContext, lock: TableLock, bindi
     } catch (e) {
       if (strategy !== "delta" || !fallsBack(e)) throw e;
       // A delta Excel refused (issue #21, item 8): the same refresh rewrites in full, from the old table.
-      const why = `the delta was refused by Excel (${errorText(e)})`;
+      const code = e && typeof e === "object" && typeof (e as { code?: unknown }).code === "string" ? (e as { code: string }).code : "error";
+      const why = `the delta was refused by Excel (${code})`;
       await restore();
       strategy = "full";
       outcome = await attempt("full", why);

@@ -134,13 +134,16 @@ describe("shared runtime against the reference service", () => {
     expect(none).toMatchObject({ state: "saved", flagged: 0, startup: "none" });
     expect(rec.startupCalls).toEqual(["Load", "None"]);
 
-    // The flag lives in the binding (workbook settings), travels with the file, and holds no token.
+    // The flag is a workbook setting of its own (issue #21: a refresh storing its binding never
+    // erases it), travels with the file, and holds no token.
     await rt.setRefreshOnOpen(ids.allocations, true);
     const file = serializeWorkbook(wb);
     expect(file).not.toContain(TOKEN);
     const settings = (JSON.parse(file) as { settings: Array<[string, string]> }).settings;
-    const flagged = settings.filter(([, v]) => v.includes('\\"refreshOnOpen\\":true') || v.includes('"refreshOnOpen":true'));
-    expect(flagged.map(([k]) => k)).toEqual([`ppm.binding.${ids.allocations}`]);
+    expect(settings.filter(([k]) => k.startsWith("ppm.open.")).map(([k, v]) => [k, v])).toEqual([
+      [`ppm.open.${ids.financials}`, "false"],
+      [`ppm.open.${ids.allocations}`, "true"],
+    ]);
   });
 
   it("without SharedRuntime the flag is still stored, and Office is not asked (separate runtimes)", async () => {
