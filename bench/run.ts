@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- --json] [-- --sizes 10000,50000,200000] [-- --reps 3] [-- --only import|aggregate|delta]
+ * `npm run bench [-- --json] [-- --sizes 10000,50000,200000] [-- --reps 3] [-- --only import|aggregate|delta|limits]
  *   [-- --aggregate-rows 2000000] [-- --aggregate-reps 1]`
  *
  * Import benchmark: reference service on loopback → service client (fetch, parse, validate) → typing
@@ -126,8 +126,9 @@ async function main(): Promise<void> {
   const results: Scenario[] = [];
   const checks: { name: string; ok: boolean; detail: string }[] = [];
   if (only === undefined || only === "import") await importScenarios(results, checks);
-  const aggregate = only === "import" || only === "delta" ? null : await aggregateScenario(results, checks);
+  const aggregate = only === "import" || only === "delta" || only === "limits" ? null : await aggregateScenario(results, checks);
   const deltaRefresh = only === undefined || only === "delta" ? deltaRefreshScenario(checks) : null;
+  const limits = only === undefined || only === "limits" ? limitsScenario(checks) : null;
 
   log("");
   log("Budget checks:");
@@ -135,7 +136,7 @@ async function main(): Promise<void> {
   if (asJson) {
     const refresh = results.find((r) => r.unchangedRefresh)?.unchangedRefresh;
     const full = results.find((r) => r.fullChangeRefresh)?.fullChangeRefresh;
-    console.log(JSON.stringify({ machine: { cpu, cores: os.cpus().length, node: process.version }, reps, scenarios: results, unchangedRefresh: refresh ?? null, fullChangeRefresh: full ?? null, growth: importGrowth, aggregate, deltaRefresh, checks }));
+    console.log(JSON.stringify({ machine: { cpu, cores: os.cpus().length, node: process.version }, reps, scenarios: results, unchangedRefresh: refresh ?? null, fullChangeRefresh: full ?? null, growth: importGrowth, aggregate, deltaRefresh, limits, checks }));
   }
 }
 
@@ -183,6 +184,23 @@ function deltaRefreshScenario(checks: { name: string; ok: boolean; detail: strin
   checks.push({ name: "deltaRefresh: requestBytes ≤ 5 % of a full rewrite", ok: d.requestBytesRatio <= 0.05, detail: `${fmt(d.requestBytesRatio * 100, 2)} %` });
   checks.push({ name: "deltaRefresh: every row changed ≤ 1.1× a full rewrite", ok: d.everyRowChangedRatio <= 1.1, detail: `${fmt(d.everyRowChangedRatio, 3)}×` });
   return d;
+}
+
+interface LimitFigures {
+  limit: number;
+  steps: Array<{ step: string; maxRequestBytes: number; maxResponseBytes: number; refused: number; syncs: number; ms: number }>;
+  largest: { request: number; response: number; refused: number };
+}
+
+/** Issue #21 "Must show": 60,000 × 8 wide text and 4,200 × 60 projects, refresh and write-back, every request and response under 5 MB. */
+function limitsScenario(checks: { name: string; ok: boolean; detail: string }[]): LimitFigures {
+  progress("  running limits (60,000 × 8 wide text, 4,200 × 60 projects)...");
+  const f = child(["--json"], "bench/limits.ts") as unknown as LimitFigures;
+  log("");
+  log(`Largest request / response per step (Excel on the web: ${fmt(f.limit)} bytes each way):`);
+  for (const s of f.steps) log(`  ${s.step}: ${fmt(s.maxRequestBytes)} / ${fmt(s.maxResponseBytes)} bytes, ${s.syncs} syncs, ${s.refused} refused, ${fmt(s.ms)} ms`);
+  checks.push({ name: "limits: no request or response over 5 MB, none refused (60,000 × 8 and 4,200 × 60, refresh and write-back)", ok: f.largest.request <= f.limit && f.largest.response <= f.limit && f.largest.refused === 0, detail: `largest ${fmt(f.largest.request)} / ${fmt(f.largest.response)} bytes, ${f.largest.refused} refused` });
+  return f;
 }
 
 async function aggregateScenario(results: Scenario[], checks: { name: string; ok: boolean; detail: string }[]): Promise<AggregateFigures> {

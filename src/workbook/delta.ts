@@ -9,7 +9,7 @@
  */
 import type { Binding } from "../refresh/binding";
 import { HashStoreError, packBase, packLogText, replay, rowHashes, shouldCompact, unpack, type HashLogEntry } from "../refresh/rowHash";
-import { loadInBlocks } from "./blocks";
+import { loadInBlocks, writeInBatches, type QueuedWrite } from "./blocks";
 
 export const ROW_HASH_SHEET = "ppm_rowhash";
 /** Row 0: binding id; row 1: `{"n": rows, "b": base cells, "l": log cells}`; rows 2…: base cells, then log cells. */
@@ -82,7 +82,7 @@ async function openStore(context: Excel.RequestContext, bindingId: string, creat
   const cells = b + l;
   let values: unknown[][] = [];
   if (cells > 0) {
-    values = await loadInBlocks(context, (from, count) => sheet.getRangeByIndexes(FIRST_STORE_ROW + from, column, count, 1), cells, "values", 32_000);
+    values = await loadInBlocks(context, (from, count) => sheet.getRangeByIndexes(FIRST_STORE_ROW + from, column, count, 1), cells, "values", 32_000, undefined, { columns: 1 });
     syncs++;
   }
   try {
@@ -96,13 +96,27 @@ async function openStore(context: Excel.RequestContext, bindingId: string, creat
   }
 }
 
-/** Queues writing a whole new base (and an empty log) into the slot. */
-function queueBase(slot: StoreSlot, bindingId: string, hashes: readonly string[], formats: readonly string[]): void {
+/**
+ * Writes a whole new base (and an empty log) into the slot, in requests under `targetRequestBytes`
+ * (issue #21: 1,000,000 rows are 7 MB of fingerprints). The head says "unreadable" until the last cell
+ * is in, so a base cut short by a failure is never read as valid.
+ */
+async function writeBase(context: Excel.RequestContext, slot: StoreSlot, bindingId: string, hashes: readonly string[], formats: readonly string[], targetRequestBytes?: number): Promise<number> {
   const base = packBase(hashes);
   const { sheet, column } = slot;
-  sheet.getRangeByIndexes(0, column, 2, 1).values = [[bindingId], [JSON.stringify({ n: hashes.length, b: base.length, l: 0, f: formats })]];
-  if (base.length) sheet.getRangeByIndexes(FIRST_STORE_ROW, column, base.length, 1).values = base.map((c) => [c]);
-  if (slot.usedCells > base.length) sheet.getRangeByIndexes(FIRST_STORE_ROW + base.length, column, slot.usedCells - base.length, 1).clear("Contents");
+  const head = (meta: unknown) => () => {
+    sheet.getRangeByIndexes(0, column, 2, 1).values = [[bindingId], [JSON.stringify(meta)]];
+  };
+  const writes: QueuedWrite[] = [{ bytes: 200, queue: head({ n: -1 }) }];
+  base.forEach((cell, i) => writes.push({ bytes: cell.length + 120, queue: () => void (sheet.getRangeByIndexes(FIRST_STORE_ROW + i, column, 1, 1).values = [[cell]]) }));
+  writes.push({
+    bytes: 300 + JSON.stringify(formats).length,
+    queue: () => {
+      if (slot.usedCells > base.length) sheet.getRangeByIndexes(FIRST_STORE_ROW + base.length, column, slot.usedCells - base.length, 1).clear("Contents");
+      head({ n: hashes.length, b: base.length, l: 0, f: formats })();
+    },
+  });
+  return (await writeInBatches(context, writes, { targetRequestBytes })).syncs;
 }
 
 /** Queues appending one log entry (only the last, partly filled log cell and new ones are written). */
@@ -121,13 +135,11 @@ function queueLogEntry(slot: StoreSlot, bindingId: string, rows: number, entry: 
  * to a cell (≈ 1.4 MB for 200,000 rows, about 6 % of the table's own request bytes). `rows` are the
  * cells as written (dates in the workbook's own date system).
  */
-export async function storeRowHashes(context: Excel.RequestContext, binding: Pick<Binding, "id">, rows: readonly (readonly unknown[])[], formats: readonly string[]): Promise<number> {
+export async function storeRowHashes(context: Excel.RequestContext, binding: Pick<Binding, "id">, rows: readonly (readonly unknown[])[], formats: readonly string[], targetRequestBytes?: number): Promise<number> {
   const hashes = rowHashes(rows);
   const slot = await openStore(context, binding.id, true, false);
   if (!slot) return 0;
-  queueBase(slot, binding.id, hashes, formats);
-  await context.sync();
-  return slot.syncs + 1;
+  return slot.syncs + (await writeBase(context, slot, binding.id, hashes, formats, targetRequestBytes));
 }
 
 /**
@@ -135,7 +147,7 @@ export async function storeRowHashes(context: Excel.RequestContext, binding: Pic
  * records changed, in the order `replay` applies them), or a new base when there is no entry (the
  * order changed), the log has grown past a quarter of the base, or the stored ones were not read.
  */
-export async function storeDeltaHashes(context: Excel.RequestContext, bindingId: string, slot: StoreSlot | null, hashes: readonly string[], entry: HashLogEntry | null, formats: readonly string[]): Promise<void> {
+export async function storeDeltaHashes(context: Excel.RequestContext, bindingId: string, slot: StoreSlot | null, hashes: readonly string[], entry: HashLogEntry | null, formats: readonly string[], targetRequestBytes?: number): Promise<void> {
   const target = slot ?? (await openStore(context, bindingId, true, false));
   if (!target) return;
   const newRows = hashes.length;
@@ -146,8 +158,11 @@ export async function storeDeltaHashes(context: Excel.RequestContext, bindingId:
   } catch {
     replays = false;
   }
-  if (!entry || !replays || shouldCompact(newRows, target.logText.length + JSON.stringify(entry).length, target.logEntries + 1)) queueBase(target, bindingId, hashes, formats);
-  else queueLogEntry(target, bindingId, newRows, entry, formats);
+  if (!entry || !replays || shouldCompact(newRows, target.logText.length + JSON.stringify(entry).length, target.logEntries + 1)) {
+    await writeBase(context, target, bindingId, hashes, formats, targetRequestBytes);
+    return;
+  }
+  queueLogEntry(target, bindingId, newRows, entry, formats);
   await context.sync();
 }
 

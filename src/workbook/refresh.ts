@@ -379,8 +379,11 @@ async function writeLocked(context: Excel.RequestContext, lock: TableLock, bindi
         };
   };
 
+  /** Where the current attempt is: only a refusal while writing the data makes a delta fall back. */
+  let phase: "write" | "finish" = "write";
   /** One complete write; on success the binding is committed with the data. */
   const attempt = async (strategy: "delta" | "full", fellBack: string | null): Promise<{ summary: DeltaSummary; stored: Binding | null }> => {
+    phase = "write";
     const prelude = () => {
       guard ??= calc.start();
       setInfo(infoInProgress("refresh", binding.source));
@@ -459,6 +462,7 @@ async function writeLocked(context: Excel.RequestContext, lock: TableLock, bindi
     });
     await writeInBatches(context, userWrites, { targetRequestBytes: options.targetRequestBytes, signal: options.signal, beforeBlock: () => lock.ensure(), beforeSync: perSync });
 
+    phase = "finish";
     // The user's sort and filter, one at a time (Excel for Mac throws re-applying a removed filter,
     // office-js #3086, so only an enabled one is); inside the rollback: a failure restores.
     if (sorted) {
@@ -545,7 +549,7 @@ async function writeLocked(context: Excel.RequestContext, lock: TableLock, bindi
     try {
       outcome = await attempt(strategy, null);
     } catch (e) {
-      if (strategy !== "delta" || !fallsBack(e)) throw e;
+      if (strategy !== "delta" || phase !== "write" || !fallsBack(e)) throw e;
       // A delta Excel refused (issue #21, item 8): the same refresh rewrites in full, from the old table.
       const code = e && typeof e === "object" && typeof (e as { code?: unknown }).code === "string" ? (e as { code: string }).code : "error";
       const why = `the delta was refused by Excel (${code})`;
@@ -563,8 +567,8 @@ async function writeLocked(context: Excel.RequestContext, lock: TableLock, bindi
   try {
     const written = typed ?? source.get(0, total);
     const hashes = newHashes ?? rowHashes(written);
-    if (strategy === "delta" && spans) await storeDeltaHashes(context, binding.id, slot, hashes, planned?.log ?? null, formats);
-    else await storeRowHashes(context, binding, written, formats);
+    if (strategy === "delta" && spans) await storeDeltaHashes(context, binding.id, slot, hashes, planned?.log ?? null, formats, options.targetRequestBytes);
+    else await storeRowHashes(context, binding, written, formats, options.targetRequestBytes);
   } catch (e) {
     // Only the next refresh's cost depends on them: it reads the table once instead.
     warnings.push(`The data is refreshed, but its row fingerprints could not be stored: ${errorText(e)}`);
@@ -595,12 +599,13 @@ async function writeLocked(context: Excel.RequestContext, lock: TableLock, bindi
 /** The Excel {@link RefreshTarget} for one request context. */
 export function excelRefreshTarget(
   context: Excel.RequestContext,
-  options: { secrets?: readonly string[]; targetRequestBytes?: number; now?: () => Date; holder?: string; delta?: boolean } = {},
+  options: { secrets?: readonly string[]; targetRequestBytes?: number; targetResponseBytes?: number; now?: () => Date; holder?: string; delta?: boolean } = {},
 ): RefreshTarget {
   return {
     listBindings: () => readBindings(context),
     saveBinding: (b) => saveBinding(context, b, options.secrets ?? []),
-    write: (binding, table, o) => writeRefresh(context, binding, table, { ...o, targetRequestBytes: options.targetRequestBytes, now: options.now, holder: options.holder, delta: options.delta, secrets: options.secrets }),
+    write: (binding, table, o) =>
+      writeRefresh(context, binding, table, { ...o, targetRequestBytes: options.targetRequestBytes, targetResponseBytes: options.targetResponseBytes, now: options.now, holder: options.holder, delta: options.delta, secrets: options.secrets }),
     markStale: (binding, failure) => writeStaleMark(context, binding, failure),
     markFresh: (binding) => writeStaleMark(context, binding, null),
     logRefresh: (entry) => appendRefreshLog(context, entry),
@@ -645,6 +650,8 @@ export async function writeStaleMark(context: Excel.RequestContext, binding: Bin
 
 export interface TableRefreshOptions extends RefreshOptions {
   targetRequestBytes?: number;
+  /** Response bytes each read block aims at (default 4 MB). */
+  targetResponseBytes?: number;
   /** Who refreshes, named to a second runtime that finds the table locked. */
   holder?: string;
   /** false: never a delta (benchmarks compare against a full rewrite). */
