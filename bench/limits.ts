@@ -30,7 +30,7 @@ function wideText(rows: number, from = 0, seed = 0): Table {
 }
 
 const answer = (t: Table, key: string[]): RefreshSource => ({
-  fetch: async () => ({ status: "updated", table: t, validators: { etag: t.meta.etag, generatedAt: t.meta.generatedAt ?? `x${t.meta.etag}` }, key: { candidates: [key], origin: "metadata", reason: "bench key" } }),
+  fetch: () => Promise.resolve({ status: "updated", table: t, validators: { etag: t.meta.etag, generatedAt: t.meta.generatedAt ?? `x${t.meta.etag}` }, key: { candidates: [key], origin: "metadata", reason: "bench key" } }),
 });
 
 async function importInto(wb: Workbook, table: Table, id: string) {
