@@ -8,7 +8,7 @@ import { readBindings } from "../../src/workbook/bindingStore";
 import { readRefreshLog } from "../../src/workbook/refreshLog";
 import { importTable } from "../../src/workbook/writer";
 import type { RefreshSource } from "../../src/refresh/source";
-import type { CellValue, Table } from "../../src/table/model";
+import type { CellValue, Column, Table } from "../../src/table/model";
 import { bindingDraft, finRows, finTable, imported, TOKEN } from "./helpers";
 
 const SHEET = "financials (json)";
@@ -215,11 +215,13 @@ describe("7. references from outside the table: one rule for both strategies (th
     const base = finRows(20);
     const { wb } = await imported(base);
     wb.addSheet("Report");
-    seed(wb, "Report!A1:A3", [[`='${SHEET}'!C5`], [`=SUM('${SHEET}'!C3:C22)`], ["=Fifth*2"]]);
-    wb.addDefinedName("Fifth", undefined, `='${SHEET}'!$C$7`);
+    // Row 8 of the sheet holds the removed record and the new one arrives on row 13 (see `changed`):
+    // every reference below row 8 is one an insert or delete would move.
+    seed(wb, "Report!A1:A3", [[`='${SHEET}'!C10`], [`=SUM('${SHEET}'!C8:C12)`], ["=Ninth*2"]]);
+    wb.addDefinedName("Ninth", undefined, `='${SHEET}'!$C$11`);
     const context = createEmulatedContext(wb);
     const cf = context.workbook.worksheets.getItem("Report").getRange("B1:B20").conditionalFormats.add("Custom");
-    cf.custom.rule.formula = `='${SHEET}'!$C3>100`;
+    cf.custom.rule.formula = `='${SHEET}'!$C10>100`;
     cf.custom.format.fill.color = "#FFEB9C";
     await context.sync();
     return { wb, base };
@@ -229,9 +231,9 @@ describe("7. references from outside the table: one rule for both strategies (th
     return {
       formulas: inspect(wb, "Report!A1:A3").formulas,
       values: inspect(wb, "Report!A1:A3").values,
-      name: wb.nameFormula("Fifth", null),
+      name: wb.nameFormula("Ninth", null),
       formats: report.conditionalFormats.map((c) => [c.address, c.formula]),
-      fills: report.cells.filter((c) => c.conditionalFill).map((c) => c.address),
+      fills: Array.from({ length: 20 }, (_, r) => wb.conditionalFillAt(wb.sheetByName("Report")!, r, 1)),
     };
   };
 
@@ -245,23 +247,29 @@ describe("7. references from outside the table: one rule for both strategies (th
       results.push(outside(wb));
     }
     expect(results[0]).toEqual(results[1]);
-    // The rule: positions. C5 is the third row of the table, whatever record is there now.
-    expect(results[0].formulas).toEqual([[`='${SHEET}'!C5`], [`=SUM('${SHEET}'!C3:C22)`], ["=Fifth*2"]]);
-    expect(results[0].name).toBe(`='${SHEET}'!$C$7`);
-    expect(results[0].formats).toEqual([["B1:B20", `='${SHEET}'!$C3>100`]]);
+    // The rule: positions. C10 is the eighth row of the table, whatever record is there now.
+    expect(results[0].formulas).toEqual([[`='${SHEET}'!C10`], [`=SUM('${SHEET}'!C8:C12)`], ["=Ninth*2"]]);
+    expect(results[0].name).toBe(`='${SHEET}'!$C$11`);
+    expect(results[0].formats).toEqual([["B1:B20", `='${SHEET}'!$C10>100`]]);
+    expect(results[0].fills.filter((f) => f !== null).length).toBeGreaterThan(0);
   });
 });
 
 describe("8. delta writes over 5 MB go in blocks; a delta Excel refuses is rewritten in full in the same refresh", () => {
-  const wide = (n: number, from = 0): CellValue[][] => finRows(n).map((r, i) => [from + i + 1, `${String(from + i).padStart(6, "0")} ${"w".repeat(96)}`, ...r.slice(2)]);
+  const TEXT: Column[] = [{ name: "project_id", type: "integer" }, ...Array.from({ length: 7 }, (_, i) => ({ name: `text_${i + 1}`, type: "text" as const }))];
+  const wide = (n: number, from = 0): CellValue[][] => Array.from({ length: n }, (_, i) => [from + i + 1, ...Array.from({ length: 7 }, (_, c) => `${String(from + i).padStart(6, "0")}:${c} ${"w".repeat(96)}`)]);
 
   it("appended rows that make one 800 KB run are sent in requests under the limit (600 KB here)", async () => {
     const base = wide(3000);
-    const { wb } = await imported(base, { targetRequestBytes: 400_000 }, { payloadLimitBytes: 600_000 });
+    const wb = new Workbook({ currentYear: 2025, payloadLimitBytes: 600_000 });
+    const t0 = finTable(base, {}, TEXT);
+    await importTable(createRequestContext(wb), t0, { binding: bindingDraft(t0), secrets: [TOKEN], targetRequestBytes: 400_000 });
     const rows = [...base, ...wide(1000, 3000)];
     wb.stats.maxRequestBytes = 0;
     wb.stats.rejectedSyncs = 0;
-    const report = await refreshTable(createRequestContext(wb), "b1", keyed(rows), { applyQuery: noQuery, now: later, targetRequestBytes: 400_000 });
+    const source = keyed(rows);
+    const wideSource: RefreshSource = { fetch: async (s, r) => { const x = await source.fetch(s, r); return x.status === "updated" ? { ...x, table: { ...x.table, columns: TEXT } } : x; } };
+    const report = await refreshTable(createRequestContext(wb), "b1", wideSource, { applyQuery: noQuery, now: later, targetRequestBytes: 400_000, targetResponseBytes: 400_000 });
     expect(report.outcome).toBe("updated");
     expect(report.delta).toMatchObject({ strategy: "delta", added: 1000 });
     expect(wb.stats.maxRequestBytes).toBeLessThanOrEqual(600_000);
