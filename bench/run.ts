@@ -163,7 +163,7 @@ interface AggregateFigures {
  * (taken from the import scenarios when they ran, else measured here once).
  */
 interface DeltaRefreshFigures {
-  delta: { cellsWritten: number; requestBytes: number; responseBytes: number; strategy: string; added: number; changed: number; removed: number };
+  delta: { cellsWritten: number; cellsTouched: number; requestBytes: number; responseBytes: number; strategy: string; added: number; changed: number; removed: number; syncs: number; ms: number };
   fullRewrite: { cellsWritten: number; requestBytes: number; responseBytes: number };
   everyRowChanged: { requestBytes: number; strategy: string };
   /** "Show changes" on the delta's table, asked for after the refresh (not part of the refresh's cost). */
@@ -178,7 +178,7 @@ function deltaRefreshScenario(checks: { name: string; ok: boolean; detail: strin
   progress("  running deltaRefresh (200,000 × 12)...");
   const d = child(["200000"], "bench/deltaRefresh.ts") as unknown as DeltaRefreshFigures;
   log("");
-  log(`Delta refresh (200,000 × 12; 1 % changed, 0.1 % added, 0.1 % removed): ${d.delta.strategy}, ${fmt(d.delta.cellsWritten)} cells and ${fmt(d.delta.requestBytes / MB, 3)} MB sent vs ${fmt(d.fullRewrite.cellsWritten)} cells and ${fmt(d.fullRewrite.requestBytes / MB, 2)} MB for a full rewrite (${fmt(d.cellsRatio * 100, 2)} % / ${fmt(d.requestBytesRatio * 100, 2)} %); every row changed: ${d.everyRowChanged.strategy}, ${fmt(d.everyRowChangedRatio, 3)}× the full rewrite's bytes`);
+  log(`Delta refresh (200,000 × 12; 1 % changed, 0.1 % added, 0.1 % removed): ${d.delta.strategy}, ${fmt(d.delta.cellsWritten)} cells and ${fmt(d.delta.requestBytes / MB, 3)} MB sent vs ${fmt(d.fullRewrite.cellsWritten)} cells and ${fmt(d.fullRewrite.requestBytes / MB, 2)} MB for a full rewrite (${fmt(d.cellsRatio * 100, 2)} % / ${fmt(d.requestBytesRatio * 100, 2)} %), ${fmt(d.delta.responseBytes / MB, 2)} MB received, ${d.delta.syncs} syncs, ${fmt(d.delta.ms)} ms; every row changed: ${d.everyRowChanged.strategy}, ${fmt(d.everyRowChangedRatio, 3)}× the full rewrite's bytes`);
   log(`Show changes on that table afterwards (mask written from the change record, two highlight formats): ${fmt(d.showChanges.requestBytes / MB, 3)} MB sent, ${fmt(d.showChanges.responseBytes / MB, 3)} MB received, ${d.showChanges.syncs} syncs`);
   checks.push({ name: "deltaRefresh: cellsWritten ≤ 5 % of a full rewrite", ok: d.cellsRatio <= 0.05, detail: `${fmt(d.cellsRatio * 100, 2)} %` });
   checks.push({ name: "deltaRefresh: requestBytes ≤ 5 % of a full rewrite", ok: d.requestBytesRatio <= 0.05, detail: `${fmt(d.requestBytesRatio * 100, 2)} %` });

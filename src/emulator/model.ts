@@ -27,7 +27,7 @@ import {
   itemNotFound,
 } from "./errors";
 import { formatCellText } from "./format";
-import { adjustFormulaForShift, evaluateFormula, shiftRect, translateFormula, type CellShift } from "./formula";
+import { adjustFormulaForShift, evaluateFormula, rewriteReferences, shiftRect, translateFormula, type CellShift } from "./formula";
 import { MAX_CELL_TEXT, parseTypedInput } from "./typed-input";
 import { CellValue, isCellError, toApiValue, valueTypeOf } from "./values";
 import { Cell, CellStore, FormatFill, RowCells, StoredValue } from "./cells";
@@ -90,6 +90,8 @@ export interface WorkbookStats {
   copyFromCalls: number;
   /** `application.calculate(...)` calls applied (issue #21: after writes under suspended calculation). */
   calculateCalls?: number;
+  /** Formula cells evaluated by eager calculation (`WorkbookOptions.eagerCalculation`). */
+  formulaEvaluations?: number;
 }
 
 export function emptyStats(): WorkbookStats {
@@ -154,6 +156,13 @@ export interface WorkbookOptions {
    * near 1 MB (office-js #621, #3957); the stricter 1 MB is the default.
    */
   settingsLimitChars?: number;
+  /**
+   * Calculate like Excel's Automatic mode does after a batch, at once instead of when a formula is
+   * read: after every batch that changed cells (unless API calculation was suspended for it), every
+   * formula is evaluated and counted in `stats.formulaEvaluations`. For measuring what suspending
+   * calculation saves (`bench/calculation.ts`, issue #21); off by default (reads stay lazy).
+   */
+  eagerCalculation?: boolean;
 }
 
 /** Days between the 1900 and the 1904 date systems' serial 0 (documented: 1,462 days). */
@@ -269,6 +278,7 @@ export class WorkbookModel {
   readonly platform: "web" | "windows" | "mac";
   readonly oversizeRequestError: "RequestPayloadSizeLimitExceeded" | "GeneralException";
   readonly settingsLimitChars: number;
+  readonly eagerCalculation: boolean;
   /** True while the user is typing in a cell (`enterCellEditMode()`); see `EmulatedRequestContext.sync`. */
   cellEditMode = false;
   private cellEditWaiters: Array<() => void> = [];
@@ -283,6 +293,7 @@ export class WorkbookModel {
     this.platform = options.platform ?? "web";
     this.oversizeRequestError = options.oversizeRequestError ?? "RequestPayloadSizeLimitExceeded";
     this.settingsLimitChars = options.settingsLimitChars ?? 1024 * 1024;
+    this.eagerCalculation = options.eagerCalculation ?? false;
     const first = options.firstSheetName === undefined ? "Sheet1" : options.firstSheetName;
     if (first !== null) {
       const s = this.addSheet(first);
@@ -555,6 +566,7 @@ export class WorkbookModel {
    * formulas' results are fixed before the first change is applied.
    */
   beginBatch(ops: ReadonlyArray<{ path: string; op: string }>): void {
+    this.dirtySheets = new Set();
     if (!ops.some((o) => o.op === "suspendApiCalculationUntilNextSync")) return;
     this.freezeResults();
     this.calculationSuspended = true;
@@ -566,6 +578,71 @@ export class WorkbookModel {
     this.stats.calculateCalls = (this.stats.calculateCalls ?? 0) + 1;
     this.calcGeneration++;
     for (const s of this.sheets) s.cells.invalidateAll();
+    if (this.eagerCalculation) this.evaluateEveryFormula();
+  }
+
+  /**
+   * Called by the request context after it applied a batch: with `eagerCalculation`, a batch that
+   * changed cells is followed by a calculation of every formula, as Excel's Automatic mode calculates
+   * after a batch (not after one whose calculation was suspended).
+   */
+  endBatch(mutated: boolean): void {
+    const dirty = this.dirtySheets;
+    this.dirtySheets = new Set();
+    if (this.eagerCalculation && mutated && !this.calculationSuspended && this.recalculates()) this.evaluateEveryFormula(dirty);
+  }
+
+  /** Sheets whose cells changed in the batch being applied (what Excel marks dirty, by sheet). */
+  private dirtySheets = new Set<string>();
+  /** The sheets a formula reads from (by its text and sheet), cached. */
+  private precedents = new Map<string, Set<string>>();
+
+  /**
+   * Evaluates the formulas that read from one of `dirty` (every formula when not given): Excel
+   * recalculates the dependents of changed cells; the emulator approximates "depends on" by sheet
+   * (sheet-qualified references, the formula's own sheet for bare ones, a table's sheet for its
+   * structured references, a defined name's sheets).
+   */
+  private evaluateEveryFormula(dirty?: Set<string>): void {
+    let n = 0;
+    for (const s of this.sheets) {
+      s.cells.forEachRow((r, row) => {
+        if (row.f === null) return;
+        for (let c = 0; c < row.f.length; c++) {
+          const f = row.f[c];
+          if (f === undefined) continue;
+          if (dirty && ![...this.precedentSheets(f, s)].some((id) => dirty.has(id))) continue;
+          this.valueAt(s, r, c);
+          n++;
+        }
+      });
+    }
+    this.stats.formulaEvaluations = (this.stats.formulaEvaluations ?? 0) + n;
+  }
+
+  private precedentSheets(formula: string, host: SheetModel, depth = 0): Set<string> {
+    const key = `${host.id}|${formula}`;
+    const known = this.precedents.get(key);
+    if (known) return known;
+    const out = new Set<string>();
+    rewriteReferences(formula, (sheet, rect) => {
+      const s = sheet === undefined ? host : this.sheetByName(sheet);
+      if (s) out.add(s.id);
+      return rect;
+    });
+    for (const m of formula.matchAll(/([A-Za-z_\\][A-Za-z0-9_.]*)\[/g)) {
+      const t = this.tableByName(m[1]);
+      if (t) out.add(t.sheetId);
+    }
+    if (/(^|[^A-Za-z0-9_.\]])\[/.test(formula)) out.add(host.id);
+    if (depth < 4) {
+      for (const m of formula.matchAll(/[A-Za-z_\\][A-Za-z0-9_.]*/g)) {
+        const nf = this.nameFormula(m[0], host);
+        if (nf) for (const id of this.precedentSheets(nf, host, depth + 1)) out.add(id);
+      }
+    }
+    this.precedents.set(key, out);
+    return out;
   }
 
   private checkText(s: string): void {
@@ -944,6 +1021,7 @@ export class WorkbookModel {
 
   /** Keeps table headers valid after a write and marks formulas stale. */
   private afterWrite(sheet: SheetModel, rect: Rect): void {
+    this.dirtySheets.add(sheet.id);
     for (const t of this.tables) {
       if (t.sheetId !== sheet.id) continue;
       const header: Rect = { r0: t.rect.r0, c0: t.rect.c0, r1: t.rect.r0, c1: t.rect.c1 };
@@ -1330,6 +1408,7 @@ export class WorkbookModel {
    * rows down to an empty one). Only the Down/Up directions are emulated.
    */
   shiftCells(sheet: SheetModel, rect: Rect, direction: unknown, kind: "insert" | "delete"): void {
+    this.dirtySheets.add(sheet.id);
     const expected = kind === "insert" ? "Down" : "Up";
     if (direction !== expected) throw invalidArgument(`Range.${kind}: only shift '${expected}' is emulated (got '${String(direction)}').`);
     assertOnGrid(rect);
@@ -1457,6 +1536,7 @@ export class WorkbookModel {
    * overlap the old one and no other table; cells are not moved. Calculated columns fill new body rows.
    */
   resizeTable(t: TableModel, sheet: SheetModel, rect: Rect): void {
+    this.dirtySheets.add(sheet.id);
     assertOnGrid(rect);
     if (sheet.id !== t.sheetId) throw invalidArgument("table.resize: the new range must be on the table's worksheet.");
     if (rect.r0 !== t.rect.r0) throw invalidArgument("table.resize: the header row must remain in the same row.");
@@ -1693,6 +1773,7 @@ export class WorkbookModel {
   /** `table.sort.reapply()`: sorts the body rows again by the stored state (no-op without one). */
   reapplySort(t: TableModel): void {
     if (!t.sort) return;
+    this.dirtySheets.add(t.sheetId);
     const sheet = this.requireSheetId(t.sheetId);
     const body = this.bodyRect(t);
     const { fields, matchCase } = t.sort;

@@ -236,6 +236,7 @@ export class EmulatedRequestContext {
         failure = { error: new EmulatedExcelError(e.code, e.message, `${current.wire.path} ${current.wire.op}`) };
       } else failure = { error: e };
     } finally {
+      wb.endBatch(mutated);
       wb.calculationSuspended = false;
     }
     const responseBytes = staged.reduce((n, s) => n + s.bytes, 0);

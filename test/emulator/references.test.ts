@@ -136,3 +136,26 @@ describe("Clear All", () => {
     expect(inspect(wb, "A1:B1").values).toEqual([[317, 2]]);
   });
 });
+
+describe("eager calculation (for bench/calculation.ts)", () => {
+  it("after each batch that changed cells, the formulas reading that sheet are recalculated, unless API calculation was suspended", async () => {
+    const wb = new Workbook({ currentYear: 2025, eagerCalculation: true });
+    wb.addSheet("Other");
+    seed(wb, "Sheet1!B1:B2", [["=A1*2"], ["=SUM(A1:A3)"]]);
+    seed(wb, "Other!A1", [["=Sheet1!A1+1"]]);
+    seed(wb, "Other!B1", [["=C1"]]);
+    const context = createEmulatedContext(wb);
+    const sheet = context.workbook.worksheets.getItem("Sheet1");
+    sheet.getRange("A1").values = [[5]];
+    await context.sync();
+    expect(wb.stats.formulaEvaluations).toBe(3);
+    sheet.getRange("A2").values = [[6]];
+    context.application.suspendApiCalculationUntilNextSync();
+    await context.sync();
+    expect(wb.stats.formulaEvaluations).toBe(3);
+    context.application.calculate("Recalculate");
+    await context.sync();
+    expect(wb.stats.formulaEvaluations).toBe(7);
+    expect(inspect(wb, "Sheet1!B2").values).toEqual([[11]]);
+  });
+});
