@@ -4,8 +4,9 @@
  *
  * With the shared runtime (manifest `<Runtimes>`, SharedRuntime 1.1) taskpane.html carries both the
  * pane and the commands (webpack puts both entries on that page with one module registry), so
- * `addinRuntime()` returns the same object to both. Where SharedRuntime 1.1 is missing (Excel on
- * iPad, volume-licensed Excel 2016/2019; see the "Shared runtime requirement sets" page), Office
+ * `addinRuntime()` returns the same object to both. Where SharedRuntime 1.1 is missing (of the
+ * platforms with the manifest's ExcelApi 1.13, only Excel on iPad; see the "Shared runtime
+ * requirement sets" page), Office
  * runs the function file in a runtime of its own; each runtime then has its own instance, as before
  * issue 17, and the workbook lock of issue 10 (B9) is what keeps them apart.
  *
