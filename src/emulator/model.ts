@@ -552,10 +552,18 @@ export class WorkbookModel {
   /** Gives every formula a current result (what Excel shows before the change that follows). */
   private freezeResults(): void {
     if (this.apiCalculationPending || this.calculationMode === "Manual") return;
+    this.forEachFormula((s, r, c) => void this.valueAt(s, r, c));
+  }
+
+  /** Visits every formula cell of the workbook. */
+  private forEachFormula(fn: (sheet: SheetModel, r: number, c: number, formula: string) => void): void {
     for (const s of this.sheets) {
       s.cells.forEachRow((r, row) => {
         if (row.f === null) return;
-        for (let c = 0; c < row.f.length; c++) if (row.f[c] !== undefined) this.valueAt(s, r, c);
+        for (let c = 0; c < row.f.length; c++) {
+          const f = row.f[c];
+          if (f !== undefined) fn(s, r, c, f);
+        }
       });
     }
   }
@@ -605,18 +613,11 @@ export class WorkbookModel {
    */
   private evaluateEveryFormula(dirty?: Set<string>): void {
     let n = 0;
-    for (const s of this.sheets) {
-      s.cells.forEachRow((r, row) => {
-        if (row.f === null) return;
-        for (let c = 0; c < row.f.length; c++) {
-          const f = row.f[c];
-          if (f === undefined) continue;
-          if (dirty && ![...this.precedentSheets(f, s)].some((id) => dirty.has(id))) continue;
-          this.valueAt(s, r, c);
-          n++;
-        }
-      });
-    }
+    this.forEachFormula((s, r, c, f) => {
+      if (dirty && ![...this.precedentSheets(f, s)].some((id) => dirty.has(id))) return;
+      this.valueAt(s, r, c);
+      n++;
+    });
     this.stats.formulaEvaluations = (this.stats.formulaEvaluations ?? 0) + n;
   }
 
