@@ -109,6 +109,9 @@ export interface RefreshReport {
   delta?: DeltaSummary;
 }
 
+/** Failures meaning another runtime holds the table: nothing of its binding or info line is written. */
+const OTHERS_TABLE = new Set(["table_busy", "lock_lost"]);
+
 function abortError(signal: AbortSignal): Error {
   const reason: unknown = signal.reason;
   if (reason instanceof Error && reason.name === "AbortError") return reason;
@@ -135,7 +138,7 @@ export async function refreshOne(target: RefreshTarget, binding: Binding, source
   try {
     // Not after a cancel (the user's choice) or while another runtime is writing the table (its own
     // info line is on the way).
-    if (r.outcome === "failed" && failure && failure.code !== "cancelled" && failure.code !== "table_busy") await target.markStale?.(r.binding, failure);
+    if (r.outcome === "failed" && failure && failure.code !== "cancelled" && !OTHERS_TABLE.has(failure.code)) await target.markStale?.(r.binding, failure);
     if (r.outcome === "unchanged" && binding.lastFailure) await target.markFresh?.(r.binding);
   } catch (e) {
     r.warnings.push(`The table's info line could not be updated: ${failureFrom(e, now(), options.secrets ?? []).message}`);
@@ -164,6 +167,9 @@ async function refreshOneInner(target: RefreshTarget, binding: Binding, source: 
   const fail = async (err: unknown): Promise<RefreshReport> => {
     const failure = failureFrom(err, now(), secrets);
     const updated = withFailure(binding, failure);
+    // Another runtime is refreshing (or took over) this table: its binding is the one to keep, so
+    // this failure is reported, never stored over it (issue #21: no runtime erases another's settings).
+    if (OTHERS_TABLE.has(failure.code)) return report(updated, "failed", failure);
     try {
       await target.saveBinding(updated);
     } catch (e) {

@@ -114,6 +114,15 @@ describe("14. settings written by one runtime never erase another's", () => {
     expect(stored).toMatchObject({ refreshOnOpen: true, rowCount: 7 });
   });
 
+  it("a refresh refused because another runtime holds the table writes nothing of the binding (the other refresh stores its own)", async () => {
+    const { wb } = await imported(finRows(5));
+    wb.setSetting(lockSettingKey("ppm_financials"), JSON.stringify({ owner: "ribbon", holder: "Refresh all on the ribbon", acquiredAt: T0.toISOString(), expiresAt: new Date(T0.getTime() + LOCK_TTL_MS).toISOString() }));
+    const stored = wb.settings.get("ppm.binding.b1");
+    const report = await refreshTable(createRequestContext(wb), "b1", updated(finRows(6)), { applyQuery: noQuery, now: at(60_000) });
+    expect(report.failure?.code).toBe("table_busy");
+    expect(wb.settings.get("ppm.binding.b1")).toBe(stored);
+  });
+
   it("two runtimes refreshing two tables at once each keep their refresh log entry", async () => {
     const wb = new Workbook({ currentYear: 2025 });
     for (const id of ["b1", "b2"]) {
