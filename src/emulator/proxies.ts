@@ -1372,8 +1372,10 @@ export class TableCollectionProxy extends CollectionProxy<string, TableProxy> {
     return new TableProxy(this._ctx, `tables[${h.tableId}]`, () => h, false)._presetHandle(h);
   }
   /**
-   * Creates a table over `address` (string or Range). Without a sheet in the address, `workbook.tables`
-   * uses the active sheet and `worksheet.tables` its own sheet.
+   * Creates a table over `address` (string or Range). Without a sheet in the address the ACTIVE sheet
+   * is used, also through `worksheet.tables` (docs, TableCollection.add: "If the address does not
+   * contain a sheet name, the currently-active sheet is used"; `Worksheet.tables` is a
+   * TableCollection, and a worksheet-scoped exception is not documented: the stricter reading; issue #21).
    */
   add(address: RangeProxy | string, hasHeaders: boolean): TableProxy {
     if (typeof address !== "string") this._ctx._checkSameContext(address);
@@ -1383,9 +1385,8 @@ export class TableCollectionProxy extends CollectionProxy<string, TableProxy> {
       let sheet: SheetModel;
       let rect: Rect;
       if (typeof address === "string") {
-        const base = scope === "" ? wb.activeSheet() : wb.requireSheetId(scope);
-        const r = wb.resolveAddress(address, base);
-        if (scope !== "" && r.sheet !== base) throw invalidArgument(`The address '${address}' is not on this worksheet.`);
+        const r = wb.resolveAddress(address, wb.activeSheet());
+        if (scope !== "" && r.sheet.id !== scope && address.includes("!")) throw invalidArgument(`The address '${address}' is not on this worksheet.`);
         sheet = r.sheet;
         rect = r.rect;
       } else {

@@ -333,3 +333,16 @@ describe("10. formulas that depend on the table show the new values (calculation
     }
   });
 });
+
+describe("Smaller: a table is created from a Range, never a bare address", () => {
+  it("an import into a sheet that is not the active one puts its table on that sheet (TableCollection.add reads a bare address on the active sheet)", async () => {
+    const wb = new Workbook({ currentYear: 2025 });
+    wb.addSheet("Data");
+    expect(wb.activeSheet().name).toBe("Sheet1");
+    const t0 = finTable(finRows(4));
+    const result = await importTable(createRequestContext(wb), t0, { binding: bindingDraft(t0), secrets: [TOKEN], target: { sheetName: "Data", anchor: "B3" } });
+    expect(result.sheetName).toBe("Data");
+    const tables = snapshot(wb).sheets.filter((s) => !s.name.startsWith("ppm_")).map((s) => [s.name, s.tables.map((t) => t.address)]);
+    expect(tables).toEqual([["Sheet1", []], ["Data", ["B4:I8"]]]);
+  });
+});
