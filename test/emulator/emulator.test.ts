@@ -874,7 +874,7 @@ describe("more of the API surface", () => {
     const wb = newWorkbook();
     await run(wb, async (context) => {
       const s = context.workbook.worksheets.add("Temp");
-      const t = s.tables.add("A1:B2", true);
+      const t = s.tables.add(s.getRange("A1:B2"), true);
       await context.sync();
       s.delete();
       await context.sync();
@@ -902,12 +902,22 @@ describe("more of the API surface", () => {
     });
   });
 
+  test("a bare address in worksheet.tables.add is read on the ACTIVE sheet (docs, TableCollection.add): an add-in passes a Range", async () => {
+    const wb = newWorkbook();
+    await run(wb, async (context) => {
+      const other = context.workbook.worksheets.add("Other");
+      other.tables.add("A1:B2", true);
+      await context.sync();
+    });
+    expect(wb.tables.map((t) => wb.sheetById(t.sheetId)?.name)).toEqual(["Sheet1"]);
+  });
+
   test("worksheet.tables only sees its own tables; workbook.tables.getItem finds by name or id", async () => {
     const wb = newWorkbook();
     await run(wb, async (context) => {
       const other = context.workbook.worksheets.add("Other");
       context.workbook.tables.add("Sheet1!A1:B2", true);
-      const t2 = other.tables.add("A1:B2", true);
+      const t2 = other.tables.add(other.getRange("A1:B2"), true);
       t2.load("id");
       await context.sync();
       const mine = context.workbook.worksheets.getItem("Sheet1").tables;
