@@ -39,7 +39,7 @@ async function run(suspend: boolean) {
   const t0 = table(0);
   await importTable(createRequestContext(wb), t0, { binding: draftBinding({ id: "bc", connectionId: "c", environment: "http://127.0.0.1:1", companyId: "acme", source: { kind: "dataset", key: "calc", format: "json" }, columns: COLUMNS, schemaVersion: "1", validators: {} }) });
   const ctx = createEmulatedContext(wb);
-  ctx.workbook.tables.getItem("ppm_calc").columns.add(null, undefined, "Double").getDataBodyRange().formulas = [["=[@Amount]*2"]];
+  ctx.workbook.tables.getItem("ppm_calc").columns.add(undefined, undefined, "Double").getDataBodyRange().formulas = [["=[@Amount]*2"]];
   const report = ctx.workbook.worksheets.add("Report");
   report.getRange("A1:A3").formulas = [["=SUM(ppm_calc[Amount])"], ["=AVERAGE(ppm_calc[Hours])"], ["=MAX(ppm_calc[Double])"]];
   await ctx.sync();

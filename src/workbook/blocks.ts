@@ -11,6 +11,18 @@
 export const DEFAULT_TARGET_REQUEST_BYTES = 4_000_000;
 
 /**
+ * Request bytes one small write costs besides its values: Microsoft's client library sends, for each
+ * range an operation reaches, an object path (`getRangeByIndexes` and its arguments), Instantiate
+ * actions, the `_KeepReference` of a tracked object and the SetProperty or Method action itself —
+ * about 450 bytes of the request body measured with the pinned @microsoft/office-js (a 1 × 8 write:
+ * 483 bytes of which 41 are values), more as action ids grow. Used to size batches of many small
+ * writes (a delta's changed cells) so the real request stays under the target.
+ */
+export const RANGE_WRITE_OVERHEAD_BYTES = 560;
+/** The same for `copyFrom` (two ranges and the method): about 860 bytes measured. */
+export const RANGE_COPY_OVERHEAD_BYTES = 1_000;
+
+/**
  * Rows in the FIRST value block, whatever the byte estimate allows. Microsoft's large-range guidance
  * ("Read or write to a large range": split into row blocks, "start with 5k–20k rows", retry smaller on a
  * limit error) is followed at its cautious end, because Excel on the web refuses some requests far

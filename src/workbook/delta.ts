@@ -9,7 +9,7 @@
  */
 import type { Binding } from "../refresh/binding";
 import { HashStoreError, packBase, packLogText, replay, rowHashes, shouldCompact, unpack, type HashLogEntry } from "../refresh/rowHash";
-import { loadInBlocks, writeInBatches, type QueuedWrite } from "./blocks";
+import { loadInBlocks, RANGE_WRITE_OVERHEAD_BYTES, writeInBatches, type QueuedWrite } from "./blocks";
 
 export const ROW_HASH_SHEET = "ppm_rowhash";
 /** Row 0: binding id; row 1: `{"n": rows, "b": base cells, "l": log cells}`; rows 2…: base cells, then log cells. */
@@ -107,10 +107,10 @@ async function writeBase(context: Excel.RequestContext, slot: StoreSlot, binding
   const head = (meta: unknown) => () => {
     sheet.getRangeByIndexes(0, column, 2, 1).values = [[bindingId], [JSON.stringify(meta)]];
   };
-  const writes: QueuedWrite[] = [{ bytes: 200, queue: head({ n: -1 }) }];
-  base.forEach((cell, i) => writes.push({ bytes: cell.length + 120, queue: () => void (sheet.getRangeByIndexes(FIRST_STORE_ROW + i, column, 1, 1).values = [[cell]]) }));
+  const writes: QueuedWrite[] = [{ bytes: RANGE_WRITE_OVERHEAD_BYTES, queue: head({ n: -1 }) }];
+  base.forEach((cell, i) => writes.push({ bytes: cell.length + RANGE_WRITE_OVERHEAD_BYTES, queue: () => void (sheet.getRangeByIndexes(FIRST_STORE_ROW + i, column, 1, 1).values = [[cell]]) }));
   writes.push({
-    bytes: 300 + JSON.stringify(formats).length,
+    bytes: 2 * RANGE_WRITE_OVERHEAD_BYTES + JSON.stringify(formats).length,
     queue: () => {
       if (slot.usedCells > base.length) sheet.getRangeByIndexes(FIRST_STORE_ROW + base.length, column, slot.usedCells - base.length, 1).clear("Contents");
       head({ n: hashes.length, b: base.length, l: 0, f: formats })();

@@ -36,7 +36,7 @@ import { INFO_PREFIX, infoComplete, infoFailed, infoInProgress, infoStale, isSta
 import { appendRefreshLog } from "./refreshLog";
 import type { BindingFailure } from "../refresh/binding";
 import { findOccupiedCell, findTouchingTable, prepareCalculation, setEvery, type CalculationGuard } from "./sheet";
-import { jsonBytes, loadInBlocks, throwIfAborted, writeInBatches, writeInBlocks, WriteError, type QueuedWrite } from "./blocks";
+import { jsonBytes, loadInBlocks, RANGE_COPY_OVERHEAD_BYTES, RANGE_WRITE_OVERHEAD_BYTES, throwIfAborted, writeInBatches, writeInBlocks, WriteError, type QueuedWrite } from "./blocks";
 import { queueColumnFormats, queueDateSystemProbe, typedRows, errorText } from "./writer";
 import { checkSettingsBudget, readBindings, saveBinding } from "./bindingStore";
 import { acquireTableLock, type TableLock } from "./lock";
@@ -392,18 +392,18 @@ async function writeLocked(context: Excel.RequestContext, lock: TableLock, bindi
       queueColumnFormats(sheet, bodyRow, geometry.firstColumn, plan.bodyRows, plans);
     };
     if (strategy === "delta") {
-      const writes: QueuedWrite[] = [{ bytes: 600 + dataColumns * 60, queue: prelude }];
+      const writes: QueuedWrite[] = [{ bytes: RANGE_WRITE_OVERHEAD_BYTES * (3 + dataColumns), queue: prelude }];
       // Records that moved to another row: their cells copied inside Excel (values only: the
       // columns' formats are already set), before the changed cells are written over them.
       for (const cp of spans!.copies) {
         writes.push({
-          bytes: 400,
+          bytes: RANGE_COPY_OVERHEAD_BYTES,
           queue: () => ws.getRangeByIndexes(bodyRow + cp.to, geometry.firstColumn, cp.count, dataColumns).copyFrom(backupSheet.getRangeByIndexes(bodyRow + cp.from, geometry.firstColumn, cp.count, dataColumns), "Values"),
         });
       }
       for (const sp of spans!.spans) {
         writes.push({
-          bytes: jsonBytes(sp.values) + 160,
+          bytes: jsonBytes(sp.values) + RANGE_WRITE_OVERHEAD_BYTES,
           queue: () => {
             ws.getRangeByIndexes(bodyRow + sp.row, geometry.firstColumn + sp.column, 1, sp.values.length).values = [sp.values as (string | number | boolean)[]];
           },
@@ -429,13 +429,13 @@ async function writeLocked(context: Excel.RequestContext, lock: TableLock, bindi
     if (geometry.userColumns > 0) {
       for (const cp of moves.copies) {
         userWrites.push({
-          bytes: 400,
+          bytes: RANGE_COPY_OVERHEAD_BYTES,
           queue: () => ws.getRangeByIndexes(bodyRow + cp.to, userColumn, cp.count, geometry.userColumns).copyFrom(backupSheet.getRangeByIndexes(bodyRow + cp.from, userColumn, cp.count, geometry.userColumns), "All"),
         });
       }
       for (const run of fresh) {
         userWrites.push({
-          bytes: 300 + geometry.userColumns * 200,
+          bytes: RANGE_WRITE_OVERHEAD_BYTES * (1 + geometry.userColumns) + geometry.userColumns * 200,
           queue: () => {
             const oldPart = Math.min(run.count, Math.max(0, oldCount - run.start));
             if (oldPart > 0) ws.getRangeByIndexes(bodyRow + run.start, userColumn, oldPart, geometry.userColumns).clear("Contents");
@@ -450,7 +450,7 @@ async function writeLocked(context: Excel.RequestContext, lock: TableLock, bindi
     // Shrink, then the totals row back under the new last row; the settings are read for the commit.
     const settings = context.workbook.settings;
     userWrites.push({
-      bytes: 800 + width * 80,
+      bytes: RANGE_WRITE_OVERHEAD_BYTES * 4 + width * 80,
       queue: () => {
         if (plan.vacated) {
           lo.resize(rangeOf(sheet, newRect));

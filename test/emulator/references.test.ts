@@ -65,7 +65,7 @@ describe("references follow inserted and deleted cells (any sheet)", () => {
     const names = context.workbook.names;
     names.load("items/name,items/formula");
     await context.sync();
-    expect(names.items.map((n) => [n.name, n.formula])).toEqual([["Fourth", "=Data!$B$6"], ["Values", "=Data!$B$3:$B$7"]]);
+    expect(names.items.map((n) => [n.name, n.formula as string])).toEqual([["Fourth", "=Data!$B$6"], ["Values", "=Data!$B$3:$B$7"]]);
     expect(inspect(wb, "Report!B1:B2").values).toEqual([[80], [150]]);
     data.getRange("A6:B6").delete("Up");
     await context.sync();

@@ -103,10 +103,10 @@ async function build(rows0: CellValue[][], date1904: boolean, a: Actions): Promi
   for (const c of a.cleared) ws.getRange(A1(2 + (c.row % n), c.column % COLUMNS.length)).clear("All");
   for (const c of a.typed) ws.getRange(A1(2 + (c.row % n), c.column % COLUMNS.length)).formulas = [[c.text]];
   if (a.notes) {
-    const col = t.columns.add(null, undefined, "note");
+    const col = t.columns.add(undefined, undefined, "note");
     for (const x of a.notes) col.getDataBodyRange().getCell(x.row % n, 0).formulas = [[x.text]];
   }
-  if (a.calculated) t.columns.add(null, undefined, "double").getDataBodyRange().formulas = [["=[@amount]*2"]];
+  if (a.calculated) t.columns.add(undefined, undefined, "double").getDataBodyRange().formulas = [["=[@amount]*2"]];
   if (a.sort) t.sort.apply([a.sort]);
   if (a.filter) t.autoFilter.apply(t.getRange(), 4, { filterOn: "Values", values: ["TRUE"] });
   if (a.noteBelow) ws.getRange("A80").values = [["note under the table"]];

@@ -24,6 +24,7 @@ import { importSnapshots } from "./snapshots";
 import { narrowPane } from "./narrow";
 import { keyboardImport } from "./keyboard";
 import { beforeFluent } from "./fluentLate";
+import { editAddressKeepsSecrets, reopenAsksFirst, summaryPageOutsideDialog } from "./secrets";
 
 export const JOURNEYS: Journey[] = [
   previewGrid,
@@ -48,6 +49,7 @@ export const JOURNEYS: Journey[] = [
   ribbonRefreshAll,
   ribbonSharedRuntime,
   ribbonSeparateRuntimes,
+  summaryPageOutsideDialog,
   importFormats,
   recordsWriteBack,
   recordsWriteBackAfterStart,
@@ -61,6 +63,8 @@ export const JOURNEYS: Journey[] = [
   beforeFluent,
   reopenRefreshesFlaggedTables,
   reopenWithoutConnection,
+  reopenAsksFirst,
+  editAddressKeepsSecrets,
   // Last: its table is bound to a service of its own, whose connection it removes again, so the
   // refresh journeys above never meet a table without a connection.
   largerThanSheet,
