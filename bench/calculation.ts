@@ -8,7 +8,8 @@
  * The workbook: a table with a calculated column of the user's (one formula per row) and three
  * formulas on another sheet over the table's columns.
  */
-import { Workbook, createEmulatedContext, createRequestContext } from "../src/emulator";
+import "./officejs";
+import { Workbook, createEmulatedContext, createRequestContext, officeJs } from "../src/emulator";
 import { draftBinding } from "../src/refresh/binding";
 import { importTable } from "../src/workbook/writer";
 import { refreshTable } from "../src/workbook/refresh";
@@ -28,9 +29,18 @@ const table = (v: number): Table => ({
 });
 const source = (t: Table): RefreshSource => ({ fetch: () => Promise.resolve({ status: "updated", table: t, validators: { etag: t.meta.etag, generatedAt: t.meta.generatedAt }, key: null }) });
 
-/** Office's requirement check as the add-in reads it (`apiSupported`): ExcelApi 1.6 present or not. */
+/**
+ * Office's requirement check as the add-in reads it (`apiSupported`): ExcelApi 1.6 present or not.
+ * The library's own `Office.context.requirements` (answered from the realm's profile) is wrapped,
+ * not replaced.
+ */
+type Requirements = { isSetSupported(name: string, v?: string): boolean };
+let realCheck: Requirements["isSetSupported"] | null = null;
 function withExcelApi16(present: boolean): void {
-  (globalThis as { Office?: unknown }).Office = { context: { requirements: { isSetSupported: (name: string, v?: string) => present || !(name === "ExcelApi" && v === "1.6") } } };
+  const req = (officeJs().Office as unknown as { context: { requirements: Requirements } }).context.requirements;
+  realCheck ??= req.isSetSupported.bind(req);
+  const check = realCheck;
+  req.isSetSupported = (name: string, v?: string) => (present || !(name === "ExcelApi" && v === "1.6")) && check(name, v);
 }
 
 async function run(suspend: boolean) {

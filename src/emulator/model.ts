@@ -290,7 +290,7 @@ export class WorkbookModel {
   readonly oversizeRequestError: "RequestPayloadSizeLimitExceeded" | "GeneralException";
   readonly settingsLimitChars: number;
   readonly eagerCalculation: boolean;
-  /** True while the user is typing in a cell (`enterCellEditMode()`); see `EmulatedRequestContext.sync`. */
+  /** True while the user is typing in a cell (`enterCellEditMode()`); see `answerRequest` in `host.ts`. */
   cellEditMode = false;
   private cellEditWaiters: Array<() => void> = [];
   private seq = 0;

@@ -1,4 +1,5 @@
 import {
+  EmulatedExcelError,
   ErrorCodes,
   Workbook,
   officeJs,
@@ -1143,5 +1144,67 @@ describe("Range.format.fill (solid fills and No Fill)", () => {
         }),
       ),
     ).toBe(ErrorCodes.invalidArgument);
+  });
+});
+
+describe("the fault-injection hook (issue #21): a failure at any action or method the host answers", () => {
+  test("an Excel error fails the request at that action: earlier actions stay applied, later ones are not; the library raises it with its code", async () => {
+    const wb = newWorkbook();
+    const seen: string[] = [];
+    wb.faultInjector = (op) => {
+      seen.push(`${op.op} ${op.path}`);
+      return op.op === "set values" && op.path === "Sheet1!B1" ? new EmulatedExcelError(ErrorCodes.invalidOperation, "injected") : null;
+    };
+    const context = createEmulatedContext(wb);
+    const ws = context.workbook.worksheets.getItem("Sheet1");
+    ws.getRange("A1").values = [["first"]];
+    ws.getRange("B1").values = [["second"]];
+    ws.getRange("C1").values = [["third"]];
+    expect(await codeOf(context.sync())).toBe("InvalidOperation");
+    wb.faultInjector = null;
+    expect(inspect(wb, "A1:C1").values).toEqual([["first", "", ""]]);
+    expect(seen).toEqual(expect.arrayContaining(["set values Sheet1!A1", "set values Sheet1!B1"]));
+    expect(seen).not.toContain("set values Sheet1!C1");
+  });
+
+  test("methods that make objects are asked too, with their arguments (settings.add(key, value), getRangeByIndexes)", async () => {
+    const wb = newWorkbook();
+    const seen: Array<{ path: string; op: string; args: unknown[] }> = [];
+    wb.faultInjector = (op) => {
+      seen.push({ path: op.path, op: op.op, args: op.args });
+      return op.op === "add" && op.args[0] === "refused" ? new EmulatedExcelError(ErrorCodes.generalException, "injected") : null;
+    };
+    const context = createEmulatedContext(wb);
+    context.workbook.settings.add("kept", "a");
+    context.workbook.worksheets.getItem("Sheet1").getRangeByIndexes(1, 2, 3, 4).load("address");
+    await context.sync();
+    context.workbook.settings.add("refused", "b");
+    expect(await codeOf(context.sync())).toBe("GeneralException");
+    wb.faultInjector = null;
+    expect(seen).toEqual(
+      expect.arrayContaining([
+        { path: "settings", op: "add", args: ["kept", "a"] },
+        { path: "worksheets[Sheet1]", op: "getRangeByIndexes", args: [1, 2, 3, 4] },
+        { path: "Sheet1!C2:F4", op: "load", args: [] },
+      ]),
+    );
+    expect([...wb.settings.keys()]).toEqual(["kept"]);
+  });
+
+  test("any other error loses the request after the earlier actions were applied: the sync rejects with Excel's internal error", async () => {
+    const wb = newWorkbook();
+    wb.faultInjector = (op) => (op.op === "set values" && op.path === "Sheet1!B1" ? new Error("The add-in lost its connection to Excel.") : null);
+    const context = createEmulatedContext(wb);
+    const ws = context.workbook.worksheets.getItem("Sheet1");
+    ws.getRange("A1").values = [["first"]];
+    ws.getRange("B1").values = [["second"]];
+    const failure = await context.sync().then(
+      () => null,
+      (e: unknown) => e,
+    );
+    wb.faultInjector = null;
+    expect(isExcelError(failure)).toBe(true);
+    expect((failure as ExcelError).code).toBe("GeneralException");
+    expect(inspect(wb, "A1:B1").values).toEqual([["first", ""]]);
   });
 });
