@@ -9,7 +9,7 @@ import { readFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { existsSync } from "node:fs";
 import * as ts from "typescript";
-import { Workbook, createExcelNamespace, createEmulatedContext, createRequestContext, inspect, seed, snapshot, toWorkbookFile } from "../../src/emulator";
+import { EmulatedExcelError, Workbook, createExcelNamespace, createEmulatedContext, createRequestContext, inspect, seed, snapshot, toWorkbookFile } from "../../src/emulator";
 import { importTable } from "../../src/workbook/writer";
 import { refreshTable, refreshAllTables } from "../../src/workbook/refresh";
 import { readBaseline, saveBaseline } from "../../src/workbook/writeback";
@@ -440,9 +440,8 @@ describe("a failed full rewrite puts the user's own formats back (the rollback r
     await context.sync();
     const before = toWorkbookFile(wb).sheets.find((s) => s.name === "financials (json)")!;
     let blocks = 0;
-    // From the second block on, every block's request is lost on its way (the bridge fails it, Excel
-    // answers GeneralException): halving cannot help, the refresh fails and restores.
-    wb.faultInjector = (op) => (op.op === "set values" && /!A\d+:H\d+$/.test(op.path) && ++blocks >= 2 ? new Error("The add-in lost its connection to Excel.") : null);
+    // Excel refuses the second block (not for its size: the refresh fails and restores).
+    wb.faultInjector = (op) => (op.op === "set values" && /!A\d+:H\d+$/.test(op.path) && ++blocks === 2 ? new EmulatedExcelError("InvalidOperation", "injected failure") : null);
     const report = await refreshTable(createRequestContext(wb), "b1", updated(finRows(50, 3)), { applyQuery: noQuery, now: later, delta: false, targetRequestBytes: 2_000 });
     wb.faultInjector = null;
     expect(report.outcome).toBe("failed");
