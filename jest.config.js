@@ -5,6 +5,8 @@ module.exports = {
   roots: ["<rootDir>/src", "<rootDir>/test"],
   testMatch: ["**/*.test.ts"],
   testPathIgnorePatterns: ["/node_modules/", "/test/e2e/"],
+  // The table lock's settle wait set to nothing for suites that do not race runtimes (issue #21).
+  setupFiles: ["<rootDir>/test/helpers/setup.ts"],
   // Type checking is done once by `npm run typecheck`; ts-jest only transpiles (isolatedModules in tsconfig).
   transform: { "^.+\\.ts$": ["ts-jest", { tsconfig: "tsconfig.json" }] },
   testTimeout: 30000,

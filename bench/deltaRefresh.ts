@@ -54,7 +54,10 @@ async function main() {
     return {
       ms: Math.round(performance.now() - t1), strategy: r.delta?.strategy, reason: r.delta?.reason,
       added: r.delta?.added, changed: r.delta?.changed, removed: r.delta?.removed,
-      cellsWritten: wb.stats.cellsWritten - before.cells,
+      // Cells whose values crossed the network (the refresh's own count); `cellsTouched` also counts the
+      // number formats set over whole columns in one small operation each (issue #21: every write path).
+      cellsWritten: r.delta?.cellsWritten ?? 0,
+      cellsTouched: wb.stats.cellsWritten - before.cells,
       // The rollback copy (Range.copyFrom inside Excel, issue #10), the same for both strategies.
       cellsCopied: wb.stats.cellsCopied - before.copied,
       requestBytes: sum(wb.stats.requestBytesPerSync) - before.req,

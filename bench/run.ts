@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- --json] [-- --sizes 10000,50000,200000] [-- --reps 3] [-- --only import|aggregate|delta]
+ * `npm run bench [-- --json] [-- --sizes 10000,50000,200000] [-- --reps 3] [-- --only import|aggregate|delta|limits]
  *   [-- --aggregate-rows 2000000] [-- --aggregate-reps 1]`
  *
  * Import benchmark: reference service on loopback → service client (fetch, parse, validate) → typing
@@ -128,8 +128,9 @@ async function main(): Promise<void> {
   const results: Scenario[] = [];
   const checks: { name: string; ok: boolean; detail: string }[] = [];
   if (only === undefined || only === "import") await importScenarios(results, checks);
-  const aggregate = only === "import" || only === "delta" ? null : await aggregateScenario(results, checks);
+  const aggregate = only === "import" || only === "delta" || only === "limits" ? null : await aggregateScenario(results, checks);
   const deltaRefresh = only === undefined || only === "delta" ? deltaRefreshScenario(checks) : null;
+  const limits = only === undefined || only === "limits" ? limitsScenario(checks) : null;
 
   log("");
   log("Budget checks:");
@@ -142,7 +143,7 @@ async function main(): Promise<void> {
   if (asJson) {
     const refresh = results.find((r) => r.unchangedRefresh)?.unchangedRefresh;
     const full = results.find((r) => r.fullChangeRefresh)?.fullChangeRefresh;
-    console.log(JSON.stringify({ machine: { cpu, cores: os.cpus().length, node: process.version }, reps, scenarios: results, unchangedRefresh: refresh ?? null, fullChangeRefresh: full ?? null, growth: importGrowth, aggregate, deltaRefresh, checks }));
+    console.log(JSON.stringify({ machine: { cpu, cores: os.cpus().length, node: process.version }, reps, scenarios: results, unchangedRefresh: refresh ?? null, fullChangeRefresh: full ?? null, growth: importGrowth, aggregate, deltaRefresh, limits, checks }));
   }
 }
 
@@ -169,7 +170,7 @@ interface AggregateFigures {
  * (taken from the import scenarios when they ran, else measured here once).
  */
 interface DeltaRefreshFigures {
-  delta: { cellsWritten: number; requestBytes: number; responseBytes: number; strategy: string; added: number; changed: number; removed: number };
+  delta: { cellsWritten: number; cellsTouched: number; requestBytes: number; responseBytes: number; strategy: string; added: number; changed: number; removed: number; syncs: number; ms: number };
   fullRewrite: { cellsWritten: number; requestBytes: number; responseBytes: number };
   everyRowChanged: { requestBytes: number; strategy: string };
   /** "Show changes" on the delta's table, asked for after the refresh (not part of the refresh's cost). */
@@ -184,7 +185,7 @@ function deltaRefreshScenario(checks: { name: string; ok: boolean; detail: strin
   progress("  running deltaRefresh (200,000 × 12)...");
   const d = child(["200000"], "bench/deltaRefresh.ts") as unknown as DeltaRefreshFigures;
   log("");
-  log(`Delta refresh (200,000 × 12; 1 % changed, 0.1 % added, 0.1 % removed): ${d.delta.strategy}, ${fmt(d.delta.cellsWritten)} cells and ${fmt(d.delta.requestBytes / MB, 3)} MB sent vs ${fmt(d.fullRewrite.cellsWritten)} cells and ${fmt(d.fullRewrite.requestBytes / MB, 2)} MB for a full rewrite (${fmt(d.cellsRatio * 100, 2)} % / ${fmt(d.requestBytesRatio * 100, 2)} %); every row changed: ${d.everyRowChanged.strategy}, ${fmt(d.everyRowChangedRatio, 3)}× the full rewrite's bytes`);
+  log(`Delta refresh (200,000 × 12; 1 % changed, 0.1 % added, 0.1 % removed): ${d.delta.strategy}, ${fmt(d.delta.cellsWritten)} cells and ${fmt(d.delta.requestBytes / MB, 3)} MB sent vs ${fmt(d.fullRewrite.cellsWritten)} cells and ${fmt(d.fullRewrite.requestBytes / MB, 2)} MB for a full rewrite (${fmt(d.cellsRatio * 100, 2)} % / ${fmt(d.requestBytesRatio * 100, 2)} %), ${fmt(d.delta.responseBytes / MB, 2)} MB received, ${d.delta.syncs} syncs, ${fmt(d.delta.ms)} ms; every row changed: ${d.everyRowChanged.strategy}, ${fmt(d.everyRowChangedRatio, 3)}× the full rewrite's bytes`);
   log(`Show changes on that table afterwards (mask written from the change record, two highlight formats): ${fmt(d.showChanges.requestBytes / MB, 3)} MB sent, ${fmt(d.showChanges.responseBytes / MB, 3)} MB received, ${d.showChanges.syncs} syncs`);
   checks.push({ name: "deltaRefresh: cellsWritten ≤ 5 % of a full rewrite", ok: d.cellsRatio <= 0.05, detail: `${fmt(d.cellsRatio * 100, 2)} %` });
   checks.push({ name: "deltaRefresh: requestBytes ≤ 5 % of a full rewrite", ok: d.requestBytesRatio <= 0.05, detail: `${fmt(d.requestBytesRatio * 100, 2)} %` });
@@ -194,6 +195,23 @@ function deltaRefreshScenario(checks: { name: string; ok: boolean; detail: strin
   checks.push({ name: "deltaRefresh: request + response bytes ≤ 10 % of a full rewrite's", ok: bothWays <= 0.1, detail: `${fmt(bothWays * 100, 2)} %` });
   checks.push({ name: "deltaRefresh: every row changed ≤ 1.1× a full rewrite", ok: d.everyRowChangedRatio <= 1.1, detail: `${fmt(d.everyRowChangedRatio, 3)}×` });
   return d;
+}
+
+interface LimitFigures {
+  limit: number;
+  steps: Array<{ step: string; maxRequestBytes: number; maxResponseBytes: number; refused: number; syncs: number; ms: number }>;
+  largest: { request: number; response: number; refused: number };
+}
+
+/** Issue #21 "Must show": 60,000 × 8 wide text and 4,200 × 60 projects, refresh and write-back, every request and response under 5 MB. */
+function limitsScenario(checks: { name: string; ok: boolean; detail: string }[]): LimitFigures {
+  progress("  running limits (60,000 × 8 wide text, 4,200 × 60 projects)...");
+  const f = child(["--json"], "bench/limits.ts") as unknown as LimitFigures;
+  log("");
+  log(`Largest request / response per step (Excel on the web: ${fmt(f.limit)} bytes each way):`);
+  for (const s of f.steps) log(`  ${s.step}: ${fmt(s.maxRequestBytes)} / ${fmt(s.maxResponseBytes)} bytes, ${s.syncs} syncs, ${s.refused} refused, ${fmt(s.ms)} ms`);
+  checks.push({ name: "limits: no request or response over 5 MB, none refused (60,000 × 8 and 4,200 × 60, refresh and write-back)", ok: f.largest.request <= f.limit && f.largest.response <= f.limit && f.largest.refused === 0, detail: `largest ${fmt(f.largest.request)} / ${fmt(f.largest.response)} bytes, ${f.largest.refused} refused` });
+  return f;
 }
 
 async function aggregateScenario(results: Scenario[], checks: { name: string; ok: boolean; detail: string }[]): Promise<AggregateFigures> {

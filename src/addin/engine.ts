@@ -30,6 +30,8 @@ import { rectsIntersect, type Rect } from "./selection";
 import { runExcel } from "./excelRun";
 import { a1 } from "../workbook/names";
 import { WriteError } from "../workbook/blocks";
+import { clearTableLock as clearLock, readTableLock, type LockRecord } from "../workbook/lock";
+import { failureFrom } from "../refresh/plan";
 
 /** Where an import goes. */
 export type Destination = { kind: "newSheet" } | { kind: "selection" };
@@ -59,6 +61,8 @@ export interface ImportOutcome {
   rowCount: number;
   /** Rows the service sent before the local query. */
   fetchedRows: number;
+  /** Things the user must know although the import succeeded (a write-back record that could not be kept). */
+  warnings: string[];
 }
 
 export { runExcel } from "./excelRun";
@@ -236,6 +240,7 @@ export class Engine {
     };
     const query = req.query && !isEmptyQuery(req.query) ? req.query : null;
     const target = req.destination.kind === "selection" ? await selectedCell() : null;
+    const warnings: string[] = [];
     const result: ImportResult = await runExcel(async (context) => {
       const imported = await importSource(context, from, {
         source: req.source,
@@ -249,11 +254,16 @@ export class Engine {
         onProgress: (rows, total) => req.onProgress({ phase: "writing", rows, total }),
       });
       // Write-back's import record comes from the import itself, so editing needs no extra step. A
-      // record that cannot be stored loses nothing: write-back then compares with the service.
-      await recordImportBaseline(context, imported.binding).catch(() => null);
+      // record that cannot be stored loses no data, but the user is told (issue #21, item 9): write-back
+      // then compares with the service and cannot tell concurrent changes from the user's.
+      try {
+        await recordImportBaseline(context, imported.binding);
+      } catch (e) {
+        warnings.push(`The write-back record of ${imported.tableName} could not be kept (${e instanceof Error ? e.message : String(e)}); write-back will compare your edits with the service's current values instead, so it cannot tell them from changes made in the service since this import.`);
+      }
       return imported;
     });
-    return { tableName: result.tableName, sheetName: result.sheetName, address: result.address, rowCount: result.rowCount, fetchedRows };
+    return { tableName: result.tableName, sheetName: result.sheetName, address: result.address, rowCount: result.rowCount, fetchedRows, warnings };
   }
 
   /** A refresh source holding this connection's credentials. */
@@ -261,18 +271,52 @@ export class Engine {
     return sourceFromClient(this.client(connection));
   }
 
-  refreshOne(bindingId: string, connection: Connection, opts: { signal?: AbortSignal; secrets: readonly string[]; onProgress?: (rows: number, total?: number, phase?: "fetching" | "writing") => void }): Promise<RefreshReport> {
-    return runExcel(async (context) => {
-      const held = await beforeTableRefresh(context, bindingId);
-      const report = await refreshTable(context, bindingId, this.source(connection), {
-        signal: opts.signal,
-        secrets: opts.secrets,
-        holder: "the task pane",
-        onProgress: (p) => opts.onProgress?.(p.phase === "fetching" ? (p.rowsReceived ?? 0) : (p.rowsWritten ?? 0), p.totalRows, p.phase),
+  /**
+   * Refreshes one table. Never throws (issue #21, item 17): an Excel error outside the refresh itself
+   * (reading the bindings, the write-back marks) becomes a failed report, so a caller refreshing
+   * several tables goes on with the next one.
+   * @param opts.holder who refreshes, named to another runtime that finds the table locked (issue #21, item 13).
+   */
+  async refreshOne(
+    bindingId: string,
+    connection: Connection,
+    opts: {
+      signal?: AbortSignal;
+      secrets: readonly string[];
+      holder?: string;
+      /** The binding as the caller knows it, for the report when the refresh cannot even start. */
+      binding?: Binding;
+      onProgress?: (rows: number, total?: number, phase?: "fetching" | "writing") => void;
+    },
+  ): Promise<RefreshReport> {
+    try {
+      return await runExcel(async (context) => {
+        const held = await beforeTableRefresh(context, bindingId);
+        const report = await refreshTable(context, bindingId, this.source(connection), {
+          signal: opts.signal,
+          secrets: opts.secrets,
+          holder: opts.holder ?? "the task pane",
+          onProgress: (p) => opts.onProgress?.(p.phase === "fetching" ? (p.rowsReceived ?? 0) : (p.rowsWritten ?? 0), p.totalRows, p.phase),
+        });
+        const warning = await afterTableRefresh(context, report.binding, report.outcome, held);
+        return warning ? { ...report, warnings: [...report.warnings, warning] } : report;
       });
-      const warning = await afterTableRefresh(context, report.binding, report.outcome, held);
-      return warning ? { ...report, warnings: [...report.warnings, warning] } : report;
-    });
+    } catch (e) {
+      return failedReport(bindingId, opts.binding ?? null, e, opts.secrets);
+    }
+  }
+
+  /** The lock on a bound table, when one is stored (issue #21, item 12: the pane offers to clear a stale one). */
+  tableLock(bindingId: string): Promise<(LockRecord & { holds: boolean; until: string }) | null> {
+    return runExcel(async (context) => readTableLock(context, (await storedBinding(context, bindingId)).tableName));
+  }
+
+  /**
+   * Clears a bound table's lock after the user confirmed nothing is refreshing it; only the lock the
+   * user was shown (`owner`). A refresh still running under it stops before its next write.
+   */
+  clearTableLock(bindingId: string, owner: string): Promise<boolean> {
+    return runExcel(async (context) => clearLock(context, (await storedBinding(context, bindingId)).tableName, owner));
   }
 
   /** Sets or clears a table's "Refresh when this workbook opens" (stored in its binding). */
@@ -320,6 +364,13 @@ export class Engine {
       return { ...out, reports };
     });
   }
+}
+
+/** A failed report for an error thrown around a refresh (the binding could not even be read). */
+function failedReport(bindingId: string, binding: Binding | null, e: unknown, secrets: readonly string[]): RefreshReport {
+  const failure = failureFrom(e, new Date(), secrets);
+  const b = binding ?? ({ id: bindingId, tableName: bindingId, connectionId: "", environment: "", companyId: null } as unknown as Binding);
+  return { bindingId, tableName: b.tableName, outcome: "failed", rowCount: b.rowCount ?? 0, failure, warnings: [], binding: b };
 }
 
 /** Entry of the lazy chunk. */

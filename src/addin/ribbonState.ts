@@ -8,9 +8,11 @@
  * "RibbonApiNotAvailable", office-js#2876). So, as the article advises, the intended state is kept
  * here and every command checks it first instead of trusting the button's look.
  *
- * No `<Enabled>` element in the manifest: the XML schema it validates against (VersionOverrides
- * V1_0, ../shared/schemas) has none, so the buttons start enabled and the runtime sets them once it
- * knows the selection.
+ * "Refresh this table" starts disabled (`<Enabled>false</Enabled>` in the manifest, issue #21): Office
+ * shows it greyed out until the runtime, once it knows the selection is inside a bound table, enables
+ * it. "Refresh all" starts enabled. Where the ribbon cannot be changed (no shared runtime), Office
+ * shows no add-in commands with a state to set: Excel on iPad, the one platform of the add-in's
+ * requirement set without SharedRuntime 1.1.
  */
 
 /** Ids from manifest.xml (`OfficeTab id`, `Group id`, `Control id`). */

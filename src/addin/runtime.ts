@@ -4,8 +4,9 @@
  *
  * With the shared runtime (manifest `<Runtimes>`, SharedRuntime 1.1) taskpane.html carries both the
  * pane and the commands (webpack puts both entries on that page with one module registry), so
- * `addinRuntime()` returns the same object to both. Where SharedRuntime 1.1 is missing (Excel on
- * iPad, volume-licensed Excel 2016/2019; see the "Shared runtime requirement sets" page), Office
+ * `addinRuntime()` returns the same object to both. Where SharedRuntime 1.1 is missing (of the
+ * platforms with the manifest's ExcelApi 1.13, only Excel on iPad; see the "Shared runtime
+ * requirement sets" page), Office
  * runs the function file in a runtime of its own; each runtime then has its own instance, as before
  * issue 17, and the workbook lock of issue 10 (B9) is what keeps them apart.
  *
@@ -75,6 +76,11 @@ export type FlagChange =
   | { state: "busy"; holder: LockHolder };
 
 let counter = 0;
+
+/** Who refreshes on open, as another runtime finding the table locked is told. */
+export const OPEN_HOLDER = "the refresh when this workbook opened";
+/** Who refreshes from the ribbon's "Refresh this table". */
+export const RIBBON_TABLE_HOLDER = "Refresh this table on the ribbon";
 
 export class AddinRuntime implements PaneRuntime {
   /** Distinguishes runtimes (the tests and the preview show the pane and the ribbon share one). */
@@ -263,7 +269,9 @@ export class AddinRuntime implements PaneRuntime {
           return stored;
         },
         connectionFor: (b) => this.connectionFor(b),
-        refreshOne: (b, conn) => engine.refreshOne(b.id, conn, { secrets: this.store.allSecrets() }),
+        // Never throws (Engine.refreshOne reports every error as a failed table), so one table's Excel
+        // error never stops the tables after it (issue #21, item 17).
+        refreshOne: (b, conn) => engine.refreshOne(b.id, conn, { secrets: this.store.allSecrets(), holder: OPEN_HOLDER, binding: b }),
         lock: this.lock,
         consent: (flagged) => this.openConsent(flagged),
       });
@@ -286,8 +294,11 @@ export class AddinRuntime implements PaneRuntime {
     return id ? this.store.connection(id) : null;
   }
 
-  /** Refreshes one table with this device's connection; a report says so when there is none. */
-  async refreshBinding(binding: Binding, now: Date = new Date()): Promise<RefreshReport> {
+  /**
+   * Refreshes one table with this device's connection; a report says so when there is none.
+   * @param holder who refreshes, named to another runtime that finds the table locked (issue #21, item 13).
+   */
+  async refreshBinding(binding: Binding, now: Date = new Date(), holder = "the task pane"): Promise<RefreshReport> {
     const conn = this.connectionFor(binding);
     if (!conn) {
       return {
@@ -301,7 +312,7 @@ export class AddinRuntime implements PaneRuntime {
       };
     }
     const engine = await this.engine();
-    return engine.refreshOne(binding.id, conn, { secrets: this.store.allSecrets() });
+    return engine.refreshOne(binding.id, conn, { secrets: this.store.allSecrets(), holder, binding });
   }
 
   /** Follows the selection (DocumentSelectionChanged) so "Refresh this table" is enabled only on a table. */

@@ -7,7 +7,7 @@
  * their own) the runtime is this page's own, which shares the pane's origin and so its storage.
  */
 import { deviceStorage } from "../addin/connectionStore";
-import { addinRuntime } from "../addin/runtime";
+import { addinRuntime, RIBBON_TABLE_HOLDER } from "../addin/runtime";
 import { createRefreshAllCommand, type DialogUi } from "./refreshAll";
 import { createRefreshTableCommand } from "./refreshTable";
 
@@ -27,7 +27,7 @@ const refreshAll = createRefreshAllCommand({
 
 const refreshTable = createRefreshTableCommand({
   engine: () => addinRuntime().engine(),
-  refresh: (binding) => addinRuntime().refreshBinding(binding),
+  refresh: (binding) => addinRuntime().refreshBinding(binding, new Date(), RIBBON_TABLE_HOLDER),
   lock: () => addinRuntime().lock,
   ribbon: () => addinRuntime().ribbon,
   ui,

@@ -26,6 +26,8 @@ const STARTUP_KEY = "ppm-preview:startup";
 const DEVICE_KEY = "ppm-preview:device";
 /** Ribbon control ids of manifest.xml and the preview's buttons for them. */
 const RIBBON_BUTTONS: Record<string, string> = { "PPM.RefreshAll": "ribbon-refresh-all", "PPM.RefreshTable": "ribbon-refresh-table" };
+/** Controls the manifest starts disabled (`<Enabled>false</Enabled>`): the runtime enables them. */
+const MANIFEST_DISABLED = ["PPM.RefreshTable"];
 const ROW_HEIGHT = 22;
 /** Rows drawn above and below the visible window, so scrolling a little never shows a gap. */
 const OVERSCAN = 20;
@@ -69,7 +71,8 @@ class PreviewPage {
   private started = true;
   private startWaiters: Array<() => void> = [];
   /** Ribbon controls Office was asked to disable (`requestUpdate`), and commands running now. */
-  private readonly ribbonDisabled = new Set<string>();
+  /** Controls shown disabled; the manifest starts "Refresh this table" disabled (`<Enabled>false</Enabled>`, issue #21). */
+  private readonly ribbonDisabled = new Set<string>(MANIFEST_DISABLED);
   private readonly running = new Set<string>();
 
   readonly host: PreviewHostApi = {
@@ -163,7 +166,7 @@ class PreviewPage {
    * "Closes" the workbook and opens the saved file again: a new Excel session. The task pane frame
    * (the shared runtime) is reloaded; its code starts at once, pane hidden, when the document's
    * startup behaviour is "Load", and otherwise only when the user opens the add-in. The ribbon
-   * starts from the manifest's state (every button enabled). `otherDevice` opens it as on another
+   * starts from the manifest's state ("Refresh this table" disabled). `otherDevice` opens it as on another
    * device: its storage partition holds no connection.
    */
   private reopen(otherDevice: boolean): void {
@@ -176,6 +179,7 @@ class PreviewPage {
     this.started = load;
     this.startWaiters = [];
     this.ribbonDisabled.clear();
+    for (const c of MANIFEST_DISABLED) this.ribbonDisabled.add(c);
     this.running.clear();
     this.updateRibbon();
     this.commandFrame?.remove();

@@ -78,6 +78,8 @@ export interface FormulaWorkbook {
   tableByName(name: string): TableModel | undefined;
   bodyRect(t: TableModel): Rect;
   forEachStoredCell(sheet: SheetModel, rect: Rect, fn: (r: number, c: number) => void): void;
+  /** What a defined name refers to (`=Sheet1!$C$5`), as seen from a formula on `sheet`; undefined: no such name. */
+  nameFormula?(name: string, sheet: SheetModel | null): string | undefined;
 }
 
 export interface EvalContext {
@@ -85,6 +87,8 @@ export interface EvalContext {
   sheet: SheetModel;
   row: number;
   col: number;
+  /** Defined names being evaluated (a name referring to itself evaluates to #NAME?, not forever). */
+  names?: readonly string[];
 }
 
 interface RangeValue {
@@ -181,6 +185,12 @@ function tokenize(src: string): Token[] {
     if (ref) {
       out.push(sheet === undefined ? { t: "ref", a: ref[1], b: ref[2] } : { t: "ref", sheet, a: ref[1], b: ref[2] });
       i += ref[0].length;
+      continue;
+    }
+    if (sheet !== undefined && /^#REF!/i.test(src.slice(i))) {
+      // A reference whose cells were deleted (`Data!#REF!`).
+      out.push({ t: "err", v: "#REF!" });
+      i += 5;
       continue;
     }
     if (sheet !== undefined) throw new FormulaSyntaxError("bad reference after sheet name");
@@ -377,7 +387,7 @@ class Evaluator {
         const u = t.v.toUpperCase();
         if (u === "TRUE") return true;
         if (u === "FALSE") return false;
-        return NAME;
+        return this.definedName(t.v);
       }
       case "op":
         if (t.v === "(") {
@@ -387,6 +397,27 @@ class Evaluator {
         }
         throw new FormulaSyntaxError(`unexpected ${t.v}`);
     }
+  }
+
+  /** A defined name: its formula evaluated where the name is used (a range stays a range). */
+  private definedName(name: string): Value {
+    const seen = this.ctx.names ?? [];
+    const f = this.ctx.wb.nameFormula?.(name, this.ctx.sheet);
+    if (f === undefined || seen.includes(name.toLowerCase())) return NAME;
+    try {
+      const inner = new Evaluator(tokenize(f.replace(/^=/, "")), { ...this.ctx, names: [...seen, name.toLowerCase()] });
+      return inner.expression();
+    } catch (e) {
+      if (e instanceof FormulaSyntaxError) return NAME;
+      throw e;
+    }
+  }
+
+  /** The whole token list as one expression, unreduced (a reference stays a range). */
+  expression(): Value {
+    const v = this.comparison();
+    if (this.pos < this.toks.length) throw new FormulaSyntaxError("trailing tokens");
+    return v;
   }
 
   private reference(sheetName: string | undefined, a: string, b?: string): Value {
@@ -591,4 +622,152 @@ function closingQuote(text: string, start: number): number {
     j++;
   }
   return j;
+}
+
+// ---------- references adjusting when cells are inserted or deleted (issue #21) ----------
+
+/**
+ * A shift of cells on one sheet: `Range.insert("Down")` moves the cells of columns `c0..c1` from row
+ * `at` down by `count`; `Range.delete("Up")` removes rows `at..at+count-1` of those columns and moves
+ * the cells below up by `count`.
+ */
+export interface CellShift {
+  sheetName: string;
+  kind: "insert" | "delete";
+  at: number;
+  count: number;
+  c0: number;
+  c1: number;
+}
+
+const REF_PART = /^(\$?)([A-Za-z]{1,3})(\$?)(\d+)/;
+
+/**
+ * Where a rectangle of cells ends up after a shift, or null when all its cells were deleted (a
+ * reference to them becomes `#REF!`). A rectangle only partly inside the shifted columns is left as
+ * it is (Excel's rule there is not documented; the emulator takes the stricter reading that such a
+ * reference does not follow). A range that the insertion point falls inside grows; one that loses
+ * some rows to a deletion shrinks (Excel's behaviour when rows are inserted inside or deleted from a
+ * range a formula refers to, e.g. `=SUM(F5:F24)` becoming `=SUM(F5:F25)`).
+ */
+export function shiftRect(rect: Rect, shift: CellShift): Rect | null {
+  if (rect.c0 < shift.c0 || rect.c1 > shift.c1) return rect;
+  const n = shift.count;
+  if (shift.kind === "insert") {
+    if (rect.r0 >= shift.at) return { ...rect, r0: rect.r0 + n, r1: rect.r1 + n };
+    if (rect.r1 >= shift.at) return { ...rect, r1: rect.r1 + n };
+    return rect;
+  }
+  const d0 = shift.at, d1 = shift.at + n - 1;
+  if (rect.r1 < d0) return rect;
+  if (rect.r0 > d1) return { ...rect, r0: rect.r0 - n, r1: rect.r1 - n };
+  // Some rows of the rectangle are deleted.
+  const firstLeft = rect.r0 < d0 ? rect.r0 : d1 + 1;
+  const lastLeft = rect.r1 > d1 ? rect.r1 : d0 - 1;
+  if (firstLeft > lastLeft) return null;
+  const map = (r: number) => (r < d0 ? r : r - n);
+  return { ...rect, r0: map(firstLeft), r1: map(lastLeft) };
+}
+
+/**
+ * Rewrites every A1 reference of a formula (`B5`, `$B$5`, `B5:C9`, `Sheet1!B5`, `'My Sheet'!B5:C9`)
+ * whose target `fn` moves: `fn` gets the sheet the reference names (undefined: the formula's own
+ * sheet) and the rectangle, and answers the new rectangle, null for `#REF!`, or the same object to
+ * leave the text untouched. Strings, structured references and names are copied as they are.
+ */
+export function rewriteReferences(formula: string, fn: (sheet: string | undefined, rect: Rect) => Rect | null): string {
+  let out = "";
+  let i = 0;
+  const n = formula.length;
+  while (i < n) {
+    const ch = formula[i];
+    if (ch === '"') {
+      const j = closingQuote(formula, i);
+      out += formula.slice(i, j + 1);
+      i = j + 1;
+      continue;
+    }
+    if (ch === "[") {
+      const j = closingBracket(formula, i);
+      out += formula.slice(i, j + 1);
+      i = j + 1;
+      continue;
+    }
+    const prev = i > 0 ? formula[i - 1] : "";
+    let sheet: string | undefined;
+    let start = i;
+    let j = i;
+    if (ch === "'") {
+      const q = closingQuote(formula, i);
+      if (formula[q + 1] === "!") {
+        sheet = formula.slice(i + 1, q).replace(/''/g, "'");
+        j = q + 2;
+      } else {
+        out += formula.slice(i, q + 1);
+        i = q + 1;
+        continue;
+      }
+    } else if (/[A-Za-z_\\$]/.test(ch) && !IDENT_CHAR.test(prev)) {
+      const ident = /^[A-Za-z_\\][A-Za-z0-9_.]*!/.exec(formula.slice(i));
+      if (ident) {
+        sheet = ident[0].slice(0, -1);
+        j = i + ident[0].length;
+      }
+    } else {
+      out += ch;
+      i++;
+      continue;
+    }
+    const a = REF_PART.exec(formula.slice(j));
+    let end = a ? j + a[0].length : j;
+    let b: RegExpExecArray | null = null;
+    if (a && formula[end] === ":") {
+      b = REF_PART.exec(formula.slice(end + 1));
+      if (b) end = end + 1 + b[0].length;
+    }
+    const after = formula[end] ?? "";
+    if (!a || /[A-Za-z0-9_(.!]/.test(after)) {
+      // Not a reference: copy the identifier (or the sheet prefix and what follows it) as it is.
+      if (sheet !== undefined) {
+        out += formula.slice(start, j);
+        i = j;
+        continue;
+      }
+      let k = i;
+      while (k < n && (IDENT_CHAR.test(formula[k]) || formula[k] === "$")) k++;
+      out += formula.slice(i, Math.max(k, i + 1));
+      i = Math.max(k, i + 1);
+      continue;
+    }
+    const pa = { r: Number(a[4]) - 1, c: columnIndexOf(a[2]) };
+    const pb = b ? { r: Number(b[4]) - 1, c: columnIndexOf(b[2]) } : pa;
+    const rect: Rect = { r0: Math.min(pa.r, pb.r), c0: Math.min(pa.c, pb.c), r1: Math.max(pa.r, pb.r), c1: Math.max(pa.c, pb.c) };
+    const moved = fn(sheet, rect);
+    const prefix = formula.slice(start, j);
+    if (moved === rect) {
+      out += formula.slice(start, end);
+    } else if (moved === null) {
+      out += `${prefix}#REF!`;
+    } else {
+      const part = (m: RegExpExecArray, r: number, c: number) => `${m[1]}${columnLetters(c)}${m[3]}${r + 1}`;
+      // Each corner keeps its own $ anchors and its place (a range written bottom-up stays so).
+      const down = pa.r <= pb.r, right = pa.c <= pb.c;
+      const first = part(a, down ? moved.r0 : moved.r1, right ? moved.c0 : moved.c1);
+      out += prefix + first + (b ? `:${part(b, down ? moved.r1 : moved.r0, right ? moved.c1 : moved.c0)}` : "");
+    }
+    start = end;
+    i = end;
+  }
+  return out;
+}
+
+/** A formula on sheet `hostSheet` after a shift: references into the shifted cells follow them, deleted ones become `#REF!`. */
+export function adjustFormulaForShift(formula: string, hostSheet: string | null, shift: CellShift): string {
+  return rewriteReferences(formula, (sheet, rect) => {
+    const target = sheet ?? hostSheet;
+    if (target === null || target.toLowerCase() !== shift.sheetName.toLowerCase()) return rect;
+    const moved = shiftRect(rect, shift);
+    if (moved !== null && moved.r0 === rect.r0 && moved.r1 === rect.r1) return rect;
+    return moved;
+  });
 }

@@ -199,7 +199,16 @@ const Application: TypeDef<"Application"> = {
       h.wb.stats.suspendScreenUpdatingCalls++;
       return undefined;
     },
-    Calculate: (_o, _a, h) => {
+    /**
+     * `application.calculate(calculationType)` (ExcelApi 1.1): every type recalculates everything here,
+     * and ends a suspension of API calculation (docs: Application.suspendApiCalculationUntilNextSync,
+     * "Once set, it is the developer's responsibility to re-calc the workbook"). The type is required
+     * (Excel.CalculationType: Recalculate, Full, FullRebuild).
+     */
+    Calculate: (_o, args, h) => {
+      if (args[0] !== "Recalculate" && args[0] !== "Full" && args[0] !== "FullRebuild") {
+        throw invalidArgument(`calculate: calculationType must be Recalculate, Full or FullRebuild; got ${JSON.stringify(args[0])}.`);
+      }
       h.wb.calculateAll();
       h.changed();
       return undefined;
@@ -480,6 +489,21 @@ const Range: TypeDef<"Range"> = {
       }
       return undefined;
     },
+    /**
+     * `merge(across)` / `unmerge()` (ExcelApi 1.2): merged areas are modelled only as areas cells cannot
+     * be shifted through (issue #21, `WorkbookModel.mergeCells`; Excel's message "We can't do that to a
+     * merged cell.").
+     */
+    Merge: (o, args, h) => {
+      h.wb.mergeCells(sheetOf(h, o.sheetId), o.rect, bool(args[0], "merge: across", false));
+      h.changed();
+      return undefined;
+    },
+    Unmerge: (o, _a, h) => {
+      h.wb.unmergeCells(sheetOf(h, o.sheetId), o.rect);
+      h.changed();
+      return undefined;
+    },
     Select: (o, _a, h) => {
       h.wb.requireSheetId(o.sheetId);
       h.wb.activeSheetId = o.sheetId;
@@ -698,13 +722,16 @@ const TableCollection: TypeDef<"TableCollection"> = {
   },
   objects: {
     /**
-     * `tables.add(address, hasHeaders)`: without a sheet in the address, `workbook.tables` uses the
-     * active sheet and `worksheet.tables` its own sheet.
+     * `tables.add(address, hasHeaders)`: a Range, or an address. Without a sheet in the address the
+     * ACTIVE sheet is used, also through `worksheet.tables` (docs, TableCollection.add: "If the address
+     * does not contain a sheet name, the currently-active sheet is used"; `Worksheet.tables` is a
+     * TableCollection and no worksheet-scoped exception is documented: the stricter reading, issue #21).
+     * An address naming another sheet than the worksheet's is refused.
      */
     Add: (o, args, h, refs) => {
-      const base = o.sheetId === null ? h.wb.activeSheet() : sheetOf(h, o.sheetId);
-      const { sheet, rect } = rangeArg(h, args, refs, 0, base, "tables.add");
-      if (o.sheetId !== null && sheet.id !== o.sheetId) throw invalidArgument("tables.add: the range is not on this worksheet.");
+      const { sheet, rect } = rangeArg(h, args, refs, 0, h.wb.activeSheet(), "tables.add");
+      const named = refs(0) !== undefined || (typeof args[0] === "string" && args[0].includes("!"));
+      if (o.sheetId !== null && sheet.id !== o.sheetId && named) throw invalidArgument("tables.add: the range is not on this worksheet.");
       const t = h.wb.addTable(sheet, rect, args[1] as boolean);
       h.changed();
       return { type: "Table", tableId: t.id };
@@ -1056,8 +1083,9 @@ const NamedItemCollection: TypeDef<"NamedItemCollection"> = {
     /**
      * `names.add(name, reference, comment)` (ExcelApi 1.4); on `worksheet.names` the name is scoped
      * to that sheet (docs: Worksheet.names, "Collection of names scoped to the current worksheet").
-     * Names share one namespace with tables. The reference must be a Range or a formula text; what
-     * it refers to is not kept (only names are emulated, see the README).
+     * Names share one namespace with tables. The reference is a Range (kept as an absolute reference
+     * to it, `=Sheet1!$C$5`) or a formula text starting with "=" (issue #21: what the name refers to
+     * is kept, follows inserted and deleted cells, and evaluates where the name is used).
      */
     Add: (o, args, h, refs) => {
       const name = args[0];
@@ -1066,7 +1094,13 @@ const NamedItemCollection: TypeDef<"NamedItemCollection"> = {
       if (ref === null) throw itemNotFound("names.add: the reference is a null object.");
       if (ref === undefined && (typeof args[1] !== "string" || args[1] === "")) throw invalidArgument("names.add: the reference must be a Range or a formula.");
       if (ref !== undefined && ref.type !== "Range") throw invalidArgument("names.add: the reference must be a Range or a formula.");
-      h.wb.addDefinedName(name, o.sheetId === null ? undefined : sheetOf(h, o.sheetId).name);
+      let formula: string;
+      if (ref !== undefined) {
+        const a = h.wb.addressOf(sheetOf(h, ref.sheetId), ref.rect);
+        const bang = a.lastIndexOf("!");
+        formula = `=${a.slice(0, bang)}!${a.slice(bang + 1).replace(/([A-Z]+)(\d+)/g, "$$$1$$$2")}`;
+      } else formula = args[1] as string;
+      h.wb.addDefinedName(name, o.sheetId === null ? undefined : sheetOf(h, o.sheetId).name, formula);
       h.changed();
       return { type: "NamedItem", name, sheetId: o.sheetId };
     },
@@ -1087,9 +1121,15 @@ const NamedItem: TypeDef<"NamedItem"> = {
     Name: { get: (o) => o.name },
     /** `Excel.NamedItemScope`: "Worksheet" for a sheet-scoped name, else "Workbook". */
     Scope: { get: (o) => (o.sheetId === null ? "Workbook" : "Worksheet") },
+    /**
+     * What the name refers to (ExcelApi 1.7, docs: NamedItem.formula, "The formula of the named item.
+     * Formulas always start with an equal sign"): `=Sheet1!$C$5`, `=#REF!` once its cells were deleted
+     * (issue #21). A name added without a reference (test set-up) reads null.
+     */
+    Formula: { get: (o, h) => h.wb.nameFormulas.get(`${o.sheetId ?? ""}|${o.name.toLowerCase()}`)?.formula ?? null },
     Visible: { get: () => true },
   },
-  defaults: ["Name", "Scope", "Visible"],
+  defaults: ["Name", "Scope", "Visible", "Formula"],
   nav: {
     Worksheet: (o) => {
       if (o.sheetId === null) throw itemNotFound("The name is scoped to the workbook: it has no worksheet.");
@@ -1118,6 +1158,69 @@ const FunctionResult: TypeDef<"FunctionResult"> = {
   scalars: { Value: { get: (o) => o.value }, Error: { get: (o) => o.error } },
   defaults: ["Value", "Error"],
 };
+
+/**
+ * A readable name of a host object for `WorkbookModel.faultInjector` (issue #21): `workbook`,
+ * `application`, `worksheets[Data]`, `Data!A1:H10`, `Data!A1:H10.format.fill`, `tables[Projects]`,
+ * `tables[Projects].rows`, `settings`, `settings[key]`, `names[Budget]`, … Never throws (a deleted
+ * object is named by its id).
+ */
+export function describeHostObject(o: HostObject, h: HostContext): string {
+  const wb = h.wb;
+  const sheetName = (id: string): string => wb.sheetById(id)?.name ?? id;
+  const tableName = (id: string): string => wb.tables.find((t) => t.id === id)?.name ?? id;
+  const at = (id: string, rect: Rect): string => {
+    const s = wb.sheetById(id);
+    return s ? wb.addressOf(s, rect) : `${id}!?`;
+  };
+  switch (o.type) {
+    case "Workbook":
+      return "workbook";
+    case "Application":
+      return "application";
+    case "WorksheetCollection":
+      return "worksheets";
+    case "Worksheet":
+      return `worksheets[${sheetName(o.sheetId)}]`;
+    case "Range":
+      return at(o.sheetId, o.rect);
+    case "RangeFormat":
+      return `${at(o.sheetId, o.rect)}.format`;
+    case "RangeFill":
+      return `${at(o.sheetId, o.rect)}.format.fill`;
+    case "TableCollection":
+      return o.sheetId === null ? "tables" : `worksheets[${sheetName(o.sheetId)}].tables`;
+    case "Table":
+      return `tables[${tableName(o.tableId)}]`;
+    case "TableColumnCollection":
+      return `tables[${tableName(o.tableId)}].columns`;
+    case "TableColumn":
+      return `tables[${tableName(o.tableId)}].columns[${o.columnId}]`;
+    case "TableRowCollection":
+      return `tables[${tableName(o.tableId)}].rows`;
+    case "TableRow":
+      return `tables[${tableName(o.tableId)}].rows[${o.index}]`;
+    case "TableSort":
+      return `tables[${tableName(o.tableId)}].sort`;
+    case "AutoFilter":
+      return `tables[${tableName(o.tableId)}].autoFilter`;
+    case "SettingCollection":
+      return "settings";
+    case "Setting":
+      return `settings[${o.key}]`;
+    case "NamedItemCollection":
+      return o.sheetId === null ? "names" : `worksheets[${sheetName(o.sheetId)}].names`;
+    case "NamedItem":
+      return o.sheetId === null ? `names[${o.name}]` : `worksheets[${sheetName(o.sheetId)}].names[${o.name}]`;
+    case "Functions":
+    case "FunctionResult":
+      return "functions";
+    case "ConditionalFormatCollection":
+      return `${at(o.sheetId, o.rect)}.conditionalFormats`;
+    default:
+      return `${at(o.sheetId, o.scope)}.conditionalFormats[${o.cfId}]`;
+  }
+}
 
 /** Every type the host answers for, by the name the library gives it. */
 export const TYPES: { readonly [T in HostType]: TypeDef<T> } = {

@@ -19,7 +19,7 @@
  * as in Excel), which the library turns into `OfficeExtension.Error` with its `debugInfo`.
  */
 import { EmulatedExcelError, ErrorCodes, invalidArgument, itemNotFound } from "./errors";
-import { TYPES, type ArgRefs, type HostContext, type HostObject, type HostType, type TypeDef } from "./host-objects";
+import { TYPES, describeHostObject, type ArgRefs, type HostContext, type HostObject, type HostType, type TypeDef } from "./host-objects";
 import type { WorkbookModel } from "./model";
 import { API_SETS } from "./api-sets";
 import { profile, profileSupports, type PlatformProfile } from "./profiles";
@@ -116,6 +116,12 @@ function isHostError(e: unknown): e is EmulatedExcelError {
   return typeof x === "object" && x !== null && x.name === "RichApi.Error" && typeof x.code === "string" && typeof x.debugInfo === "object";
 }
 
+/**
+ * A failure `wb.faultInjector` chose that is not an Excel error: the request is lost on its way (the
+ * bridge answers it as failed, 5001) after the actions before it were applied.
+ */
+class LostRequest extends Error {}
+
 /** A failure at one action, with the member it happened in (`Range.values`, `WorksheetCollection.getItem`). */
 class ActionFailure extends Error {
   constructor(readonly error: EmulatedExcelError, readonly location: string) {
@@ -208,6 +214,10 @@ function answer(workbook: WorkbookModel, request: HostRequest): HostAnswer {
   try {
     body = JSON.stringify(run(wb, JSON.parse(request.body) as { Actions?: ActionInfo[]; ObjectPaths?: Record<string, ObjectPathInfo> }, request.flags ?? 0));
   } catch (e) {
+    if (e instanceof LostRequest) {
+      wb.stats.responseBytesPerSync.push(0);
+      return { kind: "refused", code: 5001, message: e.message };
+    }
     // Anything the host itself trips over is Excel's internal error, with the reason for the reader.
     body = JSON.stringify({ Error: { Code: ErrorCodes.generalException, Message: `An internal error has occurred (${e instanceof Error ? e.message : String(e)}).`, HttpStatusCode: 500 } });
   }
@@ -287,6 +297,7 @@ function run(wb: WorkbookModel, req: { Actions?: ActionInfo[]; ObjectPaths?: Rec
           } else {
             const m = d.objects?.[p.Name];
             if (!m) throw new EmulatedExcelError(ErrorCodes.generalException, `${where} is not emulated.`);
+            inject(parent, member, p.ArgumentInfo?.Arguments ?? []);
             out = m(parent, p.ArgumentInfo?.Arguments ?? [], h, argRefs(p.ArgumentInfo?.ReferencedObjectPathIds));
           }
         } catch (e) {
@@ -299,6 +310,18 @@ function run(wb: WorkbookModel, req: { Actions?: ActionInfo[]; ObjectPaths?: Rec
     }
     resolved.set(id, out);
     return out;
+  };
+
+  /** The action being answered (for `wb.faultInjector`). */
+  let actionIndex = 0;
+  /** Asks the test's fault injector (`WorkbookModel.faultInjector`) whether this operation fails. */
+  const inject = (o: HostObject, op: string, args: unknown[]): void => {
+    const injector = wb.faultInjector;
+    if (!injector) return;
+    const e = injector({ path: describeHostObject(o, h), op, args, index: actionIndex });
+    if (!e) return;
+    if (isHostError(e)) throw e;
+    throw new LostRequest(e.message);
   };
 
   const argRefs = (ids: Array<number | null> | undefined): ArgRefs => (i) => {
@@ -327,9 +350,12 @@ function run(wb: WorkbookModel, req: { Actions?: ActionInfo[]; ObjectPaths?: Rec
     };
   }
 
+  // Excel calculates after a request: a suspension anywhere in it holds for all of its changes (model.beginBatch).
+  wb.beginBatch(actions.map((a) => ({ path: "", op: lowerFirst(String(a.Name ?? "")) })));
   try {
     for (let index = 0; index < actions.length; index++) {
       const a = actions[index];
+      actionIndex = index;
       let where = "";
       try {
         switch (a.ActionType) {
@@ -350,7 +376,10 @@ function run(wb: WorkbookModel, req: { Actions?: ActionInfo[]; ObjectPaths?: Rec
           }
           case 2: {
             const o = resolve(a.ObjectPathId);
-            if (o !== null) where = `${o.type}.load`;
+            if (o !== null) {
+              where = `${o.type}.load`;
+              inject(o, "load", []);
+            }
             results.push({ ActionId: a.Id, Value: o === null ? null : query(o, a.QueryInfo ?? {}, h) });
             break;
           }
@@ -378,6 +407,7 @@ function run(wb: WorkbookModel, req: { Actions?: ActionInfo[]; ObjectPaths?: Rec
             checkApi(wb, o.type, lowerFirst(a.Name));
             const call = d.calls?.[a.Name];
             if (!call) throw new EmulatedExcelError(ErrorCodes.generalException, `${where} is not emulated.`);
+            if (!a.Name.startsWith("_")) inject(o, lowerFirst(a.Name), a.ArgumentInfo?.Arguments ?? []);
             const v = call(o, a.ArgumentInfo?.Arguments ?? [], h, argRefs(a.ArgumentInfo?.ReferencedObjectPathIds));
             wb.stats.operationsApplied++;
             if (v !== undefined) results.push({ ActionId: a.Id, Value: v });
@@ -392,6 +422,7 @@ function run(wb: WorkbookModel, req: { Actions?: ActionInfo[]; ObjectPaths?: Rec
             const prop = d.scalars[a.Name];
             if (!prop) throw new EmulatedExcelError(ErrorCodes.generalException, `${where} is not emulated.`);
             if (!prop.set) throw invalidArgument(`The property '${lowerFirst(a.Name)}' is read-only.`);
+            inject(o, `set ${lowerFirst(a.Name)}`, a.ArgumentInfo?.Arguments ?? []);
             prop.set(o, (a.ArgumentInfo?.Arguments ?? [])[0], h);
             mutated = true;
             wb.stats.operationsApplied++;
@@ -421,6 +452,7 @@ function run(wb: WorkbookModel, req: { Actions?: ActionInfo[]; ObjectPaths?: Rec
     }
     return { Results: results, TraceIds: traceIds };
   } finally {
+    wb.endBatch(mutated);
     // `suspendApiCalculationUntilNextSync` lasts until the end of this request.
     wb.calculationSuspended = false;
     if (mutated) wb.notifyChanged();

@@ -179,6 +179,8 @@ export interface WorkbookFile {
     fills?: Array<[string, string]>;
     /** Conditional formats, top priority first (they are part of the file in Excel too). */
     conditionalFormats?: ConditionalFormatModel[];
+    /** Merged cells, PivotTables, array formulas (areas cells cannot be shifted through). */
+    obstacles?: Array<{ rect: Rect; kind: "merged" | "pivot" | "array" }>;
   }>;
   /** The workbook's date system (absent: 1900). */
   date1904?: boolean;
@@ -187,6 +189,8 @@ export interface WorkbookFile {
   /** Settings exactly as stored: key and JSON text of the value. */
   settings: Array<[string, string]>;
   definedNames: string[];
+  /** What defined names refer to (absent: names only), with the id of the sheet of a sheet-scoped one. */
+  nameFormulas?: Array<{ name: string; formula: string; sheetId?: string }>;
 }
 
 /** A sheet's cells in row-major order, as the file stores them. */
@@ -218,6 +222,7 @@ export function toWorkbookFile(wb: WorkbookModel): WorkbookFile {
       ...(s.names && s.names.length ? { names: [...s.names] } : {}),
       ...(s.fills?.size ? { fills: [...s.fills.entries()] } : {}),
       ...(s.conditionalFormats?.length ? { conditionalFormats: s.conditionalFormats.map((cf) => ({ ...cf, rect: { ...cf.rect } })) } : {}),
+      ...(s.obstacles?.length ? { obstacles: s.obstacles.map((o) => ({ rect: { ...o.rect }, kind: o.kind })) } : {}),
     })),
     ...(wb.date1904 ? { date1904: true } : {}),
     tables: wb.tables.map((t) => ({
@@ -234,6 +239,7 @@ export function toWorkbookFile(wb: WorkbookModel): WorkbookFile {
     })),
     settings: [...wb.settings.entries()],
     definedNames: [...wb.definedNames],
+    ...(wb.nameFormulas.size ? { nameFormulas: [...wb.nameFormulas.values()].map((n) => ({ ...n })) } : {}),
   };
 }
 
@@ -294,6 +300,12 @@ export function loadWorkbook(file: string | WorkbookFile, options: Omit<Workbook
     if (Array.isArray(s.hiddenRows)) for (const r of s.hiddenRows) if (Number.isInteger(r)) sheet.hiddenRows.add(r as number);
     if (s.visibility === "Hidden" || s.visibility === "VeryHidden") sheet.visibility = s.visibility;
     if (Array.isArray(s.names)) sheet.names = s.names.filter((n): n is string => typeof n === "string");
+    if (Array.isArray(s.obstacles)) {
+      for (const o of s.obstacles as unknown[]) {
+        if (!isObj(o) || !isRect(o.rect) || (o.kind !== "merged" && o.kind !== "pivot" && o.kind !== "array")) fail("an obstacle is malformed.");
+        (sheet.obstacles ??= []).push({ rect: { ...o.rect }, kind: o.kind });
+      }
+    }
     if (Array.isArray(s.fills)) {
       for (const f of s.fills as unknown[]) {
         if (!Array.isArray(f) || typeof f[0] !== "string" || !/^\d+,\d+$/.test(f[0]) || typeof f[1] !== "string" || !/^#[0-9A-F]{6}$/.test(f[1])) fail(`a fill on '${s.name}' is malformed.`);
@@ -348,6 +360,13 @@ export function loadWorkbook(file: string | WorkbookFile, options: Omit<Workbook
     }
   }
   if (Array.isArray(data.definedNames)) for (const n of data.definedNames) if (typeof n === "string") wb.definedNames.push(n);
+  if (Array.isArray(data.nameFormulas)) {
+    for (const n of data.nameFormulas as unknown[]) {
+      if (!isObj(n) || typeof n.name !== "string" || typeof n.formula !== "string") fail("a name's formula is malformed.");
+      const sheetId = typeof n.sheetId === "string" && wb.sheetById(n.sheetId) ? n.sheetId : undefined;
+      wb.nameFormulas.set(`${sheetId ?? ""}|${n.name.toLowerCase()}`, { name: n.name, formula: n.formula, ...(sheetId ? { sheetId } : {}) });
+    }
+  }
   const active = typeof data.activeSheetId === "string" && wb.sheetById(data.activeSheetId) ? data.activeSheetId : wb.sheets[0].id;
   wb.activeSheetId = active;
   wb.bumpSeq(typeof data.seq === "number" ? data.seq : 0);

@@ -27,11 +27,11 @@ import {
   itemNotFound,
 } from "./errors";
 import { formatCellText } from "./format";
-import { evaluateFormula, translateFormula } from "./formula";
+import { adjustFormulaForShift, evaluateFormula, rewriteReferences, shiftRect, translateFormula, type CellShift } from "./formula";
 import { MAX_CELL_TEXT, parseTypedInput } from "./typed-input";
 import { CellValue, isCellError, toApiValue, valueTypeOf } from "./values";
 import { Cell, CellStore, FormatFill, RowCells, StoredValue } from "./cells";
-import type { ConditionalFormatModel, FilterCriteria, SheetModel, SortField, TableColumnModel, TableModel } from "./shapes";
+import type { ConditionalFormatModel, FilterCriteria, ObstacleKind, SheetModel, SortField, TableColumnModel, TableModel } from "./shapes";
 import { currentProfileId, profile, type ProfileId } from "./profiles";
 
 export type { Cell } from "./cells";
@@ -39,7 +39,21 @@ export type { Cell } from "./cells";
 export const GENERAL = "General";
 export const TEXT_FORMAT = "@";
 
-export type { ConditionalFormatModel, FilterCriteria, SheetModel, SheetVisibility, SortField, TableColumnModel, TableModel } from "./shapes";
+export type { ConditionalFormatModel, FilterCriteria, ObstacleKind, SheetModel, SheetVisibility, SortField, TableColumnModel, TableModel } from "./shapes";
+
+/**
+ * What Excel answers when cells would be shifted through something it cannot move part of. Excel's
+ * own messages (support.microsoft.com: "We can't do that to a merged cell"; "We can't make this change
+ * for the selected cells because it will affect a PivotTable"; "You can't change part of an array",
+ * "Guidelines and examples of array formulas"); the API reports them as `InvalidOperation`. Excel
+ * moves a merged area or PivotTable that lies wholly in the shifted columns; where its rules are not
+ * documented the emulator takes the stricter one and refuses any shift touching one.
+ */
+export const OBSTACLE_MESSAGES: Record<ObstacleKind, string> = {
+  merged: "We can't do that to a merged cell.",
+  pivot: "We can't make this change for the selected cells because it will affect a PivotTable.",
+  array: "You can't change part of an array.",
+};
 
 export type CalculationMode = "Automatic" | "AutomaticExceptTables" | "Manual";
 
@@ -75,6 +89,10 @@ export interface WorkbookStats {
   calculationModeSets: number;
   /** `Range.copyFrom` calls applied. */
   copyFromCalls: number;
+  /** `application.calculate(...)` calls applied (issue #21: after writes under suspended calculation). */
+  calculateCalls?: number;
+  /** Formula cells evaluated by eager calculation (`WorkbookOptions.eagerCalculation`). */
+  formulaEvaluations?: number;
 }
 
 export function emptyStats(): WorkbookStats {
@@ -95,6 +113,7 @@ export function emptyStats(): WorkbookStats {
     suspendScreenUpdatingCalls: 0,
     calculationModeSets: 0,
     copyFromCalls: 0,
+    calculateCalls: 0,
   };
 }
 
@@ -139,6 +158,13 @@ export interface WorkbookOptions {
    * near 1 MB (office-js #621, #3957); the stricter 1 MB is the default.
    */
   settingsLimitChars?: number;
+  /**
+   * Calculate like Excel's Automatic mode does after a batch, at once instead of when a formula is
+   * read: after every batch that changed cells (unless API calculation was suspended for it), every
+   * formula is evaluated and counted in `stats.formulaEvaluations`. For measuring what suspending
+   * calculation saves (`bench/calculation.ts`, issue #21); off by default (reads stay lazy).
+   */
+  eagerCalculation?: boolean;
 }
 
 /** Days between the 1900 and the 1904 date systems' serial 0 (documented: 1,462 days). */
@@ -218,6 +244,32 @@ export class WorkbookModel {
   readonly settings = new Map<string, string>();
   /** Workbook-level defined names (only their names matter: they share the namespace with tables). */
   readonly definedNames: string[] = [];
+  /**
+   * What defined names refer to (`workbook.names.add(name, reference)`, `NamedItem.formula`), keyed by
+   * scope and lower-case name (`"|budget"` workbook-scoped, `"<sheetId>|budget"` sheet-scoped). Names
+   * without an entry are names only (the older `addDefinedName(name)` set-up).
+   */
+  readonly nameFormulas = new Map<string, { name: string; formula: string; sheetId?: string }>();
+  /**
+   * True after a sync changed cells under `suspendApiCalculationUntilNextSync()`: formulas keep the
+   * results they had (their dependents were not recalculated) until a calculation is asked for
+   * (`application.calculate`). Docs (Application.suspendApiCalculationUntilNextSync): "Once set, it is
+   * the developer's responsibility to re-calc the workbook, to ensure that any dependencies are
+   * propagated". Whether a later automatic recalculation picks those cells up is not documented: the
+   * stricter reading (it does not) is emulated.
+   */
+  apiCalculationPending = false;
+  /**
+   * Test hook (issue #21): the host (`host.ts`) calls it before it applies each action of a request
+   * (`load`, `set <property>`, a method) and before each method object path it resolves
+   * (`settings.add`, `range.insert`, `getRangeByIndexes`), with the object's readable name
+   * (`describeHostObject`: `settings`, `settings[key]`, `Sheet1!A1:H10`, `tables[Name].rows`), the
+   * operation, its arguments and the action's index in the request. An `EmulatedExcelError` it returns
+   * fails the request there as Excel fails an action (earlier actions stay applied; failing the first
+   * applies nothing); any other error loses the request after the earlier actions were applied (the
+   * bridge answers it as failed).
+   */
+  faultInjector: ((op: { path: string; op: string; args: unknown[]; index: number }) => Error | null) | null = null;
   activeSheetId = "";
   selection: { sheetId: string; rect: Rect } | null = null;
   /** Further areas of a multi-area selection (`select("A1:B2,D4")`); `getSelectedRange()` refuses those. */
@@ -237,7 +289,8 @@ export class WorkbookModel {
   readonly instanceId: string = `wb${(++instanceCounter).toString(36)}`;
   readonly oversizeRequestError: "RequestPayloadSizeLimitExceeded" | "GeneralException";
   readonly settingsLimitChars: number;
-  /** True while the user is typing in a cell (`enterCellEditMode()`); see `EmulatedRequestContext.sync`. */
+  readonly eagerCalculation: boolean;
+  /** True while the user is typing in a cell (`enterCellEditMode()`); see `answerRequest` in `host.ts`. */
   cellEditMode = false;
   private cellEditWaiters: Array<() => void> = [];
   private seq = 0;
@@ -251,6 +304,7 @@ export class WorkbookModel {
     this.date1904 = options.date1904 ?? false;
     this.oversizeRequestError = options.oversizeRequestError ?? "RequestPayloadSizeLimitExceeded";
     this.settingsLimitChars = options.settingsLimitChars ?? 1024 * 1024;
+    this.eagerCalculation = options.eagerCalculation ?? false;
     const first = options.firstSheetName === undefined ? "Sheet1" : options.firstSheetName;
     if (first !== null) {
       const s = this.addSheet(first);
@@ -489,18 +543,118 @@ export class WorkbookModel {
   }
 
   private recalculates(): boolean {
-    return this.calculationMode !== "Manual";
+    return this.calculationMode !== "Manual" && !this.apiCalculationPending;
   }
 
-  /** Called after changes: in automatic mode all formulas become stale; in manual mode they stay as they are. */
+  /**
+   * Called after changes: in automatic mode all formulas become stale (recalculated when read); in
+   * manual mode they stay as they are. A change made while API calculation is suspended leaves every
+   * formula with the result it had (see {@link apiCalculationPending}): their results are fixed first.
+   */
   invalidateCalculation(): void {
-    if (this.calculationMode !== "Manual" && !this.calculationSuspended) this.calcGeneration++;
+    if (this.calculationSuspended && this.calculationMode !== "Manual") {
+      // The formulas keep the results `beginBatch` fixed until a calculation is asked for.
+      this.apiCalculationPending = true;
+      return;
+    }
+    if (this.calculationMode !== "Manual") this.calcGeneration++;
+  }
+
+  /** Gives every formula a current result (what Excel shows before the change that follows). */
+  private freezeResults(): void {
+    if (this.apiCalculationPending || this.calculationMode === "Manual") return;
+    this.forEachFormula((s, r, c) => void this.valueAt(s, r, c));
+  }
+
+  /** Visits every formula cell of the workbook. */
+  private forEachFormula(fn: (sheet: SheetModel, r: number, c: number, formula: string) => void): void {
+    for (const s of this.sheets) {
+      s.cells.forEachRow((r, row) => {
+        if (row.f === null) return;
+        for (let c = 0; c < row.f.length; c++) {
+          const f = row.f[c];
+          if (f !== undefined) fn(s, r, c, f);
+        }
+      });
+    }
+  }
+
+  /**
+   * Called by the request context before it applies a batch. Excel calculates after a batch, so a
+   * `suspendApiCalculationUntilNextSync()` anywhere in it holds for every change of the batch: the
+   * formulas' results are fixed before the first change is applied.
+   */
+  beginBatch(ops: ReadonlyArray<{ path: string; op: string }>): void {
+    this.dirtySheets = new Set();
+    if (!ops.some((o) => o.op === "suspendApiCalculationUntilNextSync")) return;
+    this.freezeResults();
+    this.calculationSuspended = true;
   }
 
   /** `application.calculate()`: recalculates everything regardless of mode. */
   calculateAll(): void {
+    this.apiCalculationPending = false;
+    this.stats.calculateCalls = (this.stats.calculateCalls ?? 0) + 1;
     this.calcGeneration++;
     for (const s of this.sheets) s.cells.invalidateAll();
+    if (this.eagerCalculation) this.evaluateEveryFormula();
+  }
+
+  /**
+   * Called by the request context after it applied a batch: with `eagerCalculation`, a batch that
+   * changed cells is followed by a calculation of every formula, as Excel's Automatic mode calculates
+   * after a batch (not after one whose calculation was suspended).
+   */
+  endBatch(mutated: boolean): void {
+    const dirty = this.dirtySheets;
+    this.dirtySheets = new Set();
+    if (this.eagerCalculation && mutated && !this.calculationSuspended && this.recalculates()) this.evaluateEveryFormula(dirty);
+  }
+
+  /** Sheets whose cells changed in the batch being applied (what Excel marks dirty, by sheet). */
+  private dirtySheets = new Set<string>();
+  /** The sheets a formula reads from (by its text and sheet), cached. */
+  private precedents = new Map<string, Set<string>>();
+
+  /**
+   * Evaluates the formulas that read from one of `dirty` (every formula when not given): Excel
+   * recalculates the dependents of changed cells; the emulator approximates "depends on" by sheet
+   * (sheet-qualified references, the formula's own sheet for bare ones, a table's sheet for its
+   * structured references, a defined name's sheets).
+   */
+  private evaluateEveryFormula(dirty?: Set<string>): void {
+    let n = 0;
+    this.forEachFormula((s, r, c, f) => {
+      if (dirty && ![...this.precedentSheets(f, s)].some((id) => dirty.has(id))) return;
+      this.valueAt(s, r, c);
+      n++;
+    });
+    this.stats.formulaEvaluations = (this.stats.formulaEvaluations ?? 0) + n;
+  }
+
+  private precedentSheets(formula: string, host: SheetModel, depth = 0): Set<string> {
+    const key = `${host.id}|${formula}`;
+    const known = this.precedents.get(key);
+    if (known) return known;
+    const out = new Set<string>();
+    rewriteReferences(formula, (sheet, rect) => {
+      const s = sheet === undefined ? host : this.sheetByName(sheet);
+      if (s) out.add(s.id);
+      return rect;
+    });
+    for (const m of formula.matchAll(/([A-Za-z_\\][A-Za-z0-9_.]*)\[/g)) {
+      const t = this.tableByName(m[1]);
+      if (t) out.add(t.sheetId);
+    }
+    if (/(^|[^A-Za-z0-9_.\]])\[/.test(formula)) out.add(host.id);
+    if (depth < 4) {
+      for (const m of formula.matchAll(/[A-Za-z_\\][A-Za-z0-9_.]*/g)) {
+        const nf = this.nameFormula(m[0], host);
+        if (nf) for (const id of this.precedentSheets(nf, host, depth + 1)) out.add(id);
+      }
+    }
+    this.precedents.set(key, out);
+    return out;
   }
 
   private checkText(s: string): void {
@@ -879,6 +1033,7 @@ export class WorkbookModel {
 
   /** Keeps table headers valid after a write and marks formulas stale. */
   private afterWrite(sheet: SheetModel, rect: Rect): void {
+    this.dirtySheets.add(sheet.id);
     for (const t of this.tables) {
       if (t.sheetId !== sheet.id) continue;
       const header: Rect = { r0: t.rect.r0, c0: t.rect.c0, r1: t.rect.r0, c1: t.rect.c1 };
@@ -1016,8 +1171,15 @@ export class WorkbookModel {
     return formatCellText(v, this.numberFormatAt(sheet, r, c), this.date1904);
   }
 
+  /**
+   * A cell property of a range, row by row. Above five million cells Excel's get limit applies, and
+   * `Range.values` (and the other cell properties) may come back `null` instead of failing
+   * (office-js #4783, #6781; learn.microsoft.com "Excel JavaScript API performance optimization",
+   * payload size limit: "Range.values returns null instead"): the emulator always answers `null`,
+   * the case a reader must handle.
+   */
   private readGrid<T>(sheet: SheetModel, rect: Rect, fn: (r: number, c: number) => T): T[][] {
-    checkCellCount(rect, "Reading the range");
+    if (rectRows(rect) * rectColumns(rect) > MAX_CELLS_PER_OPERATION) return null as unknown as T[][];
     const out: T[][] = [];
     for (let r = rect.r0; r <= rect.r1; r++) {
       const row = new Array<T>(rectColumns(rect));
@@ -1084,14 +1246,25 @@ export class WorkbookModel {
    * Test helper: add a defined name, workbook-level or scoped to a sheet. Both share the namespace with
    * table names (a table cannot take the name of any defined name, whatever its scope).
    */
-  addDefinedName(name: string, sheetName?: string): void {
+  addDefinedName(name: string, sheetName?: string, formula?: string): void {
     validateTableName(name);
     this.checkNameFree(name);
-    if (sheetName === undefined) this.definedNames.push(name);
-    else {
-      const s = this.requireSheet(sheetName);
-      (s.names ??= []).push(name);
+    if (formula !== undefined && (typeof formula !== "string" || !formula.startsWith("=") || formula.length < 2)) {
+      throw invalidArgument(`A name refers to a formula starting with "="; got ${JSON.stringify(formula)}.`);
     }
+    const sheet = sheetName === undefined ? undefined : this.requireSheet(sheetName);
+    if (!sheet) this.definedNames.push(name);
+    else (sheet.names ??= []).push(name);
+    if (formula !== undefined) this.nameFormulas.set(`${sheet?.id ?? ""}|${name.toLowerCase()}`, { name, formula, ...(sheet ? { sheetId: sheet.id } : {}) });
+  }
+
+  /**
+   * What a defined name refers to for a formula on `sheet` (`NamedItem.formula`, ExcelApi 1.4): the
+   * sheet's own scoped name first, then the workbook's; undefined for no such name.
+   */
+  nameFormula(name: string, sheet: SheetModel | null): string | undefined {
+    const lower = name.toLowerCase();
+    return (sheet ? this.nameFormulas.get(`${sheet.id}|${lower}`) : undefined)?.formula ?? this.nameFormulas.get(`|${lower}`)?.formula;
   }
 
   private checkNoTableOverlap(sheet: SheetModel, rect: Rect, self?: TableModel): void {
@@ -1182,14 +1355,55 @@ export class WorkbookModel {
    * Moves every stored cell of `area` by (dr, dc), translating relative references in formulas. Fails
    * before changing anything when a cell would leave the grid.
    */
-  private moveCells(sheet: SheetModel, area: Rect, dr: number, dc: number): void {
+  private moveCells(sheet: SheetModel, area: Rect, dr: number, dc: number, translate = true): void {
     const moved: Array<[number, number, Cell]> = [];
     sheet.cells.forEach((r, c, cell) => moved.push([r, c, cell]), area);
     if (moved.some(([r, c]) => r + dr >= MAX_ROWS || c + dc >= MAX_COLUMNS)) throw invalidArgument("Cells would be shifted off the worksheet.");
     for (const [r, c] of moved) sheet.cells.take(r, c);
     for (const [r, c, cell] of moved) {
-      if (cell.f !== undefined) cell.f = translateFormula(cell.f, dr, dc);
+      if (cell.f !== undefined && translate) cell.f = translateFormula(cell.f, dr, dc);
       sheet.cells.put(r + dr, c + dc, cell);
+    }
+  }
+
+  /**
+   * After cells of one sheet were inserted or deleted: every reference to the moved cells follows them,
+   * wherever it is — formulas on every sheet (the moved cells' own included), conditional formats
+   * (their ranges and rules) and defined names — and a reference to deleted cells becomes `#REF!`.
+   * That is Excel's behaviour for inserted and deleted cells (a formula such as `=SUM(F5:F24)` grows to
+   * `=SUM(F5:F25)` when a row is inserted inside its range; support.microsoft.com "Move or copy cells,
+   * rows, and columns" / "Insert or delete cells, rows, and columns").
+   */
+  private adjustReferences(shift: CellShift): void {
+    for (const s of this.sheets) {
+      s.cells.forEachRow((_, row) => {
+        if (row.f === null) return;
+        for (let c = 0; c < row.f.length; c++) {
+          const f = row.f[c];
+          if (f === undefined) continue;
+          const g = adjustFormulaForShift(f, s.name, shift);
+          if (g !== f) {
+            row.setFormula(c, g);
+            row.uncache(c);
+          }
+        }
+      });
+      if (s.conditionalFormats?.length) {
+        const kept: ConditionalFormatModel[] = [];
+        for (const cf of s.conditionalFormats) {
+          const rect = s.name.toLowerCase() === shift.sheetName.toLowerCase() ? shiftRect(cf.rect, shift) : cf.rect;
+          if (rect === null) continue; // every cell it applied to was deleted
+          if (cf.formula !== null) cf.formula = adjustFormulaForShift(cf.formula, s.name, shift);
+          cf.rect = { ...rect };
+          kept.push(cf);
+        }
+        s.conditionalFormats = kept;
+      }
+    }
+    for (const [key, nf] of this.nameFormulas) {
+      const scope = nf.sheetId === undefined ? null : (this.sheetById(nf.sheetId)?.name ?? null);
+      // A workbook-scoped name's references name their sheet; a sheet-scoped name's bare ones mean its sheet.
+      this.nameFormulas.set(key, { ...nf, formula: adjustFormulaForShift(nf.formula, scope, shift) });
     }
   }
 
@@ -1206,6 +1420,7 @@ export class WorkbookModel {
    * rows down to an empty one). Only the Down/Up directions are emulated.
    */
   shiftCells(sheet: SheetModel, rect: Rect, direction: unknown, kind: "insert" | "delete"): void {
+    this.dirtySheets.add(sheet.id);
     const expected = kind === "insert" ? "Down" : "Up";
     if (direction !== expected) throw invalidArgument(`Range.${kind}: only shift '${expected}' is emulated (got '${String(direction)}').`);
     assertOnGrid(rect);
@@ -1226,6 +1441,10 @@ export class WorkbookModel {
         throw invalidOperation(`This operation is not allowed. The operation is attempting to shift cells in the table '${t.name}' on your worksheet.`);
       }
     }
+    // Merged cells, PivotTables and array formulas in the cells that would move: refused (see `addObstacle`).
+    for (const o of sheet.obstacles ?? []) {
+      if (o.rect.r1 >= rect.r0 && o.rect.c0 <= rect.c1 && o.rect.c1 >= rect.c0) throw invalidOperation(OBSTACLE_MESSAGES[o.kind]);
+    }
     if (kind === "insert") {
       const last = sheet.cells; // cells pushed off the grid are refused before anything changes
       let lowest = -1;
@@ -1234,7 +1453,8 @@ export class WorkbookModel {
     } else {
       this.clear(sheet, rect, "All");
     }
-    if (!sheet.cells.trySpliceRows(below.r0, dr, rect.c0, rect.c1)) this.moveCells(sheet, below, dr, 0);
+    if (!sheet.cells.trySpliceRows(below.r0, dr, rect.c0, rect.c1)) this.moveCells(sheet, below, dr, 0, false);
+    this.adjustReferences({ sheetName: sheet.name, kind, at: rect.r0, count: n, c0: rect.c0, c1: rect.c1 });
     // Fills move with their cells (formatting is part of the cell); the deleted cells' go with them.
     if (sheet.fills?.size) {
       const moved = new Map<string, string>();
@@ -1253,6 +1473,35 @@ export class WorkbookModel {
       else sheet.hiddenRows.add(r + dr);
     }
     this.invalidateCalculation();
+  }
+
+  /**
+   * Test set-up (issue #21): marks an area Excel cannot shift cells through — a PivotTable (`"pivot"`)
+   * or a legacy array formula (`"array"`, its formula kept in the top-left cell) — or merged cells
+   * (`"merged"`, as `Range.merge()` makes them). `Range.insert` / `Range.delete` moving any of its
+   * cells is refused with Excel's message ({@link OBSTACLE_MESSAGES}).
+   */
+  addObstacle(sheetName: string, address: string, kind: ObstacleKind, formula?: string): void {
+    const { sheet, rect } = this.resolveAddress(address, this.requireSheet(sheetName));
+    this.mergeOrMark(sheet, rect, kind);
+    if (kind === "array" && formula !== undefined) this.writeFormulas(sheet, { r0: rect.r0, c0: rect.c0, r1: rect.r0, c1: rect.c0 }, formula);
+  }
+
+  /** `Range.merge(across)` (ExcelApi 1.2): one merged area, or one per row when `across`. */
+  mergeCells(sheet: SheetModel, rect: Rect, across = false): void {
+    assertOnGrid(rect);
+    if (across) for (let r = rect.r0; r <= rect.r1; r++) this.mergeOrMark(sheet, { ...rect, r0: r, r1: r }, "merged");
+    else this.mergeOrMark(sheet, rect, "merged");
+  }
+
+  /** `Range.unmerge()`: the merged areas overlapping the range are split again. */
+  unmergeCells(sheet: SheetModel, rect: Rect): void {
+    sheet.obstacles = (sheet.obstacles ?? []).filter((o) => o.kind !== "merged" || !rectsOverlap(o.rect, rect));
+  }
+
+  private mergeOrMark(sheet: SheetModel, rect: Rect, kind: ObstacleKind): void {
+    if ((sheet.obstacles ?? []).some((o) => rectsOverlap(o.rect, rect))) throw invalidOperation(OBSTACLE_MESSAGES[kind]);
+    (sheet.obstacles ??= []).push({ rect: { ...rect }, kind });
   }
 
   renameTable(t: TableModel, name: unknown): void {
@@ -1299,6 +1548,7 @@ export class WorkbookModel {
    * overlap the old one and no other table; cells are not moved. Calculated columns fill new body rows.
    */
   resizeTable(t: TableModel, sheet: SheetModel, rect: Rect): void {
+    this.dirtySheets.add(sheet.id);
     assertOnGrid(rect);
     if (sheet.id !== t.sheetId) throw invalidArgument("table.resize: the new range must be on the table's worksheet.");
     if (rect.r0 !== t.rect.r0) throw invalidArgument("table.resize: the header row must remain in the same row.");
@@ -1535,6 +1785,7 @@ export class WorkbookModel {
   /** `table.sort.reapply()`: sorts the body rows again by the stored state (no-op without one). */
   reapplySort(t: TableModel): void {
     if (!t.sort) return;
+    this.dirtySheets.add(t.sheetId);
     const sheet = this.requireSheetId(t.sheetId);
     const body = this.bodyRect(t);
     const { fields, matchCase } = t.sort;

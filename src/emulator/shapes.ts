@@ -29,7 +29,15 @@ export interface SheetModel {
    * priority order: the first is the top priority (`add` puts a new one first).
    */
   conditionalFormats?: ConditionalFormatModel[];
+  /**
+   * Areas Excel will not shift cells through (issue #21): merged cells (`Range.merge`), PivotTables and
+   * legacy array formulas (test set-up: `WorkbookModel.addObstacle`). `Range.insert` / `Range.delete`
+   * moving any of their cells is refused.
+   */
+  obstacles?: Array<{ rect: Rect; kind: ObstacleKind }>;
 }
+
+export type ObstacleKind = "merged" | "pivot" | "array";
 
 /**
  * One conditional format (only the `Custom` type is emulated). Its formula is kept relative to the

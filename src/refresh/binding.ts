@@ -62,6 +62,8 @@ export const DeltaSummarySchema = z.strictObject({
   cellsWritten: z.number().int().nonnegative(),
   /** false: a full rewrite whose rows were not matched (no plan), so the counts only compare row counts. */
   exact: z.boolean().optional(),
+  /** A delta Excel refused, rewritten in full in the same refresh (issue #21): why, by Excel's error code. */
+  fallback: z.string().max(200).optional(),
 });
 export type DeltaSummary = z.infer<typeof DeltaSummarySchema>;
 

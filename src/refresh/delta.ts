@@ -352,6 +352,15 @@ function match(old: TableRows, next: TableRows, key: KeyChoice | readonly string
   return { newToOld, matchedBy: "position", key: null, reason: `matched by position: ${why}` };
 }
 
+/**
+ * How the rows of `next` continue those of `old`: for every new row the old row with the same key
+ * (the first candidate whose columns are in both tables and unique in both), or by position when no
+ * key qualifies; -1 for a new record. What a refresh moves the user's own cells by (issue #21).
+ */
+export function matchRows(old: TableRows, next: TableRows, key: KeyChoice | readonly string[] | null | undefined): { newToOld: Int32Array; matchedBy: "key" | "position"; key: string[] | null; reason: string } {
+  return match(old, next, key);
+}
+
 function sameColumns(a: readonly Column[], b: readonly Column[]): boolean {
   if (a.length !== b.length) return false;
   for (let i = 0; i < a.length; i++) if (a[i].name !== b[i].name || a[i].type !== b[i].type) return false;

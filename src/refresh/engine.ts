@@ -35,8 +35,17 @@ export interface RefreshTarget {
   write(
     binding: Binding,
     table: Table,
-    options: { signal?: AbortSignal; onProgress?: (rowsWritten: number, totalRows: number) => void; key?: KeyChoice | null },
-  ): Promise<{ warnings: string[]; delta?: DeltaSummary }>;
+    options: {
+      signal?: AbortSignal;
+      onProgress?: (rowsWritten: number, totalRows: number) => void;
+      key?: KeyChoice | null;
+      /**
+       * The binding to store with the data (issue #21): a target that can store it in the same step as
+       * the data (so outcome, info line, binding and sheet always agree) does, and says `committed`.
+       */
+      commit?: (delta: DeltaSummary | undefined) => Binding;
+    },
+  ): Promise<{ warnings: string[]; delta?: DeltaSummary; committed?: boolean; binding?: Binding }>;
   /** Stores the (updated) binding in the workbook. */
   saveBinding(binding: Binding): Promise<void>;
   /**
@@ -68,6 +77,8 @@ export interface RefreshLogEntry {
   bytesReceived: number | null;
   /** Failure code (failed only); the message is on the binding. */
   code: string | null;
+  /** Why a delta became a full rewrite in the same refresh (issue #21: Excel refused it), or null. */
+  fallback?: string | null;
 }
 
 export interface RefreshOptions {
@@ -98,6 +109,9 @@ export interface RefreshReport {
   delta?: DeltaSummary;
 }
 
+/** Failures meaning another runtime holds the table: nothing of its binding or info line is written. */
+const OTHERS_TABLE = new Set(["table_busy", "lock_lost"]);
+
 function abortError(signal: AbortSignal): Error {
   const reason: unknown = signal.reason;
   if (reason instanceof Error && reason.name === "AbortError") return reason;
@@ -124,7 +138,7 @@ export async function refreshOne(target: RefreshTarget, binding: Binding, source
   try {
     // Not after a cancel (the user's choice) or while another runtime is writing the table (its own
     // info line is on the way).
-    if (r.outcome === "failed" && failure && failure.code !== "cancelled" && failure.code !== "table_busy") await target.markStale?.(r.binding, failure);
+    if (r.outcome === "failed" && failure && failure.code !== "cancelled" && !OTHERS_TABLE.has(failure.code)) await target.markStale?.(r.binding, failure);
     if (r.outcome === "unchanged" && binding.lastFailure) await target.markFresh?.(r.binding);
   } catch (e) {
     r.warnings.push(`The table's info line could not be updated: ${failureFrom(e, now(), options.secrets ?? []).message}`);
@@ -135,6 +149,7 @@ export async function refreshOne(target: RefreshTarget, binding: Binding, source
       added: r.delta?.added ?? 0, changed: r.delta?.changed ?? 0, removed: r.delta?.removed ?? 0,
       strategy: r.delta?.strategy ?? null, ms: Date.now() - started, cellsWritten: r.delta?.cellsWritten ?? 0,
       code: failure?.code ?? null,
+      fallback: r.delta?.fallback ?? null,
       bytesReceived: moved.counted || r.outcome === "unchanged" ? moved.bytes : null,
     });
   } catch (e) {
@@ -152,6 +167,9 @@ async function refreshOneInner(target: RefreshTarget, binding: Binding, source: 
   const fail = async (err: unknown): Promise<RefreshReport> => {
     const failure = failureFrom(err, now(), secrets);
     const updated = withFailure(binding, failure);
+    // Another runtime is refreshing (or took over) this table: its binding is the one to keep, so
+    // this failure is reported, never stored over it (issue #21: no runtime erases another's settings).
+    if (OTHERS_TABLE.has(failure.code)) return report(updated, "failed", failure);
     try {
       await target.saveBinding(updated);
     } catch (e) {
@@ -191,14 +209,20 @@ async function refreshOneInner(target: RefreshTarget, binding: Binding, source: 
     if (options.signal?.aborted) throw abortError(options.signal);
     const total = decision.table.rows.length;
     options.onProgress?.({ bindingId: binding.id, phase: "writing", rowsWritten: 0, totalRows: total });
+    const success = (delta: DeltaSummary | undefined): Binding => ({ ...withSuccess(binding, decision.table, decision.validators, now()), lastDelta: delta ?? null });
     const written = await target.write(binding, decision.table, {
       key: result.status === "updated" && result.key !== undefined ? result.key : chooseKey(binding.source, null),
       signal: options.signal,
       onProgress: (rowsWritten, totalRows) => options.onProgress?.({ bindingId: binding.id, phase: "writing", rowsWritten, totalRows }),
+      commit: success,
     });
     warnings.push(...written.warnings);
-    const updated: Binding = { ...withSuccess(binding, decision.table, decision.validators, now()), lastDelta: written.delta ?? null };
-    await target.saveBinding(updated);
+    let updated: Binding;
+    if (written.committed && written.binding) updated = written.binding;
+    else {
+      updated = success(written.delta);
+      await target.saveBinding(updated);
+    }
     return { ...report(updated, "updated"), delta: written.delta };
   } catch (err) {
     return fail(err);

@@ -7,8 +7,22 @@
 import { z } from "../contract/zod";
 import type { RefreshLogEntry } from "./engine";
 
-/** Setting key of the log (not under the binding prefix, so it is never read as a binding). */
+/**
+ * Setting key of the log written before issue #21 (one log for every table), still read. Since then
+ * each table has its own (`ppm.refreshLog.<bindingId>`, {@link refreshLogKey}): two runtimes refreshing
+ * two tables at once each append to their own, so neither erases the other's entry (issue #21, item 14).
+ */
 export const REFRESH_LOG_KEY = "ppm.refreshLog";
+
+/** The log setting of one table. */
+export function refreshLogKey(bindingId: string): string {
+  return `${REFRESH_LOG_KEY}.${bindingId}`;
+}
+
+/** The budget of one table's log when the workbook has `tables` bound tables: a share of the whole, at least 1,000 characters. */
+export function tableLogBudget(tables: number): number {
+  return Math.max(1_000, Math.floor(REFRESH_LOG_BUDGET_CHARS / Math.max(1, tables)));
+}
 /**
  * At most this many characters of JSON (≈ 120 entries): 6 % of the 256,000 characters the add-in
  * allows its settings in total (issue #10's budget), so the log can never crowd out bindings.
@@ -30,6 +44,11 @@ export const RefreshLogEntrySchema = z.strictObject({
   code: z.string().max(64).nullable(),
   // Absent in logs written before it was recorded.
   bytesReceived: count.nullable().default(null),
+  /**
+   * Why a refresh that meant to write a delta rewrote in full (issue #21: "the delta was refused by
+   * Excel (GeneralException)"): an Excel error code at most, never a message or a value.
+   */
+  fallback: z.string().max(200).nullable().default(null),
 });
 
 /** Entries of a stored log; unreadable entries are dropped (the log is a convenience, never a record of data). */

@@ -165,6 +165,12 @@ const WORKBOOK_TITLES: Record<string, { title: string; action: string }> = {
   invalid_table: { title: "The table cannot be written", action: "Nothing was written. Choose another destination, or report the problem if it persists." },
   table_changed: { title: "The table's columns were changed in the sheet", action: "Undo the change to the column headers, or re-import the data." },
   payload_too_large: { title: "Excel refused a block of data as too large", action: "Retry; if it persists, import fewer columns or rows with a local query." },
+  table_busy: {
+    title: "Another refresh holds this table",
+    action: "Wait for it to finish, then refresh again. If nothing is refreshing it (a window was closed while it refreshed), use Clear lock.",
+  },
+  lock_lost: { title: "Another refresh took over this table", action: "Nothing more was written by this refresh; the other one owns the table now. Refresh again once it has finished." },
+  settings_full: { title: "The workbook's PPM settings are full", action: "Nothing was changed. Remove tables you no longer refresh, then try again." },
   no_changes: { title: "The changes cannot be shown", action: "Nothing was changed in the sheet. The next refresh that brings new data records its changes again." },
   write_failed: { title: "Writing to the sheet failed", action: "Retry. The previous data was restored where possible; the info line above the table says what happened." },
   no_connection: {

@@ -422,7 +422,7 @@ export function importPanel(ctx: PaneContext, engine: Engine, d: ManifestDataset
         const filtered = result.fetchedRows !== result.rowCount ? ` (${formatCount(result.fetchedRows)} received, local query applied)` : "";
         ctx.finishJob({
           state: "done",
-          text: `Imported ${formatCount(result.rowCount)} row${result.rowCount === 1 ? "" : "s"} of ${d.key} into table ${result.tableName} on sheet ${result.sheetName}${filtered}.`,
+          text: `Imported ${formatCount(result.rowCount)} row${result.rowCount === 1 ? "" : "s"} of ${d.key} into table ${result.tableName} on sheet ${result.sheetName}${filtered}.${result.warnings.length ? ` ${result.warnings.join(" ")}` : ""}`,
           rows: result.rowCount,
           table: result.tableName,
           sheet: result.sheetName,

@@ -13,7 +13,7 @@ import { countsText, LAST_RIBBON_REFRESH_KEY, resolveConnectionId, summarize, ty
 import type { PaneContext, TabName } from "./context";
 import type { Connection } from "../service/connection";
 import { busyText } from "../addin/refreshLock";
-import { checkbox, isChecked, setDisabled } from "./controls";
+import { checkbox, confirmDialog, isChecked, setDisabled } from "./controls";
 import { ADDED_FILL, CHANGED_FILL } from "../refresh/highlight";
 import type { ChangeHighlight } from "../workbook/changes";
 
@@ -235,6 +235,9 @@ export function mountRefresh(panel: HTMLElement, ctx: PaneContext, onShown: (l: 
         failed ? h("span", { "data-testid": "refresh-summary-reason", class: "reason" }, ` — ${view?.title ?? ""}: ${i.reason}`) : null,
         ...i.warnings.map((w) => h("div", { class: "note" }, w)),
         tokenButtons,
+        failed && i.code === "table_busy"
+          ? h("div", { class: "actions" }, h("fluent-button", { type: "button", size: "small", "data-testid": "refresh-summary-clear-lock", "aria-label": `Clear the lock on ${i.tableName}`, onclick: () => void askClearLock(i.bindingId, i.tableName) }, "Clear lock…"))
+          : null,
       );
     });
     replace(
@@ -248,6 +251,50 @@ export function mountRefresh(panel: HTMLElement, ctx: PaneContext, onShown: (l: 
     );
     renderChanges();
     ctx.status(`Refresh: ${s.headline}.`);
+  }
+
+  /**
+   * "Clear lock…" on a table another refresh holds (issue #21, item 12): shows who holds it and until
+   * when, and clears exactly that lock once confirmed (a refresh still running under it stops before
+   * its next write), then refreshes the table.
+   */
+  async function askClearLock(bindingId: string, tableName: string): Promise<void> {
+    replace(errorHost);
+    try {
+      const engine = await ctx.engine();
+      const lock = await engine.tableLock(bindingId);
+      if (!lock) {
+        ctx.status(`${tableName} is no longer locked; refresh it again.`);
+        return;
+      }
+      const since = formatAbsolute(lock.acquiredAt) || lock.acquiredAt;
+      const until = formatAbsolute(lock.until) || lock.until;
+      await confirmDialog({
+        title: `Clear the lock on ${tableName}?`,
+        message: `${tableName} is locked by ${lock.holder} since ${since}${lock.holds ? `, until ${until} at the latest` : " (the lock has run out)"}. Clear it only if nothing is refreshing this table now: a window that was closed while it refreshed leaves its lock behind. A refresh still running would stop before its next write.`,
+        testid: "clear-lock-dialog",
+        confirm: {
+          label: "Clear lock and refresh",
+          testid: "clear-lock-confirm",
+          onClick: () => void clearLockAndRefresh(bindingId, tableName, lock.owner),
+        },
+        cancel: { label: "Keep", testid: "clear-lock-cancel" },
+      }).open();
+    } catch (e) {
+      replace(errorHost, ctx.errorPanel(describeError(e, { secrets: ctx.secrets() })));
+    }
+  }
+
+  async function clearLockAndRefresh(bindingId: string, tableName: string, owner: string): Promise<void> {
+    try {
+      const engine = await ctx.engine();
+      const cleared = await engine.clearTableLock(bindingId, owner);
+      ctx.status(cleared ? `The lock on ${tableName} was cleared.` : `The lock on ${tableName} changed in the meantime (another refresh took it); nothing was cleared.`);
+      const b = bindings.find((x) => x.id === bindingId) ?? (await engine.listBindings()).bindings.find((x) => x.id === bindingId);
+      if (cleared && b) await refreshOne(b);
+    } catch (e) {
+      replace(errorHost, ctx.errorPanel(describeError(e, { secrets: ctx.secrets() })));
+    }
   }
 
   const connectionFor = (b: { connectionId: string; environment: string; companyId: string | null }) => resolveConnectionId(b, ctx.store.list());
@@ -309,7 +356,7 @@ export function mountRefresh(panel: HTMLElement, ctx: PaneContext, onShown: (l: 
         };
         return { reports: [report], broken: [] };
       }
-      const r = await engine.refreshOne(b.id, conn, { signal, secrets: ctx.secrets(), onProgress: (rows, total, phase) => onRows(b.tableName, rows, total, phase) });
+      const r = await engine.refreshOne(b.id, conn, { signal, secrets: ctx.secrets(), binding: b, onProgress: (rows, total, phase) => onRows(b.tableName, rows, total, phase) });
       return { reports: [r], broken: [] };
     });
   }
@@ -355,6 +402,7 @@ export function mountRefresh(panel: HTMLElement, ctx: PaneContext, onShown: (l: 
                     " downloaded",
                     e.outcome === "updated" ? ` · ${formatCount(e.cellsWritten)} cells written` : "",
                   ),
+                  e.fallback ? h("div", { class: "meta", "data-testid": "refresh-log-fallback" }, `Rewritten in full: ${e.fallback}.`) : null,
                 ),
               ),
             ),

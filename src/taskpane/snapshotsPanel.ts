@@ -94,7 +94,7 @@ export function mountSnapshots(panel: HTMLElement, ctx: PaneContext, onShown: (l
       if (result) {
         ctx.finishJob({
           state: "done",
-          text: `Imported ${formatCount(result.rowCount)} row${result.rowCount === 1 ? "" : "s"} of ${s.label} into table ${result.tableName} on sheet ${result.sheetName}.`,
+          text: `Imported ${formatCount(result.rowCount)} row${result.rowCount === 1 ? "" : "s"} of ${s.label} into table ${result.tableName} on sheet ${result.sheetName}.${result.warnings.length ? ` ${result.warnings.join(" ")}` : ""}`,
           rows: result.rowCount,
           table: result.tableName,
           sheet: result.sheetName,

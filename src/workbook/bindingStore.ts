@@ -55,17 +55,31 @@ export interface StoredBindings {
   broken: { key: string; code: string; message: string }[];
 }
 
-/** Reads every binding stored in the workbook (one `sync`). */
+/** Prefix of the per-binding "Refresh when this workbook opens" settings (`openFlags.ts`; duplicated here to keep the import graph one-way). */
+const OPEN_FLAG_PREFIX = "ppm.open.";
+
+/**
+ * Reads every binding stored in the workbook (one `sync`). A binding's `refreshOnOpen` is its flag's
+ * own setting (`ppm.open.<id>`, issue #21) where that exists, else what the binding itself says.
+ */
 export async function readBindings(context: Excel.RequestContext): Promise<StoredBindings> {
   const settings = context.workbook.settings;
   settings.load("items/key,items/value");
   await context.sync();
   const out: StoredBindings = { bindings: [], broken: [] };
+  const flags = new Map<string, boolean>();
+  for (const s of settings.items) if (s.key.startsWith(OPEN_FLAG_PREFIX)) flags.set(s.key.slice(OPEN_FLAG_PREFIX.length), s.value === true || s.value === "true");
   for (const s of settings.items) {
     if (!s.key.startsWith(BINDING_SETTING_PREFIX)) continue;
     try {
-      const b = parseBinding(s.value);
+      let b = parseBinding(s.value);
       if (bindingSettingKey(b.id) !== s.key) throw Object.assign(new Error(`Binding id "${b.id}" does not match its setting key.`), { code: "binding_invalid" });
+      const flag = flags.get(b.id);
+      if (flag !== undefined) {
+        const { refreshOnOpen: _was, ...rest } = b;
+        void _was;
+        b = flag ? { ...rest, refreshOnOpen: true } : rest;
+      }
       out.bindings.push(b);
     } catch (e) {
       const err = e as { code?: string; message?: string };
@@ -92,9 +106,11 @@ export async function saveBinding(context: Excel.RequestContext, binding: Bindin
 /** Removes a binding; the table itself stays as plain data. */
 export async function deleteBinding(context: Excel.RequestContext, id: string): Promise<boolean> {
   const item = context.workbook.settings.getItemOrNullObject(bindingSettingKey(id));
+  const flag = context.workbook.settings.getItemOrNullObject(OPEN_FLAG_PREFIX + id);
   await context.sync();
   if (item.isNullObject) return false;
   item.delete();
+  if (!flag.isNullObject) flag.delete();
   await context.sync();
   return true;
 }

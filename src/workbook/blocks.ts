@@ -11,6 +11,18 @@
 export const DEFAULT_TARGET_REQUEST_BYTES = 4_000_000;
 
 /**
+ * Request bytes one small write costs besides its values: Microsoft's client library sends, for each
+ * range an operation reaches, an object path (`getRangeByIndexes` and its arguments), Instantiate
+ * actions, the `_KeepReference` of a tracked object and the SetProperty or Method action itself —
+ * about 450 bytes of the request body measured with the pinned @microsoft/office-js (a 1 × 8 write:
+ * 483 bytes of which 41 are values), more as action ids grow. Used to size batches of many small
+ * writes (a delta's changed cells) so the real request stays under the target.
+ */
+export const RANGE_WRITE_OVERHEAD_BYTES = 560;
+/** The same for `copyFrom` (two ranges and the method): about 860 bytes measured. */
+export const RANGE_COPY_OVERHEAD_BYTES = 1_000;
+
+/**
  * Rows in the FIRST value block, whatever the byte estimate allows. Microsoft's large-range guidance
  * ("Read or write to a large range": split into row blocks, "start with 5k–20k rows", retry smaller on a
  * limit error) is followed at its cautious end, because Excel on the web refuses some requests far
@@ -37,6 +49,7 @@ export type WriteErrorCode =
   | "settings_full"
   | "selection_invalid"
   | "no_changes"
+  | "lock_lost"
   | "write_failed";
 
 /** The writer's one error type: a machine `code` and a message for the person reading it. */
@@ -44,7 +57,7 @@ export class WriteError extends Error {
   constructor(
     readonly code: WriteErrorCode,
     message: string,
-    readonly details: { rowsWritten?: number; address?: string; cause?: unknown } = {},
+    readonly details: { rowsWritten?: number; address?: string; cause?: unknown; holder?: string; lockedUntil?: string } = {},
   ) {
     super(message);
     this.name = code === "cancelled" ? "AbortError" : "WriteError";
@@ -90,6 +103,8 @@ export interface BlockWriteOptions {
   prelude?: () => void;
   /** Called before every block's `sync` (e.g. to suspend calculation until that sync). */
   beforeSync?: () => void;
+  /** Awaited before each block is queued (e.g. the table lock's ownership check, issue #21). */
+  beforeBlock?: () => Promise<void>;
 }
 
 /** Measured JSON bytes per row over a sample spread through the rows, with a small margin. */
@@ -134,6 +149,7 @@ export async function writeInBlocks(
   let mayGrow = true;
   while (from < src.total) {
     throwIfAborted(options.signal, from, src.total);
+    await options.beforeBlock?.();
     const count = Math.min(perBlock, src.total - from);
     const values = src.get(from, from + count);
     prelude?.();
@@ -165,6 +181,7 @@ export async function writeInBlocks(
   }
   if (prelude) {
     // Nothing to write, but the prelude still has to reach the workbook.
+    await options.beforeBlock?.();
     prelude();
     options.beforeSync?.();
     syncs++;
@@ -176,6 +193,13 @@ export async function writeInBlocks(
 /** Default target size of one response when reading blocks back (Excel on the web limits responses to 5 MB too). */
 export const DEFAULT_TARGET_RESPONSE_BYTES = 4_000_000;
 
+/**
+ * Cells in the FIRST block of a read whose cell sizes are unknown (a probe): 25 cells stay under 5 MB
+ * whatever they hold (32,767 characters, each at most 6 bytes of JSON: `\u0001`); every later block is
+ * sized from the bytes per row the blocks before it measured, aimed at the response target.
+ */
+export const FIRST_READ_BLOCK_CELLS = 25;
+
 /** True for Excel's response-size error. */
 export function isResponseTooLarge(err: unknown): boolean {
   return !!err && typeof err === "object" && (err as { code?: unknown }).code === "ResponsePayloadSizeLimitExceeded";
@@ -183,25 +207,48 @@ export function isResponseTooLarge(err: unknown): boolean {
 
 type BlockRange = { load(p: string): unknown; values: unknown[][]; formulas: unknown[][]; numberFormat: unknown[][] };
 
+/** UTF-8 bytes of a block as it crossed the wire (JSON). */
+export function jsonBytes(value: unknown): number {
+  return utf8.encode(JSON.stringify(value)).length;
+}
+
+export interface ReadOptions {
+  /** Response bytes each block aims at (default 4 MB, under Excel on the web's 5 MB). */
+  targetResponseBytes?: number;
+  /** Awaited before each block is queued (e.g. the table lock's ownership check). */
+  beforeBlock?: () => Promise<void>;
+}
+
+type CellProperty = "values" | "formulas" | "numberFormat" | "valueTypes" | "text";
+
 /**
- * Reads `total` rows of one range property in row blocks of at most `firstBlockRows`, so no response
- * nears the limit; a refused block is halved and read again. `visit` gets each block's rows and the
- * index of its first row, and stops the reading by returning true.
+ * Reads `total` rows of one or more range properties in row blocks sized BY BYTES (issue #21, item 9):
+ * the first block holds at most `firstBlockRows` rows; every block's response is measured and the next
+ * one is sized to the target from the largest bytes per row seen so far. A block Excel refuses
+ * (`ResponsePayloadSizeLimitExceeded`), or whose cells come back `null` (a range over five million
+ * cells, office-js #4783), is halved and read again. `visit` gets each block's rows per property and
+ * the index of its first row, and stops the reading by returning true.
  */
-export async function visitInBlocks(
+export async function visitPropertiesInBlocks<P extends CellProperty>(
   context: { sync(): Promise<unknown> },
-  rangeAt: (from: number, count: number) => BlockRange,
+  rangeAt: (from: number, count: number) => { load(p: string): unknown },
   total: number,
-  property: "values" | "formulas" | "numberFormat",
+  properties: readonly P[],
   firstBlockRows: number,
-  visit: (rows: unknown[][], from: number) => boolean | void,
-): Promise<void> {
+  visit: (rows: Record<P, unknown[][]>, from: number) => boolean | void,
+  options: ReadOptions = {},
+): Promise<{ blocks: number; largestResponse: number }> {
+  const target = options.targetResponseBytes ?? DEFAULT_TARGET_RESPONSE_BYTES;
   let perBlock = Math.max(1, firstBlockRows);
   let from = 0;
+  let bytesPerRow = 0;
+  let blocks = 0;
+  let largest = 0;
   while (from < total) {
+    await options.beforeBlock?.();
     const count = Math.min(perBlock, total - from);
     const range = rangeAt(from, count);
-    range.load(property);
+    range.load(properties.join(","));
     try {
       // eslint-disable-next-line office-addins/no-context-sync-in-loop -- one sync per row block is the point: each response must stay under Excel's 5 MB payload limit
       await context.sync();
@@ -212,14 +259,69 @@ export async function visitInBlocks(
       }
       throw err;
     }
-    if (visit(range[property], from) === true) return;
+    const got = {} as Record<P, unknown[][]>;
+    let missing = false;
+    for (const p of properties) {
+      const rows = (range as unknown as Record<string, unknown[][] | null | undefined>)[p];
+      if (rows === null || rows === undefined) missing = true;
+      else got[p] = rows;
+    }
+    if (missing) {
+      // Excel answers null instead of the cells of a range over its get limit.
+      if (count > 1) {
+        perBlock = Math.ceil(count / 2);
+        continue;
+      }
+      throw new WriteError("write_failed", `Excel returned no ${properties.join("/")} for row ${from + 1} (a row over its read limit).`);
+    }
+    blocks++;
+    const bytes = jsonBytes(got);
+    largest = Math.max(largest, bytes);
+    bytesPerRow = Math.max(bytesPerRow, bytes / count);
+    if (visit(got, from) === true) return { blocks, largestResponse: largest };
     from += count;
+    perBlock = Math.max(1, Math.floor(target / Math.max(1, bytesPerRow * 1.1)));
   }
+  return { blocks, largestResponse: largest };
+}
+
+/** {@link visitPropertiesInBlocks} for one property. */
+export function visitInBlocks(
+  context: { sync(): Promise<unknown> },
+  rangeAt: (from: number, count: number) => BlockRange,
+  total: number,
+  property: "values" | "formulas" | "numberFormat",
+  firstBlockRows: number,
+  visit: (rows: unknown[][], from: number) => boolean | void,
+  options: ReadOptions = {},
+): Promise<{ blocks: number; largestResponse: number }> {
+  return visitPropertiesInBlocks(context, rangeAt, total, [property], firstBlockRows, (rows, from) => visit(rows[property], from), options);
+}
+
+/** Every row of some properties of a range, read in blocks by bytes (first block: a probe of {@link FIRST_READ_BLOCK_CELLS} cells). */
+export async function loadPropertiesInBlocks<P extends CellProperty>(
+  context: { sync(): Promise<unknown> },
+  rangeAt: (from: number, count: number) => { load(p: string): unknown },
+  total: number,
+  columns: number,
+  properties: readonly P[],
+  options: ReadOptions = {},
+): Promise<Record<P, unknown[][]>> {
+  const out = Object.fromEntries(properties.map((p) => [p, [] as unknown[][]])) as Record<P, unknown[][]>;
+  await visitPropertiesInBlocks(context, rangeAt, total, properties, firstReadRows(columns * properties.length), (rows) => {
+    for (const p of properties) for (const row of rows[p]) out[p].push(row);
+  }, options);
+  return out;
+}
+
+/** Rows of a first read block of `columns` cells per row (see {@link FIRST_READ_BLOCK_CELLS}). */
+export function firstReadRows(columns: number): number {
+  return Math.max(1, Math.floor(FIRST_READ_BLOCK_CELLS / Math.max(1, columns)));
 }
 
 /**
- * Reads `total` rows of one range property in row blocks ({@link visitInBlocks}).
- * @param bytesPerRow estimated response bytes of one row (sizes the first block).
+ * Reads `total` rows of one range property in row blocks sized by bytes ({@link visitInBlocks}).
+ * @param bytesPerRow estimated response bytes of one row (caps the first block below {@link firstReadRows}).
  */
 export async function loadInBlocks(
   context: { sync(): Promise<unknown> },
@@ -228,11 +330,65 @@ export async function loadInBlocks(
   property: "values" | "formulas" | "numberFormat",
   bytesPerRow: number,
   targetResponseBytes = DEFAULT_TARGET_RESPONSE_BYTES,
+  options: Omit<ReadOptions, "targetResponseBytes"> & { columns?: number } = {},
 ): Promise<unknown[][]> {
   const out: unknown[][] = [];
-  const firstBlockRows = Math.floor(targetResponseBytes / Math.max(1, bytesPerRow));
+  const byEstimate = Math.max(1, Math.floor(targetResponseBytes / Math.max(1, bytesPerRow)));
+  const firstBlockRows = options.columns ? Math.min(byEstimate, firstReadRows(options.columns)) : byEstimate;
   await visitInBlocks(context, rangeAt, total, property, firstBlockRows, (rows) => {
     for (const row of rows) out.push(row);
-  });
+  }, { ...options, targetResponseBytes });
   return out;
+}
+
+/** One queued operation of a batched write: its request bytes and how to queue it (again). */
+export interface QueuedWrite {
+  bytes: number;
+  queue(): void;
+}
+
+/**
+ * Sends many small writes (a delta's changed cells, issue #21 item 8) in requests of at most
+ * `targetRequestBytes`, measured from each write's JSON. A request Excel refuses for its size (the
+ * documented code, or the web's GeneralException) applied nothing: it is split in two and sent again;
+ * one write refused alone fails with `payload_too_large`.
+ */
+export async function writeInBatches(
+  context: { sync(): Promise<unknown> },
+  writes: readonly QueuedWrite[],
+  options: { targetRequestBytes?: number; signal?: AbortSignal; beforeBlock?: () => Promise<void>; beforeSync?: () => void; onBatch?: (done: number) => void } = {},
+): Promise<{ syncs: number; largestRequest: number }> {
+  const target = options.targetRequestBytes ?? DEFAULT_TARGET_REQUEST_BYTES;
+  let syncs = 0;
+  let largest = 0;
+  let i = 0;
+  let cap = Infinity; // after a refusal, batches stay at most this many writes
+  while (i < writes.length) {
+    throwIfAborted(options.signal, i, writes.length);
+    await options.beforeBlock?.();
+    let bytes = 0;
+    let j = i;
+    while (j < writes.length && j - i < cap && (j === i || bytes + writes[j].bytes <= target)) bytes += writes[j++].bytes;
+    for (let k = i; k < j; k++) writes[k].queue();
+    options.beforeSync?.();
+    try {
+      syncs++;
+      // eslint-disable-next-line office-addins/no-context-sync-in-loop -- one sync per batch is the point: each request must stay under Excel's 5 MB payload limit
+      await context.sync();
+    } catch (err) {
+      if (maybeTooLarge(err)) {
+        if (j - i === 1) {
+          if (!isPayloadTooLarge(err)) throw err;
+          throw new WriteError("payload_too_large", "A change is larger than Excel accepts in one request.", { cause: err });
+        }
+        cap = Math.ceil((j - i) / 2);
+        continue;
+      }
+      throw err;
+    }
+    largest = Math.max(largest, bytes);
+    i = j;
+    options.onBatch?.(i);
+  }
+  return { syncs, largestRequest: largest };
 }

@@ -6,13 +6,23 @@
  * Stored as one workbook setting per table (`Excel.SettingCollection`, ExcelApi 1.4: a live part of the
  * document that every runtime reads and writes directly, unlike `Office.context.document.settings`,
  * which is a per-runtime copy until `refreshAsync`). The value names an owner (one random id per
- * acquisition, so even a double click in one runtime is told apart), who holds it and until when.
- * An expired lock (its runtime died, e.g. Excel closed the function runtime) is taken over.
+ * acquisition, so even a double click in one runtime is told apart), who holds it, since when, and
+ * until when.
  *
- * Acquiring costs three small syncs: read; write; read again. Two runtimes that both saw "free" both
- * write, and the re-read tells the loser (last writer wins in the document), which then backs off.
+ * Taking it (issue #21, item 11): read; if free, write; then WAIT and read back. Two runtimes that read
+ * "free" at the same moment both write, and Excel keeps the last write; a write that arrives late (a
+ * slow network, a busy runtime) would otherwise overwrite a lock the other runtime has already read
+ * back as its own. The wait (`lockTiming`: at least 250 ms and three round trips of this runtime,
+ * measured on the first read) lets such a write land before the read-back, so the loser sees it and
+ * backs off before writing any cell. A write later still is caught by the ownership check before every
+ * write block (item 15, {@link TableLock.ensure}): a refresh that no longer holds its lock writes
+ * nothing more and restores nothing (a newer refresh owns the table).
  *
- * Kept small and Office-only on purpose: issue #17 (shared runtime) reuses it as is.
+ * Expiry (item 12): a lock holds for `LOCK_TTL_MS` from the last time its holder renewed it, never
+ * longer, whatever `expiresAt` says (a clock set ahead, a corrupt value); a lock dated in the future
+ * (the holder's clock is ahead of this one) holds for `LOCK_TTL_MS` from the moment this runtime first
+ * saw it. A live refresh renews its lock as it goes, so a long refresh is never taken over. A user can
+ * clear a lock that a runtime left behind (`clearTableLock`, with a confirmation in the pane).
  */
 import { WriteError } from "./blocks";
 
@@ -20,25 +30,52 @@ import { WriteError } from "./blocks";
 export const LOCK_SETTING_PREFIX = "ppm.lock.";
 
 /**
- * How long a lock holds without being released. Longer than the ribbon's whole window (5 minutes) and
- * than a 200,000-row refresh on Excel on the web, so a live refresh is never taken over; short enough
- * that a table whose runtime died is free again within minutes.
+ * How long a lock holds without being renewed. Longer than the ribbon's whole window (5 minutes) and
+ * than a block of a 200,000-row refresh on Excel on the web, so a live refresh (which renews its lock
+ * at half this) is never taken over; short enough that a table whose runtime died is free again
+ * within minutes.
  */
 export const LOCK_TTL_MS = 10 * 60_000;
+/** A lock dated more than this in the future was written by a clock set ahead. */
+export const CLOCK_SKEW_MS = 5 * 60_000;
+/** An ownership check older than this is repeated (fresh read) before the next write. */
+export const CHECK_FRESH_MS = 2_000;
+
+/**
+ * The wait between writing a lock and reading it back: `max(minSettleMs, rttFactor × the round trip
+ * of the first read)`, at most `maxSettleMs`. Tests that do not race set `minSettleMs` to 0.
+ */
+export const lockTiming = { minSettleMs: 250, rttFactor: 3, maxSettleMs: 3_000 };
 
 export interface LockRecord {
   owner: string;
-  /** Who holds it, for the message the other caller gets ("task pane", "ribbon"). */
+  /** Who holds it, for the message the other caller gets ("the task pane", "Refresh all on the ribbon"). */
   holder: string;
   acquiredAt: string;
+  /** Last renewal (absent in locks written before issue #21: the acquisition time). */
+  renewedAt?: string;
   expiresAt: string;
 }
 
 export interface TableLock {
   readonly key: string;
   readonly owner: string;
-  /** Releases now (one sync); never throws (an unreleased lock expires). */
+  /** Releases now (one sync); never throws (an unreleased lock expires). Only ever deletes its own lock. */
   release(): Promise<void>;
+  /**
+   * Call before queueing each write block: throws `WriteError("lock_lost")` when the lock is no longer
+   * this refresh's (another runtime took it over, or the user cleared it). Reads the lock again (one
+   * sync, nothing else queued) when the last check is older than `CHECK_FRESH_MS`, and renews it when
+   * half its time is used.
+   */
+  ensure(): Promise<void>;
+  /**
+   * The request context with every `sync()` also reading the lock (a few bytes), so {@link ensure}
+   * rarely needs a sync of its own.
+   */
+  readonly context: Excel.RequestContext;
+  /** True once a check found the lock taken by someone else. */
+  readonly lost: boolean;
 }
 
 export interface LockOptions {
@@ -48,17 +85,20 @@ export interface LockOptions {
   ttlMs?: number;
   /** Owner id; default a fresh random id per acquisition. */
   owner?: string;
+  /** Waits `ms` (tests replace it). */
+  sleep?: (ms: number) => Promise<void>;
 }
 
 export function lockSettingKey(tableName: string): string {
   return LOCK_SETTING_PREFIX + tableName.toLowerCase();
 }
 
-function parseLock(value: unknown): LockRecord | null {
+export function parseLock(value: unknown): LockRecord | null {
   try {
     const v = (typeof value === "string" ? JSON.parse(value) : value) as Partial<LockRecord> | null;
     if (v && typeof v.owner === "string" && typeof v.expiresAt === "string") {
-      return { owner: v.owner, holder: typeof v.holder === "string" ? v.holder : "another window", acquiredAt: String(v.acquiredAt ?? v.expiresAt), expiresAt: v.expiresAt };
+      const acquiredAt = String(v.acquiredAt ?? v.expiresAt);
+      return { owner: v.owner, holder: typeof v.holder === "string" ? v.holder : "another window", acquiredAt, renewedAt: typeof v.renewedAt === "string" ? v.renewedAt : acquiredAt, expiresAt: v.expiresAt };
     }
   } catch {
     /* unreadable: treated as no lock (it cannot name an owner to wait for) */
@@ -66,11 +106,54 @@ function parseLock(value: unknown): LockRecord | null {
   return null;
 }
 
-function busy(tableName: string, held: LockRecord): WriteError {
-  const since = held.acquiredAt.slice(11, 19);
+/** When this runtime first saw a lock dated in the future (per owner and date): its clock is the only one to trust. */
+const firstSeen = new Map<string, number>();
+
+/**
+ * When a lock stops holding, by this runtime's clock: `LOCK_TTL_MS` after its last renewal at the
+ * latest, whatever its `expiresAt` says; for a lock dated in the future, `LOCK_TTL_MS` after this
+ * runtime first saw it.
+ */
+export function lockExpiry(lock: LockRecord, now: number, ttlMs = LOCK_TTL_MS): number {
+  const renewed = Date.parse(lock.renewedAt ?? lock.acquiredAt);
+  const expires = Date.parse(lock.expiresAt);
+  if (!Number.isFinite(renewed) || !Number.isFinite(expires)) return 0;
+  if (renewed > now + CLOCK_SKEW_MS) {
+    const id = `${lock.owner}|${lock.renewedAt ?? lock.acquiredAt}`;
+    if (!firstSeen.has(id)) firstSeen.set(id, now);
+    return firstSeen.get(id)! + ttlMs;
+  }
+  return Math.min(expires, renewed + ttlMs);
+}
+
+/** True when a lock still holds at `now`. */
+export function lockHolds(lock: LockRecord, now: number): boolean {
+  return lockExpiry(lock, now) > now;
+}
+
+/** Forgets what {@link lockExpiry} remembered (tests). */
+export function resetLockMemory(): void {
+  firstSeen.clear();
+}
+
+function busy(tableName: string, held: LockRecord, now: number): WriteError {
+  const since = held.acquiredAt.slice(11, 16);
+  const day = held.acquiredAt.slice(0, 10);
+  const today = new Date(now).toISOString().slice(0, 10);
+  const until = new Date(lockExpiry(held, now)).toISOString();
   return new WriteError(
     "table_busy",
-    `The table "${tableName}" is being refreshed right now by ${held.holder} (since ${since} UTC). Wait for that refresh to finish, then refresh again.`,
+    `The table "${tableName}" is being refreshed right now by ${held.holder} (since ${day === today ? "" : `${day} `}${since} UTC). Wait for that refresh to finish, then refresh again. If nothing is refreshing it (a window was closed while it ran), the lock frees itself at ${until.slice(11, 16)} UTC, or clear it from the Refresh tab.`,
+    { holder: held.holder, lockedUntil: until },
+  );
+}
+
+function lockLost(tableName: string, now: LockRecord | null): WriteError {
+  return new WriteError(
+    "lock_lost",
+    now
+      ? `The refresh of "${tableName}" stopped: ${now.holder} took over the table while it ran (its lock had run out or was cleared). Nothing more was written; that refresh owns the table now.`
+      : `The refresh of "${tableName}" stopped: its lock was cleared while it ran. Nothing more was written; refresh again.`,
   );
 }
 
@@ -81,29 +164,74 @@ async function readLock(context: Excel.RequestContext, key: string): Promise<Loc
   return item.isNullObject ? null : parseLock(item.value);
 }
 
+const realSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
 /**
  * Takes the lock of one table or throws `WriteError("table_busy")` naming the table and who holds it.
  * Writes nothing to the sheet.
  */
 export async function acquireTableLock(context: Excel.RequestContext, tableName: string, options: LockOptions = {}): Promise<TableLock> {
   const now = options.now ?? (() => new Date());
+  const sleep = options.sleep ?? realSleep;
+  const ttl = options.ttlMs ?? LOCK_TTL_MS;
   const key = lockSettingKey(tableName);
   const owner = options.owner ?? `o${Date.now().toString(36)}${Math.floor(Math.random() * 36 ** 8).toString(36)}`;
+  const started = Date.now();
   const current = await readLock(context, key);
-  if (current && current.owner !== owner && Date.parse(current.expiresAt) > now().getTime()) throw busy(tableName, current);
-  const record: LockRecord = {
-    owner,
-    holder: options.holder ?? "another window",
-    acquiredAt: now().toISOString(),
-    expiresAt: new Date(now().getTime() + (options.ttlMs ?? LOCK_TTL_MS)).toISOString(),
-  };
+  const rtt = Date.now() - started;
+  if (current && current.owner !== owner && lockHolds(current, now().getTime())) throw busy(tableName, current, now().getTime());
+  const stamp = now().toISOString();
+  let record: LockRecord = { owner, holder: options.holder ?? "another window", acquiredAt: stamp, renewedAt: stamp, expiresAt: new Date(now().getTime() + ttl).toISOString() };
   context.workbook.settings.add(key, JSON.stringify(record));
   await context.sync();
+  // Let a write another runtime sent at the same time land before reading back (see the module comment).
+  const settle = Math.min(lockTiming.maxSettleMs, Math.max(lockTiming.minSettleMs, lockTiming.rttFactor * rtt));
+  if (settle > 0) await sleep(settle);
   const after = await readLock(context, key);
-  if (!after || after.owner !== owner) throw busy(tableName, after ?? record);
+  if (!after || after.owner !== owner) throw busy(tableName, after ?? record, now().getTime());
+
+  let lastCheck = Date.now();
+  let lost = false;
+  let seenBy: LockRecord | null = null;
+  const check = (value: LockRecord | null) => {
+    lastCheck = Date.now();
+    if (!value || value.owner !== owner) {
+      lost = true;
+      seenBy = value;
+    }
+  };
+  // Every sync of the refresh also reads the lock (see `context` below).
+  const guarded = {
+    workbook: context.workbook,
+    application: context.application,
+    trackedObjects: context.trackedObjects,
+    async sync(): Promise<void> {
+      if (lost) throw lockLost(tableName, seenBy);
+      const item = context.workbook.settings.getItemOrNullObject(key);
+      item.load("value");
+      await context.sync();
+      check(item.isNullObject ? null : parseLock(item.value));
+    },
+  } as unknown as Excel.RequestContext;
   const lock: TableLock = {
     key,
     owner,
+    context: guarded,
+    get lost() {
+      return lost;
+    },
+    async ensure() {
+      if (lost) throw lockLost(tableName, seenBy);
+      if (Date.now() - lastCheck > CHECK_FRESH_MS) check(await readLock(context, key));
+      if (lost) throw lockLost(tableName, seenBy);
+      const t = now().getTime();
+      if (t - Date.parse(record.renewedAt ?? record.acquiredAt) > ttl / 2) {
+        // Renewed in a request of its own, right after the check above.
+        record = { ...record, renewedAt: new Date(t).toISOString(), expiresAt: new Date(t + ttl).toISOString() };
+        context.workbook.settings.add(key, JSON.stringify(record));
+        await context.sync();
+      }
+    },
     async release() {
       try {
         const still = await readLock(context, key);
@@ -117,4 +245,28 @@ export async function acquireTableLock(context: Excel.RequestContext, tableName:
     },
   };
   return lock;
+}
+
+/** The lock on a table as stored, with when it stops holding by this runtime's clock; null when there is none. */
+export async function readTableLock(context: Excel.RequestContext, tableName: string, now: Date = new Date()): Promise<(LockRecord & { holds: boolean; until: string }) | null> {
+  const lock = await readLock(context, lockSettingKey(tableName));
+  if (!lock) return null;
+  const t = now.getTime();
+  return { ...lock, holds: lockHolds(lock, t), until: new Date(lockExpiry(lock, t)).toISOString() };
+}
+
+/**
+ * Clears a table's lock (issue #21, item 12): for a lock a runtime left behind, after the user
+ * confirmed that nothing is refreshing the table. Deletes only the lock it was shown (`owner`), so a
+ * refresh that took the table since is never cleared by a stale confirmation. A refresh still
+ * running under the cleared lock stops before its next write (its ownership check fails).
+ * @returns false when the lock was already gone or has another owner now.
+ */
+export async function clearTableLock(context: Excel.RequestContext, tableName: string, owner: string): Promise<boolean> {
+  const key = lockSettingKey(tableName);
+  const current = await readLock(context, key);
+  if (!current || current.owner !== owner) return false;
+  context.workbook.settings.getItemOrNullObject(key).delete();
+  await context.sync();
+  return true;
 }

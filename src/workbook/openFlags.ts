@@ -1,10 +1,23 @@
 /**
- * The per-table "Refresh when this workbook opens" flag (issue 17), kept in the table's binding in
- * the workbook's settings, so it travels with the file. It holds no credential: the binding is
- * serialised through `serializeBinding`, which refuses any secret.
+ * The per-table "Refresh when this workbook opens" flag (issue 17), kept in the workbook's settings,
+ * so it travels with the file. It holds no credential.
+ *
+ * Its own setting, `ppm.open.<bindingId>` = `true` / `false` (issue #21, item 14): a refresh in another
+ * runtime (the ribbon's, another window) stores the binding it read before the flag was ticked, and
+ * Excel keeps the last write of a setting, so a flag kept inside the binding could be erased by that
+ * refresh. Each runtime writes only the settings it owns: refreshes the binding, the pane this flag.
+ * Bindings written before issue #21 carry the flag as `refreshOnOpen: true`; the flag's own setting,
+ * when present, wins ({@link readBindings} merges the two).
  */
-import { bindingSettingKey, parseBinding, serializeBinding, type Binding } from "../refresh/binding";
+import type { Binding } from "../refresh/binding";
 import { readBindings } from "./bindingStore";
+
+/** Prefix of the flag settings (the binding id follows). */
+export const OPEN_FLAG_PREFIX = "ppm.open.";
+
+export function openFlagKey(bindingId: string): string {
+  return OPEN_FLAG_PREFIX + bindingId;
+}
 
 export interface OpenFlagResult {
   binding: Binding;
@@ -13,21 +26,19 @@ export interface OpenFlagResult {
 }
 
 /**
- * Sets or clears the flag of one binding (two syncs: read, write). Reads the stored binding fresh,
- * so a refresh's newer validators are never overwritten with older ones.
+ * Sets or clears the flag of one binding (two syncs: read, write); writes only the flag's own
+ * setting, never the binding.
  * @throws Error `table_missing` when no binding has that id.
  */
-export async function setRefreshOnOpen(context: Excel.RequestContext, bindingId: string, on: boolean, secrets: readonly string[] = []): Promise<OpenFlagResult> {
+export async function setRefreshOnOpen(context: Excel.RequestContext, bindingId: string, on: boolean, _secrets: readonly string[] = []): Promise<OpenFlagResult> {
   const { bindings } = await readBindings(context);
   const current = bindings.find((b) => b.id === bindingId);
   if (!current) throw Object.assign(new Error(`No table binding "${bindingId}" in this workbook.`), { code: "table_missing" });
+  context.workbook.settings.add(openFlagKey(bindingId), on);
+  await context.sync();
   const { refreshOnOpen: _drop, ...rest } = current;
   void _drop;
   const binding: Binding = on ? { ...rest, refreshOnOpen: true } : rest;
-  // Re-parse the JSON that is stored, so what is returned is exactly what a reader will see.
-  const json = serializeBinding(binding, secrets);
-  context.workbook.settings.add(bindingSettingKey(binding.id), json);
-  await context.sync();
   const flagged = bindings.filter((b) => (b.id === bindingId ? on : b.refreshOnOpen === true)).length;
-  return { binding: parseBinding(json), flagged };
+  return { binding, flagged };
 }

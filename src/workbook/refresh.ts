@@ -1,32 +1,32 @@
 /**
  * Refreshing a bound Excel table in place: the Excel side of the refresh engine (`src/refresh`).
  *
- * Strategy (documented in README):
- * - The table's lock is taken in the workbook first (`lock.ts`): a second runtime refreshing the same
- *   table is told it is busy.
+ * Strategy (documented in README and `src/workbook/README.md`):
+ * - The table's lock is taken in the workbook first (`lock.ts`: write, wait, read back); every request
+ *   of the refresh also reads it, and each write block checks it first, so a refresh that lost its
+ *   lock writes nothing more.
  * - Before the first write: table found, header names still the bound columns, the new size fits on
  *   the sheet, the cells it grows into are empty and it would not touch another table. Any failure here
  *   writes NOTHING to the sheet: it stays byte-identical and only the binding's failure record changes.
- * - The rollback copy stays INSIDE Excel: the data columns' old body is copied (values, then number
- *   formats; `Range.copyFrom`, ExcelApi 1.9) to the same address on a very hidden sheet. Nothing of the
- *   old data travels to the add-in and back, so a refresh moves about as many bytes as an import.
- *   Only small things are read: the totals row's formulas, the info cell, and the user columns'
- *   formulas (to extend calculated columns and to put back rows a shrink clears).
- * - Writing: info cell "refreshing — DATA INCOMPLETE"; grow the table with `resize` (references to
- *   the table and its columns keep working); per-column formats; values in blocks over the DATA
- *   columns only (user columns to the right are never written, except to extend a calculated column
- *   into new rows); shrink with `resize` and clear the rows it left; the totals row's formulas are
- *   written back under the new last row; sort and filter are re-applied one at a time.
- * - "Show changes" (issue #15, `changes.ts`): the last refresh's highlight and change record are
- *   removed after the checks, before anything is written; a delta that changed or added rows records
- *   its changes for the next "Show changes".
- * - A failure or cancel while writing restores the previous size, values, formats, totals row and
- *   user-column cells from the copy, and the info cell says "refresh failed … previous data
- *   restored". If restoring fails too, the info cell says the table may be INCOMPLETE (and the
- *   in-progress marker is what stays if even that cannot be written).
+ * - ONE RULE for both strategies (issue #21, `src/refresh/positions.ts`): the new export is written
+ *   over the same sheet rows in the export's order; no row is inserted or deleted, so references from
+ *   outside keep their positions. The cells of the user's own columns move with their record (by key,
+ *   else position), copied inside Excel from the rollback copy.
+ * - The rollback copy stays INSIDE Excel: the table's whole old area (data and user columns, and the
+ *   rows it will grow into) is copied with everything (values, formulas, formats; `Range.copyFrom`
+ *   "All", ExcelApi 1.9) to the same address on a very hidden sheet. A failure restores exactly that,
+ *   formulas included; it is cleared only after the refresh can no longer fail (after the commit).
+ * - A delta writes only the cells that differ from the new export at their position, in requests
+ *   sized by bytes; a delta Excel refuses falls back to a full rewrite in the same refresh (after
+ *   restoring the copy), and the summary says so and why.
+ * - Every write path sets the columns' number formats before any value (`@` keeps `00317` and
+ *   `=SUM(A1)` text), re-applies the user's sort and filter inside the rollback, and ends with one
+ *   commit request: recalculation (writes run with API calculation suspended), the final info line and
+ *   the binding's success record together, so outcome, info line, binding and sheet always agree.
  */
-import type { Table } from "../table/model";
+import type { Table, CellValue } from "../table/model";
 import type { Binding } from "../refresh/binding";
+import { bindingSettingKey, serializeBinding } from "../refresh/binding";
 import { planResize, type Rect, type TableGeometry } from "../refresh/plan";
 import { refreshAll, refreshOne, type RefreshOptions, type RefreshReport, type RefreshTarget } from "../refresh/engine";
 import type { RefreshSource } from "../refresh/source";
@@ -36,28 +36,41 @@ import { INFO_PREFIX, infoComplete, infoFailed, infoInProgress, infoStale, isSta
 import { appendRefreshLog } from "./refreshLog";
 import type { BindingFailure } from "../refresh/binding";
 import { findOccupiedCell, findTouchingTable, prepareCalculation, setEvery, type CalculationGuard } from "./sheet";
-import { isPayloadTooLarge, loadInBlocks, throwIfAborted, writeInBlocks, WriteError } from "./blocks";
+import { jsonBytes, loadInBlocks, RANGE_COPY_OVERHEAD_BYTES, RANGE_WRITE_OVERHEAD_BYTES, throwIfAborted, writeInBatches, writeInBlocks, WriteError, type QueuedWrite } from "./blocks";
 import { queueColumnFormats, queueDateSystemProbe, typedRows, errorText } from "./writer";
-import { readBindings, saveBinding } from "./bindingStore";
-import { acquireTableLock } from "./lock";
-import type { DeltaSummary, KeyChoice } from "../refresh/delta";
-import { dropRowHashes, storeRowHashes, tryDeltaWrite, undoDeltaRows, type DeltaShift, type PlannedCounts } from "./delta";
+import { checkSettingsBudget, readBindings, saveBinding } from "./bindingStore";
+import { acquireTableLock, type TableLock } from "./lock";
+import { DEFAULT_COST_MODEL, DELTA_MAX_COST_RATIO, matchRows, planDelta, type DeltaSummary, type KeyChoice } from "../refresh/delta";
+import { deltaWrites, userCellMoves } from "../refresh/positions";
+import { rowHashes, type HashLogEntry } from "../refresh/rowHash";
+import { openRowHashes, storeDeltaHashes, storeRowHashes, type StoreSlot } from "./delta";
 import { changeSheetName, dropChanges, isOwnChangeSheet, queueChangeSheet, writeChangeRecord } from "./changes";
 
 /** The very hidden sheet holding rollback copies while a refresh writes (cleared afterwards). */
 export const ROLLBACK_SHEET = "ppm_rollback";
 
+/** Most cells one `copyFrom` of the rollback copy moves (Excel's five-million-cell limit per operation, with room). */
+const COPY_BLOCK_CELLS = 4_000_000;
+
 export interface RefreshWriteOptions {
   signal?: AbortSignal;
   onProgress?: (rowsWritten: number, totalRows: number) => void;
   targetRequestBytes?: number;
+  targetResponseBytes?: number;
   now?: () => Date;
   /** Who refreshes, named to a second caller that finds the table locked ("the task pane", "Refresh all on the ribbon"). */
   holder?: string;
-  /** The key rows are matched by for a delta (issue #15); null/absent: by position. */
+  /** The key rows are matched by (issue #15); null/absent: by position. */
   key?: KeyChoice | null;
   /** false: always a full rewrite (no delta is tried). */
   delta?: boolean;
+  /**
+   * The binding to store with the data (issue #21, item 5): called with what was written; its JSON goes
+   * into the same request as the final info line, so outcome, info line, binding and sheet agree.
+   */
+  commit?: (delta: DeltaSummary) => Binding;
+  /** Credentials that must never reach the stored binding. */
+  secrets?: readonly string[];
 }
 
 export interface RefreshWriteResult {
@@ -68,6 +81,10 @@ export interface RefreshWriteResult {
   changedCells: Array<{ row: number; column: number }>;
   /** Body rows added by a delta (new row indexes). */
   addedRows: number[];
+  /** The binding `commit` returned was stored with the data. */
+  committed: boolean;
+  /** The binding as stored (when committed). */
+  binding?: Binding;
 }
 
 function rangeOf(sheet: Excel.Worksheet, r: Rect): Excel.Range {
@@ -81,24 +98,38 @@ function uniformFormula(column: unknown[]): string | null {
   return column.every((f) => f === first) ? first : null;
 }
 
+/** Queues copying `rect` of one sheet to the same address of another (everything), in blocks under Excel's per-operation cell limit. */
+function queueCopy(to: Excel.Worksheet, from: Excel.Worksheet, rect: Rect): void {
+  const rows = Math.max(1, Math.floor(COPY_BLOCK_CELLS / Math.max(1, rect.columnCount)));
+  for (let r = 0; r < rect.rowCount; r += rows) {
+    const part: Rect = { ...rect, row: rect.row + r, rowCount: Math.min(rows, rect.rowCount - r) };
+    rangeOf(to, part).copyFrom(rangeOf(from, part), "All");
+  }
+}
+
+/** Errors a delta does not fall back from: the user's cancel, a lost lock (a full rewrite would fail the same). */
+function fallsBack(e: unknown): boolean {
+  return !(e instanceof WriteError && (e.code === "cancelled" || e.code === "lock_lost" || e.code === "settings_full")) && !(e instanceof Error && e.name === "AbortError");
+}
+
 /**
  * Writes a validated table over a bound Excel table (see the module comment for the strategy).
  * @throws WriteError: `table_busy`, `table_missing`, `table_changed`, `too_many_rows`, `occupied`,
- * `adjacent_table` (nothing written); `cancelled`, `payload_too_large`, `write_failed` (previous data
- * restored, or the table marked).
+ * `adjacent_table` (nothing written); `cancelled`, `payload_too_large`, `settings_full`, `write_failed`
+ * (previous data restored, or the table marked); `lock_lost` (another refresh owns the table now).
  */
 export async function writeRefresh(context: Excel.RequestContext, binding: Binding, table: Table, options: RefreshWriteOptions = {}): Promise<RefreshWriteResult> {
   const now = options.now ?? (() => new Date());
   throwIfAborted(options.signal, 0, table.rows.length);
   const lock = await acquireTableLock(context, binding.tableName, { holder: options.holder, now });
   try {
-    return await writeLocked(context, binding, table, options, now);
+    return await writeLocked(lock.context, lock, binding, table, options, now);
   } finally {
     await lock.release();
   }
 }
 
-async function writeLocked(context: Excel.RequestContext, binding: Binding, table: Table, options: RefreshWriteOptions, now: () => Date): Promise<RefreshWriteResult> {
+async function writeLocked(context: Excel.RequestContext, lock: TableLock, binding: Binding, table: Table, options: RefreshWriteOptions, now: () => Date): Promise<RefreshWriteResult> {
   const total = table.rows.length;
 
   // --- checks: nothing is written until all of them pass ---
@@ -156,7 +187,7 @@ async function writeLocked(context: Excel.RequestContext, binding: Binding, tabl
   // With a totals row the table ends one row lower; that row moves with the table's end.
   const grownInto: Rect | null = plan.growth ? { ...plan.growth, row: plan.growth.row + totalsRows } : null;
   if (grownInto) {
-    const occupied = await findOccupiedCell(context, sheet, grownInto);
+    const occupied = await findOccupiedCell(context, sheet, grownInto, options.targetResponseBytes);
     if (occupied) {
       throw new WriteError(
         "occupied",
@@ -179,65 +210,291 @@ async function writeLocked(context: Excel.RequestContext, binding: Binding, tabl
   const foreignChangeSheet = !changeSheet.isNullObject && !isOwnChangeSheet(changeSheet);
   if (isOwnChangeSheet(changeSheet)) {
     try {
+      await lock.ensure();
       await dropChanges(context, lo, binding.id, changeSheet);
     } catch (e) {
+      if (e instanceof WriteError && e.code === "lock_lost") throw e;
       throw new WriteError("write_failed", `The highlight of the last refresh's changes could not be removed: ${errorText(e)}`, { cause: e });
     }
   }
 
-  // --- what a restore needs that the rollback copy does not hold (all small) ---
+  // --- small reads: the totals row, the info cell, the user columns' formulas (calculated columns) ---
   const bodyRow = geometry.headerRow + 1;
   const width = dataColumns + geometry.userColumns;
-  const oldBody: Rect = { row: bodyRow, column: geometry.firstColumn, rowCount: geometry.bodyRows, columnCount: dataColumns };
+  const oldRect: Rect = { row: geometry.headerRow, column: geometry.firstColumn, rowCount: geometry.bodyRows + 1 + totalsRows, columnCount: width };
+  const newRect: Rect = { ...plan.table, rowCount: plan.table.rowCount + totalsRows };
   const totalsRange = totalsRows ? sheet.getRangeByIndexes(bodyRow + geometry.bodyRows, geometry.firstColumn, 1, width) : null;
   totalsRange?.load(["formulas", "numberFormat"]);
-  const userRect: Rect | null = geometry.userColumns > 0
-    ? { row: bodyRow, column: geometry.firstColumn + dataColumns, rowCount: geometry.bodyRows, columnCount: geometry.userColumns }
-    : null;
   const infoRange = geometry.headerRow > 0 ? sheet.getRangeByIndexes(geometry.headerRow - 1, geometry.firstColumn, 1, 1) : null;
   infoRange?.load("formulas");
   await context.sync();
-  const userFormulas = userRect
-    ? await loadInBlocks(
-        context,
-        (from, count) => sheet.getRangeByIndexes(bodyRow + from, userRect.column, count, userRect.columnCount),
-        geometry.bodyRows,
-        "formulas",
-        64 * userRect.columnCount,
-      )
+  const userColumn = geometry.firstColumn + dataColumns;
+  const userFormulas = geometry.userColumns > 0
+    ? await loadInBlocks(context, (from, count) => sheet.getRangeByIndexes(bodyRow + from, userColumn, count, geometry.userColumns), geometry.bodyRows, "formulas", 64 * geometry.userColumns, options.targetResponseBytes, { columns: geometry.userColumns })
     : [];
+  const calculated = Array.from({ length: geometry.userColumns }, (_, c) => uniformFormula(userFormulas.map((row) => row[c])));
   const oldTotals = totalsRange ? { formulas: totalsRange.formulas[0] as unknown[], formats: totalsRange.numberFormat[0] as unknown[] } : null;
   throwIfAborted(options.signal, 0, total);
 
   const infoFormula: unknown = infoRange ? infoRange.formulas[0][0] : null;
   const ownsInfo = typeof infoFormula === "string" && infoFormula.startsWith(INFO_PREFIX);
-  const oldInfo = ownsInfo ? infoFormula : null;
   const setInfo = (text: string) => {
     if (ownsInfo && infoRange) sheet.getRangeByIndexes(geometry.headerRow - 1, geometry.firstColumn, 1, 1).values = [[text]];
   };
-  const oldRect: Rect = { row: geometry.headerRow, column: geometry.firstColumn, rowCount: geometry.bodyRows + 1 + totalsRows, columnCount: width };
-  const newRect: Rect = { ...plan.table, rowCount: plan.table.rowCount + totalsRows };
-  const writeTotals = (row: number, totals: { formulas: unknown[]; formats: unknown[] } | null) => {
+  const writeTotals = (row: number) => {
     // Written back as they were, formats first (a formula written into a text-formatted cell would
     // stay text): structured references ([Amount]) cover the whole new column.
-    if (!totals) return;
+    if (!oldTotals) return;
     const r = sheet.getRangeByIndexes(row, geometry.firstColumn, 1, width);
-    r.numberFormat = [totals.formats];
-    r.formulas = [totals.formulas];
+    r.numberFormat = [oldTotals.formats];
+    r.formulas = [oldTotals.formulas];
   };
 
-  // --- the rollback copy: its own sync, before the table is touched ---
+  // --- the rollback copy: its own request, before the table is touched. Everything of the table's
+  // area (old body and totals row, and the rows it will grow into), with formulas and formats ---
+  await lock.ensure();
   let backupSheet: Excel.Worksheet;
   if (rollback.isNullObject) {
     backupSheet = context.workbook.worksheets.add(ROLLBACK_SHEET);
     backupSheet.visibility = "VeryHidden";
   } else backupSheet = rollback;
-  const backup = rangeOf(backupSheet, oldBody);
-  const old = rangeOf(sheet, oldBody);
-  backup.copyFrom(old, "Values");
-  backup.copyFrom(old, "Formats");
+  const region: Rect = { row: bodyRow, column: geometry.firstColumn, rowCount: Math.max(geometry.bodyRows, plan.bodyRows) + totalsRows, columnCount: width };
+  queueCopy(backupSheet, sheet, region);
   await context.sync();
-  const clearBackup = () => rangeOf(backupSheet, oldBody).clear("All");
+  const clearBackup = () => rangeOf(backupSheet, region).clear("All");
+
+  // --- what to write: a delta when it is clearly cheaper, else everything ---
+  const plans = planColumns(table);
+  const formats = plans.map((p) => p.numberFormat);
+  const source = typedRows(table, plans, dateSystem.is1904());
+  const oldCount = binding.rowCount === 0 ? 0 : geometry.bodyRows;
+  const sorted = (lo.sort.fields ?? []).length > 0;
+  const model = DEFAULT_COST_MODEL;
+  const fullCost = total * dataColumns * model.cell + model.rowOperation;
+  let noDelta: string | null = options.delta === false ? "delta refresh switched off" : null;
+  if (!noDelta && (oldCount === 0 || total === 0)) noDelta = "the old or the new table is empty";
+  if (!noDelta && sorted) noDelta = "a sort is applied to the table, so its rows are not in the export's order";
+  let slot: StoreSlot | null = null;
+  let typed: (string | number | boolean)[][] | null = null;
+  let newHashes: string[] | null = null;
+  if (!noDelta) {
+    slot = await openRowHashes(context, binding.id);
+    let previous = slot?.formats ?? null;
+    if (!previous) {
+      const first = sheet.getRangeByIndexes(bodyRow, geometry.firstColumn, 1, dataColumns);
+      first.load("numberFormat");
+      await context.sync();
+      previous = first.numberFormat[0].map(String);
+    }
+    if (formats.some((f, i) => previous[i] !== f)) noDelta = "the column formats changed";
+  }
+  if (!noDelta) {
+    typed = source.get(0, total);
+    newHashes = rowHashes(typed);
+    if (slot?.hashes && slot.hashes.length === geometry.bodyRows) {
+      // The stored fingerprints decide before anything is read: a new row whose fingerprint no old
+      // row has must be written (changed or new), one cell and one request part at least.
+      const left = new Map<string, number>();
+      for (const h of slot.hashes) left.set(h, (left.get(h) ?? 0) + 1);
+      let unmatched = 0;
+      for (const h of newHashes) {
+        const k = left.get(h) ?? 0;
+        if (k > 0) left.set(h, k - 1);
+        else unmatched++;
+      }
+      const floor = (unmatched * (model.cell + model.rangeWrite)) / fullCost;
+      if (floor > DELTA_MAX_COST_RATIO) noDelta = `${unmatched.toLocaleString("en-US")} of ${total.toLocaleString("en-US")} rows are new or changed: a delta would cost at least ${floor.toFixed(2)}× a full rewrite (limit ${DELTA_MAX_COST_RATIO})`;
+    }
+  }
+
+  // The old rows: every data cell when a delta may pay (read once, as formulas: a formula typed over
+  // a data cell must be rewritten), else only the key columns when the user's cells must follow.
+  const key = options.key ?? null;
+  const readRows = (first: number, columns: number) =>
+    loadInBlocks(context, (from, count) => sheet.getRangeByIndexes(bodyRow + from, geometry.firstColumn + first, count, columns), oldCount, "formulas", 16 * columns, options.targetResponseBytes, { columns, beforeBlock: () => lock.ensure() });
+  const norm = (rows: readonly unknown[][]): CellValue[][] => rows.map((r) => r.map((v) => (v === "" || v === undefined ? null : (v as CellValue))));
+  let oldData: unknown[][] | null = null;
+  let match: ReturnType<typeof matchRows> | null = null;
+  let planned: {
+    matchedBy: "key" | "position"; key: string[] | null; matchReason: string; added: number; changed: number; removed: number;
+    changes: Array<{ row: number; column: number }>; addedRows: number[];
+    /** The fingerprints' change as a log entry (null: the order changed, a new base is stored). */
+    log: HashLogEntry | null;
+  } | null = null;
+  if (!noDelta) {
+    oldData = await readRows(0, dataColumns);
+    const p = planDelta({ columns: table.columns, rows: norm(oldData) }, { columns: table.columns, rows: norm(typed!) }, key, { maxCostRatio: Infinity });
+    match = matchRows({ columns: table.columns, rows: norm(oldData) }, { columns: table.columns, rows: norm(typed!) }, key);
+    planned = {
+      matchedBy: p.matchedBy, key: p.key, matchReason: p.matchReason, added: p.counts.added, changed: p.counts.changed, removed: p.counts.removed,
+      changes: p.strategy === "delta" ? p.changes.map((c) => ({ row: c.row, column: c.column })) : [],
+      addedRows: p.strategy === "delta" ? p.inserted.flatMap((r) => r.rows.map((_, i) => r.start + i)) : [],
+      log: p.strategy === "delta"
+        ? {
+            d: p.removed.map((r) => [r.start, r.count]),
+            i: p.inserted.map((r) => [r.start, newHashes!.slice(r.start, r.start + r.rows.length).join("")]),
+            c: [...new Set(p.changes.map((c) => c.row))].map((r) => [r, newHashes![r]]),
+          }
+        : null,
+    };
+  } else if (geometry.userColumns > 0 && oldCount > 0 && total > 0 && key && key.candidates.length > 0) {
+    // Only the key columns, to move the user's cells with their records.
+    const wanted = [...new Set(key.candidates.flat())].map((n) => table.columns.findIndex((c) => c.name === n)).filter((i) => i >= 0);
+    const oldRows: CellValue[][] = Array.from({ length: oldCount }, () => new Array<CellValue>(dataColumns).fill(null));
+    const newAll = source.get(0, total);
+    for (const ci of wanted) {
+      const col = await readRows(ci, 1);
+      col.forEach((r, i) => (oldRows[i][ci] = r[0] === "" ? null : (r[0] as CellValue)));
+    }
+    const newKeys: CellValue[][] = newAll.map((r) => r.map((v, ci) => (wanted.includes(ci) ? (v === "" ? null : v) : null)));
+    match = matchRows({ columns: table.columns, rows: oldRows }, { columns: table.columns, rows: newKeys }, key);
+  }
+  const newToOld: Int32Array = match ? match.newToOld : Int32Array.from({ length: total }, (_, i) => (i < oldCount ? i : -1));
+
+  let spans: ReturnType<typeof deltaWrites> | null = null;
+  if (!noDelta && oldData && typed) {
+    spans = deltaWrites(oldData, typed, newToOld, dataColumns);
+    const deltaCost = spans.cells * model.cell + (spans.spans.length + spans.copies.length) * model.rangeWrite;
+    if (deltaCost / fullCost > DELTA_MAX_COST_RATIO) noDelta = `a delta would cost ${(deltaCost / fullCost).toFixed(2)}× a full rewrite (limit ${DELTA_MAX_COST_RATIO})`;
+  }
+  throwIfAborted(options.signal, 0, total);
+
+  // --- writing, inside the rollback ---
+  const ws = context.workbook.worksheets.getItem(sheet.name);
+  const moves = userCellMoves(newToOld);
+  const fresh = total === 0 && oldCount > 0 ? [{ start: 0, count: 1 }] : moves.fresh;
+  let guard = null as CalculationGuard | null;
+  const perSync = () => guard?.perSync();
+  const summaryFor = (strategy: "delta" | "full", fellBack: string | null): DeltaSummary => {
+    if (strategy === "delta" && planned && spans) {
+      return { strategy: "delta", matchedBy: planned.matchedBy, key: planned.key, reason: planned.matchReason, added: planned.added, changed: planned.changed, removed: planned.removed, cellsWritten: spans.cells };
+    }
+    const why = fellBack ?? noDelta ?? "a full rewrite was chosen";
+    const extra = fellBack ? { fallback: fellBack } : {};
+    return planned
+      ? { strategy: "full", matchedBy: planned.matchedBy, key: planned.key, reason: `${planned.matchReason}; full rewrite: ${why}`, added: planned.added, changed: planned.changed, removed: planned.removed, cellsWritten: total * dataColumns, exact: true, ...extra }
+      : {
+          strategy: "full", matchedBy: match?.matchedBy ?? "position", key: match?.key ?? null, reason: `full rewrite: ${why}`,
+          added: Math.max(0, total - binding.rowCount), changed: 0, removed: Math.max(0, binding.rowCount - total), cellsWritten: total * dataColumns, exact: false, ...extra,
+        };
+  };
+
+  /** Where the current attempt is: only a refusal while writing the data makes a delta fall back. */
+  let phase: "write" | "finish" = "write";
+  /** One complete write; on success the binding is committed with the data. */
+  const attempt = async (strategy: "delta" | "full", fellBack: string | null): Promise<{ summary: DeltaSummary; stored: Binding | null }> => {
+    phase = "write";
+    const prelude = () => {
+      guard ??= calc.start();
+      setInfo(infoInProgress("refresh", binding.source));
+      if (plan.growth) lo.resize(rangeOf(sheet, newRect));
+      // Every data cell gets its column's format before any value is written (issue #21, item 2).
+      queueColumnFormats(sheet, bodyRow, geometry.firstColumn, plan.bodyRows, plans);
+    };
+    if (strategy === "delta") {
+      const writes: QueuedWrite[] = [{ bytes: RANGE_WRITE_OVERHEAD_BYTES * (3 + dataColumns), queue: prelude }];
+      // Records that moved to another row: their cells copied inside Excel (values only: the
+      // columns' formats are already set), before the changed cells are written over them.
+      for (const cp of spans!.copies) {
+        writes.push({
+          bytes: RANGE_COPY_OVERHEAD_BYTES,
+          queue: () => ws.getRangeByIndexes(bodyRow + cp.to, geometry.firstColumn, cp.count, dataColumns).copyFrom(backupSheet.getRangeByIndexes(bodyRow + cp.from, geometry.firstColumn, cp.count, dataColumns), "Values"),
+        });
+      }
+      for (const sp of spans!.spans) {
+        writes.push({
+          bytes: jsonBytes(sp.values) + RANGE_WRITE_OVERHEAD_BYTES,
+          queue: () => {
+            ws.getRangeByIndexes(bodyRow + sp.row, geometry.firstColumn + sp.column, 1, sp.values.length).values = [sp.values as (string | number | boolean)[]];
+          },
+        });
+      }
+      await writeInBatches(context, writes, { targetRequestBytes: options.targetRequestBytes, signal: options.signal, beforeBlock: () => lock.ensure(), beforeSync: perSync });
+    } else {
+      const blank = total === 0 ? [new Array<string>(dataColumns).fill("")] : null;
+      await writeInBlocks(context, (from, count) => sheet.getRangeByIndexes(bodyRow + from, geometry.firstColumn, count, dataColumns), blank ? { total: 1, get: () => blank } : source, {
+        signal: options.signal,
+        targetRequestBytes: options.targetRequestBytes,
+        beforeBlock: () => lock.ensure(),
+        beforeSync: perSync,
+        onProgress: (n) => options.onProgress?.(blank ? 0 : n, total),
+        prelude,
+      });
+    }
+    throwIfAborted(options.signal, total, total);
+
+    // The user's own cells follow their records, copied from the rollback copy (inside Excel);
+    // new records get the calculated columns' formulas, or nothing.
+    const userWrites: QueuedWrite[] = [];
+    if (geometry.userColumns > 0) {
+      for (const cp of moves.copies) {
+        userWrites.push({
+          bytes: RANGE_COPY_OVERHEAD_BYTES,
+          queue: () => ws.getRangeByIndexes(bodyRow + cp.to, userColumn, cp.count, geometry.userColumns).copyFrom(backupSheet.getRangeByIndexes(bodyRow + cp.from, userColumn, cp.count, geometry.userColumns), "All"),
+        });
+      }
+      for (const run of fresh) {
+        userWrites.push({
+          bytes: RANGE_WRITE_OVERHEAD_BYTES * (1 + geometry.userColumns) + geometry.userColumns * 200,
+          queue: () => {
+            const oldPart = Math.min(run.count, Math.max(0, oldCount - run.start));
+            if (oldPart > 0) ws.getRangeByIndexes(bodyRow + run.start, userColumn, oldPart, geometry.userColumns).clear("Contents");
+            if (total === 0) return;
+            calculated.forEach((f, c) => {
+              if (f) setEvery(ws.getRangeByIndexes(bodyRow + run.start, userColumn + c, run.count, 1), "formulas", f);
+            });
+          },
+        });
+      }
+    }
+    // Shrink, then the totals row back under the new last row; the settings are read for the commit.
+    const settings = context.workbook.settings;
+    userWrites.push({
+      bytes: RANGE_WRITE_OVERHEAD_BYTES * 4 + width * 80,
+      queue: () => {
+        if (plan.vacated) {
+          lo.resize(rangeOf(sheet, newRect));
+          rangeOf(sheet, { ...plan.vacated, row: plan.vacated.row + totalsRows }).clear("Contents");
+        }
+        writeTotals(bodyRow + plan.bodyRows);
+        settings.load("items/key,items/value");
+      },
+    });
+    await writeInBatches(context, userWrites, { targetRequestBytes: options.targetRequestBytes, signal: options.signal, beforeBlock: () => lock.ensure(), beforeSync: perSync });
+
+    phase = "finish";
+    // The user's sort and filter, one at a time (Excel for Mac throws re-applying a removed filter,
+    // office-js #3086, so only an enabled one is); inside the rollback: a failure restores.
+    if (sorted) {
+      await lock.ensure();
+      lo.sort.reapply();
+      await context.sync();
+    }
+    if (lo.autoFilter.enabled) {
+      await lock.ensure();
+      lo.autoFilter.reapply();
+      await context.sync();
+    }
+
+    // The commit: recalculation (the writes suspended it), the final info line and the binding in one request.
+    const summary = summaryFor(strategy, fellBack);
+    let stored: Binding | null = null;
+    await lock.ensure();
+    if (options.commit) {
+      stored = options.commit(summary);
+      const json = serializeBinding(stored, options.secrets ?? []);
+      checkSettingsBudget(settings.items, bindingSettingKey(stored.id), json);
+      context.application.calculate("Recalculate" as Excel.CalculationType);
+      setInfo(completeInfo());
+      context.workbook.settings.add(bindingSettingKey(stored.id), json);
+    } else {
+      context.application.calculate("Recalculate" as Excel.CalculationType);
+      setInfo(completeInfo());
+    }
+    await context.sync();
+    return { summary, stored };
+  };
+
   const completeInfo = () =>
     infoComplete({
       source: binding.source,
@@ -249,169 +506,33 @@ async function writeLocked(context: Excel.RequestContext, binding: Binding, tabl
       query: binding.query,
     });
 
-  // --- delta (src/workbook/delta.ts): only what changed, when that is clearly cheaper; inside the
-  // same rollback as a full rewrite (a failure half way puts the old rows back from the copy) ---
-  let noDelta = "delta refresh switched off";
-  let planned: PlannedCounts | undefined;
-  if (options.delta !== false) {
-    const shift: DeltaShift = { started: false, compensated: false };
-    try {
-      const d = await tryDeltaWrite(context, {
-        lo, sheet, geometry, binding, table, totalsRows, key: options.key ?? null, targetRequestBytes: options.targetRequestBytes, shift,
-        markInProgress: () => setInfo(infoInProgress("refresh", binding.source)),
-        markComplete: () => {
-          setInfo(completeInfo());
-          clearBackup();
-        },
-      });
-      if (d.applied) {
-        const warnings: string[] = [];
-        await reapplySortAndFilter(context, lo, warnings);
-        const changedCells = d.changes.map((c) => ({ row: c.row, column: c.column }));
-        if (changedCells.length > 0 || d.addedRows.length > 0) {
-          // What "Show changes" highlights; only the data's completeness matters past this point.
-          if (foreignChangeSheet) warnings.push(`The data is refreshed, but its changes cannot be highlighted: this workbook has a visible sheet named "${changeSheetName(binding.id)}", which the add-in keeps very hidden for them.`);
-          else {
-            try {
-              const kept = await writeChangeRecord(context, binding.id, { rows: total, columns: dataColumns, changed: changedCells, added: d.addedRows }, options.targetRequestBytes);
-              if (!kept) warnings.push("The data is refreshed; so many cells changed that they are not kept for Show changes.");
-            } catch (e) {
-              warnings.push(`The data is refreshed, but its changes cannot be highlighted: ${errorText(e)}`);
-            }
-          }
-        }
-        return { warnings, delta: d.summary, changedCells, addedRows: d.addedRows };
-      }
-      noDelta = d.reason;
-      planned = d.counts;
-    } catch (err) {
-      const failure =
-        err instanceof WriteError
-          ? err
-          : isPayloadTooLarge(err)
-            ? new WriteError("payload_too_large", "A change is larger than Excel accepts in one request.", { cause: err })
-            : new WriteError("write_failed", `Writing to Excel failed: ${errorText(err)}`, { cause: err });
-      if (!shift.started) {
-        try {
-          clearBackup();
-          await context.sync();
-        } catch {
-          /* a stale copy on the hidden sheet is overwritten by the next refresh */
-        }
-        throw failure;
-      }
-      try {
-        // The fingerprints may be half written: the next refresh plans from the cells instead.
-        await dropRowHashes(context, binding.id);
-      } catch {
-        /* unreadable fingerprints are ignored by the next refresh too */
-      }
-      try {
-        await undoDeltaRows(context, lo, sheet, geometry, shift);
-        const target = rangeOf(sheet, oldBody);
-        target.copyFrom(rangeOf(backupSheet, oldBody), "Values");
-        target.copyFrom(rangeOf(backupSheet, oldBody), "Formats");
-        if (oldInfo !== null) setInfo(infoFailed("refresh", binding.source, now().toISOString(), failure.code, failure.message, true));
-        clearBackup();
-        await context.sync();
-      } catch (restoreErr) {
-        try {
-          if (ownsInfo) setInfo(infoFailed("refresh", binding.source, now().toISOString(), failure.code, failure.message, false));
-          await context.sync();
-        } catch {
-          // The "DATA INCOMPLETE" marker stays; the failure below says so too.
-        }
-        throw new WriteError(failure.code, `${failure.message} The previous data could not be restored (${errorText(restoreErr)}); the table may be incomplete. Refresh again.`, { ...failure.details, cause: restoreErr });
-      }
-      throw new WriteError(failure.code, `${failure.message} The previous data was restored.`, failure.details);
-    }
-  }
-
-  // --- write ---
-  const plans = planColumns(table);
-  let guard = null as CalculationGuard | null;
-  let started = false as boolean;
-  const warnings: string[] = [];
-  let rowsWritten = 0;
-  let resized = false;
-  try {
-    const newBodyRows = plan.bodyRows;
-    const blank = total === 0 ? [new Array<string>(dataColumns).fill("")] : null;
-    const source = blank ? { total: 1, get: () => blank } : typedRows(table, plans, dateSystem.is1904());
-    await writeInBlocks(context, (from, count) => sheet.getRangeByIndexes(bodyRow + from, geometry.firstColumn, count, dataColumns), source, {
-      signal: options.signal,
-      targetRequestBytes: options.targetRequestBytes,
-      beforeSync: () => guard?.perSync(),
-      onProgress: (n) => {
-        rowsWritten = blank ? 0 : n;
-        options.onProgress?.(rowsWritten, total);
-      },
-      prelude: () => {
-        started = true;
-        guard ??= calc.start();
-        setInfo(infoInProgress("refresh", binding.source));
-        if (plan.growth) {
-          lo.resize(rangeOf(sheet, newRect));
-          resized = true;
-        }
-        queueColumnFormats(sheet, bodyRow, geometry.firstColumn, newBodyRows, plans);
-      },
-    });
-    throwIfAborted(options.signal, rowsWritten, total);
-
-    if (plan.growth && userRect) {
-      // Calculated columns extend to the new rows; other user cells in new rows stay empty.
-      for (let c = 0; c < geometry.userColumns; c++) {
-        const f = uniformFormula(userFormulas.map((row) => row[c]));
-        if (f) setEvery(sheet.getRangeByIndexes(plan.growth.row, userRect.column + c, plan.growth.rowCount, 1), "formulas", f);
-      }
-    }
-    if (plan.vacated) {
-      lo.resize(rangeOf(sheet, newRect));
-      resized = true;
-      rangeOf(sheet, { ...plan.vacated, row: plan.vacated.row + totalsRows }).clear("Contents");
-    }
-    writeTotals(bodyRow + newBodyRows, oldTotals);
-    setInfo(completeInfo());
-    clearBackup();
-    guard?.restore();
-    guard?.perSync();
+  /** Puts the old table back exactly (its size, every cell of its area) from the rollback copy. */
+  const restore = async (): Promise<void> => {
+    await lock.ensure();
+    lo.resize(rangeOf(sheet, oldRect));
+    queueCopy(sheet, backupSheet, region);
+    if (lo.autoFilter.enabled) lo.autoFilter.reapply();
     await context.sync();
-  } catch (err) {
-    const failure = err instanceof WriteError ? err : new WriteError("write_failed", `Writing to Excel failed: ${errorText(err)}`, { rowsWritten, cause: err });
-    if (!started) {
-      try {
-        clearBackup();
-        await context.sync();
-      } catch {
-        /* a stale copy on the hidden sheet is overwritten by the next refresh */
-      }
-      throw failure; // nothing was queued for the table
+  };
+
+  const fail = async (err: unknown): Promise<never> => {
+    const failure =
+      err instanceof WriteError ? err : new WriteError("write_failed", `Writing to Excel failed: ${errorText(err)}`, { cause: err });
+    if (failure.code === "lock_lost" || lock.lost) {
+      // A newer refresh owns the table: nothing is restored over it.
+      throw failure.code === "lock_lost" ? failure : new WriteError("lock_lost", failure.message, failure.details);
     }
-    let restored = false;
     try {
-      if (resized || plan.growth || plan.vacated) lo.resize(rangeOf(sheet, oldRect));
-      // The rows grown into were empty (checked before writing); they are emptied again.
-      if (grownInto) rangeOf(sheet, grownInto).clear("All");
-      const target = rangeOf(sheet, oldBody);
-      target.copyFrom(rangeOf(backupSheet, oldBody), "Values");
-      target.copyFrom(rangeOf(backupSheet, oldBody), "Formats");
-      if (plan.vacated && userRect) {
-        const from = plan.vacated.row - bodyRow;
-        rangeOf(sheet, { row: plan.vacated.row, column: userRect.column, rowCount: plan.vacated.rowCount, columnCount: userRect.columnCount }).formulas = userFormulas.slice(from);
-      }
-      writeTotals(bodyRow + geometry.bodyRows, oldTotals);
-      if (oldInfo !== null) setInfo(infoFailed("refresh", binding.source, now().toISOString(), failure.code, failure.message, true));
+      await restore();
+      setInfo(infoFailed("refresh", binding.source, now().toISOString(), failure.code, failure.message, true));
       clearBackup();
-      guard?.perSync();
       await context.sync();
-      restored = true;
     } catch (restoreErr) {
+      if (restoreErr instanceof WriteError && restoreErr.code === "lock_lost") throw restoreErr;
       try {
         if (ownsInfo) {
           setInfo(infoFailed("refresh", binding.source, now().toISOString(), failure.code, failure.message, false));
-          const cell = sheet.getRangeByIndexes(geometry.headerRow - 1, geometry.firstColumn, 1, 1);
-          cell.numberFormat = [[TEXT_FORMAT]];
+          sheet.getRangeByIndexes(geometry.headerRow - 1, geometry.firstColumn, 1, 1).numberFormat = [[TEXT_FORMAT]];
         }
         await context.sync();
       } catch {
@@ -419,71 +540,72 @@ async function writeLocked(context: Excel.RequestContext, binding: Binding, tabl
       }
       throw new WriteError(failure.code, `${failure.message} The previous data could not be restored (${errorText(restoreErr)}); the table may be incomplete. Refresh again.`, { ...failure.details, cause: restoreErr });
     }
-    if (restored) {
-      throw new WriteError(failure.code, `${failure.message} The previous data was restored.`, failure.details);
-    }
-    throw failure;
-  }
+    throw new WriteError(failure.code, `${failure.message} The previous data was restored.`, failure.details);
+  };
 
+  let outcome: { summary: DeltaSummary; stored: Binding | null };
+  let strategy: "delta" | "full" = noDelta ? "full" : "delta";
   try {
-    await storeRowHashes(context, binding, table);
+    try {
+      outcome = await attempt(strategy, null);
+    } catch (e) {
+      if (strategy !== "delta" || phase !== "write" || !fallsBack(e)) throw e;
+      // A delta Excel refused (issue #21, item 8): the same refresh rewrites in full, from the old table.
+      const code = e && typeof e === "object" && typeof (e as { code?: unknown }).code === "string" ? (e as { code: string }).code : "error";
+      const why = `the delta was refused by Excel (${code})`;
+      await restore();
+      strategy = "full";
+      outcome = await attempt("full", why);
+    }
+  } catch (e) {
+    return fail(e);
+  }
+  options.onProgress?.(total, total);
+
+  // --- after the commit nothing can fail the refresh: fingerprints, the change record, the copy ---
+  const warnings: string[] = [];
+  try {
+    const written = typed ?? source.get(0, total);
+    const hashes = newHashes ?? rowHashes(written);
+    if (strategy === "delta" && spans) await storeDeltaHashes(context, binding.id, slot, hashes, planned?.log ?? null, formats, options.targetRequestBytes);
+    else await storeRowHashes(context, binding, written, formats, options.targetRequestBytes);
   } catch (e) {
     // Only the next refresh's cost depends on them: it reads the table once instead.
     warnings.push(`The data is refreshed, but its row fingerprints could not be stored: ${errorText(e)}`);
   }
-  await reapplySortAndFilter(context, lo, warnings);
-  return {
-    warnings,
-    delta: planned
-      ? {
-          strategy: "full", matchedBy: planned.matchedBy, key: planned.key, reason: `${planned.matchReason}; full rewrite: ${noDelta}`,
-          added: planned.added, changed: planned.changed, removed: planned.removed, cellsWritten: total * dataColumns, exact: true,
-        }
-      : {
-          // No plan (e.g. a sort on the table): only the row counts can be compared.
-          strategy: "full", matchedBy: "position", key: null, reason: `full rewrite: ${noDelta}`,
-          added: Math.max(0, total - binding.rowCount), changed: 0, removed: Math.max(0, binding.rowCount - total), cellsWritten: total * dataColumns, exact: false,
-        },
-    changedCells: [],
-    addedRows: [],
-  };
-}
-
-/**
- * Sort and filter re-applied one at a time: Excel for Mac throws InvalidOperation re-applying a
- * filter the user removed (office-js #3086); either failing is a note on a refresh whose data is complete.
- */
-async function reapplySortAndFilter(context: Excel.RequestContext, lo: Excel.Table, warnings: string[]): Promise<void> {
-  lo.sort.load("fields");
-  lo.autoFilter.load("enabled");
-  await context.sync();
-  if ((lo.sort.fields ?? []).length > 0) {
-    try {
-      lo.sort.reapply();
-      await context.sync();
-    } catch (e) {
-      warnings.push(`The data is refreshed, but the table's sort could not be re-applied: ${errorText(e)}`);
+  const changedCells = strategy === "delta" && planned ? planned.changes : [];
+  const addedRows = strategy === "delta" && planned ? planned.addedRows : [];
+  if (changedCells.length > 0 || addedRows.length > 0) {
+    // What "Show changes" highlights; only the data's completeness matters past this point.
+    if (foreignChangeSheet) warnings.push(`The data is refreshed, but its changes cannot be highlighted: this workbook has a visible sheet named "${changeSheetName(binding.id)}", which the add-in keeps very hidden for them.`);
+    else {
+      try {
+        const kept = await writeChangeRecord(context, binding.id, { rows: total, columns: dataColumns, changed: changedCells, added: addedRows }, options.targetRequestBytes);
+        if (!kept) warnings.push("The data is refreshed; so many cells changed that they are not kept for Show changes.");
+      } catch (e) {
+        warnings.push(`The data is refreshed, but its changes cannot be highlighted: ${errorText(e)}`);
+      }
     }
   }
-  if (lo.autoFilter.enabled) {
-    try {
-      lo.autoFilter.reapply();
-      await context.sync();
-    } catch (e) {
-      warnings.push(`The data is refreshed, but the table's filter could not be re-applied: ${errorText(e)}`);
-    }
+  try {
+    clearBackup();
+    await context.sync();
+  } catch {
+    /* a stale copy on the hidden sheet is overwritten by the next refresh */
   }
+  return { warnings, delta: outcome.summary, changedCells, addedRows, committed: outcome.stored !== null, binding: outcome.stored ?? undefined };
 }
 
 /** The Excel {@link RefreshTarget} for one request context. */
 export function excelRefreshTarget(
   context: Excel.RequestContext,
-  options: { secrets?: readonly string[]; targetRequestBytes?: number; now?: () => Date; holder?: string; delta?: boolean } = {},
+  options: { secrets?: readonly string[]; targetRequestBytes?: number; targetResponseBytes?: number; now?: () => Date; holder?: string; delta?: boolean } = {},
 ): RefreshTarget {
   return {
     listBindings: () => readBindings(context),
     saveBinding: (b) => saveBinding(context, b, options.secrets ?? []),
-    write: (binding, table, o) => writeRefresh(context, binding, table, { ...o, targetRequestBytes: options.targetRequestBytes, now: options.now, holder: options.holder, delta: options.delta }),
+    write: (binding, table, o) =>
+      writeRefresh(context, binding, table, { ...o, targetRequestBytes: options.targetRequestBytes, targetResponseBytes: options.targetResponseBytes, now: options.now, holder: options.holder, delta: options.delta, secrets: options.secrets }),
     markStale: (binding, failure) => writeStaleMark(context, binding, failure),
     markFresh: (binding) => writeStaleMark(context, binding, null),
     logRefresh: (entry) => appendRefreshLog(context, entry),
@@ -528,6 +650,8 @@ export async function writeStaleMark(context: Excel.RequestContext, binding: Bin
 
 export interface TableRefreshOptions extends RefreshOptions {
   targetRequestBytes?: number;
+  /** Response bytes each read block aims at (default 4 MB). */
+  targetResponseBytes?: number;
   /** Who refreshes, named to a second runtime that finds the table locked. */
   holder?: string;
   /** false: never a delta (benchmarks compare against a full rewrite). */

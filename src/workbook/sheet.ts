@@ -5,10 +5,7 @@
  */
 import type { Rect } from "../refresh/plan";
 import { a1 } from "./names";
-import { visitInBlocks } from "./blocks";
-
-/** Cells whose formulas one block of the occupancy check asks for (halved when a response is refused). */
-const OCCUPANCY_BLOCK_CELLS = 100_000;
+import { firstReadRows, visitInBlocks } from "./blocks";
 
 function intersect(a: Rect, b: Rect): Rect | null {
   const row = Math.max(a.row, b.row);
@@ -30,11 +27,11 @@ export function apiSupported(set: string, version: string): boolean {
 
 /**
  * Finds the first non-empty cell (value or formula) of `rect` on a sheet, or null when it is empty.
- * One `sync` for the used range; where it overlaps, the formulas are read in row blocks so no response
- * nears Excel on the web's 5 MB limit (a refused block is halved and read again), stopping at the first
- * occupied cell.
+ * One `sync` for the used range; where it overlaps, the formulas are read in row blocks sized by the
+ * bytes each block measured (`visitInBlocks`: a small first block, then blocks aimed at
+ * `targetResponseBytes`; a refused block is halved), stopping at the first occupied cell.
  */
-export async function findOccupiedCell(context: Excel.RequestContext, sheet: Excel.Worksheet, rect: Rect): Promise<string | null> {
+export async function findOccupiedCell(context: Excel.RequestContext, sheet: Excel.Worksheet, rect: Rect, targetResponseBytes?: number): Promise<string | null> {
   const used = sheet.getUsedRangeOrNullObject(true);
   used.load(["rowIndex", "columnIndex", "rowCount", "columnCount"]);
   await context.sync();
@@ -47,7 +44,7 @@ export async function findOccupiedCell(context: Excel.RequestContext, sheet: Exc
     (from, count) => sheet.getRangeByIndexes(overlap.row + from, overlap.column, count, overlap.columnCount),
     overlap.rowCount,
     "formulas",
-    Math.floor(OCCUPANCY_BLOCK_CELLS / overlap.columnCount),
+    firstReadRows(overlap.columnCount),
     (f, from) => {
       for (let r = 0; r < f.length; r++) {
         for (let c = 0; c < f[r].length; c++) {
@@ -58,6 +55,7 @@ export async function findOccupiedCell(context: Excel.RequestContext, sheet: Exc
         }
       }
     },
+    { targetResponseBytes },
   );
   return found;
 }

@@ -14,6 +14,7 @@ import { baselineStore } from "./baselineStore";
 import { TOKEN_COLUMN } from "../records/fields";
 import type { SheetValue } from "../records/values";
 import { readBindings } from "./bindingStore";
+import { loadPropertiesInBlocks } from "./blocks";
 import type { Binding } from "../refresh/binding";
 
 /** Converts Excel's `values` + `valueTypes` into sheet values (errors kept as errors, empties as null). */
@@ -30,34 +31,37 @@ export function toSheetValues(values: unknown[][], valueTypes: string[][] | unde
   );
 }
 
-/**
- * Reads an Excel table's header and body as they are now (two loads, one `sync`), and for
- * `shownColumns` also each cell's number format and display text (one more `sync`).
- * @throws Error naming the table when it no longer exists.
- */
-export async function readTableCells(context: Excel.RequestContext, tableName: string, shownColumns: readonly string[] = []): Promise<SheetTable> {
-  const table = context.workbook.tables.getItemOrNullObject(tableName);
-  await context.sync();
-  if (table.isNullObject) throw new Error(`The table ${tableName} no longer exists in this workbook.`);
+/** Where a table's body is on its sheet (one `sync` after the table was found). */
+async function bodyPlace(context: Excel.RequestContext, table: Excel.Table) {
   const header = table.getHeaderRowRange();
   header.load("values");
   const body = table.getDataBodyRange();
-  body.load("values,valueTypes,rowIndex");
+  body.load("rowIndex,columnIndex,rowCount,columnCount");
+  const sheet = table.worksheet;
   await context.sync();
-  const columns = (header.values[0] ?? []).map((v) => String(v));
-  const sheet: SheetTable = { columns, rows: toSheetValues(body.values, body.valueTypes), firstSheetRow: body.rowIndex + 1 };
+  return { header, body, sheet, columns: (header.values[0] ?? []).map((v) => String(v)) };
+}
+
+/**
+ * Reads an Excel table's header and body as they are now, and for `shownColumns` also each cell's
+ * number format and display text. The body goes in row blocks sized by the bytes each block measured
+ * (issue #21, item 9: a 4,200 × 60 projects snapshot is 5.45 MB, over Excel on the web's 5 MB response
+ * limit when read at once).
+ * @throws Error naming the table when it no longer exists.
+ */
+export async function readTableCells(context: Excel.RequestContext, tableName: string, shownColumns: readonly string[] = [], targetResponseBytes?: number): Promise<SheetTable> {
+  const table = context.workbook.tables.getItemOrNullObject(tableName);
+  await context.sync();
+  if (table.isNullObject) throw new Error(`The table ${tableName} no longer exists in this workbook.`);
+  const { body, sheet: ws, columns } = await bodyPlace(context, table);
+  const cells = await loadPropertiesInBlocks(context, (from, count) => ws.getRangeByIndexes(body.rowIndex + from, body.columnIndex, count, body.columnCount), body.rowCount, body.columnCount, ["values", "valueTypes"], { targetResponseBytes });
+  const sheet: SheetTable = { columns, rows: toSheetValues(cells.values, cells.valueTypes as string[][]), firstSheetRow: body.rowIndex + 1 };
   const wanted = shownColumns.map((name) => ({ name, i: columns.indexOf(name) })).filter((c) => c.i >= 0);
   if (wanted.length && sheet.rows.length) {
-    const ranges = wanted.map(({ name, i }) => {
-      const col = body.getColumn(i);
-      col.load("numberFormat,text");
-      return { name, col };
-    });
-    await context.sync();
     sheet.shown = {};
-    for (const { name, col } of ranges) {
-      const formats = col.numberFormat as unknown as unknown[][];
-      sheet.shown[name] = col.text.map((row, r) => ({ text: String(row[0] ?? ""), numberFormat: ((f: unknown) => (typeof f === "string" ? f : "General"))(formats[r]?.[0]) }));
+    for (const { name, i } of wanted) {
+      const col = await loadPropertiesInBlocks(context, (from, count) => ws.getRangeByIndexes(body.rowIndex + from, body.columnIndex + i, count, 1), body.rowCount, 1, ["numberFormat", "text"], { targetResponseBytes });
+      sheet.shown[name] = (col.text as string[][]).map((row, r) => ({ text: String(row[0] ?? ""), numberFormat: ((f: unknown) => (typeof f === "string" ? f : "General"))(col.numberFormat[r]?.[0]) }));
     }
   }
   return sheet;
@@ -83,17 +87,11 @@ async function locateCells(context: Excel.RequestContext, tableName: string) {
   const table = context.workbook.tables.getItemOrNullObject(tableName);
   await context.sync();
   if (table.isNullObject) throw new Error(`The table ${tableName} no longer exists in this workbook.`);
-  const header = table.getHeaderRowRange();
-  header.load("values");
-  const body = table.getDataBodyRange();
-  await context.sync();
-  const columns = (header.values[0] ?? []).map((v) => String(v));
+  const { body, sheet: ws, columns } = await bodyPlace(context, table);
   const ti = columns.indexOf(TOKEN_COLUMN);
   const rowOf = new Map<string, number>();
   if (ti >= 0) {
-    const tokens = body.getColumn(ti);
-    tokens.load("values");
-    await context.sync();
+    const tokens = await loadPropertiesInBlocks(context, (from, count) => ws.getRangeByIndexes(body.rowIndex + from, body.columnIndex + ti, count, 1), body.rowCount, 1, ["values"]);
     const dup = new Set<string>();
     tokens.values.forEach((row, r) => {
       const t: unknown = row[0];
@@ -106,6 +104,8 @@ async function locateCells(context: Excel.RequestContext, tableName: string) {
   }
   return {
     body,
+    /** A column's number formats, read in blocks by bytes. */
+    columnFormats: async (ci: number) => (await loadPropertiesInBlocks(context, (from, count) => ws.getRangeByIndexes(body.rowIndex + from, body.columnIndex + ci, count, 1), body.rowCount, 1, ["numberFormat"])).numberFormat,
     at(key: CellKey): { row: number; column: number } | null {
       const row = rowOf.get(key.projectToken);
       const column = columns.indexOf(key.field);
@@ -168,20 +168,15 @@ export async function writeCellStates(
     return at ? [{ ...c, at }] : [];
   });
   const needFormat = [...new Set(placed.filter((c) => c.content && c.content.numberFormat === null).map((c) => c.at.column))];
-  const columnFormats = new Map<number, Excel.Range>();
-  for (const ci of needFormat) {
-    const col = where.body.getColumn(ci);
-    col.load("numberFormat");
-    columnFormats.set(ci, col);
-  }
-  if (needFormat.length) await context.sync();
+  const columnFormats = new Map<number, unknown[][]>();
+  for (const ci of needFormat) columnFormats.set(ci, await where.columnFormats(ci));
   const skipRows = new Map<number, Set<number>>();
   for (const c of placed) {
     if (!skipRows.has(c.at.column)) skipRows.set(c.at.column, new Set());
     skipRows.get(c.at.column)!.add(c.at.row);
   }
   const usual = (ci: number): string => {
-    const formats = (columnFormats.get(ci)?.numberFormat ?? []) as unknown as unknown[][];
+    const formats = columnFormats.get(ci) ?? [];
     const counts = new Map<string, number>();
     formats.forEach((row, r) => {
       if (skipRows.get(ci)?.has(r)) return;
@@ -335,17 +330,22 @@ async function selectedRecordOf(context: Excel.RequestContext): Promise<{ record
     const inter = body.getIntersectionOrNullObject(selection);
     const header = table.getHeaderRowRange();
     header.load("values");
-    body.load("rowIndex,values");
+    body.load("rowIndex");
     inter.load("rowIndex");
     return { b, body, inter, header };
   });
   if (hits.length === 0) return { record: null, reason: "Select a row of an imported projects or proposals snapshot table first." };
   await context.sync();
-  for (const { b, body, inter, header } of hits) {
-    if (inter.isNullObject) continue;
+  const hit = hits.find((x) => !x.inter.isNullObject);
+  if (hit) {
+    const { b, body, inter, header } = hit;
     const ti = (header.values[0] ?? []).map(String).indexOf(TOKEN_COLUMN);
     if (ti < 0) return { record: null, reason: `Table ${b.tableName} has no ${TOKEN_COLUMN} column.` };
-    const token: unknown = body.values[inter.rowIndex - body.rowIndex]?.[ti];
+    // Only the token of the selected row is read (issue #21, item 9: never the whole body).
+    const cell = body.getCell(inter.rowIndex - body.rowIndex, ti);
+    cell.load("values");
+    await context.sync();
+    const token: unknown = cell.values[0]?.[0];
     if (typeof token !== "string" || token === "") return { record: null, reason: `The selected row of ${b.tableName} has no ${TOKEN_COLUMN}.` };
     const endpoint = b.source.kind === "snapshot" ? b.source.endpoint : "";
     return { record: { projectToken: token, kind: endpoint === "proposals" ? "proposal" : "project", tableName: b.tableName } };

@@ -20,7 +20,7 @@ import { planColumns, toValues, headerValues, TEXT_FORMAT, type ColumnPlan } fro
 import { a1, deriveSheetName, sheetLabel, deriveTableName, isValidSheetName, isValidTableName, parseCell } from "./names";
 import { infoComplete, infoFailed, infoInProgress } from "./info";
 import { findOccupiedCell, findTouchingTable, prepareCalculation, setEvery, type CalculationGuard } from "./sheet";
-import { throwIfAborted, writeInBlocks, WriteError, type BlockSource } from "./blocks";
+import { throwIfAborted, writeInBlocks, WriteError } from "./blocks";
 import { checkSettingsBudget, queueBindingSetting } from "./bindingStore";
 
 export { WriteError } from "./blocks";
@@ -69,7 +69,7 @@ export const DATE1904_OFFSET = 1462;
  * date-time serial is 1,462 lower (else it would show 4 years and 1 day late); a date before
  * 1904-01-01, which that system cannot show, is written as its text.
  */
-export function typedRows(table: Table, plans: readonly ColumnPlan[], date1904 = false): BlockSource {
+export function typedRows(table: Table, plans: readonly ColumnPlan[], date1904 = false): { total: number; get(from: number, to: number): (string | number | boolean)[][] } {
   const dateColumns = date1904 ? plans.flatMap((p, i) => (p.kind === "date" || p.kind === "datetime" ? [i] : [])) : [];
   return {
     total: table.rows.length,
@@ -260,7 +260,9 @@ export async function importTable(context: Excel.RequestContext, table: Table, o
     throwIfAborted(options.signal, rowsWritten, table.rows.length);
 
     const address = a1(headerRow, anchor.column, bodyRows + 1, width);
-    const listObject = sheet.tables.add(address, true);
+    // From a Range, never a bare address: `TableCollection.add` reads a bare address on the ACTIVE
+    // sheet (docs: "If the address does not contain a sheet name, the currently-active sheet is used").
+    const listObject = sheet.tables.add(sheet.getRangeByIndexes(headerRow, anchor.column, bodyRows + 1, width), true);
     listObject.name = tableName;
     infoCell().values = [[infoComplete({
       source: options.binding.source,
@@ -277,13 +279,16 @@ export async function importTable(context: Excel.RequestContext, table: Table, o
     queueBindingSetting(context, partial.id, bindingJson);
     if (created) sheet.activate();
     guard?.restore();
+    // The values went in with API calculation suspended; recalculating is the add-in's job (docs:
+    // Application.suspendApiCalculationUntilNextSync), so formulas reading this area show the data.
+    context.application.calculate("Recalculate" as Excel.CalculationType);
     syncs++;
     await context.sync();
     // The row fingerprints a later delta refresh plans from (issue #15, delta.ts): ≈ 6 % more
     // request bytes now instead of reading the whole table back at the first refresh. Without them
     // that refresh reads the table once, so a failure here is not the import's.
     try {
-      syncs += await storeRowHashes(context, partial, table);
+      syncs += await storeRowHashes(context, partial, typedRows(table, plans, dateSystem.is1904()).get(0, table.rows.length), plans.map((p) => p.numberFormat), options.targetRequestBytes);
     } catch {
       /* the next refresh plans from the cells */
     }

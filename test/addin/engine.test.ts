@@ -6,7 +6,7 @@ import { createEngine, type ImportRequest } from "../../src/addin/engine";
 import { ConnectionStore } from "../../src/addin/connectionStore";
 import { resolveConnectionId } from "../../src/addin/refreshSummary";
 import { startReferenceService, type ReferenceService } from "../../src/reference/server";
-import { Workbook, createExcelNamespace, inspect, serializeWorkbook, snapshot } from "../../src/emulator";
+import { Workbook, EmulatedExcelError, createExcelNamespace, inspect, serializeWorkbook, snapshot } from "../../src/emulator";
 import type { Connection } from "../../src/service/connection";
 import { MemoryStorage } from "../helpers/memoryStorage";
 
@@ -65,6 +65,18 @@ describe("engine: import and refresh as the task pane does", () => {
     expect(formulaLooking.length).toBeGreaterThan(0);
     const values = table.values.flat();
     for (const f of formulaLooking) expect(values).toContain(f);
+  });
+
+  it("issue #21, item 9: a write-back record that cannot be kept after an import is said in the outcome, never swallowed", async () => {
+    const engine = createEngine();
+    // Storing the record on its very hidden sheet fails (any Excel error).
+    wb.faultInjector = (op) => (op.path.includes("ppm_baselines") && op.op.startsWith("set") ? new EmulatedExcelError("GeneralException", "An internal error has occurred.") : null);
+    const r = await engine.importSource(request({ source: { kind: "snapshot", endpoint: "projects" } }));
+    wb.faultInjector = null;
+    expect(r.rowCount).toBeGreaterThan(0);
+    expect(r.warnings).toEqual([expect.stringMatching(/^The write-back record of ppm_projects could not be kept \(.*\); write-back will compare your edits with the service's current values/)]);
+    // A dataset import has no write-back record: nothing to say.
+    expect((await engine.importSource(request({}))).warnings).toEqual([]);
   });
 
   it("applies the local query before writing and never sends a $ option", async () => {

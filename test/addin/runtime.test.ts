@@ -3,11 +3,11 @@
  * emulator, with a fake `Office` that records what Office was asked: startup behaviour, ribbon
  * updates, selection handlers and associated commands.
  */
-import { AddinRuntime, type OfficeLike } from "../../src/addin/runtime";
+import { AddinRuntime, RIBBON_TABLE_HOLDER, type OfficeLike } from "../../src/addin/runtime";
 import { createEngine } from "../../src/addin/engine";
 import { missingConnectionNote } from "../../src/addin/startup";
 import { startReferenceService, type ReferenceService } from "../../src/reference/server";
-import { Workbook, createExcelNamespace, loadWorkbook, serializeWorkbook } from "../../src/emulator";
+import { Workbook, EmulatedExcelError, createExcelNamespace, loadWorkbook, serializeWorkbook } from "../../src/emulator";
 import { MemoryStorage } from "../helpers/memoryStorage";
 import { fakeDialogUi, waitFor } from "../helpers/fakeDialog";
 
@@ -141,13 +141,16 @@ describe("shared runtime against the reference service", () => {
     expect(none).toMatchObject({ state: "saved", flagged: 0, startup: "none" });
     expect(rec.startupCalls).toEqual(["Load", "None"]);
 
-    // The flag lives in the binding (workbook settings), travels with the file, and holds no token.
+    // The flag is a workbook setting of its own (issue #21: a refresh storing its binding never
+    // erases it), travels with the file, and holds no token.
     await rt.setRefreshOnOpen(ids.allocations, true);
     const file = serializeWorkbook(wb);
     expect(file).not.toContain(TOKEN);
     const settings = (JSON.parse(file) as { settings: Array<[string, string]> }).settings;
-    const flagged = settings.filter(([, v]) => v.includes('\\"refreshOnOpen\\":true') || v.includes('"refreshOnOpen":true'));
-    expect(flagged.map(([k]) => k)).toEqual([`ppm.binding.${ids.allocations}`]);
+    expect(settings.filter(([k]) => k.startsWith("ppm.open.")).map(([k, v]) => [k, v])).toEqual([
+      [`ppm.open.${ids.financials}`, "false"],
+      [`ppm.open.${ids.allocations}`, "true"],
+    ]);
   });
 
   it("without SharedRuntime the flag is still stored, and Office is not asked (separate runtimes)", async () => {
@@ -209,6 +212,57 @@ describe("shared runtime against the reference service", () => {
     expect(b.lastFailure).not.toBeNull();
     expect(b.refreshOnOpen).toBe(true);
     expect(JSON.stringify(b)).not.toContain(TOKEN);
+  });
+
+  it("issue #21, item 17: an Excel error while refreshing one flagged table does not stop the others; each is attempted and reported", async () => {
+    const { office } = fakeOffice({ shared: true });
+    const ids = await importTwo(runtime(office));
+    await runtime(office).setRefreshOnOpen(ids.financials, true);
+    await runtime(office).setRefreshOnOpen(ids.allocations, true);
+    await control("regenerate?company=acme&dataset=financials");
+    await control("regenerate?company=acme&dataset=resource_allocations");
+    reopen();
+    // The third read of the settings is the first table's refresh reading its binding: it fails.
+    // (No ribbon: nothing else reads the settings meanwhile.)
+    const { ribbon: _ribbon, ...noRibbon } = fakeOffice({ shared: true, startup: "Load" }).office;
+    void _ribbon;
+    let loads = 0;
+    wb.faultInjector = (op) => (op.path === "settings" && op.op === "load" && ++loads === 3 ? new EmulatedExcelError("GeneralException", "An internal error has occurred.") : null);
+    const outcome = await runtime(noRibbon).start();
+    wb.faultInjector = null;
+    if (outcome.state !== "done") throw new Error(`expected a run, got ${outcome.state}`);
+    expect(outcome.reports.map((r) => [r.tableName, r.outcome])).toEqual([
+      ["ppm_financials", "failed"],
+      ["ppm_resource_allocations", "updated"],
+    ]);
+    expect(outcome.reports[0].failure?.code).toBe("GeneralException");
+  });
+
+  it("issue #21, item 13: the lock names who holds it — the ribbon's Refresh this table, the refresh on open — not the task pane", async () => {
+    const { office } = fakeOffice({ shared: false });
+    const ids = await importTwo(runtime(office));
+    await runtime(office).setRefreshOnOpen(ids.financials, true);
+    const holders: string[] = [];
+    wb.faultInjector = (op) => {
+      const [key, value] = op.args as [unknown, unknown];
+      if (op.op === "add" && typeof key === "string" && key.startsWith("ppm.lock.")) holders.push((JSON.parse(String(value)) as { holder: string }).holder);
+      return null;
+    };
+    const rt = runtime(office);
+    const b = (await (await rt.engine()).listBindings()).bindings.find((x) => x.id === ids.financials)!;
+    await control("regenerate?company=acme&dataset=financials");
+    expect((await rt.refreshBinding(b, new Date(), RIBBON_TABLE_HOLDER)).outcome).toBe("updated");
+    await control("regenerate?company=acme&dataset=financials");
+    reopen();
+    wb.faultInjector = (op) => {
+      const [key, value] = op.args as [unknown, unknown];
+      if (op.op === "add" && typeof key === "string" && key.startsWith("ppm.lock.")) holders.push((JSON.parse(String(value)) as { holder: string }).holder);
+      return null;
+    };
+    const outcome = await runtime(fakeOffice({ shared: true, startup: "Load" }).office).start();
+    wb.faultInjector = null;
+    expect(outcome).toMatchObject({ state: "done", flagged: 1 });
+    expect([...new Set(holders)]).toEqual(["Refresh this table on the ribbon", "the refresh when this workbook opened"]);
   });
 
   it("opened on a device without a connection: one note for all flagged tables, nothing requested or written", async () => {

@@ -156,15 +156,21 @@ describe("conditional formats (custom rules)", () => {
     expect(() => loadWorkbook(serializeWorkbook(wb).replace('"fill":"#C6EFCE"', '"fill":"green"'))).toThrow(/conditional format .* malformed/);
   });
 
-  it("do not move with Range.insert / delete (not documented: the stricter choice)", async () => {
+  it("move and resize with Range.insert / delete like any reference to the cells (issue #21); deleted with all their cells", async () => {
     const { wb, context, sheet } = await setUp();
     const cf = sheet.getRange("B2:D4").conditionalFormats.add("Custom");
-    cf.custom.rule.formula = "=TRUE";
+    cf.custom.rule.formula = "=$B2>0";
     cf.custom.format.fill.color = "#FF0000";
     await context.sync();
     sheet.getRange("A1:E1").insert("Down");
     await context.sync();
-    expect(snapshot(wb).sheets[0].conditionalFormats.map((c) => c.address)).toEqual(["B2:D4"]);
+    expect(snapshot(wb).sheets[0].conditionalFormats.map((c) => [c.address, c.formula])).toEqual([["B3:D5", "=$B3>0"]]);
+    sheet.getRange("A4:E4").delete("Up");
+    await context.sync();
+    expect(snapshot(wb).sheets[0].conditionalFormats.map((c) => [c.address, c.formula])).toEqual([["B3:D4", "=$B3>0"]]);
+    sheet.getRange("A3:E4").delete("Up");
+    await context.sync();
+    expect(snapshot(wb).sheets[0].conditionalFormats).toEqual([]);
   });
 });
 

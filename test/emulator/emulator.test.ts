@@ -1,4 +1,5 @@
 import {
+  EmulatedExcelError,
   ErrorCodes,
   Workbook,
   officeJs,
@@ -267,11 +268,17 @@ describe("range writes", () => {
     expect(inspect(wb, "D1").valueTypes).toEqual([["String"]]);
   });
 
-  test("ranges of more than five million cells cannot be read or written cell by cell (RangeExceedsLimit)", async () => {
+  test("ranges of more than five million cells read as null (office-js #4783, #6781) and cannot be written cell by cell (RangeExceedsLimit)", async () => {
     const wb = newWorkbook();
     const context = createEmulatedContext(wb);
-    context.workbook.worksheets.getItem("Sheet1").getRange("A:E").load("values");
-    expect(await codeOf(context.sync())).toBe("RangeExceedsLimit");
+    const big = context.workbook.worksheets.getItem("Sheet1").getRange("A:E");
+    big.load("values, text");
+    await context.sync();
+    expect(big.values).toBeNull();
+    expect(big.text).toBeNull();
+    const justUnder = context.workbook.worksheets.getItem("Sheet1").getRangeByIndexes(0, 0, 1_000_000, 5);
+    justUnder.load("rowCount");
+    await context.sync();
     context.workbook.worksheets.getItem("Sheet1").getRange().numberFormat = [["@"]];
     expect(await codeOf(context.sync())).toBe("RangeExceedsLimit");
     context.workbook.worksheets.getItem("Sheet1").getRange().clear();
@@ -826,19 +833,28 @@ describe("more of the API surface", () => {
     expect(inspect(wb, "C1").values).toEqual([["beside"]]);
   });
 
-  test("suspendApiCalculationUntilNextSync: that sync's changes do not recalculate dependants", async () => {
+  test("suspendApiCalculationUntilNextSync: dependants keep their results until a calculation is asked for (docs: re-calculating is the developer's job)", async () => {
     const wb = newWorkbook();
     seed(wb, "A1:B1", [[1, "=A1*10"]]);
-    expect(inspect(wb, "B1").values).toEqual([[10]]);
+    seed(wb, "Sheet1!D1", [["=SUM(A1:A3)"]]);
     await run(wb, async (context) => {
-      context.application.suspendApiCalculationUntilNextSync();
+      // Queued after the write, in the same batch: it holds for the whole batch.
       context.workbook.worksheets.getItem("Sheet1").getRange("A1").values = [[2]];
+      context.application.suspendApiCalculationUntilNextSync();
     });
     expect(inspect(wb, "B1").values).toEqual([[10]]);
+    expect(inspect(wb, "D1").values).toEqual([[1]]);
     await run(wb, async (context) => {
       context.workbook.worksheets.getItem("Sheet1").getRange("C1").values = [["any later change"]];
     });
+    // Not documented whether a later automatic calculation picks the change up: the stricter reading.
+    expect(inspect(wb, "B1").values).toEqual([[10]]);
+    await run(wb, async (context) => {
+      context.application.calculate("Recalculate");
+    });
     expect(inspect(wb, "B1").values).toEqual([[20]]);
+    expect(inspect(wb, "D1").values).toEqual([[2]]);
+    expect(wb.stats.calculateCalls).toBe(1);
   });
 
   test("worksheets: rename, getItem by id, getCount, delete (never the last one), context.load", async () => {
@@ -867,7 +883,7 @@ describe("more of the API surface", () => {
     const wb = newWorkbook();
     await run(wb, async (context) => {
       const s = context.workbook.worksheets.add("Temp");
-      const t = s.tables.add("A1:B2", true);
+      const t = s.tables.add(s.getRange("A1:B2"), true);
       await context.sync();
       s.delete();
       await context.sync();
@@ -895,12 +911,22 @@ describe("more of the API surface", () => {
     });
   });
 
+  test("a bare address in worksheet.tables.add is read on the ACTIVE sheet (docs, TableCollection.add): an add-in passes a Range", async () => {
+    const wb = newWorkbook();
+    await run(wb, async (context) => {
+      const other = context.workbook.worksheets.add("Other");
+      other.tables.add("A1:B2", true);
+      await context.sync();
+    });
+    expect(wb.tables.map((t) => wb.sheetById(t.sheetId)?.name)).toEqual(["Sheet1"]);
+  });
+
   test("worksheet.tables only sees its own tables; workbook.tables.getItem finds by name or id", async () => {
     const wb = newWorkbook();
     await run(wb, async (context) => {
       const other = context.workbook.worksheets.add("Other");
       context.workbook.tables.add("Sheet1!A1:B2", true);
-      const t2 = other.tables.add("A1:B2", true);
+      const t2 = other.tables.add(other.getRange("A1:B2"), true);
       t2.load("id");
       await context.sync();
       const mine = context.workbook.worksheets.getItem("Sheet1").tables;
@@ -1118,5 +1144,67 @@ describe("Range.format.fill (solid fills and No Fill)", () => {
         }),
       ),
     ).toBe(ErrorCodes.invalidArgument);
+  });
+});
+
+describe("the fault-injection hook (issue #21): a failure at any action or method the host answers", () => {
+  test("an Excel error fails the request at that action: earlier actions stay applied, later ones are not; the library raises it with its code", async () => {
+    const wb = newWorkbook();
+    const seen: string[] = [];
+    wb.faultInjector = (op) => {
+      seen.push(`${op.op} ${op.path}`);
+      return op.op === "set values" && op.path === "Sheet1!B1" ? new EmulatedExcelError(ErrorCodes.invalidOperation, "injected") : null;
+    };
+    const context = createEmulatedContext(wb);
+    const ws = context.workbook.worksheets.getItem("Sheet1");
+    ws.getRange("A1").values = [["first"]];
+    ws.getRange("B1").values = [["second"]];
+    ws.getRange("C1").values = [["third"]];
+    expect(await codeOf(context.sync())).toBe("InvalidOperation");
+    wb.faultInjector = null;
+    expect(inspect(wb, "A1:C1").values).toEqual([["first", "", ""]]);
+    expect(seen).toEqual(expect.arrayContaining(["set values Sheet1!A1", "set values Sheet1!B1"]));
+    expect(seen).not.toContain("set values Sheet1!C1");
+  });
+
+  test("methods that make objects are asked too, with their arguments (settings.add(key, value), getRangeByIndexes)", async () => {
+    const wb = newWorkbook();
+    const seen: Array<{ path: string; op: string; args: unknown[] }> = [];
+    wb.faultInjector = (op) => {
+      seen.push({ path: op.path, op: op.op, args: op.args });
+      return op.op === "add" && op.args[0] === "refused" ? new EmulatedExcelError(ErrorCodes.generalException, "injected") : null;
+    };
+    const context = createEmulatedContext(wb);
+    context.workbook.settings.add("kept", "a");
+    context.workbook.worksheets.getItem("Sheet1").getRangeByIndexes(1, 2, 3, 4).load("address");
+    await context.sync();
+    context.workbook.settings.add("refused", "b");
+    expect(await codeOf(context.sync())).toBe("GeneralException");
+    wb.faultInjector = null;
+    expect(seen).toEqual(
+      expect.arrayContaining([
+        { path: "settings", op: "add", args: ["kept", "a"] },
+        { path: "worksheets[Sheet1]", op: "getRangeByIndexes", args: [1, 2, 3, 4] },
+        { path: "Sheet1!C2:F4", op: "load", args: [] },
+      ]),
+    );
+    expect([...wb.settings.keys()]).toEqual(["kept"]);
+  });
+
+  test("any other error loses the request after the earlier actions were applied: the sync rejects with Excel's internal error", async () => {
+    const wb = newWorkbook();
+    wb.faultInjector = (op) => (op.op === "set values" && op.path === "Sheet1!B1" ? new Error("The add-in lost its connection to Excel.") : null);
+    const context = createEmulatedContext(wb);
+    const ws = context.workbook.worksheets.getItem("Sheet1");
+    ws.getRange("A1").values = [["first"]];
+    ws.getRange("B1").values = [["second"]];
+    const failure = await context.sync().then(
+      () => null,
+      (e: unknown) => e,
+    );
+    wb.faultInjector = null;
+    expect(isExcelError(failure)).toBe(true);
+    expect((failure as ExcelError).code).toBe("GeneralException");
+    expect(inspect(wb, "A1:B1").values).toEqual([["first", ""]]);
   });
 });

@@ -53,7 +53,7 @@ describe("rowHash", () => {
 });
 
 describe("refresh log", () => {
-  const entry = (i: number): RefreshLogEntry => ({ at: new Date(Date.UTC(2026, 0, 1, 0, 0, i)).toISOString(), bindingId: "b1", tableName: "ppm_financials", outcome: "updated", added: i, changed: 1, removed: 0, strategy: "delta", ms: 12, cellsWritten: 3, code: null, bytesReceived: 1_000 + i });
+  const entry = (i: number): RefreshLogEntry => ({ at: new Date(Date.UTC(2026, 0, 1, 0, 0, i)).toISOString(), bindingId: "b1", tableName: "ppm_financials", outcome: "updated", added: i, changed: 1, removed: 0, strategy: "delta", ms: 12, cellsWritten: 3, code: null, bytesReceived: 1_000 + i, fallback: null });
   it("keeps within the budget by dropping the oldest entries first", () => {
     let entries: RefreshLogEntry[] = [];
     let json = "";

@@ -185,7 +185,7 @@ describe("Show changes: the highlight", () => {
   it("is refused while another runtime refreshes the table (its lock)", async () => {
     const { wb } = await deltaRefreshed();
     const context = createEmulatedContext(wb);
-    context.workbook.settings.add("ppm.lock.ppm_financials", JSON.stringify({ owner: "x", holder: "Refresh all on the ribbon", acquiredAt: later().toISOString(), expiresAt: "2999-01-01T00:00:00Z" }));
+    context.workbook.settings.add("ppm.lock.ppm_financials", JSON.stringify({ owner: "x", holder: "Refresh all on the ribbon", acquiredAt: new Date().toISOString(), expiresAt: "2999-01-01T00:00:00Z" }));
     await context.sync();
     expect((await rejection(showChanges(createRequestContext(wb), await binding(wb)))).code).toBe("table_busy");
   });

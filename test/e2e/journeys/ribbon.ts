@@ -36,6 +36,9 @@ export const ribbonRefreshAll: Journey = {
     await t.page.getByTestId("preview-pane-close").click();
     check(!(await t.page.locator("#taskpane").isVisible()), "the task pane is closed");
     const ribbonButton = t.page.getByTestId("ribbon-refresh-all");
+    // The export answers 3 s late, so the refresh is still running when the dialog's page is ready
+    // (on a loaded machine the page could load after a quick refresh ended, and show the summary at once).
+    await t.control("delay", { path: "/api/bi/v1/financials", ms: 3000, count: 1 });
     await ribbonButton.click();
     // While it runs, the command shows that it is working (a dialog with a progress bar)…
     const frame = t.page.frameLocator("[data-testid=preview-dialog] iframe");
