@@ -15,31 +15,12 @@ import { refreshTable } from "../src/workbook/refresh";
 import { readBindings } from "../src/workbook/bindingStore";
 import { showChanges } from "../src/workbook/changes";
 import { draftBinding } from "../src/refresh/binding";
-import type { RefreshSource } from "../src/refresh/source";
-import type { CellValue, Column, Table } from "../src/table/model";
+import type { CellValue, Table } from "../src/table/model";
+// One generator for this bench and the budget tests (test/workbook/budgets.test.ts runs it at 2,000 rows).
+import { COLUMNS, onePercentChanged, row, sourceOf as source, tableMaker } from "./deltaScenario";
 
 const ROWS = Number(process.argv[2] ?? 200_000);
-const COLUMNS: Column[] = [
-  { name: "Id", type: "integer" }, { name: "Name", type: "text" }, { name: "Code", type: "text" }, { name: "Amount", type: "decimal" },
-  { name: "Hours", type: "integer" }, { name: "Start", type: "date" }, { name: "Updated", type: "datetime" }, { name: "Active", type: "boolean" },
-  { name: "Owner", type: "text" }, { name: "Budget", type: "decimal" }, { name: "Phase", type: "text" }, { name: "Score", type: "integer" },
-];
-
-function row(id: number, v: number): CellValue[] {
-  return [id, `Project ${id} v${v}`, `C${(id * 7) % 10000}`, Math.round(id * 13.7 + v) / 100, (id + v) % 500,
-    `2025-${String((id % 12) + 1).padStart(2, "0")}-${String((id % 28) + 1).padStart(2, "0")}`, `2026-01-${String((v % 28) + 1).padStart(2, "0")}T10:00:00Z`,
-    id % 3 === 0, `owner${id % 97}`, id * 3 + v, ["Plan", "Build", "Run"][id % 3], (id * v) % 100];
-}
-
-let gen = 0;
-const table = (rows: CellValue[][]): Table => {
-  gen++;
-  const at = `2026-01-01T00:00:${String(gen).padStart(2, "0")}Z`;
-  return { columns: COLUMNS, rows, meta: { key: "financials", kind: "dataset", format: "json", schemaVersion: "1", generatedAt: at, etag: `"g${gen}"`, lastModified: null, fetchedAt: at } };
-};
-const source = (t: Table): RefreshSource => ({
-  fetch: () => Promise.resolve({ status: "updated", table: t, validators: { etag: t.meta.etag, generatedAt: t.meta.generatedAt }, key: { candidates: [["Id"]], origin: "metadata", reason: "the key $metadata declares" } }),
-});
+const table: (rows: CellValue[][]) => Table = tableMaker();
 
 async function main() {
   const wb = new Workbook({ currentYear: 2025 });
@@ -67,14 +48,7 @@ async function main() {
   const everyRowChanged = await measure(table(t0.rows.map((r, i) => row(i + 1, 1))), true);
   // 1 % changed (one cell each: a status edit), 0.1 % removed, 0.1 % added (spread over the table).
   const prev = t0.rows.map((r, i) => row(i + 1, 1));
-  const next: CellValue[][] = [];
-  let added = 0;
-  for (let i = 0; i < prev.length; i++) {
-    if (i % 1000 === 500) continue; // removed
-    const r = prev[i];
-    next.push(i % 100 === 7 ? [...r.slice(0, 10), r[10] === "Run" ? "Plan" : "Run", r[11]] : r);
-    if (i % 1000 === 900) next.push(row(ROWS + 1 + added++, 2));
-  }
+  const next = onePercentChanged(prev, ROWS + 1);
   const delta = await measure(table(next), true);
   const before = { req: sum(wb.stats.requestBytesPerSync), res: sum(wb.stats.responseBytesPerSync), syncs: wb.stats.syncCount };
   const t2 = performance.now();

@@ -353,7 +353,7 @@ async function importScenarios(results: Scenario[], checks: { name: string; ok: 
   if (full) {
     const moved = full.requestBytes + full.responseBytes;
     const imp = full.importRequestBytes + full.importResponseBytes;
-    log(`Full-change refresh (${fmt(Math.max(...sizes))} rows, json, every row different): ${fmt(full.ms)} ms, ${full.syncs} syncs, outcome ${full.outcome}, ${fmt(full.requestBytes / MB, 2)} MB sent + ${fmt(full.responseBytes / MB, 3)} MB received = ${fmt(moved / imp, 2)}× the import's ${fmt(imp / MB, 2)} MB`);
+    log(`Full-change refresh (rotated rows: ${fmt(Math.max(...sizes))} rows, json, every row moved up one place): ${fmt(full.ms)} ms, ${full.syncs} syncs, outcome ${full.outcome}, ${fmt(full.requestBytes / MB, 2)} MB sent + ${fmt(full.responseBytes / MB, 3)} MB received = ${fmt(moved / imp, 2)}× the import's ${fmt(imp / MB, 2)} MB`);
     // Issue #24 item 3: a full rewrite moves at most 1.05× the import (it was 1.2× before).
     checks.push({ name: "full-change refresh: bytes both ways ≤ 1.05× the first import's", ok: full.outcome === "updated" && moved <= 1.05 * imp, detail: `${fmt(moved / imp, 2)}×` });
   }
