@@ -48,7 +48,7 @@ export interface ReportLike {
   warnings: string[];
   binding: BindingOrigin;
   /** What an update wrote (issue #15). */
-  delta?: { added: number; changed: number; removed: number; strategy: "delta" | "full"; exact?: boolean };
+  delta?: { added: number; changed: number; removed: number; strategy: "delta" | "full"; exact?: boolean; matchedBy?: "key" | "position" };
 }
 
 export interface SummaryItem {
@@ -63,7 +63,7 @@ export interface SummaryItem {
   connectionId?: string;
   warnings: string[];
   /** Rows added, changed and removed by an update (issue #15). */
-  counts?: { added: number; changed: number; removed: number; strategy: "delta" | "full"; exact: boolean };
+  counts?: { added: number; changed: number; removed: number; strategy: "delta" | "full"; exact: boolean; matchedBy: "key" | "position" };
 }
 
 export interface RefreshSummary {
@@ -88,7 +88,7 @@ export function summarize(
 ): RefreshSummary {
   const items: SummaryItem[] = reports.map((r) => {
     const item: SummaryItem = { bindingId: r.bindingId, tableName: r.tableName, outcome: r.outcome, rowCount: r.rowCount, warnings: [...r.warnings] };
-    if (r.outcome === "updated" && r.delta) item.counts = { added: r.delta.added, changed: r.delta.changed, removed: r.delta.removed, strategy: r.delta.strategy, exact: r.delta.exact !== false };
+    if (r.outcome === "updated" && r.delta) item.counts = { added: r.delta.added, changed: r.delta.changed, removed: r.delta.removed, strategy: r.delta.strategy, exact: r.delta.exact !== false, matchedBy: r.delta.matchedBy ?? "key" };
     if (r.outcome === "failed") {
       item.reason = r.failure?.message ?? "Unknown failure.";
       item.code = r.failure?.code ?? "error";
@@ -109,15 +109,18 @@ export function summarize(
 }
 
 /**
- * "3 added, 12 changed, 1 removed" (issue #15); after a full rewrite that had no plan to count from,
+ * "3 added, 12 changed, 1 removed" (issue #15) when rows were matched by a key: the dataset's, a
+ * snapshot's, or a summary's group-by columns (issue #25). Rows matched by position (no key, or a
+ * key the table does not hold) cannot be called changed, added or removed: "12 rows rewritten (no
+ * key to match rows by), 1 fewer row". After a full rewrite that had no plan to count from,
  * "rewritten in full, changes not counted" and how the row count moved.
  */
-export function countsText(c: { added: number; changed: number; removed: number; exact?: boolean }): string {
+export function countsText(c: { added: number; changed: number; removed: number; exact?: boolean; matchedBy?: "key" | "position" }): string {
   const n = (x: number) => x.toLocaleString("en-US");
-  if (c.exact === false) {
-    const moved = c.added > 0 ? `, ${n(c.added)} more row${c.added === 1 ? "" : "s"}` : c.removed > 0 ? `, ${n(c.removed)} fewer row${c.removed === 1 ? "" : "s"}` : "";
-    return `rewritten in full, changes not counted${moved}`;
-  }
+  const rows = (x: number) => `${n(x)} row${x === 1 ? "" : "s"}`;
+  const moved = c.added > 0 ? `, ${rows(c.added).replace(/ rows?$/, (w) => ` more${w}`)}` : c.removed > 0 ? `, ${rows(c.removed).replace(/ rows?$/, (w) => ` fewer${w}`)}` : "";
+  if (c.exact === false) return `rewritten in full, changes not counted${moved}`;
+  if (c.matchedBy === "position") return `${rows(c.changed)} rewritten (no key to match rows by)${moved}`;
   return `${n(c.added)} added, ${n(c.changed)} changed, ${n(c.removed)} removed`;
 }
 

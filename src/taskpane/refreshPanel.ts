@@ -349,7 +349,7 @@ export function mountRefresh(panel: HTMLElement, ctx: PaneContext, onShown: (l: 
                   h(
                     "div",
                     { class: "meta" },
-                    e.outcome === "updated" ? `${formatCount(e.added)} added, ${formatCount(e.changed)} changed, ${formatCount(e.removed)} removed · ` : "",
+                    e.outcome === "updated" ? `${countsText({ ...e, exact: true })} · ` : "",
                     `${(e.ms / 1000).toFixed(1)} s · `,
                     h("span", { "data-testid": "refresh-log-bytes" }, e.bytesReceived === null ? "—" : formatBytes(e.bytesReceived)),
                     " downloaded",
