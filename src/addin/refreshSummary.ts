@@ -75,6 +75,11 @@ export interface RefreshSummary {
   broken: { key: string; code: string; message: string }[];
   /** One line for a notification: "2 updated, 1 unchanged, 1 failed". */
   headline: string;
+  /**
+   * Set when every table failed for the same reason (2 tables or more): the run's one failure, so
+   * a stopped service is said once, not once per table (issue #25).
+   */
+  common?: { code: string; reason: string; connectionId?: string };
 }
 
 /**
@@ -105,7 +110,12 @@ export function summarize(
     items.length === 0 && broken.length === 0
       ? "No PPM tables in this workbook to refresh."
       : `${updated} updated, ${unchanged} unchanged, ${failed} failed`;
-  return { updated, unchanged, failed, items, broken: [...broken], headline };
+  const first = items[0];
+  const common =
+    items.length >= 2 && broken.length === 0 && items.every((i) => i.outcome === "failed" && i.code === first.code && i.reason === first.reason && i.connectionId === first.connectionId)
+      ? { code: first.code ?? "error", reason: first.reason ?? "Unknown failure.", ...(first.connectionId ? { connectionId: first.connectionId } : {}) }
+      : undefined;
+  return { updated, unchanged, failed, items, broken: [...broken], headline, ...(common ? { common } : {}) };
 }
 
 /**
@@ -131,6 +141,13 @@ export function countsText(c: { added: number; changed: number; removed: number;
  */
 export function summaryText(s: RefreshSummary, maxLines = 20): string {
   const lines = [s.headline];
+  if (s.common) {
+    // Every table failed the same way: the reason once, then the tables it applies to.
+    lines.push(`None of the ${s.items.length} tables was refreshed: ${s.common.reason}`);
+    const names = s.items.map((i) => i.tableName);
+    lines.push(`Tables: ${names.slice(0, maxLines).join(", ")}${names.length > maxLines ? ` and ${names.length - maxLines} more` : ""}.`);
+    return lines.join("\n");
+  }
   const tables = [
     ...s.items.map((i) =>
       i.outcome === "failed"

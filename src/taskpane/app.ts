@@ -405,6 +405,9 @@ export function errorPanel(ctx: PaneContext, view: ErrorView, handlers: ErrorHan
     h("p", { "data-testid": "error-message" }, view.message),
     h("p", { "data-testid": "error-action", class: "action" }, view.action),
     view.details ? h("pre", { "data-testid": "error-details", class: "details", tabindex: "0", "aria-label": "Error details" }, view.details) : null,
+    view.more?.length
+      ? h("details", { class: "error-more", "data-testid": "error-more" }, h("summary", {}, "Details"), h("ul", { class: "plain" }, ...view.more.map((line) => h("li", {}, line))))
+      : null,
     h("div", { class: "actions" }, ...buttons),
     extra,
   );

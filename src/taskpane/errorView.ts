@@ -4,6 +4,7 @@
  * to offer. Pure, so every documented code is tested in Node.
  */
 import { PpmError, redactSecrets } from "../service/errors";
+import { UNKNOWN_CAUSES } from "../service/localNetwork";
 import type { PpmErrorCode } from "../service/errors";
 
 /** Buttons an error panel can offer. */
@@ -23,6 +24,11 @@ export interface ErrorView {
   details?: string;
   /** The connection the failure belongs to (401 buttons act on exactly this one). */
   connectionId?: string;
+  /**
+   * More about the failure, behind a "Details" toggle (issue #25): what the platform said and, when
+   * it does not say why (a browser's "Failed to fetch"), the possible causes. Never a secret.
+   */
+  more?: string[];
 }
 
 /** What the caller knows about where the failure happened. */
@@ -80,11 +86,8 @@ export const ERROR_TEXT: Record<PpmErrorCode, CodeText> = {
     action: "Report this to the service vendor with the dataset key and the request time (use Copy details).",
     actions: ["copyDetails", "retry"],
   },
-  network: {
-    title: "The service could not be reached",
-    action: "Check the network and the environment address. If the address is right, the service may not allow this add-in's origin (CORS).",
-    actions: ["retry", "editConnection"],
-  },
+  // The action is the error's own: it depends on what the platform said (refused, name not found, …).
+  network: { title: "The service could not be reached", actions: ["retry", "editConnection"] },
   timeout: { title: "The service took too long to answer", actions: ["retry"] },
   cancelled: { title: "Cancelled", action: "Nothing was changed in the workbook." },
   malformed_body: { title: "The service's answer could not be read", actions: ["retry"] },
@@ -219,6 +222,10 @@ export function describeError(err: unknown, ctx: ErrorContext = {}): ErrorView {
       );
     }
     if (e.code === "unauthorized" && !ctx.connectionId) view.actions = [];
+    if (e.code === "network") {
+      const more = networkMore(e);
+      if (more.length) view.more = more.map(clean);
+    }
     const transient = transientAction(e);
     if (transient) view.action = clean(transient);
     return view;
@@ -294,6 +301,21 @@ function transientAction(e: PpmError): string | null {
     default:
       return null;
   }
+}
+
+/**
+ * The "Details" of a network failure: what the platform said and, when it gives no reason (a
+ * browser), the possible causes. A failure read back from a binding keeps only its message, whose
+ * wording says whether the cause was known.
+ */
+function networkMore(e: PpmError): string[] {
+  const d = e.details ?? {};
+  const detail = typeof d.detail === "string" ? d.detail : null;
+  const unknown = d.cause === "unknown" || (d.cause === undefined && /does not say why/.test(e.message));
+  const lines: string[] = [];
+  if (detail) lines.push(`${unknown ? "The browser said" : "The system said"}: ${detail}`);
+  if (unknown) lines.push("Possible causes:", ...UNKNOWN_CAUSES.map((c) => `• ${c}`));
+  return lines;
 }
 
 function isNamed(e: unknown, name: string): boolean {

@@ -218,21 +218,25 @@ export function mountRefresh(panel: HTMLElement, ctx: PaneContext, onShown: (l: 
   }
 
   function showSummary(s: RefreshSummary): void {
+    // Every table failed the same way (a stopped service, an expired token): one message for the
+    // run, with its buttons once; the tables are only named (issue #25).
+    const common = s.common ? describeFailure({ code: s.common.code, message: s.common.reason }, { connectionId: s.common.connectionId, secrets: ctx.secrets() }) : null;
     const items = s.items.map((i) => {
       const failed = i.outcome === "failed";
-      const view = failed ? describeFailure({ code: i.code ?? "error", message: i.reason ?? "" }, { connectionId: i.connectionId, secrets: ctx.secrets() }) : null;
+      const view = failed && !common ? describeFailure({ code: i.code ?? "error", message: i.reason ?? "" }, { connectionId: i.connectionId, secrets: ctx.secrets() }) : null;
       const tokenButtons =
         view && view.actions.includes("updateToken") && i.connectionId ? ctx.errorPanel(view, { retry: () => void refreshAll() }) : null;
       return h(
         "li",
         { class: `summary-item ${i.outcome}`, "data-testid": "refresh-summary-item", "data-table": i.tableName, "data-outcome": i.outcome },
         h("span", { class: "strong" }, i.tableName),
-        `: ${i.outcome}`,
+        failed ? ": not refreshed" : `: ${i.outcome}`,
         i.outcome !== "failed" ? ` (${formatCount(i.rowCount)} rows)` : "",
-        i.counts ? h("span", { class: "counts", "data-testid": "refresh-summary-counts", "data-strategy": i.counts.strategy, "data-added": String(i.counts.added), "data-changed": String(i.counts.changed), "data-removed": String(i.counts.removed) }, ` — ${countsText(i.counts)}${i.counts.strategy === "delta" ? " (only these written)" : ""}`) : null,
+        i.counts ? h("span", { class: "counts", "data-testid": "refresh-summary-counts", "data-strategy": i.counts.strategy, "data-matched-by": i.counts.matchedBy, "data-added": String(i.counts.added), "data-changed": String(i.counts.changed), "data-removed": String(i.counts.removed) }, ` — ${countsText(i.counts)}${i.counts.strategy === "delta" ? " (only these written)" : ""}`) : null,
         i.counts?.strategy === "full" ? h("div", { class: "note", "data-testid": "refresh-summary-no-highlight" }, "Rewritten in full, so the changed cells are not known one by one and cannot be highlighted.") : null,
         i.outcome === "updated" ? h("div", { class: "changes", "data-changes-for": i.bindingId, "data-where": "summary", "data-table": i.tableName }) : null,
-        failed ? h("span", { "data-testid": "refresh-summary-reason", class: "reason" }, ` — ${view?.title ?? ""}: ${i.reason}`) : null,
+        // The reason once: the service's own sentence (the panel's title would only repeat it).
+        failed && !common ? h("span", { "data-testid": "refresh-summary-reason", class: "reason" }, ` — ${i.reason}`) : null,
         ...i.warnings.map((w) => h("div", { class: "note" }, w)),
         tokenButtons,
       );
@@ -241,13 +245,14 @@ export function mountRefresh(panel: HTMLElement, ctx: PaneContext, onShown: (l: 
       summaryHost,
       h(
         "div",
-        { class: "summary card", role: "status", "data-testid": "refresh-summary", "data-updated": String(s.updated), "data-unchanged": String(s.unchanged), "data-failed": String(s.failed) },
-        h("strong", {}, s.headline),
-        h("ul", { class: "plain" }, ...items, ...s.broken.map((b) => h("li", { class: "summary-item failed" }, `${b.key}: ${b.message}`))),
+        { class: "summary card", role: "status", "data-testid": "refresh-summary", "data-updated": String(s.updated), "data-unchanged": String(s.unchanged), "data-failed": String(s.failed), "data-common": common ? "true" : null },
+        h("strong", {}, common ? `None of the ${s.items.length} tables was refreshed` : s.headline),
+        common ? ctx.errorPanel(common, { retry: () => void refreshAll() }) : null,
+        h("ul", { class: common ? "plain compact" : "plain" }, ...items, ...s.broken.map((b) => h("li", { class: "summary-item failed" }, `${b.key}: ${b.message}`))),
       ),
     );
     renderChanges();
-    ctx.status(`Refresh: ${s.headline}.`);
+    ctx.status(common ? `Refresh: none of the ${s.items.length} tables was refreshed. ${s.common!.reason}` : `Refresh: ${s.headline}.`);
   }
 
   const connectionFor = (b: { connectionId: string; environment: string; companyId: string | null }) => resolveConnectionId(b, ctx.store.list());

@@ -13,7 +13,7 @@ import { Workbook, createExcelNamespace } from "../../src/emulator";
 import { PpmClient } from "../../src/service/client";
 import { applyQuery, parseQuery } from "../../src/query";
 import type { Connection } from "../../src/service/connection";
-import type { CellValue, Table } from "../../src/table/model";
+import type { Table } from "../../src/table/model";
 import { MemoryStorage } from "../helpers/memoryStorage";
 
 const TOKEN = "demo-acme-token";
@@ -26,7 +26,7 @@ function byKey(table: Table, key: readonly string[]): Map<string, string> {
   for (const row of table.rows) {
     const id = JSON.stringify(k.map((i) => row[i]));
     if (out.has(id)) throw new Error(`key ${id} repeats`);
-    out.set(id, JSON.stringify(row as CellValue[]));
+    out.set(id, JSON.stringify(row));
   }
   return out;
 }

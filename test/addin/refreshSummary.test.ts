@@ -46,10 +46,23 @@ describe("summarize", () => {
   });
 
   it("caps the text report", () => {
-    const many = Array.from({ length: 12 }, (_, i) => ({ ...reports[2], bindingId: String(i), tableName: `t${i}` }));
+    const many = Array.from({ length: 12 }, (_, i) => ({ ...reports[i % 3], bindingId: String(i), tableName: `t${i}` }));
     const text = summaryText(summarize(many), 3);
     expect(text.split("\n")).toHaveLength(5);
     expect(text).toMatch(/and 9 more/);
+  });
+
+  it("every table failed the same way: the reason once for the run, the tables named (issue #25)", () => {
+    const down = { code: "network", message: "Could not reach localhost:4100: the connection was refused (nothing is listening there)." };
+    const six = Array.from({ length: 6 }, (_, i) => ({ ...reports[2], failure: down, bindingId: String(i), tableName: `ppm_financials_${i + 1}` }));
+    const s = summarize(six, [], () => "a");
+    expect(s.common).toEqual({ code: "network", reason: down.message, connectionId: "a" });
+    const text = summaryText(s);
+    expect(text.split(down.message)).toHaveLength(2);
+    expect(text).toBe(`0 updated, 0 unchanged, 6 failed\nNone of the 6 tables was refreshed: ${down.message}\nTables: ${six.map((r) => r.tableName).join(", ")}.`);
+    // Two reasons, or one table: each table keeps its own line.
+    expect(summarize([six[0], { ...six[1], failure: { code: "timeout", message: "Slow." } }]).common).toBeUndefined();
+    expect(summarize([six[0]]).common).toBeUndefined();
   });
 });
 
