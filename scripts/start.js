@@ -321,7 +321,12 @@ async function main() {
   const devArgs = opts.testDevServer
     ? [opts.testDevServer]
     : [require.resolve("webpack-cli/bin/cli.js", { paths: [root] }), "serve", "--mode", "development", "--port", String(devPort)];
-  const devServer = spawnPrefixed("addin", process.execPath, devArgs, devEnv);
+  // Why the dev server serves http, as it says it (webpack.config.js), for the record below.
+  let httpReason = null;
+  const devServer = spawnPrefixed("addin", process.execPath, devArgs, devEnv, (line) => {
+    const m = /dev certificates unavailable \((.*)\); serving over http/.exec(line);
+    if (m) httpReason = m[1];
+  });
   running.add(devServer);
   log(`task pane dev server starting (pid ${devServer.pid})`);
   let devServerAlive = true;
@@ -368,6 +373,23 @@ async function main() {
     "",
   ];
   console.log(lines.filter((l) => l !== null).join("\n"));
+  if (addinUrl) recordDevServer(addinUrl, httpReason);
+}
+
+/**
+ * Records the origin the dev server really serves, for `ppm doctor` (src/cli/devOrigin.ts): the
+ * certificate files can exist while their authority could not be installed, so only what was
+ * served tells whether it is https. In PPM_STATE_DIR (default node_modules/.cache/ppm).
+ */
+function recordDevServer(origin, httpReason) {
+  const dir = process.env.PPM_STATE_DIR || path.join(root, "node_modules", ".cache", "ppm");
+  try {
+    require("fs").mkdirSync(dir, { recursive: true });
+    const record = { origin, at: new Date().toISOString(), ...(origin.startsWith("http:") && httpReason ? { httpReason: httpReason.slice(0, 300) } : {}) };
+    require("fs").writeFileSync(path.join(dir, "dev-server.json"), JSON.stringify(record, null, 2) + "\n");
+  } catch {
+    // A read-only checkout: doctor then falls back to its prediction.
+  }
 }
 
 main().catch((e) => {

@@ -10,7 +10,6 @@
  * shell history) and is never printed.
  */
 import * as fs from "node:fs";
-import * as os from "node:os";
 import * as path from "node:path";
 import { parseArgs } from "node:util";
 import { applyQuery, createQuerySink, parseQuery } from "../query";
@@ -21,6 +20,7 @@ import { FileValidatorStore } from "../service/node";
 import { validatorKey } from "../service/validators";
 import type { Table } from "../table/model";
 import { excelSafeCell, tableToCsv, tableToJson, textTable } from "./output";
+import { devServerOrigin } from "./devOrigin";
 
 /** Exit codes of the CLI. */
 export const EXIT = {
@@ -79,9 +79,10 @@ const USAGE = `Usage: ppm <command> [options]
 Commands:
   doctor --env URL [--origin ORIGIN] [--json]
       Checks reachability, credentials, reporting, which route groups exist and whether CORS
-      lets the add-in (served from ORIGIN) work. The default ORIGIN is what \`npm start\` serves:
-      localhost on PPM_DEV_PORT (default 3000), https when a development certificate is
-      installed (~/.office-addin-dev-certs) and PPM_DEV_HTTP is not 1, else http.
+      lets the add-in (served from ORIGIN) work. The default ORIGIN is what \`npm start\` serves
+      on localhost (PPM_DEV_PORT, default 3000): the scheme its running dev server answers
+      with; else what it served when it last ran; else https only where the development
+      certificate authority is installed and trusted (and PPM_DEV_HTTP is not 1), http otherwise.
   datasets --env URL [--json]
       Lists the manifest's datasets with their export status.
   export KEY --env URL [--format json|csv|odata] [--output-format csv|json] [--out FILE [--mkdir]]
@@ -264,10 +265,10 @@ interface Check {
 async function doctor(p: Parsed, io: CliIo): Promise<number> {
   const client = clientFrom(p, io);
   const given = str(p.values.origin);
-  const served = given === undefined ? devServerOrigin(io.env) : undefined;
+  const served = given === undefined ? await devServerOrigin(io.env) : undefined;
   const origin = given ?? served!.origin;
   const checks: Check[] = [{ check: "environment address", result: "ok", detail: client.connection.baseUrl }];
-  if (served) checks.push({ check: "add-in origin", result: "ok", detail: `${origin} (what npm start serves here: ${served.why}; --origin sets another)` });
+  if (served) checks.push({ check: "add-in origin", result: "ok", detail: `${origin} (${served.why}; --origin sets another)` });
   const add = (c: Check) => checks.push(c);
   let reportingOk = false;
   try {
@@ -368,33 +369,6 @@ async function doctor(p: Parsed, io: CliIo): Promise<number> {
     io.stdout(failed ? "\nThe add-in would not work with this environment and token.\n" : "\nThe add-in would work with this environment and token.\n");
   }
   return failed ? (failed.exit ?? EXIT.failure) : EXIT.ok;
-}
-
-/** Port of the dev server in package.json's `config` (what `npm start` uses without PPM_DEV_PORT). */
-function configuredDevPort(): number {
-  try {
-    const pkg = JSON.parse(fs.readFileSync(path.resolve(__dirname, "../../package.json"), "utf8")) as { config?: { dev_server_port?: unknown } };
-    const port = Number(pkg.config?.dev_server_port);
-    if (Number.isInteger(port) && port > 0) return port;
-  } catch {
-    // Installed without its package.json: the documented default.
-  }
-  return 3000;
-}
-
-/**
- * The origin `npm start` serves the task pane from, by the rules the dev server follows
- * (`webpack.config.js`): port PPM_DEV_PORT or package.json's `dev_server_port`; https when
- * office-addin-dev-certs' localhost certificate is installed and PPM_DEV_HTTP is not 1, else http.
- */
-export function devServerOrigin(env: Record<string, string | undefined>, home: string = env.HOME ?? os.homedir()): { origin: string; why: string } {
-  const fromEnv = env.PPM_DEV_PORT !== undefined && /^\d+$/.test(env.PPM_DEV_PORT) ? Number(env.PPM_DEV_PORT) : undefined;
-  const port = fromEnv ?? configuredDevPort();
-  const portWhy = fromEnv !== undefined ? `port from PPM_DEV_PORT` : `port ${port} from package.json`;
-  if (env.PPM_DEV_HTTP === "1") return { origin: `http://localhost:${port}`, why: `${portWhy}, http because PPM_DEV_HTTP=1` };
-  const cert = path.join(home, ".office-addin-dev-certs", "localhost.crt");
-  if (fs.existsSync(cert)) return { origin: `https://localhost:${port}`, why: `${portWhy}, https with the development certificate` };
-  return { origin: `http://localhost:${port}`, why: `${portWhy}, http because no development certificate is installed` };
 }
 
 // ------------------------------------------------------------------ datasets
