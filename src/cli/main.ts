@@ -97,7 +97,8 @@ Commands:
       query ($apply, $filter, $select, $orderby, $top, $skip, $count; the '$' is optional) before
       writing; a summary ($apply) is computed while the export streams in.
       --excel-safe (CSV only) puts a ' before text cells that start with =, +, -, @, a tab or a
-      carriage return, so Excel opens them as text, not formulas (CSV injection).
+      carriage return, so Excel opens them as text, not formulas (CSV injection), and starts the
+      file with a UTF-8 byte order mark, so Excel on Windows reads it as UTF-8.
 
 Options for every command:
   --env URL        environment base URL (or PPM_ENV)
@@ -196,8 +197,16 @@ let tokenSource: "PPM_TOKEN" | "--token" = "PPM_TOKEN";
 function cliText(e: PpmError): { message: string; action: string } {
   const source = tokenSource === "PPM_TOKEN" ? "the PPM_TOKEN environment variable" : "--token";
   const fix = (t: string) => t.replace(/the stored (?:company API )?token/gi, `the token in ${source}`);
-  const action = e.code === "unauthorized" ? `Check the token in ${source}: set it to a valid company API token for this company and environment.` : fix(e.action);
-  return { message: fix(e.message), action };
+  // The client's actions speak of the pane's controls (a connection, a field, a section to hide);
+  // the CLI's own words where they differ.
+  const cliActions: Partial<Record<PpmErrorCode, string>> = {
+    unauthorized: `Check the token in ${source}: set it to a valid company API token for this company and environment.`,
+    invalid_base_url: "Give --env (or PPM_ENV) as the environment's base address, https://host (http only for localhost), without credentials, query or the service's /api/... paths.",
+    route_absent: "This environment does not offer this feature (its routes answer 404); use another environment or ask its administrator.",
+    record_credentials_missing: "Set PPM_API_AUTH and PPM_API_SECRET to the company's record credentials.",
+  };
+  const action = cliActions[e.code] ?? fix(e.action);
+  return { message: fix(e.message).replace(/^The environment address\b/, "The --env address"), action };
 }
 
 /**
@@ -482,7 +491,13 @@ async function exportCommand(p: Parsed, io: CliIo): Promise<number> {
     table = q.table;
     count = q.count;
   }
-  const chunks: Iterable<string | Uint8Array> = byteExact ? raw : outputFormat === "csv" ? tableToCsv(table, excelSafe ? excelSafeCell : undefined) : tableToJson(table, count !== undefined ? { count } : {});
+  const chunks: Iterable<string | Uint8Array> = byteExact
+    ? raw
+    : outputFormat === "csv"
+      ? excelSafe
+        ? withBom(tableToCsv(table, excelSafeCell))
+        : tableToCsv(table)
+      : tableToJson(table, count !== undefined ? { count } : {});
   if (outPath) {
     writeFileAtomically(outPath, chunks);
     io.stderr(`${key}: ${table.rows.length} row(s), ${table.columns.length} column(s) written to ${out}${count !== undefined ? ` (count: ${count})` : ""}\n`);
@@ -503,6 +518,16 @@ async function exportCommand(p: Parsed, io: CliIo): Promise<number> {
   }
   if (store && cacheKey) store.set(cacheKey, result.validators, identity);
   return EXIT.ok;
+}
+
+/**
+ * A UTF-8 byte order mark first: CSV meant for Excel (`--excel-safe`). Excel on Windows reads a CSV
+ * without one in the system's ANSI code page ("ZÃ¼rich" for "Zürich"); with it, as UTF-8. The plain
+ * export stays byte-exact, without one.
+ */
+function* withBom(chunks: Iterable<string>): Generator<string> {
+  yield "\uFEFF";
+  yield* chunks;
 }
 
 function isDirectory(dir: string): boolean {

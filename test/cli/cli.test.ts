@@ -51,6 +51,8 @@ function ppm(args: string[], env: Record<string, string | undefined> = { PPM_TOK
 }
 
 const all = (r: Run) => `${r.stdout}\n${r.stderr}`;
+/** A text table's wrapped DETAIL cells joined back onto their rows (for matching). */
+const flat = (s: string) => s.replace(/\n {20,}/g, " ");
 
 describe("ppm --help", () => {
   it("prints every command and option as prose: no source code leaked into the text", async () => {
@@ -366,26 +368,26 @@ describe("ppm CLI rules (issue #13, point 14)", () => {
     const base = { PPM_TOKEN: TOKEN, HOME: home, PPM_STATE_DIR: state };
     const plain = await ppm(["doctor", "--env", svc.url], { ...base, PPM_DEV_PORT: "3457" });
     expect(plain.code).toBe(0);
-    expect(plain.stdout).toMatch(/add-in origin\s+ok\s+http:\/\/localhost:3457 \(port from PPM_DEV_PORT; http: no development certificate yet/);
-    expect(plain.stdout).toContain("origin http://localhost:3457 may send the add-in's headers");
+    expect(flat(plain.stdout)).toMatch(/add-in origin\s+ok\s+http:\/\/localhost:3457 \(port from PPM_DEV_PORT; http: no development certificate yet/);
+    expect(flat(plain.stdout)).toContain("origin http://localhost:3457 may send the add-in's headers");
 
     fs.mkdirSync(path.join(home, ".office-addin-dev-certs"));
     for (const f of ["ca.crt", "localhost.crt", "localhost.key"]) fs.writeFileSync(path.join(home, ".office-addin-dev-certs", f), "test certificate");
     const files = await ppm(["doctor", "--env", svc.url], { ...base, PPM_DEV_PORT: "3456" });
-    expect(files.stdout).toContain("origin http://localhost:3456 may send");
+    expect(flat(files.stdout)).toContain("origin http://localhost:3456 may send");
     const http = await ppm(["doctor", "--env", svc.url], { ...base, PPM_DEV_PORT: "3456", PPM_DEV_HTTP: "1" });
-    expect(http.stdout).toContain("http because PPM_DEV_HTTP=1");
+    expect(flat(http.stdout)).toContain("http because PPM_DEV_HTTP=1");
 
     // What npm start recorded when it last ran wins over the prediction (for its port only).
     fs.writeFileSync(path.join(state, "dev-server.json"), JSON.stringify({ origin: "https://localhost:3456", at: "2026-03-01T10:00:00.000Z" }));
     const recorded = await ppm(["doctor", "--env", svc.url], { ...base, PPM_DEV_PORT: "3456" });
-    expect(recorded.stdout).toMatch(/https:\/\/localhost:3456 \(what npm start served when it last ran \(2026-03-01 10:00 UTC\), https/);
+    expect(flat(recorded.stdout)).toMatch(/https:\/\/localhost:3456 \(what npm start served when it last ran \(2026-03-01 10:00 UTC\), https/);
     const otherPort = await ppm(["doctor", "--env", svc.url], { ...base, PPM_DEV_PORT: "3457" });
-    expect(otherPort.stdout).toContain("origin http://localhost:3457 may send");
+    expect(flat(otherPort.stdout)).toContain("origin http://localhost:3457 may send");
     expect(pkg.config.dev_server_port).toBe(3000);
 
     const given = await ppm(["doctor", "--env", svc.url, "--origin", "https://addin.example.com"], base);
-    expect(given.stdout).not.toContain("add-in origin");
-    expect(given.stdout).toContain("origin https://addin.example.com may send");
+    expect(flat(given.stdout)).not.toContain("add-in origin");
+    expect(flat(given.stdout)).toContain("origin https://addin.example.com may send");
   });
 });

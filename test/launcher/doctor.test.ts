@@ -33,6 +33,9 @@ function ppm(args: string[], env: Record<string, string>): Promise<{ code: numbe
   });
 }
 
+/** A text table's wrapped DETAIL cells joined back onto their rows (for matching). */
+const flat = (s: string) => s.replace(/\n {20,}/g, " ");
+
 let tmp: string;
 let home: string;
 let launcher: ChildProcess | null = null;
@@ -61,7 +64,7 @@ describe("ppm doctor reports what npm start serves", () => {
 
     // Before npm start ever ran here: the certificate files exist, their authority is not trusted.
     const before = await ppm(["doctor", "--env", service], env);
-    expect(before.stdout).toMatch(new RegExp(`add-in origin +ok +http://localhost:${devPort} \\(port from PPM_DEV_PORT; http: the development certificate authority is not installed`));
+    expect(flat(before.stdout)).toMatch(new RegExp(`add-in origin +ok +http://localhost:${devPort} \\(port from PPM_DEV_PORT; http: the development certificate authority is not installed`));
 
     launcher = spawn(process.execPath, [path.join(root, "scripts/start.js"), "--port", String(devPort), "--service-port", String(servicePort), "--test-dev-server", stub], {
       cwd: root,
@@ -77,9 +80,9 @@ describe("ppm doctor reports what npm start serves", () => {
 
     const running = await ppm(["doctor", "--env", service], env);
     expect(running.code).toBe(0);
-    expect(running.stdout).toMatch(new RegExp(`add-in origin +ok +http://localhost:${devPort} \\(npm start is running on port ${devPort} and serves http;`));
+    expect(flat(running.stdout)).toMatch(new RegExp(`add-in origin +ok +http://localhost:${devPort} \\(npm start is running on port ${devPort} and serves http;`));
     // The CORS check used that origin.
-    expect(running.stdout).toContain(`origin http://localhost:${devPort} may send the add-in's headers`);
+    expect(flat(running.stdout)).toContain(`origin http://localhost:${devPort} may send the add-in's headers`);
     const record = JSON.parse(fs.readFileSync(path.join(state, "dev-server.json"), "utf8")) as { origin: string; httpReason?: string };
     expect(record).toMatchObject({ origin: `http://localhost:${devPort}`, httpReason: "Unable to install the CA certificate (test stub)" });
 
@@ -89,7 +92,7 @@ describe("ppm doctor reports what npm start serves", () => {
     // npm start has stopped: doctor says what it served when it last ran, and why http. The
     // reference service is gone with it, so reachability fails; the origin is still reported.
     const after = await ppm(["doctor", "--env", service], env);
-    expect(after.stdout).toMatch(new RegExp(`add-in origin +ok +http://localhost:${devPort} \\(what npm start served when it last ran \\(\\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d UTC\\), http: Unable to install the CA certificate \\(test stub\\)`));
-    expect(after.stdout).toMatch(/reachability +FAIL +Could not reach localhost:\d+: the connection was refused/);
+    expect(flat(after.stdout)).toMatch(new RegExp(`add-in origin +ok +http://localhost:${devPort} \\(what npm start served when it last ran \\(\\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d UTC\\), http: Unable to install the CA certificate \\(test stub\\)`));
+    expect(flat(after.stdout)).toMatch(/reachability +FAIL +Could not reach localhost:\d+: the connection was refused/);
   }, 60000);
 });

@@ -8,7 +8,7 @@ import { datasetRow, openImport, runJob } from "./datasets";
  * (scaled bigints), rows counted. A JSON number of the export is the decimal its shortest text
  * spells (the service writes each value that way), so that text is what is summed.
  */
-function oracleSummary(rows: Array<Record<string, unknown>>): Map<string, { fiscalYear: number; projectId: string; total: string | null; rows: number }> {
+export function oracleSummary(rows: Array<Record<string, unknown>>): Map<string, { fiscalYear: number; projectId: string; total: string | null; rows: number }> {
   const decimal = (v: number): { digits: bigint; scale: number } => {
     const text = String(v);
     const m = /^(-?)(\d+)(?:\.(\d+))?$/.exec(text);
@@ -42,7 +42,7 @@ function oracleSummary(rows: Array<Record<string, unknown>>): Map<string, { fisc
 }
 
 /** The export's rows as the service sends them to anyone with the token (read by the test, not the add-in). */
-async function exportRows(serviceUrl: string, key: string): Promise<Array<Record<string, unknown>>> {
+export async function exportRows(serviceUrl: string, key: string): Promise<Array<Record<string, unknown>>> {
   const res = await fetch(`${serviceUrl}/api/bi/v1/${key}`, { headers: { "Company-Api-Token": ACME_TOKEN } });
   check(res.ok, `the test's own export request answered ${res.status}`);
   const body = (await res.json()) as { rows: Array<Record<string, unknown>> };

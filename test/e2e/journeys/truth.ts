@@ -1,0 +1,243 @@
+/**
+ * Issue #25 journeys ("the pane tells the truth"): the preview's scenario toolbar drives every
+ * state (regenerate all or some rows, 503, slow, unreachable, stop and start, pane width, theme); a
+ * stopped service is one short, true message for the run; change counts of a summary and of
+ * filtered or narrowed tables equal what the regeneration applied, computed here from the
+ * service's exports without the add-in's code.
+ */
+import { check, checkEqual, type E2E, type Journey } from "../harness";
+import { openTab } from "./connections";
+import { openImport, runJob } from "./datasets";
+import { refreshAndSummarise } from "./refresh";
+import { exportRows, oracleSummary } from "./summarize";
+
+/** A toolbar control of the preview page (not the task pane). */
+const bar = (t: E2E, id: string) => t.page.getByTestId(id);
+
+/** Runs a toolbar action and waits for its NEW result line. */
+async function toolbar(t: E2E, act: () => Promise<unknown>): Promise<string> {
+  const result = bar(t, "preview-controls-result");
+  const seq = Number((await result.getAttribute("data-seq")) ?? "0");
+  await act();
+  await t.until("the toolbar's result line", async () => Number((await result.getAttribute("data-seq")) ?? "0") > seq, 20_000);
+  return result.innerText();
+}
+
+async function serviceState(t: E2E, want: string): Promise<void> {
+  await t.attr(bar(t, "preview-service-state"), "data-state", want, 20_000);
+}
+
+/** The pane's frame width and the #pane element's width, in CSS pixels. */
+async function paneWidths(t: E2E): Promise<{ pane: number; doc: number }> {
+  const pane = await t.page.evaluate(() => Math.round(document.getElementById("pane")!.getBoundingClientRect().width));
+  const doc = await t.frame().evaluate(() => document.documentElement.clientWidth);
+  return { pane, doc };
+}
+
+async function boundTableNames(t: E2E): Promise<string[]> {
+  await openTab(t, "refresh");
+  await t.id("bound-tables-reload").click();
+  await t.tp.locator("[data-testid=bound-table]").first().waitFor();
+  return t.tp.locator("[data-testid=bound-table]").evaluateAll((els) => els.map((e) => (e as HTMLElement).dataset.table ?? ""));
+}
+
+/** Refreshes one listed table with its own Refresh button; the summary of that run. */
+function refreshTable(t: E2E, table: string) {
+  return refreshAndSummarise(t, () => t.tp.locator(`[data-testid=bound-table][data-table="${table}"]`).getByTestId("bound-table-refresh").click());
+}
+
+export const previewControls: Journey = {
+  name: "preview toolbar: pane width, theme, regenerate all and some rows, 503, slow, unreachable, stop and start, each with its curl",
+  async run(t) {
+    // --- pane width: 320, 450, and back to the suite's 320.
+    for (const w of [450, 320]) {
+      await bar(t, "preview-pane-width").selectOption(String(w));
+      let seen = { pane: 0, doc: 0 };
+      await t.until(`a ${w} px task pane`, async () => {
+        seen = await paneWidths(t);
+        return seen.pane === w && Math.abs(seen.doc - w) <= 20 ? seen : null;
+      }).catch((e: Error) => {
+        throw new Error(`${e.message}; pane ${seen.pane} px, its document ${seen.doc} px`);
+      });
+    }
+
+    // --- theme: dark reloads the pane with Office's dark colours; the workbook and connections stay.
+    const tables = await boundTableNames(t);
+    await toolbar(t, () => bar(t, "preview-theme").selectOption("dark"));
+    await t.until("the pane to apply the dark theme", () => t.frame().evaluate(() => document.documentElement.dataset.theme === "dark"), 30_000);
+    await t.id("app").waitFor({ state: "attached" });
+    checkEqual(await boundTableNames(t), tables, "the bound tables after the theme change (the workbook was kept)");
+    await t.screenshotPane("33-preview-dark-320");
+    await toolbar(t, () => bar(t, "preview-theme").selectOption("light"));
+    await t.until("the pane to apply the light theme", () => t.frame().evaluate(() => document.documentElement.dataset.theme !== "dark"), 30_000);
+    await t.id("app").waitFor({ state: "attached" });
+
+    // --- regenerate: all rows, then a given number of rows; the pane's counts follow.
+    const fin = "ppm_financials";
+    check((await boundTableNames(t)).includes(fin), "the plain financials import is bound");
+    await bar(t, "preview-regen-dataset").selectOption("financials");
+    await bar(t, "preview-regen-company").selectOption("acme");
+    const all = await toolbar(t, () => bar(t, "preview-regen-all").click());
+    check(/financials \(acme\) regenerated: every row regenerated/.test(all) && all.includes("curl -X POST") && all.includes("/__control/regenerate?company=acme&dataset=financials"), `the result and its curl (${all})`);
+    const full = await refreshTable(t, fin);
+    checkEqual(full.items.map((i) => [i.table, i.outcome]), [[fin, "updated"]], "after regenerating every row");
+
+    for (const [k, v] of [["changed", "3"], ["added", "2"], ["removed", "1"]]) await bar(t, `preview-regen-${k}`).fill(v);
+    const some = await toolbar(t, () => bar(t, "preview-regen-partial").click());
+    check(some.includes("3 changed, 2 added, 1 removed") && some.includes("changedRows=3&addedRows=2&removedRows=1"), `partial result and curl (${some})`);
+    await refreshTable(t, fin);
+    const counts = t.id("refresh-summary").locator(`[data-testid=refresh-summary-item][data-table="${fin}"] [data-testid=refresh-summary-counts]`);
+    checkEqual(
+      await counts.evaluate((el) => ["added", "changed", "removed", "matchedBy"].map((k) => (el as HTMLElement).dataset[k])),
+      ["2", "3", "1", "key"],
+      "the pane's counts = what the toolbar's regeneration applied",
+    );
+
+    // --- make it fail: 503, then slow, then unreachable; each set back to "no".
+    const r503 = await toolbar(t, () => bar(t, "preview-service-fail").selectOption("503"));
+    check(r503.includes("status=503") && r503.includes("count=unlimited"), `503 and its curl (${r503})`);
+    await serviceState(t, "failing-503");
+    const failed = await refreshTable(t, fin);
+    check(failed.items[0]?.outcome === "failed" && /HTTP 503 \(service unavailable\)/.test(failed.items[0].reason), `a 503 (${JSON.stringify(failed.items)})`);
+    check(!/had a problem: The service/.test(failed.items[0].reason), "the reason does not repeat itself");
+
+    const slow = await toolbar(t, () => bar(t, "preview-service-fail").selectOption("slow"));
+    check(slow.includes("/__control/delay?path=%2Fapi%2F*&ms=3000"), `slow and its curl (${slow})`);
+    await serviceState(t, "failing-slow");
+    const started = Date.now();
+    const slowRun = refreshTable(t, fin);
+    await t.expectVisible(t.id("progress"), "the refresh shows its progress while the service is slow");
+    const slowDone = await slowRun;
+    check(slowDone.items[0]?.outcome !== "failed", `the slow refresh succeeded (${JSON.stringify(slowDone.items)})`);
+    t.note(`a refresh against the slow service took ${((Date.now() - started) / 1000).toFixed(1)} s`);
+
+    const drop = await toolbar(t, () => bar(t, "preview-service-fail").selectOption("drop"));
+    check(drop.includes("status=drop"), `unreachable and its curl (${drop})`);
+    await serviceState(t, "failing-drop");
+    const dropped = await refreshTable(t, fin);
+    const host = new URL(t.serviceUrl).host;
+    checkEqual(dropped.items.map((i) => [i.outcome, i.reason.trim()]), [["failed", `— Could not reach ${host}; the browser does not say why.`]], "unreachable: one short sentence");
+    await toolbar(t, () => bar(t, "preview-service-fail").selectOption("none"));
+    await serviceState(t, "running");
+
+    // --- stop and start: the port really closes.
+    const stop = await toolbar(t, () => bar(t, "preview-service-stop").click());
+    check(stop.includes("/__control/stop"), `stop and its curl (${stop})`);
+    await serviceState(t, "stopped");
+    const refused = await fetch(`${t.serviceUrl}/api/bi/v1/manifest`).then(
+      () => "answered",
+      (e: unknown) => String((e as { cause?: { code?: string } }).cause?.code),
+    );
+    checkEqual(refused, "ECONNREFUSED", "the stopped service's port refuses connections");
+    const start = await toolbar(t, () => bar(t, "preview-service-start").click());
+    check(/Service started again/.test(start) && /curl -X POST 'http:\/\/127\.0\.0\.1:\d+\/__control\/start'/.test(start), `start and its curl (${start})`);
+    await serviceState(t, "running");
+    const ok = await refreshTable(t, fin);
+    check(ok.items[0]?.outcome !== "failed", `refresh after start (${JSON.stringify(ok.items)})`);
+    await t.screenshot("32-preview-controls");
+  },
+};
+
+export const serviceDown: Journey = {
+  name: "service down: a stopped service is one short, true message for the run (no browser policy), details behind a toggle, whole words in every info line",
+  async run(t) {
+    const tables = await boundTableNames(t);
+    check(tables.length >= 3, `several bound tables (${tables.join(", ")})`);
+    await toolbar(t, () => bar(t, "preview-service-stop").click());
+    await serviceState(t, "stopped");
+    try {
+      const s = await refreshAndSummarise(t, () => t.id("refresh-all").click());
+      checkEqual([s.updated, s.unchanged, s.failed], [0, 0, tables.length], "every table failed");
+      const summary = t.id("refresh-summary");
+      checkEqual(await summary.getAttribute("data-common"), "true", "one failure for the run");
+      checkEqual(await summary.getByTestId("error-panel").count(), 1, "one error panel in the summary");
+      checkEqual(await t.tp.locator("[data-testid=error-panel]:visible").count(), 1, "one error panel in the whole pane");
+      const host = new URL(t.serviceUrl).host;
+      const message = await summary.getByTestId("error-message").innerText();
+      checkEqual(message, `Could not reach ${host}; the browser does not say why.`, "the message");
+      const panel = await summary.getByTestId("error-panel").innerText();
+      check(!/Local Network|Chrome|Edge|policy/i.test(panel), `no browser-policy advice from a page on localhost (${panel})`);
+      check(panel.split(/\s+/).length < 60, `the panel is short (${panel.split(/\s+/).length} words)`);
+      const more = summary.getByTestId("error-more");
+      check(!(await more.evaluate((d) => (d as HTMLDetailsElement).open)), "the details are folded");
+      await more.locator("summary").click();
+      const details = await more.innerText();
+      check(/The browser said: Failed to fetch/.test(details) && /Possible causes/.test(details) && /stopped/.test(details), `the details (${details})`);
+      await t.screenshotPane("34-service-down");
+
+      // Every table's info line: the stale mark with the whole reason, never cut mid-word.
+      for (const name of tables) {
+        const place = await t.table(name);
+        if ((await t.activeSheet()) !== place.sheet) await t.openSheet(place.sheet);
+        const info = (await t.cell(place.address(-1, 0))).value;
+        const want = `PPM · ⚠ Not refreshed: Could not reach ${host}; the browser does not say why (network), `;
+        check(info.startsWith(want), `${name}'s info line starts with the whole reason (${info.slice(0, 160)})`);
+      }
+    } finally {
+      if ((await bar(t, "preview-service-state").getAttribute("data-state")) === "stopped") await toolbar(t, () => bar(t, "preview-service-start").click());
+    }
+    await serviceState(t, "running");
+    await openTab(t, "refresh");
+    const back = await refreshAndSummarise(t, () => t.id("refresh-all").click());
+    checkEqual(back.failed, 0, `nothing fails once the service is back (${JSON.stringify(back.items)})`);
+  },
+};
+
+/** Imports financials with a pasted local query; the table's name. */
+async function importQueried(t: E2E, query: string): Promise<string> {
+  await openImport(t, "financials");
+  await t.fill(t.id("query-paste"), query);
+  await t.until("the pasted query to be read", async () => (await t.id("query-preview-local").innerText()).startsWith("$"));
+  return (await runJob(t, () => t.id("import-start").click())).table;
+}
+
+/** Export rows reduced to the columns of a narrowed table, with its filter. */
+const narrowed = (rows: Array<Record<string, unknown>>, columns: string[]) => rows.filter((r) => r.fiscal_year === 2026).map((r) => columns.map((c) => r[c]));
+
+export const changeCounts: Journey = {
+  name: "change counts: after a partial regeneration a summary counts groups, a filtered table keeps its key, a narrowed table without the key says rewritten: each equal to what the regeneration applied",
+  async run(t) {
+    const summaryTable = await importQueried(t, "$apply=groupby((fiscal_year,project_id),aggregate(budget with sum as total_budget,$count as rows))");
+    const keyedCols = ["project_id", "fiscal_year", "period_number", "budget"];
+    const keyedTable = await importQueried(t, `$filter=fiscal_year eq 2026&$select=${keyedCols.join(",")}`);
+    const narrowCols = ["project_id", "budget"];
+    const narrowTable = await importQueried(t, `$filter=fiscal_year eq 2026&$select=${narrowCols.join(",")}`);
+
+    const before = await exportRows(t.serviceUrl, "financials");
+    for (const [k, v] of [["changed", "6"], ["added", "2"], ["removed", "3"]]) await bar(t, `preview-regen-${k}`).fill(v);
+    await bar(t, "preview-regen-dataset").selectOption("financials");
+    await toolbar(t, () => bar(t, "preview-regen-partial").click());
+    const after = await exportRows(t.serviceUrl, "financials");
+
+    // The oracle: groups by (fiscal_year, project_id) and rows by the dataset key, compared here.
+    const diff = <V>(a: Map<string, V>, b: Map<string, V>) => ({
+      added: [...b.keys()].filter((k) => !a.has(k)).length,
+      changed: [...b.keys()].filter((k) => a.has(k) && JSON.stringify(a.get(k)) !== JSON.stringify(b.get(k))).length,
+      removed: [...a.keys()].filter((k) => !b.has(k)).length,
+    });
+    const groups = diff(oracleSummary(before), oracleSummary(after));
+    const byKey = (rows: Array<Record<string, unknown>>) => new Map(narrowed(rows, keyedCols).map((r) => [JSON.stringify(r.slice(0, 3)), r]));
+    const keyed = diff(byKey(before), byKey(after));
+    const [oldNarrow, newNarrow] = [narrowed(before, narrowCols), narrowed(after, narrowCols)];
+    const rewritten = newNarrow.filter((r, i) => i < oldNarrow.length && JSON.stringify(r) !== JSON.stringify(oldNarrow[i])).length;
+    check(groups.changed > 0 && keyed.removed + keyed.changed + keyed.added > 0 && oldNarrow.length !== newNarrow.length, `the regeneration touched every table (${JSON.stringify({ groups, keyed, old: oldNarrow.length, new: newNarrow.length })})`);
+
+    await openTab(t, "refresh");
+    await refreshAndSummarise(t, () => t.id("refresh-all").click());
+    const counts = (table: string) =>
+      t.id("refresh-summary").locator(`[data-testid=refresh-summary-item][data-table="${table}"] [data-testid=refresh-summary-counts]`);
+    const read = (table: string) => counts(table).evaluate((el) => ({ matchedBy: (el as HTMLElement).dataset.matchedBy, added: Number((el as HTMLElement).dataset.added), changed: Number((el as HTMLElement).dataset.changed), removed: Number((el as HTMLElement).dataset.removed), text: el.textContent ?? "" }));
+
+    const s = await read(summaryTable);
+    checkEqual({ matchedBy: s.matchedBy, added: s.added, changed: s.changed, removed: s.removed }, { matchedBy: "key", ...groups }, `${summaryTable} (summary): groups added, changed, removed`);
+    check(s.text.includes(`${groups.added} added, ${groups.changed} changed, ${groups.removed} removed`), `the summary's counts as text (${s.text})`);
+    const k = await read(keyedTable);
+    checkEqual({ matchedBy: k.matchedBy, added: k.added, changed: k.changed, removed: k.removed }, { matchedBy: "key", ...keyed }, `${keyedTable} (filtered, key kept)`);
+    const n = await read(narrowTable);
+    checkEqual(n.matchedBy, "position", `${narrowTable} (narrowed without the key) is matched by position`);
+    const fewer = oldNarrow.length - newNarrow.length;
+    const moved = fewer > 0 ? `, ${fewer} fewer row${fewer === 1 ? "" : "s"}` : `, ${-fewer} more row${fewer === -1 ? "" : "s"}`;
+    check(!/changed/.test(n.text) && n.text.includes(`${rewritten} row${rewritten === 1 ? "" : "s"} rewritten (no key to match rows by)${moved}`), `the narrowed table says rewritten, never changed (${n.text}; expected ${rewritten} rewritten${moved})`);
+    await t.screenshotPane("35-change-counts");
+  },
+};
