@@ -36,7 +36,7 @@ const JOURNEY_TIMEOUT_MS = 90_000;
  * When an early journey breaks (say, connections), the later ones each wait out their timeouts;
  * past this budget the rest are reported as not run, so a broken build fails in minutes, not half an hour.
  */
-const RUN_BUDGET_MS = 5 * 60_000;
+const RUN_BUDGET_MS = 8 * 60_000;
 
 function kb(bytes: number): string {
   return `${(bytes / 1024).toFixed(1)} KiB`;

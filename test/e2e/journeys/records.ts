@@ -88,12 +88,15 @@ async function mixedWriteBack(t: E2E, opts: { startEditing: boolean; screenshots
   await t.typeInCell(place.address(4, fieldCol), validD);
   const otherSponsor = opts.startEditing ? "Monica Reyes (PMO)" : "Monica Reyes";
   await changeOnService(t, tC, { [SPONSOR]: otherSponsor });
-  const typedB = await t.cell(place.address(2, fieldCol));
   const typedC = await t.cell(place.address(3, sponsorCol));
-  checkEqual([typedB.type, Number(typedB.value), typedB.format], ["number", 1234.5, "#,##0.00"], "Excel read 1,234.5 as a formatted number");
+  const readB = await t.cell(place.address(2, fieldCol));
+  checkEqual([readB.type, Number(readB.value), readB.format], ["number", 1234.5, "#,##0.00"], "Excel read 1,234.5 as a formatted number");
 
   await t.id("records-wb-detect").click();
   await t.attr(t.id("records-wb-status"), "data-state", "preview");
+  // The refused number now holds the text Excel showed, as text: the next typing is read as typed (issue #25).
+  const typedB = await t.cell(place.address(2, fieldCol));
+  checkEqual([typedB.type, typedB.value, typedB.format, typedB.text], ["text", "1,234.50", "@", readB.text], "the refused cell keeps what it showed, as text");
   const change = (token: string) => t.tp.locator(`[data-testid=records-wb-change][data-token="${token}"]`);
   checkEqual(await t.id("records-wb-change").count(), 4, "changed cells in the preview");
   checkEqual(
@@ -147,6 +150,16 @@ async function mixedWriteBack(t: E2E, opts: { startEditing: boolean; screenshots
   await t.attr(t.id("records-wb-status"), "data-state", "preview");
   checkEqual(await t.id("records-wb-change").count(), 2, "the two unsent edits are still pending");
   checkEqual(await t.id("records-wb-held-list").getAttribute("data-count"), "2", "still listed");
+
+  if (!opts.startEditing) {
+    // Retyping the value as the message asks, without touching the number format, is judged as typed.
+    const check1 = (await change(tB).getByTestId("records-wb-change-check").innerText());
+    check(/Type 1234\.5 instead/.test(check1), `the message says what to type (${check1})`);
+    await t.typeInCell(place.address(2, fieldCol), "1234.5");
+    await t.id("records-wb-detect").click();
+    await t.attr(t.id("records-wb-status"), "data-state", "preview");
+    checkEqual([await change(tB).getAttribute("data-validation"), await change(tB).getByTestId("records-wb-change-new").innerText()], ["valid", "1234.5"], "the retyped value is valid");
+  }
 
   if (opts.startEditing) {
     // Discard: the service's values, the column's format and the cells' own fills come back.
