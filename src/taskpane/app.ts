@@ -54,6 +54,9 @@ export function mountApp(root: HTMLElement, opts: AppOptions): PaneContext {
 
   const statusEl = h("div", { class: "status", role: "status", "aria-live": "polite", "data-testid": "status" });
   const progressHost = h("div", { class: "progress-host" });
+  // A finished job's result sits under the sticky navigation, not in it: it scrolls away with the
+  // section instead of covering it (issue #25).
+  const resultHost = h("div", { class: "result-host" });
   const notices = h("div", { class: "notices", "data-testid": "pane-notices" });
   const picker = selectControl({ label: "Connection", testid: "active-connection", options: [] });
   const select = picker.control;
@@ -67,6 +70,7 @@ export function mountApp(root: HTMLElement, opts: AppOptions): PaneContext {
     onSelect: (id) => ctx.showTab(id.slice("tab-".length) as TabName),
   });
   const shown = new Set<(tab: TabName) => void>();
+  let currentTab: TabName = "connections";
 
   const ctx: PaneContext = {
     store: opts.store,
@@ -101,6 +105,13 @@ export function mountApp(root: HTMLElement, opts: AppOptions): PaneContext {
     },
     beginTask: () => ++tasks,
     showTab(tab, focus = false) {
+      // Messages belong to what the user did where they did it: leaving a section clears its error
+      // panels and the last job's result, so none lingers over another section (issue #25).
+      if (tab !== currentTab) {
+        panels.get(currentTab)?.querySelectorAll(".error-panel").forEach((p) => p.remove());
+        replace(resultHost);
+      }
+      currentTab = tab;
       tabs.select(`tab-${tab}`, focus);
       for (const [name, panel] of panels) panel.hidden = name !== tab;
       for (const l of shown) l(tab);
@@ -156,6 +167,7 @@ export function mountApp(root: HTMLElement, opts: AppOptions): PaneContext {
         labelEl.textContent = "Cancelling…";
       };
       job = { controller, kind, cancel: stop };
+      replace(resultHost);
       replace(progressHost, h("div", { class: "progress", "data-testid": "progress", "data-job": kind }, labelEl, bar, h("div", { class: "progress-row" }, rowsEl, cancel)));
       ctx.status(label, scope);
       const progress = (p: JobProgress) => {
@@ -210,7 +222,8 @@ export function mountApp(root: HTMLElement, opts: AppOptions): PaneContext {
         h("span", {}, result.text),
         h("fluent-button", { type: "button", slot: "dismiss", appearance: "transparent", size: "small", "aria-label": "Dismiss", onclick: () => el.remove() }, "✕"),
       );
-      replace(progressHost, el);
+      replace(progressHost);
+      replace(resultHost, el);
       ctx.status(result.text);
       // After an import the result is what the user looks for next: focus it (it names the table and sheet).
       if (result.state === "done") el.focus();
@@ -245,7 +258,7 @@ export function mountApp(root: HTMLElement, opts: AppOptions): PaneContext {
   ctx.on("active", renderSelect);
   // The last job's outcome belongs to the connection it ran with.
   ctx.on("active", () => {
-    progressHost.querySelector('[data-testid="job-result"]')?.remove();
+    replace(resultHost);
     statusEl.textContent = ""; // the status line spoke of the previous connection
   });
   // Esc cancels the running job from anywhere in the pane (forms handle their own Esc first). In a
@@ -287,6 +300,7 @@ export function mountApp(root: HTMLElement, opts: AppOptions): PaneContext {
       h("div", { class: "field inline" }, picker.label, select),
     ),
     h("div", { class: "nav", "data-testid": "nav" }, tabs.el, progressHost),
+    resultHost,
     notices,
     ...[...panels.values()],
     statusEl,

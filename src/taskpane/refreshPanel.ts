@@ -120,7 +120,9 @@ export function mountRefresh(panel: HTMLElement, ctx: PaneContext, onShown: (l: 
     try {
       const engine = await ctx.engine();
       highlights.set(bindingId, show ? await engine.showChanges(bindingId) : await engine.clearChanges(bindingId));
-      ctx.status(show ? `${table}: changed cells highlighted in yellow, added rows in green, until the next refresh.` : `${table}: highlight cleared.`);
+      // The highlight is in the sheet: take the user there, with the table selected (issue #25).
+      const shown = show ? await engine.goToTable(table).catch(() => false) : false;
+      ctx.status(show ? `${table}: changed cells highlighted in yellow, added rows in green, until the next refresh.${shown ? " Its sheet is shown, with the table selected." : ""}` : `${table}: highlight cleared.`);
     } catch (e) {
       replace(errorHost, ctx.errorPanel(describeError(e, { secrets: ctx.secrets() })));
       highlights = await readHighlights();

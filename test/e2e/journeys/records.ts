@@ -50,6 +50,20 @@ async function importForWriteBack(t: E2E): Promise<{ place: TablePlace; fieldCol
   return { place, fieldCol, sponsorCol, tokens };
 }
 
+/** Removes every import record from the workbook (they live on the very hidden `ppm_baselines` sheet). */
+async function forgetImportRecords(t: E2E): Promise<void> {
+  await t.page.evaluate(async () => {
+    type Ctx = { workbook: { worksheets: { getItem(n: string): { getRange(): { clear(): void } } } }; sync(): Promise<void> };
+    const host = (window as unknown as { __ppmPreviewHost?: { workbook(): { Excel: { run(fn: (c: Ctx) => Promise<void>): Promise<void> } } | null } }).__ppmPreviewHost;
+    const wb = host?.workbook();
+    if (!wb) throw new Error("no workbook attached to the preview");
+    await wb.Excel.run(async (ctx) => {
+      ctx.workbook.worksheets.getItem("ppm_baselines").getRange().clear();
+      await ctx.sync();
+    });
+  });
+}
+
 /** Number formats of a column's first `rows` body cells. */
 async function columnFormats(t: E2E, place: TablePlace, col: number, rows: number): Promise<string[]> {
   const out: string[] = [];
@@ -72,7 +86,14 @@ async function mixedWriteBack(t: E2E, opts: { startEditing: boolean; screenshots
   const formatsBefore = await columnFormats(t, place, fieldCol, rows);
   checkEqual([...new Set(formatsBefore)], ["General"], `${FIELD} is imported as numbers in General`);
 
+  // Start editing is offered only where it is needed (issue #25): not for a table imported with its record.
+  check(!(await t.id("records-wb-prepare").isVisible()), "Start editing is not offered for a table imported with its import record");
   if (opts.startEditing) {
+    // As if the table had been imported by an older version: no import record.
+    await forgetImportRecords(t);
+    await t.id("records-wb-reload").click();
+    await t.expectVisible(t.id("records-wb-prepare"), "Start editing offered for a table without an import record");
+    await t.expectVisible(t.id("records-wb-prepare-note"), "the note saying why");
     await t.id("records-wb-prepare").click();
     await t.attr(t.id("records-wb-status"), "data-state", "ready");
     checkEqual(await columnFormats(t, place, fieldCol, rows), formatsBefore, "Start editing leaves the number format alone");
