@@ -33,8 +33,9 @@ export interface AppOptions {
   runtime?: PaneRuntime;
 }
 
-const TABS: Array<{ name: TabName; label: string }> = [
-  { name: "connections", label: "Connections" },
+const TABS: Array<{ name: TabName; label: string; a11y?: string }> = [
+  // "Connect", not "Connections": five labels on one line in a 320 px pane (issue #25).
+  { name: "connections", label: "Connect", a11y: "Connections" },
   { name: "datasets", label: "Datasets" },
   { name: "snapshots", label: "Snapshots" },
   { name: "refresh", label: "Refresh" },
@@ -65,7 +66,7 @@ export function mountApp(root: HTMLElement, opts: AppOptions): PaneContext {
     label: "Sections",
     class: "tabs",
     size: "small",
-    tabs: TABS.map((t) => ({ id: `tab-${t.name}`, label: t.label, testid: `tab-${t.name}`, panelId: `panel-${t.name}` })),
+    tabs: TABS.map((t) => ({ id: `tab-${t.name}`, label: t.label, ...(t.a11y ? { name: t.a11y } : {}), testid: `tab-${t.name}`, panelId: `panel-${t.name}` })),
     // Arrow keys, Home and End (the tab list's own keyboard handling) and clicks select a tab.
     onSelect: (id) => ctx.showTab(id.slice("tab-".length) as TabName),
   });

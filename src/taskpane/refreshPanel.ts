@@ -387,9 +387,9 @@ export function mountRefresh(panel: HTMLElement, ctx: PaneContext, onShown: (l: 
     errorHost,
     summaryHost,
     ribbonHost,
-    h("div", { class: "item-head" }, h("h3", {}, "Tables in this workbook"), reloadBtn),
+    h("div", { class: "section-head" }, h("h3", {}, "Tables in this workbook"), reloadBtn),
     tablesHost,
-    h("div", { class: "item-head" }, h("h3", {}, "History"), logBtn),
+    h("div", { class: "section-head" }, h("h3", {}, "History"), logBtn),
     logHost,
   );
   onShown((tab) => {
