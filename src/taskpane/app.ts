@@ -18,7 +18,7 @@ import { tokenForm } from "./tokenForm";
 import type { PaneRuntime } from "../addin/runtime";
 import { busyText } from "../addin/refreshLock";
 import { runExcel } from "../addin/excelRun";
-import { select as selectControl, selectValue, setDisabled, setSelectOptions, tabList } from "./controls";
+import { focusControl, select as selectControl, selectValue, setDisabled, setSelectOptions, tabList } from "./controls";
 
 export interface AppOptions {
   store: ConnectionStore;
@@ -171,6 +171,10 @@ export function mountApp(root: HTMLElement, opts: AppOptions): PaneContext {
       replace(resultHost);
       replace(progressHost, h("div", { class: "progress", "data-testid": "progress", "data-job": kind }, labelEl, bar, h("div", { class: "progress-row" }, rowsEl, cancel)));
       ctx.status(label, scope);
+      // The button that started the job is disabled while it runs, which would drop focus to the
+      // page: it goes to Cancel instead (issue #25), where Enter or Esc stops the job.
+      const active = root.ownerDocument.activeElement;
+      if (!active || active === root.ownerDocument.body || root.contains(active)) focusControl(cancel);
       const progress = (p: JobProgress) => {
         if (p.label !== undefined) labelEl.textContent = p.label;
         if (p.rows !== undefined) {
@@ -226,8 +230,10 @@ export function mountApp(root: HTMLElement, opts: AppOptions): PaneContext {
       replace(progressHost);
       replace(resultHost, el);
       ctx.status(result.text);
-      // After an import the result is what the user looks for next: focus it (it names the table and sheet).
-      if (result.state === "done") el.focus();
+      // After an import the result is what the user looks for next: focus it (it names the table and
+      // sheet); after a failure or a cancel too, when focus would otherwise be lost with the progress.
+      const active = root.ownerDocument.activeElement;
+      if (result.state === "done" || !active || active === root.ownerDocument.body) el.focus();
     },
     errorPanel: (view, handlers) => errorPanel(ctx, view, handlers),
     secrets: () => opts.store.allSecrets(),

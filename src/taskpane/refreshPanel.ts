@@ -247,7 +247,7 @@ export function mountRefresh(panel: HTMLElement, ctx: PaneContext, onShown: (l: 
       summaryHost,
       h(
         "div",
-        { class: "summary card", role: "status", "data-testid": "refresh-summary", "data-updated": String(s.updated), "data-unchanged": String(s.unchanged), "data-failed": String(s.failed), "data-common": common ? "true" : null },
+        { class: "summary card", role: "status", tabindex: "-1", "data-testid": "refresh-summary", "data-updated": String(s.updated), "data-unchanged": String(s.unchanged), "data-failed": String(s.failed), "data-common": common ? "true" : null },
         h("strong", {}, common ? `None of the ${s.items.length} tables was refreshed` : s.headline),
         common ? ctx.errorPanel(common, { retry: () => void refreshAll() }) : null,
         h("ul", { class: common ? "plain compact" : "plain" }, ...items, ...s.broken.map((b) => h("li", { class: "summary-item failed" }, `${b.key}: ${b.message}`))),
@@ -276,6 +276,8 @@ export function mountRefresh(panel: HTMLElement, ctx: PaneContext, onShown: (l: 
       // What the refresh did to the highlights (removed, or new changes to show), before the summary offers them.
       highlights = await readHighlights();
       showSummary(s);
+      // Focus was on the job's Cancel button, gone with it: the summary is what comes next.
+      if (document.activeElement === document.body || !document.activeElement) summaryHost.querySelector<HTMLElement>('[data-testid="refresh-summary"]')?.focus();
     } catch (e) {
       replace(errorHost, ctx.errorPanel(describeError(e, { secrets: ctx.secrets() })));
     }
