@@ -46,7 +46,7 @@ export interface ReportLike {
   rowCount: number;
   failure?: { code: string; message: string };
   warnings: string[];
-  binding: BindingOrigin;
+  binding: BindingOrigin & { sheetName?: string };
   /** What an update wrote (issue #15). */
   delta?: { added: number; changed: number; removed: number; strategy: "delta" | "full"; exact?: boolean; matchedBy?: "key" | "position" };
 }
@@ -54,6 +54,8 @@ export interface ReportLike {
 export interface SummaryItem {
   bindingId: string;
   tableName: string;
+  /** The table's sheet, when known: tables are told apart as "sheet › table" (issue #25). */
+  sheetName?: string;
   outcome: "updated" | "unchanged" | "failed";
   rowCount: number;
   /** Why it failed (already redacted by the engine). */
@@ -92,7 +94,7 @@ export function summarize(
   connectionFor: (b: BindingOrigin) => string | null = () => null,
 ): RefreshSummary {
   const items: SummaryItem[] = reports.map((r) => {
-    const item: SummaryItem = { bindingId: r.bindingId, tableName: r.tableName, outcome: r.outcome, rowCount: r.rowCount, warnings: [...r.warnings] };
+    const item: SummaryItem = { bindingId: r.bindingId, tableName: r.tableName, ...(r.binding.sheetName ? { sheetName: r.binding.sheetName } : {}), outcome: r.outcome, rowCount: r.rowCount, warnings: [...r.warnings] };
     if (r.outcome === "updated" && r.delta) item.counts = { added: r.delta.added, changed: r.delta.changed, removed: r.delta.removed, strategy: r.delta.strategy, exact: r.delta.exact !== false, matchedBy: r.delta.matchedBy ?? "key" };
     if (r.outcome === "failed") {
       item.reason = r.failure?.message ?? "Unknown failure.";
@@ -134,6 +136,11 @@ export function countsText(c: { added: number; changed: number; removed: number;
   return `${n(c.added)} added, ${n(c.changed)} changed, ${n(c.removed)} removed`;
 }
 
+/** "sheet › table", or the table alone when its sheet is not known. */
+export function where(i: { tableName: string; sheetName?: string }): string {
+  return i.sheetName ? `${i.sheetName} › ${i.tableName}` : i.tableName;
+}
+
 /**
  * Plain-text report (ribbon dialog / notification): the headline, then one line per table naming
  * its outcome (`ppm_financials: updated, 1,200 rows — 3 added, 12 changed, 1 removed`; a failure
@@ -144,15 +151,15 @@ export function summaryText(s: RefreshSummary, maxLines = 20): string {
   if (s.common) {
     // Every table failed the same way: the reason once, then the tables it applies to.
     lines.push(`None of the ${s.items.length} tables was refreshed: ${s.common.reason}`);
-    const names = s.items.map((i) => i.tableName);
+    const names = s.items.map(where);
     lines.push(`Tables: ${names.slice(0, maxLines).join(", ")}${names.length > maxLines ? ` and ${names.length - maxLines} more` : ""}.`);
     return lines.join("\n");
   }
   const tables = [
     ...s.items.map((i) =>
       i.outcome === "failed"
-        ? `${i.tableName}: failed: ${i.reason ?? i.code ?? "unknown reason"}`
-        : `${i.tableName}: ${i.outcome}, ${i.rowCount.toLocaleString("en-US")} row${i.rowCount === 1 ? "" : "s"}${i.outcome === "updated" && i.counts ? ` — ${countsText(i.counts)}` : ""}`,
+        ? `${where(i)}: failed: ${i.reason ?? i.code ?? "unknown reason"}`
+        : `${where(i)}: ${i.outcome}, ${i.rowCount.toLocaleString("en-US")} row${i.rowCount === 1 ? "" : "s"}${i.outcome === "updated" && i.counts ? ` — ${countsText(i.counts)}` : ""}`,
     ),
     ...s.broken.map((b) => `${b.key}: failed: ${b.message}`),
   ];

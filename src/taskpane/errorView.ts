@@ -159,6 +159,7 @@ const WORKBOOK_TITLES: Record<string, { title: string; action: string }> = {
   table_missing: { title: "The table is not in the workbook any more", action: "Re-import it; its link has been kept so nothing else is lost." },
   no_table_at_selection: { title: "No linked table under the selection", action: "Select a cell inside a table imported by this add-in, or use Refresh all." },
   occupied: { title: "The destination is not empty", action: "Select an empty cell with enough room, or import into a new sheet. Nothing was written." },
+  name_taken: { title: "That name is already used in this workbook", action: "Choose another table name (a defined name in Formulas › Name Manager, or another table, has it). Nothing was written." },
   invalid_table: { title: "The table cannot be written", action: "Nothing was written. Choose another destination, or report the problem if it persists." },
   table_changed: { title: "The table's columns were changed in the sheet", action: "Undo the change to the column headers, or re-import the data." },
   payload_too_large: { title: "Excel refused a block of data as too large", action: "Retry; if it persists, import fewer columns or rows with a local query." },

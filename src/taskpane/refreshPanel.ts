@@ -9,7 +9,7 @@ import type { Binding } from "../refresh/binding";
 import type { RefreshReport } from "../refresh/engine";
 import { describeError, describeFailure } from "./errorView";
 import { formatAbsolute, formatCount, formatRelative } from "./datasets";
-import { countsText, LAST_RIBBON_REFRESH_KEY, resolveConnectionId, summarize, type RefreshSummary } from "../addin/refreshSummary";
+import { countsText, LAST_RIBBON_REFRESH_KEY, resolveConnectionId, summarize, where, type RefreshSummary } from "../addin/refreshSummary";
 import type { PaneContext, TabName } from "./context";
 import type { Connection } from "../service/connection";
 import { busyText } from "../addin/refreshLock";
@@ -146,7 +146,7 @@ export function mountRefresh(panel: HTMLElement, ctx: PaneContext, onShown: (l: 
           return h(
             "li",
             { class: "item", "data-testid": "bound-table", "data-table": b.tableName, "data-binding-id": b.id },
-            h("div", { class: "item-head" }, h("span", { class: "item-title" }, b.tableName), h("span", { class: "meta" }, `sheet ${b.sheetName}`)),
+            h("div", { class: "item-head" }, h("span", { class: "item-title" }, `${b.sheetName} › ${b.tableName}`)),
             h("div", { class: "meta" }, h("span", { "data-testid": "bound-table-source" }, describeSource(b)), ` · ${formatCount(b.rowCount)} rows`),
             h(
               "div",
@@ -231,7 +231,7 @@ export function mountRefresh(panel: HTMLElement, ctx: PaneContext, onShown: (l: 
       return h(
         "li",
         { class: `summary-item ${i.outcome}`, "data-testid": "refresh-summary-item", "data-table": i.tableName, "data-outcome": i.outcome },
-        h("span", { class: "strong" }, i.tableName),
+        h("span", { class: "strong" }, where(i)),
         failed ? ": not refreshed" : `: ${i.outcome}`,
         i.outcome !== "failed" ? ` (${formatCount(i.rowCount)} rows)` : "",
         i.counts ? h("span", { class: "counts", "data-testid": "refresh-summary-counts", "data-strategy": i.counts.strategy, "data-matched-by": i.counts.matchedBy, "data-added": String(i.counts.added), "data-changed": String(i.counts.changed), "data-removed": String(i.counts.removed) }, ` — ${countsText(i.counts)}${i.counts.strategy === "delta" ? " (only these written)" : ""}`) : null,
