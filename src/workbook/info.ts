@@ -55,13 +55,9 @@ function clip(text: string, max: number): string {
   return text.length > max ? `${text.slice(0, max - 1)}…` : text;
 }
 
-/**
- * A reason short enough for the info line, never cut mid-word (issue #25): whole words up to `max`
- * characters, then "…". A sentence's full stop before the code in brackets is dropped
- * ("… there. (network)" reads "… there (network)").
- */
+/** A reason short enough for the info line, never cut mid-word (issue #25): whole words up to `max` characters, then "…". */
 export function shortReason(text: string, max = 160): string {
-  const t = text.replace(/\s+/g, " ").trim().replace(/\.\s+\(/g, " (");
+  const t = text.replace(/\s+/g, " ").trim();
   if (t.length <= max) return t;
   const cut = t.slice(0, max - 1);
   const space = cut.lastIndexOf(" ");

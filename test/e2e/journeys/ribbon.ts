@@ -56,7 +56,8 @@ export const ribbonRefreshAll: Journey = {
     checkEqual(updated + unchanged, tables.length, `tables accounted for (${text})`);
     check(updated >= 1, `the regenerated export was written (${text})`);
     // Every table is named with its outcome, not only the failures.
-    for (const name of tables) check(new RegExp(`^${name}: (updated|unchanged), [\\d,]+ rows?( — .+)?$`, "m").test(text), `the summary names ${name} with its outcome (${text})`);
+    // Named "sheet › table" (issue #25).
+    for (const name of tables) check(new RegExp(`^.+ › ${name}: (updated|unchanged), [\\d,]+ rows?( — .+)?$`, "m").test(text), `the summary names ${name} with its outcome (${text})`);
 
     const after = [];
     for (let i = 1; i <= 10; i++) after.push((await t.cell(full.address(i, 6))).value);

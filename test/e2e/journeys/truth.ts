@@ -170,7 +170,7 @@ export const serviceDown: Journey = {
         const place = await t.table(name);
         if ((await t.activeSheet()) !== place.sheet) await t.openSheet(place.sheet);
         const info = (await t.cell(place.address(-1, 0))).value;
-        const want = `PPM · ⚠ Not refreshed: Could not reach ${host}; the browser does not say why (network), `;
+        const want = `PPM · ⚠ Not refreshed: Could not reach ${host}; the browser does not say why. (network), `;
         check(info.startsWith(want), `${name}'s info line starts with the whole reason (${info.slice(0, 160)})`);
       }
     } finally {
