@@ -81,7 +81,18 @@ export interface RefreshSummary {
    * Set when every table failed for the same reason (2 tables or more): the run's one failure, so
    * a stopped service is said once, not once per table (issue #25).
    */
-  common?: { code: string; reason: string; connectionId?: string };
+  common?: FailureGroup;
+  /** Tables that failed for the same reason, 2 or more per group: each reason is said once (issue #25). */
+  groups: FailureGroup[];
+}
+
+/** Tables that failed the same way (same code, reason and connection). */
+export interface FailureGroup {
+  code: string;
+  reason: string;
+  connectionId?: string;
+  /** Binding ids of its tables, in report order. */
+  bindingIds: string[];
 }
 
 /**
@@ -112,12 +123,17 @@ export function summarize(
     items.length === 0 && broken.length === 0
       ? "No PPM tables in this workbook to refresh."
       : `${updated} updated, ${unchanged} unchanged, ${failed} failed`;
-  const first = items[0];
-  const common =
-    items.length >= 2 && broken.length === 0 && items.every((i) => i.outcome === "failed" && i.code === first.code && i.reason === first.reason && i.connectionId === first.connectionId)
-      ? { code: first.code ?? "error", reason: first.reason ?? "Unknown failure.", ...(first.connectionId ? { connectionId: first.connectionId } : {}) }
-      : undefined;
-  return { updated, unchanged, failed, items, broken: [...broken], headline, ...(common ? { common } : {}) };
+  const byReason = new Map<string, FailureGroup>();
+  for (const i of items) {
+    if (i.outcome !== "failed") continue;
+    const key = JSON.stringify([i.code, i.reason, i.connectionId ?? null]);
+    let g = byReason.get(key);
+    if (!g) byReason.set(key, (g = { code: i.code ?? "error", reason: i.reason ?? "Unknown failure.", ...(i.connectionId ? { connectionId: i.connectionId } : {}), bindingIds: [] }));
+    g.bindingIds.push(i.bindingId);
+  }
+  const groups = [...byReason.values()].filter((g) => g.bindingIds.length >= 2);
+  const common = groups.length === 1 && groups[0].bindingIds.length === items.length && broken.length === 0 ? groups[0] : undefined;
+  return { updated, unchanged, failed, items, broken: [...broken], headline, groups, ...(common ? { common } : {}) };
 }
 
 /**
@@ -148,19 +164,27 @@ export function where(i: { tableName: string; sheetName?: string }): string {
  */
 export function summaryText(s: RefreshSummary, maxLines = 20): string {
   const lines = [s.headline];
+  const named = (ids: readonly string[]) => {
+    const names = s.items.filter((i) => ids.includes(i.bindingId)).map(where);
+    return `${names.slice(0, maxLines).join(", ")}${names.length > maxLines ? ` and ${names.length - maxLines} more` : ""}`;
+  };
   if (s.common) {
     // Every table failed the same way: the reason once, then the tables it applies to.
     lines.push(`None of the ${s.items.length} tables was refreshed: ${s.common.reason}`);
-    const names = s.items.map(where);
-    lines.push(`Tables: ${names.slice(0, maxLines).join(", ")}${names.length > maxLines ? ` and ${names.length - maxLines} more` : ""}.`);
+    lines.push(`Tables: ${named(s.common.bindingIds)}.`);
     return lines.join("\n");
   }
+  // A reason several tables share is said once, with the tables it applies to.
+  const grouped = new Set(s.groups.flatMap((g) => g.bindingIds));
   const tables = [
-    ...s.items.map((i) =>
-      i.outcome === "failed"
-        ? `${where(i)}: failed: ${i.reason ?? i.code ?? "unknown reason"}`
-        : `${where(i)}: ${i.outcome}, ${i.rowCount.toLocaleString("en-US")} row${i.rowCount === 1 ? "" : "s"}${i.outcome === "updated" && i.counts ? ` — ${countsText(i.counts)}` : ""}`,
-    ),
+    ...s.groups.map((g) => `${g.bindingIds.length} tables failed: ${g.reason} (${named(g.bindingIds)})`),
+    ...s.items
+      .filter((i) => !grouped.has(i.bindingId))
+      .map((i) =>
+        i.outcome === "failed"
+          ? `${where(i)}: failed: ${i.reason ?? i.code ?? "unknown reason"}`
+          : `${where(i)}: ${i.outcome}, ${i.rowCount.toLocaleString("en-US")} row${i.rowCount === 1 ? "" : "s"}${i.outcome === "updated" && i.counts ? ` — ${countsText(i.counts)}` : ""}`,
+      ),
     ...s.broken.map((b) => `${b.key}: failed: ${b.message}`),
   ];
   lines.push(...tables.slice(0, maxLines));

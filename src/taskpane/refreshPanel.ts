@@ -220,25 +220,35 @@ export function mountRefresh(panel: HTMLElement, ctx: PaneContext, onShown: (l: 
   }
 
   function showSummary(s: RefreshSummary): void {
-    // Every table failed the same way (a stopped service, an expired token): one message for the
-    // run, with its buttons once; the tables are only named (issue #25).
-    const common = s.common ? describeFailure({ code: s.common.code, message: s.common.reason }, { connectionId: s.common.connectionId, secrets: ctx.secrets() }) : null;
+    // Tables that failed the same way (a stopped service, an expired token): the reason once, with
+    // its buttons, and the tables only named (issue #25). All of them: one message for the run.
+    const groupOf = new Map<string, number>();
+    s.groups.forEach((g, n) => g.bindingIds.forEach((id) => groupOf.set(id, n)));
+    const groupPanels = s.groups.map((g, n) =>
+      h(
+        "div",
+        { class: "failure-group", "data-testid": "refresh-summary-group", "data-group": String(n), "data-tables": String(g.bindingIds.length) },
+        s.common ? null : h("p", { class: "strong" }, `${g.bindingIds.length} tables were not refreshed:`),
+        ctx.errorPanel(describeFailure({ code: g.code, message: g.reason }, { connectionId: g.connectionId, secrets: ctx.secrets() }), { retry: () => void refreshAll() }),
+      ),
+    );
     const items = s.items.map((i) => {
       const failed = i.outcome === "failed";
-      const view = failed && !common ? describeFailure({ code: i.code ?? "error", message: i.reason ?? "" }, { connectionId: i.connectionId, secrets: ctx.secrets() }) : null;
+      const grouped = groupOf.get(i.bindingId);
+      const view = failed && grouped === undefined ? describeFailure({ code: i.code ?? "error", message: i.reason ?? "" }, { connectionId: i.connectionId, secrets: ctx.secrets() }) : null;
       const tokenButtons =
         view && view.actions.includes("updateToken") && i.connectionId ? ctx.errorPanel(view, { retry: () => void refreshAll() }) : null;
       return h(
         "li",
-        { class: `summary-item ${i.outcome}`, "data-testid": "refresh-summary-item", "data-table": i.tableName, "data-outcome": i.outcome },
+        { class: `summary-item ${i.outcome}`, "data-testid": "refresh-summary-item", "data-table": i.tableName, "data-outcome": i.outcome, "data-group": grouped === undefined ? null : String(grouped) },
         h("span", { class: "strong" }, where(i)),
         failed ? ": not refreshed" : `: ${i.outcome}`,
         i.outcome !== "failed" ? ` (${formatCount(i.rowCount)} rows)` : "",
-        i.counts ? h("span", { class: "counts", "data-testid": "refresh-summary-counts", "data-strategy": i.counts.strategy, "data-matched-by": i.counts.matchedBy, "data-added": String(i.counts.added), "data-changed": String(i.counts.changed), "data-removed": String(i.counts.removed) }, ` — ${countsText(i.counts)}${i.counts.strategy === "delta" ? " (only these written)" : ""}`) : null,
+        i.counts ? h("span", { class: "counts", "data-testid": "refresh-summary-counts", "data-strategy": i.counts.strategy, "data-matched-by": i.counts.matchedBy, "data-exact": String(i.counts.exact), "data-added": String(i.counts.added), "data-changed": String(i.counts.changed), "data-removed": String(i.counts.removed) }, ` — ${countsText(i.counts)}${i.counts.strategy === "delta" ? " (only these written)" : ""}`) : null,
         i.counts?.strategy === "full" ? h("div", { class: "note", "data-testid": "refresh-summary-no-highlight" }, "Rewritten in full, so the changed cells are not known one by one and cannot be highlighted.") : null,
         i.outcome === "updated" ? h("div", { class: "changes", "data-changes-for": i.bindingId, "data-where": "summary", "data-table": i.tableName }) : null,
         // The reason once: the service's own sentence (the panel's title would only repeat it).
-        failed && !common ? h("span", { "data-testid": "refresh-summary-reason", class: "reason" }, ` — ${i.reason}`) : null,
+        failed && grouped === undefined ? h("span", { "data-testid": "refresh-summary-reason", class: "reason" }, ` — ${i.reason}`) : null,
         ...i.warnings.map((w) => h("div", { class: "note" }, w)),
         tokenButtons,
       );
@@ -247,14 +257,14 @@ export function mountRefresh(panel: HTMLElement, ctx: PaneContext, onShown: (l: 
       summaryHost,
       h(
         "div",
-        { class: "summary card", role: "status", tabindex: "-1", "data-testid": "refresh-summary", "data-updated": String(s.updated), "data-unchanged": String(s.unchanged), "data-failed": String(s.failed), "data-common": common ? "true" : null },
-        h("strong", {}, common ? `None of the ${s.items.length} tables was refreshed` : s.headline),
-        common ? ctx.errorPanel(common, { retry: () => void refreshAll() }) : null,
-        h("ul", { class: common ? "plain compact" : "plain" }, ...items, ...s.broken.map((b) => h("li", { class: "summary-item failed" }, `${b.key}: ${b.message}`))),
+        { class: "summary card", role: "status", tabindex: "-1", "data-testid": "refresh-summary", "data-updated": String(s.updated), "data-unchanged": String(s.unchanged), "data-failed": String(s.failed), "data-common": s.common ? "true" : null, "data-groups": String(s.groups.length) },
+        h("strong", {}, s.common ? `None of the ${s.items.length} tables was refreshed` : s.headline),
+        ...groupPanels,
+        h("ul", { class: "plain" }, ...items, ...s.broken.map((b) => h("li", { class: "summary-item failed" }, `${b.key}: ${b.message}`))),
       ),
     );
     renderChanges();
-    ctx.status(common ? `Refresh: none of the ${s.items.length} tables was refreshed. ${s.common!.reason}` : `Refresh: ${s.headline}.`);
+    ctx.status(s.common ? `Refresh: none of the ${s.items.length} tables was refreshed. ${s.common.reason}` : `Refresh: ${s.headline}.`);
   }
 
   const connectionFor = (b: { connectionId: string; environment: string; companyId: string | null }) => resolveConnectionId(b, ctx.store.list());

@@ -44,7 +44,7 @@ describe("the reference service's projects snapshot", () => {
       const t = await new PpmClient({ id: "a", name: "Acme", baseUrl: svc.url, token: "demo-acme-token" }).fetchSnapshot("projects");
       expect(t.columns.find((c) => c.name === "start_date")?.type).toBe("date");
       const i = t.columns.findIndex((c) => c.name === "start_date");
-      expect(t.rows.every((r) => typeof r[i] === "string" && /^\d{4}-\d{2}-\d{2}$/.test(r[i] as string))).toBe(true);
+      expect(t.rows.every((r) => typeof r[i] === "string" && /^\d{4}-\d{2}-\d{2}$/.test(r[i]))).toBe(true);
     } finally {
       await svc.close();
     }
