@@ -42,8 +42,10 @@ A flag wins over its environment variable. Other environment variables:
                      (default: the reference service started here)
   PPM_DEV_HTTP=1     serve the task pane over http without trying dev certificates
 
-Excel: manifest.xml points at https://localhost:${DEFAULT_DEV_PORT}. With another --port, sideload
-the manifest the dev server serves instead: https://localhost:N/manifest.xml.
+Excel: \`npm run sideload\` (another terminal) loads the add-in into desktop Excel on Windows or Mac;
+with another --port, \`npm run sideload -- --port N\`. Excel on the web: upload manifest.xml (it points
+at https://localhost:${DEFAULT_DEV_PORT}), or for another port the one the dev server serves,
+https://localhost:N/manifest.xml. Excel loads add-ins over https only.
 
 For the launcher's own tests:
   --test-dev-server FILE   run \`node FILE\` instead of the webpack dev server (it gets
@@ -363,12 +365,12 @@ async function main() {
         "        run `npx office-addin-dev-certs install` on a machine where you can, then `npm start` again.\n" +
         "        The browser preview works over http."
       : null,
-    "  Sideload into Excel:",
+    "  Sideload into Excel (it loads add-ins over https only):",
     devPort === DEFAULT_DEV_PORT || !addinUrl
       ? `    Manifest         : manifest.xml (points at https://localhost:${DEFAULT_DEV_PORT})`
       : `    Manifest         : save ${addinUrl}/manifest.xml (this port's; the repository's manifest.xml points at port ${DEFAULT_DEV_PORT})`,
+    `    Desktop Excel    : npm run sideload${devPort === DEFAULT_DEV_PORT ? "" : ` -- --port ${devPort}`}   (another terminal; Windows or Mac, with office-addin-debugging; it says so where there is no desktop Excel)`,
     "    Excel on the web : Home > Add-ins > More add-ins > My add-ins > Upload My Add-in > the manifest",
-    "    Windows / Mac    : `npx office-addin-debugging start manifest.xml desktop` (or Insert > My Add-ins > Upload)",
     "  Then: Data tab > Portfolio > Open.  Ctrl+C stops both servers.",
     "",
   ];
