@@ -49,7 +49,7 @@ function refreshTable(t: E2E, table: string) {
 export const previewControls: Journey = {
   name: "preview toolbar: pane width, theme, regenerate all and some rows, 503, slow, unreachable, stop and start, each with its curl",
   async run(t) {
-    // --- pane width: 320, 450, and back to the suite's 320.
+    // --- pane width: 450 (screens at that width too), then back to the suite's 320.
     for (const w of [450, 320]) {
       await bar(t, "preview-pane-width").selectOption(String(w));
       let seen = { pane: 0, doc: 0 };
@@ -59,6 +59,16 @@ export const previewControls: Journey = {
       }).catch((e: Error) => {
         throw new Error(`${e.message}; pane ${seen.pane} px, its document ${seen.doc} px`);
       });
+      if (w === 450) {
+        // The same screens at 450 px: the import panel (its Import bar at the end of the form) and the refresh list.
+        await openImport(t, "financials");
+        await t.screenshotPane("36-import-panel-450");
+        await t.id("import-close").click();
+        await openTab(t, "refresh");
+        await t.id("bound-tables-reload").click();
+        await t.tp.locator("[data-testid=bound-table]").first().waitFor();
+        await t.screenshotPane("37-refresh-tab-450");
+      }
     }
 
     // --- theme: dark reloads the pane with Office's dark colours; the workbook and connections stay.
@@ -188,12 +198,16 @@ export const serviceDown: Journey = {
   },
 };
 
-/** Imports financials with a pasted local query; the table's name. */
-async function importQueried(t: E2E, query: string): Promise<string> {
+/** Imports financials with a pasted local query (and a table name of the user's, when given); the table's name. */
+async function importQueried(t: E2E, query: string, name?: string): Promise<string> {
   await openImport(t, "financials");
   await t.fill(t.id("query-paste"), query);
   await t.until("the pasted query to be read", async () => (await t.id("query-preview-local").innerText()).startsWith("$"));
-  return (await runJob(t, () => t.id("import-start").click())).table;
+  if (name !== undefined) await t.fill(t.id("import-table-name"), name);
+  const job = await runJob(t, () => t.id("import-start").click());
+  // The result names the table with its sheet (issue #25).
+  check(job.text.includes(`into ${job.sheet} › ${job.table}`), `the result says sheet › table (${job.text})`);
+  return job.table;
 }
 
 /** Export rows reduced to the columns of a narrowed table, with its filter. */
@@ -202,7 +216,15 @@ const narrowed = (rows: Array<Record<string, unknown>>, columns: string[]) => ro
 export const changeCounts: Journey = {
   name: "change counts: after a partial regeneration a summary counts groups, a filtered table keeps its key, a narrowed table without the key says rewritten: each equal to what the regeneration applied",
   async run(t) {
-    const summaryTable = await importQueried(t, "$apply=groupby((fiscal_year,project_id),aggregate(budget with sum as total_budget,$count as rows))");
+    // A name of the user's at import; a name Excel refuses (a cell address) disables Import first.
+    await openImport(t, "financials");
+    await t.fill(t.id("import-table-name"), "A1");
+    await t.until("the refused name's message", async () => (await t.id("import-table-name-error").innerText()).includes("cannot be a table name"));
+    check(await t.isDisabled(t.id("import-start")), "Import is disabled with a name Excel refuses");
+    await t.fill(t.id("import-table-name"), "");
+    const summaryTable = await importQueried(t, "$apply=groupby((fiscal_year,project_id),aggregate(budget with sum as total_budget,$count as rows))", "budget_by_year");
+    checkEqual(summaryTable, "budget_by_year", "the table has the name chosen at import");
+    await t.table("budget_by_year");
     const keyedCols = ["project_id", "fiscal_year", "period_number", "budget"];
     const keyedTable = await importQueried(t, `$filter=fiscal_year eq 2026&$select=${keyedCols.join(",")}`);
     const narrowCols = ["project_id", "budget"];
