@@ -4,7 +4,7 @@
  * to offer. Pure, so every documented code is tested in Node.
  */
 import { PpmError, redactSecrets } from "../service/errors";
-import { UNKNOWN_CAUSES } from "../service/localNetwork";
+import { networkFailureText, UNKNOWN_CAUSES } from "../service/localNetwork";
 import type { PpmErrorCode } from "../service/errors";
 
 /** Buttons an error panel can offer. */
@@ -226,6 +226,8 @@ export function describeError(err: unknown, ctx: ErrorContext = {}): ErrorView {
     if (e.code === "network") {
       const more = networkMore(e);
       if (more.length) view.more = more.map(clean);
+      // A failure read back from a binding has lost its action: the one for a failure the browser did not explain.
+      if (e.details?.stored === true && /does not say why/.test(e.message)) view.action = networkFailureText("unknown", "", "", undefined).action;
     }
     const transient = transientAction(e);
     if (transient) view.action = clean(transient);
@@ -284,10 +286,11 @@ export function describeError(err: unknown, ctx: ErrorContext = {}): ErrorView {
  */
 function transientAction(e: PpmError): string | null {
   const tried = e.attempts && e.attempts > 1 ? `The add-in already sent the request ${e.attempts} times, waiting longer each time. ` : "";
+  const stored = e.details?.stored === true;
   const status = e.status ? ` (${e.status})` : "";
   switch (e.code) {
     case "server_error":
-      return `${tried || "The request was not repeated automatically. "}The service reported a temporary problem${status}. Wait a minute, then choose Retry; if it keeps failing, the service may be down or under maintenance: ask your service administrator. Nothing in the workbook was changed.`;
+      return `${tried || (stored ? "" : "The request was not repeated automatically. ")}The service reported a temporary problem${status}. Wait a minute, then choose Retry; if it keeps failing, the service may be down or under maintenance: ask your service administrator. Nothing in the workbook was changed.`;
     case "rate_limited":
       return `${tried}The service asked the add-in to slow down${status}${e.retryAfterSeconds !== undefined ? ` for ${e.retryAfterSeconds} s` : ""}. Wait that long, then choose Retry; refreshing fewer tables at once helps. Nothing in the workbook was changed.`;
     case "timeout":
@@ -342,7 +345,9 @@ function isOfficeError(e: unknown): boolean {
 /** The on-screen form of a stored failure record (a binding's `lastFailure`, a refresh report line). */
 export function describeFailure(failure: { code: string; message: string }, ctx: ErrorContext = {}): ErrorView {
   if (Object.prototype.hasOwnProperty.call(ERROR_TEXT, failure.code)) {
-    return describeError(new PpmError(failure.code as PpmErrorCode, failure.message), ctx);
+    // Only the code and the message were kept: how often the request was sent is not known, so
+    // nothing is said about it (`stored`).
+    return describeError(new PpmError(failure.code as PpmErrorCode, failure.message, { details: { stored: true } }), ctx);
   }
   return describeError(Object.assign(new Error(failure.message), { code: failure.code }), ctx);
 }
