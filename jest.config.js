@@ -1,6 +1,7 @@
 /** @type {import('jest').Config} */
 module.exports = {
-  testEnvironment: "node",
+  // Node, plus Microsoft's Excel client library loaded on first use (test/helpers/officeJsEnvironment.js).
+  testEnvironment: "<rootDir>/test/helpers/officeJsEnvironment.js",
   roots: ["<rootDir>/src", "<rootDir>/test"],
   testMatch: ["**/*.test.ts"],
   testPathIgnorePatterns: ["/node_modules/", "/test/e2e/"],

@@ -7,6 +7,7 @@ const fs = require("fs");
 const webpack = require("webpack");
 const HtmlWebpackPlugin = require("html-webpack-plugin");
 const CopyWebpackPlugin = require("copy-webpack-plugin");
+const { contentSecurityPolicy, withCspMeta, TRUSTED_TYPES_POLICIES } = require("./scripts/csp.js");
 
 const pkg = require("./package.json");
 const devPort = Number(process.env.PPM_DEV_PORT || pkg.config.dev_server_port);
@@ -100,6 +101,40 @@ class BundleSizePlugin {
   }
 }
 
+/**
+ * The production build's pages carry the Content-Security-Policy as a <meta> tag (static hosting
+ * often cannot set headers; the README gives admins the header too). Development pages get it as a
+ * header from the dev server instead (a header and a meta tag would both apply).
+ */
+class CspMetaPlugin {
+  constructor(policy) {
+    this.policy = policy;
+  }
+  apply(compiler) {
+    compiler.hooks.compilation.tap("CspMetaPlugin", (compilation) => {
+      HtmlWebpackPlugin.getHooks(compilation).beforeEmit.tapAsync("CspMetaPlugin", (data, done) => {
+        try {
+          data.html = withCspMeta(data.html, this.policy);
+          done(null, data);
+        } catch (err) {
+          done(new Error(`${data.outputName}: ${err.message}`));
+        }
+      });
+    });
+  }
+}
+
+/** connect-src additions for development: the reference service (and PPM_SERVICE_URL's origin). */
+function devConnectSources() {
+  const out = [`http://localhost:${pkg.config.service_port}`];
+  try {
+    if (process.env.PPM_SERVICE_URL) out.push(new URL(process.env.PPM_SERVICE_URL).origin);
+  } catch {
+    // Not a URL: the pane refuses it as an environment address anyway.
+  }
+  return out;
+}
+
 module.exports = async (env, options) => {
   const dev = options.mode !== "production";
   // Checked before anything compiles, so a release build without it fails in a second, not after
@@ -108,6 +143,8 @@ module.exports = async (env, options) => {
   const withPreview = dev && fs.existsSync(path.resolve(__dirname, "src/dev/preview.ts"));
   const entry = {
     commands: "./src/commands/commands.ts",
+    // The ribbon commands' summary dialog (summary.html): it shows what the command sends it.
+    summary: "./src/commands/summary.ts",
     // taskpane.html loads both (shared runtime): the pane's bundle leaves out what the commands'
     // bundle already brings (store, runtime, summaries) instead of carrying a second copy.
     taskpane: { import: "./src/taskpane/taskpane.ts", dependOn: "commands" },
@@ -129,13 +166,18 @@ module.exports = async (env, options) => {
     // mounts. commands.html stays for the browser preview's separate-runtime mode (src/dev).
     new HtmlWebpackPlugin({ filename: "taskpane.html", template: "./src/taskpane/taskpane.html", chunks: ["commands", "taskpane"], chunksSortMode: "manual" }),
     new HtmlWebpackPlugin({ filename: "commands.html", template: "./src/commands/commands.html", chunks: ["commands"] }),
+    // The ribbon commands' summary dialog (src/commands/refreshAll.ts, summary.ts).
+    new HtmlWebpackPlugin({ filename: "summary.html", template: "./src/commands/summary.html", chunks: ["summary"] }),
+    // The manifest's SupportUrl: static, no script (a page of the build so that it gets the policy too).
+    new HtmlWebpackPlugin({ filename: "help.html", template: "./src/taskpane/help.html", chunks: [] }),
     new CopyWebpackPlugin({
       patterns: [
         { from: "assets/*", to: "assets/[name][ext][query]" },
         { from: "src/taskpane/taskpane.css", to: "taskpane.css" },
-        { from: "src/taskpane/help.html", to: "help.html", noErrorOnMissing: true },
-        // The ribbon "Refresh all" summary dialog (static page, see src/commands/refreshAll.ts).
-        { from: "src/commands/summary.html", to: "summary.html" },
+        { from: "src/taskpane/help.css", to: "help.css" },
+        { from: "src/commands/summary.css", to: "summary.css" },
+        // The Trusted Types "default" policy, loaded before Office.js by every page that loads it.
+        { from: "src/commands/trusted-types.js", to: "trusted-types.js" },
         {
           from: "manifest*.xml",
           to: "[name][ext]",
@@ -151,19 +193,23 @@ module.exports = async (env, options) => {
       ],
     }),
   ];
-  if (!dev) plugins.push(new BundleSizePlugin());
+  if (!dev) plugins.push(new BundleSizePlugin(), new CspMetaPlugin(contentSecurityPolicy()));
   if (withPreview) {
     plugins.push(new HtmlWebpackPlugin({ filename: "preview.html", template: "./src/dev/preview.html", chunks: ["preview"] }));
+    plugins.push(new CopyWebpackPlugin({ patterns: [{ from: "src/dev/preview.css", to: "preview.css" }] }));
     // The preview's copies of taskpane.html / commands.html that load src/dev/office-shim.ts instead of the CDN.
     const previewPages = require("./src/dev/webpack.preview.js")({ root: __dirname, HtmlWebpackPlugin });
     Object.assign(entry, previewPages.entry);
     plugins.push(...previewPages.plugins);
+    // Microsoft's Excel client library (the pinned @microsoft/office-js) for the preview's pages.
+    plugins.push(new CopyWebpackPlugin({ patterns: previewPages.copyPatterns }));
   }
 
   const config = {
     devtool: dev ? "source-map" : false,
     entry,
-    output: { path: path.resolve(__dirname, "dist"), filename: "[name].js", clean: true },
+    // Chunks are loaded through a Trusted Types policy of their own (the pages require Trusted Types).
+    output: { path: path.resolve(__dirname, "dist"), filename: "[name].js", clean: true, trustedTypes: { policyName: TRUSTED_TYPES_POLICIES.webpack, onPolicyCreationFailure: "stop" } },
     resolve: { extensions: [".ts", ".js"] },
     module: {
       rules: [
@@ -184,6 +230,8 @@ module.exports = async (env, options) => {
       host: "localhost",
       headers: {
         "Access-Control-Allow-Origin": "*",
+        // The policy the production pages carry as a meta tag, plus the reference service (scripts/csp.js).
+        "Content-Security-Policy": contentSecurityPolicy({ connect: devConnectSources() }),
         // `npm start` announces the dev server only when this answer carries the id it chose, so
         // another program on the same port is never reported as the task pane (scripts/start.js).
         ...(process.env.PPM_LAUNCH_ID ? { "X-PPM-Launch-Id": process.env.PPM_LAUNCH_ID } : {}),

@@ -1,6 +1,6 @@
 /**
  * Issue #15 bench: a delta refresh against a full rewrite of the same 200,000 × 12 table in the
- * workbook emulator (request bytes = the JSON the add-in sends to Excel, `wb.stats`).
+ * workbook emulator (request bytes = the bodies Microsoft's library sends to Excel, `wb.stats`).
  *   tsx bench/deltaRefresh.ts [rows]      → one JSON line (used by `npm run bench` as `deltaRefresh`)
  * Steps in one workbook: import; refresh with every row changed (delta allowed → must fall back to a
  * full rewrite: `everyRowChanged`); refresh with 1 % changed, 0.1 % added, 0.1 % removed (`delta`);
@@ -8,6 +8,7 @@
  * the two highlight formats); refresh with every row changed and deltas switched off (`fullRewrite`,
  * the baseline).
  */
+import "./officejs";
 import { Workbook, createRequestContext } from "../src/emulator";
 import { importTable } from "../src/workbook/writer";
 import { refreshTable } from "../src/workbook/refresh";

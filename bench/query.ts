@@ -8,9 +8,16 @@
  * exact Edm.Decimal values (src/query/decimal.ts); the hand-written loop is what a developer would
  * write for money with two decimals, integer cents in doubles. Same rows are checked first; the
  * ratio is printed separately (exact arithmetic costs more than a double subtraction, by design).
+ *
+ * Then the size of a query: compiling `$apply` texts of 1,500, 6,000 and 24,000 steps or items
+ * (chained `filter(true)`, `groupby` with that many aggregates, `aggregate` with that many items,
+ * chained `compute`), printing the time per 1,000 characters and the ratio between sizes (linear:
+ * 4× the steps, about 4× the time; the quadratic parser it replaced took 12-60×). And the memory of
+ * a grouping on a unique column: heap bytes per group kept (run with `node --expose-gc` for exact
+ * figures; without it the figure includes garbage not yet collected).
  * Run: npm run bench:query
  */
-import { applyQuery, type LocalQuery } from "../src/query";
+import { applyQuery, compileQuery, createQuerySink, type LocalQuery } from "../src/query";
 import type { CellValue, Column, Table } from "../src/table/model";
 import { mulberry32 } from "./random";
 
@@ -226,6 +233,53 @@ function main(): void {
   }
   console.log(`worst ratio, plain filters and sorts: ${Math.max(...ratios).toFixed(2)}× (target ≤ 2×)`);
   console.log(`worst ratio, exact decimal arithmetic vs integer cents by hand: ${Math.max(...arithmetic).toFixed(2)}×`);
+  querySize();
+  groupMemory(table);
+}
+
+const SIZE_SHAPES: Record<string, (n: number) => string> = {
+  "chained filter(true)": (n) => Array.from({ length: n }, () => "filter(true)").join("/"),
+  "groupby, n aggregates": (n) => `groupby((Status),aggregate(${Array.from({ length: n }, (_, i) => `Budget with sum as s${i}`).join(",")}))`,
+  "aggregate, n items": (n) => `aggregate(${Array.from({ length: n }, (_, i) => `Budget with max as m${i}`).join(",")})`,
+  "chained compute": (n) => Array.from({ length: n }, (_, i) => `compute(Score add ${i} as c${i})`).join("/"),
+};
+
+/** Compile time of long `$apply` texts (best of 3), per 1,000 characters and as ratios between sizes. */
+function querySize(): void {
+  const sizes = [1500, 6000, 24000];
+  console.log(`query size: compile $apply (parse + type-check + plan), best of 3; ratio = time ÷ time at ${sizes[0].toLocaleString("en")}`);
+  let worst = 0;
+  for (const [name, make] of Object.entries(SIZE_SHAPES)) {
+    const times = sizes.map((n) => {
+      const text = make(n);
+      let best = Infinity;
+      for (let i = 0; i < 3; i++) best = Math.min(best, time(() => compileQuery(columns, { apply: text })));
+      return { n, ms: best, chars: text.length };
+    });
+    const parts = times.map((t) => `${t.n.toLocaleString("en")}: ${t.ms.toFixed(0)} ms (${((t.ms / t.chars) * 1000).toFixed(2)} ms per 1k chars, ×${(t.ms / times[0].ms).toFixed(1)})`);
+    // Growth per 4× of text, from 6,000 to 24,000 (the smallest size is the most JIT-sensitive).
+    const growth = times[2].ms / times[1].ms / (times[2].chars / times[1].chars);
+    worst = Math.max(worst, growth);
+    console.log(`  ${name}\n    ${parts.join("; ")}`);
+  }
+  console.log(`worst growth from 6,000 to 24,000 steps, per unit of text: ${worst.toFixed(2)}× (linear: about 1×; quadratic: about 4×)`);
+}
+
+/** Heap per group of a grouping on a unique column (every row its own group), with 4 aggregates. */
+function groupMemory(table: Table): void {
+  const gc = (globalThis as { gc?: () => void }).gc;
+  const query = { apply: "groupby((Id),aggregate(Budget with sum as total,Actual with average as avg,Name with max as name,$count as n))" };
+  gc?.();
+  const before = process.memoryUsage().heapUsed;
+  const sink = createQuerySink(query);
+  sink.begin(columns);
+  for (const r of table.rows) sink.row(r);
+  gc?.();
+  const kept = process.memoryUsage().heapUsed - before;
+  const groups = sink.end().rows.length;
+  console.log(
+    `group memory: ${groups.toLocaleString("en")} groups (one per row) × 4 aggregates kept ${(kept / 1e6).toFixed(1)} MB, ${(kept / groups).toFixed(0)} bytes per group${gc ? "" : " (run with node --expose-gc for exact figures)"}`,
+  );
 }
 
 main();

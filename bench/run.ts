@@ -259,7 +259,7 @@ async function importScenarios(results: Scenario[], checks: { name: string; ok: 
   }
 
   log("");
-  log("rows      form  body MB  baseline ms  import ms  ratio  ratio w/o emulator  fetch+parse ms  writer ms  emulator ms  syncs (budget)  max request MB  request MB  response MB  peak RSS MB (x body)  RSS growth MB (x body)");
+  log("rows      form  body MB  baseline ms  import ms  ratio  ratio w/o host  fetch+parse ms  add-in ms (incl. library)  host ms  syncs (budget)  max request MB  request MB  response MB  peak RSS MB (x body)  RSS growth MB (x body)");
   for (const r of results) {
     const ratio = r.endToEndMs / r.baselineMs;
     // + 4 fixed (reads, final request), + 1 for the defined-names read (issue 10, B5), + the ramp from
@@ -270,7 +270,7 @@ async function importScenarios(results: Scenario[], checks: { name: string; ok: 
     log(
       [
         pad(fmt(r.rows), 8), pad(r.format, 5), pad(fmt(r.bodyBytes / MB, 1), 8), pad(fmt(r.baselineMs), 12), pad(fmt(r.endToEndMs), 10),
-        pad(fmt(ratio, 2), 6), pad(fmt((r.endToEndMs - r.emulatorMs) / r.baselineMs, 2), 19), pad(fmt(r.fetchParseMs), 15), pad(fmt(r.writeMs - r.emulatorMs), 10), pad(fmt(r.emulatorMs), 12),
+        pad(fmt(ratio, 2), 6), pad(fmt((r.endToEndMs - r.emulatorMs) / r.baselineMs, 2), 15), pad(fmt(r.fetchParseMs), 15), pad(fmt(r.writeMs - r.emulatorMs), 26), pad(fmt(r.emulatorMs), 8),
         pad(`${r.syncs} (${syncBudget})`, 15), pad(fmt(r.maxRequestBytes / MB, 2), 15), pad(fmt(r.requestBytes / MB, 2), 11), pad(fmt(r.responseBytes / MB, 3), 12), pad(`${fmt(r.peakRssBytes / MB)} (${fmt(r.peakRssBytes / r.bodyBytes, 1)})`, 20),
         pad(`${fmt((r.peakRssBytes - r.startRssBytes) / MB)} (${fmt((r.peakRssBytes - r.startRssBytes) / r.bodyBytes, 1)})`, 22),
       ].join(" "),
@@ -278,8 +278,8 @@ async function importScenarios(results: Scenario[], checks: { name: string; ok: 
     if (r.rows === Math.max(...sizes)) {
       checks.push({ name: `${r.format}: import ≤ 2.5× baseline`, ok: ratio <= 2.5, detail: `${fmt(ratio, 2)}×` });
       checks.push({ name: `${r.format}: peak RSS ≤ 3× body`, ok: r.peakRssBytes <= 3 * r.bodyBytes, detail: `${fmt(r.peakRssBytes / r.bodyBytes, 1)}× (growth over the idle process: ${fmt((r.peakRssBytes - r.startRssBytes) / r.bodyBytes, 1)}×)` });
-      checks.push({ name: `${r.format}: import without the emulator's own time ≤ 2.5× baseline`, ok: r.endToEndMs - r.emulatorMs <= 2.5 * r.baselineMs, detail: `${fmt((r.endToEndMs - r.emulatorMs) / r.baselineMs, 2)}×` });
-      checks.push({ name: `${r.format}: writer's own time (excl. client parse and emulator) ≤ 2.5× baseline`, ok: (r.writeMs - r.emulatorMs) <= 2.5 * r.baselineMs, detail: `${fmt((r.writeMs - r.emulatorMs) / r.baselineMs, 2)}×` });
+      checks.push({ name: `${r.format}: import without the host's own time (the library's included) ≤ 2.5× baseline`, ok: r.endToEndMs - r.emulatorMs <= 2.5 * r.baselineMs, detail: `${fmt((r.endToEndMs - r.emulatorMs) / r.baselineMs, 2)}×` });
+      checks.push({ name: `${r.format}: writer's own time with the library's (excl. client parse and host) ≤ 2.5× baseline`, ok: (r.writeMs - r.emulatorMs) <= 2.5 * r.baselineMs, detail: `${fmt((r.writeMs - r.emulatorMs) / r.baselineMs, 2)}×` });
     }
     checks.push({ name: `${fmt(r.rows)} ${r.format}: syncs ≤ ceil(payload / 4 MB) + 5 + first-block ramp`, ok: r.syncs <= syncBudget, detail: `${r.syncs} ≤ ${syncBudget}` });
     checks.push({ name: `${fmt(r.rows)} ${r.format}: no request over 5 MB`, ok: r.maxRequestBytes <= REQUEST_LIMIT && r.rejectedSyncs === 0, detail: `max ${fmt(r.maxRequestBytes / MB, 2)} MB, ${r.rejectedSyncs} refused` });

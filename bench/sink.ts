@@ -1,7 +1,9 @@
 /**
  * A "null workbook": the smallest request context that accepts what `importTable` sends and throws
- * it away, counting request bytes per sync the way the emulator does (JSON of each operation). Used
- * by the benchmark to show the add-in's own time and memory without any workbook behind it.
+ * it away, counting request bytes per sync (JSON of each operation). Used by the benchmark to show
+ * the add-in's own time and memory with neither Excel nor Microsoft's client library behind it (the
+ * import scenarios run through the library and the emulated host; their "add-in" time includes the
+ * library's serialisation, and the host's time is measured apart).
  */
 export interface SinkStats {
   syncs: number;

@@ -238,6 +238,53 @@ describe("globals", () => {
   });
 });
 
+describe("Excel is Microsoft's library, the emulator only its host (issue #23)", () => {
+  /** Classes declared in a file, with the names of their methods and accessors. */
+  function classes(file: string): Array<{ name: string; members: string[] }> {
+    const sf = ts.createSourceFile(file, fs.readFileSync(file, "utf8"), ts.ScriptTarget.ES2022, true);
+    const out: Array<{ name: string; members: string[] }> = [];
+    const visit = (n: ts.Node): void => {
+      if ((ts.isClassDeclaration(n) || ts.isClassExpression(n)) && n.name) {
+        out.push({ name: n.name.text, members: n.members.flatMap((m) => (m.name && (ts.isIdentifier(m.name) || ts.isStringLiteral(m.name)) ? [m.name.text] : [])) });
+      }
+      ts.forEachChild(n, visit);
+    };
+    visit(sf);
+    return out;
+  }
+
+  it("no file under src/ defines imitation Excel client classes (objects with load/sync, proxies of Range, Worksheet, …)", () => {
+    const clientLike = allSrc.flatMap((f) =>
+      classes(f)
+        .filter((c) => /Proxy$|RequestContext$|ClientObject$|ClientResult$/.test(c.name) || c.members.includes("load") || c.members.includes("sync") || c.members.includes("isNullObject"))
+        .map((c) => `${rel(f)}: class ${c.name}`),
+    );
+    expect(clientLike).toEqual([]);
+    expect(fs.existsSync(path.join(src, "emulator", "proxies.ts"))).toBe(false);
+  });
+
+  it("the host's entry is one function: the bridge reaches the host only through answerRequest", () => {
+    const hostImports = (file: string) =>
+      [...fs.readFileSync(file, "utf8").matchAll(/import\s*(?:type\s*)?\{([^}]*)\}\s*from\s*"\.\/host"/g)].flatMap((m) => m[1].split(",").map((x) => x.trim().replace(/^type\s+/, "")).filter((x) => x !== ""));
+    const values = (names: string[]) => names.filter((n) => !/^(HostAnswer|HostRequest)$/.test(n));
+    expect(values(hostImports(path.join(src, "emulator", "library.ts")))).toEqual(["answerRequest", "FLAG_DELAY_FOR_CELL_EDIT"]);
+    // The object model behind it is the host's alone.
+    const users = [...srcGraph].filter(([, targets]) => targets.includes("src/emulator/host-objects.ts")).map(([from]) => from);
+    expect(users).toEqual(["src/emulator/host.ts"]);
+  });
+
+  it("the add-in's code touches only the Excel and Office globals (no OSF, OfficeExtension or emulator hooks)", () => {
+    const productFolders = ["workbook", "addin", "taskpane", "commands", "records"];
+    const files = allSrc.filter((f) => productFolders.includes(folderOf(f)));
+    // As code (not in a string or a one-line doc comment): `OSF.…`, `OfficeExtension.…`, `__ppm…`.
+    const hits = codeLinesMatching(files, /(^|[^"'\w.])(OSF|OfficeExtension)\s*\.|\b__ppm\w*/).filter((at) => {
+      const [file, line] = at.split(":");
+      return !/^\s*\/\*\*/.test(fs.readFileSync(path.join(root, file), "utf8").split("\n")[Number(line) - 1]);
+    });
+    expect(hits).toEqual([]);
+  });
+});
+
 /** `file:line` of every line (line comments and doc-comment lines left out) that matches `pattern`. */
 function codeLinesMatching(files: string[], pattern: RegExp): string[] {
   return files.flatMap((f) =>

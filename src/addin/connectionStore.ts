@@ -11,6 +11,10 @@
  *   shared) across partitions.
  * - The non-secret part (name, base URL, company id) and the secrets (token, record credentials)
  *   are separate entries, so "forget token" removes exactly the secrets and keeps the connection.
+ * - Secrets belong to the host they were entered for. Editing a connection's address to another
+ *   origin (scheme, host or port) drops the stored token and record credentials: the edit must
+ *   bring a token for the new host (record credentials are optional), or nothing is saved. A
+ *   changed path on the same origin keeps them (the same server).
  *
  * This module is pure (the storage is injected), so it is tested in Node.
  */
@@ -71,7 +75,29 @@ export interface ConnectionSummary {
   hasRecordCredentials: boolean;
 }
 
-/** What the connection form submits. Empty secret fields on edit mean "keep what is stored". */
+/**
+ * The origin (scheme, host and port) of an environment address, or null when it is not a URL.
+ * Stored secrets are sent only to the origin they were entered for.
+ */
+export function addressOrigin(baseUrl: string): string | null {
+  try {
+    const u = new URL(baseUrl.trim());
+    return u.origin === "null" ? null : u.origin.toLowerCase();
+  } catch {
+    return null;
+  }
+}
+
+/** True when both addresses are URLs on the same origin (a secret for one may be sent to the other). */
+export function sameOrigin(a: string, b: string): boolean {
+  const x = addressOrigin(a);
+  return x !== null && x === addressOrigin(b);
+}
+
+/**
+ * What the connection form submits. Empty secret fields on edit mean "keep what is stored", as
+ * long as the address stays on the same origin; on another origin nothing stored is kept.
+ */
 export interface ConnectionInput {
   /** Present when editing an existing connection. */
   id?: string;
@@ -266,7 +292,9 @@ export class ConnectionStore {
       throw new ConnectionInputError("baseUrl", e instanceof Error ? e.message : "The environment address is not usable.");
     }
 
-    const old = editing ? this.readSecrets(editing.id) : {};
+    // Secrets stay with their host: on another origin nothing stored is kept (nor sent there).
+    const moved = !!editing && !sameOrigin(editing.baseUrl, baseUrl);
+    const old = editing && !moved ? this.readSecrets(editing.id) : {};
     const token = cleanSecret(input.token, "token", "company API token");
     const apiAuth = cleanSecret(input.apiAuth, "apiAuth", "api-auth value");
     const apiSecret = cleanSecret(input.apiSecret, "apiSecret", "api-secret value");
@@ -275,6 +303,12 @@ export class ConnectionStore {
       apiAuth: apiAuth ?? old.apiAuth,
       apiSecret: apiSecret ?? old.apiSecret,
     };
+    if (!secrets.token && moved) {
+      throw new ConnectionInputError(
+        "token",
+        `The address now points at another server (${addressOrigin(baseUrl) ?? baseUrl}). The stored token is only ever sent to ${addressOrigin(editing.baseUrl) ?? editing.baseUrl}: enter the company API token for the new address.`,
+      );
+    }
     if (!secrets.token) throw new ConnectionInputError("token", "Enter the company API token (gear menu › company API token in the service).");
     if (!!secrets.apiAuth !== !!secrets.apiSecret) {
       throw new ConnectionInputError(secrets.apiAuth ? "apiSecret" : "apiAuth", "Record credentials need both api-auth and api-secret (or neither).");

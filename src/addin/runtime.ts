@@ -20,14 +20,18 @@ import type { Engine } from "./engine";
 import { resolveConnectionId } from "./refreshSummary";
 import { RefreshLock, type LockHolder } from "./refreshLock";
 import { RibbonState, type RibbonApi } from "./ribbonState";
-import { refreshFlaggedTables, syncStartupBehavior, type OpenRefreshOutcome, type StartupApi, type StartupSync } from "./startup";
+import { OPEN_CONSENT_PREFIX, openConsentKey, refreshFlaggedTables, syncStartupBehavior, type OpenConsent, type OpenRefreshOutcome, type StartupApi, type StartupSync } from "./startup";
 
 /** The members of the `Office` global the runtime reads (office.js, or the preview's shim). */
 export interface OfficeLike {
   context?: {
     partitionKey?: string;
     requirements?: { isSetSupported(name: string, minVersion?: string): boolean };
-    document?: { addHandlerAsync?(eventType: string, handler: (event: unknown) => void, callback?: (result: { status: unknown }) => void): void };
+    document?: {
+      /** The document's address (`Office.context.document.url`); null or absent when Office has none. */
+      url?: string | null;
+      addHandlerAsync?(eventType: string, handler: (event: unknown) => void, callback?: (result: { status: unknown }) => void): void;
+    };
   };
   addin?: { setStartupBehavior?(behavior: unknown): Promise<void>; getStartupBehavior?(): Promise<unknown> };
   ribbon?: { requestUpdate?(input: unknown): Promise<void> };
@@ -56,6 +60,11 @@ export interface PaneRuntime {
   setRefreshOnOpen(bindingId: string, on: boolean): Promise<FlagChange>;
   /** The outcome of the refresh on open (now if it already ran, then on every later run). */
   onOpenRefresh(listener: (outcome: OpenRefreshOutcome) => void): () => void;
+  /**
+   * The user's answer to "refresh this workbook's tables when it opens, on this device?" (issue #22):
+   * remembered on this device; yes runs the refresh on open now.
+   */
+  answerOpenConsent(allow: boolean): Promise<OpenRefreshOutcome>;
   /** The workbook's bindings changed (import, delete): the ribbon's "Refresh this table" may change. */
   bindingsChanged(): void;
 }
@@ -145,10 +154,82 @@ export class AddinRuntime implements PaneRuntime {
    */
   async setRefreshOnOpen(bindingId: string, on: boolean): Promise<FlagChange> {
     const engine = await this.engine();
-    const ran = await this.lock.run("pane", "Saving the refresh-on-open setting", () => engine.setRefreshOnOpen(bindingId, on, this.store.allSecrets()));
+    const ran = await this.lock.run("pane", "Saving the refresh-on-open setting", async () => {
+      const result = await engine.setRefreshOnOpen(bindingId, on, this.store.allSecrets());
+      // A flag set or cleared here, by this device's user: the workbook as it now is may refresh on open here.
+      try {
+        const { bindings } = await engine.listBindings();
+        this.recordOpenConsent(bindings.filter((b) => b.refreshOnOpen === true), "allow");
+      } catch (e) {
+        this.opts.onError?.("refresh-on-open consent", e);
+      }
+      return result;
+    });
     if (!ran.ran) return { state: "busy", holder: ran.holder };
     const startup = await this.syncStartup(ran.value.flagged > 0);
     return { state: "saved", binding: ran.value.binding, flagged: ran.value.flagged, startup };
+  }
+
+  /** The document's address as Office reports it (null when it has none, e.g. a new workbook). */
+  private documentUrl(): string | null {
+    try {
+      const url = this.opts.office?.context?.document?.url;
+      return typeof url === "string" && url !== "" ? url : null;
+    } catch {
+      return null;
+    }
+  }
+
+  private consentStorageKey(flagged: readonly Binding[]): string {
+    return this.store.key(OPEN_CONSENT_PREFIX + openConsentKey(this.documentUrl(), flagged));
+  }
+
+  /** This device's answer for the workbook with these flagged tables; null when it was never asked. */
+  openConsent(flagged: readonly Binding[]): OpenConsent {
+    try {
+      const text = this.opts.storage.getItem(this.consentStorageKey(flagged));
+      const stored: unknown = text ? JSON.parse(text) : null;
+      const v = stored && typeof stored === "object" ? (stored as Record<string, unknown>)["answer"] : null;
+      return v === "allow" || v === "deny" ? v : null;
+    } catch {
+      return null;
+    }
+  }
+
+  private recordOpenConsent(flagged: readonly Binding[], answer: "allow" | "deny"): void {
+    if (flagged.length === 0) return;
+    try {
+      this.opts.storage.setItem(this.consentStorageKey(flagged), JSON.stringify({ answer, at: new Date().toISOString() }));
+    } catch (e) {
+      // Storage full or blocked: the answer holds for this runtime only; asked again next time.
+      this.opts.onError?.("refresh-on-open consent", e);
+    }
+  }
+
+  /** The flagged tables the last refresh on open saw (what a consent answer is about). */
+  private lastFlagged: Binding[] = [];
+
+  async answerOpenConsent(allow: boolean): Promise<OpenRefreshOutcome> {
+    const flagged = this.lastFlagged;
+    this.recordOpenConsent(flagged, allow ? "allow" : "deny");
+    if (!allow) {
+      const previous = this.outcome;
+      const outcome: OpenRefreshOutcome =
+        previous && (previous.state === "consent" || previous.state === "declined")
+          ? { ...previous, state: "declined" }
+          : { state: "declined", flagged: flagged.length, tables: [], missing: [] };
+      this.publishOpenOutcome(outcome);
+      return outcome;
+    }
+    // Yes: the refresh on open runs now (and on every later opening of this workbook here).
+    await this.openRun;
+    this.openRun = this.runOpenRefresh();
+    return this.openRun;
+  }
+
+  private publishOpenOutcome(outcome: OpenRefreshOutcome): void {
+    this.outcome = outcome;
+    for (const l of [...this.openListeners]) l(outcome);
   }
 
   onOpenRefresh(listener: (outcome: OpenRefreshOutcome) => void): () => void {
@@ -177,12 +258,14 @@ export class AddinRuntime implements PaneRuntime {
       outcome = await refreshFlaggedTables({
         listBindings: async () => {
           const stored = await engine.listBindings();
-          anyFlagged = stored.bindings.some((b) => b.refreshOnOpen === true);
+          this.lastFlagged = stored.bindings.filter((b) => b.refreshOnOpen === true);
+          anyFlagged = this.lastFlagged.length > 0;
           return stored;
         },
         connectionFor: (b) => this.connectionFor(b),
         refreshOne: (b, conn) => engine.refreshOne(b.id, conn, { secrets: this.store.allSecrets() }),
         lock: this.lock,
+        consent: (flagged) => this.openConsent(flagged),
       });
     } catch (e) {
       this.opts.onError?.("refresh on open", e);
@@ -193,8 +276,7 @@ export class AddinRuntime implements PaneRuntime {
     } catch (e) {
       this.opts.onError?.("startup behaviour", e);
     }
-    this.outcome = outcome;
-    for (const l of [...this.openListeners]) l(outcome);
+    this.publishOpenOutcome(outcome);
     return outcome;
   }
 

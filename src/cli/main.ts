@@ -6,8 +6,9 @@
  *     PPM_TOKEN=... npm run ppm -- datasets --env https://eu.example.com --json
  *     PPM_TOKEN=... npm run ppm -- export financials --env https://eu.example.com --out fin.csv --cache .ppm-cache
  *
- * The token is read from `PPM_TOKEN` (or `--token`, discouraged: it shows in process lists and
- * shell history) and is never printed.
+ * The token is read from `PPM_TOKEN`, a file (`--token-file FILE`, refused unless only its owner
+ * can read it) or standard input (`--token-stdin`); `--token` works but is discouraged (it shows in
+ * process lists and shell history). It is never printed.
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
@@ -16,7 +17,7 @@ import { applyQuery, createQuerySink, parseQuery } from "../query";
 import { type Connection, normalizeBaseUrl } from "../service/connection";
 import { type DatasetFormat, PpmClient } from "../service/client";
 import { PpmError, type PpmErrorCode, redactSecrets } from "../service/errors";
-import { FileValidatorStore } from "../service/node";
+import { FileValidatorStore, writeFileAtomic } from "../service/node";
 import { validatorKey } from "../service/validators";
 import type { Table } from "../table/model";
 import { excelSafeCell, tableToCsv, tableToJson, textTable } from "./output";
@@ -33,7 +34,7 @@ export const EXIT = {
   auth: 3,
   /** Unknown or not generated dataset, unusable cached export, route absent in this environment. */
   dataset: 4,
-  /** Network failure, timeout, rate limiting, server error. */
+  /** Network failure, a redirect (never followed), timeout, rate limiting, server error. */
   network: 5,
 } as const;
 
@@ -52,6 +53,7 @@ export function exitCodeFor(code: PpmErrorCode): number {
     case "route_absent":
       return EXIT.dataset;
     case "network":
+    case "redirected":
     case "timeout":
     case "rate_limited":
     case "server_error":
@@ -72,6 +74,10 @@ export interface CliIo {
   stdoutBytes?(bytes: Uint8Array): void;
   stderr(text: string): void;
   fetch?: typeof fetch;
+  /** All of standard input as text (`--token-stdin`). */
+  readStdin?(): Promise<string>;
+  /** The platform, for the token file's permission check (default `process.platform`). */
+  platform?: string;
 }
 
 const USAGE = `Usage: ppm <command> [options]
@@ -102,7 +108,17 @@ Commands:
 
 Options for every command:
   --env URL        environment base URL (or PPM_ENV)
-  --token TOKEN    company API token; discouraged, set PPM_TOKEN instead
+  --token-file FILE  read the company API token from FILE (its first line); the file must be
+                   readable by its owner only (chmod 600 FILE), or it is refused
+  --token-stdin    read the company API token from standard input, e.g.
+                   secret-tool lookup ppm acme | ppm datasets --env URL --token-stdin
+  --token TOKEN    company API token on the command line; discouraged: other users of this
+                   computer can see it in the process list, and it stays in shell history
+
+The token comes from --token-file, --token-stdin or --token (one of them), else from the PPM_TOKEN
+environment variable. Prefer PPM_TOKEN, --token-file or --token-stdin.
+
+More options:
   --basic          authenticate reporting calls with Basic instead of the Company-Api-Token header
   --name NAME      company display name used in messages (or PPM_COMPANY)
   --timeout MS     per-request timeout (default 120000)
@@ -110,8 +126,10 @@ Options for every command:
 
 Record credentials for doctor's record check: PPM_API_AUTH and PPM_API_SECRET.
 
-Exit codes: 0 ok, 1 other failure, 2 usage, 3 authentication/authorisation,
-            4 dataset unknown/not generated/unusable or route absent, 5 network/timeout/server.
+Exit codes: 0 ok, 1 other failure (also a --query the data cannot satisfy: a sum beyond the
+            number range, a division by zero), 2 usage (also a --query that is not valid),
+            3 authentication/authorisation, 4 dataset unknown/not generated/unusable or route
+            absent, 5 network/redirect/timeout/server.
 `;
 
 class UsageError extends Error {}
@@ -130,6 +148,8 @@ function parse(argv: string[]): Parsed {
     options: {
       env: { type: "string" },
       token: { type: "string" },
+      "token-file": { type: "string" },
+      "token-stdin": { type: "boolean" },
       basic: { type: "boolean" },
       name: { type: "string" },
       timeout: { type: "string" },
@@ -160,15 +180,85 @@ function intOption(v: string | boolean | undefined, name: string, min: number): 
   return Number(s);
 }
 
+/** Where this run's token came from; messages name it instead of a "stored token" the CLI has none of. */
+type TokenSource = "PPM_TOKEN" | "--token" | "--token-file" | "--token-stdin";
+let tokenSource: TokenSource = "PPM_TOKEN";
+
+/** The secrets of this run, for redaction (a token read from a file or stdin joins them once read). */
+let runSecrets: string[] = [];
+
+/** The first line of a token file or of standard input, without its line break. */
+function firstLine(text: string): string {
+  return text.replace(/^\uFEFF/, "").split(/\r?\n/, 1)[0].trim();
+}
+
+/**
+ * Reads `--token-file FILE`: a regular file that only its owner can read or write (mode 0600 or
+ * 0400, like ssh's private keys), checked on the opened file so it cannot be swapped in between.
+ * On Windows the POSIX mode says nothing about who can read the file, so it is not checked there.
+ */
+function readTokenFile(file: string, io: CliIo): string {
+  let fd: number;
+  try {
+    fd = fs.openSync(file, "r");
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    throw new UsageError(`--token-file ${file}: ${code === "ENOENT" ? "no such file" : code === "EACCES" ? "permission denied" : (e as Error).message}`);
+  }
+  try {
+    const st = fs.fstatSync(fd);
+    if (!st.isFile()) throw new UsageError(`--token-file ${file}: not a regular file`);
+    if ((io.platform ?? process.platform) !== "win32") {
+      const mode = st.mode & 0o777;
+      if ((mode & 0o077) !== 0) {
+        throw new UsageError(
+          `--token-file ${file} is readable or writable by other users (mode ${mode.toString(8).padStart(4, "0")}); refusing to use it. Run: chmod 600 ${file}`,
+        );
+      }
+      const uid = typeof process.getuid === "function" ? process.getuid() : undefined;
+      if (uid !== undefined && uid !== 0 && st.uid !== uid) throw new UsageError(`--token-file ${file} belongs to another user; refusing to use it.`);
+    }
+    if (st.size > 64 * 1024) throw new UsageError(`--token-file ${file} is too large to be a token file (${st.size} bytes).`);
+    return firstLine(fs.readFileSync(fd, "utf8"));
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+/** The company API token of this run and where it came from (one of the options, else PPM_TOKEN). */
+async function resolveToken(p: Parsed, io: CliIo): Promise<{ token: string; source: TokenSource }> {
+  const given: TokenSource[] = [];
+  if (str(p.values.token) !== undefined) given.push("--token");
+  if (str(p.values["token-file"]) !== undefined) given.push("--token-file");
+  if (p.values["token-stdin"]) given.push("--token-stdin");
+  if (given.length > 1) throw new UsageError(`use one of ${given.join(", ")}, not several`);
+  const source = given[0] ?? "PPM_TOKEN";
+  let token: string | undefined;
+  if (source === "--token") {
+    token = str(p.values.token);
+    io.stderr("warning: --token is discouraged (other users can see it in the process list, and it stays in shell history); use --token-file FILE, --token-stdin or PPM_TOKEN instead\n");
+  } else if (source === "--token-file") {
+    token = readTokenFile(str(p.values["token-file"])!, io);
+    if (!token) throw new UsageError(`--token-file ${str(p.values["token-file"])} is empty`);
+  } else if (source === "--token-stdin") {
+    if (!io.readStdin) throw new UsageError("--token-stdin: standard input cannot be read here");
+    token = firstLine(await io.readStdin());
+    if (!token) throw new UsageError("--token-stdin: standard input held no token");
+  } else {
+    token = io.env.PPM_TOKEN;
+    if (!token) throw new UsageError("no company API token: set the PPM_TOKEN environment variable, or use --token-file FILE or --token-stdin");
+  }
+  if (token && !runSecrets.includes(token)) runSecrets.push(token);
+  return { token: token!, source };
+}
+
 /** Everything needed to talk to the service, from options and environment. */
-function clientFrom(p: Parsed, io: CliIo, store?: FileValidatorStore): PpmClient {
+async function clientFrom(p: Parsed, io: CliIo, store?: FileValidatorStore): Promise<PpmClient> {
   const env = str(p.values.env) ?? io.env.PPM_ENV;
   if (!env) throw new UsageError("--env URL is required (or set PPM_ENV)");
   const baseUrl = normalizeBaseUrl(env);
-  const token = str(p.values.token) ?? io.env.PPM_TOKEN;
-  if (!token) throw new UsageError("no company API token: set the PPM_TOKEN environment variable");
-  tokenSource = str(p.values.token) !== undefined ? "--token" : "PPM_TOKEN";
-  if (str(p.values.token) !== undefined) io.stderr("warning: --token is discouraged (it is visible in process lists and shell history); set PPM_TOKEN instead\n");
+  const { token, source } = await resolveToken(p, io);
+  tokenSource = source;
   const conn: Connection = {
     id: "cli",
     name: str(p.values.name) ?? io.env.PPM_COMPANY ?? "the company",
@@ -186,16 +276,13 @@ function clientFrom(p: Parsed, io: CliIo, store?: FileValidatorStore): PpmClient
   });
 }
 
-/** Where this run's token came from; messages name it instead of a "stored token" the CLI has none of. */
-let tokenSource: "PPM_TOKEN" | "--token" = "PPM_TOKEN";
-
 /**
  * An error's message and action as the CLI prints them. The client's wording is the add-in's,
  * which keeps tokens on the device ("update or clear the stored token"); the CLI stores none, so
  * it names where the token came from instead.
  */
 function cliText(e: PpmError): { message: string; action: string } {
-  const source = tokenSource === "PPM_TOKEN" ? "the PPM_TOKEN environment variable" : "--token";
+  const source = { PPM_TOKEN: "the PPM_TOKEN environment variable", "--token": "--token", "--token-file": "the --token-file file", "--token-stdin": "--token-stdin" }[tokenSource];
   const fix = (t: string) => t.replace(/the stored (?:company API )?token/gi, `the token in ${source}`);
   // The client's actions speak of the pane's controls (a connection, a field, a section to hide);
   // the CLI's own words where they differ.
@@ -214,8 +301,9 @@ function cliText(e: PpmError): { message: string; action: string } {
  * action, secrets redacted) and mapped to an {@link EXIT} code.
  */
 export async function runCli(argv: string[], io: CliIo = processIo()): Promise<number> {
-  const secrets = [io.env.PPM_TOKEN, io.env.PPM_API_SECRET, ...tokenArgs(argv)];
-  const safe = (s: string) => redactSecrets(s, secrets);
+  runSecrets = [io.env.PPM_TOKEN, io.env.PPM_API_SECRET, io.env.PPM_API_AUTH, ...tokenArgs(argv)].filter((x): x is string => !!x);
+  tokenSource = "PPM_TOKEN";
+  const safe = (s: string) => redactSecrets(s, runSecrets);
   try {
     const p = parse(argv);
     if (p.values.help || p.command === "help" || p.command === undefined) {
@@ -244,6 +332,13 @@ export async function runCli(argv: string[], io: CliIo = processIo()): Promise<n
       return exitCodeFor(e.code);
     }
     if (e instanceof Error && e.name === "QueryError") {
+      const code = (e as Error & { code?: string }).code;
+      // A valid query whose result the data makes impossible (a sum beyond the double range, a
+      // division by zero) is a failure of this run, not a usage error; nothing was written.
+      if (code === "overflow" || code === "division_by_zero") {
+        io.stderr(safe(`error: the --query cannot be evaluated on this data: ${e.message}\nnothing was written.\n`));
+        return EXIT.failure;
+      }
       io.stderr(safe(`error: the --query is not valid: ${e.message}\n`));
       return EXIT.usage;
     }
@@ -272,7 +367,7 @@ interface Check {
 }
 
 async function doctor(p: Parsed, io: CliIo): Promise<number> {
-  const client = clientFrom(p, io);
+  const client = await clientFrom(p, io);
   const given = str(p.values.origin);
   const served = given === undefined ? await devServerOrigin(io.env) : undefined;
   const origin = given ?? served!.origin;
@@ -383,7 +478,7 @@ async function doctor(p: Parsed, io: CliIo): Promise<number> {
 // ------------------------------------------------------------------ datasets
 
 async function datasets(p: Parsed, io: CliIo): Promise<number> {
-  const client = clientFrom(p, io);
+  const client = await clientFrom(p, io);
   const m = await client.manifest();
   if (p.values.json) {
     const out = m.datasets.map((d) => ({
@@ -448,7 +543,7 @@ async function exportCommand(p: Parsed, io: CliIo): Promise<number> {
   const raw: Uint8Array[] = [];
 
   const store = cacheDir ? new FileValidatorStore(path.resolve(cacheDir)) : undefined;
-  const client = clientFrom(p, io, store);
+  const client = await clientFrom(p, io, store);
   const outPath = out ? path.resolve(out) : undefined;
   // The cache entry is only valid for the same output file, query and output format, and only while that file exists.
   const identity = { out: outPath ?? null, query: queryText ?? null, outputFormat, ...(excelSafe ? { excelSafe } : {}) };
@@ -456,7 +551,7 @@ async function exportCommand(p: Parsed, io: CliIo): Promise<number> {
   let cacheKey: string | undefined;
   if (store && outPath) {
     await client.manifest().catch((e: unknown) => {
-      if (e instanceof PpmError && ["cancelled", "unauthorized", "bi_reporting_disabled", "network", "timeout"].includes(e.code)) throw e;
+      if (e instanceof PpmError && ["cancelled", "unauthorized", "bi_reporting_disabled", "network", "redirected", "timeout"].includes(e.code)) throw e;
     });
     cacheKey = validatorKey(client.scope, key, format);
     const extra = store.getExtra(cacheKey);
@@ -549,41 +644,23 @@ function concatBytes(parts: Uint8Array[]): Uint8Array {
 }
 
 /**
- * Writes to a temporary file next to `file` and renames it, so a failed run never leaves half a
- * file. The directory must exist (the caller checked it, or `--mkdir` asked for it).
+ * Writes the output file (see {@link writeFileAtomic}: an exclusive 0600 temporary file renamed over
+ * it). The directory must exist unless `--mkdir` asked for it.
  */
 function writeFileAtomically(file: string, chunks: Iterable<string | Uint8Array>): void {
   fs.mkdirSync(path.dirname(file), { recursive: true });
-  const tmp = `${file}.${process.pid}.tmp`;
-  const fd = fs.openSync(tmp, "w");
-  try {
-    let buf = "";
-    for (const c of chunks) {
-      if (typeof c !== "string") {
-        if (buf) fs.writeSync(fd, buf);
-        buf = "";
-        fs.writeSync(fd, c);
-        continue;
-      }
-      buf += c;
-      if (buf.length > 1 << 16) {
-        fs.writeSync(fd, buf);
-        buf = "";
-      }
-    }
-    fs.writeSync(fd, buf);
-  } catch (e) {
-    fs.closeSync(fd);
-    fs.rmSync(tmp, { force: true });
-    throw e;
-  }
-  fs.closeSync(fd);
-  fs.renameSync(tmp, file);
+  writeFileAtomic(file, chunks);
 }
 
 function processIo(): CliIo {
   return {
     env: process.env,
+    readStdin: async () => {
+      if (process.stdin.isTTY) process.stderr.write("Reading the company API token from standard input (end with Enter, then Ctrl+D):\n");
+      const parts: Buffer[] = [];
+      for await (const chunk of process.stdin) parts.push(chunk as Buffer);
+      return Buffer.concat(parts).toString("utf8");
+    },
     stdout: (t) => void process.stdout.write(t),
     stdoutBytes: (b) => void process.stdout.write(b),
     stderr: (t) => void process.stderr.write(t),
@@ -598,7 +675,7 @@ export function main(argv: string[] = process.argv.slice(2)): void {
     },
     (e: unknown) => {
       // Last resort: an error that escaped runCli's own handling may still quote a credential.
-      const secrets = [process.env.PPM_TOKEN, process.env.PPM_API_SECRET, process.env.PPM_API_AUTH, ...tokenArgs(argv)];
+      const secrets = [process.env.PPM_TOKEN, process.env.PPM_API_SECRET, process.env.PPM_API_AUTH, ...tokenArgs(argv), ...runSecrets];
       process.stderr.write(redactSecrets(`error: ${e instanceof Error ? e.message : String(e)}\n`, secrets));
       process.exitCode = EXIT.failure;
     },

@@ -10,22 +10,26 @@
  *
  * How the result is reported: Excel has no notification API for function commands (the
  * `notificationMessages` API is Outlook's), so the summary is shown in a small Office dialog
- * (`displayDialogAsync`, DialogApi 1.1). `event.completed()` is called as soon as the dialog is
- * shown, never waiting for the user to close it (a user away from the desk would otherwise hold the
- * runtime past its window). Where no dialog can be opened (dialog API missing, a pop-up blocker in
- * Excel on the web, or the browser preview), the summary goes through `messageParent` when the host
- * offers it (the preview shows it as a notification). The last summary is also kept in storage, so
- * the task pane's Refresh tab shows it even if the runtime was closed with the dialog.
+ * (`displayDialogAsync`). The dialog's page takes its text only from the command, by `messageChild`
+ * (DialogApi 1.2; `summaryMessages.ts`), never from its address (issue #22). The "Refreshing…"
+ * dialog opened at the start becomes the summary in place, so no second dialog has to open (Office
+ * allows one dialog per window, error 12007). `event.completed()` is called as soon as the summary
+ * is shown, never waiting for the user to close it (a user away from the desk would otherwise hold
+ * the runtime past its window).
+ *
+ * The summary is never lost: it is always stored on the device first (`LAST_RIBBON_REFRESH_KEY`,
+ * success or not), and the task pane's Refresh tab shows it. Where no dialog can be shown (no
+ * DialogApi 1.2, another dialog already open, a pop-up blocker in Excel on the web), that stored
+ * copy is the report: `messageParent` is not used as a fallback, because outside a dialog it has
+ * no receiver and the summary would vanish.
  */
 import type { ConnectionStore, StorageLike } from "../addin/connectionStore";
 import { LAST_RIBBON_REFRESH_KEY, resolveConnectionId, summarize, summaryText, type RefreshSummary } from "../addin/refreshSummary";
+import { CLOSE, isReadyMessage, summaryMessage, type SummaryState } from "./summaryMessages";
 import type { Engine } from "../addin/engine";
 import { redactSecrets } from "../service/errors";
 import { busyText, type RefreshLock } from "../addin/refreshLock";
 import { COMPLETE_BY_MS, createDeadline, REFRESH_ALL_HARD_MS, REFRESH_ALL_SOFT_MS, systemClock, type Clock } from "../addin/deadline";
-
-/** Longest summary text put into the dialog's address (addresses have practical length limits). */
-export const MAX_DIALOG_TEXT = 1500;
 
 /** Refreshes every bound table with the device's connections and returns the summary. */
 export async function refreshEveryTable(store: ConnectionStore, engine: Pick<Engine, "refreshAll">, signal?: AbortSignal, deadline?: { expired(): boolean }): Promise<RefreshSummary> {
@@ -44,6 +48,8 @@ export async function refreshEveryTable(store: ConnectionStore, engine: Pick<Eng
 export interface DialogLike {
   close(): void;
   addEventHandler(eventType: string, handler: (arg: unknown) => void): void;
+  /** DialogApi 1.2: a message to the dialog's page. Without it the dialog cannot show the summary. */
+  messageChild?(message: string): void;
 }
 
 /**
@@ -51,82 +57,84 @@ export interface DialogLike {
  * strings at run time: `"succeeded"`, `"dialogMessageReceived"`, `"dialogEventReceived"`).
  */
 export interface DialogUi {
-  displayDialogAsync(url: string, options: { height: number; width: number; displayInIframe?: boolean }, callback: (result: { status: unknown; value?: DialogLike }) => void): void;
-  messageParent?(message: string): void;
+  displayDialogAsync(url: string, options: { height: number; width: number; displayInIframe?: boolean }, callback: (result: { status: unknown; value?: DialogLike; error?: { code?: number } }) => void): void;
 }
 
-/** The summary dialog's address: `summary.html` next to the command page, the text in the query. */
-export function summaryDialogUrl(pageUrl: string, text: string, state: "ok" | "failed" | "working"): string {
-  const url = new URL("summary.html", pageUrl);
-  const clipped = text.length > MAX_DIALOG_TEXT ? `${text.slice(0, MAX_DIALOG_TEXT - 1)}…` : text;
-  url.searchParams.set("state", state);
-  url.searchParams.set("text", clipped);
-  return url.href;
+/** The summary dialog's address: `summary.html` next to the command page, with nothing in the query. */
+export function summaryDialogUrl(pageUrl: string): string {
+  return new URL("summary.html", pageUrl).href;
+}
+
+/** An open summary dialog: `show` replaces what it says; `closed` once the user or Office closed it. */
+export interface SummaryDialog {
+  show(state: SummaryState, text: string): void;
+  readonly closed: boolean;
+  close(): void;
 }
 
 /**
- * Shows the summary and resolves as soon as it is shown (dialog opened; the dialog closes itself when
- * the user closes it), or at once when no dialog could be opened. Never waits for the user. Never
- * rejects.
+ * Opens the summary dialog showing `state` and `text`, and resolves with it once Office has opened
+ * it, or with null when it cannot be shown (no dialog API, no `messageChild`, another dialog open:
+ * 12007, a blocked pop-up). Never rejects. The dialog answers the page's "ready" with the current
+ * content, and closes itself when the page's button asks.
  */
-export function reportSummary(ui: DialogUi | undefined, pageUrl: string, text: string, state: "ok" | "failed"): Promise<"dialog" | "message" | "none"> {
-  const fallback = (): "message" | "none" => {
-    try {
-      if (ui?.messageParent) {
-        ui.messageParent(text);
-        return "message";
-      }
-    } catch {
-      /* no channel left; the summary is still stored for the task pane */
-    }
-    return "none";
-  };
-  if (!ui?.displayDialogAsync) return Promise.resolve(fallback());
+export function openSummaryDialog(ui: DialogUi | undefined, pageUrl: string, state: SummaryState, text: string): Promise<SummaryDialog | null> {
+  if (!ui?.displayDialogAsync) return Promise.resolve(null);
   return new Promise((resolve) => {
     try {
-      ui.displayDialogAsync(summaryDialogUrl(pageUrl, text, state), { height: 30, width: 25, displayInIframe: true }, (result) => {
-        if (String(result.status) !== "succeeded" || !result.value) {
-          resolve(fallback());
-          return;
+      ui.displayDialogAsync(summaryDialogUrl(pageUrl), { height: 30, width: 25, displayInIframe: true }, (result) => {
+        const dialog = String(result.status) === "succeeded" ? result.value : undefined;
+        if (!dialog) return resolve(null);
+        if (typeof dialog.messageChild !== "function") {
+          // DialogApi 1.1 only: the page could not be told what to say. The stored summary is the report.
+          try {
+            dialog.close();
+          } catch {
+            /* already closed */
+          }
+          return resolve(null);
         }
-        const dialog = result.value;
+        let current = summaryMessage(state, text);
+        let ready = false;
+        let closed = false;
+        const post = () => {
+          if (!ready || closed) return;
+          try {
+            dialog.messageChild!(current);
+          } catch {
+            /* the dialog went away */
+          }
+        };
         const close = () => {
+          if (closed) return;
+          closed = true;
           try {
             dialog.close();
           } catch {
             /* already closed by the user */
           }
         };
-        // The dialog's Close button sends a message; the window's own close button sends an event.
-        dialog.addEventHandler("dialogMessageReceived", close);
-        dialog.addEventHandler("dialogEventReceived", close);
-        resolve("dialog");
-      });
-    } catch {
-      resolve(fallback());
-    }
-  });
-}
-
-/**
- * Opens the "Refreshing…" dialog while the command runs (a function command has no other way to
- * show that it is working). Resolves with the dialog, or null when none could be opened; never rejects.
- */
-export function showWorking(ui: DialogUi | undefined, pageUrl: string): Promise<DialogLike | null> {
-  if (!ui?.displayDialogAsync) return Promise.resolve(null);
-  return new Promise((resolve) => {
-    try {
-      ui.displayDialogAsync(summaryDialogUrl(pageUrl, "Refreshing every PPM table in this workbook…", "working"), { height: 30, width: 25, displayInIframe: true }, (result) => {
-        const dialog = String(result.status) === "succeeded" && result.value ? result.value : null;
-        // "Hide" in the dialog closes it; the refresh goes on and the summary opens when it ends.
-        dialog?.addEventHandler("dialogMessageReceived", () => {
-          try {
-            dialog.close();
-          } catch {
-            /* already closed */
-          }
+        // The page's button sends a message; the window's own close button sends an event.
+        dialog.addEventHandler("dialogMessageReceived", (arg) => {
+          const message = (arg as { message?: unknown } | null)?.message;
+          if (isReadyMessage(message)) {
+            ready = true;
+            post();
+          } else if (message === CLOSE) close();
         });
-        resolve(dialog);
+        dialog.addEventHandler("dialogEventReceived", () => {
+          closed = true;
+        });
+        resolve({
+          show(nextState, nextText) {
+            current = summaryMessage(nextState, nextText);
+            post();
+          },
+          get closed() {
+            return closed;
+          },
+          close,
+        });
       });
     } catch {
       resolve(null);
@@ -134,7 +142,16 @@ export function showWorking(ui: DialogUi | undefined, pageUrl: string): Promise<
   });
 }
 
-/** Office allows one dialog at a time and needs a moment after `close()` before the next opens. */
+/**
+ * Shows the summary in a dialog and resolves as soon as it is shown ("dialog"; the dialog closes
+ * itself when the user closes it), or at once with "stored" when no dialog could be shown (the
+ * caller has stored the summary for the task pane). Never waits for the user, never rejects.
+ */
+export async function reportSummary(ui: DialogUi | undefined, pageUrl: string, text: string, state: "ok" | "failed"): Promise<"dialog" | "stored"> {
+  return (await openSummaryDialog(ui, pageUrl, state, text)) ? "dialog" : "stored";
+}
+
+/** Office needs a moment after a dialog is closed before the next one opens. */
 const DIALOG_REOPEN_DELAY_MS = 300;
 
 export interface RefreshAllCommandDeps {
@@ -177,7 +194,8 @@ export function createRefreshAllCommand(deps: RefreshAllCommandDeps): (event: { 
     const deadline = deps.sharedRuntime?.() ? null : createDeadline(REFRESH_ALL_SOFT_MS, REFRESH_ALL_HARD_MS, clock);
     let text: string;
     let state: "ok" | "failed" = "ok";
-    const working = await showWorking(deps.ui(), deps.pageUrl());
+    let counts: { updated: number; unchanged: number; failed: number } | null = null;
+    const dialog = await openSummaryDialog(deps.ui(), deps.pageUrl(), "working", "Refreshing every PPM table in this workbook…");
     try {
       const store = deps.store();
       const engine = await deps.engine();
@@ -187,17 +205,11 @@ export function createRefreshAllCommand(deps: RefreshAllCommandDeps): (event: { 
       const summary = ran.value;
       text = summaryText(summary);
       if (summary.failed > 0) state = "failed";
-      try {
-        const storage = deps.storage?.();
-        const prefix = deps.partitionKey?.() ? `${deps.partitionKey()}:` : "";
-        storage?.setItem(prefix + LAST_RIBBON_REFRESH_KEY, JSON.stringify({ at: (deps.now?.() ?? new Date()).toISOString(), text, updated: summary.updated, unchanged: summary.unchanged, failed: summary.failed }));
-      } catch {
-        /* storage full or blocked: the dialog still shows the result */
-      }
+      counts = { updated: summary.updated, unchanged: summary.unchanged, failed: summary.failed };
     } catch (e) {
       state = "failed";
       const msg = e instanceof Error ? e.message : String(e);
-      // Defensive: the engine redacts, but this text leaves the add-in's control (dialog address).
+      // Defensive: the engine redacts, but this text leaves the add-in's control (dialog, storage).
       let safe = msg;
       try {
         safe = redactSecrets(msg, deps.store().allSecrets().filter((s) => s.length >= 4));
@@ -207,16 +219,25 @@ export function createRefreshAllCommand(deps: RefreshAllCommandDeps): (event: { 
       text = `Refresh all could not run: ${safe}`;
     }
     deadline?.dispose();
+    // Stored first, whatever happens next: the task pane's Refresh tab shows it.
     try {
-      if (working) {
-        try {
-          working.close();
-        } catch {
-          /* the user already closed it */
+      const storage = deps.storage?.();
+      const prefix = deps.partitionKey?.() ? `${deps.partitionKey()}:` : "";
+      storage?.setItem(prefix + LAST_RIBBON_REFRESH_KEY, JSON.stringify({ at: (deps.now?.() ?? new Date()).toISOString(), text, state, ...(counts ?? {}) }));
+    } catch {
+      /* storage full or blocked: the dialog still shows the result */
+    }
+    try {
+      if (!completed) {
+        if (dialog && !dialog.closed) {
+          // The "Refreshing…" dialog becomes the summary in place: no second dialog (12007).
+          dialog.show(state, text);
+        } else {
+          // The user hid the working dialog (or none could open): open the summary now.
+          if (dialog) await new Promise((r) => setTimeout(r, DIALOG_REOPEN_DELAY_MS));
+          if (!completed) await openSummaryDialog(deps.ui(), deps.pageUrl(), state, text);
         }
-        if (!completed) await new Promise((r) => setTimeout(r, DIALOG_REOPEN_DELAY_MS));
       }
-      if (!completed) await reportSummary(deps.ui(), deps.pageUrl(), text, state);
     } finally {
       clock.clearTimeout(backstop);
       complete();

@@ -1,7 +1,7 @@
 /**
  * The ribbon's "Refresh this table" (issue 17): refreshes the bound table under the selection with
  * this device's connection, holding the runtime's refresh lock, and reports like "Refresh all"
- * (summary dialog, `event.completed()` once it is closed).
+ * (summary dialog, `event.completed()` once it is shown; the table's binding keeps its outcome).
  *
  * With the shared runtime the button is disabled while the selection is outside every bound table
  * (`RibbonState`), but the ribbon can lag or refuse an update, so the command checks again itself
@@ -13,6 +13,7 @@ import type { Engine } from "../addin/engine";
 import { busyText, type RefreshLock } from "../addin/refreshLock";
 import type { RibbonState } from "../addin/ribbonState";
 import { summarize, summaryText } from "../addin/refreshSummary";
+import { redactSecrets } from "../service/errors";
 import { reportSummary, type DialogUi } from "./refreshAll";
 
 export const NOT_IN_TABLE = "The selection is not in a table imported by PPM for Excel. Select a cell of a PPM table (or its info line) and try again.";
@@ -55,7 +56,8 @@ export function createRefreshTableCommand(deps: RefreshTableCommandDeps): (event
     } catch (e) {
       state = "failed";
       let msg = e instanceof Error ? e.message : String(e);
-      for (const s of deps.secrets()) if (s.length >= 4) msg = msg.split(s).join("[redacted]");
+      // Every form of every stored secret (Base64, Base64url, percent-encoded, pieces), not only the plain text.
+      msg = redactSecrets(msg, deps.secrets().filter((s) => s.length >= 4));
       text = `Refresh this table could not run: ${msg}`;
     }
     try {

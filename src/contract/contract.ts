@@ -7,7 +7,7 @@
  * reference service's concrete choices are documented next to the schema, marked REFERENCE CHOICE.
  * A client must never depend on a REFERENCE CHOICE being true of a real deployment.
  */
-import { z } from "zod";
+import { z } from "./zod";
 
 /** Base paths of the three endpoint groups. */
 export const PATHS = {

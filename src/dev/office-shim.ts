@@ -1,18 +1,29 @@
 /**
- * The `Office` and `Excel` globals for the browser preview, installed BEFORE the task pane (or the
- * ribbon-command runtime) bundle runs, in place of office.js from Microsoft's CDN.
+ * The preview's Office host, installed right after Microsoft's Excel client library (the page's
+ * `office-js/<client file>` script) and before the task pane (or ribbon-command) bundle runs, in place
+ * of office.js from Microsoft's CDN.
  *
- * `Excel` is the workbook emulator's namespace, so the task pane runs exactly the code it runs in
- * Excel (`Excel.run`, proxies, `load`/`sync`). `Office` is a small shim of the members an add-in's
- * bootstrap touches: `onReady`, `context` (host, partitionKey, theme, requirements, ui),
- * `actions.associate`, `addin`.
+ * `Excel` is Microsoft's own (`@microsoft/office-js`, unmodified): the task pane runs exactly the code
+ * it runs in Excel, and the library's requests reach the emulated host of this page's workbook through
+ * the library's own bridge (`OSF.DDA.RichApi.executeRichApiRequestAsync`, see src/emulator/library.ts).
  *
- * Where the workbook lives: in the task pane frame's own JavaScript realm (see `preview-host.ts`),
- * so every proxy object, promise and error the task pane sees is of its own realm, as with office.js.
- * The preview page around it only reads the model (to draw the grid) and types into cells through
- * this same `Excel` namespace. The ribbon-command frame borrows the task pane frame's workbook.
+ * `Office` is the library's namespace too; what office.js's loader and the real host would add to it
+ * is a shim, documented member by member in src/dev/README.md ("The Common API shim"):
+ * `Office.onReady`, `Office.context` (through the library's own getter: host, platform, diagnostics,
+ * languages, partitionKey, officeTheme, requirements from the platform profile, `document` with
+ * `settings` and the selection event, `ui` dialogs), `Office.actions.associate`, `Office.addin`,
+ * `Office.ribbon`. Strict where the documentation says how: the settings' size limit (4001 "The
+ * settings could not be saved."), one dialog at a time per window (12007).
+ *
+ * Where the workbook lives: in the task pane frame's own JavaScript realm, so every object, promise
+ * and error the task pane sees is of its own realm, as with office.js. The preview page around it only
+ * reads the model (to draw the grid) and types into cells through the same library. The ribbon-command
+ * frame (separate runtimes) has its own library; its bridge forwards request bodies to the task pane
+ * frame's workbook.
  */
 import { createPreviewWorkbook, type PreviewWorkbook } from "./preview-workbook";
+import { commonApiFactory, officeJs, setDefaultWorkbook } from "../emulator/library";
+import { currentProfileId, isProfileId, profile, profileSupports, setCurrentProfile } from "../emulator/profiles";
 
 /** What the preview page (the parent window) offers its frames. */
 export interface PreviewHostApi {
@@ -53,17 +64,26 @@ export interface PreviewHostApi {
 export interface PreviewDialog {
   close(): void;
   addEventHandler(eventType: string, handler: (arg: unknown) => void): void;
+  /** DialogApi 1.2: raises `DialogParentMessageReceived` in the dialog's page. */
+  messageChild(message: string): void;
+}
+
+/** What a dialog frame's shim offers the page that opened it (`messageChild` lands here). */
+export interface PreviewDialogChild {
+  deliver(message: string, origin: string): void;
 }
 
 declare global {
   interface Window {
     __ppmPreviewHost?: PreviewHostApi;
     __ppmPreviewWorkbook?: PreviewWorkbook;
+    __ppmPreviewDialogChild?: PreviewDialogChild;
   }
 }
 
 type ReadyInfo = { host: string; platform: string };
-type AsyncCallback = (result: { status: string; value?: unknown; error?: { code: number; message: string } }) => void;
+type AsyncResult = { status: string; value?: unknown; error?: { code: number; name?: string; message: string } };
+type AsyncCallback = (result: AsyncResult) => void;
 
 function hostApi(): PreviewHostApi | undefined {
   try {
@@ -71,24 +91,6 @@ function hostApi(): PreviewHostApi | undefined {
   } catch {
     return undefined;
   }
-}
-
-/**
- * ExcelApi version the preview claims: the manifest's minimum (Excel never loads the add-in below it,
- * so code may assume it), and nothing newer, so checks for later sets take their fallback paths.
- */
-const EXCEL_API_VERSION = "1.13";
-
-function versionAtMost(asked: string | undefined, supported: string): boolean {
-  if (!asked) return true;
-  const a = asked.split(".").map(Number);
-  const s = supported.split(".").map(Number);
-  for (let i = 0; i < Math.max(a.length, s.length); i++) {
-    const x = a[i] ?? 0;
-    const y = s[i] ?? 0;
-    if (x !== y) return x < y;
-  }
-  return true;
 }
 
 /** Office's "colorful" (default) and "black" theme colours, as `Office.context.officeTheme` reports them. */
@@ -107,12 +109,76 @@ const DARK_THEME = {
   themeId: "black",
 };
 
+/** Office's messages for the failures the shim reports (the library's own en-US strings). */
+const DIALOG_ALREADY_OPENED = { code: 12007, name: "Display Dialog Error", message: "The operation failed because this add-in already has an active dialog." };
+const SETTINGS_CANNOT_SAVE = { code: 4001, name: "Save Settings Error", message: "The settings could not be saved." };
+
+/** Answers asynchronously, as Office's asynchronous methods do. */
+const later = (f: () => void): void => void setTimeout(f, 0);
+
+/**
+ * `Office.context.document.settings` (Office.Settings): an in-memory copy of the document's settings
+ * loaded when the page starts; `set`/`remove` change the copy, `saveAsync` writes it into the document.
+ * It is the same per-add-in, per-document store as Excel's `workbook.settings` (both are documented as
+ * the add-in's settings in the file), so its size limit is the same too (B12).
+ */
+function documentSettings(workbook: PreviewWorkbook | null) {
+  const copy = new Map<string, unknown>();
+  const removed = new Set<string>();
+  const load = () => {
+    copy.clear();
+    removed.clear();
+    for (const [k, v] of workbook?.readSettings() ?? []) {
+      try {
+        copy.set(k, JSON.parse(v) as unknown);
+      } catch {
+        // Not JSON: not a value this API could have written; left out of the copy.
+      }
+    }
+  };
+  load();
+  return {
+    get: (name: string): unknown => (copy.has(name) ? copy.get(name) : null),
+    set(name: string, value: unknown): void {
+      copy.set(name, value);
+      removed.delete(name);
+    },
+    remove(name: string): void {
+      copy.delete(name);
+      removed.add(name);
+    },
+    saveAsync(options?: unknown, callback?: AsyncCallback): void {
+      const cb = typeof options === "function" ? (options as AsyncCallback) : callback;
+      later(() => {
+        try {
+          if (!workbook) throw new Error("no document");
+          workbook.saveSettings([...copy].map(([k, v]) => [k, JSON.stringify(v)]), [...removed]);
+          removed.clear();
+          cb?.({ status: "succeeded" });
+        } catch {
+          cb?.({ status: "failed", error: SETTINGS_CANNOT_SAVE });
+        }
+      });
+    },
+    refreshAsync(callback?: AsyncCallback): void {
+      later(() => {
+        load();
+        callback?.({ status: "succeeded", value: undefined });
+      });
+    },
+  };
+}
+
 function install(): void {
   const host = hostApi();
   const role = document.documentElement.dataset.previewRole ?? "taskpane";
   const params = new URLSearchParams(location.search);
+  const asked = params.get("profile");
+  setCurrentProfile(isProfileId(asked) ? asked : "web");
+  const p = profile(currentProfileId());
+  const shared = host?.sharedRuntime ?? true;
 
-  // A dialog page has no workbook access in Office (no Excel namespace there either).
+  // The document this runtime acts on. A dialog page has no workbook access in Office.
   let workbook: PreviewWorkbook | null = null;
   if (role === "commands") {
     // The command runtime acts on the workbook the user sees; without one (page opened on its own)
@@ -128,7 +194,7 @@ function install(): void {
   }
 
   const associated = new Map<string, (event: unknown) => unknown>();
-  const readyInfo: ReadyInfo = { host: "Excel", platform: "OfficeOnline" };
+  const readyInfo: ReadyInfo = { host: "Excel", platform: p.officePlatform };
   const domReady = new Promise<void>((resolve) => {
     if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", () => resolve(), { once: true });
     else resolve();
@@ -138,78 +204,127 @@ function install(): void {
   // keeps the emulated workbook in that frame's realm.
   const ready = role === "taskpane" && host ? domReady.then(() => host.whenStarted()) : domReady;
 
-  const office = {
-    HostType: { Excel: "Excel", Word: "Word", PowerPoint: "PowerPoint", Outlook: "Outlook", OneNote: "OneNote", Project: "Project", Access: "Access" },
-    PlatformType: { PC: "PC", OfficeOnline: "OfficeOnline", Mac: "Mac", iOS: "iOS", Android: "Android", Universal: "Universal" },
-    AsyncResultStatus: { Succeeded: "succeeded", Failed: "failed" },
-    StartupBehavior: { load: "Load", none: "None" },
-    EventType: { DialogMessageReceived: "dialogMessageReceived", DialogEventReceived: "dialogEventReceived", DocumentSelectionChanged: "documentSelectionChanged" },
+  /** The one dialog this window has open (Office allows one at a time: 12007). */
+  let openDialog: PreviewDialog | null = null;
+
+  const context = {
+    host: "Excel",
+    platform: p.officePlatform,
+    diagnostics: { host: "Excel", platform: p.officePlatform, version: p.version },
+    displayLanguage: "en-US",
+    contentLanguage: "en-US",
+    partitionKey: params.get("partitionKey") ?? host?.partitionKey,
+    // `?theme=dark` gives the colours of Office's dark theme, to try the pane's theme handling.
+    officeTheme: params.get("theme") === "dark" ? DARK_THEME : LIGHT_THEME,
+    requirements: {
+      /**
+       * The platform profile's requirement sets (`?profile=`); `?sharedRuntime=0` models Excel
+       * without SharedRuntime and RibbonApi ("Shared runtime requirement sets": not on iPad).
+       */
+      isSetSupported(name: string, version?: string | number): boolean {
+        if (!shared && /^(SharedRuntime|RibbonApi)$/i.test(String(name))) return false;
+        return profileSupports(p, name, version);
+      },
+    },
+    document: {
+      settings: documentSettings(workbook),
+      /**
+       * `Office.context.document.addHandlerAsync(Office.EventType.DocumentSelectionChanged, …)`:
+       * fired after a sync that moved the selection (the user clicking in the grid, or code
+       * selecting a range), as Excel raises it for any selection change.
+       */
+      addHandlerAsync(eventType: string, handler: (event: unknown) => void, callback?: AsyncCallback): void {
+        if (eventType !== "documentSelectionChanged" || !workbook) {
+          later(() => callback?.({ status: "failed", error: { code: 5001, message: `The preview does not raise ${eventType}.` } }));
+          return;
+        }
+        const wb = workbook;
+        const key = () => JSON.stringify([wb.activeSheet(), wb.selection()]);
+        let last = key();
+        wb.onChange(() => {
+          const now = key();
+          if (now === last) return;
+          last = now;
+          later(() => handler({ type: "documentSelectionChanged" }));
+        });
+        later(() => callback?.({ status: "succeeded" }));
+      },
+    },
+    ui: {
+      displayDialogAsync(url: string, options: { height?: number; width?: number } | undefined, callback?: AsyncCallback): void {
+        // Office answers asynchronously; so does the preview.
+        later(() => {
+          // Docs (Office.UI.displayDialogAsync, error 12007): "A dialog box is already opened from this
+          // host window. A host window, such as a task pane, can only have one dialog box open at a time."
+          if (openDialog) {
+            callback?.({ status: "failed", error: DIALOG_ALREADY_OPENED });
+            return;
+          }
+          const dialog = host?.openDialog(url, options ?? {}) ?? null;
+          if (!dialog) {
+            // A page the preview cannot show: fail the way Excel on the web does when the browser
+            // blocks the dialog window (12011), so the add-in's own fallback path runs.
+            callback?.({ status: "failed", error: { code: 12011, message: "This dialog is not available in the browser preview." } });
+            return;
+          }
+          const mine: PreviewDialog = {
+            close: () => {
+              if (openDialog === mine) openDialog = null;
+              dialog.close();
+            },
+            addEventHandler: (type, handler) => dialog.addEventHandler(type, handler),
+            messageChild: (message) => dialog.messageChild(message),
+          };
+          // The user closing it (12006) frees the window for another dialog.
+          dialog.addEventHandler("dialogEventReceived", () => {
+            if (openDialog === mine) openDialog = null;
+          });
+          openDialog = mine;
+          callback?.({ status: "succeeded", value: mine });
+        });
+      },
+      messageParent(message: string): void {
+        // In a dialog this goes to the page that opened it. Elsewhere (a task pane, a function
+        // command's runtime) it has no receiver in Office and goes nowhere: so here too, so that
+        // code relying on it is seen to lose its message (issue #21).
+        if (role === "dialog") host?.dialogMessage(window, message);
+      },
+      /**
+       * `Office.context.ui.addHandlerAsync(Office.EventType.DialogParentMessageReceived, …)`
+       * (DialogApi 1.2): in a dialog, the handler receives what the opener sends with
+       * `messageChild`, as `{ message, origin }`. Anywhere else it fails, as outside a dialog.
+       */
+      addHandlerAsync(eventType: string, handler: (arg: { message: string; origin: string }) => void, callback?: AsyncCallback): void {
+        if (role !== "dialog" || eventType !== "dialogParentMessageReceived" || !host) {
+          later(() => callback?.({ status: "failed", error: { code: 12002, message: "Not in a dialog." } }));
+          return;
+        }
+        const previous = window.__ppmPreviewDialogChild;
+        window.__ppmPreviewDialogChild = {
+          deliver: (message, origin) => {
+            previous?.deliver(message, origin);
+            later(() => handler({ message, origin }));
+          },
+        };
+        later(() => callback?.({ status: "succeeded" }));
+      },
+    },
+  };
+
+  // office.js's loader sets this up with the real host; the library's `Office.context` reads it.
+  const osf = (window as unknown as { OSF?: { _OfficeAppFactory?: unknown } }).OSF;
+  if (osf) osf._OfficeAppFactory = commonApiFactory(context);
+  const { Office: office } = officeJs();
+  if (workbook) setDefaultWorkbook(role === "taskpane" ? workbook.model : { answer: (r) => workbook.answer(r) });
+
+  Object.assign(office, {
+    HostType: office.HostType ?? { Excel: "Excel", Word: "Word", PowerPoint: "PowerPoint", Outlook: "Outlook", OneNote: "OneNote", Project: "Project", Access: "Access" },
+    PlatformType: office.PlatformType ?? { PC: "PC", OfficeOnline: "OfficeOnline", Mac: "Mac", iOS: "iOS", Android: "Android", Universal: "Universal" },
     onReady(callback?: (info: ReadyInfo) => void): Promise<ReadyInfo> {
       return ready.then(() => {
         callback?.(readyInfo);
         return readyInfo;
       });
-    },
-    context: {
-      host: "Excel",
-      platform: "OfficeOnline",
-      diagnostics: { host: "Excel", platform: "OfficeOnline", version: "preview" },
-      displayLanguage: "en-US",
-      contentLanguage: "en-US",
-      partitionKey: params.get("partitionKey") ?? host?.partitionKey,
-      // `?theme=dark` gives the colours of Office's dark theme, to try the pane's theme handling.
-      officeTheme: params.get("theme") === "dark" ? DARK_THEME : LIGHT_THEME,
-      requirements: {
-        isSetSupported(name: string, version?: string): boolean {
-          if (name === "ExcelApi") return versionAtMost(version, EXCEL_API_VERSION);
-          // The ribbon and shared runtime sets; `?sharedRuntime=0` models Excel without them
-          // ("Shared runtime requirement sets": not on iPad nor older volume-licensed Excel).
-          const shared = host?.sharedRuntime ?? true;
-          if ((name === "SharedRuntime" || name === "RibbonApi") && !shared) return false;
-          return ["AddinCommands", "RibbonApi", "SharedRuntime", "DialogApi"].includes(name) && versionAtMost(version, "1.1");
-        },
-      },
-      document: {
-        /**
-         * `Office.context.document.addHandlerAsync(Office.EventType.DocumentSelectionChanged, …)`:
-         * fired after a sync that moved the selection (the user clicking in the grid, or code
-         * selecting a range), as Excel raises it for any selection change.
-         */
-        addHandlerAsync(eventType: string, handler: (event: unknown) => void, callback?: AsyncCallback): void {
-          if (eventType !== "documentSelectionChanged" || !workbook) {
-            setTimeout(() => callback?.({ status: "failed", error: { code: 5001, message: `The preview does not raise ${eventType}.` } }), 0);
-            return;
-          }
-          const wb = workbook;
-          const key = () => JSON.stringify([wb.activeSheet(), wb.selection()]);
-          let last = key();
-          wb.onChange(() => {
-            const now = key();
-            if (now === last) return;
-            last = now;
-            setTimeout(() => handler({ type: "documentSelectionChanged" }), 0);
-          });
-          setTimeout(() => callback?.({ status: "succeeded" }), 0);
-        },
-      },
-      ui: {
-        displayDialogAsync(url: string, options: { height?: number; width?: number } | undefined, callback?: AsyncCallback): void {
-          // Office answers asynchronously; so does the preview.
-          setTimeout(() => {
-            const dialog = host?.openDialog(url, options ?? {}) ?? null;
-            if (dialog) callback?.({ status: "succeeded", value: dialog });
-            // A page the preview cannot show: fail the way Excel on the web does when the browser
-            // blocks the dialog window (12011), so the add-in's own fallback path runs.
-            else callback?.({ status: "failed", error: { code: 12011, message: "This dialog is not available in the browser preview." } });
-          }, 0);
-        },
-        messageParent(message: string): void {
-          // In a dialog this goes to the page that opened it; elsewhere it has no receiver in Office,
-          // and the preview shows it as a notification so nothing is lost silently.
-          if (role === "dialog") host?.dialogMessage(window, message);
-          else host?.notify(message);
-        },
-      },
     },
     actions: {
       associate(name: string, fn: (event: unknown) => unknown): void {
@@ -222,33 +337,27 @@ function install(): void {
       // "Run code in your Office Add-in when the document opens": document-scoped, asynchronous.
       setStartupBehavior: (behavior: string) =>
         new Promise<void>((resolve) => {
-          setTimeout(() => {
+          later(() => {
             host?.setStartupBehavior(behavior);
             resolve();
-          }, 0);
+          });
         }),
-      getStartupBehavior: () => new Promise<string>((resolve) => setTimeout(() => resolve(host?.startupBehavior() ?? "None"), 0)),
+      getStartupBehavior: () => new Promise<string>((resolve) => later(() => resolve(host?.startupBehavior() ?? "None"))),
     },
     ribbon: {
       // Queues the update and resolves (the ribbon repaints later), as the article describes.
       requestUpdate: (data: unknown) =>
         new Promise<void>((resolve) => {
-          setTimeout(() => {
+          later(() => {
             host?.ribbonUpdate(data);
             resolve();
-          }, 0);
+          });
         }),
     },
-  };
+  });
 
-  const w = window as unknown as Record<string, unknown>;
-  w.Office = office;
-  if (workbook) {
-    w.Excel = workbook.Excel;
-    if (workbook.OfficeExtension) w.OfficeExtension = workbook.OfficeExtension;
-  }
   /** The preview page invokes ribbon function commands through this. */
-  w.__ppmPreviewCommands = {
+  (window as unknown as Record<string, unknown>).__ppmPreviewCommands = {
     names: () => [...associated.keys()],
     async invoke(name: string): Promise<void> {
       // A command on a runtime that is not started yet starts it first (Office does the same).

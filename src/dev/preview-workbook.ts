@@ -5,7 +5,8 @@
  * workbook underneath an add-in.
  */
 import { WorkbookModel, type SheetModel } from "../emulator/model";
-import { createExcelNamespace, loadWorkbook, serializeWorkbook } from "../emulator";
+import { createExcelNamespace, loadWorkbook, serializeWorkbook, type HostAnswer, type HostRequest } from "../emulator";
+import { answerWhenReady } from "../emulator/library";
 import { parseTypedInput } from "../emulator/typed-input";
 import { isCellError, toApiValue } from "../emulator/values";
 import { cellAddress } from "../emulator/address";
@@ -39,9 +40,22 @@ export interface PreviewStats {
 }
 
 export interface PreviewWorkbook {
-  /** The `Excel` global for the task pane. */
+  /** Microsoft's `Excel` with `run` bound to this workbook (the preview's own user actions use it). */
   readonly Excel: unknown;
-  readonly OfficeExtension?: unknown;
+  /** The workbook model: the host of this frame's requests (`setDefaultWorkbook`). */
+  readonly model: WorkbookModel;
+  /**
+   * Answers a RichApi request for this workbook (another runtime's bridge forwards its requests here,
+   * so only strings cross between the frames' realms).
+   */
+  answer(request: HostRequest): Promise<HostAnswer>;
+  /** The document settings as stored (key → JSON text), for the Common API's `Office.context.document.settings`. */
+  readSettings(): Array<[string, string]>;
+  /**
+   * Saves the Common API's settings (`saveAsync`): the given keys take their JSON texts, the removed
+   * keys go. Throws, changing nothing, when the settings would exceed the document's limit.
+   */
+  saveSettings(entries: Array<[string, string]>, removed: string[]): void;
   sheets(): string[];
   activeSheet(): string | null;
   /** Used rows/columns counted from A1 (so the grid can draw A1..end). */
@@ -90,7 +104,7 @@ export function createPreviewWorkbook(saved: string | null): PreviewWorkbook {
     }
   }
   const wb = model ?? new WorkbookModel();
-  const ns = createExcelNamespace(wb) as unknown as ExcelRun & { OfficeExtension?: unknown };
+  const ns = createExcelNamespace(wb) as unknown as ExcelRun;
   let changes = 0;
   wb.onChange(() => {
     changes++;
@@ -132,7 +146,20 @@ export function createPreviewWorkbook(saved: string | null): PreviewWorkbook {
 
   return {
     Excel: ns,
-    OfficeExtension: ns.OfficeExtension,
+    model: wb,
+    answer: (request) => answerWhenReady(wb, request),
+    readSettings: () => [...wb.settings.entries()],
+    saveSettings(entries, removed) {
+      const next = new Map(wb.settings);
+      for (const k of removed) next.delete(k);
+      for (const [k, v] of entries) next.set(k, v);
+      let total = 0;
+      for (const [k, v] of next) total += k.length + v.length;
+      // The same limit as Excel's workbook.settings (see WorkbookModel.settingsLimitChars): one store.
+      if (total > wb.settingsLimitChars) throw new Error(`The settings would hold ${total} characters; the limit is ${wb.settingsLimitChars}.`);
+      wb.settings.clear();
+      for (const [k, v] of next) wb.settings.set(k, v);
+    },
     // Hidden and very hidden sheets (the add-in's rollback and baseline sheets) have no tab, as in Excel.
     sheets: () => wb.sheets.filter((s) => (s.visibility ?? "Visible") === "Visible").map((s) => s.name),
     activeSheet: () => {

@@ -18,6 +18,7 @@ import type { PreviewDialog, PreviewHostApi } from "./office-shim";
 import type { PreviewCell, PreviewWorkbook } from "./preview-workbook";
 import { cellAddress, parseA1 } from "./a1";
 import { ScenarioControls } from "./preview-controls";
+import { isProfileId } from "../emulator/profiles";
 
 const SAVED_KEY = "ppm-preview:workbook";
 /** The saved document's startup behaviour (`Office.addin.setStartupBehavior`), kept with it. */
@@ -107,7 +108,7 @@ class PreviewPage {
   start(): void {
     window.__ppmPreviewHost = this.host;
     $("preview-service").textContent = `default service: ${defaultServiceUrl()}`;
-    this.frame.src = `preview-taskpane.html${location.search}`;
+    this.frame.src = `${profilePage("preview-taskpane.html")}${location.search}`;
     this.scroller.addEventListener("scroll", () => this.queueRender());
     this.scroller.addEventListener("keydown", (e) => this.onGridKey(e));
     this.grid.addEventListener("mousedown", (e) => this.onGridMouseDown(e));
@@ -188,7 +189,7 @@ class PreviewPage {
     document.body.classList.add("pane-closed");
     this.workbook = null;
     document.body.dataset.session = String(Number(document.body.dataset.session ?? "0") + 1);
-    this.frame.src = `preview-taskpane.html${location.search}${location.search ? "&" : "?"}session=${document.body.dataset.session}`;
+    this.frame.src = `${profilePage("preview-taskpane.html")}${location.search}${location.search ? "&" : "?"}session=${document.body.dataset.session}`;
     this.showRuntime();
   }
 
@@ -534,7 +535,7 @@ class PreviewPage {
       const f = document.createElement("iframe");
       f.hidden = true;
       f.title = "Ribbon command runtime";
-      f.src = `preview-commands.html${location.search}`;
+      f.src = `${profilePage("preview-commands.html")}${location.search}`;
       f.addEventListener("load", () => {
         this.commandFrame = f;
         // office-shim's onReady resolves on DOMContentLoaded; give the command bundle its turn.
@@ -611,6 +612,14 @@ class PreviewPage {
       addEventHandler: (type, handler) => {
         handlers.set(type, [...(handlers.get(type) ?? []), handler]);
       },
+      // DialogApi 1.2: to the dialog page's DialogParentMessageReceived handler, if it registered one.
+      messageChild: (message) => {
+        try {
+          frame.contentWindow?.__ppmPreviewDialogChild?.deliver(message, location.origin);
+        } catch {
+          /* the dialog is gone */
+        }
+      },
     };
   }
 
@@ -634,6 +643,16 @@ class PreviewPage {
     box.dataset.seq = String(Number(box.dataset.seq ?? "0") + 1);
     box.hidden = false;
   }
+}
+
+/**
+ * The page of a runtime for the platform profile of `?profile=` (src/emulator/profiles.ts): each
+ * loads the client file Office loads on that platform (src/dev/webpack.preview.js builds one per
+ * profile; the web's has no suffix).
+ */
+function profilePage(base: string): string {
+  const id = new URLSearchParams(location.search).get("profile");
+  return id && isProfileId(id) && id !== "web" ? base.replace(/\.html$/, `.${id}.html`) : base;
 }
 
 function spacer(height: number, cols: number): HTMLTableRowElement {

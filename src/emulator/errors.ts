@@ -1,6 +1,7 @@
 /**
- * Errors raised by the workbook emulator, shaped like `OfficeExtension.Error` so add-in code that
- * inspects `error.code` behaves the same against the emulator and against Excel.
+ * Errors the workbook model raises while the host answers a request. The host puts their code and
+ * message into the response (`{ Error: { Code, Message, … } }`), and Microsoft's library turns that
+ * into its own `OfficeExtension.Error`: add-in code never sees this class.
  */
 
 /** Error codes the emulator raises. Values are the strings Excel puts in `OfficeExtension.Error.code`. */
@@ -14,13 +15,13 @@ export const ErrorCodes = {
   requestPayloadSizeLimitExceeded: "RequestPayloadSizeLimitExceeded",
   /** Raised by Excel (on the web) when the data loaded in one `sync()` exceeds 5 MB (`Excel.ErrorCodes`). */
   responsePayloadSizeLimitExceeded: "ResponsePayloadSizeLimitExceeded",
-  /** Raised synchronously by office.js when a property is read before `load` + `sync`. */
+  /** Raised by the library itself when a property is read before `load` + `sync` (listed for reference). */
   propertyNotLoaded: "PropertyNotLoaded",
-  /** Raised when a proxy object is used after its `Excel.run` batch has ended or in another context. */
+  /** An object path the host cannot resolve (a reference released, a path missing from the request). */
   invalidObjectPath: "InvalidObjectPath",
   /** Raised when a range read or written cell by cell has more cells than Excel allows per operation. */
   rangeExceedsLimit: "RangeExceedsLimit",
-  /** Raised when objects from one request context are passed to another. */
+  /** Raised by the library when objects from one request context are passed to another (listed for reference). */
   invalidRequestContext: "InvalidRequestContext",
   generalException: "GeneralException",
   /**
@@ -30,6 +31,10 @@ export const ErrorCodes = {
   invalidOperationInCellEditMode: "InvalidOperationInCellEditMode",
   /** "The current selection is invalid for this operation" (docs: Excel error codes), e.g. several areas. */
   invalidSelection: "InvalidSelection",
+  /** "The insert or delete operation attempted resulted in a conflict" (docs: Excel error codes), e.g. `deleteRowsAt` on a filtered table. */
+  insertDeleteConflict: "InsertDeleteConflict",
+  /** A member outside the host's requirement sets: "The API you are trying to use could not be found" (docs: Excel error codes). */
+  apiNotFound: "ApiNotFound",
 } as const;
 
 export type ErrorCode = (typeof ErrorCodes)[keyof typeof ErrorCodes];

@@ -1,21 +1,20 @@
 /**
- * Workbook emulator: an in-memory Excel that follows the Excel JavaScript API's documented semantics
- * strictly (proxy objects, load-before-read, nothing applied before `sync`, 5 MB payload limits,
- * Excel's typed-input parsing, grid limits, table rules). Plain TypeScript with no Node-only APIs, so
- * it also runs in the browser preview.
+ * Workbook emulator: an Excel host for Microsoft's own Excel client library (`@microsoft/office-js`).
+ * The add-in's code, the tests, the browser preview and the bench talk to `Excel` exactly as in
+ * Excel — the library builds the RichApi requests, does load/sync and raises PropertyNotLoaded — and
+ * the emulated host (`host.ts`, one function from a request body to a response body) answers them
+ * from an in-memory workbook (`model.ts`) that follows Excel's documented semantics strictly.
  *
  * Typical test:
  * ```ts
  * const wb = new Workbook({ currentYear: 2025 });
- * const Excel = createExcelNamespace(wb);
+ * const Excel = createExcelNamespace(wb);          // Microsoft's `Excel`, its `run` bound to `wb`
  * await Excel.run(async (context) => { ... });
  * expect(inspect(wb, "Sheet1!A1:B2").values).toEqual(...);
  * ```
  */
 import { MAX_COLUMNS, MAX_ROWS, Rect, cellAddress, formatAddress, formatRect, parseAddress } from "./address";
-import { EmulatedExcelError, ErrorCodes } from "./errors";
 import {
-  CalculationMode,
   Cell,
   ConditionalFormatModel,
   FilterCriteria,
@@ -25,7 +24,7 @@ import {
   WorkbookModel,
   WorkbookOptions,
 } from "./model";
-import { EmulatedRequestContext } from "./proxies";
+import { WRAPPED, officeJs, realmSupports, sessionFor } from "./library";
 import { CellStore } from "./cells";
 import { CellValue, isCellError, toApiValue } from "./values";
 
@@ -33,22 +32,13 @@ export { EmulatedExcelError, ErrorCodes, isEmulatedError } from "./errors";
 export type { ErrorCode } from "./errors";
 export { WorkbookModel, PAYLOAD_LIMIT_BYTES, validateSheetName, validateTableName } from "./model";
 export type { WorkbookOptions, WorkbookStats, TableModel, SheetModel, CalculationMode, FilterCriteria, SortField, ConditionalFormatModel } from "./model";
-export { EmulatedRequestContext, ClientResult } from "./proxies";
-export type {
-  WorkbookProxy,
-  WorksheetProxy,
-  WorksheetCollectionProxy,
-  RangeProxy,
-  TableProxy,
-  TableCollectionProxy,
-  TableColumnProxy,
-  TableColumnCollectionProxy,
-  TableRowCollectionProxy,
-  SettingProxy,
-  SettingCollectionProxy,
-  ConditionalFormatCollectionProxy,
-  ConditionalFormatProxy,
-} from "./proxies";
+export { answerRequest, hostMilliseconds, hostProfile, keptReferenceCount, setHostProfile } from "./host";
+export { API_SETS } from "./api-sets";
+export type { HostAnswer, HostRequest } from "./host";
+export { officeJs, observeRequests, sessionFor, setDefaultWorkbook, WORKBOOK_HEADER } from "./library";
+export type { Exchange, OfficeJs } from "./library";
+export { PROFILE_IDS, currentProfile, currentProfileId, isProfileId, missingSets, profile, profileSupports, setCurrentProfile } from "./profiles";
+export type { PlatformProfile, ProfileId } from "./profiles";
 export { MAX_ROWS, MAX_COLUMNS, parseAddress, formatRect, cellAddress } from "./address";
 export { parseTypedInput, dateSerial } from "./typed-input";
 export { formatCellText } from "./format";
@@ -60,112 +50,80 @@ export type Workbook = WorkbookModel;
 export const EmulatedWorkbook = WorkbookModel;
 export type EmulatedWorkbook = WorkbookModel;
 
-type Batch<T> = (context: EmulatedRequestContext) => Promise<T>;
+type Batch<T> = (context: Excel.RequestContext) => Promise<T>;
 
-/**
- * `Excel.run` against an emulated workbook: creates a context, runs the batch, flushes operations
- * still queued when the batch resolves (as Excel.run does), then ends the context so its objects
- * cannot be used any more.
- */
-export async function run<T>(workbook: WorkbookModel, batch: Batch<T>): Promise<T>;
-export async function run<T>(workbook: WorkbookModel, object: unknown, batch: Batch<T>): Promise<T>;
-export async function run<T>(workbook: WorkbookModel, a: unknown, b?: Batch<T>): Promise<T> {
-  const batch = (typeof a === "function" ? a : b) as Batch<T> | undefined;
-  if (typeof batch !== "function") throw new TypeError("Excel.run needs a batch function.");
-  const first = typeof a === "function" ? undefined : a;
-  // Excel.run(object, batch) continues in the object's context.
-  const reuse: unknown = Array.isArray(first) ? (first as unknown[])[0] : first;
-  const existing = (reuse as { _ctx?: unknown } | undefined)?._ctx;
-  if (existing instanceof EmulatedRequestContext) {
-    const result = await batch(existing);
-    if (existing.pendingOperationCount > 0) await existing.sync();
-    return result;
-  }
-  // Excel.run(options, batch): RunOptions such as delayForCellEdit apply to the new context.
-  const options = first && typeof first === "object" && !("_ctx" in first) && !Array.isArray(first) ? (first as { delayForCellEdit?: boolean }) : {};
-  const context = new EmulatedRequestContext(workbook, { delayForCellEdit: options.delayForCellEdit === true });
-  try {
-    const result = await batch(context);
-    if (context.pendingOperationCount > 0) await context.sync();
-    return result;
-  } finally {
-    context._close();
-  }
+/** `Excel.run` options the emulator understands besides the library's own (`delayForCellEdit`, …). */
+type RunOptions = Excel.RunOptions & Record<string, unknown>;
+
+function isPlainObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === "object" && v !== null && Object.getPrototypeOf(v) === Object.prototype;
 }
 
 /**
- * A request context for tests that call adapter functions directly (`writeTable(context, ...)`).
- * Typed as `Excel.RequestContext` for convenience; only the documented subset is implemented.
+ * Microsoft's `Excel.run` against an emulated workbook: the library's own run (batch, sync of what is
+ * still queued, cleanup of tracked objects), with the session that routes its requests to `workbook`.
+ * `run(wb, batch)`, `run(wb, options, batch)` and `run(wb, previousObjectOrContext, batch)` as in office.js.
  */
-export function createRequestContext(workbook: WorkbookModel, options: { delayForCellEdit?: boolean } = {}): Excel.RequestContext {
-  return new EmulatedRequestContext(workbook, options) as unknown as Excel.RequestContext;
+export function run<T>(workbook: WorkbookModel, batch: Batch<T>): Promise<T>;
+export function run<T>(workbook: WorkbookModel, object: unknown, batch: Batch<T>): Promise<T>;
+export function run<T>(workbook: WorkbookModel, a: unknown, b?: Batch<T>): Promise<T> {
+  const { Excel: lib } = officeJs();
+  const session = sessionFor(workbook);
+  const call = (...args: unknown[]) => lib.run(...args) as Promise<T>;
+  if (typeof a === "function") return call({ session }, a);
+  // Options (a plain object): the session is added unless the caller chose one.
+  if (isPlainObject(a)) return call({ ...(a as RunOptions), session: (a as RunOptions).session ?? session }, b);
+  // Previous objects or a context: the batch continues in their context, which already has its session.
+  return call(a, b);
 }
 
-/** Same as {@link createRequestContext} but typed as the emulator's own context class. */
-export function createEmulatedContext(workbook: WorkbookModel, options: { delayForCellEdit?: boolean } = {}): EmulatedRequestContext {
-  return new EmulatedRequestContext(workbook, options);
-}
-
-/** The `OfficeExtension` subset add-in code touches: `Error` (for instanceof) and error codes. */
-export const OfficeExtensionEmulation = {
-  Error: EmulatedExcelError,
-  ErrorCodes: {
-    generalException: "GeneralException",
-    invalidObjectPath: ErrorCodes.invalidObjectPath,
-    propertyNotLoaded: ErrorCodes.propertyNotLoaded,
-    invalidRequestContext: "InvalidRequestContext",
-  },
-} as const;
-
-/** Object usable as the global `Excel` (and, via `.OfficeExtension`, the global `OfficeExtension`). */
-export interface ExcelNamespace {
+/** The `Excel` global for one workbook: Microsoft's namespace, its `run` bound to the workbook. */
+export type ExcelNamespace = typeof Excel & {
   run<T>(batch: Batch<T>): Promise<T>;
   run<T>(object: unknown, batch: Batch<T>): Promise<T>;
-  ErrorCodes: Record<string, string>;
-  CalculationMode: { automatic: "Automatic"; automaticExceptTables: "AutomaticExceptTables"; manual: "Manual" };
-  ClearApplyTo: { all: "All"; formats: "Formats"; contents: "Contents"; hyperlinks: "Hyperlinks"; removeHyperlinks: "RemoveHyperlinks" };
-  RangeValueType: { unknown: "Unknown"; empty: "Empty"; string: "String"; integer: "Integer"; double: "Double"; boolean: "Boolean"; error: "Error"; richValue: "RichValue" };
-  /** `Excel.ConditionalFormatType` (only `custom` is emulated by `conditionalFormats.add`). */
-  ConditionalFormatType: { custom: "Custom"; dataBar: "DataBar"; colorScale: "ColorScale"; iconSet: "IconSet"; topBottom: "TopBottom"; presetCriteria: "PresetCriteria"; containsText: "ContainsText"; cellValue: "CellValue" };
-  OfficeExtension: typeof OfficeExtensionEmulation;
+  /** The library's `OfficeExtension` (its `Error`, `ErrorCodes`). */
+  readonly OfficeExtension: typeof OfficeExtension;
   /** The emulated workbook behind this namespace. */
-  workbook: WorkbookModel;
+  readonly workbook: WorkbookModel;
+};
+
+/**
+ * Builds an `Excel` namespace bound to one emulated workbook: every member is Microsoft's (enums,
+ * `RequestContext`, `ErrorCodes`, classes); only `run` adds the session that routes to `workbook`.
+ * Install it as the global `Excel` to run add-in code that calls `Excel.run`.
+ */
+export function createExcelNamespace(workbook: WorkbookModel): ExcelNamespace {
+  const { Excel: lib, OfficeExtension: ext } = officeJs();
+  const ns = Object.create(lib) as Record<string, unknown>;
+  Object.defineProperty(ns, "run", { value: (a: unknown, b?: Batch<unknown>) => run(workbook, a, b as Batch<unknown>), enumerable: true });
+  Object.defineProperty(ns, "OfficeExtension", { value: ext, enumerable: true });
+  Object.defineProperty(ns, "workbook", { value: workbook, enumerable: true });
+  Object.defineProperty(ns, WRAPPED, { value: true });
+  return ns as unknown as ExcelNamespace;
 }
 
-/** Builds an `Excel` namespace bound to one emulated workbook. */
-export function createExcelNamespace(workbook: WorkbookModel): ExcelNamespace {
-  return {
-    run: (<T>(a: unknown, b?: Batch<T>) => run(workbook, a, b as Batch<T>)),
-    ErrorCodes: {
-      accessDenied: "AccessDenied",
-      generalException: "GeneralException",
-      insertDeleteConflict: "InsertDeleteConflict",
-      invalidArgument: ErrorCodes.invalidArgument,
-      invalidOperation: ErrorCodes.invalidOperation,
-      invalidReference: ErrorCodes.invalidReference,
-      itemAlreadyExists: ErrorCodes.itemAlreadyExists,
-      itemNotFound: ErrorCodes.itemNotFound,
-      notImplemented: "NotImplemented",
-      unsupportedOperation: "UnsupportedOperation",
-      responsePayloadSizeLimitExceeded: ErrorCodes.responsePayloadSizeLimitExceeded,
-      requestPayloadSizeLimitExceeded: ErrorCodes.requestPayloadSizeLimitExceeded,
-    },
-    CalculationMode: { automatic: "Automatic", automaticExceptTables: "AutomaticExceptTables", manual: "Manual" },
-    ClearApplyTo: { all: "All", formats: "Formats", contents: "Contents", hyperlinks: "Hyperlinks", removeHyperlinks: "RemoveHyperlinks" },
-    RangeValueType: {
-      unknown: "Unknown", empty: "Empty", string: "String", integer: "Integer", double: "Double", boolean: "Boolean", error: "Error", richValue: "RichValue",
-    },
-    ConditionalFormatType: {
-      custom: "Custom", dataBar: "DataBar", colorScale: "ColorScale", iconSet: "IconSet", topBottom: "TopBottom", presetCriteria: "PresetCriteria", containsText: "ContainsText", cellValue: "CellValue",
-    },
-    OfficeExtension: OfficeExtensionEmulation,
-    workbook,
-  };
+/**
+ * A request context on `workbook` for tests that call adapter functions directly
+ * (`writeTable(context, …)`): Microsoft's `Excel.RequestContext`, made as `Excel.run` makes the one it
+ * hands its batch — its objects are tracked automatically (the library's `_autoCleanup`), so they stay
+ * valid across syncs, and `delayForCellEdit` sets the same request flag. The test never ends the
+ * batch, so its references are not released (as in a batch still running).
+ */
+export function createRequestContext(workbook: WorkbookModel, options: { delayForCellEdit?: boolean } = {}): Excel.RequestContext {
+  const { Excel: lib } = officeJs();
+  const context = new lib.RequestContext(sessionFor(workbook)) as Excel.RequestContext;
+  const internals = context as unknown as { _autoCleanup: boolean; _requestFlagModifier?: number };
+  internals._autoCleanup = true;
+  if (options.delayForCellEdit && realmSupports("DelayForCellEdit")) internals._requestFlagModifier = (internals._requestFlagModifier ?? 0) | 64;
+  return context;
 }
+
+/** Same as {@link createRequestContext} (kept for tests written before the host; the context is Microsoft's). */
+export const createEmulatedContext = createRequestContext;
 
 // ---------- direct inspection (no sync, for assertions) ----------
 
-/** What a range holds right now, read straight from the model (no proxies, no sync). */
+/** What a range holds right now, read straight from the model (no request, no sync). */
 export interface RangeInspection {
   address: string;
   values: Array<Array<number | string | boolean>>;
@@ -205,7 +163,12 @@ export interface WorkbookFile {
   version: 1;
   seq: number;
   activeSheetId: string;
-  calculationMode: CalculationMode;
+  /**
+   * Not written: the calculation mode is the application's, "a runtime property … not persisted in the
+   * workbook" (docs: Excel.Application.calculationMode). Files of older emulator versions carry it;
+   * it is ignored when they are opened.
+   */
+  calculationMode?: string;
   sheets: Array<{
     id: string;
     name: string;
@@ -246,7 +209,6 @@ export function toWorkbookFile(wb: WorkbookModel): WorkbookFile {
     version: 1,
     seq: wb.currentSeq(),
     activeSheetId: wb.activeSheetId,
-    calculationMode: wb.calculationMode,
     sheets: wb.sheets.map((s) => ({
       id: s.id,
       name: s.name,
@@ -388,9 +350,6 @@ export function loadWorkbook(file: string | WorkbookFile, options: Omit<Workbook
   if (Array.isArray(data.definedNames)) for (const n of data.definedNames) if (typeof n === "string") wb.definedNames.push(n);
   const active = typeof data.activeSheetId === "string" && wb.sheetById(data.activeSheetId) ? data.activeSheetId : wb.sheets[0].id;
   wb.activeSheetId = active;
-  if (data.calculationMode === "Automatic" || data.calculationMode === "Manual" || data.calculationMode === "AutomaticExceptTables") {
-    wb.calculationMode = data.calculationMode;
-  }
   wb.bumpSeq(typeof data.seq === "number" ? data.seq : 0);
   return wb;
 }

@@ -1,8 +1,8 @@
 /**
- * The workbook state behind the proxies: sheets of cells (dense rows, see `cells.ts`), tables,
- * settings, names.
- * Everything here is applied synchronously; the proxies (see `proxies.ts`) queue calls into it and
- * only run them on `context.sync()`. Validation happens before mutation so a failing call changes nothing.
+ * The workbook state behind the emulated host: sheets of cells (dense rows, see `cells.ts`), tables,
+ * settings, names. Everything here is applied synchronously; the host (`host.ts`) calls into it while
+ * it answers the requests Microsoft's client library sends on `context.sync()`. Validation happens
+ * before mutation so a failing call changes nothing.
  */
 import {
   MAX_COLUMNS,
@@ -32,6 +32,7 @@ import { MAX_CELL_TEXT, parseTypedInput } from "./typed-input";
 import { CellValue, isCellError, toApiValue, valueTypeOf } from "./values";
 import { Cell, CellStore, FormatFill, RowCells, StoredValue } from "./cells";
 import type { ConditionalFormatModel, FilterCriteria, SheetModel, SortField, TableColumnModel, TableModel } from "./shapes";
+import { currentProfileId, profile, type ProfileId } from "./profiles";
 
 export type { Cell } from "./cells";
 
@@ -105,7 +106,7 @@ export interface WorkbookOptions {
   currentYear?: number;
   /** Name of the first sheet; defaults to `Sheet1`. Pass `null` for a workbook without sheets (file load). */
   firstSheetName?: string | null;
-  /** Request and response limit per sync; defaults to 5 MB as in Excel on the web. */
+  /** Request and response limit per sync; defaults to the profile's (5 MB on the web, none on the desktop). */
   payloadLimitBytes?: number;
   /**
    * Excel's AutoCorrect option "Fill formulas in tables to create calculated columns" (on by default,
@@ -120,11 +121,12 @@ export interface WorkbookOptions {
    */
   date1904?: boolean;
   /**
-   * The host whose quirks to reproduce: `"web"` (default) enforces the 5 MB payload limits; `"mac"`
-   * also throws `InvalidOperation` from `autoFilter.reapply()` / `reapplyFilters()` on a table whose
-   * filter was removed (office-js #3086); `"windows"` only the documented behaviour.
+   * The platform profile whose host this workbook is (`profiles.ts`); defaults to the realm's profile
+   * (`web` unless the run chose another). `"web"` enforces the 5 MB payload limits; `"mac"` also
+   * throws `InvalidOperation` from `autoFilter.reapply()` / `reapplyFilters()` on a table whose filter
+   * was removed (office-js #3086); `"windows"` and `"windows-2021"` only the documented behaviour.
    */
-  platform?: "web" | "windows" | "mac";
+  platform?: ProfileId;
   /**
    * Error code of a request over the payload limit. Excel on the web often answers an oversized request
    * with `GeneralException` ("An internal error has occurred", HTTP 500) instead of
@@ -167,6 +169,8 @@ function checkCellCount(rect: Rect, what: string): void {
     );
   }
 }
+
+let instanceCounter = 0;
 
 /** Thrown (and caught) when formula evaluation nests deeper than the stack comfortably allows. */
 const TOO_DEEP = new Error("formula chain too deep");
@@ -228,7 +232,9 @@ export class WorkbookModel {
   readonly autoFillCalculatedColumns: boolean;
   stats: WorkbookStats = emptyStats();
   readonly date1904: boolean;
-  readonly platform: "web" | "windows" | "mac";
+  readonly platform: ProfileId;
+  /** Distinguishes workbooks in one realm (the bridge routes requests by it; references are named after it). */
+  readonly instanceId: string = `wb${(++instanceCounter).toString(36)}`;
   readonly oversizeRequestError: "RequestPayloadSizeLimitExceeded" | "GeneralException";
   readonly settingsLimitChars: number;
   /** True while the user is typing in a cell (`enterCellEditMode()`); see `EmulatedRequestContext.sync`. */
@@ -239,10 +245,10 @@ export class WorkbookModel {
 
   constructor(options: WorkbookOptions = {}) {
     this.currentYear = options.currentYear ?? new Date().getUTCFullYear();
-    this.payloadLimitBytes = options.payloadLimitBytes ?? PAYLOAD_LIMIT_BYTES;
+    this.platform = options.platform ?? currentProfileId();
+    this.payloadLimitBytes = options.payloadLimitBytes ?? profile(this.platform).payloadLimitBytes ?? Number.POSITIVE_INFINITY;
     this.autoFillCalculatedColumns = options.autoFillCalculatedColumns ?? true;
     this.date1904 = options.date1904 ?? false;
-    this.platform = options.platform ?? "web";
     this.oversizeRequestError = options.oversizeRequestError ?? "RequestPayloadSizeLimitExceeded";
     this.settingsLimitChars = options.settingsLimitChars ?? 1024 * 1024;
     const first = options.firstSheetName === undefined ? "Sheet1" : options.firstSheetName;
@@ -1705,6 +1711,166 @@ export class WorkbookModel {
 
   addressOf(sheet: SheetModel, rect: Rect): string {
     return formatAddress(sheet.name, rect);
+  }
+
+  // ---------- issue #23: behaviours the RichApi host adds (kept apart from the code above) ----------
+
+  /**
+   * `Range.insert(shift)` / `Range.delete(shift)`: `Down`/`Up` move the cells of the range's columns
+   * (see `shiftCells`); `Right`/`Left` move the cells of the range's rows right of it (docs:
+   * Excel.InsertShiftDirection "down | right", Excel.DeleteShiftDirection "up | left"; Range.insert,
+   * "shifts the other cells to make space"). Any other direction is InvalidArgument.
+   */
+  insertOrDeleteCells(sheet: SheetModel, rect: Rect, shift: unknown, kind: "insert" | "delete"): void {
+    const vertical = kind === "insert" ? "Down" : "Up";
+    const sideways = kind === "insert" ? "Right" : "Left";
+    if (shift === vertical) return this.shiftCells(sheet, rect, shift, kind);
+    if (shift !== sideways) throw invalidArgument(`Range.${kind}: shift must be '${vertical}' or '${sideways}'; got '${String(shift)}'.`);
+    this.shiftCellsSideways(sheet, rect, kind);
+  }
+
+  /**
+   * Cells of `rect`'s rows right of it move right (insert) or left (delete) by its width; formulas
+   * among them are translated, fills move with them. A table wholly right of the range within its rows
+   * moves too; any other table in the way is refused as Excel refuses shifting part of a table
+   * ("This operation is not allowed. The operation is attempting to shift cells in a table"). Cells
+   * pushed off the grid are refused before anything changes.
+   */
+  private shiftCellsSideways(sheet: SheetModel, rect: Rect, kind: "insert" | "delete"): void {
+    assertOnGrid(rect);
+    const n = rectColumns(rect);
+    const dc = kind === "insert" ? n : -n;
+    const band: Rect = { r0: rect.r0, c0: kind === "insert" ? rect.c0 : rect.c1 + 1, r1: rect.r1, c1: MAX_COLUMNS - 1 };
+    const moving: TableModel[] = [];
+    for (const t of this.tables) {
+      if (t.sheetId !== sheet.id || !rectsOverlap(t.rect, { ...band, c0: rect.c0 })) continue;
+      if (t.rect.c0 > rect.c1 && t.rect.r0 >= rect.r0 && t.rect.r1 <= rect.r1) moving.push(t);
+      else throw invalidOperation(`This operation is not allowed. The operation is attempting to shift cells in the table '${t.name}' on your worksheet.`);
+    }
+    if (kind === "insert") {
+      let off = false;
+      sheet.cells.forEachRow((_, row) => { for (let c = Math.max(rect.c0, MAX_COLUMNS - n); c < row.width(); c++) if (row.has(c)) off = true; }, rect.r0, rect.r1);
+      if (off) throw invalidArgument("Cells would be shifted off the worksheet.");
+    } else {
+      this.clear(sheet, rect, "All");
+    }
+    this.moveCells(sheet, band, 0, dc);
+    if (sheet.fills?.size) {
+      const moved = new Map<string, string>();
+      for (const [key, color] of sheet.fills) {
+        const [r, c] = key.split(",").map(Number);
+        if (r < rect.r0 || r > rect.r1 || c < rect.c0) moved.set(key, color);
+        else if (c >= band.c0 && c + dc < MAX_COLUMNS) moved.set(`${r},${c + dc}`, color);
+      }
+      sheet.fills = moved;
+    }
+    for (const t of moving) t.rect = { ...t.rect, c0: t.rect.c0 + dc, c1: t.rect.c1 + dc };
+    this.invalidateCalculation();
+  }
+
+  /**
+   * `Range.copyFrom` into `dest`: like the copy in Excel's UI, a destination that is an exact multiple
+   * of the source in rows and columns (and larger) gets the source replicated, a 2x2 source into a 2x6
+   * destination giving 3 copies (docs: Range.copyFrom, "if the destination range is an exact multiple
+   * greater than the source range in either rows or columns, then the source content is replicated
+   * multiple times"); otherwise one copy at the destination's top-left cell, at the source's size.
+   */
+  copyRangeTiled(src: SheetModel, from: Rect, dst: SheetModel, dest: Rect, copyType: "All" | "Formulas" | "Values" | "Formats"): void {
+    const rows = rectRows(from), cols = rectColumns(from);
+    const dRows = rectRows(dest), dCols = rectColumns(dest);
+    const tileRows = dRows % rows === 0 ? dRows / rows : 1;
+    const tileCols = dCols % cols === 0 ? dCols / cols : 1;
+    const first = this.copyRange(src, from, dst, { r: dest.r0, c: dest.c0 }, copyType);
+    if (tileRows * tileCols === 1) return;
+    checkCellCount({ r0: dest.r0, c0: dest.c0, r1: dest.r0 + tileRows * rows - 1, c1: dest.c0 + tileCols * cols - 1 }, "Range.copyFrom");
+    // Later tiles copy the first one: the source may overlap the destination and be overwritten already.
+    const tileType = copyType === "Values" ? "All" : copyType;
+    for (let i = 0; i < tileRows; i++) {
+      for (let j = 0; j < tileCols; j++) {
+        if (i === 0 && j === 0) continue;
+        this.copyRange(dst, first, dst, { r: dest.r0 + i * rows, c: dest.c0 + j * cols }, tileType);
+        this.stats.copyFromCalls--;
+        this.stats.cellsCopied -= rows * cols;
+      }
+    }
+    this.stats.cellsCopied += (tileRows * tileCols - 1) * rows * cols;
+  }
+
+  /**
+   * `ConditionalFormat.priority = p` for a format reached through the collection of `scope`: it moves
+   * to index `p` of that collection, the others shifting to keep a contiguous order; a negative
+   * priority counts from the back and one beyond the bounds is clamped (docs: ConditionalFormat.priority).
+   */
+  setConditionalFormatPriority(sheet: SheetModel, cfId: string, priority: number, scope: Rect): void {
+    const cf = this.requireConditionalFormat(sheet, cfId);
+    const list = sheet.conditionalFormats!;
+    const over = this.conditionalFormatsOver(sheet, scope).filter((x) => x !== cf);
+    let p = priority < 0 ? over.length + 1 + priority : priority;
+    p = Math.max(0, Math.min(over.length, p));
+    list.splice(list.indexOf(cf), 1);
+    if (p >= over.length) {
+      const last = over[over.length - 1];
+      list.splice(last === undefined ? list.length : list.indexOf(last) + 1, 0, cf);
+    } else list.splice(list.indexOf(over[p]), 0, cf);
+  }
+
+  /**
+   * `table.rows.deleteRowsAt(index, count)` and `TableRow.delete()`: the rows go and the cells of the
+   * table's columns below move up. Docs (TableRowCollection.deleteRowsAt): "This method will throw the
+   * InsertDeleteConflict error if the table on which the method is called has a filter applied."
+   */
+  deleteTableRows(t: TableModel, index: number, count: number): void {
+    if (t.filters.size > 0) {
+      throw new EmulatedExcelError(ErrorCodes.insertDeleteConflict, "The insert or delete operation attempted resulted in a conflict: the table has a filter applied.");
+    }
+    const n = this.bodyRowCount(t);
+    if (!Number.isInteger(index) || !Number.isInteger(count) || index < 0 || count < 1 || index + count > n) {
+      throw invalidArgument(`deleteRowsAt: rows ${index}..${index + count - 1} are not all in the table (it has ${n} rows).`);
+    }
+    const body = this.bodyRect(t);
+    this.shiftCells(this.requireSheetId(t.sheetId), { r0: body.r0 + index, c0: t.rect.c0, r1: body.r0 + index + count - 1, c1: t.rect.c1 }, "Up", "delete");
+  }
+
+  /**
+   * `table.rows.add(index, values, alwaysInsert)`. With `alwaysInsert` false (ExcelApi 1.15) rows
+   * added at the end take empty rows right below the table, which grows over them without shifting
+   * anything; rows below that hold data are shifted down as with `true` (VBA ListRows.Add, whose
+   * AlwaysInsert this mirrors: "If False, if the row below the table is empty, the table will expand
+   * to occupy that row without shifting cells below it, but if the row below the table contains data,
+   * those cells will be shifted down").
+   */
+  addTableRows2(t: TableModel, index: number | null | undefined, values: unknown, alwaysInsert: boolean): void {
+    const atEnd = index === null || index === undefined || index === this.bodyRowCount(t);
+    if (alwaysInsert || !atEnd || t.showTotals) return this.addTableRows(t, index, values);
+    const count = Array.isArray(values) && values.length > 0 ? values.length : 1;
+    const sheet = this.requireSheetId(t.sheetId);
+    const below: Rect = { r0: t.rect.r1 + 1, c0: t.rect.c0, r1: t.rect.r1 + count, c1: t.rect.c1 };
+    if (below.r1 >= MAX_ROWS) return this.addTableRows(t, index, values);
+    let empty = !this.tables.some((o) => o !== t && o.sheetId === sheet.id && rectsOverlap(o.rect, below));
+    sheet.cells.forEach(() => void (empty = false), below);
+    if (!empty) return this.addTableRows(t, index, values);
+    const cols = rectColumns(t.rect);
+    if (values !== undefined && values !== null) {
+      if (!Array.isArray(values) || !values.every((r) => Array.isArray(r) && r.length === cols)) {
+        throw invalidArgument(`table.rows.add: values must be a 2-D array with ${cols} columns per row.`);
+      }
+      for (const row of values as unknown[][]) row.forEach((v, c) => this.validateInput(toWireValue(v), `rows.add values[..][${c}]`));
+    }
+    const body = this.bodyRect(t);
+    const calculated = t.columns.map((_, i) => this.calculatedFormula(t, i));
+    t.rect = { ...t.rect, r1: t.rect.r1 + count };
+    this.fillCalculatedColumns(t, sheet, calculated, body.r0, below.r0, below.r1);
+    if (Array.isArray(values)) {
+      (values as unknown[][]).forEach((row, i) =>
+        row.forEach((v, c) => {
+          const w = toWireValue(v);
+          if (w !== null) this.setCellContent(sheet, below.r0 + i, t.rect.c0 + c, w as string | number | boolean);
+        }),
+      );
+      this.stats.cellsWritten += count * cols;
+    }
+    this.stats.rowsAddCalls++;
+    this.invalidateCalculation();
   }
 }
 

@@ -34,7 +34,7 @@ export interface SheetModel {
 /**
  * One conditional format (only the `Custom` type is emulated). Its formula is kept relative to the
  * top-left cell of its range, as Excel keeps it (office-js #5194: the API reads and writes it
- * relative to the top-left cell of the range it was fetched through, see the proxies).
+ * relative to the top-left cell of the range it was fetched through, see `host-objects.ts`).
  */
 export interface ConditionalFormatModel {
   id: string;

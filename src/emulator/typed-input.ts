@@ -110,12 +110,12 @@ function parseDate(text: string, currentYear: number): { serial: number; format:
   const timeText = timeParts.join(" ");
   let serial: number | null = null;
   let format: string;
-  let iso = false;
   let m: RegExpExecArray | null;
   if ((m = /^(\d{4})[-/](\d{1,2})[-/](\d{1,2})$/.exec(datePart))) {
+    // ISO text gets Excel's default date format, not its own pattern: `2018-12-31` typed into a
+    // General cell reads back as numberFormat "m/d/yyyy" (office-js #229, shown in en-US).
     serial = dateSerial(Number(m[1]), Number(m[2]), Number(m[3]));
-    format = "yyyy-mm-dd";
-    iso = true;
+    format = "m/d/yyyy";
   } else if ((m = /^(\d{1,2})[/-](\d{1,2})[/-](\d{2}|\d{4})$/.exec(datePart))) {
     serial = dateSerial(twoDigitYear(m[3]), Number(m[1]), Number(m[2]));
     format = "m/d/yyyy";
@@ -129,7 +129,7 @@ function parseDate(text: string, currentYear: number): { serial: number; format:
   if (timeText === "") return { serial, format };
   const t = parseTime(timeText);
   if (!t) return null;
-  const timeFormat = iso ? (t.withSeconds ? "hh:mm:ss" : "hh:mm") : t.withSeconds ? "h:mm:ss" : "h:mm";
+  const timeFormat = t.withSeconds ? "h:mm:ss" : "h:mm";
   return { serial: serial + t.fraction, format: `${format === "d-mmm" ? "m/d/yyyy" : format} ${timeFormat}` };
 }
 

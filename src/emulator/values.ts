@@ -1,4 +1,4 @@
-/** Cell value representation shared by the model, the formula evaluator and the proxies. */
+/** Cell value representation shared by the model, the formula evaluator and the host. */
 
 /** An Excel error value such as `#NAME?`. Kept as an object so it cannot be confused with text. */
 export interface CellError {

@@ -1,26 +1,34 @@
 /**
  * `$apply` evaluation (OData Data Aggregation 4.0): transformations compiled once against a column
  * list into a push pipeline. Rows are pushed one at a time and only what a transformation needs is
- * kept: `filter` and `compute` keep nothing, `groupby`/`aggregate` keep one accumulator set per
+ * kept: `filter` and `compute` keep nothing, `groupby`/`aggregate` keep one set of accumulators per
  * group. So a table far larger than a worksheet can be summarised as it streams in.
  *
  * Decisions (the extension leaves them open, or the flat table needs them):
  * - Groups come out in order of first appearance. A `null` grouping value is a group of its own.
- * - `sum` of integers is an integer (exact, beyond 2^53 too); of decimals an exact decimal; `average`
- *   is a decimal (the exact quotient, carried far past a double's 17 digits, then rounded once); `$count` and `countdistinct` are
- *   integers. Decimal results become the table's number cells only at the very end.
+ * - `sum` of integers is an integer (exact at any size: digit text beyond 2^53, like Int64 cells);
+ *   of decimals the exact decimal sum, then the nearest double; `average` is the exact quotient
+ *   rounded once to the nearest double (a decimal column); `$count` and `countdistinct` are
+ *   integers. A decimal result beyond the double range (±1.8e308) is an `overflow` error naming its
+ *   column: a cell cannot hold it, and an empty cell would be a wrong answer.
+ * - `min`/`max` order like `$orderby`: text by code point, numbers exactly, `false` < `true`.
  * - `sum`/`min`/`max`/`average` of no non-null values are `null`; counts of nothing are 0.
  *   `aggregate(...)` without groupby always yields one row, even over no rows.
  * - Inside `groupby((...), ...)` only `filter`/`compute` followed by one `aggregate` are accepted;
  *   a group whose rows the inner filter removes still appears (its aggregates over no rows).
- * - `min`/`max` apply to numbers, text, dates, date-times and booleans (false < true).
+ *
+ * Size: compiling is linear in the text (consecutive `filter`/`compute` steps share one column
+ * resolver and run fused, one pass and at most one new array per row), and running never recurses
+ * per step, so thousands of steps neither slow down quadratically nor exhaust the stack. A group
+ * costs a few array slots per aggregate (column-wise state, see {@link AccColumn}), not objects.
  */
 import type { CellValue, Column, ColumnType } from "../table/model";
 import { ColumnResolver } from "./columns";
-import { Compiler, type Compiled, type Row, type RV } from "./compile";
-import { DECIMAL, type DecimalOps, type DecimalValue } from "./decimalOps";
+import { compareNumbers, compareText, Compiler, type Compiled, type Row, type RV } from "./compile";
+import * as D from "./decimal";
+import { Decimal } from "./decimal";
 import { QueryError } from "./errors";
-import { parseApply, type AggregateItem, type ApplyStep } from "./applyParser";
+import { parseApply, type AggregateItem, type ApplyStep, type ComputeItem } from "./applyParser";
 
 /** Receives rows one at a time, then `end()` once. */
 export interface RowSink {
@@ -39,30 +47,68 @@ export interface CompiledApply {
 
 export interface ApplyCompileOptions {
   now?: number;
-  /** Decimal arithmetic for sums and averages (default: {@link DECIMAL}). */
-  decimal?: DecimalOps;
 }
 
-interface Stage {
-  columns: Column[];
-  wrap(next: RowSink): RowSink;
-}
+/** One stage of the pipeline: a fused run of row-wise steps, or a grouping. */
+type Stage = { kind: "row"; run: (r: Row) => Row | null } | { kind: "group"; plan: GroupPlan };
 
 /** Compiles `$apply` text against `columns`. Throws {@link QueryError} (without `option`). */
 export function compileApply(columns: readonly Column[], text: string, opts: ApplyCompileOptions = {}): CompiledApply {
   const steps = parseApply(text);
   let cols: Column[] = columns.map((c) => ({ ...c }));
   const stages: Stage[] = [];
+  let run: RowRun | undefined;
+  const closeRun = () => {
+    if (!run) return;
+    const f = run.runner();
+    if (f) stages.push({ kind: "row", run: f });
+    cols = run.columns();
+    run = undefined;
+  };
   for (const step of steps) {
-    const s = compileStep(cols, step, opts);
-    stages.push(s);
-    cols = s.columns;
+    if (step.k === "filter" || step.k === "compute") {
+      run ??= new RowRun(cols, opts);
+      run.step(step);
+      continue;
+    }
+    closeRun();
+    const plan = step.k === "aggregate" ? groupPlan(cols, [], [step], true, opts) : groupPlan(cols, step.columns, step.steps, false, opts);
+    stages.push({ kind: "group", plan });
+    cols = plan.columns;
   }
+  closeRun();
   const out = cols;
+  const n = stages.length;
   const open = (sink: RowSink): RowSink => {
-    let next = sink;
-    for (let i = stages.length - 1; i >= 0; i--) next = stages[i].wrap(next);
-    return next;
+    const states: Array<GroupState | null> = stages.map((s) => (s.kind === "group" ? s.plan.open() : null));
+    // A loop over the stages, not a chain of nested calls: the stack depth does not grow with them.
+    const push = (r: Row, from: number): void => {
+      let x: Row | null = r;
+      for (let i = from; i < n; i++) {
+        const s = stages[i];
+        if (s.kind === "row") {
+          x = s.run(x);
+          if (x === null) return;
+        } else {
+          states[i]!.add(x);
+          return;
+        }
+      }
+      sink.row(x as CellValue[]);
+    };
+    return {
+      row: (r) => push(r, 0),
+      end() {
+        for (let i = 0; i < n; i++) {
+          const st = states[i];
+          if (st) {
+            st.flush((row) => push(row, i + 1));
+            states[i] = null;
+          }
+        }
+        sink.end();
+      },
+    };
   };
   return {
     columns: out.map((c) => ({ ...c })),
@@ -77,58 +123,73 @@ export function compileApply(columns: readonly Column[], text: string, opts: App
   };
 }
 
-function compileStep(cols: Column[], step: ApplyStep, opts: ApplyCompileOptions): Stage {
-  switch (step.k) {
-    case "filter": {
-      const keep = new Compiler(cols, { now: opts.now }).filter(step.expr);
-      return {
-        columns: cols,
-        wrap: (next) => ({
-          row: (r) => {
-            if (keep(r)) next.row(r);
-          },
-          end: () => next.end(),
-        }),
-      };
-    }
-    case "compute": {
-      const f = computeFn(cols, step, opts);
-      return {
-        columns: f.columns,
-        wrap: (next) => ({ row: (r) => next.row(f.map(r)), end: () => next.end() }),
-      };
-    }
-    case "aggregate":
-      return groupStage(cols, [], [step], step.pos, true, opts);
-    case "groupby":
-      return groupStage(cols, step.columns, step.steps, step.pos, false, opts);
-  }
-}
+// ------------------------------------------------------------------ filter / compute
 
-function computeFn(cols: Column[], step: Extract<ApplyStep, { k: "compute" }>, opts: ApplyCompileOptions): { columns: Column[]; map: (r: Row) => CellValue[] } {
-  const compiler = new Compiler(cols, { now: opts.now });
-  const taken = new Set(cols.map((c) => c.name));
-  const added: Column[] = [];
-  const fns: Array<(r: Row) => CellValue> = [];
-  for (const item of step.items) {
-    checkAlias(item.alias, item.aliasPos, taken);
-    const c = compiler.compile(item.expr);
-    const type: ColumnType = c.t === "null" ? "text" : c.t;
-    added.push({ name: item.alias, type, nullable: true });
-    const f = c.f;
-    fns.push((r) => toCell(f(r), type));
+type RowOp = { keep: (r: Row) => boolean; f?: undefined } | { keep?: undefined; f: (r: Row) => CellValue };
+
+/**
+ * Consecutive `filter`/`compute` steps, compiled against one growing column resolver (a computed
+ * column is appended; earlier indices never move) and run as one function per row: filters read
+ * the row as it is so far, computed values are appended to one copy of the row made at the first
+ * `compute`. Compiling N steps costs O(N), running them O(N) per row.
+ */
+class RowRun {
+  private readonly resolver: ColumnResolver;
+  private readonly taken: Set<string>;
+  private readonly ops: RowOp[] = [];
+  constructor(
+    cols: readonly Column[],
+    private readonly opts: ApplyCompileOptions,
+  ) {
+    this.resolver = new ColumnResolver(cols);
+    this.taken = new Set(cols.map((c) => c.name));
   }
-  const n = cols.length;
-  const m = fns.length;
-  return {
-    columns: [...cols, ...added],
-    map: (r) => {
-      const out = new Array<CellValue>(n + m);
-      for (let i = 0; i < n; i++) out[i] = r[i]!;
-      for (let j = 0; j < m; j++) out[n + j] = fns[j](r);
-      return out;
-    },
-  };
+
+  step(step: Extract<ApplyStep, { k: "filter" | "compute" }>): void {
+    const compiler = new Compiler(this.resolver, { now: this.opts.now });
+    if (step.k === "filter") {
+      this.ops.push({ keep: compiler.filter(step.expr) });
+      return;
+    }
+    // Every item of one compute sees the step's input columns, not each other's aliases.
+    const added: Column[] = [];
+    for (const item of step.items) {
+      checkAlias(item.alias, item.aliasPos, this.taken);
+      const c = compiler.compile(item.expr);
+      const type: ColumnType = c.t === "null" ? "text" : c.t;
+      added.push({ name: item.alias, type, nullable: true });
+      const f = c.f;
+      this.ops.push({ f: (r) => checkedCell(f(r), type, () => computeOverflow(item)) });
+    }
+    for (const c of added) this.resolver.add(c);
+  }
+
+  /** Columns after the run. */
+  columns(): Column[] {
+    return this.resolver.columns.slice();
+  }
+
+  /** The per-row function: the row (or a longer copy), or null when a filter drops it. */
+  runner(): ((r: Row) => Row | null) | undefined {
+    const n = this.ops.length;
+    if (n === 0) return undefined;
+    const keeps = this.ops.map((o) => o.keep ?? null);
+    const fs = this.ops.map((o) => o.f ?? null);
+    return (r) => {
+      let out: CellValue[] | null = null;
+      for (let k = 0; k < n; k++) {
+        const keep = keeps[k];
+        if (keep !== null) {
+          if (!keep(out ?? r)) return null;
+        } else {
+          // Source rows are never changed: the first computed value goes into a copy.
+          out ??= (r as CellValue[]).slice();
+          out.push(fs[k]!(out));
+        }
+      }
+      return out ?? r;
+    };
+  }
 }
 
 function checkAlias(alias: string, pos: number, taken: Set<string>): void {
@@ -148,9 +209,9 @@ export function toCell(v: RV, type: ColumnType): CellValue {
   switch (type) {
     case "integer":
       if (typeof v === "number") return v;
-      return normInt(typeof v === "bigint" ? v : BigInt(String(v)));
+      return normInt(typeof v === "bigint" ? v : v instanceof Decimal ? D.toBigInt(v) : BigInt(String(v)));
     case "decimal":
-      return typeof v === "number" ? v : Number(String(v));
+      return typeof v === "number" ? v : v instanceof Decimal ? D.toNumber(v) : Number(String(v));
     case "datetime":
       return typeof v === "number" ? isoFromMs(v) : String(v);
     case "boolean":
@@ -158,6 +219,13 @@ export function toCell(v: RV, type: ColumnType): CellValue {
     default:
       return String(v);
   }
+}
+
+/** {@link toCell}, failing with `overflow()` for a number no cell can hold (beyond ±1.8e308). */
+function checkedCell(v: RV, type: ColumnType, overflow: () => QueryError): CellValue {
+  const cell = toCell(v, type);
+  if (typeof cell === "number" && !Number.isFinite(cell)) throw overflow();
+  return cell;
 }
 
 const SAFE = BigInt(Number.MAX_SAFE_INTEGER);
@@ -170,116 +238,34 @@ function isoFromMs(ms: number): string {
   return iso.endsWith(".000Z") ? iso.slice(0, 19) + "Z" : iso;
 }
 
+/** `1.80e+308`: an exact value `m × 10^e` to three significant digits, rounded half up. */
+function magnitude(m: bigint, e: number): string {
+  let digits = (m < 0n ? -m : m).toString();
+  let exp = digits.length - 1 + e;
+  if (digits.length > 3) {
+    let head = BigInt(digits.slice(0, 3)) + (digits[3] >= "5" ? 1n : 0n);
+    if (head === 1000n) {
+      head = 100n;
+      exp++;
+    }
+    digits = head.toString();
+  }
+  digits = digits.padEnd(3, "0");
+  return `${m < 0n ? "-" : ""}${digits[0]}.${digits.slice(1)}e${exp < 0 ? "-" : "+"}${Math.abs(exp)}`;
+}
+
+const RANGE = "beyond the largest number a cell can hold (±1.7976931348623157e+308)";
+
+function computeOverflow(item: ComputeItem): QueryError {
+  return new QueryError({
+    code: "overflow",
+    detail: `the computed column '${item.alias}' (${item.exprText}) is ${RANGE} in a row`,
+    position: item.pos,
+    hint: "scale the expression down, or filter out the rows that make it this large",
+  });
+}
+
 // ------------------------------------------------------------------ accumulators
-
-interface Acc {
-  /** `cell` is the source cell when the value is a plain column read (min/max keep it as is). */
-  add(v: RV, cell?: CellValue): void;
-  result(): CellValue;
-}
-type AccFactory = () => Acc;
-
-const POW10: readonly number[] = [1, 10, 100, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9];
-/** Fraction digits tried on the fast path (cells with more go to the decimal library). */
-const MAX_FAST_DIGITS = 9;
-const TWO52 = 2 ** 52;
-
-/**
- * An exact sum. The fast path keeps a scaled integer: a number cell `x` is the decimal it prints as,
- * and when some `m / 10^k` (k ≤ 9, |m| < 2^52) is exactly the double `x`, that decimal IS `m × 10^-k`
- * (doubles that small are closer together than 10^-k, so no other k-digit decimal reads back as
- * `x`). The integer is a number while safe, then a bigint. Anything else (more digits, Decimal
- * objects) is added with {@link DecimalOps}. 0.1 + 0.2 is 3 × 10^-1: exactly 0.3.
- */
-class ExactSum {
-  private scale = 0;
-  private n = 0;
-  private big: bigint | null = null;
-  private slow: DecimalValue | null = null;
-  /** Count of non-null values added. */
-  count = 0;
-  constructor(private readonly dec: DecimalOps) {}
-
-  add(v: RV): void {
-    if (v === null) return;
-    this.count++;
-    if (typeof v === "bigint") return this.addScaled(0, 0, v);
-    if (typeof v !== "number") return this.addSlow(v);
-    if (Number.isSafeInteger(v)) return this.addScaled(v, 0, null);
-    if (Number.isInteger(v) || !Number.isFinite(v)) return this.addSlow(v);
-    for (let k = 1; k <= MAX_FAST_DIGITS; k++) {
-      const p = POW10[k];
-      const m = Math.round(v * p);
-      if (m / p === v) {
-        if (m < TWO52 && m > -TWO52) return this.addScaled(m, k, null);
-        break;
-      }
-    }
-    this.addSlow(v);
-  }
-
-  private addSlow(v: number | bigint | string | boolean | object): void {
-    const d = this.dec.from(typeof v === "object" ? (v as { toString(): string }).toString() : v);
-    this.slow = this.slow === null ? d : this.dec.add(this.slow, d);
-  }
-
-  /** Adds `m × 10^-k` (or the bigint `b`, scale 0). */
-  private addScaled(m: number, k: number, b: bigint | null): void {
-    if (k > this.scale) {
-      const d = k - this.scale;
-      if (this.big !== null) this.big *= 10n ** BigInt(d);
-      else {
-        const n2 = this.n * POW10[d];
-        if (Number.isSafeInteger(n2)) this.n = n2;
-        else this.big = BigInt(this.n) * 10n ** BigInt(d);
-      }
-      this.scale = k;
-    }
-    if (b === null && k < this.scale) {
-      const m2 = m * POW10[this.scale - k];
-      if (Number.isSafeInteger(m2)) m = m2;
-      else b = BigInt(m) * 10n ** BigInt(this.scale - k);
-    } else if (b !== null && this.scale > 0) {
-      b *= 10n ** BigInt(this.scale);
-    }
-    if (b !== null || this.big !== null) {
-      this.big = (this.big ?? BigInt(this.n)) + (b ?? BigInt(m));
-      return;
-    }
-    const s = this.n + m;
-    if (Number.isSafeInteger(s)) this.n = s;
-    else this.big = BigInt(this.n) + BigInt(m);
-  }
-
-  /** The exact total, or null when nothing was added. */
-  total(): DecimalValue | null {
-    if (this.count === 0) return null;
-    const int = this.big ?? this.n;
-    const fast = this.dec.from(this.scale === 0 ? String(int) : `${int}e-${this.scale}`);
-    return this.slow === null ? fast : this.dec.add(fast, this.slow);
-  }
-
-  /**
-   * The average as the number nearest to the exact quotient (taken to 40 more fractional digits
-   * than the sum has, exactly, in BigInt), or null. Only the rare sum with a part outside the fast
-   * path divides with {@link DecimalOps}.
-   */
-  average(): CellValue {
-    if (this.count === 0) return null;
-    if (this.slow === null) {
-      const q = (BigInt(this.big ?? this.n) * 10n ** 40n) / BigInt(this.count);
-      return Number(`${q}e-${this.scale + 40}`);
-    }
-    return this.dec.toNumber(this.dec.div(this.total()!, this.dec.from(this.count)));
-  }
-
-  /** The total as an integer cell (only for sums of integers: scale 0, nothing on the slow path). */
-  integerTotal(): CellValue {
-    if (this.count === 0) return null;
-    if (this.scale === 0 && this.slow === null) return this.big !== null ? normInt(this.big) : this.n;
-    return normInt(BigInt(String(this.total())));
-  }
-}
 
 const enum Kind {
   SumInteger,
@@ -291,76 +277,286 @@ const enum Kind {
   Count,
 }
 
+/** How min/max compare two non-null values of one type. */
+const enum Order {
+  /** Strings by code point (`compareText`). */
+  Text,
+  /** Numbers of any representation (number, bigint, exact Decimal), exactly. */
+  Number,
+  /** Dates (ISO text without high characters), date-times (epoch ms), booleans: native `<`. */
+  Native,
+}
+
+const POW10: readonly number[] = [1, 10, 100, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9];
+/** Fraction digits tried on the fast path (cells with more go to the exact BigInt state). */
+const MAX_FAST_DIGITS = 9;
+const TWO52 = 2 ** 52;
+const TWO53 = 2 ** 53;
+/** `scale` of a group whose sum left the fast path (its exact state is in `exact`). */
+const EXACT = -1;
+
+/** An exact decimal `m × 10^e`, mutated in place while a sum grows. */
+interface ExactSum {
+  m: bigint;
+  e: number;
+}
+
+/** The exact `m × 10^e` of a non-null numeric value. */
+function exactOf(v: RV): ExactSum {
+  if (typeof v === "bigint") return { m: v, e: 0 };
+  if (v instanceof Decimal) return { m: v.m, e: v.e };
+  const d = D.fromNumber(typeof v === "number" ? v : Number(v));
+  return { m: d.m, e: d.e };
+}
+
+/** Who an accumulator's result is for, so an error names the column. */
+interface Label {
+  alias: string;
+  method: string;
+  exprText: string;
+  pos: number;
+}
+
 /**
- * One accumulator class for every method, switching on its kind: the per-row call site then sees one
- * class (monomorphic, inlined) instead of five closure shapes, which measured several times faster
- * on a 5-aggregate summary.
+ * One aggregate's state for every group of a grouping, column-wise: group `g` is slot `g` of a few
+ * arrays of numbers (no object per group), so the memory of a summary is a few words per group and
+ * aggregate. One class for every method, switching on its kind: the per-row call site sees one
+ * class (monomorphic, inlined).
+ *
+ * Sums keep a scaled integer while they can: a number cell `x` is the decimal it prints as, and when
+ * some `m / 10^k` (k ≤ 9, |m| < 2^52) is exactly the double `x`, that decimal IS `m × 10^-k`
+ * (doubles that small are closer together than 10^-k, so no other k-digit decimal reads back as
+ * `x`). `n[g]` is that integer (safe), `scale[g]` its k; anything else (more digits, a sum past
+ * 2^53, bigints, exact Decimals) moves the group to an exact BigInt `m × 10^e` in `exact`.
  */
-class Accumulator implements Acc {
-  private readonly sum: ExactSum | null;
-  private best: RV = null;
-  private cell: CellValue = null;
-  private readonly seen: Set<unknown> | null;
-  private n = 0;
+class AccColumn {
+  /** Count; the scaled fast-path sum (NaN while a sum has no value yet). */
+  private readonly n: number[] = [];
+  /** Sums: decimal digits of `n[g]`, or {@link EXACT}. */
+  private readonly scale: number[] = [];
+  /** Averages: non-null values added. */
+  private readonly cnt: number[] = [];
+  /** Sums that left the fast path. */
+  private readonly exact = new Map<number, ExactSum>();
+  /**
+   * min/max: the best value so far (comparable form), and its source cell when the two differ (a
+   * plain integer or date-time column: its cell keeps the exact text the service sent).
+   */
+  private readonly best: RV[] = [];
+  private readonly cell: CellValue[] = [];
+  private readonly seen: Array<Set<unknown>> = [];
+  private readonly order: Order;
+
   constructor(
     private readonly kind: Kind,
     private readonly type: ColumnType,
-    private readonly dec: DecimalOps,
+    private readonly label: Label,
+    private readonly keepsCell: boolean,
   ) {
-    this.sum = kind === Kind.SumInteger || kind === Kind.SumDecimal || kind === Kind.Average ? new ExactSum(dec) : null;
-    this.seen = kind === Kind.CountDistinct ? new Set() : null;
+    this.order = type === "text" ? Order.Text : type === "integer" || type === "decimal" ? Order.Number : Order.Native;
   }
 
-  add(v: RV, c?: CellValue): void {
+  /** Adds the slot of a new group (ids are 0, 1, 2, ... in order). */
+  init(): void {
     switch (this.kind) {
       case Kind.Count:
-        this.n++;
+        this.n.push(0);
         return;
       case Kind.SumInteger:
       case Kind.SumDecimal:
+        this.n.push(NaN);
+        this.scale.push(0);
+        return;
       case Kind.Average:
-        this.sum!.add(v);
+        this.n.push(0);
+        this.scale.push(0);
+        this.cnt.push(0);
         return;
       case Kind.CountDistinct:
-        // Exact decimal objects (if an expression yields them) count by the number they stand for,
-        // so they meet plain number cells of the same value.
-        if (v !== null) this.seen!.add(typeof v === "object" ? Number(String(v)) : v);
+        this.seen.push(new Set());
+        return;
+      default:
+        this.best.push(null);
+        if (this.keepsCell) this.cell.push(null);
+    }
+  }
+
+  add(g: number, v: RV, c: CellValue | undefined): void {
+    switch (this.kind) {
+      case Kind.Count:
+        this.n[g]++;
+        return;
+      case Kind.SumInteger:
+      case Kind.SumDecimal:
+        if (v !== null) this.addSum(g, v);
+        return;
+      case Kind.Average:
+        if (v === null) return;
+        this.cnt[g]++;
+        this.addSum(g, v);
+        return;
+      case Kind.CountDistinct:
+        if (v !== null) this.seen[g].add(distinctKey(v));
         return;
       default: {
         if (v === null) return;
-        const key = typeof v === "object" ? Number(String(v)) : v;
-        const best = this.best;
-        // One column type per accumulator, so the two values are of one kind (or number/bigint).
-        if (best === null || (this.kind === Kind.Max ? (key as number) > (best as number) : (key as number) < (best as number))) {
-          this.best = key;
-          this.cell = c !== undefined ? c : toCell(v, this.type);
+        const best = this.best[g];
+        if (best === null || (this.kind === Kind.Max ? this.compare(v, best) > 0 : this.compare(v, best) < 0)) {
+          this.best[g] = v;
+          if (this.keepsCell) this.cell[g] = c!;
         }
       }
     }
   }
 
-  result(): CellValue {
+  private compare(x: RV, y: RV): number {
+    switch (this.order) {
+      case Order.Text:
+        return compareText(x as string, y as string);
+      case Order.Number:
+        if (typeof x === "number" && typeof y === "number") return x < y ? -1 : x > y ? 1 : 0;
+        return compareNumbers(x as number | bigint | Decimal, y as number | bigint | Decimal);
+      default:
+        return (x as number) < (y as number) ? -1 : (x as number) > (y as number) ? 1 : 0;
+    }
+  }
+
+  private addSum(g: number, v: Exclude<RV, null>): void {
+    const scale = this.scale[g];
+    if (scale !== EXACT && typeof v === "number") {
+      let m = v;
+      let k = 0;
+      if (!Number.isSafeInteger(v)) {
+        k = -1;
+        if (Number.isFinite(v) && !Number.isInteger(v)) {
+          for (let j = 1; j <= MAX_FAST_DIGITS; j++) {
+            const p = POW10[j];
+            const mj = Math.round(v * p);
+            if (mj / p === v) {
+              if (mj < TWO52 && mj > -TWO52) {
+                m = mj;
+                k = j;
+              }
+              break;
+            }
+          }
+        }
+      }
+      if (k >= 0) {
+        let n = this.n[g];
+        if (n !== n) n = 0; // NaN: the first value of a sum
+        if (k > scale) n *= POW10[k - scale];
+        else if (k < scale) m *= POW10[scale - k];
+        const s = n + m;
+        // Every product and the sum are exact while they stay below 2^53.
+        if (Math.abs(n) < TWO53 && Math.abs(m) < TWO53 && Number.isSafeInteger(s)) {
+          this.n[g] = s;
+          if (k > scale) this.scale[g] = k;
+          return;
+        }
+      }
+    }
+    let ex = this.exact.get(g);
+    if (ex === undefined) {
+      const n = this.n[g];
+      ex = { m: BigInt(n !== n ? 0 : n), e: -this.scale[g] };
+      this.exact.set(g, ex);
+      this.scale[g] = EXACT;
+    }
+    const x = exactOf(v);
+    if (x.e < ex.e) {
+      ex.m *= 10n ** BigInt(ex.e - x.e);
+      ex.e = x.e;
+    }
+    ex.m += x.e > ex.e ? x.m * 10n ** BigInt(x.e - ex.e) : x.m;
+  }
+
+  /** The exact sum of group `g` as `m × 10^e`. */
+  private exactSum(g: number): ExactSum {
+    return this.scale[g] === EXACT ? this.exact.get(g)! : { m: BigInt(this.n[g]), e: -this.scale[g] };
+  }
+
+  result(g: number): CellValue {
     switch (this.kind) {
       case Kind.Count:
-        return this.n;
-      case Kind.SumInteger:
-        return this.sum!.integerTotal();
-      case Kind.SumDecimal: {
-        const t = this.sum!.total();
-        return t === null ? null : this.dec.toNumber(t);
+        return this.n[g];
+      case Kind.SumInteger: {
+        if (this.empty(g)) return null;
+        if (this.scale[g] === 0) return this.n[g];
+        const s = this.exactSum(g);
+        return normInt(s.e >= 0 ? s.m * 10n ** BigInt(s.e) : s.m / 10n ** BigInt(-s.e));
       }
-      case Kind.Average:
-        return this.sum!.average();
+      case Kind.SumDecimal: {
+        if (this.empty(g)) return null;
+        const scale = this.scale[g];
+        // Both operands are exact doubles, so the quotient is the double nearest to the exact sum.
+        if (scale !== EXACT) return this.n[g] / POW10[scale] + 0;
+        const s = this.exactSum(g);
+        return this.finite(s.e >= 0 ? D.nearestDouble(s.m * 10n ** BigInt(s.e), 1n) : D.nearestDouble(s.m, 10n ** BigInt(-s.e)), s, 1n);
+      }
+      case Kind.Average: {
+        const count = this.cnt[g];
+        if (count === 0) return null;
+        const scale = this.scale[g];
+        if (scale !== EXACT && count * POW10[scale] <= TWO53) return this.n[g] / (count * POW10[scale]) + 0;
+        const s = this.exactSum(g);
+        const c = BigInt(count);
+        return this.finite(s.e >= 0 ? D.nearestDouble(s.m * 10n ** BigInt(s.e), c) : D.nearestDouble(s.m, c * 10n ** BigInt(-s.e)), s, c);
+      }
       case Kind.CountDistinct:
-        return this.seen!.size;
-      default:
-        return this.cell;
+        return this.seen[g].size;
+      default: {
+        if (this.keepsCell) return this.cell[g];
+        const best = this.best[g];
+        const cell = toCell(best, this.type);
+        if (typeof cell === "number" && !Number.isFinite(cell)) {
+          const x = exactOf(best);
+          return this.finite(cell, x, 1n);
+        }
+        return cell;
+      }
     }
+  }
+
+  /** A sum over no non-null value (its result is null). */
+  private empty(g: number): boolean {
+    return this.scale[g] !== EXACT && Number.isNaN(this.n[g]);
+  }
+
+  /** `x`, or an `overflow` error naming the result column when it is beyond the double range. */
+  private finite(x: number, exact: ExactSum, divisor: bigint): number {
+    if (Number.isFinite(x)) return x;
+    const l = this.label;
+    const about = divisor === 1n ? magnitude(exact.m, exact.e) : magnitude(exact.m / divisor, exact.e);
+    throw new QueryError({
+      code: "overflow",
+      detail: `'${l.alias}' (${l.exprText} with ${l.method}) is about ${about}, ${RANGE}`,
+      position: l.pos,
+      hint: `${l.method} a scaled value instead (e.g. ${l.exprText} divby 1000000), or filter out the rows that make it this large`,
+    });
+  }
+
+  /** Frees the state (after the results were read). */
+  clear(): void {
+    this.n.length = 0;
+    this.scale.length = 0;
+    this.cnt.length = 0;
+    this.exact.clear();
+    this.best.length = 0;
+    this.cell.length = 0;
+    this.seen.length = 0;
   }
 }
 
-function accumulator(kind: Kind, type: ColumnType, dec: DecimalOps): AccFactory {
-  return () => new Accumulator(kind, type, dec);
+/**
+ * The key `countdistinct` counts: the value itself, except an exact Decimal, which counts as the
+ * number it equals when a double holds it exactly (so it meets number cells of the same value),
+ * and by its canonical text otherwise (two decimals that round to one double stay distinct).
+ */
+function distinctKey(v: Exclude<RV, null>): unknown {
+  if (!(v instanceof Decimal)) return v;
+  const x = D.toNumber(v);
+  return Number.isFinite(x) && D.compare(D.fromNumber(x), v) === 0 ? x : `decimal:${D.toString(v)}`;
 }
 
 // ------------------------------------------------------------------ groupby / aggregate
@@ -368,48 +564,59 @@ function accumulator(kind: Kind, type: ColumnType, dec: DecimalOps): AccFactory 
 interface ItemPlan {
   /** Value fed to the accumulator; undefined for `$count`. */
   get?: (r: Row) => RV;
-  /** The cell to keep for min/max when the expression is a plain column (keeps its exact text). */
+  /**
+   * min/max of a plain column whose values are not its cells (integers, date-times): the column of
+   * the cell to keep, so the result is the cell exactly as the service sent it.
+   */
   cellCol?: number;
   /** A plain column of a type whose cells are their values (decimal, text, date, boolean). */
   direct?: number;
-  make: AccFactory;
+  kind: Kind;
+  type: ColumnType;
+  label: Label;
   column: Column;
 }
 
-function groupStage(
+/** A compiled grouping: its result columns, and fresh state for one run. */
+interface GroupPlan {
+  columns: Column[];
+  open(): GroupState;
+}
+
+interface GroupState {
+  add(r: Row): void;
+  /** Emits one row per group, in order of first appearance, then frees the groups. */
+  flush(emit: (row: CellValue[]) => void): void;
+}
+
+function groupPlan(
   cols: Column[],
   groupRefs: Extract<ApplyStep, { k: "groupby" }>["columns"],
   inner: ApplyStep[],
-  pos: number,
   always: boolean,
   opts: ApplyCompileOptions,
-): Stage {
-  const dec = opts.decimal ?? DECIMAL;
+): GroupPlan {
   const resolver = new ColumnResolver(cols);
   const keys: number[] = [];
+  const grouped = new Set<number>();
   for (const ref of groupRefs) {
     const i = resolver.resolve(ref);
-    if (keys.includes(i)) {
+    if (grouped.has(i)) {
       throw new QueryError({ code: "invalid_value", detail: `column '${cols[i].name}' is grouped by twice`, position: ref.pos });
     }
+    grouped.add(i);
     keys.push(i);
   }
   // Inner row-wise steps, then at most one aggregate, which must be last.
-  let innerCols = cols;
-  const rowFns: Array<(r: Row) => Row | null> = [];
+  let run: RowRun | undefined;
   let agg: Extract<ApplyStep, { k: "aggregate" }> | undefined;
-  for (let s = 0; s < inner.length; s++) {
-    const st = inner[s];
+  for (const st of inner) {
     if (agg) {
       throw new QueryError({ code: "syntax", detail: "nothing can follow aggregate(...) inside groupby", position: st.pos, expected: "')'" });
     }
-    if (st.k === "filter") {
-      const keep = new Compiler(innerCols, { now: opts.now }).filter(st.expr);
-      rowFns.push((r) => (keep(r) ? r : null));
-    } else if (st.k === "compute") {
-      const f = computeFn(innerCols, st, opts);
-      innerCols = f.columns;
-      rowFns.push(f.map);
+    if (st.k === "filter" || st.k === "compute") {
+      run ??= new RowRun(cols, opts);
+      run.step(st);
     } else if (st.k === "aggregate") {
       agg = st;
     } else {
@@ -429,81 +636,81 @@ function groupStage(
       expected: "aggregate(...)",
     });
   }
+  const innerCols = run ? run.columns() : cols;
+  const rowFn = run?.runner() ?? null;
   // Data Aggregation 4.0: an alias must not collide with a property of the input set.
-  const taken = new Set([...cols, ...innerCols].map((c) => c.name));
-  const plans: ItemPlan[] = agg ? agg.items.map((item) => planItem(innerCols, item, taken, dec, opts)) : [];
+  const taken = new Set(innerCols.map((c) => c.name));
+  const itemCompiler = new Compiler(innerCols, { now: opts.now });
+  const plans: ItemPlan[] = agg ? agg.items.map((item) => planItem(itemCompiler, item, taken)) : [];
   const keyCols = keys.map((i) => ({ ...cols[i] }));
   const outColumns = [...keyCols, ...plans.map((p) => p.column)];
   const datetimeKey = keys.map((i) => cols[i].type === "datetime");
+  const nk = keys.length;
+  const np = plans.length;
 
   return {
     columns: outColumns,
-    wrap(next) {
-      interface Group {
-        keys: CellValue[];
-        accs: Acc[];
-      }
-      const groups: Group[] = [];
-      const newGroup = (keyCells: CellValue[]): Group => {
-        const g = { keys: keyCells, accs: plans.map((p) => p.make()) };
-        groups.push(g);
-        return g;
+    open(): GroupState {
+      const accs = plans.map((p) => new AccColumn(p.kind, p.type, p.label, p.cellCol !== undefined));
+      /** The grouping cells of group g are keyCells[g * nk ... g * nk + nk - 1]. */
+      const keyCells: CellValue[] = [];
+      let groups = 0;
+      const newGroup = (r: Row): number => {
+        for (let k = 0; k < nk; k++) keyCells.push(r[keys[k]]);
+        for (let p = 0; p < np; p++) accs[p].init();
+        return groups++;
       };
-      // Nested maps, one level per grouping column: no key strings to build per row.
+      // Nested maps, one level per grouping column, the last one mapping to the group's id: no key
+      // strings to build per row.
       const root = new Map<unknown, unknown>();
-      const nk = keys.length;
-      // aggregate(...) alone: one group that exists even when no row arrives.
-      const whole = always ? newGroup([]) : undefined;
-      const np = plans.length;
-      const feed = (g: Group, r: Row) => {
-        let x: Row | null = r;
-        for (let f = 0; f < rowFns.length && x !== null; f++) x = rowFns[f](x);
-        if (x === null) return;
-        for (let p = 0; p < np; p++) {
-          const plan = plans[p];
-          // A plain column whose cells are the values themselves is read directly (no call per row).
-          const v = plan.direct !== undefined ? x[plan.direct]! : plan.get ? plan.get(x) : null;
-          g.accs[p].add(v, plan.cellCol === undefined ? undefined : x[plan.cellCol]!);
-        }
+      const keyOf = (r: Row, k: number): unknown => {
+        const cell = r[keys[k]]!;
+        return datetimeKey[k] && cell !== null ? Date.parse(cell as string) : cell;
       };
+      // aggregate(...) alone: one group that exists even when no row arrives.
+      if (always) newGroup([]);
       return {
-        row(r) {
-          if (whole) {
-            feed(whole, r);
-            return;
-          }
-          let level: Map<unknown, unknown> = root;
-          for (let k = 0; k < nk - 1; k++) {
-            const cell = r[keys[k]]!;
-            const key = datetimeKey[k] && cell !== null ? Date.parse(cell as string) : cell;
-            let sub = level.get(key) as Map<unknown, unknown> | undefined;
-            if (!sub) {
-              sub = new Map();
-              level.set(key, sub);
+        add(r) {
+          let g: number;
+          if (always) g = 0;
+          else {
+            let level: Map<unknown, unknown> = root;
+            for (let k = 0; k < nk - 1; k++) {
+              const key = keyOf(r, k);
+              let sub = level.get(key) as Map<unknown, unknown> | undefined;
+              if (!sub) {
+                sub = new Map();
+                level.set(key, sub);
+              }
+              level = sub;
             }
-            level = sub;
+            const last = keyOf(r, nk - 1);
+            const hit = level.get(last) as number | undefined;
+            if (hit === undefined) {
+              g = newGroup(r);
+              level.set(last, g);
+            } else g = hit;
           }
-          const lastCell = r[keys[nk - 1]]!;
-          const last = datetimeKey[nk - 1] && lastCell !== null ? Date.parse(lastCell as string) : lastCell;
-          let g = level.get(last) as Group | undefined;
-          if (!g) {
-            const keyCells = new Array<CellValue>(nk);
-            for (let k = 0; k < nk; k++) keyCells[k] = r[keys[k]]!;
-            g = newGroup(keyCells);
-            level.set(last, g);
+          const x = rowFn === null ? r : rowFn(r);
+          if (x === null) return;
+          for (let p = 0; p < np; p++) {
+            const plan = plans[p];
+            // A plain column whose cells are the values themselves is read directly (no call per row).
+            const v = plan.direct !== undefined ? x[plan.direct]! : plan.get ? plan.get(x) : null;
+            accs[p].add(g, v, plan.cellCol === undefined ? undefined : x[plan.cellCol]!);
           }
-          feed(g, r);
         },
-        end() {
-          for (const g of groups) {
-            const out = new Array<CellValue>(nk + np);
-            for (let k = 0; k < nk; k++) out[k] = g.keys[k]!;
-            for (let p = 0; p < np; p++) out[nk + p] = g.accs[p].result();
-            next.row(out);
-          }
-          groups.length = 0;
+        flush(emit) {
           root.clear();
-          next.end();
+          for (let g = 0; g < groups; g++) {
+            const out = new Array<CellValue>(nk + np);
+            for (let k = 0; k < nk; k++) out[k] = keyCells[g * nk + k]!;
+            for (let p = 0; p < np; p++) out[nk + p] = accs[p].result(g);
+            emit(out);
+          }
+          keyCells.length = 0;
+          groups = 0;
+          for (const a of accs) a.clear();
         },
       };
     },
@@ -520,12 +727,17 @@ const TYPE_WORD: Record<string, string> = {
   null: "null",
 };
 
-function planItem(cols: Column[], item: AggregateItem, taken: Set<string>, dec: DecimalOps, opts: ApplyCompileOptions): ItemPlan {
+function planItem(compiler: Compiler, item: AggregateItem, taken: Set<string>): ItemPlan {
   checkAlias(item.alias, item.aliasPos, taken);
   if (item.k === "count") {
-    return { make: accumulator(Kind.Count, "integer", dec), column: { name: item.alias, type: "integer", nullable: false } };
+    return {
+      kind: Kind.Count,
+      type: "integer",
+      label: { alias: item.alias, method: "$count", exprText: "$count", pos: item.pos },
+      column: { name: item.alias, type: "integer", nullable: false },
+    };
   }
-  const c: Compiled = new Compiler(cols, { now: opts.now }).compile(item.expr);
+  const c: Compiled = compiler.compile(item.expr);
   const t = c.t;
   const numeric = t === "integer" || t === "decimal";
   const fail = (want: string): never => {
@@ -536,26 +748,28 @@ function planItem(cols: Column[], item: AggregateItem, taken: Set<string>, dec: 
     });
   };
   if (t === "null") fail("a column or expression with a type");
-  const plainCol = item.expr.k === "col" ? new ColumnResolver(cols).resolve(item.expr) : undefined;
+  const plainCol = item.expr.k === "col" ? compiler.resolver.resolve(item.expr) : undefined;
   // Integer cells beyond 2^53 are digit strings and date-times compare as instants: those go through
   // the compiled reader; other plain columns are read as they are.
   const direct = plainCol !== undefined && t !== "integer" && t !== "datetime" ? plainCol : undefined;
-  const base = plainCol !== undefined ? cols[plainCol] : undefined;
+  const base = plainCol !== undefined ? compiler.columns[plainCol] : undefined;
+  const label: Label = { alias: item.alias, method: item.method, exprText: item.exprText, pos: item.pos };
+  const type = t as ColumnType;
   switch (item.method) {
     case "sum":
       if (!numeric) fail("numbers");
-      return { get: c.f, direct, make: accumulator(t === "integer" ? Kind.SumInteger : Kind.SumDecimal, t as ColumnType, dec), column: { name: item.alias, type: t as ColumnType, nullable: true } };
+      return { get: c.f, direct, kind: type === "integer" ? Kind.SumInteger : Kind.SumDecimal, type, label, column: { name: item.alias, type, nullable: true } };
     case "average":
       if (!numeric) fail("numbers");
-      return { get: c.f, direct, make: accumulator(Kind.Average, "decimal", dec), column: { name: item.alias, type: "decimal", nullable: true } };
+      return { get: c.f, direct, kind: Kind.Average, type: "decimal", label, column: { name: item.alias, type: "decimal", nullable: true } };
     case "min":
     case "max": {
-      const type = t as ColumnType;
       const column: Column = { name: item.alias, type, nullable: true };
       if (base?.sourceType) column.sourceType = base.sourceType;
-      return { get: c.f, direct, cellCol: plainCol, make: accumulator(item.method === "max" ? Kind.Max : Kind.Min, type, dec), column };
+      const cellCol = direct === undefined ? plainCol : undefined;
+      return { get: c.f, direct, cellCol, kind: item.method === "max" ? Kind.Max : Kind.Min, type, label, column };
     }
     case "countdistinct":
-      return { get: c.f, direct, make: accumulator(Kind.CountDistinct, "integer", dec), column: { name: item.alias, type: "integer", nullable: false } };
+      return { get: c.f, direct, kind: Kind.CountDistinct, type, label, column: { name: item.alias, type: "integer", nullable: false } };
   }
 }

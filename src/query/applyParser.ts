@@ -19,6 +19,11 @@ import { parseFilter } from "./parser";
 export type AggregateMethod = "sum" | "min" | "max" | "average" | "countdistinct";
 export const AGGREGATE_METHODS: readonly AggregateMethod[] = ["sum", "min", "max", "average", "countdistinct"];
 export const TRANSFORMATIONS = ["aggregate", "groupby", "filter", "compute"] as const;
+/**
+ * Nesting limit of transformations inside `groupby(..., ...)`: parsing recurses once per level, so
+ * the stack stays small. Chained steps (`t1/t2/...`) have no limit: they are parsed in a loop.
+ */
+export const MAX_APPLY_NESTING = 20;
 
 /** A column reference as written (`"quoted"` names are exact, as in `$filter`). */
 export interface ApplyColumnRef {
@@ -34,6 +39,8 @@ export type AggregateItem =
 
 export interface ComputeItem {
   expr: Expr;
+  /** The expression as written (for errors). */
+  exprText: string;
   alias: string;
   aliasPos: number;
   pos: number;
@@ -57,6 +64,8 @@ interface Tok {
 const WORD = /[$\p{L}\p{Nl}_][\p{L}\p{Nl}\p{Nd}\p{Mn}\p{Mc}\p{Pc}\p{Cf}]*/uy;
 const ALIAS = /^[\p{L}\p{Nl}_][\p{L}\p{Nl}\p{Nd}\p{Mn}\p{Mc}\p{Pc}\p{Cf}]*$/u;
 
+const SINGLE: Partial<Record<string, Kind>> = { "(": "lparen", ")": "rparen", ",": "comma", "/": "slash" };
+
 function scan(text: string): Tok[] {
   const out: Tok[] = [];
   let i = 0;
@@ -67,8 +76,7 @@ function scan(text: string): Tok[] {
       i++;
       continue;
     }
-    const single: Partial<Record<string, Kind>> = { "(": "lparen", ")": "rparen", ",": "comma", "/": "slash" };
-    const k = single[c];
+    const k = SINGLE[c];
     if (k) {
       out.push({ kind: k, text: c, pos });
       i++;
@@ -169,7 +177,9 @@ class ApplyParser {
       this.fail("a transformation (aggregate, groupby, filter or compute)");
     }
     this.next();
-    if (++this.depth > 20) throw new QueryError({ code: "syntax", detail: "transformations are nested too deeply", position: t.pos });
+    if (++this.depth > MAX_APPLY_NESTING) {
+      throw new QueryError({ code: "syntax", detail: `transformations are nested too deeply (more than ${MAX_APPLY_NESTING} levels); chain them with '/' instead`, position: t.pos });
+    }
     try {
       this.expect("lparen", `'(' after ${name}`);
       switch (name) {
@@ -182,10 +192,10 @@ class ApplyParser {
           const items: ComputeItem[] = [];
           for (;;) {
             const start = this.peek();
-            const [expr] = this.expression(["as"], "'as' and a name for the computed column");
+            const [expr, exprText] = this.expression(["as"], "'as' and a name for the computed column");
             this.next();
             const alias = this.alias();
-            items.push({ expr, alias: alias.text, aliasPos: alias.pos, pos: start.pos });
+            items.push({ expr, exprText, alias: alias.text, aliasPos: alias.pos, pos: start.pos });
             if (this.peek().kind === "comma") {
               this.next();
               continue;
@@ -305,8 +315,9 @@ class ApplyParser {
     if (stop === first) this.fail("an expression");
     const from = first.pos - 1;
     const body = this.text.slice(from, stop.pos - 1);
-    // Padding keeps the $filter parser's positions equal to positions in the $apply text.
-    return [parseFilter(" ".repeat(from) + body), body.trim()];
+    // The offset keeps the $filter parser's positions equal to positions in the $apply text (no
+    // padding: each expression costs its own length, so the whole text parses in linear time).
+    return [parseFilter(body, from), body.trim()];
   }
 }
 

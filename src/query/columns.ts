@@ -45,19 +45,35 @@ export interface ColumnRefInput {
   pos?: number;
 }
 
-/** Resolves column references against one column list. */
+/**
+ * Resolves column references against one column list. The list can grow at its end
+ * ({@link ColumnResolver.add}, for computed columns), so a chain of `compute` steps shares one
+ * resolver instead of rebuilding it per step.
+ */
 export class ColumnResolver {
   private readonly exact = new Map<string, number>();
   private readonly underscored = new Map<string, number[]>();
+  private readonly list: Column[] = [];
 
-  constructor(readonly columns: readonly Column[]) {
-    columns.forEach((c, i) => {
-      if (!this.exact.has(c.name)) this.exact.set(c.name, i);
-      const u = c.name.replace(NON_IDENT_CHAR, "_");
-      const list = this.underscored.get(u);
-      if (list) list.push(i);
-      else this.underscored.set(u, [i]);
-    });
+  constructor(columns: readonly Column[]) {
+    for (const c of columns) this.add(c);
+  }
+
+  /** The columns, in index order (the ones given, then the ones added). */
+  get columns(): readonly Column[] {
+    return this.list;
+  }
+
+  /** Appends a column at the next index (earlier indices are unchanged) and returns its index. */
+  add(c: Column): number {
+    const i = this.list.length;
+    this.list.push(c);
+    if (!this.exact.has(c.name)) this.exact.set(c.name, i);
+    const u = c.name.replace(NON_IDENT_CHAR, "_");
+    const same = this.underscored.get(u);
+    if (same) same.push(i);
+    else this.underscored.set(u, [i]);
+    return i;
   }
 
   /** Index of the referenced column; throws `unknown_column` / `ambiguous_column`. */

@@ -69,14 +69,18 @@ function normBig(v: bigint): number | bigint {
   return v <= SAFE && v >= -SAFE ? Number(v) : v;
 }
 
-/** Compiles `e` against `columns`. */
+/** Compiles `e` against `columns` (or against a resolver shared by several compilers). */
 export class Compiler {
-  private readonly resolver: ColumnResolver;
+  readonly resolver: ColumnResolver;
   constructor(
-    readonly columns: readonly Column[],
+    columns: readonly Column[] | ColumnResolver,
     private readonly opts: CompileOptions = {},
   ) {
-    this.resolver = new ColumnResolver(columns);
+    this.resolver = columns instanceof ColumnResolver ? columns : new ColumnResolver(columns);
+  }
+
+  get columns(): readonly Column[] {
+    return this.resolver.columns;
   }
 
   /** A `$filter`: must be a condition; the result keeps the rows where it is `true`. */

@@ -113,6 +113,42 @@ export function toNumber(d: Decimal): number {
   return Number(toString(d));
 }
 
+const bitLength = (x: bigint): number => x.toString(2).length;
+
+/**
+ * The double nearest to the exact quotient `num / den` (`den` > 0), ties to even: a single correct
+ * rounding at any size, so an average is the double nearest to the true average, not a rounding of
+ * a rounding. ±Infinity when the quotient is beyond the largest double (callers turn that into an
+ * error), a subnormal or 0 below the smallest normal one.
+ */
+export function nearestDouble(num: bigint, den: bigint): number {
+  if (den <= 0n) throw new RangeError("nearestDouble: the denominator must be positive");
+  if (num === 0n) return 0;
+  const negative = num < 0n;
+  const a = negative ? -num : num;
+  // a / den lies in [2^(la-ld-1), 2^(la-ld+1)); scaled by 2^-e it has 53 or 54 integer bits.
+  let e = Math.max(bitLength(a) - bitLength(den) - 53, -1074);
+  let q = 0n;
+  let r = 0n;
+  let d = den;
+  const divide = () => {
+    const x = e >= 0 ? a : a << BigInt(-e);
+    d = e >= 0 ? den << BigInt(e) : den;
+    q = x / d;
+    r = x - q * d;
+  };
+  divide();
+  if (q >= 1n << 53n) {
+    e += 1;
+    divide();
+  }
+  const twice = r * 2n;
+  if (twice > d || (twice === d && (q & 1n) === 1n)) q += 1n;
+  // q ≤ 2^53 and e ≥ -1074, so q × 2^e is exact unless it is beyond the double range (then Infinity).
+  const x = e > 1023 ? Infinity : Number(q) * 2 ** e;
+  return negative ? -x : x;
+}
+
 /** Strips trailing zeros so equal values have one representation. */
 function normalize(m: bigint, e: number): Decimal {
   if (m === 0n) return ZERO;

@@ -34,7 +34,12 @@ export type QueryErrorCode =
   /** A pasted address that cannot be parsed as a URL. */
   | "invalid_url"
   /** `div`, `divby` or `mod` by zero while evaluating (OData: the request fails); names the expression. */
-  | "division_by_zero";
+  | "division_by_zero"
+  /**
+   * A result a cell cannot hold: a sum, average or computed decimal beyond the largest number
+   * (±1.8e308) while evaluating; names the result column and its expression.
+   */
+  | "overflow";
 
 /** Details of a {@link QueryError}; every field but `code` and `detail` is optional. */
 export interface QueryErrorInit {

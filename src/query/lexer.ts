@@ -48,8 +48,12 @@ export function describeToken(t: Token): string {
   return t.kind === "eof" ? "end of input" : `'${t.text}'`;
 }
 
-/** Splits `text` into tokens, ending with an `eof` token. Throws {@link QueryError} on bad characters. */
-export function tokenize(text: string): Token[] {
+/**
+ * Splits `text` into tokens, ending with an `eof` token. Throws {@link QueryError} on bad characters.
+ * `offset` is added to every position: `text` is a part of a longer option's text (an expression
+ * inside `$apply`) that starts after `offset` characters, so positions stay positions in the option.
+ */
+export function tokenize(text: string, offset = 0): Token[] {
   const tokens: Token[] = [];
   let i = 0;
   const n = text.length;
@@ -59,7 +63,7 @@ export function tokenize(text: string): Token[] {
       i++;
       continue;
     }
-    const pos = i + 1;
+    const pos = i + 1 + offset;
     switch (c) {
       case "(":
         tokens.push({ kind: "lparen", text: c, pos });
@@ -84,7 +88,7 @@ export function tokenize(text: string): Token[] {
         continue;
       case "'":
       case '"': {
-        const end = readQuoted(text, i, c);
+        const end = readQuoted(text, i, c, offset);
         tokens.push({
           kind: c === "'" ? "string" : "quoted",
           text: text.slice(i, end),
@@ -99,7 +103,7 @@ export function tokenize(text: string): Token[] {
       }
     }
     if (c >= "0" && c <= "9") {
-      const t = readNumeric(text, i);
+      const t = readNumeric(text, i, offset);
       tokens.push(t);
       i += t.text.length;
       continue;
@@ -107,7 +111,7 @@ export function tokenize(text: string): Token[] {
     // A sign directly before digits belongs to the number literal (ABNF: `[SIGN] 1*DIGIT ...`), so
     // `-5 in (...)` and `+5` are literals; `- x` (with a space, or before a name) is negation.
     if ((c === "+" || c === "-") && isDigit(text[i + 1])) {
-      const t = readNumeric(text, i + 1);
+      const t = readNumeric(text, i + 1, offset);
       if (t.kind !== "integer" && t.kind !== "decimal") {
         throw new QueryError({ code: "invalid_literal", detail: `a sign cannot precede the ${t.kind === "date" ? "date" : "date-time"} '${t.text}'`, position: pos });
       }
@@ -132,7 +136,7 @@ export function tokenize(text: string): Token[] {
       expected: "an expression",
     });
   }
-  tokens.push({ kind: "eof", text: "", pos: n + 1 });
+  tokens.push({ kind: "eof", text: "", pos: n + 1 + offset });
   return tokens;
 }
 
@@ -160,7 +164,7 @@ function decimalValue(text: string, pos: number): Decimal {
 }
 
 /** Index just past the closing quote of a quoted run starting at `start`; doubled quotes escape. */
-function readQuoted(text: string, start: number, q: string): number {
+function readQuoted(text: string, start: number, q: string, offset: number): number {
   let j = start + 1;
   for (;;) {
     const k = text.indexOf(q, j);
@@ -168,7 +172,7 @@ function readQuoted(text: string, start: number, q: string): number {
       throw new QueryError({
         code: "invalid_literal",
         detail: q === "'" ? "unterminated string literal (close it with ')" : 'unterminated quoted column name (close it with ")',
-        position: start + 1,
+        position: start + 1 + offset,
       });
     }
     if (text[k + 1] === q) {
@@ -179,8 +183,8 @@ function readQuoted(text: string, start: number, q: string): number {
   }
 }
 
-function readNumeric(text: string, i: number): Token {
-  const pos = i + 1;
+function readNumeric(text: string, i: number, offset: number): Token {
+  const pos = i + 1 + offset;
   DATETIME.lastIndex = i;
   const dt = DATETIME.exec(text);
   if (dt) {

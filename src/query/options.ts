@@ -2,7 +2,7 @@
  * The option layer: text or URL parameters ⇄ {@link LocalQuery}, and the stored-query schema.
  * Syntax of `$filter`/`$orderby` is checked here; column names are checked when a table is known.
  */
-import { z } from "zod";
+import { z } from "../contract/zod";
 import { QueryError } from "./errors";
 import { parseFilter, parseOrderBy } from "./parser";
 import { parseApply } from "./applyParser";
@@ -226,9 +226,12 @@ export function decodeComponent(raw: string): string {
 export function splitParams(qs: string): string[] {
   const parts: string[] = [];
   let i = 0;
+  // The next '=' and '&' at or after i, searched again only once passed: linear in the text.
+  let eq = -2;
+  let amp = -2;
   while (i <= qs.length) {
-    const eq = qs.indexOf("=", i);
-    const amp = qs.indexOf("&", i);
+    if (eq !== -1 && eq < i) eq = qs.indexOf("=", i);
+    if (amp !== -1 && amp < i) amp = qs.indexOf("&", i);
     const nameEnd = eq >= 0 && (amp < 0 || eq < amp) ? eq : -1;
     const rawName = nameEnd >= 0 ? qs.slice(i, nameEnd) : "";
     const isOption = nameEnd >= 0 && (/^(\$|%24)/i.test(rawName) || systemOptionName(decodeComponent(rawName).trim()) !== undefined);

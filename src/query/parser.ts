@@ -43,7 +43,11 @@ class Parser {
   constructor(
     private readonly tokens: Token[],
     private readonly source: string,
-  ) {}
+    /** Characters of the option's text before `source` (positions count from the option's start). */
+    private readonly offset = 0,
+  ) {
+    this.end = 1 + offset;
+  }
 
   /** Runs `f` one nesting level deeper, refusing pathological input with a clear error. */
   nested<T>(f: () => T): T {
@@ -134,7 +138,7 @@ class Parser {
       const right = this.parseUnary();
       const from = startPos(left);
       // Division and modulo keep their source text: a zero divisor is an error that quotes it.
-      const text = w === "mul" ? undefined : this.source.slice(from - 1, this.end - 1);
+      const text = w === "mul" ? undefined : this.source.slice(from - 1 - this.offset, this.end - 1 - this.offset);
       left = { k: "bin", op: w as BinaryOp, left, right, pos: t.pos, ...(text === undefined ? {} : { text }) };
     }
     return left;
@@ -264,9 +268,13 @@ class Parser {
   }
 }
 
-/** Parses a `$filter` expression. Throws {@link QueryError} (without `option`; callers add it). */
-export function parseFilter(text: string): Expr {
-  const p = new Parser(tokenize(text), text);
+/**
+ * Parses a `$filter` expression. Throws {@link QueryError} (without `option`; callers add it).
+ * `offset`: how many characters of the option's text come before `text` (an expression inside
+ * `$apply`), so positions in errors and in the tree are positions in the whole option.
+ */
+export function parseFilter(text: string, offset = 0): Expr {
+  const p = new Parser(tokenize(text, offset), text, offset);
   if (p.atEnd()) p.fail("an expression");
   const e = p.parseOr();
   if (!p.atEnd()) p.fail("an operator or end of expression");

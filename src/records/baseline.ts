@@ -9,7 +9,7 @@
  * Size is bounded by {@link BASELINE_MAX_CELLS}; a larger table gets a record marked `tooLarge`, and
  * write-back then compares against the service's current values instead (see README).
  */
-import { z } from "zod";
+import { z } from "../contract/zod";
 import { cellToText, valueHash, type CellShown, type SheetValue } from "./values";
 import { HeldCellSchema } from "./held";
 

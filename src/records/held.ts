@@ -9,7 +9,7 @@
  * be restored exactly (a pattern other than none/solid) is held and listed but not marked, and a
  * mark the user has since replaced with a fill of their own is left alone.
  */
-import { z } from "zod";
+import { z } from "../contract/zod";
 
 /** The fill of the mark (Excel's "Bad" cell style fill: reads as "needs attention"). */
 export const MARK_FILL = "#FFC7CE";

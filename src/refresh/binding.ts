@@ -7,7 +7,7 @@
  * never holds a secret: the connection is referenced by id, the environment by its base URL, and
  * {@link assertNoSecret} guards every write against a token slipping in (e.g. inside an error message).
  */
-import { z } from "zod";
+import { z } from "../contract/zod";
 import { SNAPSHOT_ENDPOINTS, type SnapshotEndpoint } from "../contract/contract";
 import { COLUMN_TYPES, type Column, type ColumnType } from "../table/model";
 import { LocalQuerySchema, type LocalQuery } from "../query";

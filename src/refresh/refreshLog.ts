@@ -4,7 +4,7 @@
  * budget, oldest entries first. An entry holds counts, times and codes only: never data values,
  * messages (they could quote a token-bearing URL) or tokens.
  */
-import { z } from "zod";
+import { z } from "../contract/zod";
 import type { RefreshLogEntry } from "./engine";
 
 /** Setting key of the log (not under the binding prefix, so it is never read as a binding). */

@@ -11,6 +11,7 @@ import type { ReportingErrorCode } from "../contract/contract";
 /** Codes of the failures that are not documented reporting errors. */
 export type ClientErrorCode =
   | "network"
+  | "redirected"
   | "timeout"
   | "cancelled"
   | "malformed_body"
@@ -110,6 +111,7 @@ const DEFAULT_ACTIONS: Record<PpmErrorCode, string> = {
   unsupported_odata_query_options: "Remove every $ option from the address; filter locally after importing the complete table.",
   invalid_cached_artifact: "Report this to the service vendor with the dataset key and the request time.",
   network: "Check the network connection and the environment address, then retry.",
+  redirected: "Check the environment address: use the address the environment redirects to as the connection's address.",
   timeout: "Retry; if it keeps timing out, check the network or raise the timeout.",
   cancelled: "Nothing to do: the request was cancelled.",
   malformed_body: "Report this to the service vendor: the response could not be read.",

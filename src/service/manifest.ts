@@ -6,7 +6,7 @@
  * and the `artifacts` fields, but not the exact shape of the rest, so only those are required and
  * everything else is read when present and passed through in `raw`.
  */
-import { z } from "zod";
+import { z } from "../contract/zod";
 import type { Column } from "../table/model";
 import { columnTypeFromEdm } from "./values";
 

@@ -131,6 +131,15 @@ export interface SentRequest {
 const RETRY_STATUSES = new Set([429, 502, 503, 504]);
 
 /**
+ * A redirect that `redirect: "manual"` handed back instead of following: a browser's
+ * "opaqueredirect" response (status 0), or a 3xx with a Location (Node). 304 is not a redirect.
+ */
+function isRedirect(response: Response): boolean {
+  if (response.type === "opaqueredirect") return true;
+  return response.status >= 300 && response.status < 400 && response.status !== 304 && response.headers.has("Location");
+}
+
+/**
  * Sends requests for one connection. `send` resolves with the consumer's result for 2xx and 304
  * responses and throws a {@link PpmError} for everything else.
  */
@@ -310,8 +319,11 @@ export class Transport {
           cache: "no-store",
           credentials: "omit",
           // A redirect would carry the Company-Api-Token header to wherever it points (only
-          // Authorization is stripped cross-origin), so redirects are refused, not followed.
-          redirect: "error",
+          // Authorization is stripped cross-origin), so redirects are never followed. "manual"
+          // rather than "error": the redirect itself then comes back (Node: the 3xx answer; a
+          // browser: an "opaqueredirect" response, when the redirect answer passes CORS) and is
+          // named as a redirect, instead of a "Failed to fetch" that looks like a network fault.
+          redirect: "manual",
         };
         response = await this.fetchImpl(url, init);
       } catch (e) {
@@ -319,17 +331,7 @@ export class Transport {
         // A timeout already cost the full budget; retrying would multiply the wait, so it is reported.
         if (aborted) return { ok: false, error: aborted, retryable: false };
         const detail = errorDetail(e);
-        if (/redirect/i.test(detail)) {
-          return {
-            ok: false,
-            retryable: false,
-            error: this.error("network", `${this.environmentLabel} answered ${spec.path} with a redirect, which is not followed (it would carry the token to another address).`, {
-              datasetKey: spec.datasetKey,
-              requestTime,
-              action: "Use the address the environment redirects to as the environment address.",
-            }),
-          };
-        }
+        if (/redirect/i.test(detail)) return { ok: false, retryable: false, error: this.redirected(spec, requestTime, null) };
         // Said as exactly as the platform tells: Node names the system error, a browser does not.
         const cause = networkCause(e);
         const pageOrigin = "pageOrigin" in this.opts ? this.opts.pageOrigin : currentPageOrigin();
@@ -346,6 +348,11 @@ export class Transport {
             details: { cause, detail, ...(cause === "unknown" && !text.lna ? { possibleCauses: UNKNOWN_CAUSES } : {}), ...(text.lna ? { localNetworkAccess: true } : {}) },
           }),
         };
+      }
+      if (isRedirect(response)) {
+        // Not followed, not retried: the same address would redirect again.
+        void response.body?.cancel().catch(() => undefined);
+        return { ok: false, retryable: false, error: this.redirected(spec, requestTime, response.headers.get("Location")) };
       }
       bodyBytes = 0;
       if (response.ok && response.body && typeof TransformStream === "function" && typeof response.body.pipeThrough === "function") {
@@ -396,6 +403,31 @@ export class Transport {
   }
 
   /** Turns a non-2xx, non-304 response into the matching PpmError. */
+  /**
+   * A redirect, named as one: where it points when the answer says so (only the origin, and only
+   * a URL; a browser hides the target of a cross-origin redirect), and what to do. No retry and no
+   * network or browser-policy advice: nothing was blocked, the service sent the request elsewhere.
+   */
+  private redirected(spec: RequestSpec, requestTime: string, location: string | null): PpmError {
+    let where = "";
+    if (location) {
+      try {
+        where = ` to ${new URL(location, this.baseUrl).origin}`;
+      } catch {
+        where = "";
+      }
+    }
+    return this.error(
+      "redirected",
+      `${this.environmentLabel} answered ${spec.method} ${spec.path} with a redirect${where}, which the add-in does not follow: it would carry the company token to another address.`,
+      {
+        datasetKey: spec.datasetKey,
+        requestTime,
+        action: "Check the environment address: use the address the environment redirects to (often https:// instead of http://, or another host name) as the connection's address.",
+      },
+    );
+  }
+
   private async httpError(spec: RequestSpec, response: Response, requestTime: string): Promise<PpmError> {
     const status = response.status;
     const text = await readLimited(response, 64 * 1024);

@@ -3,7 +3,7 @@
  * password fields, stored by the connection store on this device only, and never shown again.
  */
 import { h, replace } from "./dom";
-import { ConnectionInputError, type ConnectionField, type ConnectionSummary } from "../addin/connectionStore";
+import { addressOrigin, ConnectionInputError, sameOrigin, type ConnectionField, type ConnectionSummary } from "../addin/connectionStore";
 import { describeError, type ErrorView } from "./errorView";
 import { tokenForm } from "./tokenForm";
 import type { PaneContext } from "./context";
@@ -60,19 +60,22 @@ export function mountConnections(panel: HTMLElement, ctx: PaneContext): Connecti
     // A Fluent submit button: Enter in a field submits through it (the text inputs' implicit submission).
     const saveBtn = h("fluent-button", { type: "submit", appearance: "primary", "data-testid": "connection-save" }, "Save");
     const inputs: Record<ConnectionField, FluentTextInputElement | null> = { name, baseUrl, token, apiAuth, apiSecret, id: null };
+    const tokenHint = editing ? (editing.hasToken ? "Leave empty to keep the stored token." : "No token is stored; enter one.") : "Service: gear menu › company API token.";
+    const recordHint = editing?.hasRecordCredentials ? "Leave empty to keep the stored value." : undefined;
+    const tokenField = withHint(token, tokenHint);
+    const recordFields = [withHint(apiAuth, recordHint), withHint(apiSecret, recordHint)];
     const form = h(
       "form",
       { class: "card", "data-testid": "connection-form", "data-mode": mode, "aria-label": editing ? `Edit ${editing.name}` : "Add a connection", novalidate: true },
       h("h3", {}, editing ? `Edit ${editing.name}` : "Add a connection"),
       withHint(name, "For you, e.g. \"Acme (EU)\"."),
       withHint(baseUrl, "The base URL of your company's environment (https)."),
-      withHint(token, editing ? (editing.hasToken ? "Leave empty to keep the stored token." : "No token is stored; enter one.") : "Service: gear menu › company API token."),
+      tokenField,
       h(
         "details",
         { class: "optional", open: editing?.hasRecordCredentials ? true : null },
         h("summary", {}, "Record credentials (optional, for the Records section)"),
-        withHint(apiAuth, editing?.hasRecordCredentials ? "Leave empty to keep the stored value." : undefined),
-        withHint(apiSecret, editing?.hasRecordCredentials ? "Leave empty to keep the stored value." : undefined),
+        ...recordFields,
       ),
       error,
       h(
@@ -87,8 +90,31 @@ export function mountConnections(panel: HTMLElement, ctx: PaneContext): Connecti
     });
     let duplicateConfirmed = false;
     let checking = false;
+    /**
+     * Secrets stay with their host (issue #22): once the address points at another origin, the
+     * stored token and record credentials will not be kept, so the form asks for the token again
+     * and says why, naming both hosts.
+     */
+    const showMoved = (): void => {
+      if (!editing) return;
+      const to = addressOrigin(baseUrl.value);
+      const moved = to !== null && !sameOrigin(editing.baseUrl, baseUrl.value);
+      form.dataset.addressMoved = String(moved);
+      const from = addressOrigin(editing.baseUrl) ?? editing.baseUrl;
+      const tokenText = moved ? `Another server (${to}): enter its company API token. The stored token is only sent to ${from}.` : tokenHint;
+      const recordText = moved ? `Not kept for another server: enter them again if ${to} needs them.` : recordHint;
+      const setHint = (field: HTMLElement, text: string | undefined) => {
+        const el = field.querySelector<HTMLElement>(".hint");
+        if (el) el.textContent = text ?? "";
+      };
+      setHint(tokenField, tokenText);
+      for (const f of recordFields) setHint(f, recordText);
+      if (moved) token.setAttribute("required", "");
+      else if (editing.hasToken) token.removeAttribute("required");
+    };
     form.addEventListener("input", () => {
       duplicateConfirmed = false;
+      showMoved();
     });
     /**
      * Another connection on this device to the same environment and company, found by asking the
@@ -161,7 +187,8 @@ export function mountConnections(panel: HTMLElement, ctx: PaneContext): Connecti
       ctx.changed("connections");
       ctx.changed("credentials");
       ctx.setActive(saved.id);
-      ctx.status(`Connection "${saved.name}" saved. Testing it…`);
+      const droppedRecord = !!editing?.hasRecordCredentials && !saved.hasRecordCredentials;
+      ctx.status(`Connection "${saved.name}" saved.${droppedRecord ? ` The record credentials of ${addressOrigin(editing.baseUrl) ?? editing.baseUrl} were not kept for the new address.` : ""} Testing it…`);
       void test(saved.id);
     };
     replace(formHost, form);

@@ -18,6 +18,9 @@ export function h<K extends keyof HTMLElementTagNameMap>(tag: K, attrs: Attrs = 
     if (k.startsWith("on") && typeof v === "function") el.addEventListener(k.slice(2), v);
     else if (k === "value" && "value" in el) (el as HTMLInputElement).value = String(v);
     else if (k === "checked" && "checked" in el) (el as HTMLInputElement).checked = !!v;
+    // Through the CSSOM, not the style attribute: the Content-Security-Policy refuses inline style
+    // attributes (style-src 'self'), but not styles set by script.
+    else if (k === "style") el.style.cssText = String(v);
     else el.setAttribute(k, v === true ? "" : String(v));
   }
   append(el, children);

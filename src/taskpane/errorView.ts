@@ -88,6 +88,11 @@ export const ERROR_TEXT: Record<PpmErrorCode, CodeText> = {
   },
   // The action is the error's own: it depends on what the platform said (refused, name not found, …).
   network: { title: "The service could not be reached", actions: ["retry", "editConnection"] },
+  redirected: {
+    title: "The environment address redirects elsewhere",
+    action: "The service sent the request to another address, and the add-in does not follow redirects (the token would go with it). Edit the connection and use the address it redirects to (often https:// instead of http://, or another host name).",
+    actions: ["editConnection"],
+  },
   timeout: { title: "The service took too long to answer", actions: ["retry"] },
   cancelled: { title: "Cancelled", action: "Nothing was changed in the workbook." },
   malformed_body: { title: "The service's answer could not be read", actions: ["retry"] },
@@ -139,6 +144,7 @@ const QUERY_TITLES: Record<string, string> = {
   invalid_query: "The stored query is not valid",
   invalid_url: "The pasted address is not valid",
   division_by_zero: "The query divides by zero",
+  overflow: "A result is too large for a number in Excel",
 };
 
 /** Titles for refresh / workbook failure codes (bindings, table validation, writer). */

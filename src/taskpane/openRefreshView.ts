@@ -1,17 +1,21 @@
 /**
  * What the pane shows of the refresh on open (issue 17): one quiet line with the outcome, and one
- * quiet note when this device has no connection for the flagged tables. Never an alert or a dialog:
- * the workbook opened fine, the data in it is the last refresh's, and each failed table carries its
- * failure in its binding (listed in the Refresh tab).
+ * quiet note when this device has no connection (or no token) for the flagged tables. Never an
+ * alert or a dialog: the workbook opened fine, the data in it is the last refresh's, and each failed
+ * table carries its failure in its binding (listed in the Refresh tab).
+ *
+ * Consent (issue #22): a workbook whose flags were not set on this device waits for the user's
+ * answer here, in the pane, before anything is sent (a question with two buttons, not a dialog).
  */
 import { h, replace } from "./dom";
 import type { PaneContext } from "./context";
-import { missingConnectionNote, type OpenRefreshOutcome } from "../addin/startup";
+import { missingConnectionNote, openConsentText, type OpenRefreshOutcome } from "../addin/startup";
 import { summarize } from "../addin/refreshSummary";
 
 export function mountOpenRefreshNotes(ctx: PaneContext): void {
-  const runtime = ctx.runtime;
-  if (!runtime) return;
+  const found = ctx.runtime;
+  if (!found) return;
+  const runtime = found;
   const host = h("div", { class: "open-refresh" });
   ctx.notices.appendChild(host);
   runtime.onOpenRefresh((outcome) => {
@@ -31,7 +35,34 @@ export function mountOpenRefreshNotes(ctx: PaneContext): void {
       replace(el, `Tables set to refresh when this workbook opens were not refreshed: another refresh was running (${outcome.holder.label}).`, dismiss(el));
       parts.push(el);
     } else {
-      if (outcome.reports.length > 0) {
+      if (outcome.state === "consent") {
+        const answer = (allow: boolean) => {
+          for (const b of el.querySelectorAll<HTMLElement & { disabled: boolean }>("fluent-button")) b.disabled = true;
+          void runtime.answerOpenConsent(allow);
+        };
+        const el = h(
+          "div",
+          { class: "note", role: "group", "aria-label": "Refresh when this workbook opens?", "data-testid": "open-refresh-consent", "data-tables": String(outcome.tables.length) },
+          h("p", { "data-testid": "open-refresh-consent-text" }, openConsentText(outcome.tables)),
+          h(
+            "div",
+            { class: "actions" },
+            h("fluent-button", { type: "button", appearance: "primary", size: "small", "data-testid": "open-refresh-consent-allow", onclick: () => answer(true) }, "Refresh on this device"),
+            h("fluent-button", { type: "button", size: "small", "data-testid": "open-refresh-consent-deny", onclick: () => answer(false) }, "Not on this device"),
+          ),
+        );
+        parts.push(el);
+      } else if (outcome.state === "declined") {
+        const el = h("p", { class: "note", role: "status", "data-testid": "open-refresh-declined" });
+        replace(
+          el,
+          `This workbook's tables are not refreshed when it opens on this device (your choice). Refresh them from the Refresh tab, or `,
+          h("fluent-button", { type: "button", appearance: "transparent", size: "small", "data-testid": "open-refresh-consent-allow", onclick: () => void runtime.answerOpenConsent(true) }, "refresh on open here"),
+          dismiss(el),
+        );
+        parts.push(el);
+      }
+      if (outcome.state === "done" && outcome.reports.length > 0) {
         const s = summarize(outcome.reports);
         const el = h("p", {
           class: `note${s.failed > 0 ? " warn" : ""}`,
@@ -54,13 +85,12 @@ export function mountOpenRefreshNotes(ctx: PaneContext): void {
           "data-testid": "open-refresh-note",
           "data-tables": String(outcome.missing.reduce((n, m) => n + m.tables.length, 0)),
         });
-        replace(
-          el,
-          note,
-          " ",
-          h("fluent-button", { type: "button", appearance: "transparent", size: "small", "data-testid": "open-refresh-add-connection", onclick: () => ctx.addConnection() }, "Add a connection"),
-          dismiss(el),
-        );
+        const noToken = outcome.missing.find((m) => m.reason === "no_token" && m.connectionId);
+        const action =
+          outcome.missing.some((m) => m.reason !== "no_token") || !noToken?.connectionId
+            ? h("fluent-button", { type: "button", appearance: "transparent", size: "small", "data-testid": "open-refresh-add-connection", onclick: () => ctx.addConnection() }, "Add a connection")
+            : h("fluent-button", { type: "button", appearance: "transparent", size: "small", "data-testid": "open-refresh-update-token", onclick: () => ctx.updateToken(noToken.connectionId!) }, "Update token");
+        replace(el, note, " ", action, dismiss(el));
         parts.push(el);
       }
     }

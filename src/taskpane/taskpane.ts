@@ -7,6 +7,7 @@ import { addinRuntime } from "../addin/runtime";
 import { isDark } from "./theme";
 import { mountOpenRefreshNotes } from "./openRefreshView";
 import { loadFluent } from "./controls";
+import { describeMissing, missingCapabilities } from "../addin/platform";
 
 declare const __PPM_DEFAULT_SERVICE_URL__: string;
 declare const __PPM_VERSION__: string;
@@ -45,6 +46,9 @@ void Office.onReady(() => {
   root.dataset.runtime = runtime.id;
   root.dataset.sharedRuntime = String(runtime.shared);
   if (!runtime.persistent) ctx.status("This device blocks the add-in's storage: connections last only until the pane closes.");
+  // What this Excel lacks, said once (the Refresh tab says it again where refresh on open is offered).
+  const missing = describeMissing(missingCapabilities(Office.context?.requirements));
+  if (missing) ctx.status(missing);
   mountOpenRefreshNotes(ctx);
   ctx.on("bindings", () => runtime.bindingsChanged());
   // With the shared runtime this page may have been loaded with the document, pane hidden

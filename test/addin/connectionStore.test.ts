@@ -1,4 +1,4 @@
-import { ConnectionInputError, ConnectionStore, STORAGE_KEYS, deviceStorage, type StorageLike } from "../../src/addin/connectionStore";
+import { ConnectionInputError, ConnectionStore, STORAGE_KEYS, deviceStorage, addressOrigin, sameOrigin, type ConnectionField, type ConnectionInput, type StorageLike } from "../../src/addin/connectionStore";
 
 class MemoryStorage implements StorageLike {
   readonly map = new Map<string, string>();
@@ -87,12 +87,24 @@ describe("ConnectionStore", () => {
 
   it("never echoes a secret in a validation message", () => {
     const store = new ConnectionStore(new MemoryStorage(), { newId: ids() });
-    const secret = "s3cr3t\ntoken";
-    try {
-      store.save({ name: "A", baseUrl: "https://a.example.com", token: secret });
-      throw new Error("expected failure");
-    } catch (e) {
-      expect((e as Error).message).not.toContain("s3cr3t");
+    // Each secret field refused for its content: the error names the field, never the value.
+    const cases: Array<[ConnectionField, Partial<ConnectionInput>, string]> = [
+      ["token", { token: "s3cr3t\ntoken" }, "s3cr3t"],
+      ["token", { token: "s3cr3t-tökén" }, "s3cr3t"],
+      ["apiAuth", { token: "tok-ok-1", apiAuth: "auth s3cr3t", apiSecret: "x-secret" }, "s3cr3t"],
+      ["apiSecret", { token: "tok-ok-1", apiAuth: "auth-1", apiSecret: "sec\ts3cr3t" }, "s3cr3t"],
+      ["token", { token: "s3cr3t".repeat(1000) }, "s3cr3t"],
+    ];
+    for (const [field, input, secret] of cases) {
+      let caught: unknown = null;
+      try {
+        store.save({ name: "A", baseUrl: "https://a.example.com", ...input });
+      } catch (e) {
+        caught = e;
+      }
+      expect(caught).toBeInstanceOf(ConnectionInputError);
+      expect((caught as ConnectionInputError).field).toBe(field);
+      expect((caught as ConnectionInputError).message).not.toContain(secret);
     }
   });
 
@@ -104,7 +116,51 @@ describe("ConnectionStore", () => {
     expect(edited).toMatchObject({ id: "c1", name: "Acme EU", companyId: "acme", hasToken: true, hasRecordCredentials: true });
     expect(store.connection("c1")!.token).toBe(TOKEN);
     // Changing the address drops the learnt company id: it may be another company now.
-    expect(store.save({ id: "c1", name: "Acme EU", baseUrl: "https://us.example.com" }).companyId).toBeNull();
+    expect(store.save({ id: "c1", name: "Acme EU", baseUrl: "https://eu.example.com/v2" }).companyId).toBeNull();
+    expect(store.save({ id: "c1", name: "Acme EU", baseUrl: "https://us.example.com", token: "tok-us" }).companyId).toBeNull();
+  });
+
+  it("secrets stay with their host: another scheme, host or port drops them and asks for a token (#22 item 1)", () => {
+    const storage = new MemoryStorage();
+    const store = new ConnectionStore(storage, { newId: ids() });
+    store.save({ name: "Acme", baseUrl: "https://eu.example.com/ppm", token: TOKEN, apiAuth: "auth-1", apiSecret: "secret-1" });
+    const before = new Map(storage.map);
+    for (const baseUrl of ["https://evil.example.net/ppm", "https://eu.example.com:8443/ppm", "http://localhost/ppm", "https://eu.example.com.evil.net/ppm"]) {
+      let caught: unknown = null;
+      try {
+        store.save({ id: "c1", name: "Acme", baseUrl, token: "", apiAuth: "", apiSecret: "" });
+      } catch (e) {
+        caught = e;
+      }
+      expect(caught).toBeInstanceOf(ConnectionInputError);
+      expect((caught as ConnectionInputError).field).toBe("token");
+      expect((caught as ConnectionInputError).message).toContain(new URL(baseUrl).origin);
+      expect((caught as ConnectionInputError).message).not.toContain(TOKEN);
+      // Nothing was stored: the connection still points where it did, with its secrets.
+      expect(storage.map).toEqual(before);
+    }
+    // With a token for the new host: saved, and nothing of the old host's secrets comes along.
+    const moved = store.save({ id: "c1", name: "Acme", baseUrl: "https://other.example.net", token: "tok-for-other" });
+    expect(moved).toMatchObject({ hasToken: true, hasRecordCredentials: false, companyId: null });
+    const conn = store.connection("c1")!;
+    expect(conn).toMatchObject({ baseUrl: "https://other.example.net", token: "tok-for-other" });
+    expect(conn.apiAuth).toBeUndefined();
+    expect(conn.apiSecret).toBeUndefined();
+    expect(JSON.stringify([...storage.map.values()])).not.toMatch(/secret-1|auth-1|demo-acme-token/);
+    expect(store.allSecrets()).toEqual(["tok-for-other"]);
+  });
+
+  it("the same origin keeps the stored secrets: another path, host case, the default port written out", () => {
+    const store = new ConnectionStore(new MemoryStorage(), { newId: ids() });
+    store.save({ name: "Acme", baseUrl: "https://eu.example.com/ppm", token: TOKEN, apiAuth: "auth-1", apiSecret: "secret-1" });
+    for (const baseUrl of ["https://eu.example.com/other", "https://EU.example.com/ppm", "https://eu.example.com:443/ppm"]) {
+      expect(store.save({ id: "c1", name: "Acme", baseUrl })).toMatchObject({ hasToken: true, hasRecordCredentials: true });
+      expect(store.connection("c1")).toMatchObject({ token: TOKEN, apiAuth: "auth-1", apiSecret: "secret-1" });
+    }
+    expect(sameOrigin("https://a.example.com", "https://a.example.com:443/x")).toBe(true);
+    expect(sameOrigin("https://a.example.com", "http://a.example.com")).toBe(false);
+    expect(sameOrigin("https://a.example.com", "not a url")).toBe(false);
+    expect(addressOrigin("https://A.example.com:8443/p")).toBe("https://a.example.com:8443");
   });
 
   it("editing a removed connection fails instead of re-creating it", () => {

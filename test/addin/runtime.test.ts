@@ -9,6 +9,7 @@ import { missingConnectionNote } from "../../src/addin/startup";
 import { startReferenceService, type ReferenceService } from "../../src/reference/server";
 import { Workbook, createExcelNamespace, loadWorkbook, serializeWorkbook } from "../../src/emulator";
 import { MemoryStorage } from "../helpers/memoryStorage";
+import { fakeDialogUi, waitFor } from "../helpers/fakeDialog";
 
 const TOKEN = "demo-acme-token";
 
@@ -20,6 +21,8 @@ interface LoggedRequest {
 
 /** A fake `Office` with the shared runtime (or without it), recording what the add-in asked. */
 function fakeOffice(opts: { shared: boolean; startup?: string }) {
+  // The ribbon commands' summary dialog (DialogApi 1.2: the page gets its text by messageChild).
+  const dialog = fakeDialogUi("dialog");
   const rec = {
     startup: opts.startup ?? "None",
     startupCalls: [] as string[],
@@ -27,13 +30,17 @@ function fakeOffice(opts: { shared: boolean; startup?: string }) {
     selectionHandlers: [] as Array<(e: unknown) => void>,
     associated: new Map<string, (event: { completed(): void }) => void>(),
     ready: [] as Array<() => void>,
-    messages: [] as string[],
+    dialog,
+    /** The summaries the commands' dialogs showed (not their "working" state), in order. */
+    get messages(): string[] {
+      return dialog.shown().filter((m) => m.state !== "working").map((m) => m.text);
+    },
   };
   const office = {
     context: {
       requirements: { isSetSupported: (name: string) => opts.shared || !["SharedRuntime", "RibbonApi"].includes(name) },
       document: { addHandlerAsync: (_type: string, handler: (e: unknown) => void) => rec.selectionHandlers.push(handler) },
-      ui: { messageParent: (m: string) => rec.messages.push(m) },
+      ui: dialog.ui,
     },
     addin: {
       setStartupBehavior: async (b: unknown) => {
@@ -215,12 +222,124 @@ describe("shared runtime against the reference service", () => {
     const outcome = await runtime(fakeOffice({ shared: true, startup: "Load" }).office, otherDevice).start();
     if (outcome.state !== "done") throw new Error(`expected a run, got ${outcome.state}`);
     expect(outcome.reports).toEqual([]);
-    expect(outcome.missing).toEqual([{ environment: service.url, companyId: "acme", tables: ["ppm_financials", "ppm_resource_allocations"] }]);
+    expect(outcome.missing).toEqual([{ environment: service.url, companyId: "acme", tables: ["ppm_financials", "ppm_resource_allocations"], reason: "no_connection" }]);
     expect(missingConnectionNote(outcome.missing)).toBe(
-      `2 tables in this workbook refresh when it opens, but this device has no connection for ${service.url} (company acme). The data shown is from the last refresh; add a connection with your own token to refresh it.`,
+      `2 tables in this workbook refresh when it opens, but this device has no connection for ${service.url} (company acme). Nothing was sent. The data shown is from the last refresh; add a connection with your own token to refresh it.`,
     );
     expect((await requests()).filter((r) => r.path.startsWith("/api/"))).toEqual([]);
     expect(serializeWorkbook(wb)).toBe(file);
+  });
+
+  it("#21 item 16: a forgotten token sends nothing on open, marks no table failed, and shows the one quiet note", async () => {
+    const { office } = fakeOffice({ shared: true });
+    const rt0 = runtime(office);
+    const ids = await importTwo(rt0);
+    await rt0.setRefreshOnOpen(ids.financials, true);
+    await rt0.setRefreshOnOpen(ids.allocations, true);
+    const connId = rt0.store.list()[0].id;
+    rt0.store.forgetToken(connId);
+    const file = reopen();
+    await control("requests", "DELETE");
+    const rt = runtime(fakeOffice({ shared: true, startup: "Load" }).office);
+    const outcome = await rt.start();
+    if (outcome.state !== "done") throw new Error(`expected a run, got ${outcome.state}`);
+    expect(outcome.reports).toEqual([]);
+    expect(outcome.missing).toEqual([{ environment: service.url, companyId: "acme", tables: ["ppm_financials", "ppm_resource_allocations"], reason: "no_token", connectionId: connId }]);
+    expect(missingConnectionNote(outcome.missing)).toBe(
+      `2 tables in this workbook refresh when it opens, but the connection for ${service.url} (company acme) has no token on this device. Nothing was sent. The data shown is from the last refresh; update the connection's token to refresh it.`,
+    );
+    // Nothing sent (no request without credentials, no 401s), nothing written, no table stamped "Not refreshed".
+    expect((await requests()).filter((r) => r.path.startsWith("/api/"))).toEqual([]);
+    expect(serializeWorkbook(wb)).toBe(file);
+    const { bindings } = await (await rt.engine()).listBindings();
+    expect(bindings.map((b) => b.lastFailure)).toEqual([null, null]);
+  });
+
+  describe("consent before the first automatic refresh of a workbook not flagged on this device (#22 item 6)", () => {
+    /** Device A imports and flags; returns a reopened workbook and device B's storage with its own acme connection. */
+    async function flaggedElsewhere(): Promise<{ ids: { financials: string; allocations: string }; deviceB: MemoryStorage }> {
+      const rtA = runtime(fakeOffice({ shared: true }).office);
+      const ids = await importTwo(rtA);
+      await rtA.setRefreshOnOpen(ids.financials, true);
+      const deviceB = new MemoryStorage();
+      const rtB0 = runtime(fakeOffice({ shared: true }).office, deviceB);
+      const c = rtB0.store.save({ name: "My acme", baseUrl: service.url, token: TOKEN });
+      rtB0.store.setCompanyId(c.id, "acme");
+      reopen();
+      await control("requests", "DELETE");
+      return { ids, deviceB };
+    }
+
+    it("asks first and sends nothing until the user agrees; then refreshes, and remembers the answer on the device", async () => {
+      const { deviceB } = await flaggedElsewhere();
+      const file = serializeWorkbook(wb);
+      const rt = runtime(fakeOffice({ shared: true, startup: "Load" }).office, deviceB);
+      const seen: string[] = [];
+      rt.onOpenRefresh((o) => seen.push(o.state));
+      const outcome = await rt.start();
+      expect(outcome).toMatchObject({ state: "consent", flagged: 1, tables: [{ tableName: "ppm_financials", environment: service.url, companyId: "acme" }] });
+      expect((await requests()).filter((r) => r.path.startsWith("/api/"))).toEqual([]);
+      expect(serializeWorkbook(wb)).toBe(file);
+      // The user agrees in the pane: the refresh runs now, with one conditional request.
+      const after = await rt.answerOpenConsent(true);
+      expect(after.state).toBe("done");
+      if (after.state !== "done") throw new Error("unreachable");
+      expect(after.reports.map((r) => [r.tableName, r.outcome])).toEqual([["ppm_financials", "unchanged"]]);
+      expect(exportsOf(await requests(), "financials").map((r) => r.status)).toEqual([304]);
+      expect(seen).toEqual(["consent", "done"]);
+      // Opened again on this device: no question, it refreshes.
+      reopen();
+      const again = await runtime(fakeOffice({ shared: true, startup: "Load" }).office, deviceB).start();
+      expect(again.state).toBe("done");
+      // What is stored is an answer under a hashed key: no table name, address or token.
+      const stored = [...deviceB.map.entries()].filter(([k]) => k.includes("openConsent"));
+      expect(stored).toHaveLength(1);
+      expect(JSON.stringify(stored)).not.toMatch(/financials|127\.0\.0\.1|demo-acme-token/);
+    });
+
+    it("a 'no' is remembered: nothing is sent on later openings either, until the user says yes", async () => {
+      const { deviceB } = await flaggedElsewhere();
+      const rt = runtime(fakeOffice({ shared: true, startup: "Load" }).office, deviceB);
+      expect((await rt.start()).state).toBe("consent");
+      expect((await rt.answerOpenConsent(false)).state).toBe("declined");
+      reopen();
+      const later = runtime(fakeOffice({ shared: true, startup: "Load" }).office, deviceB);
+      expect((await later.start()).state).toBe("declined");
+      expect((await requests()).filter((r) => r.path.startsWith("/api/"))).toEqual([]);
+      expect((await later.answerOpenConsent(true)).state).toBe("done");
+      expect(exportsOf(await requests(), "financials")).toHaveLength(1);
+    });
+
+    it("another document address, or a table flagged elsewhere later, is asked about again", async () => {
+      const { ids, deviceB } = await flaggedElsewhere();
+      const at = (url: string | null) => {
+        const f = fakeOffice({ shared: true, startup: "Load" });
+        (f.office.context.document as { url?: string | null }).url = url;
+        return runtime(f.office, deviceB);
+      };
+      const first = at("https://contoso.sharepoint.com/report.xlsx");
+      expect((await first.start()).state).toBe("consent");
+      await first.answerOpenConsent(true);
+      reopen();
+      expect((await at("https://contoso.sharepoint.com/report.xlsx").start()).state).toBe("done");
+      reopen();
+      // The same tables in a file at another address (a copy someone sent): asked again.
+      expect((await at("https://evil.example.net/copy.xlsx").start()).state).toBe("consent");
+      // Device A flags a second table: this device has not seen that workbook yet.
+      await runtime(fakeOffice({ shared: true }).office).setRefreshOnOpen(ids.allocations, true);
+      reopen();
+      await control("requests", "DELETE");
+      expect((await at("https://contoso.sharepoint.com/report.xlsx").start()).state).toBe("consent");
+      expect((await requests()).filter((r) => r.path.startsWith("/api/"))).toEqual([]);
+    });
+
+    it("flags set in the pane on this device count as agreement: the existing journey of reopening refreshes without a question", async () => {
+      const { office } = fakeOffice({ shared: true });
+      const ids = await importTwo(runtime(office));
+      await runtime(office).setRefreshOnOpen(ids.financials, true);
+      reopen();
+      expect((await runtime(fakeOffice({ shared: true, startup: "Load" }).office).start()).state).toBe("done");
+    });
   });
 
   it("the ribbon follows the selection: Refresh this table is enabled only inside a bound table", async () => {
@@ -275,7 +394,13 @@ describe("shared runtime against the reference service", () => {
       const originalRefreshAll = engine.refreshAll.bind(engine);
       const refreshAll = jest.spyOn(engine, "refreshAll");
       const refreshOne = jest.spyOn(engine, "refreshOne");
-      const invoke = (name: string) => new Promise<void>((resolve) => rec.associated.get(name)!({ completed: () => resolve() }));
+      // Runs a command, waits for its summary to reach the dialog's page, then closes the dialog as the user would.
+      const invoke = async (name: string) => {
+        const before = rec.messages.length;
+        await new Promise<void>((resolve) => rec.associated.get(name)!({ completed: () => resolve() }));
+        await waitFor(() => rec.messages.length > before);
+        for (const d of rec.dialog.dialogs) if (!d.closed) d.clickClose();
+      };
 
       // The pane's refresh holds the lock: the ribbon's Refresh all is refused, and shown disabled.
       const release = pane.lock.tryAcquire("pane", "Refreshing all tables…")!;

@@ -221,6 +221,24 @@ describe("ppm export", () => {
     expect(bad.stderr).toContain("expected an aggregation method");
   });
 
+  it("a summary beyond the number range fails with status 1, names the column and writes nothing", async () => {
+    // Each value (budget × 10^303, about 10^307-10^308) fits a double; their sum does not.
+    const out = path.join(tmp, "overflow.csv");
+    for (const format of ["json", "csv"] as const) {
+      const r = await ppm(["export", "financials", "--env", svc.url, "--format", format, "--out", out, "--query", "$apply=groupby((fiscal_year),aggregate(budget mul 1e303 with sum as huge_total,$count as n))"]);
+      expect(r.code).toBe(1);
+      expect(r.stderr).toMatch(/^error: the --query cannot be evaluated on this data: \$apply: 'huge_total' \(budget mul 1e303 with sum\) is about \d\.\d\de\+3\d\d, beyond the largest number a cell can hold/);
+      expect(r.stderr).toContain("nothing was written");
+      expect(fs.existsSync(out)).toBe(false);
+      expect(fs.readdirSync(tmp).filter((f) => f.startsWith("overflow"))).toEqual([]);
+    }
+    // Without --out: nothing on stdout either.
+    const toStdout = await ppm(["export", "financials", "--env", svc.url, "--query", "$apply=compute(budget mul 1e305 as x)"]);
+    expect(toStdout.code).toBe(1);
+    expect(toStdout.stdout).toBe("");
+    expect(toStdout.stderr).toContain("the computed column 'x' (budget mul 1e305)");
+  });
+
   it("distinguishes auth, dataset, usage and network failures by exit code, never echoing the token", async () => {
     const wrong = await ppm(["export", "financials", "--env", svc.url], { PPM_TOKEN: "export-WRONG-token" });
     expect(wrong.code).toBe(3);

@@ -3,72 +3,62 @@
  * integration test over real HTTP (reference service on 127.0.0.1) into the workbook emulator,
  * driving the same engine the task pane uses.
  */
-import { createRefreshAllCommand, reportSummary, summaryDialogUrl, type DialogLike, type DialogUi } from "../../src/commands/refreshAll";
+import { createRefreshAllCommand, reportSummary, summaryDialogUrl } from "../../src/commands/refreshAll";
+import { parseSummaryMessage, summaryMessage } from "../../src/commands/summaryMessages";
 import { ConnectionStore } from "../../src/addin/connectionStore";
 import { LAST_RIBBON_REFRESH_KEY } from "../../src/addin/refreshSummary";
 import { createEngine } from "../../src/addin/engine";
 import { startReferenceService, type ReferenceService } from "../../src/reference/server";
 import { Workbook, createExcelNamespace } from "../../src/emulator";
 import { MemoryStorage } from "../helpers/memoryStorage";
-
-/** A fake `Office.context.ui` recording what the command did. */
-function fakeUi(mode: "dialog" | "fail" | "message-only") {
-  const calls: string[] = [];
-  const handlers = new Map<string, (arg: unknown) => void>();
-  let markOpened: () => void = () => undefined;
-  const opened = new Promise<void>((r) => (markOpened = r));
-  const ui: DialogUi = {
-    displayDialogAsync(url, _opts, cb) {
-      calls.push(`open ${url}`);
-      // The "working" dialog comes first; `opened` is the summary's.
-      if (new URL(url).searchParams.get("state") !== "working") markOpened();
-      if (mode === "fail") return cb({ status: "failed" });
-      const dialog: DialogLike = {
-        close: () => calls.push("close"),
-        addEventHandler: (t, h) => handlers.set(t, h),
-      };
-      cb({ status: "succeeded", value: dialog });
-    },
-    messageParent: (m) => calls.push(`message ${m}`),
-  };
-  if (mode === "message-only") delete (ui as Partial<DialogUi>).displayDialogAsync;
-  return { ui, calls, handlers, opened };
-}
+import { fakeDialogUi, settle, waitFor } from "../helpers/fakeDialog";
 
 describe("summary dialog", () => {
-  it("puts the text in the dialog page's address, clipped", () => {
-    const url = new URL(summaryDialogUrl("https://addin.example.com/app/commands.html?x=1", "1 updated, 0 unchanged, 0 failed", "ok"));
-    expect(url.origin + url.pathname).toBe("https://addin.example.com/app/summary.html");
-    expect(url.searchParams.get("text")).toBe("1 updated, 0 unchanged, 0 failed");
-    expect(url.searchParams.get("state")).toBe("ok");
-    const long = new URL(summaryDialogUrl("https://a.example.com/commands.html", "x".repeat(5000), "failed"));
-    expect(long.searchParams.get("text")!.length).toBe(1500);
+  it("its address carries no text: the page shows only what the command sends it", () => {
+    const url = new URL(summaryDialogUrl("https://addin.example.com/app/commands.html?x=1"));
+    expect(url.href).toBe("https://addin.example.com/app/summary.html");
   });
 
-  it("resolves as soon as the dialog is shown; the dialog closes itself when the user closes it", async () => {
-    const { ui, calls, handlers } = fakeUi("dialog");
+  it("answers the page's ready with the text by messageChild, resolves as soon as it is shown, closes on the page's Close", async () => {
+    const { ui, dialogs, calls } = fakeDialogUi("dialog");
     expect(await reportSummary(ui, "https://a.example.com/commands.html", "done", "ok")).toBe("dialog");
+    await waitFor(() => dialogs[0]?.received.length === 1);
+    expect(dialogs[0].url).toBe("https://a.example.com/summary.html");
+    expect(dialogs[0].received).toEqual([{ kind: "ppm-summary", state: "ok", text: "done" }]);
     expect(calls).not.toContain("close");
-    handlers.get("dialogMessageReceived")!({ message: "close" });
+    dialogs[0].clickClose();
     expect(calls).toContain("close");
   });
 
-  it("falls back to messageParent when no dialog can be opened", async () => {
-    const failed = fakeUi("fail");
-    expect(await reportSummary(failed.ui, "https://a.example.com/c.html", "the text", "ok")).toBe("message");
-    expect(failed.calls).toContain("message the text");
-    const none = fakeUi("message-only");
-    expect(await reportSummary(none.ui, "https://a.example.com/c.html", "t", "ok")).toBe("message");
-    expect(await reportSummary(undefined, "https://a.example.com/c.html", "t", "ok")).toBe("none");
+  it("when no dialog can be shown (12007: another is open; DialogApi 1.1 without messageChild) it says so, and never calls messageParent", async () => {
+    const failed = fakeDialogUi("fail");
+    expect(await reportSummary(failed.ui, "https://a.example.com/c.html", "the text", "ok")).toBe("stored");
+    const old = fakeDialogUi("no-message-child");
+    expect(await reportSummary(old.ui, "https://a.example.com/c.html", "the text", "ok")).toBe("stored");
+    // A dialog that could not be told what to say is closed again, not left empty.
+    expect(old.calls).toEqual(["open https://a.example.com/summary.html", "close"]);
+    expect(await reportSummary(undefined, "https://a.example.com/c.html", "t", "ok")).toBe("stored");
+  });
+
+  it("the page's messages: only well-formed summaries are shown", () => {
+    expect(parseSummaryMessage(summaryMessage("failed", "x"))).toEqual({ kind: "ppm-summary", state: "failed", text: "x" });
+    for (const bad of ["x", "{}", JSON.stringify({ kind: "ppm-summary", state: "evil", text: "x" }), JSON.stringify({ kind: "other", state: "ok", text: "x" }), 42, null]) expect(parseSummaryMessage(bad)).toBeNull();
+    expect(parseSummaryMessage(summaryMessage("ok", "y".repeat(10_000)))!.text).toHaveLength(4000);
   });
 });
 
 describe("refreshAll command", () => {
-  it("always completes the event, even when the refresh itself throws, and never leaks a token", async () => {
+  function acme(token = "very-secret-token") {
     const storage = new MemoryStorage();
-    const store = new ConnectionStore(storage, { newId: () => "c1" });
-    store.save({ name: "Acme", baseUrl: "https://eu.example.com", token: "very-secret-token" });
-    const { ui, calls } = fakeUi("fail");
+    const store = new ConnectionStore(storage, { partitionKey: "pk", newId: () => "c1" });
+    store.save({ name: "Acme", baseUrl: "https://eu.example.com", token });
+    return { storage, store };
+  }
+  const stored = (storage: MemoryStorage) => JSON.parse(storage.getItem(`pk:${LAST_RIBBON_REFRESH_KEY}`) ?? "null") as { text?: string; state?: string } | null;
+
+  it("always completes the event, even when the refresh itself throws, never leaks a token, and stores what it says", async () => {
+    const { storage, store } = acme();
+    const { ui, shown } = fakeDialogUi("dialog");
     let completed = 0;
     const command = createRefreshAllCommand({
       store: () => store,
@@ -79,12 +69,79 @@ describe("refreshAll command", () => {
       }),
       ui: () => ui,
       pageUrl: () => "https://a.example.com/commands.html",
+      storage: () => storage,
+      partitionKey: () => "pk",
+    });
+    await command({ completed: () => completed++ });
+    await waitFor(() => shown().some((m) => m.state === "failed"));
+    expect(completed).toBe(1);
+    const last = shown().at(-1)!;
+    expect(last).toMatchObject({ state: "failed", text: "Refresh all could not run: Excel is busy ([redacted])" });
+    expect(stored(storage)).toMatchObject({ state: "failed", text: "Refresh all could not run: Excel is busy ([redacted])" });
+    expect(JSON.stringify([shown(), [...storage.map.entries()].filter(([k]) => !k.includes("secret"))])).not.toContain("very-secret-token");
+  });
+
+  it("one dialog: the working dialog becomes the summary in place (no second dialog, no 12007)", async () => {
+    const { storage, store } = acme();
+    const { ui, dialogs } = fakeDialogUi("dialog", { openOnly: 1 });
+    let completed = 0;
+    const command = createRefreshAllCommand({
+      store: () => store,
+      engine: async () => ({ refreshAll: async () => (await settle(), { reports: [], broken: [] }) }),
+      ui: () => ui,
+      pageUrl: () => "https://a.example.com/commands.html",
+      storage: () => storage,
+      partitionKey: () => "pk",
+    });
+    await command({ completed: () => completed++ });
+    await waitFor(() => dialogs[0]?.received.length === 2);
+    expect(completed).toBe(1);
+    expect(dialogs).toHaveLength(1);
+    expect(dialogs[0].received.map((m) => m.state)).toEqual(["working", "ok"]);
+    expect(dialogs[0].received[1].text).toBe("No PPM tables in this workbook to refresh.");
+    expect(dialogs[0].closed).toBe(false);
+  });
+
+  it("no dialog can open (another one is open in this window: 12007): the summary is stored for the pane, not lost", async () => {
+    const { storage, store } = acme();
+    const { ui, calls } = fakeDialogUi("fail");
+    let completed = 0;
+    const command = createRefreshAllCommand({
+      store: () => store,
+      engine: async () => ({ refreshAll: async () => ({ reports: [], broken: [] }) }),
+      ui: () => ui,
+      pageUrl: () => "https://a.example.com/commands.html",
+      storage: () => storage,
+      partitionKey: () => "pk",
     });
     await command({ completed: () => completed++ });
     expect(completed).toBe(1);
-    const shown = calls.join("\n");
-    expect(shown).toContain("Refresh all could not run: Excel is busy ([redacted])");
-    expect(shown).not.toContain("very-secret-token");
+    expect(calls.filter((c) => c.startsWith("open"))).toHaveLength(2);
+    expect(stored(storage)).toMatchObject({ state: "ok", text: "No PPM tables in this workbook to refresh.", updated: 0, unchanged: 0, failed: 0 });
+  });
+
+  it("the user hid the working dialog: the summary opens in a new one when the refresh ends", async () => {
+    const { storage, store } = acme();
+    const { ui, dialogs } = fakeDialogUi("dialog");
+    let release: () => void = () => undefined;
+    const hold = new Promise<void>((r) => (release = r));
+    const command = createRefreshAllCommand({
+      store: () => store,
+      engine: async () => ({ refreshAll: async () => (await hold, { reports: [], broken: [] }) }),
+      ui: () => ui,
+      pageUrl: () => "https://a.example.com/commands.html",
+      storage: () => storage,
+      partitionKey: () => "pk",
+    });
+    const done = command({ completed: () => undefined });
+    await waitFor(() => dialogs[0]?.received.length === 1);
+    dialogs[0].clickClose();
+    release();
+    await done;
+    await waitFor(() => dialogs[1]?.received.length === 1);
+    expect(dialogs).toHaveLength(2);
+    expect(dialogs[0].received.map((m) => m.state)).toEqual(["working"]);
+    expect(dialogs[1].received.map((m) => m.state)).toEqual(["ok"]);
   });
 });
 
@@ -128,7 +185,7 @@ describe("refreshAll command against the reference service and the workbook emul
     expect(imported.rowCount).toBeLessThan(imported.fetchedRows);
 
     const run = async () => {
-      const { ui, calls, handlers, opened } = fakeUi("dialog");
+      const { ui, dialogs } = fakeDialogUi("dialog");
       let completed = 0;
       const command = createRefreshAllCommand({
         store: () => new ConnectionStore(storage, { partitionKey: "pk" }),
@@ -138,18 +195,16 @@ describe("refreshAll command against the reference service and the workbook emul
         storage: () => storage,
         partitionKey: () => "pk",
       });
-      const done = command({ completed: () => completed++ });
+      await command({ completed: () => completed++ });
+      await waitFor(() => dialogs[0]?.received.length === 2);
       // The command completes once the summary is shown, without waiting for the user to close it.
-      await opened;
-      await done;
       expect(completed).toBe(1);
-      // While it ran, the command showed that it was working, and closed that dialog before the summary.
-      const opens = calls.filter((c) => c.startsWith("open ")).map((c) => new URL(c.slice(5)).searchParams);
-      expect(opens.map((p) => p.get("state"))).toEqual(["working", expect.stringMatching(/^(ok|failed)$/)]);
-      expect(calls.indexOf("close")).toBeLessThan(calls.lastIndexOf(calls.find((c) => c.startsWith("open ") && !c.includes("state=working"))!));
-      handlers.get("dialogEventReceived")!({ error: 12006 });
-      expect(calls).toContain("close");
-      return opens[1].get("text")!;
+      // While it ran, the dialog said it was working; then the same dialog showed the summary.
+      expect(dialogs).toHaveLength(1);
+      expect(dialogs[0].received.map((m) => m.state)).toEqual(["working", expect.stringMatching(/^(ok|failed)$/)]);
+      expect(dialogs[0].closed).toBe(false);
+      dialogs[0].userCloses();
+      return dialogs[0].received[1].text;
     };
 
     expect(await run()).toBe("0 updated, 1 unchanged, 0 failed\nfinancials (json) › ppm_financials: unchanged, 60 rows");

@@ -5,15 +5,15 @@
 import { createRefreshTableCommand, NOT_IN_TABLE } from "../../src/commands/refreshTable";
 import { RefreshLock } from "../../src/addin/refreshLock";
 import { RibbonState } from "../../src/addin/ribbonState";
-import type { DialogUi } from "../../src/commands/refreshAll";
+import { fakeDialogUi, waitFor } from "../helpers/fakeDialog";
 import type { Binding } from "../../src/refresh/binding";
 import type { RefreshReport } from "../../src/refresh/engine";
 
 const binding = { id: "b1", tableName: "ppm_financials", rowCount: 3 } as unknown as Binding;
 
 function setup(opts: { at: Binding | null; refresh?: (b: Binding) => Promise<RefreshReport> }) {
-  const messages: string[] = [];
-  const ui: DialogUi = { displayDialogAsync: (_u, _o, cb) => cb({ status: "failed" }), messageParent: (m) => messages.push(m) };
+  const fake = fakeDialogUi("dialog");
+  const ui = fake.ui;
   const lock = new RefreshLock();
   const updates: unknown[] = [];
   const ribbon = new RibbonState({ requestUpdate: async (u) => void updates.push(u) });
@@ -33,8 +33,23 @@ function setup(opts: { at: Binding | null; refresh?: (b: Binding) => Promise<Ref
     secrets: () => ["demo-acme-token"],
   });
   let completed = 0;
-  const run = () => command({ completed: () => void completed++ });
-  return { run, messages, lock, refreshed, updates, completed: () => completed };
+  const run = async () => {
+    const before = fake.shown().length;
+    await command({ completed: () => void completed++ });
+    await waitFor(() => fake.shown().length > before);
+    // The user closes the dialog (Office allows one at a time).
+    for (const d of fake.dialogs) if (!d.closed) d.clickClose();
+  };
+  return {
+    run,
+    get messages() {
+      return fake.shown().map((m) => m.text);
+    },
+    lock,
+    refreshed,
+    updates,
+    completed: () => completed,
+  };
 }
 
 describe("refreshTable command", () => {

@@ -11,6 +11,7 @@ import * as fs from "fs";
 import * as path from "path";
 import type { Frame, FrameLocator, Locator, Page } from "playwright-core";
 import { columnLetters } from "../../src/emulator/address";
+import type { CaptureServer } from "./capture-server";
 
 export interface RequestLogEntry {
   at: string;
@@ -87,8 +88,18 @@ export class E2E {
     readonly origin: string,
     private readonly screenshotDir: string,
     private readonly extraService?: (opts: ExtraServiceOptions) => Promise<string>,
+    private readonly capture?: () => Promise<CaptureServer>,
   ) {
     this.tp = page.frameLocator("#taskpane");
+  }
+
+  /**
+   * Starts a server on another origin that records every request with its headers (what a host
+   * someone else controls would see); it runs until the end of the e2e run.
+   */
+  async startCaptureServer(): Promise<CaptureServer> {
+    if (!this.capture) throw new E2EFailure("this run cannot start capture servers");
+    return this.capture();
   }
 
   /**

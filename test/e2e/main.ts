@@ -10,6 +10,10 @@
  * Screenshots of the main states are kept when the journey that took them passed (see SCREENSHOTS:
  * docs/screenshots/ with PPM_UPDATE_SCREENSHOTS=1); a failing journey leaves one in test-results/e2e/.
  * Usage: `node test/e2e/run.js [word,word]` runs only journeys whose name contains one of the words.
+ * `--profiles=windows,mac,windows-2021` then runs the core journeys (CORE below) again on each of
+ * those platform profiles (`preview.html?profile=…`: the client file Office loads there, its
+ * requirement sets and limits), each in a fresh browser context against freshly reset services,
+ * prints a profile × journey table and writes it to test-results/e2e/profiles.json.
  */
 import * as fs from "fs";
 import * as os from "os";
@@ -20,6 +24,7 @@ import { buildAddin } from "./build";
 import { E2E, type ExtraServiceOptions, type Journey } from "./harness";
 import { JOURNEYS } from "./journeys";
 import { startStaticServer, type StaticServer } from "./static-server";
+import { startCaptureServer, type CaptureServer } from "./capture-server";
 
 const root = path.resolve(__dirname, "..", "..");
 /**
@@ -34,9 +39,28 @@ const FAILURES = path.join(root, "test-results", "e2e");
 const JOURNEY_TIMEOUT_MS = 90_000;
 /**
  * When an early journey breaks (say, connections), the later ones each wait out their timeouts;
- * past this budget the rest are reported as not run, so a broken build fails in minutes, not half an hour.
+ * past this budget the rest are reported as not run, so a broken build fails in minutes, not half an
+ * hour. It grows with the journeys asked for (a busy two-core machine takes about 8 s a journey).
  */
-const RUN_BUDGET_MS = 8 * 60_000;
+const RUN_BUDGET_MIN_MS = 8 * 60_000;
+const RUN_BUDGET_PER_JOURNEY_MS = 12_000;
+
+/**
+ * The core journeys every platform profile runs (`--profiles=…`): the task pane on the platform's
+ * client library, a connection, the dataset list, an import, refresh unchanged and after a
+ * regeneration, and the ribbon sharing the pane's runtime.
+ */
+const CORE = [
+  "preview: the grid shows",
+  "preview: the real task pane starts",
+  "connections: add acme",
+  "datasets: the manifest's datasets",
+  "import: financials (JSON) into a new sheet",
+  "refresh: all bound tables, unchanged export",
+  "refresh: after regeneration",
+  "ribbon: one shared runtime",
+];
+const PROFILES = ["web", "windows", "mac", "windows-2021"] as const;
 
 function kb(bytes: number): string {
   return `${(bytes / 1024).toFixed(1)} KiB`;
@@ -65,7 +89,12 @@ async function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<
 }
 
 async function main(): Promise<number> {
-  const filter = process.argv[2];
+  const args = process.argv.slice(2);
+  const filter = args.find((a) => !a.startsWith("--"));
+  const extraProfiles = (args.find((a) => a.startsWith("--profiles="))?.slice("--profiles=".length).split(",").filter((p) => p !== "" && p !== "web") ?? []) as Array<(typeof PROFILES)[number]>;
+  for (const p of extraProfiles) if (!(PROFILES as readonly string[]).includes(p)) throw new Error(`--profiles: unknown profile '${p}' (one of ${PROFILES.join(", ")})`);
+  /** Outcome of each core journey per profile, for the table. */
+  const table = new Map<string, Map<string, string>>();
   const browserPath = process.env.PPM_E2E_BROWSER;
   if (!browserPath) throw new Error("PPM_E2E_BROWSER is not set; start the suite with `node test/e2e/run.js`.");
   const started = Date.now();
@@ -73,6 +102,7 @@ async function main(): Promise<number> {
   let service: ReferenceService | undefined;
   let otherService: ReferenceService | undefined;
   const extraServices: ReferenceService[] = [];
+  const captures: CaptureServer[] = [];
   let files: StaticServer | undefined;
   let browser: Browser | undefined;
   const outDir = fs.mkdtempSync(path.join(os.tmpdir(), "ppm-e2e-"));
@@ -106,7 +136,8 @@ async function main(): Promise<number> {
       ],
     });
     console.log(`e2e: ${browserPath} (Chromium ${browser.version()}); add-in at ${files.origin}, service at ${service.url}`);
-    const context = await browser.newContext({ viewport: { width: 1360, height: 860 }, locale: "en-US", timezoneId: "UTC" });
+    const newContext = () => browser!.newContext({ viewport: { width: 1360, height: 860 }, locale: "en-US", timezoneId: "UTC" });
+    const context = await newContext();
     // "Copy details" writes to the clipboard; the journey reads it back to check what was copied.
     await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: files.origin });
     // Nothing may come from the internet: a request to any other origin is a bug in the preview.
@@ -128,6 +159,26 @@ async function main(): Promise<number> {
       console.log(`e2e: WARNING: PPM_E2E_INIT_SCRIPT=${process.env.PPM_E2E_INIT_SCRIPT} is injected; results are not a real run`);
       await context.addInitScript({ path: path.resolve(process.env.PPM_E2E_INIT_SCRIPT) });
     }
+    // Content-Security-Policy (issue #22): the pages are served with the policy enforced; every
+    // frame of every page reports each `securitypolicyviolation` event, and a journey during which
+    // one fires fails, naming it.
+    const violations: string[] = [];
+    const collectViolations = async (ctx: import("playwright-core").BrowserContext): Promise<void> => {
+      await ctx.exposeBinding("__ppmCspViolation", (source, v: { directive: string; blocked: string; sourceFile: string; line: number; sample: string }) => {
+        violations.push(`${v.directive} blocked ${v.blocked || "(inline)"} at ${v.sourceFile || source.frame.url()}:${v.line}${v.sample ? ` (${v.sample})` : ""}`);
+      });
+      await ctx.addInitScript(() => {
+        document.addEventListener(
+          "securitypolicyviolation",
+          (e) => {
+            const report = (window as unknown as { __ppmCspViolation?: (v: unknown) => void }).__ppmCspViolation;
+            report?.({ directive: e.effectiveDirective || e.violatedDirective, blocked: e.blockedURI, sourceFile: e.sourceFile, line: e.lineNumber, sample: e.sample });
+          },
+          true,
+        );
+      });
+    };
+    await collectViolations(context);
     const page = await context.newPage();
     page.setDefaultTimeout(15_000);
     const pageErrors: string[] = [];
@@ -148,63 +199,162 @@ async function main(): Promise<number> {
       ours.push(extra.url);
       return extra.url;
     };
-    const t = new E2E(page, service.url, otherService.url, files.origin, staging, startExtraService);
+    const startCapture = async (): Promise<CaptureServer> => {
+      const c = await startCaptureServer();
+      captures.push(c);
+      ours.push(c.url);
+      return c;
+    };
+    const t = new E2E(page, service.url, otherService.url, files.origin, staging, startExtraService, startCapture);
     // A 320 px task pane, the narrowest Office shows: every journey, and every screenshot, at that width.
     await page.goto(`${files.origin}/preview.html?paneWidth=320`);
+    await checkPolicyEnforced(page, violations);
 
     // A filter keeps journeys whose name contains any of its comma-separated words (e.g. "connections,import").
     const words = filter ? filter.split(",").filter((w) => w !== "") : [];
     const journeys: Journey[] = words.length > 0 ? JOURNEYS.filter((j) => words.some((w) => j.name.includes(w))) : JOURNEYS;
-    for (const j of journeys) {
-      if (Date.now() - started > RUN_BUDGET_MS) {
+    const core = JOURNEYS.filter((j) => CORE.some((c) => j.name.startsWith(c)));
+    const budget = Math.max(RUN_BUDGET_MIN_MS, (journeys.length + core.length * extraProfiles.length) * RUN_BUDGET_PER_JOURNEY_MS);
+    /** Runs one journey on `t` with the harness's checks; true when it passed. */
+    const runJourney = async (j: Journey, t: E2E, profileLabel: string): Promise<boolean> => {
+      const label = profileLabel === "web" ? j.name : `[${profileLabel}] ${j.name}`;
+      if (Date.now() - started > budget) {
         failed++;
-        console.log(`  FAIL ${j.name}\n       not run: the e2e run exceeded its ${RUN_BUDGET_MS / 60_000}-minute budget`);
-        continue;
+        console.log(`  FAIL ${label}\n       not run: the e2e run exceeded its ${(budget / 60_000).toFixed(1)}-minute budget`);
+        return false;
       }
       const t0 = Date.now();
+      const page = t.page;
       const errorsBefore = pageErrors.length;
+      const violationsBefore = violations.length;
       consoleErrors.length = 0;
       t.notes.length = 0;
       try {
-        await withTimeout(j.run(t), JOURNEY_TIMEOUT_MS, j.name);
+        await withTimeout(j.run(t), JOURNEY_TIMEOUT_MS, label);
         const uncaught = pageErrors.slice(errorsBefore);
         if (uncaught.length > 0) throw new Error(`uncaught error(s) in the page: ${uncaught.join(" | ")}`);
+        // Reports arrive asynchronously: give the last ones a moment before judging.
+        await new Promise((r) => setTimeout(r, 50));
+        const csp = [...new Set(violations.slice(violationsBefore))];
+        if (csp.length > 0) throw new Error(`Content-Security-Policy violation(s): ${csp.join(" | ")}`);
         passed++;
-        if (publish) promoteScreenshots(staging, SCREENSHOTS);
-        console.log(`  ok   ${j.name} (${((Date.now() - t0) / 1000).toFixed(1)} s)`);
+        if (publish && profileLabel === "web") promoteScreenshots(staging, SCREENSHOTS);
+        else fs.rmSync(staging, { recursive: true, force: true });
+        console.log(`  ok   ${label} (${((Date.now() - t0) / 1000).toFixed(1)} s)`);
         for (const n of t.notes) console.log(`       figure: ${n}`);
+        return true;
       } catch (err) {
         failed++;
         fs.rmSync(staging, { recursive: true, force: true });
         const message = err instanceof Error ? err.message : String(err);
-        console.log(`  FAIL ${j.name} (${((Date.now() - t0) / 1000).toFixed(1)} s)\n       ${message.split("\n").join("\n       ")}`);
+        console.log(`  FAIL ${label} (${((Date.now() - t0) / 1000).toFixed(1)} s)\n       ${message.split("\n").join("\n       ")}`);
         for (const line of consoleErrors.slice(-5)) console.log(`       console: ${line.slice(0, 500)}`);
         try {
           fs.mkdirSync(FAILURES, { recursive: true });
-          const shot = path.join(FAILURES, `${j.name.replace(/[^a-z0-9]+/gi, "-")}.png`);
+          const shot = path.join(FAILURES, `${label.replace(/[^a-z0-9]+/gi, "-")}.png`);
           await page.screenshot({ path: shot });
           console.log(`       screenshot: ${path.relative(root, shot)}`);
         } catch {
           // The page may be gone; the message above is what matters.
         }
+        return false;
       }
+    };
+    const record = (profileLabel: string, j: Journey, ok: boolean) => {
+      const row = table.get(j.name) ?? new Map<string, string>();
+      row.set(profileLabel, ok ? "ok" : "FAIL");
+      table.set(j.name, row);
+    };
+    for (const j of journeys) {
+      const ok = await runJourney(j, t, "web");
+      if (core.includes(j)) record("web", j, ok);
     }
+    // The core journeys again on each other platform profile: fresh services, a fresh browser context.
+    for (const profileId of extraProfiles) {
+      for (const url of [service.url, otherService.url]) await fetch(`${url}/__control/reset`, { method: "POST" });
+      const ctx = await newContext();
+      await ctx.grantPermissions(["clipboard-read", "clipboard-write"], { origin: files.origin });
+      // The policy holds on every profile's pages too.
+      await collectViolations(ctx);
+      ctx.on("request", (request) => {
+        const url = request.url();
+        if (!ours.some((o) => url.startsWith(o)) && !url.startsWith("data:") && !url.startsWith("blob:")) foreign.push(url);
+      });
+      const p2 = await ctx.newPage();
+      p2.setDefaultTimeout(15_000);
+      p2.on("pageerror", (err) => pageErrors.push(err.message));
+      p2.on("console", (msg) => {
+        if (msg.type() === "error" || msg.type() === "warning") consoleErrors.push(`[${msg.type()}] ${msg.text()}`);
+      });
+      const t2 = new E2E(p2, service.url, otherService.url, files.origin, staging, startExtraService);
+      await p2.goto(`${files.origin}/preview.html?profile=${profileId}&paneWidth=320`);
+      for (const j of core) record(profileId, j, await runJourney(j, t2, profileId));
+      await ctx.close();
+    }
+    console.log(`e2e: Content-Security-Policy enforced on every page; ${violations.length} violation(s) across the run`);
     if (foreign.length > 0) {
       failed++;
       console.log(`  FAIL no request leaves the machine\n       requested: ${[...new Set(foreign)].join(", ")}`);
     }
     await context.close();
+    if (extraProfiles.length > 0) printTable(table, ["web", ...extraProfiles]);
   } finally {
     await browser?.close().catch(() => undefined);
     await files?.close().catch(() => undefined);
     await service?.close().catch(() => undefined);
     await otherService?.close().catch(() => undefined);
     for (const extra of extraServices) await extra.close().catch(() => undefined);
+    for (const c of captures) await c.close().catch(() => undefined);
     fs.rmSync(outDir, { recursive: true, force: true });
   }
   console.log(`e2e: total ${((Date.now() - started) / 1000).toFixed(1)} s`);
   console.log(`e2e: ${passed} passed, ${failed} failed`);
   return failed === 0 && passed > 0 ? 0 : 1;
+}
+
+/**
+ * Before the journeys: the pages really are served with the policy, and a violation really is
+ * reported (an eval attempt in the task pane frame, which the policy refuses), so "no violation"
+ * later means none happened, not that nothing was listening. The canary's report is then cleared.
+ */
+async function checkPolicyEnforced(page: import("playwright-core").Page, violations: string[]): Promise<void> {
+  const header = await page.evaluate(async () => (await fetch(location.href, { cache: "no-store" })).headers.get("Content-Security-Policy"));
+  if (!header || !header.includes("require-trusted-types-for 'script'")) throw new Error(`preview.html is not served with the add-in's policy (got ${header})`);
+  const frame = page.frame({ name: "taskpane" });
+  if (!frame) throw new Error("the task pane frame is not there");
+  await frame.waitForLoadState("domcontentloaded");
+  const before = violations.length;
+  // In a task of the page's own: code run by the driver's evaluate itself may eval (CDP's
+  // allowUnsafeEvalBlockedByCSP), so the attempt is made from a timer, as page code would.
+  const evalRefused = await frame.evaluate(
+    () =>
+      new Promise<boolean>((resolve) =>
+        setTimeout(() => {
+          try {
+            // eslint-disable-next-line @typescript-eslint/no-implied-eval -- the canary: an eval the policy must refuse
+            (new Function("return 1") as () => number)();
+            resolve(false);
+          } catch {
+            resolve(true);
+          }
+        }, 0),
+      ),
+  );
+  for (let i = 0; i < 50 && violations.length === before; i++) await new Promise((r) => setTimeout(r, 20));
+  if (!evalRefused || violations.length === before) throw new Error(`the policy is not enforced or its violations are not collected (eval refused: ${evalRefused}, reports: ${violations.length - before})`);
+  console.log(`e2e: policy enforced (canary: ${violations.slice(before).join(" | ")})`);
+  violations.length = 0;
+}
+
+/** The profile × journey table (also written to test-results/e2e/profiles.json for `npm test`'s summary). */
+function printTable(table: Map<string, Map<string, string>>, profiles: string[]): void {
+  const rows = [...table].map(([name, cells]) => [name.length > 60 ? `${name.slice(0, 57)}...` : name, ...profiles.map((p) => cells.get(p) ?? "-")]);
+  const header = ["core journey", ...profiles];
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
+  const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i])).join(" | ");
+  console.log(`e2e: profile × journey\n  ${line(header)}\n  ${widths.map((w) => "-".repeat(w)).join("-|-")}\n${rows.map((r) => `  ${line(r)}`).join("\n")}`);
+  fs.mkdirSync(FAILURES, { recursive: true });
+  fs.writeFileSync(path.join(FAILURES, "profiles.json"), JSON.stringify({ profiles, journeys: Object.fromEntries([...table].map(([n, c]) => [n, Object.fromEntries(c)])) }, null, 2));
 }
 
 main().then(

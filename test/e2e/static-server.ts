@@ -1,11 +1,18 @@
 /**
  * A tiny static file server for the built add-in (the e2e suite's stand-in for the webpack dev
- * server): GET/HEAD only, files under one root, nothing else. Listens on 127.0.0.1, port 0.
+ * server): GET/HEAD only, files under one root, nothing else. Listens on 127.0.0.1, port 0. Pages
+ * carry the add-in's Content-Security-Policy as a header, as the dev server sends it.
  */
 import * as fs from "fs";
 import * as http from "http";
 import * as path from "path";
 import type { AddressInfo } from "net";
+
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const csp = require("../../scripts/csp.js") as { contentSecurityPolicy: (o?: { connect?: string[] }) => string };
+
+/** The policy the pages are served with: the production one (it allows the loopback services). */
+export const CSP = csp.contentSecurityPolicy();
 
 const TYPES: Record<string, string> = {
   ".html": "text/html; charset=utf-8",
@@ -59,6 +66,9 @@ export async function startStaticServer(dir: string): Promise<StaticServer> {
         "Content-Type": TYPES[path.extname(file)] ?? "application/octet-stream",
         "Cache-Control": "no-store",
         "Content-Length": body.length,
+        // Every page under the add-in's policy, as the dev server sends it (scripts/csp.js): the
+        // suite runs with it enforced and fails a journey on any violation (main.ts).
+        ...(path.extname(file) === ".html" ? { "Content-Security-Policy": CSP } : {}),
       });
       res.end(req.method === "HEAD" ? undefined : body);
     });

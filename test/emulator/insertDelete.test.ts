@@ -41,8 +41,11 @@ describe("Range.insert / Range.delete inside a table", () => {
     await expect(context.sync()).rejects.toThrow(/shift cells in the table 'T'/);
     sheet.getRange("A2:B4").delete("Up");
     await expect(context.sync()).rejects.toThrow(/every body row/);
+    // Shifting right inside a table's rows moves part of it; a direction that does not exist is refused.
     sheet.getRange("A2:B2").insert("Right");
-    await expect(context.sync()).rejects.toThrow(/only shift 'Down'/);
+    await expect(context.sync()).rejects.toThrow(/shift cells in the table 'T'/);
+    sheet.getRange("D2:E2").insert("Up" as never);
+    await expect(context.sync()).rejects.toThrow(/shift must be 'Down' or 'Right'/);
   });
 
   it("a very hidden sheet is not the active sheet, and the last visible sheet cannot be hidden", async () => {

@@ -52,7 +52,7 @@ describe("typed input", () => {
     expect(parseTypedInput("2/30/2025", 2025)).toEqual({ kind: "string", value: "2/30/2025" });
     expect(parseTypedInput("13/1", 2025)).toEqual({ kind: "string", value: "13/1" });
     expect(parseTypedInput("1/2/25", 2025)).toEqual({ kind: "number", value: dateSerial(2025, 1, 2), format: "m/d/yyyy" });
-    expect(parseTypedInput("2025-01-31 13:45", 2025)).toEqual({ kind: "number", value: 45688 + (13 * 60 + 45) / 1440, format: "yyyy-mm-dd hh:mm" });
+    expect(parseTypedInput("2025-01-31 13:45", 2025)).toEqual({ kind: "number", value: 45688 + (13 * 60 + 45) / 1440, format: "m/d/yyyy h:mm" });
     fc.assert(
       fc.property(fc.integer({ min: 61, max: 2_958_465 }), (serial) => {
         const p = serialToParts(serial);

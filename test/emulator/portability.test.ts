@@ -5,7 +5,7 @@
 import * as path from "path";
 import ts from "typescript";
 
-const RUNTIME = ["address", "cells", "errors", "format", "formula", "model", "proxies", "typed-input", "values"].map((f) =>
+const RUNTIME = ["address", "cells", "errors", "format", "formula", "host", "host-objects", "library", "model", "profiles", "shapes", "typed-input", "values"].map((f) =>
   path.join(__dirname, "..", "..", "src", "emulator", `${f}.ts`),
 );
 

@@ -171,7 +171,7 @@ export function csvRecords(text: string): string[] {
   return out;
 }
 
-/** The forms a hostile service echoes a token in: plain, Base64, Base64url, percent-encoded, Basic. */
+/** The forms a hostile service echoes a token in: plain, Base64 (padded and not), Base64url, percent-encoded, Basic (Base64 and Base64url). */
 export function echoedForms(token: string): Record<string, string> {
   const b = Buffer.from(token, "utf8");
   return {
@@ -180,6 +180,8 @@ export function echoedForms(token: string): Record<string, string> {
     base64url: b.toString("base64url"),
     percent: [...b].map((x) => `%${x.toString(16).toUpperCase().padStart(2, "0")}`).join(""),
     basic: Buffer.from(`company_api_token:${token}`, "utf8").toString("base64"),
+    basicUrl: Buffer.from(`company_api_token:${token}`, "utf8").toString("base64url"),
+    base64Unpadded: b.toString("base64").replace(/=+$/, ""),
   };
 }
 

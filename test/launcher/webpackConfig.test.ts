@@ -116,3 +116,20 @@ describe("dev server: http://localhost:3000/ leads to the browser preview", () =
     }
   });
 });
+
+describe("dev server: the add-in's Content-Security-Policy as a header (issue #22)", () => {
+  it("sends the production policy with the reference service (and PPM_SERVICE_URL's origin) added to connect-src", async () => {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const csp = require(path.join(root, "scripts/csp.js")) as { contentSecurityPolicy: (o?: { connect?: string[] }) => string };
+    await withEnv({ PPM_SERVICE_URL: "https://eu.ppm.example.com/base" }, async () => {
+      const config = await makeConfig({}, { mode: "development" });
+      const headers = config.devServer?.headers as Record<string, string> | undefined;
+      const policy = headers?.["Content-Security-Policy"] ?? "";
+      // eslint-disable-next-line @typescript-eslint/no-require-imports
+      const pkg = require(path.join(root, "package.json")) as { config: { service_port: number } };
+      expect(policy).toBe(csp.contentSecurityPolicy({ connect: [`http://localhost:${pkg.config.service_port}`, "https://eu.ppm.example.com"] }));
+      expect(policy).toContain("require-trusted-types-for 'script'");
+      expect(policy).not.toMatch(/unsafe-inline|unsafe-eval/);
+    });
+  });
+});

@@ -19,8 +19,11 @@ import { csvRecords, echoAll, echoedForms, startHostileService, type Behaviour, 
 
 const ROOT = path.resolve(__dirname, "../..");
 const BIN = path.join(ROOT, "bin/ppm.js");
-// Characters that every encoding changes: + / = space % ! ~ and a long enough body.
-const TOKEN = "tk+Vq9/Lm=Zx 4%hJ!r~8Wc_2Ns";
+// Characters that every encoding changes: + / = space % ! ~ and a long enough body. Every other
+// 3-byte group is "~~~" (Base64 "fn5+"), and the length needs padding, so Base64, Base64url and the
+// unpadded text are three different strings, and no 8 characters of the Base64url text appear in
+// the Base64 text (checked below: forms that coincide would let one hide the other's leak).
+const TOKEN = "tk+~~~Vq9~~~/Lm~~~=Zx~~~ 4%~~~hJ!~~~r8W~~~c_2~~~N";
 const API_AUTH = "sweep-api-auth";
 const API_SECRET = "sweep-api-secret";
 
@@ -43,7 +46,7 @@ function leaksIn(text: string): string[] {
   const forms = echoedForms(TOKEN);
   const all = [...Object.values(forms), encodeURIComponent(TOKEN), forms.percent.toLowerCase(), forms.base64.replace(/=+$/, "")];
   for (const f of all) if (text.includes(f)) found.push(f);
-  for (const source of [TOKEN, forms.base64.replace(/=+$/, ""), forms.base64url]) {
+  for (const source of [TOKEN, forms.base64.replace(/=+$/, ""), forms.base64url, forms.basicUrl]) {
     for (let i = 0; i + 8 <= source.length; i++) if (text.includes(source.slice(i, i + 8))) found.push(source.slice(i, i + 8));
   }
   return [...new Set(found)];
@@ -119,7 +122,7 @@ const SCENARIOS: Scenario[] = [
   { name: "304 without validators", format: "csv", code: "unexpected_not_modified", behaviour: (r) => ({ status: 304, headers: { ETag: `"${echo(r.token)}"` } }) },
   { name: "a body that stalls", format: "csv", code: "timeout", behaviour: (r) => ({ headers: { "Content-Type": "text/csv" }, body: echo(r.token), stall: true }) },
   { name: "a connection reset mid-body", format: "json", code: "network", behaviour: (r) => ({ headers: { "Content-Type": "application/json" }, body: `{"rows":["${echo(r.token)}`.padEnd(70_000, " "), reset: true }) },
-  { name: "a redirect carrying the token", format: "csv", code: "network", behaviour: (r) => ({ status: 302, headers: { Location: `http://127.0.0.1:9/?t=${encodeURIComponent(r.token ?? "")}&b=${echo(r.token).replace(/[ |]/g, "")}` } }) },
+  { name: "a redirect carrying the token", format: "csv", code: "redirected", behaviour: (r) => ({ status: 302, headers: { Location: `http://127.0.0.1:9/?t=${encodeURIComponent(r.token ?? "")}&b=${echo(r.token).replace(/[ |]/g, "")}` } }) },
 ];
 
 function cliClient() {
@@ -136,6 +139,15 @@ describe("secret redaction on every error path", () => {
   beforeEach(async () => {
     svc.clear();
     await fetch(`${ref.url}/__control/reset`, { method: "POST" });
+  });
+
+  it("(control) the token's Base64, Base64url and unpadded forms all differ", () => {
+    const f = echoedForms(TOKEN);
+    expect(new Set([f.base64, f.base64url, f.base64.replace(/=+$/, "")]).size).toBe(3);
+    expect(f.basicUrl).not.toBe(f.basic.replace(/=+$/, ""));
+    for (let i = 0; i + 8 <= f.base64url.length; i++) expect(f.base64).not.toContain(f.base64url.slice(i, i + 8));
+    // After the constant "company_api_token:" prefix (24 Base64 characters), the same for Basic.
+    for (let i = 24; i + 8 <= f.basicUrl.length; i++) expect(f.basic).not.toContain(f.basicUrl.slice(i, i + 8));
   });
 
   it("(control) the hostile service really echoes every form of the token", async () => {

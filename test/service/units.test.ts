@@ -154,32 +154,56 @@ describe("redactSecrets", () => {
     expect(redactSecrets("abc", ["", undefined, null])).toBe("abc");
   });
 
-  const token = "tok_9f8e7d6c5b4a3f2e1d0c";
   const b64 = (s: string | Buffer) => Buffer.from(s).toString("base64");
   const b64url = (s: string | Buffer) => Buffer.from(s).toString("base64url");
-  const forms: Array<[string, string]> = [
+  /** Encoded forms of a token whose Base64, Base64url and unpadded texts are all different. */
+  const forms = (token: string): Array<[string, string]> => [
     ["plain", token],
     ["base64", b64(token)],
     ["base64 without padding", b64(token).replace(/=+$/, "")],
     ["base64url", b64url(token)],
+    ["base64url with padding", b64url(token) + "=".repeat((4 - (b64url(token).length % 4)) % 4)],
     ["Basic user:token", `company_api_token:${token}`],
     ["Basic header value", `Basic ${b64(`company_api_token:${token}`)}`],
     ["Basic base64url", b64url(`company_api_token:${token}`)],
     ["percent-encoded (every byte)", [...Buffer.from(token)].map((b) => `%${b.toString(16).toUpperCase().padStart(2, "0")}`).join("")],
     ["percent-encoded (lower case)", [...Buffer.from(token)].map((b) => `%${b.toString(16).padStart(2, "0")}`).join("")],
     ["base64 inside a longer encoded value (offset 1)", b64(`x${token}y`)],
-    ["base64 inside a longer encoded value (offset 2)", b64url(`{"t":"${token}"}`)],
+    ["base64url inside a longer encoded value (offset 1)", b64url(`x${token}y`)],
+    ["base64 inside a longer encoded value (offset 2)", b64(`{"t":"${token}"}`)],
+    ["base64url inside a longer encoded value (offset 2)", b64url(`{"t":"${token}"}`)],
     ["an 8-character piece", token.slice(5, 13)],
     ["a JSON.parse snippet", (() => { try { JSON.parse(`{"a": ${token}}`); } catch (e) { return (e as Error).message; } return ""; })()],
   ];
-  it.each(forms)("removes the token's %s form", (_name, form) => {
-    const out = redactSecrets(`before ${form} after`, [token]);
-    expect(out).toContain("[redacted]");
-    expect(out.startsWith("before ")).toBe(true);
-    for (let i = 0; i + 8 <= token.length; i++) expect(out).not.toContain(token.slice(i, i + 8));
-    expect(out).not.toContain(b64(token).replace(/=+$/, ""));
-    expect(out).not.toContain(b64url(token));
+  // Characters whose Base64 holds "+" and "/" (">>>", "???", "~~~") and a length that needs padding.
+  const tokens = ["tok_9f8e7d6c5b4a3f2e1d0c", "tok>>>???~~~x9", "a??~~>>?~>?~~"];
+
+  it("tests with tokens whose Base64, Base64url and unpadded forms differ", () => {
+    for (const token of tokens.slice(1)) {
+      const std = b64(token);
+      const url = b64url(token);
+      const unpadded = std.replace(/=+$/, "");
+      expect(new Set([std, url, unpadded]).size).toBe(3);
+      expect(url).not.toBe(unpadded);
+      expect(b64url(`company_api_token:${token}`)).not.toBe(b64(`company_api_token:${token}`).replace(/=+$/, ""));
+      // No 8 characters of the URL-safe text appear in the standard text: only its own form can hide it.
+      for (let i = 0; i + 8 <= url.length; i++) expect(std).not.toContain(url.slice(i, i + 8));
+    }
   });
+
+  describe.each(tokens)("token %s", (token) => {
+    it.each(forms(token))("removes the token's %s form", (_name, form) => {
+      const out = redactSecrets(`before ${form} after`, [token]);
+      expect(out).toContain("[redacted]");
+      expect(out.startsWith("before ")).toBe(true);
+      expect(out.endsWith(" after")).toBe(true);
+      for (let i = 0; i + 8 <= token.length; i++) expect(out).not.toContain(token.slice(i, i + 8));
+      for (const encoded of [b64(token), b64(token).replace(/=+$/, ""), b64url(token), b64url(`company_api_token:${token}`), b64(`company_api_token:${token}`).replace(/=+$/, "")]) {
+        for (let i = 0; i + 8 <= encoded.length; i++) expect(out).not.toContain(encoded.slice(i, i + 8));
+      }
+    });
+  });
+  const token = tokens[0];
   it("keeps text that shares fewer than 8 characters with the token", () => {
     expect(redactSecrets("tok_9f8 and 5b4a3f2", [token])).toBe("tok_9f8 and 5b4a3f2");
   });

@@ -66,6 +66,13 @@ describe("describeError", () => {
     expect(v.title).toMatch(/syntax/);
   });
 
+  it("a summary beyond the number range names its column and says nothing was imported", () => {
+    const v = describeError(new QueryError({ code: "overflow", option: "$apply", detail: "'total' (budget with sum) is about 3.40e+308, beyond the largest number a cell can hold (±1.7976931348623157e+308)", position: 22 }));
+    expect(v).toMatchObject({ code: "overflow", title: "A result is too large for a number in Excel", actions: [] });
+    expect(v.message).toMatch(/^\$apply: 'total' \(budget with sum\) is about 3\.40e\+308/);
+    expect(v.action).toMatch(/nothing was imported/);
+  });
+
   it("workbook and binding codes get their own wording", () => {
     const err = Object.assign(new Error("Stored table binding is invalid"), { code: "binding_invalid" });
     expect(describeError(err).title).toMatch(/link is damaged/);

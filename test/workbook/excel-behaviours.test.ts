@@ -6,7 +6,9 @@
  * add-in's side of the contract is tested.
  */
 import { readFileSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join, resolve } from "node:path";
+import { existsSync } from "node:fs";
+import * as ts from "typescript";
 import { Workbook, createExcelNamespace, createEmulatedContext, createRequestContext, inspect, seed, snapshot, toWorkbookFile } from "../../src/emulator";
 import { importTable } from "../../src/workbook/writer";
 import { refreshTable, refreshAllTables } from "../../src/workbook/refresh";
@@ -29,6 +31,8 @@ const updated = (rows: CellValue[][], columns?: Column[]): RefreshSource => ({
   fetch: async () => ({ status: "updated", table: finTable(rows, { generatedAt: GEN2, etag: '"e2"' }, columns), validators: { etag: '"e2"', generatedAt: GEN2 } }),
 });
 const g = globalThis as unknown as { Excel?: unknown };
+/** Microsoft's own `Excel` global (tests install a namespace bound to their workbook and put this back). */
+const libraryExcel = g.Excel;
 
 function importOptions(table: Table) {
   return { binding: bindingDraft(table), secrets: [TOKEN], now: fixedNow };
@@ -47,7 +51,7 @@ async function addTable(wb: Workbook, sheet: string, address: string, name: stri
 
 describe("B1 cell-edit mode: every Excel.run passes delayForCellEdit", () => {
   afterEach(() => {
-    delete g.Excel;
+    g.Excel = libraryExcel;
   });
 
   it("a batch without the option fails at once while the user types in a cell (the emulator's Excel)", async () => {
@@ -220,7 +224,7 @@ describe("B6 calculation mode is application-wide: never switched, calculation s
       return realSync();
     };
     const table = finTable(finRows(500));
-    await rejection(importTable(ctx as unknown as Excel.RequestContext, table, { ...importOptions(table), targetRequestBytes: 5_000 }));
+    await rejection(importTable(ctx, table, { ...importOptions(table), targetRequestBytes: 5_000 }));
     expect(wb.calculationMode).toBe("Automatic");
   });
 });
@@ -412,7 +416,7 @@ describe("B14 the occupied-cell check never asks for one response over the limit
 
 describe("B15 selections: several areas, a whole column or a whole row", () => {
   afterEach(() => {
-    delete g.Excel;
+    g.Excel = libraryExcel;
   });
   const engine = createEngine();
 
@@ -459,8 +463,7 @@ describe("B17 the function-command window: Refresh all ends inside it on every p
     s.save({ name: "Acme", baseUrl: "https://eu.example.com", token: "t0ken-value" });
     return s;
   }
-  // `closed()` is about the last dialog opened (the summary): the "working" dialog before it is
-  // closed by the command itself, as Office shows one dialog at a time.
+  // `closed()` is about the last dialog opened (the "working" dialog, which becomes the summary).
   const openedUi = (): { ui: DialogUi; closed: () => boolean } => {
     const dialogs: { closed: boolean }[] = [];
     return {
@@ -468,7 +471,7 @@ describe("B17 the function-command window: Refresh all ends inside it on every p
         displayDialogAsync: (_u, _o, cb) => {
           const d = { closed: false };
           dialogs.push(d);
-          cb({ status: "succeeded", value: { close: () => (d.closed = true), addEventHandler: () => undefined } });
+          cb({ status: "succeeded", value: { close: () => (d.closed = true), addEventHandler: () => undefined, messageChild: () => undefined } });
         },
       },
       closed: () => dialogs.at(-1)?.closed ?? false,
@@ -519,13 +522,22 @@ describe("B17 the function-command window: Refresh all ends inside it on every p
 
   it("the commands bundle loads the engine lazily (no static import)", () => {
     // The commands take the engine from the add-in runtime (shared with the pane, issue 17), which
-    // loads it with a dynamic import on first use; neither file imports it statically.
-    const commands = readFileSync(join(__dirname, "../../src/commands/commands.ts"), "utf8");
-    const runtime = readFileSync(join(__dirname, "../../src/addin/runtime.ts"), "utf8");
-    expect(commands).not.toMatch(/^import\s+\{[^}]*\}\s+from\s+"\.\.\/addin\/engine"/m);
-    expect(commands).toMatch(/engine: \(\) => addinRuntime\(\)\.engine\(\)/);
-    expect(runtime).not.toMatch(/^import\s+\{[^}]*\}\s+from\s+"\.\/engine"/m);
+    // loads it with a dynamic import on first use. Every static import that survives compilation
+    // (`import x`, `import * as`, `import {…}`, `export … from`, `import x = require`), followed
+    // from commands.ts through the files it loads, must stop short of the engine.
+    const src = join(__dirname, "../../src");
+    const closure = staticValueImportClosure(join(src, "commands/commands.ts"));
+    expect(closure.has(join(src, "addin/runtime.ts"))).toBe(true);
+    expect(closure.has(join(src, "addin/engine.ts"))).toBe(false);
+    const runtime = readFileSync(join(src, "addin/runtime.ts"), "utf8");
     expect(runtime).toMatch(/import\(\s*(\/\*[^*]*\*\/\s*)?"\.\/engine"\)/);
+    // The check sees every static form (it would fail on any of them).
+    for (const form of ['import * as e from "./engine";', 'import e from "./engine";', 'import { createEngine } from "./engine";', 'export { createEngine } from "./engine";', 'import e = require("./engine");', 'import "./engine";']) {
+      expect(staticValueImports(form, "x.ts")).toEqual(["./engine"]);
+    }
+    for (const form of ['import type { Engine } from "./engine";', 'import { type Engine } from "./engine";', 'const e = () => import("./engine");', 'export type { Engine } from "./engine";']) {
+      expect(staticValueImports(form, "x.ts")).toEqual([]);
+    }
   });
 });
 
@@ -569,3 +581,45 @@ describe("B18 Local Network Access: said only where it applies (a page reaching 
   });
 });
 
+/**
+ * Module specifiers of the imports in `code` that load the module at run time (the TypeScript
+ * parser, as test/architecture.test.ts uses it): type-only imports and exports, and imports whose
+ * every named binding is `type`, are erased by the compiler; `import()` is not static.
+ */
+function staticValueImports(code: string, fileName: string): string[] {
+  const sf = ts.createSourceFile(fileName, code, ts.ScriptTarget.Latest, true, ts.ScriptKind.TS);
+  const out: string[] = [];
+  for (const st of sf.statements) {
+    if (ts.isImportDeclaration(st) && ts.isStringLiteral(st.moduleSpecifier)) {
+      const clause = st.importClause;
+      if (clause?.isTypeOnly) continue;
+      const named = clause?.namedBindings && ts.isNamedImports(clause.namedBindings) ? clause.namedBindings.elements : null;
+      if (clause && !clause.name && named && named.length > 0 && named.every((e) => e.isTypeOnly)) continue;
+      out.push(st.moduleSpecifier.text);
+    } else if (ts.isExportDeclaration(st) && st.moduleSpecifier && ts.isStringLiteral(st.moduleSpecifier)) {
+      if (st.isTypeOnly) continue;
+      out.push(st.moduleSpecifier.text);
+    } else if (ts.isImportEqualsDeclaration(st) && !st.isTypeOnly && ts.isExternalModuleReference(st.moduleReference) && ts.isStringLiteral(st.moduleReference.expression)) {
+      out.push(st.moduleReference.expression.text);
+    }
+  }
+  return out;
+}
+
+/** Every `.ts` file under src/ that `entry` loads through static imports (relative ones), itself included. */
+function staticValueImportClosure(entry: string): Set<string> {
+  const seen = new Set<string>();
+  const todo = [entry];
+  while (todo.length > 0) {
+    const file = todo.pop()!;
+    if (seen.has(file)) continue;
+    seen.add(file);
+    for (const spec of staticValueImports(readFileSync(file, "utf8"), file)) {
+      if (!spec.startsWith(".")) continue;
+      const base = resolve(dirname(file), spec);
+      const hit = [`${base}.ts`, join(base, "index.ts")].find((c) => existsSync(c));
+      if (hit) todo.push(hit);
+    }
+  }
+  return seen;
+}

@@ -81,6 +81,7 @@ describe("no day shift in any time zone", () => {
   for (const tz of ["Pacific/Auckland", "America/Los_Angeles"]) {
     it(`writes the same serials under TZ=${tz}`, () => {
       const script = `
+        require(${JSON.stringify(path.resolve(__dirname, "../../scripts/officejs.js"))}).installInThisRealm();
         const em = require(${JSON.stringify(path.resolve(__dirname, "../../src/emulator/index.ts"))});
         const { importTable } = require(${JSON.stringify(path.resolve(__dirname, "../../src/workbook/writer.ts"))});
         const h = require(${JSON.stringify(path.resolve(__dirname, "helpers.ts"))});

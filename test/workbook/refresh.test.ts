@@ -42,9 +42,9 @@ async function binding(wb: Workbook) {
 async function addUserWork(wb: Workbook): Promise<void> {
   const context = createEmulatedContext(wb);
   const t = context.workbook.tables.getItem("ppm_financials");
-  const calc = t.columns.add(null, undefined, "double");
+  const calc = t.columns.add(undefined, undefined, "double");
   calc.getDataBodyRange().formulas = [["=[@amount]*2"]];
-  const notes = t.columns.add(null, undefined, "notes");
+  const notes = t.columns.add(undefined, undefined, "notes");
   notes.getDataBodyRange().getCell(0, 0).values = [["my note"]];
   t.sort.apply([{ key: 0, ascending: false }]);
   await context.sync();

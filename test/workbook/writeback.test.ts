@@ -42,7 +42,7 @@ async function importProjects() {
   const client = new PpmClient({ id: "c1", name: "Acme", baseUrl: svc.url, token: "demo-acme-token", apiAuth: "demo-api-auth", apiSecret: "demo-api-secret" });
   const table = await client.fetchSnapshot("projects");
   const imported = await Excel.run((context) =>
-    importTable(context as unknown as Excel.RequestContext, table, {
+    importTable(context, table, {
       binding: {
         v: 1,
         id: "bproj",
@@ -57,7 +57,7 @@ async function importProjects() {
       },
     }),
   );
-  const run = <T>(work: (c: Excel.RequestContext) => Promise<T>) => Excel.run((context) => work(context as unknown as Excel.RequestContext));
+  const run = <T>(work: (c: Excel.RequestContext) => Promise<T>) => Excel.run((context) => work(context));
   const records = recordsServiceFrom(client);
   const deps: WritebackDeps = {
     client: records,

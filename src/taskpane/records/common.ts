@@ -1,5 +1,6 @@
 /**
- * What the Records screens share: the section's style, small DOM builders, and one
+ * What the Records screens share: small DOM builders (the section's style is in taskpane.css, as
+ * the Content-Security-Policy allows no inline style), and one
  * `RecordsScreenContext` over the shell's `RecordsContext` (active connection, records service,
  * cached custom-field metadata, error texts).
  */
@@ -10,34 +11,6 @@ import { h } from "../dom";
 import { select } from "../controls";
 import type { RecordsContext } from "../recordsHost";
 
-const STYLE_ID = "records-style";
-const CSS = `
-.records-tabs { margin: 0 0 12px; flex-wrap: wrap; }
-.records-notice { background: #fff4ce; border-left: 3px solid #c19c00; padding: 8px 10px; margin: 0 0 12px; }
-.records-error { color: #a4262c; min-height: 1em; }
-.records-ok { color: #107c41; min-height: 1em; }
-.records-row { display: flex; gap: 8px; align-items: end; flex-wrap: wrap; margin: 0 0 8px; }
-.records-field { display: flex; flex-direction: column; gap: 2px; min-width: 0; }
-.records-field .label { font-size: 12px; }
-.records-table { border-collapse: collapse; width: 100%; font-size: 12px; margin: 8px 0; }
-.records-table th, .records-table td { border-bottom: 1px solid #e0e0e0; padding: 4px; text-align: left; vertical-align: top; overflow-wrap: anywhere; }
-.records-strong { font-weight: 600; }
-.records-value { font-family: Consolas, "Courier New", monospace; white-space: pre-wrap; }
-.records-result { font-weight: 600; margin-top: 2px; }
-.records-table tr[data-validation="invalid"] td, .records-table tr[data-result="rejected"] td { background: #fde7e9; }
-.records-table tr[data-validation="conflict"] td { background: #fff4ce; }
-.records-table tr[data-result="saved"] td { background: #dff6dd; }
-.records-field-error { color: #a4262c; font-size: 12px; min-height: 1em; }
-.records-muted { color: #616161; font-size: 12px; }
-`;
-
-export function injectStyle(): void {
-  if (document.getElementById(STYLE_ID)) return;
-  const style = document.createElement("style");
-  style.id = STYLE_ID;
-  style.textContent = CSS;
-  document.head.appendChild(style);
-}
 
 /** A Fluent button; an async `onclick` runs to completion on its own (it reports its errors itself). */
 export function btn(testid: string, text: string, onclick: () => void | Promise<void>, primary = false): FluentButtonElement {

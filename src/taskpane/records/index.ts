@@ -9,7 +9,7 @@
  */
 import { h, replace } from "../dom";
 import type { MountRecords, RecordsContext } from "../recordsHost";
-import { injectStyle, screenContext } from "./common";
+import { screenContext } from "./common";
 import { tabList } from "../controls";
 import { mountFormScreen } from "./form";
 import { mountOpenScreen } from "./open";
@@ -17,7 +17,6 @@ import { mountWritebackScreen } from "./writeback";
 
 /** Mounts the Records section. Returns an unmount function. */
 export const mountRecords: MountRecords = (container: HTMLElement, ctx: RecordsContext) => {
-  injectStyle();
   const s = screenContext(ctx);
 
   const notice = h("div", { class: "records-notice", "data-testid": "records-credentials-missing", role: "note" });

@@ -25,6 +25,7 @@ import { narrowPane } from "./narrow";
 import { keyboardImport } from "./keyboard";
 import { beforeFluent } from "./fluentLate";
 import { changeCounts, previewControls, serviceDown } from "./truth";
+import { editAddressKeepsSecrets, reopenAsksFirst, summaryPageOutsideDialog } from "./secrets";
 
 export const JOURNEYS: Journey[] = [
   previewGrid,
@@ -49,6 +50,7 @@ export const JOURNEYS: Journey[] = [
   ribbonRefreshAll,
   ribbonSharedRuntime,
   ribbonSeparateRuntimes,
+  summaryPageOutsideDialog,
   importFormats,
   recordsWriteBack,
   recordsWriteBackAfterStart,
@@ -62,6 +64,8 @@ export const JOURNEYS: Journey[] = [
   beforeFluent,
   reopenRefreshesFlaggedTables,
   reopenWithoutConnection,
+  reopenAsksFirst,
+  editAddressKeepsSecrets,
   previewControls,
   serviceDown,
   changeCounts,

@@ -10,7 +10,7 @@ import { openImport, runJob } from "./datasets";
  */
 
 /** The task pane's bound tables: name, binding id, flag. */
-async function boundTables(t: E2E): Promise<Array<{ table: string; id: string; flagged: boolean; failure: string | null }>> {
+export async function boundTables(t: E2E): Promise<Array<{ table: string; id: string; flagged: boolean; failure: string | null }>> {
   await openTab(t, "refresh");
   await t.tp.locator("[data-testid=bound-table]").first().waitFor();
   return t.frame().evaluate(() =>
@@ -24,7 +24,7 @@ async function boundTables(t: E2E): Promise<Array<{ table: string; id: string; f
 }
 
 /** Ticks or clears "Refresh when this workbook opens" of one table and waits until it is stored. */
-async function setFlag(t: E2E, table: string, on: boolean): Promise<void> {
+export async function setFlag(t: E2E, table: string, on: boolean): Promise<void> {
   await openTab(t, "refresh");
   const box = t.tp.locator(`[data-testid=bound-table][data-table="${table}"] [data-testid=bound-table-open-refresh]`);
   await box.waitFor();
@@ -32,7 +32,7 @@ async function setFlag(t: E2E, table: string, on: boolean): Promise<void> {
   await t.attr(box, "data-saved", String(on));
 }
 
-async function runtimeState(t: E2E): Promise<{ started: string; startup: string; device: string; shared: string }> {
+export async function runtimeState(t: E2E): Promise<{ started: string; startup: string; device: string; shared: string }> {
   return t.page.getByTestId("preview-runtime").evaluate((el: HTMLElement) => ({
     started: el.dataset.started ?? "",
     startup: el.dataset.startup ?? "",
@@ -42,7 +42,7 @@ async function runtimeState(t: E2E): Promise<{ started: string; startup: string;
 }
 
 /** Reopens the saved workbook (on this device or another) and waits for the new session's frame. */
-async function reopen(t: E2E, otherDevice: boolean): Promise<void> {
+export async function reopen(t: E2E, otherDevice: boolean): Promise<void> {
   const tablesIn = () =>
     t.page.evaluate(() => {
       const wb = (window as unknown as { __ppmPreviewHost?: { workbook(): { tables(): Array<{ name: string }> } | null } }).__ppmPreviewHost?.workbook();
@@ -57,7 +57,7 @@ async function reopen(t: E2E, otherDevice: boolean): Promise<void> {
 }
 
 /** The outcome line of the refresh on open, read from the (possibly hidden) pane. */
-async function openOutcome(t: E2E): Promise<{ state: string; updated: number; unchanged: number; failed: number }> {
+export async function openOutcome(t: E2E): Promise<{ state: string; updated: number; unchanged: number; failed: number }> {
   return t.until(
     "the refresh on open to finish",
     () =>

@@ -57,10 +57,32 @@ export const previewGrid: Journey = {
 };
 
 /** The real task pane starts in the preview with the shimmed Office and the emulator's Excel. */
+/** The client file Office loads and the platform it reports, per profile (src/emulator/profiles.ts). */
+const PLATFORM: Record<string, [string, string]> = {
+  web: ["excel-web-16.00.js", "OfficeOnline"],
+  windows: ["excel-win32-16.01.js", "PC"],
+  mac: ["excel-mac-16.00.js", "Mac"],
+  "windows-2021": ["excel-win32-16.01.js", "PC"],
+};
+
 export const previewTaskPane: Journey = {
   name: "preview: the real task pane starts (Office.onReady with the shim, no office.js from the CDN)",
   async run(t) {
     await t.id("app").waitFor({ state: "attached" });
     await t.attr(t.id("app"), "data-ready", "true");
+    // Microsoft's own client library for the page's platform profile, from the project's files.
+    const profile = new URL(t.page.url()).searchParams.get("profile") ?? "web";
+    const seen = await t.frame().evaluate(() => {
+      const w = window as unknown as { Office: { context: { platform: string; requirements: { isSetSupported(n: string, v: string): boolean } } }; Excel: { RequestContext?: unknown } };
+      return {
+        scripts: [...document.scripts].map((s) => s.getAttribute("src") ?? "").filter((src) => src.includes("office-js/")),
+        platform: w.Office.context.platform,
+        excel: typeof w.Excel.RequestContext,
+        excelApi115: w.Office.context.requirements.isSetSupported("ExcelApi", "1.15"),
+      };
+    });
+    checkEqual(seen.scripts, [`office-js/${PLATFORM[profile][0]}`], "the client library the task pane page loads");
+    checkEqual([seen.platform, seen.excel], [PLATFORM[profile][1], "function"], "Office.context.platform and Microsoft's Excel.RequestContext");
+    checkEqual(seen.excelApi115, profile !== "windows-2021", "ExcelApi 1.15 (Excel 2021 volume-licensed stops at 1.14)");
   },
 };

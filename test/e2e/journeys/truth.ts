@@ -62,12 +62,12 @@ export const previewControls: Journey = {
       if (w === 450) {
         // The same screens at 450 px: the import panel (its Import bar at the end of the form) and the refresh list.
         await openImport(t, "financials");
-        await t.screenshotPane("36-import-panel-450");
+        await t.screenshotPane("38-import-panel-450");
         await t.id("import-close").click();
         await openTab(t, "refresh");
         await t.id("bound-tables-reload").click();
         await t.tp.locator("[data-testid=bound-table]").first().waitFor();
-        await t.screenshotPane("37-refresh-tab-450");
+        await t.screenshotPane("39-refresh-tab-450");
       }
     }
 
@@ -77,7 +77,7 @@ export const previewControls: Journey = {
     await t.until("the pane to apply the dark theme", () => t.frame().evaluate(() => document.documentElement.dataset.theme === "dark"), 30_000);
     await t.id("app").waitFor({ state: "attached" });
     checkEqual(await boundTableNames(t), tables, "the bound tables after the theme change (the workbook was kept)");
-    await t.screenshotPane("33-preview-dark-320");
+    await t.screenshotPane("35-preview-dark-320");
     await toolbar(t, () => bar(t, "preview-theme").selectOption("light"));
     await t.until("the pane to apply the light theme", () => t.frame().evaluate(() => document.documentElement.dataset.theme !== "dark"), 30_000);
     await t.id("app").waitFor({ state: "attached" });
@@ -144,7 +144,7 @@ export const previewControls: Journey = {
     await serviceState(t, "running");
     const ok = await refreshTable(t, fin);
     check(ok.items[0]?.outcome !== "failed", `refresh after start (${JSON.stringify(ok.items)})`);
-    await t.screenshot("32-preview-controls");
+    await t.screenshot("34-preview-controls");
   },
 };
 
@@ -178,7 +178,7 @@ export const serviceDown: Journey = {
       await more.locator("summary").click();
       const details = await more.innerText();
       check(/Possible causes/.test(details) && /service is stopped/.test(details) && /CORS/.test(details), `the details (${details})`);
-      await t.screenshotPane("34-service-down");
+      await t.screenshotPane("36-service-down");
 
       // Every table's info line: the stale mark with the whole reason, never cut mid-word.
       for (const name of failed) {
@@ -270,6 +270,6 @@ export const changeCounts: Journey = {
     // position; or, rewritten in full without a plan, "not counted". Never "changed".
     const want = n.exact === "false" ? `rewritten in full, changes not counted${moved}` : `${rewritten} row${rewritten === 1 ? "" : "s"} rewritten (no key to match rows by)${moved}`;
     check(!/changed/.test(n.text) && n.text.includes(want), `the narrowed table says rewritten, never changed (${n.text}; expected ${want})`);
-    await t.screenshotPane("35-change-counts");
+    await t.screenshotPane("37-change-counts");
   },
 };
