@@ -355,6 +355,7 @@ async function main() {
     `  Reference service : ${serviceLine}`,
     `  Task pane         : ${addinUrl ? `${addinUrl}/taskpane.html` : `(no answer on port ${devPort} within ${DEV_SERVER_READY_MS / 1000} s — see the [addin] lines above)`}`,
     addinUrl ? `  Browser preview   : ${addinUrl}/preview.html  (task pane + emulated workbook, no Excel needed; ${addinUrl}/ leads there)` : null,
+    addinUrl ? "                      its second bar regenerates data, makes the service fail or stops it, sets the pane's width and theme" : null,
     "",
     "  Demo companies (reference service):",
     "    acme   token demo-acme-token    reporting enabled; record credentials api-auth demo-api-auth, api-secret demo-api-secret",
