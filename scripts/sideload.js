@@ -103,17 +103,29 @@ async function main() {
   if (opts.help) return void process.stdout.write(HELP);
   const manifest = manifestFor(opts.port);
   const rel = path.relative(process.cwd(), manifest) || manifest;
-  const web = `Excel on the web instead: Home > Add-ins > More add-ins > My add-ins > Upload My Add-in > ${rel} (the pane must be served over https; npm start says whether it is).`;
+  const web = `Excel on the web instead: Home > Add-ins > More add-ins > My add-ins > Upload My Add-in > ${rel}`;
+  const startCmd = `npm start${opts.port === pkg.config.dev_server_port ? "" : ` -- --port ${opts.port}`}`;
 
   const excel = desktopExcel();
-  if (!excel.found) fail(`${excel.why}, so nothing was sideloaded.\n  ${web}`);
+  if (!excel.found) {
+    if (opts.stop) fail(`${excel.why}, so there is nothing to remove.`);
+    // Excel on the web loads the pane from this machine too: say whether it could, now.
+    const scheme = await probe(opts.port);
+    const now =
+      scheme === "https"
+        ? `npm start serves https on port ${opts.port}, so that works now.`
+        : scheme === "http"
+          ? `But npm start serves http on port ${opts.port}, and Excel loads add-ins over https only: run \`npx office-addin-dev-certs install\` where you have admin rights and restart npm start first.\n  Without Excel: the browser preview, http://localhost:${opts.port}/preview.html`
+          : `Start the task pane first: ${startCmd} (in another terminal); Excel loads it over https only.`;
+    fail(`${excel.why}, so nothing was sideloaded.\n  ${web}\n  ${now}`);
+  }
 
   if (!opts.stop) {
     const scheme = await probe(opts.port);
-    if (!scheme) fail(`nothing answers on https://localhost:${opts.port}. Start the task pane first: npm start${opts.port === pkg.config.dev_server_port ? "" : ` -- --port ${opts.port}`} (in another terminal), then npm run sideload again.`);
+    if (!scheme) fail(`nothing answers on https://localhost:${opts.port}. Start the task pane first: ${startCmd} (in another terminal), then npm run sideload again.`);
     if (scheme === "http") {
       fail(
-        `npm start serves http on port ${opts.port} (no trusted development certificate could be installed), and Excel loads add-ins over https only: the pane would stay blank.\n` +
+        `npm start serves http on port ${opts.port} (it said why when it started), and Excel loads add-ins over https only: the pane would stay blank.\n` +
           "  Run `npx office-addin-dev-certs install` where you have admin rights, restart npm start, then npm run sideload again.",
       );
     }

@@ -5,6 +5,8 @@
  */
 import { execFile } from "node:child_process";
 import * as fs from "node:fs";
+import * as http from "node:http";
+import type { AddressInfo } from "node:net";
 import * as os from "node:os";
 import * as path from "node:path";
 
@@ -40,6 +42,27 @@ describe("npm run sideload", () => {
     expect(text).toContain("https://localhost:3001/taskpane.html");
     expect(text).not.toContain("localhost:3000");
     expect(text).toBe(fs.readFileSync(path.join(root, "manifest.xml"), "utf8").split("https://localhost:3000").join("https://localhost:3001"));
+  });
+
+  (linux ? it : it.skip)("without desktop Excel says whether Excel on the web could load the pane now: not while npm start serves http, nor before it runs", async () => {
+    // A dev server that serves http (as npm start does when no certificate authority could be installed).
+    const server = http.createServer((_req, res) => res.end("<!doctype html>"));
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    const port = (server.address() as AddressInfo).port;
+    try {
+      const r = await sideload(["--port", String(port)]);
+      expect(r.code).toBe(1);
+      expect(r.stderr).toContain(`But npm start serves http on port ${port}, and Excel loads add-ins over https only`);
+      expect(r.stderr).toContain("npx office-addin-dev-certs install");
+      expect(r.stderr).toContain(`the browser preview, http://localhost:${port}/preview.html`);
+    } finally {
+      await new Promise((r) => server.close(r));
+    }
+    // The same port, now that nothing answers there.
+    const none = await sideload(["--port", String(port)]);
+    expect(none.code).toBe(1);
+    expect(none.stderr).toContain(`Start the task pane first: npm start -- --port ${port}`);
+    expect(none.stderr).not.toContain("preview.html");
   });
 
   it("refuses a bad port with status 2, and --help lists the options", async () => {
