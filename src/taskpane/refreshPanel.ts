@@ -236,8 +236,11 @@ export function mountRefresh(panel: HTMLElement, ctx: PaneContext, onShown: (l: 
       const failed = i.outcome === "failed";
       const grouped = groupOf.get(i.bindingId);
       const view = failed && grouped === undefined ? describeFailure({ code: i.code ?? "error", message: i.reason ?? "" }, { connectionId: i.connectionId, secrets: ctx.secrets() }) : null;
+      // A service that could not be reached (or answered too late) for this table alone: its
+      // message with the details and Retry / Edit connection, as a run's shared reason has (issue #25).
+      const unreachable = view !== null && (i.code === "network" || i.code === "timeout");
       const tokenButtons =
-        view && view.actions.includes("updateToken") && i.connectionId ? ctx.errorPanel(view, { retry: () => void refreshAll() }) : null;
+        view && (unreachable || (view.actions.includes("updateToken") && i.connectionId)) ? ctx.errorPanel(view, { retry: () => void refreshAll() }) : null;
       return h(
         "li",
         { class: `summary-item ${i.outcome}`, "data-testid": "refresh-summary-item", "data-table": i.tableName, "data-outcome": i.outcome, "data-group": grouped === undefined ? null : String(grouped) },
@@ -248,7 +251,7 @@ export function mountRefresh(panel: HTMLElement, ctx: PaneContext, onShown: (l: 
         i.counts?.strategy === "full" ? h("div", { class: "note", "data-testid": "refresh-summary-no-highlight" }, "Rewritten in full, so the changed cells are not known one by one and cannot be highlighted.") : null,
         i.outcome === "updated" ? h("div", { class: "changes", "data-changes-for": i.bindingId, "data-where": "summary", "data-table": i.tableName }) : null,
         // The reason once: the service's own sentence (the panel's title would only repeat it).
-        failed && grouped === undefined ? h("span", { "data-testid": "refresh-summary-reason", class: "reason" }, ` — ${i.reason}`) : null,
+        failed && grouped === undefined && !unreachable ? h("span", { "data-testid": "refresh-summary-reason", class: "reason" }, ` — ${i.reason}`) : null,
         ...i.warnings.map((w) => h("div", { class: "note" }, w)),
         tokenButtons,
       );

@@ -126,7 +126,11 @@ export const previewControls: Journey = {
     await serviceState(t, "failing-drop");
     const dropped = await refreshTable(t, fin);
     const host = new URL(t.serviceUrl).host;
-    checkEqual(dropped.items.map((i) => [i.outcome, i.reason.trim()]), [["failed", `— Could not reach ${host}; the browser does not say why.`]], "unreachable: one short sentence");
+    checkEqual(dropped.items.map((i) => [i.outcome, i.reason.trim()]), [["failed", `Could not reach ${host}; the browser does not say why.`]], "unreachable: one short sentence");
+    // The only table: its message has what a run's shared one has, the causes folded and the buttons.
+    const panel = dropped.items[0]?.panel ?? "";
+    check(/Details/.test(panel) && /Retry/.test(panel) && /Edit connection/.test(panel), `unreachable: details folded, Retry and Edit connection (${panel})`);
+    check(!/Possible causes/.test(panel), `the possible causes stay folded (${panel})`);
     await toolbar(t, () => bar(t, "preview-service-fail").selectOption("none"));
     await serviceState(t, "running");
 
