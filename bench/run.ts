@@ -132,6 +132,11 @@ async function main(): Promise<void> {
   log("");
   log("Budget checks:");
   for (const c of checks) log(`  ${c.ok ? "PASS" : "FAIL"}  ${c.name}  (${c.detail})`);
+  // Issue #24 item 1: a bench with a failing check cannot pass for green. The exit status says it
+  // (1 when any check FAILs), after everything is printed, so the figures are still there to read.
+  const failing = checks.filter((c) => !c.ok).length;
+  log(failing === 0 ? `All ${checks.length} budget checks PASS.` : `${failing} of ${checks.length} budget checks FAIL: exit status 1.`);
+  if (failing > 0) process.exitCode = 1;
   if (asJson) {
     const refresh = results.find((r) => r.unchangedRefresh)?.unchangedRefresh;
     const full = results.find((r) => r.fullChangeRefresh)?.fullChangeRefresh;

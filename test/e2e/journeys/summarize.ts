@@ -198,9 +198,12 @@ export const largerThanSheet: Journey = {
 
       // CSV is the smaller body. A real pointer click: the body yields to the page while it streams
       // (src/service/client.ts `yielding`), so the pane acknowledges input during the download.
+      // The click's own wait is 60 s, not the default 15 s: Playwright's click returns once the page has
+      // handled the input, and on a loaded 2-core machine the 1,048,576-row stream held a page slice
+      // longer than 15 s behind other jobs (seen in full runs; the journey passes alone in ~20 s).
       await t.check(t.id("import-format-csv"));
       const started = Date.now();
-      const job = await runJob(t, () => t.id("import-start").click());
+      const job = await runJob(t, () => t.id("import-start").click({ timeout: 60_000 }));
       const importMs = Date.now() - started;
       const place = await t.table(job.table);
       checkEqual([place.columns, place.dataRows], [3, job.rows], "the summary's table: columns, rows");
