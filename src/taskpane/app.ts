@@ -111,6 +111,9 @@ export function mountApp(root: HTMLElement, opts: AppOptions): PaneContext {
       if (tab !== currentTab) {
         panels.get(currentTab)?.querySelectorAll(".error-panel").forEach((p) => p.remove());
         replace(resultHost);
+        // Notes that only report something past (the refresh on open's outcome) go too; a question
+        // or a note with something left to do stays until answered or dismissed.
+        notices.querySelectorAll("[data-transient]").forEach((n) => n.remove());
       }
       currentTab = tab;
       tabs.select(`tab-${tab}`, focus);
