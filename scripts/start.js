@@ -42,8 +42,10 @@ A flag wins over its environment variable. Other environment variables:
                      (default: the reference service started here)
   PPM_DEV_HTTP=1     serve the task pane over http without trying dev certificates
 
-Excel: manifest.xml points at https://localhost:${DEFAULT_DEV_PORT}. With another --port, sideload
-the manifest the dev server serves instead: https://localhost:N/manifest.xml.
+Excel: \`npm run sideload\` (another terminal) loads the add-in into desktop Excel on Windows or Mac;
+with another --port, \`npm run sideload -- --port N\`. Excel on the web: upload manifest.xml (it points
+at https://localhost:${DEFAULT_DEV_PORT}), or for another port the one the dev server serves,
+https://localhost:N/manifest.xml. Excel loads add-ins over https only.
 
 For the launcher's own tests:
   --test-dev-server FILE   run \`node FILE\` instead of the webpack dev server (it gets
@@ -321,7 +323,12 @@ async function main() {
   const devArgs = opts.testDevServer
     ? [opts.testDevServer]
     : [require.resolve("webpack-cli/bin/cli.js", { paths: [root] }), "serve", "--mode", "development", "--port", String(devPort)];
-  const devServer = spawnPrefixed("addin", process.execPath, devArgs, devEnv);
+  // Why the dev server serves http, as it says it (webpack.config.js), for the record below.
+  let httpReason = null;
+  const devServer = spawnPrefixed("addin", process.execPath, devArgs, devEnv, (line) => {
+    const m = /dev certificates unavailable \((.*)\); serving over http/.exec(line);
+    if (m) httpReason = m[1];
+  });
   running.add(devServer);
   log(`task pane dev server starting (pid ${devServer.pid})`);
   let devServerAlive = true;
@@ -348,6 +355,7 @@ async function main() {
     `  Reference service : ${serviceLine}`,
     `  Task pane         : ${addinUrl ? `${addinUrl}/taskpane.html` : `(no answer on port ${devPort} within ${DEV_SERVER_READY_MS / 1000} s — see the [addin] lines above)`}`,
     addinUrl ? `  Browser preview   : ${addinUrl}/preview.html  (task pane + emulated workbook, no Excel needed; ${addinUrl}/ leads there)` : null,
+    addinUrl ? "                      its second bar regenerates data, makes the service fail or stops it, sets the pane's width and theme" : null,
     "",
     "  Demo companies (reference service):",
     "    acme   token demo-acme-token    reporting enabled; record credentials api-auth demo-api-auth, api-secret demo-api-secret",
@@ -358,16 +366,33 @@ async function main() {
         "        run `npx office-addin-dev-certs install` on a machine where you can, then `npm start` again.\n" +
         "        The browser preview works over http."
       : null,
-    "  Sideload into Excel:",
+    "  Sideload into Excel (it loads add-ins over https only):",
     devPort === DEFAULT_DEV_PORT || !addinUrl
       ? `    Manifest         : manifest.xml (points at https://localhost:${DEFAULT_DEV_PORT})`
       : `    Manifest         : save ${addinUrl}/manifest.xml (this port's; the repository's manifest.xml points at port ${DEFAULT_DEV_PORT})`,
+    `    Desktop Excel    : npm run sideload${devPort === DEFAULT_DEV_PORT ? "" : ` -- --port ${devPort}`}   (another terminal; Windows or Mac, with office-addin-debugging; it says so where there is no desktop Excel)`,
     "    Excel on the web : Home > Add-ins > More add-ins > My add-ins > Upload My Add-in > the manifest",
-    "    Windows / Mac    : `npx office-addin-debugging start manifest.xml desktop` (or Insert > My Add-ins > Upload)",
     "  Then: Data tab > Portfolio > Open.  Ctrl+C stops both servers.",
     "",
   ];
   console.log(lines.filter((l) => l !== null).join("\n"));
+  if (addinUrl) recordDevServer(addinUrl, httpReason);
+}
+
+/**
+ * Records the origin the dev server really serves, for `ppm doctor` (src/cli/devOrigin.ts): the
+ * certificate files can exist while their authority could not be installed, so only what was
+ * served tells whether it is https. In PPM_STATE_DIR (default node_modules/.cache/ppm).
+ */
+function recordDevServer(origin, httpReason) {
+  const dir = process.env.PPM_STATE_DIR || path.join(root, "node_modules", ".cache", "ppm");
+  try {
+    require("fs").mkdirSync(dir, { recursive: true });
+    const record = { origin, at: new Date().toISOString(), ...(origin.startsWith("http:") && httpReason ? { httpReason: httpReason.slice(0, 300) } : {}) };
+    require("fs").writeFileSync(path.join(dir, "dev-server.json"), JSON.stringify(record, null, 2) + "\n");
+  } catch {
+    // A read-only checkout: doctor then falls back to its prediction.
+  }
 }
 
 main().catch((e) => {

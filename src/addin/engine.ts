@@ -52,6 +52,8 @@ export interface ImportRequest {
    * unless the query summarises or filters (`streamingPlan` in `src/query` says so up front).
    */
   sourceRows?: number | null;
+  /** The Excel table's name the user chose; default `ppm_<key>` (`_2`, `_3`… when taken). */
+  tableName?: string;
 }
 
 export interface ImportOutcome {
@@ -171,6 +173,23 @@ export function showChanges(bindingId: string): Promise<ChangeHighlight> {
 }
 
 /** "Clear highlight": removes exactly the add-in's highlight from a table. */
+/**
+ * Brings a bound table into view: activates its sheet and selects the whole table (header and
+ * body), so what "Show changes" highlights is where the user looks (issue #25). A table that is no
+ * longer there is left alone (false).
+ */
+export function goToTable(tableName: string): Promise<boolean> {
+  return runExcel(async (context) => {
+    const lo = context.workbook.tables.getItemOrNullObject(tableName);
+    await context.sync();
+    if (lo.isNullObject) return false;
+    lo.worksheet.activate();
+    lo.getRange().select();
+    await context.sync();
+    return true;
+  });
+}
+
 export function clearChanges(bindingId: string): Promise<ChangeHighlight> {
   return runExcel(async (context) => clearTableChanges(context, await storedBinding(context, bindingId), { holder: "the task pane" }));
 }
@@ -192,6 +211,7 @@ export class Engine {
   readonly changeHighlights = changeHighlights;
   readonly showChanges = showChanges;
   readonly clearChanges = clearChanges;
+  readonly goToTable = goToTable;
   readonly bindingAtSelection = bindingAtSelection;
   readonly selectedCell = selectedCell;
 
@@ -248,6 +268,7 @@ export class Engine {
         companyId: req.companyId,
         query,
         sourceRows: req.sourceRows,
+        ...(req.tableName ? { tableName: req.tableName } : {}),
         target: target ? { sheetName: target.sheetName, anchor: target.anchor } : undefined,
         signal: req.signal,
         secrets: req.secrets,

@@ -308,27 +308,26 @@ export function summaryApply(s: SummaryState, columns: readonly BuilderColumn[])
   return aggregate ? `groupby(${keys},${aggregate})` : `groupby(${keys})`;
 }
 
-const EDM_OF_TYPE: Record<ColumnType, string> = {
-  text: "String",
-  integer: "Int64",
-  decimal: "Decimal",
-  boolean: "Boolean",
-  date: "Date",
-  datetime: "DateTimeOffset",
+/**
+ * A column type in a finance user's words (issue #25), not OData's (`Int32`, `Decimal`): how the
+ * value will sit in Excel. Every integer width (Int16, Int32, Int64) is a whole number.
+ */
+export const TYPE_WORDS: Record<ColumnType, string> = {
+  text: "text",
+  integer: "whole number",
+  decimal: "decimal",
+  boolean: "true/false",
+  date: "date",
+  datetime: "date and time",
 };
 
-/**
- * A result column's type as OData names it: the service's own type when the column carries it
- * (a group-by column, a min/max), else the type the engine gives (sums of integers and counts are
- * Int64, sums and averages of decimals are Decimal).
- */
-export function typeLabel(c: Pick<Column, "type" | "sourceType">): string {
-  if (c.sourceType && /^Edm\.\w+$/.test(c.sourceType)) return c.sourceType.slice(4);
-  return EDM_OF_TYPE[c.type];
+/** A result column's type in words (see {@link TYPE_WORDS}). */
+export function typeLabel(c: Pick<Column, "type">): string {
+  return TYPE_WORDS[c.type];
 }
 
-/** What a result will hold: `fiscal_year (Int32), project_id (String), total_budget (Decimal), rows (Int64)`. */
-export function resultText(columns: readonly Pick<Column, "name" | "type" | "sourceType">[]): string {
+/** What a result will hold: `fiscal_year (whole number), project_id (text), total_budget (decimal), rows (whole number)`. */
+export function resultText(columns: readonly Pick<Column, "name" | "type">[]): string {
   return columns.map((c) => `${c.name} (${typeLabel(c)})`).join(", ");
 }
 

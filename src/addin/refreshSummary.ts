@@ -46,14 +46,16 @@ export interface ReportLike {
   rowCount: number;
   failure?: { code: string; message: string };
   warnings: string[];
-  binding: BindingOrigin;
+  binding: BindingOrigin & { sheetName?: string };
   /** What an update wrote (issue #15). */
-  delta?: { added: number; changed: number; removed: number; strategy: "delta" | "full"; exact?: boolean };
+  delta?: { added: number; changed: number; removed: number; strategy: "delta" | "full"; exact?: boolean; matchedBy?: "key" | "position" };
 }
 
 export interface SummaryItem {
   bindingId: string;
   tableName: string;
+  /** The table's sheet, when known: tables are told apart as "sheet › table" (issue #25). */
+  sheetName?: string;
   outcome: "updated" | "unchanged" | "failed";
   rowCount: number;
   /** Why it failed (already redacted by the engine). */
@@ -63,7 +65,7 @@ export interface SummaryItem {
   connectionId?: string;
   warnings: string[];
   /** Rows added, changed and removed by an update (issue #15). */
-  counts?: { added: number; changed: number; removed: number; strategy: "delta" | "full"; exact: boolean };
+  counts?: { added: number; changed: number; removed: number; strategy: "delta" | "full"; exact: boolean; matchedBy: "key" | "position" };
 }
 
 export interface RefreshSummary {
@@ -75,6 +77,22 @@ export interface RefreshSummary {
   broken: { key: string; code: string; message: string }[];
   /** One line for a notification: "2 updated, 1 unchanged, 1 failed". */
   headline: string;
+  /**
+   * Set when every table failed for the same reason (2 tables or more): the run's one failure, so
+   * a stopped service is said once, not once per table (issue #25).
+   */
+  common?: FailureGroup;
+  /** Tables that failed for the same reason, 2 or more per group: each reason is said once (issue #25). */
+  groups: FailureGroup[];
+}
+
+/** Tables that failed the same way (same code, reason and connection). */
+export interface FailureGroup {
+  code: string;
+  reason: string;
+  connectionId?: string;
+  /** Binding ids of its tables, in report order. */
+  bindingIds: string[];
 }
 
 /**
@@ -87,8 +105,8 @@ export function summarize(
   connectionFor: (b: BindingOrigin) => string | null = () => null,
 ): RefreshSummary {
   const items: SummaryItem[] = reports.map((r) => {
-    const item: SummaryItem = { bindingId: r.bindingId, tableName: r.tableName, outcome: r.outcome, rowCount: r.rowCount, warnings: [...r.warnings] };
-    if (r.outcome === "updated" && r.delta) item.counts = { added: r.delta.added, changed: r.delta.changed, removed: r.delta.removed, strategy: r.delta.strategy, exact: r.delta.exact !== false };
+    const item: SummaryItem = { bindingId: r.bindingId, tableName: r.tableName, ...(r.binding.sheetName ? { sheetName: r.binding.sheetName } : {}), outcome: r.outcome, rowCount: r.rowCount, warnings: [...r.warnings] };
+    if (r.outcome === "updated" && r.delta) item.counts = { added: r.delta.added, changed: r.delta.changed, removed: r.delta.removed, strategy: r.delta.strategy, exact: r.delta.exact !== false, matchedBy: r.delta.matchedBy ?? "key" };
     if (r.outcome === "failed") {
       item.reason = r.failure?.message ?? "Unknown failure.";
       item.code = r.failure?.code ?? "error";
@@ -105,20 +123,38 @@ export function summarize(
     items.length === 0 && broken.length === 0
       ? "No PPM tables in this workbook to refresh."
       : `${updated} updated, ${unchanged} unchanged, ${failed} failed`;
-  return { updated, unchanged, failed, items, broken: [...broken], headline };
+  const byReason = new Map<string, FailureGroup>();
+  for (const i of items) {
+    if (i.outcome !== "failed") continue;
+    const key = JSON.stringify([i.code, i.reason, i.connectionId ?? null]);
+    let g = byReason.get(key);
+    if (!g) byReason.set(key, (g = { code: i.code ?? "error", reason: i.reason ?? "Unknown failure.", ...(i.connectionId ? { connectionId: i.connectionId } : {}), bindingIds: [] }));
+    g.bindingIds.push(i.bindingId);
+  }
+  const groups = [...byReason.values()].filter((g) => g.bindingIds.length >= 2);
+  const common = groups.length === 1 && groups[0].bindingIds.length === items.length && broken.length === 0 ? groups[0] : undefined;
+  return { updated, unchanged, failed, items, broken: [...broken], headline, groups, ...(common ? { common } : {}) };
 }
 
 /**
- * "3 added, 12 changed, 1 removed" (issue #15); after a full rewrite that had no plan to count from,
+ * "3 added, 12 changed, 1 removed" (issue #15) when rows were matched by a key: the dataset's, a
+ * snapshot's, or a summary's group-by columns (issue #25). Rows matched by position (no key, or a
+ * key the table does not hold) cannot be called changed, added or removed: "12 rows rewritten (no
+ * key to match rows by), 1 fewer row". After a full rewrite that had no plan to count from,
  * "rewritten in full, changes not counted" and how the row count moved.
  */
-export function countsText(c: { added: number; changed: number; removed: number; exact?: boolean }): string {
+export function countsText(c: { added: number; changed: number; removed: number; exact?: boolean; matchedBy?: "key" | "position" }): string {
   const n = (x: number) => x.toLocaleString("en-US");
-  if (c.exact === false) {
-    const moved = c.added > 0 ? `, ${n(c.added)} more row${c.added === 1 ? "" : "s"}` : c.removed > 0 ? `, ${n(c.removed)} fewer row${c.removed === 1 ? "" : "s"}` : "";
-    return `rewritten in full, changes not counted${moved}`;
-  }
+  const rows = (x: number) => `${n(x)} row${x === 1 ? "" : "s"}`;
+  const moved = c.added > 0 ? `, ${rows(c.added).replace(/ rows?$/, (w) => ` more${w}`)}` : c.removed > 0 ? `, ${rows(c.removed).replace(/ rows?$/, (w) => ` fewer${w}`)}` : "";
+  if (c.exact === false) return `rewritten in full, changes not counted${moved}`;
+  if (c.matchedBy === "position") return `${rows(c.changed)} rewritten (no key to match rows by)${moved}`;
   return `${n(c.added)} added, ${n(c.changed)} changed, ${n(c.removed)} removed`;
+}
+
+/** "sheet › table", or the table alone when its sheet is not known. */
+export function where(i: { tableName: string; sheetName?: string }): string {
+  return i.sheetName ? `${i.sheetName} › ${i.tableName}` : i.tableName;
 }
 
 /**
@@ -128,12 +164,27 @@ export function countsText(c: { added: number; changed: number; removed: number;
  */
 export function summaryText(s: RefreshSummary, maxLines = 20): string {
   const lines = [s.headline];
+  const named = (ids: readonly string[]) => {
+    const names = s.items.filter((i) => ids.includes(i.bindingId)).map(where);
+    return `${names.slice(0, maxLines).join(", ")}${names.length > maxLines ? ` and ${names.length - maxLines} more` : ""}`;
+  };
+  if (s.common) {
+    // Every table failed the same way: the reason once, then the tables it applies to.
+    lines.push(`None of the ${s.items.length} tables was refreshed: ${s.common.reason}`);
+    lines.push(`Tables: ${named(s.common.bindingIds)}.`);
+    return lines.join("\n");
+  }
+  // A reason several tables share is said once, with the tables it applies to.
+  const grouped = new Set(s.groups.flatMap((g) => g.bindingIds));
   const tables = [
-    ...s.items.map((i) =>
-      i.outcome === "failed"
-        ? `${i.tableName}: failed: ${i.reason ?? i.code ?? "unknown reason"}`
-        : `${i.tableName}: ${i.outcome}, ${i.rowCount.toLocaleString("en-US")} row${i.rowCount === 1 ? "" : "s"}${i.outcome === "updated" && i.counts ? ` — ${countsText(i.counts)}` : ""}`,
-    ),
+    ...s.groups.map((g) => `${g.bindingIds.length} tables failed: ${g.reason} (${named(g.bindingIds)})`),
+    ...s.items
+      .filter((i) => !grouped.has(i.bindingId))
+      .map((i) =>
+        i.outcome === "failed"
+          ? `${where(i)}: failed: ${i.reason ?? i.code ?? "unknown reason"}`
+          : `${where(i)}: ${i.outcome}, ${i.rowCount.toLocaleString("en-US")} row${i.rowCount === 1 ? "" : "s"}${i.outcome === "updated" && i.counts ? ` — ${countsText(i.counts)}` : ""}`,
+      ),
     ...s.broken.map((b) => `${b.key}: failed: ${b.message}`),
   ];
   lines.push(...tables.slice(0, maxLines));

@@ -11,7 +11,6 @@
  * process lists and shell history). It is never printed.
  */
 import * as fs from "node:fs";
-import * as os from "node:os";
 import * as path from "node:path";
 import { parseArgs } from "node:util";
 import { applyQuery, createQuerySink, parseQuery } from "../query";
@@ -22,6 +21,7 @@ import { FileValidatorStore, writeFileAtomic } from "../service/node";
 import { validatorKey } from "../service/validators";
 import type { Table } from "../table/model";
 import { excelSafeCell, tableToCsv, tableToJson, textTable } from "./output";
+import { devServerOrigin } from "./devOrigin";
 
 /** Exit codes of the CLI. */
 export const EXIT = {
@@ -85,9 +85,10 @@ const USAGE = `Usage: ppm <command> [options]
 Commands:
   doctor --env URL [--origin ORIGIN] [--json]
       Checks reachability, credentials, reporting, which route groups exist and whether CORS
-      lets the add-in (served from ORIGIN) work. The default ORIGIN is what \`npm start\` serves:
-      localhost on PPM_DEV_PORT (default 3000), https when a development certificate is
-      installed (~/.office-addin-dev-certs) and PPM_DEV_HTTP is not 1, else http.
+      lets the add-in (served from ORIGIN) work. The default ORIGIN is what \`npm start\` serves
+      on localhost (PPM_DEV_PORT, default 3000): the scheme its running dev server answers
+      with; else what it served when it last ran; else https only where the development
+      certificate authority is installed and trusted (and PPM_DEV_HTTP is not 1), http otherwise.
   datasets --env URL [--json]
       Lists the manifest's datasets with their export status.
   export KEY --env URL [--format json|csv|odata] [--output-format csv|json] [--out FILE [--mkdir]]
@@ -102,7 +103,8 @@ Commands:
       query ($apply, $filter, $select, $orderby, $top, $skip, $count; the '$' is optional) before
       writing; a summary ($apply) is computed while the export streams in.
       --excel-safe (CSV only) puts a ' before text cells that start with =, +, -, @, a tab or a
-      carriage return, so Excel opens them as text, not formulas (CSV injection).
+      carriage return, so Excel opens them as text, not formulas (CSV injection), and starts the
+      file with a UTF-8 byte order mark, so Excel on Windows reads it as UTF-8.
 
 Options for every command:
   --env URL        environment base URL (or PPM_ENV)
@@ -282,8 +284,16 @@ async function clientFrom(p: Parsed, io: CliIo, store?: FileValidatorStore): Pro
 function cliText(e: PpmError): { message: string; action: string } {
   const source = { PPM_TOKEN: "the PPM_TOKEN environment variable", "--token": "--token", "--token-file": "the --token-file file", "--token-stdin": "--token-stdin" }[tokenSource];
   const fix = (t: string) => t.replace(/the stored (?:company API )?token/gi, `the token in ${source}`);
-  const action = e.code === "unauthorized" ? `Check the token in ${source}: set it to a valid company API token for this company and environment.` : fix(e.action);
-  return { message: fix(e.message), action };
+  // The client's actions speak of the pane's controls (a connection, a field, a section to hide);
+  // the CLI's own words where they differ.
+  const cliActions: Partial<Record<PpmErrorCode, string>> = {
+    unauthorized: `Check the token in ${source}: set it to a valid company API token for this company and environment.`,
+    invalid_base_url: "Give --env (or PPM_ENV) as the environment's base address, https://host (http only for localhost), without credentials, query or the service's /api/... paths.",
+    route_absent: "This environment does not offer this feature (its routes answer 404); use another environment or ask its administrator.",
+    record_credentials_missing: "Set PPM_API_AUTH and PPM_API_SECRET to the company's record credentials.",
+  };
+  const action = cliActions[e.code] ?? fix(e.action);
+  return { message: fix(e.message).replace(/^The environment address\b/, "The --env address"), action };
 }
 
 /**
@@ -359,10 +369,10 @@ interface Check {
 async function doctor(p: Parsed, io: CliIo): Promise<number> {
   const client = await clientFrom(p, io);
   const given = str(p.values.origin);
-  const served = given === undefined ? devServerOrigin(io.env) : undefined;
+  const served = given === undefined ? await devServerOrigin(io.env) : undefined;
   const origin = given ?? served!.origin;
   const checks: Check[] = [{ check: "environment address", result: "ok", detail: client.connection.baseUrl }];
-  if (served) checks.push({ check: "add-in origin", result: "ok", detail: `${origin} (what npm start serves here: ${served.why}; --origin sets another)` });
+  if (served) checks.push({ check: "add-in origin", result: "ok", detail: `${origin} (${served.why}; --origin sets another)` });
   const add = (c: Check) => checks.push(c);
   let reportingOk = false;
   try {
@@ -463,33 +473,6 @@ async function doctor(p: Parsed, io: CliIo): Promise<number> {
     io.stdout(failed ? "\nThe add-in would not work with this environment and token.\n" : "\nThe add-in would work with this environment and token.\n");
   }
   return failed ? (failed.exit ?? EXIT.failure) : EXIT.ok;
-}
-
-/** Port of the dev server in package.json's `config` (what `npm start` uses without PPM_DEV_PORT). */
-function configuredDevPort(): number {
-  try {
-    const pkg = JSON.parse(fs.readFileSync(path.resolve(__dirname, "../../package.json"), "utf8")) as { config?: { dev_server_port?: unknown } };
-    const port = Number(pkg.config?.dev_server_port);
-    if (Number.isInteger(port) && port > 0) return port;
-  } catch {
-    // Installed without its package.json: the documented default.
-  }
-  return 3000;
-}
-
-/**
- * The origin `npm start` serves the task pane from, by the rules the dev server follows
- * (`webpack.config.js`): port PPM_DEV_PORT or package.json's `dev_server_port`; https when
- * office-addin-dev-certs' localhost certificate is installed and PPM_DEV_HTTP is not 1, else http.
- */
-export function devServerOrigin(env: Record<string, string | undefined>, home: string = env.HOME ?? os.homedir()): { origin: string; why: string } {
-  const fromEnv = env.PPM_DEV_PORT !== undefined && /^\d+$/.test(env.PPM_DEV_PORT) ? Number(env.PPM_DEV_PORT) : undefined;
-  const port = fromEnv ?? configuredDevPort();
-  const portWhy = fromEnv !== undefined ? `port from PPM_DEV_PORT` : `port ${port} from package.json`;
-  if (env.PPM_DEV_HTTP === "1") return { origin: `http://localhost:${port}`, why: `${portWhy}, http because PPM_DEV_HTTP=1` };
-  const cert = path.join(home, ".office-addin-dev-certs", "localhost.crt");
-  if (fs.existsSync(cert)) return { origin: `https://localhost:${port}`, why: `${portWhy}, https with the development certificate` };
-  return { origin: `http://localhost:${port}`, why: `${portWhy}, http because no development certificate is installed` };
 }
 
 // ------------------------------------------------------------------ datasets
@@ -603,7 +586,13 @@ async function exportCommand(p: Parsed, io: CliIo): Promise<number> {
     table = q.table;
     count = q.count;
   }
-  const chunks: Iterable<string | Uint8Array> = byteExact ? raw : outputFormat === "csv" ? tableToCsv(table, excelSafe ? excelSafeCell : undefined) : tableToJson(table, count !== undefined ? { count } : {});
+  const chunks: Iterable<string | Uint8Array> = byteExact
+    ? raw
+    : outputFormat === "csv"
+      ? excelSafe
+        ? withBom(tableToCsv(table, excelSafeCell))
+        : tableToCsv(table)
+      : tableToJson(table, count !== undefined ? { count } : {});
   if (outPath) {
     writeFileAtomically(outPath, chunks);
     io.stderr(`${key}: ${table.rows.length} row(s), ${table.columns.length} column(s) written to ${out}${count !== undefined ? ` (count: ${count})` : ""}\n`);
@@ -624,6 +613,16 @@ async function exportCommand(p: Parsed, io: CliIo): Promise<number> {
   }
   if (store && cacheKey) store.set(cacheKey, result.validators, identity);
   return EXIT.ok;
+}
+
+/**
+ * A UTF-8 byte order mark first: CSV meant for Excel (`--excel-safe`). Excel on Windows reads a CSV
+ * without one in the system's ANSI code page ("ZÃ¼rich" for "Zürich"); with it, as UTF-8. The plain
+ * export stays byte-exact, without one.
+ */
+function* withBom(chunks: Iterable<string>): Generator<string> {
+  yield "\uFEFF";
+  yield* chunks;
 }
 
 function isDirectory(dir: string): boolean {

@@ -4,15 +4,44 @@
 import type { CellValue, Table } from "../table/model";
 import { csvRecord } from "../service/csv";
 
-/** Formats rows as a left-aligned text table with a header and a rule. */
-export function textTable(header: string[], rows: string[][]): string {
+/**
+ * Formats rows as a left-aligned text table with a header and a rule, at most `maxWidth` characters
+ * wide (issue #25: a 600-character detail made every line and the rule 600 characters long). The
+ * last column wraps between words onto continuation lines under itself; the others are padded to
+ * their longest cell.
+ */
+export function textTable(header: string[], rows: string[][], maxWidth = 100): string {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? "").length)));
+  const last = header.length - 1;
+  const indent = widths.slice(0, last).reduce((n, w) => n + w + 2, 0);
+  const room = Math.max(20, maxWidth - indent);
+  widths[last] = Math.min(widths[last], room);
   const line = (cells: string[]) =>
     cells
-      .map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i])))
+      .map((c, i) => (i === last ? c : c.padEnd(widths[i])))
       .join("  ")
       .trimEnd();
-  return [line(header), line(widths.map((w) => "-".repeat(w))), ...rows.map(line)].join("\n") + "\n";
+  const out = [line(header), line(widths.map((w) => "-".repeat(w)))];
+  for (const r of rows) {
+    const [first, ...more] = wrapWords(r[last] ?? "", room);
+    out.push(line([...r.slice(0, last), first]));
+    for (const m of more) out.push(`${" ".repeat(indent)}${m}`);
+  }
+  return out.join("\n") + "\n";
+}
+
+/** Lines of at most `width` characters, broken between words (a longer word gets a line of its own). */
+function wrapWords(text: string, width: number): string[] {
+  const lines: string[] = [];
+  let cur = "";
+  for (const word of text.split(/\s+/).filter((w) => w !== "")) {
+    if (cur && cur.length + 1 + word.length > width) {
+      lines.push(cur);
+      cur = word;
+    } else cur = cur ? `${cur} ${word}` : word;
+  }
+  lines.push(cur);
+  return lines;
 }
 
 /** A cell as CSV text: null → empty, booleans `true`/`false`, numbers in plain JS notation. */

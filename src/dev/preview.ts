@@ -17,6 +17,7 @@
 import type { PreviewDialog, PreviewHostApi } from "./office-shim";
 import type { PreviewCell, PreviewWorkbook } from "./preview-workbook";
 import { cellAddress, parseA1 } from "./a1";
+import { ScenarioControls } from "./preview-controls";
 import { isProfileId } from "../emulator/profiles";
 
 const SAVED_KEY = "ppm-preview:workbook";
@@ -150,6 +151,10 @@ class PreviewPage {
       this.frame.contentWindow?.location.reload();
     });
     window.addEventListener("resize", () => this.queueRender());
+    // The scenario toolbar: the service's control hooks, the pane's width and theme (issue #25).
+    new ScenarioControls(defaultServiceUrl() === "(none)" ? null : defaultServiceUrl(), () => {
+      this.frame.src = `preview-taskpane.html${location.search}`;
+    }).start();
   }
 
   /** Starts the add-in in this session (Office does so on Open, on a ribbon command, or with the document). */

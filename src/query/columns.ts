@@ -108,14 +108,20 @@ export class ColumnResolver {
     });
   }
 
-  /** Column name closest to `name` (case-insensitive edit distance, `_` treated like a space). */
+  /**
+   * Column name closest to `name` (case-insensitive edit distance, `_` treated like a space), when it
+   * is close enough to be what was meant: at most max(2, a third of the name's length) edits away,
+   * or the one starts the other. Otherwise none: `nosuch` suggests nothing rather than `budget`.
+   */
   nearest(name: string): string | undefined {
     const target = name.toLowerCase().replace(/_/g, " ");
     let best: string | undefined;
     let bestD = Infinity;
     for (const c of this.columns) {
-      const d = editDistance(target, c.name.toLowerCase().replace(/_/g, " "));
-      if (d < bestD) {
+      const candidate = c.name.toLowerCase().replace(/_/g, " ");
+      const d = editDistance(target, candidate);
+      const close = d <= Math.max(2, Math.floor(target.length / 3)) || (Math.min(target.length, candidate.length) >= 3 && (candidate.startsWith(target) || target.startsWith(candidate)));
+      if (close && d < bestD) {
         bestD = d;
         best = c.name;
       }

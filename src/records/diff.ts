@@ -39,6 +39,12 @@ export interface Change {
   /** What the sheet holds now, as it would be sent. */
   new: string;
   validation: ChangeValidation;
+  /**
+   * Set when a number cell was refused because of how Excel read what was typed (its format is no
+   * longer General): the text Excel shows. Write-back then puts that text in the cell as text, so
+   * what the user types next is read exactly as typed (issue #25).
+   */
+  asShown?: string;
 }
 
 /** A row-level problem that is not tied to one field (e.g. a row added by hand). */
@@ -220,7 +226,7 @@ export function diffWriteback(input: DiffInput): DiffResult {
         continue;
       }
       if (formatProblem !== null) {
-        changes.push({ ...base, validation: { status: "invalid", message: formatProblem } });
+        changes.push({ ...base, asShown: newText, validation: { status: "invalid", message: formatProblem } });
         continue;
       }
       const v = validateFieldValue(newText, numeric, cur.fromNumber);

@@ -249,8 +249,35 @@ export async function prepareWriteback(deps: WritebackDeps, binding: WritebackBi
       warnings.push(`The marks of cells you reverted could not be removed (${message(e)}).`);
     }
   }
+  await keepAsTyped(deps.workbook, binding.tableName, diff.changes);
   const recordsToUpdate = new Set(diff.changes.filter((c) => c.validation.status === "valid").map((c) => c.projectToken)).size;
   return { binding, kind, mode: diff.mode, changes: diff.changes, notes: diff.notes, warnings, recordsToUpdate, fields, held };
+}
+
+/**
+ * A number cell refused for how Excel read the typing (`1,234.5` → 1234.5 in `#,##0.00`): once
+ * Excel has switched the cell's format, typing `1234.5` over it leaves it exactly as it is, so a
+ * correct retype could never be told from the refused input. The cell is given the text Excel shows
+ * (`1,234.50`), as text (`@`): it looks the same, and what is typed next stays exactly as typed and
+ * is judged as such (issue #25). Its change says so; if the cell cannot be written, it says what to do.
+ */
+async function keepAsTyped(workbook: WritebackWorkbook, tableName: string, changes: Change[]): Promise<void> {
+  const refused = changes.filter((c): c is Change & { asShown: string; validation: { status: "invalid"; message: string } } => c.asShown !== undefined && c.validation.status === "invalid");
+  if (refused.length === 0) return;
+  let done = true;
+  try {
+    await workbook.writeCells(tableName, refused.map((c) => ({ key: { projectToken: c.projectToken, field: c.field }, content: { formula: c.asShown, numberFormat: "@" } })));
+  } catch {
+    done = false;
+  }
+  for (const c of refused) {
+    c.validation = {
+      status: "invalid",
+      message: done
+        ? `${c.validation.message} The cell now holds the text ${JSON.stringify(c.asShown)}, so what you type next is read exactly as typed.`
+        : `${c.validation.message} First set the cell's number format to General: in a formatted cell Excel reads 1234.5 the same way.`,
+    };
+  }
 }
 
 function withHeld(b: Baseline, held: HeldCell[]): Baseline {

@@ -135,7 +135,7 @@ export function numericCellText(value: number, shown: CellShown | undefined): { 
     return {
       ok: false,
       text: shown.text,
-      message: `Excel shows ${JSON.stringify(shown.text)} (number format ${shown.numberFormat}): it read what was typed as a formatted number. ${problem} Set the cell's number format to General and type ${plain}.`,
+      message: `Excel shows ${JSON.stringify(shown.text)} (number format ${shown.numberFormat}): it read what was typed as a formatted number. ${problem} Type ${plain} instead.`,
     };
   }
   if (normaliseNumeric(shown.text) !== normaliseNumeric(plain)) {

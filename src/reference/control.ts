@@ -40,14 +40,27 @@ function bad(res: ServerResponse, message: string): void {
   sendJson(res, 400, { error: "bad_request", message });
 }
 
+/** Stopping and starting the service itself (its listener lives in server.ts). */
+export interface Lifecycle {
+  /** Running or stopped, the standing faults and delays (for the preview's toolbar). */
+  status(): Record<string, unknown>;
+  /** Opens the standby listener; resolves with its `POST .../__control/start` address. */
+  stop(): Promise<string>;
+  /** Closes the service's port and every open connection (after the stop's answer was sent). */
+  closeNow(): void;
+  /** Listens on the service's port again; resolves with the service's address. */
+  start(): Promise<string>;
+}
+
 /** Answers a `/__control/...` request; unknown actions and non-loopback peers get a plain 404. */
-export function handleControl(
+export async function handleControl(
   state: ServiceState,
   req: IncomingMessage,
   res: ServerResponse,
   path: string,
   query: readonly QueryParam[],
-): void {
+  lifecycle?: Lifecycle,
+): Promise<void> {
   if (!isLoopback(req)) return sendNotFound(res);
   const action = path.slice(CONTROL_PREFIX.length);
   const method = req.method ?? "GET";
@@ -60,9 +73,20 @@ export function handleControl(
     }
     return bad(res, "use GET or DELETE");
   }
-  if (method !== "POST") return bad(res, "control actions other than requests are POST");
+  if (action === "status" && method === "GET" && lifecycle) return sendJson(res, 200, lifecycle.status());
+  if (method !== "POST") return bad(res, "control actions other than requests and status are POST");
 
   switch (action) {
+    case "stop": {
+      if (!lifecycle) return sendNotFound(res);
+      const start = await lifecycle.stop();
+      // The port closes once this answer has gone out: until `start`, connections are refused.
+      res.on("finish", () => setImmediate(() => lifecycle.closeNow()));
+      return sendJson(res, 200, { ok: true, running: false, start, message: `Stopped: connections to this port are refused until POST ${start}` });
+    }
+    case "start":
+      // Already running (the standby listener answers the start of a stopped service).
+      return sendJson(res, 200, { ok: true, running: true });
     case "reset":
       state.reset();
       return sendJson(res, 200, { ok: true });
@@ -75,11 +99,23 @@ export function handleControl(
         added: fractionParam(query, "added"),
         removed: fractionParam(query, "removed"),
       };
+      // Or exact numbers of rows (the preview's toolbar): changedRows=2&addedRows=1&removedRows=1.
+      const rowCounts = {
+        changed: intParam(query, "changedRows", 0),
+        added: intParam(query, "addedRows", 0),
+        removed: intParam(query, "removedRows", 0),
+      };
       const seed = intParam(query, "seed", 1);
       const bads = Object.entries(fractions).filter(([, v]) => v === undefined).map(([k]) => k);
       if (bads.length > 0) return bad(res, `${bads.join(", ")} must be a fraction from 0 to 1 (e.g. 0.01)`);
+      const badRows = Object.entries(rowCounts).filter(([, v]) => v === undefined).map(([k]) => `${k}Rows`);
+      if (badRows.length > 0) return bad(res, `${badRows.join(", ")} must be a whole number of rows`);
       if (seed === undefined || seed > 0xffffffff) return bad(res, "seed must be a whole number from 0 to 4294967295");
-      const partial = ["changed", "added", "removed"].some((k) => param(query, k) !== undefined);
+      const inRows = ["changedRows", "addedRows", "removedRows"].some((k) => param(query, k) !== undefined);
+      const partial = inRows || ["changed", "added", "removed"].some((k) => param(query, k) !== undefined);
+      if (inRows && ["changed", "added", "removed"].some((k) => param(query, k) !== undefined)) {
+        return bad(res, "give fractions (changed, added, removed) or numbers of rows (changedRows, addedRows, removedRows), not both");
+      }
       if (!partial) {
         const a = state.regenerate(company.id, ds.key);
         return sendJson(res, 200, {
@@ -90,12 +126,13 @@ export function handleControl(
           row_count: a.rowCount,
         });
       }
-      const { artifact: a, counts } = state.regeneratePartly(company.id, ds.key, {
-        changed: fractions.changed ?? 0,
-        added: fractions.added ?? 0,
-        removed: fractions.removed ?? 0,
-        seed,
-      });
+      const { artifact: a, counts } = state.regeneratePartly(
+        company.id,
+        ds.key,
+        inRows
+          ? { changed: rowCounts.changed ?? 0, added: rowCounts.added ?? 0, removed: rowCounts.removed ?? 0, seed, inRows: true }
+          : { changed: fractions.changed ?? 0, added: fractions.added ?? 0, removed: fractions.removed ?? 0, seed },
+      );
       return sendJson(res, 200, {
         company: company.id,
         dataset: ds.key,
@@ -110,21 +147,22 @@ export function handleControl(
     }
     case "fault": {
       const target = param(query, "path");
-      const status = intParam(query, "status", 503);
-      const count = intParam(query, "count", 1);
+      // `status=drop`: the connection is closed without an answer (an unreachable service, as a client sees it).
+      const status = param(query, "status") === "drop" ? "drop" : intParam(query, "status", 503);
+      const count = param(query, "count") === "unlimited" ? Infinity : intParam(query, "count", 1);
       const retryAfter = intParam(query, "retryAfter", 1);
       if (!target || !target.startsWith("/")) return bad(res, "path must be an absolute path (a trailing * matches a prefix)");
-      if (status === undefined || status < 400 || status > 599) return bad(res, "status must be 400-599");
-      if (count === undefined || retryAfter === undefined) return bad(res, "count and retryAfter must be whole numbers");
+      if (status === undefined || (status !== "drop" && (status < 400 || status > 599))) return bad(res, "status must be 400-599, or drop");
+      if (count === undefined || retryAfter === undefined) return bad(res, "count (a whole number or unlimited) and retryAfter must be whole numbers");
       if (count === 0) state.faults.delete(target);
       else state.faults.set(target, { status, remaining: count, retryAfter });
-      return sendJson(res, 200, { ok: true, path: target, status, count, retryAfter });
+      return sendJson(res, 200, { ok: true, path: target, status, count: Number.isFinite(count) ? count : "unlimited", retryAfter });
     }
     case "delay": {
       const target = param(query, "path");
       const ms = intParam(query, "ms", 0);
       const chunkDelayMs = intParam(query, "chunkDelayMs", 0);
-      const count = param(query, "count") === undefined ? Infinity : intParam(query, "count", 1);
+      const count = param(query, "count") === undefined || param(query, "count") === "unlimited" ? Infinity : intParam(query, "count", 1);
       if (!target || !target.startsWith("/")) return bad(res, "path must be an absolute path (a trailing * matches a prefix)");
       if (ms === undefined || chunkDelayMs === undefined || count === undefined) {
         return bad(res, "ms, chunkDelayMs and count must be whole numbers");

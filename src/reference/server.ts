@@ -62,15 +62,17 @@
  * - Control hooks (loopback only, JSON answers): POST `/__control/regenerate?company=&dataset=`
  *   (also makes `risks`/`timesheets` servable; `&changed=&added=&removed=&seed=` fractions regenerate only
  *   those rows, see README), `/__control/reset`,
- *   `/__control/fault?path=&status=&count=&retryAfter=` (429/503 carry Retry-After; a trailing `*`
- *   in path matches a prefix), `/__control/delay?path=&ms=&chunkDelayMs=&count=`,
+ *   `/__control/fault?path=&status=&count=&retryAfter=` (429/503 carry Retry-After; `status=drop`
+ *   closes the connection unanswered; `count=unlimited`; a trailing `*` in path matches a prefix),
+ *   `/__control/delay?path=&ms=&chunkDelayMs=&count=`, `/__control/stop` (the port closes; the
+ *   answer names a standby address whose `/__control/start` opens it again), GET `/__control/status`,
  *   `/__control/absent?groups=snapshot,record`, `/__control/reporting?company=&enabled=true|false`;
  *   GET/DELETE `/__control/requests` (method, path, redacted query, status; never header values).
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { answerPreflight, applyCors, isPreflight } from "./cors";
-import { CONTROL_PREFIX, handleControl, redactQuery } from "./control";
+import { CONTROL_PREFIX, handleControl, isLoopback, redactQuery, type Lifecycle } from "./control";
 import { parseQuery, sendJson, sendMethodNotAllowed, sendNotFound, splitUrl, waitUnlessClosed } from "./http";
 import { handleRecord, matchRecordRoute } from "./records";
 import { handleReporting, matchReportingRoute } from "./reporting";
@@ -111,38 +113,96 @@ export async function startReferenceService(opts: ReferenceServiceOptions = {}):
   const exposeHeaders = opts.exposeHeaders ?? true;
   const quiet = opts.quiet ?? true;
 
+  let port = 0;
+  /**
+   * While stopped (`POST /__control/stop`): the service's port is closed (clients are refused, as
+   * with a stopped process) and a standby listener on another loopback port answers only
+   * `POST /__control/start` (and `GET /__control/status`), so the service can be started again
+   * without a terminal. Its address is in the stop's answer.
+   */
+  let standby: { server: Server; url: string } | null = null;
+  const lifecycle: Lifecycle = {
+    status: () => ({ running: standby === null, ...(standby ? { start: `${standby.url}/__control/start` } : {}), faults: [...state.faults].map(([path, f]) => ({ path, status: f.status, remaining: Number.isFinite(f.remaining) ? f.remaining : "unlimited" })), delays: [...state.delays].map(([path, d]) => ({ path, ms: d.ms, chunkDelayMs: d.chunkDelayMs })) }),
+    async stop() {
+      if (standby) return `${standby.url}/__control/start`;
+      const stand = createServer((req, res) => {
+        applyCors(req, res, exposeHeaders);
+        if (isPreflight(req)) return answerPreflight(req, res);
+        const { path } = splitUrl(req.url);
+        if (!isLoopback(req)) return sendNotFound(res);
+        if (path === `${CONTROL_PREFIX}status` && req.method === "GET") return sendJson(res, 200, lifecycle.status());
+        if (path !== `${CONTROL_PREFIX}start` || req.method !== "POST") return sendJson(res, 503, { error: "stopped", message: `The reference service is stopped; POST ${CONTROL_PREFIX}start here to start it again.` });
+        lifecycle.start().then(
+          (url) => sendJson(res, 200, { ok: true, running: true, url }),
+          (err: unknown) => sendJson(res, 500, { error: "start_failed", message: `Port ${port} could not be opened again: ${err instanceof Error ? err.message : String(err)}` }),
+        );
+      });
+      await listen(stand, 0);
+      standby = { server: stand, url: `http://127.0.0.1:${(stand.address() as AddressInfo).port}` };
+      return `${standby.url}/__control/start`;
+    },
+    closeNow() {
+      server.close();
+      // Open keep-alive connections too: a stopped service answers nothing.
+      server.closeAllConnections();
+    },
+    async start() {
+      if (!standby) return `http://127.0.0.1:${port}`;
+      await listen(server, port);
+      const stand = standby.server;
+      standby = null;
+      // After this answer is on its way: the standby listener's last request is the start itself.
+      setTimeout(() => {
+        stand.close();
+        stand.closeAllConnections();
+      }, 100);
+      return `http://127.0.0.1:${port}`;
+    },
+  };
+
   const server: Server = createServer((req, res) => {
-    handle(state, exposeHeaders, quiet, req, res).catch((err: unknown) => {
+    handle(state, exposeHeaders, quiet, lifecycle, req, res).catch((err: unknown) => {
       if (!quiet) console.error("reference service: internal error:", err instanceof Error ? err.message : String(err));
       if (!res.headersSent) sendJson(res, 500, { error: "internal_error", message: "The reference service failed." });
       else res.destroy();
     });
   });
 
-  await new Promise<void>((resolve, reject) => {
+  await listen(server, opts.port ?? 0);
+  port = (server.address() as AddressInfo).port;
+  const closeServer = (srv: Server) =>
+    new Promise<void>((resolve, reject) => {
+      if (!srv.listening) return resolve();
+      srv.close((err) => (err ? reject(err) : resolve()));
+      // Keep-alive sockets of fetch clients would otherwise hold close() open.
+      srv.closeAllConnections();
+    });
+  return {
+    url: `http://127.0.0.1:${port}`,
+    port,
+    close: async () => {
+      if (standby) await closeServer(standby.server);
+      await closeServer(server);
+    },
+  };
+}
+
+/** Listens on 127.0.0.1:port (0: a free one). */
+function listen(server: Server, port: number): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
     server.once("error", reject);
-    server.listen(opts.port ?? 0, "127.0.0.1", () => {
+    server.listen(port, "127.0.0.1", () => {
       server.off("error", reject);
       resolve();
     });
   });
-  const port = (server.address() as AddressInfo).port;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    port,
-    close: () =>
-      new Promise<void>((resolve, reject) => {
-        server.close((err) => (err ? reject(err) : resolve()));
-        // Keep-alive sockets of fetch clients would otherwise hold close() open.
-        server.closeAllConnections();
-      }),
-  };
 }
 
 async function handle(
   state: ServiceState,
   exposeHeaders: boolean,
   quiet: boolean,
+  lifecycle: Lifecycle,
   req: IncomingMessage,
   res: ServerResponse,
 ): Promise<void> {
@@ -162,13 +222,20 @@ async function handle(
   applyCors(req, res, exposeHeaders);
   if (isPreflight(req)) return answerPreflight(req, res);
   const query = parseQuery(rawQuery);
-  if (isControl) return handleControl(state, req, res, path, query);
+  if (isControl) return handleControl(state, req, res, path, query, lifecycle);
 
   const delay = state.takeDelay(path);
   if (delay && delay.ms > 0) await waitUnlessClosed(res, delay.ms);
   if (res.destroyed) return;
 
   const fault = state.takeFault(path);
+  if (fault?.status === "drop") {
+    // No answer at all: the client sees the connection closed (a browser's "Failed to fetch").
+    // Logged with status 0: nothing was sent.
+    res.statusCode = 0;
+    req.socket.destroy();
+    return;
+  }
   if (fault) {
     const headers: Record<string, string> = {};
     if (fault.status === 429 || fault.status === 503) headers["Retry-After"] = String(fault.retryAfter);

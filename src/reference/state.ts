@@ -50,6 +50,8 @@ export interface RegenerationDelta {
   added: number;
   removed: number;
   seed: number;
+  /** true: `changed`, `added` and `removed` are numbers of rows (capped by the rows there are), not fractions. */
+  inRows?: boolean;
 }
 
 /** What a partial regeneration did, in rows. */
@@ -104,7 +106,8 @@ function pickMask(n: number, k: number, next: () => number): Uint8Array {
 }
 
 export interface FaultRule {
-  status: number;
+  /** The HTTP status to answer with, or "drop": close the connection without an answer. */
+  status: number | "drop";
   remaining: number;
   retryAfter: number;
 }
@@ -237,13 +240,14 @@ export class ServiceState {
     this.advance(companyId, datasetKey, nowMs);
     const g = a.generation;
     const next = random(mix(delta.seed, company?.seed ?? 0, g, n));
-    const removed = Math.min(n, rowsForFraction(delta.removed, n));
+    const rows = (x: number) => (delta.inRows ? Math.floor(x) : rowsForFraction(x, n));
+    const removed = Math.min(n, rows(delta.removed));
     const gone = pickMask(n, removed, next);
     const keptIdx: number[] = [];
     for (let i = 0; i < n; i++) if (!gone[i]) keptIdx.push(i);
-    const changed = Math.min(keptIdx.length, rowsForFraction(delta.changed, n));
+    const changed = Math.min(keptIdx.length, rows(delta.changed));
     const touched = pickMask(keptIdx.length, changed, next);
-    const added = rowsForFraction(delta.added, n);
+    const added = rows(delta.added);
     const total = keptIdx.length + added;
     // Positions (in the new export) of the added rows.
     const fresh = pickMask(total, added, next);

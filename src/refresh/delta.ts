@@ -29,7 +29,7 @@ export interface KeyChoice {
    * tables and whose values are unique in both; when none qualifies it matches by position.
    */
   candidates: string[][];
-  origin: "metadata" | "snapshot" | "none";
+  origin: "metadata" | "snapshot" | "query" | "none";
   /** Why this key, in one sentence (shown in diagnostics, may be stored in the binding). */
   reason: string;
 }

@@ -12,6 +12,7 @@ import type { Binding, BindingFailure } from "./binding";
 import { decide, failureFrom, withFailure, withSuccess, withUnchanged, type QueryApplier } from "./plan";
 import type { RefreshSource, SourceResult } from "./source";
 import { chooseKey, type DeltaSummary, type KeyChoice } from "./delta";
+import { keyForQuery } from "./queryKey";
 
 /** Progress of one refresh, for a status line. */
 export interface RefreshProgress {
@@ -70,6 +71,8 @@ export interface RefreshLogEntry {
   removed: number;
   /** Delta or full rewrite (updated only). */
   strategy: "delta" | "full" | null;
+  /** How rows were matched (updated only): by position, the counts are rows rewritten, not changes (issue #25). */
+  matchedBy?: "key" | "position";
   ms: number;
   /** Cells written to Excel (0 when unchanged or failed). */
   cellsWritten: number;
@@ -147,7 +150,7 @@ export async function refreshOne(target: RefreshTarget, binding: Binding, source
     await target.logRefresh?.({
       at: now().toISOString(), bindingId: r.bindingId, tableName: r.tableName, outcome: r.outcome,
       added: r.delta?.added ?? 0, changed: r.delta?.changed ?? 0, removed: r.delta?.removed ?? 0,
-      strategy: r.delta?.strategy ?? null, ms: Date.now() - started, cellsWritten: r.delta?.cellsWritten ?? 0,
+      strategy: r.delta?.strategy ?? null, ...(r.delta ? { matchedBy: r.delta.matchedBy } : {}), ms: Date.now() - started, cellsWritten: r.delta?.cellsWritten ?? 0,
       code: failure?.code ?? null,
       fallback: r.delta?.fallback ?? null,
       bytesReceived: moved.counted || r.outcome === "unchanged" ? moved.bytes : null,
@@ -211,7 +214,8 @@ async function refreshOneInner(target: RefreshTarget, binding: Binding, source: 
     options.onProgress?.({ bindingId: binding.id, phase: "writing", rowsWritten: 0, totalRows: total });
     const success = (delta: DeltaSummary | undefined): Binding => ({ ...withSuccess(binding, decision.table, decision.validators, now()), lastDelta: delta ?? null });
     const written = await target.write(binding, decision.table, {
-      key: result.status === "updated" && result.key !== undefined ? result.key : chooseKey(binding.source, null),
+      // A summary's rows are its groups: matched by the group-by columns, not the dataset's key (issue #25).
+      key: keyForQuery(result.status === "updated" && result.key !== undefined ? result.key : chooseKey(binding.source, null), binding.query, decision.table.columns),
       signal: options.signal,
       onProgress: (rowsWritten, totalRows) => options.onProgress?.({ bindingId: binding.id, phase: "writing", rowsWritten, totalRows }),
       commit: success,

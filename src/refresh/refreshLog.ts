@@ -39,6 +39,8 @@ export const RefreshLogEntrySchema = z.strictObject({
   changed: count,
   removed: count,
   strategy: z.enum(["delta", "full"]).nullable(),
+  // Absent in logs written before it was recorded (issue #25).
+  matchedBy: z.enum(["key", "position"]).optional(),
   ms: count,
   cellsWritten: count,
   code: z.string().max(64).nullable(),

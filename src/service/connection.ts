@@ -40,6 +40,14 @@ export function normalizeBaseUrl(url: string): string {
     throw new PpmError("invalid_base_url", `The environment address is not usable: ${why}.`);
   };
   if (!raw) fail("it is empty");
+  // `localhost:4310` parses as the scheme "localhost:"; say what is missing instead.
+  if (!/^[a-z][a-z0-9+.-]*:\/\//i.test(raw)) {
+    // Echoed only when it is a plain host[:port][/path]: anything else may hold a pasted secret.
+    const plain = /^[A-Za-z0-9.-]+(?::\d+)?(?:\/[A-Za-z0-9._~/-]*)?$/.test(raw);
+    const host = raw.replace(/[/?#].*$/, "").replace(/:\d+$/, "").toLowerCase();
+    const scheme = LOCAL_HOSTS.has(host) ? "http" : "https";
+    fail(plain ? `it has no scheme: write ${scheme}://${raw}` : "it is not an absolute address such as https://host.example.com");
+  }
   let u: URL;
   try {
     u = new URL(raw);
@@ -53,6 +61,10 @@ export function normalizeBaseUrl(url: string): string {
   if (u.search || raw.includes("?")) fail("it must not contain a query string");
   if (u.hash || raw.includes("#")) fail("it must not contain a fragment");
   const path = u.pathname.replace(/\/+$/, "");
+  // The service's own paths are added by the client; an address that already ends in one (a
+  // copied API address) would be asked for /api/bi/v1/api/bi/v1/manifest.
+  const api = /^(.*?)(\/api\/(?:bi|snapshot|v1)(?:\/.*)?)$/i.exec(path);
+  if (api) fail(`it ends with ${api[2]}, a path the add-in adds itself: use ${u.protocol}//${u.host}${api[1]}`);
   return `${u.protocol}//${u.host}${path}`;
 }
 

@@ -25,11 +25,11 @@ export function validateNumericCustomField(value: string): NumericCheck {
   const body = value.replace(/^[+-]/, "");
   const seps = (body.match(/[.,']/g) ?? []).length;
   if (/^[+-]/.test(body)) return { ok: false, reason: "only one sign is accepted" };
-  if (seps > 1 || body.includes("'")) return { ok: false, reason: "thousands separators are not accepted; use at most one `.` or `,` as the decimal separator" };
+  if (seps > 1 || body.includes("'")) return { ok: false, reason: 'thousands separators are not accepted; use at most one "." or "," as the decimal separator' };
   if (/^\d+[.,]\d{3,}$/.test(body)) return { ok: false, reason: "at most two decimal places are accepted (thousands separators are not accepted either)" };
   if (/^\d+[.,]$/.test(body)) return { ok: false, reason: "a decimal separator must be followed by one or two digits" };
   if (/^[.,]\d*$/.test(body)) return { ok: false, reason: "a digit must come before the decimal separator" };
-  return { ok: false, reason: "only digits, an optional sign and one `.` or `,` decimal separator are accepted" };
+  return { ok: false, reason: 'only digits, an optional sign and one "." or "," decimal separator are accepted' };
 }
 
 /** A numeric custom-field value with `,` turned into `.` (for display and comparison). */

@@ -7,7 +7,7 @@
  * - timeouts, cancellation and bounded retries (idempotent GETs only) apply uniformly;
  * - every failure becomes a {@link PpmError} whose text has been scrubbed of secrets.
  */
-import { withLocalNetworkHint } from "./localNetwork";
+import { currentPageOrigin, networkCause, networkFailureText, UNKNOWN_CAUSES } from "./localNetwork";
 import { ErrorBodySchema, HEADERS, REPORTING_ERRORS, BASIC_USER, type ReportingErrorCode } from "../contract/contract";
 import { type Connection, connectionSecrets, normalizeBaseUrl } from "./connection";
 import { PpmError, type PpmErrorCode, type PpmErrorInit, base64Utf8, redactDeep, redactSecrets, utcMinutes } from "./errors";
@@ -89,6 +89,11 @@ export interface TransportOptions {
   now?: () => Date;
   /** Called for every attempt (for diagnostics; never receives headers or secrets). */
   onRequest?: (info: { method: string; url: string; attempt: number }) => void;
+  /**
+   * Origin of the page the requests come from (decides whether Local Network Access can explain a
+   * network failure). Default: the current page's (`location.origin`); none in Node.
+   */
+  pageOrigin?: string;
 }
 
 /** One request as the client describes it. */
@@ -327,10 +332,21 @@ export class Transport {
         if (aborted) return { ok: false, error: aborted, retryable: false };
         const detail = errorDetail(e);
         if (/redirect/i.test(detail)) return { ok: false, retryable: false, error: this.redirected(spec, requestTime, null) };
+        // Said as exactly as the platform tells: Node names the system error, a browser does not.
+        const cause = networkCause(e);
+        const pageOrigin = "pageOrigin" in this.opts ? this.opts.pageOrigin : currentPageOrigin();
+        const text = networkFailureText(cause, this.environmentLabel, url, pageOrigin);
         return {
           ok: false,
-          retryable: true,
-          error: this.error("network", withLocalNetworkHint(`Could not reach ${this.environmentLabel} (${detail}).`, url), { datasetKey: spec.datasetKey, requestTime }),
+          // A certificate or a non-TLS answer is the same a second later; a refused connection may
+          // be a service restarting (the launcher restarts it within a second), so it is retried.
+          retryable: cause !== "certificate" && cause !== "not_tls",
+          error: this.error("network", text.message, {
+            datasetKey: spec.datasetKey,
+            requestTime,
+            action: text.action,
+            details: { cause, detail, ...(cause === "unknown" && !text.lna ? { possibleCauses: UNKNOWN_CAUSES } : {}), ...(text.lna ? { localNetworkAccess: true } : {}) },
+          }),
         };
       }
       if (isRedirect(response)) {
@@ -493,7 +509,9 @@ export class Transport {
       });
     }
     if (status >= 500) {
-      return this.error("server_error", `The service failed with HTTP ${status} on ${where}.`, { ...base, retryAfterSeconds });
+      // "The service had a problem" is the pane's title; the message says what came back, once.
+      const phrase = ({ 500: "internal error", 502: "bad gateway", 503: "service unavailable", 504: "gateway timeout" } as Record<number, string>)[status];
+      return this.error("server_error", `The service answered HTTP ${status}${phrase ? ` (${phrase})` : ""} to ${where}.`, { ...base, retryAfterSeconds });
     }
     return this.error("http_error", `The service answered HTTP ${status} on ${where}${serverMessage ? `: ${serverMessage}` : ""}.`, base);
   }

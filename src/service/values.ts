@@ -197,24 +197,57 @@ function toDateTime(value: unknown): CellValue {
 }
 
 /**
- * Infers a column type from JSON values (for fields nobody documents): all numbers → integer or
- * decimal, all booleans → boolean, anything else → text. Nulls are ignored.
+ * Infers a column type from JSON values, for fields nobody documents (snapshot list fields such as
+ * `start_date`, extra dataset fields). Nulls and empty strings are no value (both become empty
+ * cells). Then, over EVERY value of the column:
+ *
+ * - all numbers → integer (all safe integers) or decimal; all booleans → boolean;
+ * - all strings that are calendar dates written exactly `YYYY-MM-DD` (a valid day: no 2026-02-30)
+ *   → date (issue #25: a real Excel date, as dataset dates are);
+ * - all strings that are ISO 8601 date-times with an explicit offset (`Z` or `±hh:mm`; without one
+ *   the moment would be a guess) → datetime;
+ * - anything else, or any mix → text.
+ *
+ * A single value that is not a date keeps the whole column text: text that merely looks like a
+ * date in some rows is never turned into dates. A column with no value at all is text.
  */
 export function inferColumnType(values: Iterable<unknown>): ColumnType {
   let sawNumber = false;
   let allInt = true;
   let sawBool = false;
+  let sawDate = false;
+  let sawDateTime = false;
   let sawOther = false;
   for (const v of values) {
-    if (v === null || v === undefined) continue;
+    if (v === null || v === undefined || v === "") continue;
     if (typeof v === "number" && Number.isFinite(v)) {
       sawNumber = true;
       if (!Number.isSafeInteger(v)) allInt = false;
     } else if (typeof v === "boolean") sawBool = true;
+    else if (typeof v === "string" && isStrictDate(v)) sawDate = true;
+    else if (typeof v === "string" && isStrictDateTime(v)) sawDateTime = true;
     else sawOther = true;
+    if (sawOther) return "text";
   }
-  if (sawOther || (sawNumber && sawBool)) return "text";
+  const kinds = Number(sawNumber) + Number(sawBool) + Number(sawDate) + Number(sawDateTime);
+  if (kinds !== 1) return "text";
   if (sawNumber) return allInt ? "integer" : "decimal";
   if (sawBool) return "boolean";
-  return "text";
+  return sawDate ? "date" : "datetime";
+}
+
+/** `YYYY-MM-DD` exactly (no spaces, no time), a day that exists. */
+function isStrictDate(s: string): boolean {
+  return s.length === 10 && DATE_RE.test(s) && validCalendar(s);
+}
+
+/** An ISO 8601 date-time with a `T`, seconds optional, and an explicit offset; a valid moment. */
+function isStrictDateTime(s: string): boolean {
+  if (!/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:\d{2})$/.test(s)) return false;
+  try {
+    normalizeDateTime(s);
+    return true;
+  } catch {
+    return false;
+  }
 }

@@ -18,7 +18,7 @@ import { tokenForm } from "./tokenForm";
 import type { PaneRuntime } from "../addin/runtime";
 import { busyText } from "../addin/refreshLock";
 import { runExcel } from "../addin/excelRun";
-import { select as selectControl, selectValue, setDisabled, setSelectOptions, tabList } from "./controls";
+import { focusControl, select as selectControl, selectValue, setDisabled, setSelectOptions, tabList } from "./controls";
 
 export interface AppOptions {
   store: ConnectionStore;
@@ -33,8 +33,9 @@ export interface AppOptions {
   runtime?: PaneRuntime;
 }
 
-const TABS: Array<{ name: TabName; label: string }> = [
-  { name: "connections", label: "Connections" },
+const TABS: Array<{ name: TabName; label: string; a11y?: string }> = [
+  // "Connect", not "Connections": five labels on one line in a 320 px pane (issue #25).
+  { name: "connections", label: "Connect", a11y: "Connections" },
   { name: "datasets", label: "Datasets" },
   { name: "snapshots", label: "Snapshots" },
   { name: "refresh", label: "Refresh" },
@@ -54,6 +55,9 @@ export function mountApp(root: HTMLElement, opts: AppOptions): PaneContext {
 
   const statusEl = h("div", { class: "status", role: "status", "aria-live": "polite", "data-testid": "status" });
   const progressHost = h("div", { class: "progress-host" });
+  // A finished job's result sits under the sticky navigation, not in it: it scrolls away with the
+  // section instead of covering it (issue #25).
+  const resultHost = h("div", { class: "result-host" });
   const notices = h("div", { class: "notices", "data-testid": "pane-notices" });
   const picker = selectControl({ label: "Connection", testid: "active-connection", options: [] });
   const select = picker.control;
@@ -62,11 +66,12 @@ export function mountApp(root: HTMLElement, opts: AppOptions): PaneContext {
     label: "Sections",
     class: "tabs",
     size: "small",
-    tabs: TABS.map((t) => ({ id: `tab-${t.name}`, label: t.label, testid: `tab-${t.name}`, panelId: `panel-${t.name}` })),
+    tabs: TABS.map((t) => ({ id: `tab-${t.name}`, label: t.label, ...(t.a11y ? { name: t.a11y } : {}), testid: `tab-${t.name}`, panelId: `panel-${t.name}` })),
     // Arrow keys, Home and End (the tab list's own keyboard handling) and clicks select a tab.
     onSelect: (id) => ctx.showTab(id.slice("tab-".length) as TabName),
   });
   const shown = new Set<(tab: TabName) => void>();
+  let currentTab: TabName = "connections";
 
   const ctx: PaneContext = {
     store: opts.store,
@@ -101,6 +106,16 @@ export function mountApp(root: HTMLElement, opts: AppOptions): PaneContext {
     },
     beginTask: () => ++tasks,
     showTab(tab, focus = false) {
+      // Messages belong to what the user did where they did it: leaving a section clears its error
+      // panels and the last job's result, so none lingers over another section (issue #25).
+      if (tab !== currentTab) {
+        panels.get(currentTab)?.querySelectorAll(".error-panel").forEach((p) => p.remove());
+        replace(resultHost);
+        // Notes that only report something past (the refresh on open's outcome) go too; a question
+        // or a note with something left to do stays until answered or dismissed.
+        notices.querySelectorAll("[data-transient]").forEach((n) => n.remove());
+      }
+      currentTab = tab;
       tabs.select(`tab-${tab}`, focus);
       for (const [name, panel] of panels) panel.hidden = name !== tab;
       for (const l of shown) l(tab);
@@ -156,8 +171,13 @@ export function mountApp(root: HTMLElement, opts: AppOptions): PaneContext {
         labelEl.textContent = "Cancelling…";
       };
       job = { controller, kind, cancel: stop };
+      replace(resultHost);
       replace(progressHost, h("div", { class: "progress", "data-testid": "progress", "data-job": kind }, labelEl, bar, h("div", { class: "progress-row" }, rowsEl, cancel)));
       ctx.status(label, scope);
+      // The button that started the job is disabled while it runs, which would drop focus to the
+      // page: it goes to Cancel instead (issue #25), where Enter or Esc stops the job.
+      const active = root.ownerDocument.activeElement;
+      if (!active || active === root.ownerDocument.body || root.contains(active)) focusControl(cancel);
       const progress = (p: JobProgress) => {
         if (p.label !== undefined) labelEl.textContent = p.label;
         if (p.rows !== undefined) {
@@ -210,10 +230,13 @@ export function mountApp(root: HTMLElement, opts: AppOptions): PaneContext {
         h("span", {}, result.text),
         h("fluent-button", { type: "button", slot: "dismiss", appearance: "transparent", size: "small", "aria-label": "Dismiss", onclick: () => el.remove() }, "✕"),
       );
-      replace(progressHost, el);
+      replace(progressHost);
+      replace(resultHost, el);
       ctx.status(result.text);
-      // After an import the result is what the user looks for next: focus it (it names the table and sheet).
-      if (result.state === "done") el.focus();
+      // After an import the result is what the user looks for next: focus it (it names the table and
+      // sheet); after a failure or a cancel too, when focus would otherwise be lost with the progress.
+      const active = root.ownerDocument.activeElement;
+      if (result.state === "done" || !active || active === root.ownerDocument.body) el.focus();
     },
     errorPanel: (view, handlers) => errorPanel(ctx, view, handlers),
     secrets: () => opts.store.allSecrets(),
@@ -245,7 +268,7 @@ export function mountApp(root: HTMLElement, opts: AppOptions): PaneContext {
   ctx.on("active", renderSelect);
   // The last job's outcome belongs to the connection it ran with.
   ctx.on("active", () => {
-    progressHost.querySelector('[data-testid="job-result"]')?.remove();
+    replace(resultHost);
     statusEl.textContent = ""; // the status line spoke of the previous connection
   });
   // Esc cancels the running job from anywhere in the pane (forms handle their own Esc first). In a
@@ -287,6 +310,7 @@ export function mountApp(root: HTMLElement, opts: AppOptions): PaneContext {
       h("div", { class: "field inline" }, picker.label, select),
     ),
     h("div", { class: "nav", "data-testid": "nav" }, tabs.el, progressHost),
+    resultHost,
     notices,
     ...[...panels.values()],
     statusEl,
@@ -405,6 +429,9 @@ export function errorPanel(ctx: PaneContext, view: ErrorView, handlers: ErrorHan
     h("p", { "data-testid": "error-message" }, view.message),
     h("p", { "data-testid": "error-action", class: "action" }, view.action),
     view.details ? h("pre", { "data-testid": "error-details", class: "details", tabindex: "0", "aria-label": "Error details" }, view.details) : null,
+    view.more?.length
+      ? h("details", { class: "error-more", "data-testid": "error-more" }, h("summary", {}, "Details"), h("ul", { class: "plain" }, ...view.more.map((line) => h("li", {}, line))))
+      : null,
     h("div", { class: "actions" }, ...buttons),
     extra,
   );

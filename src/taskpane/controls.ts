@@ -294,6 +294,8 @@ export interface TabSpec {
   /** The tab element's id. */
   id: string;
   label: string;
+  /** Accessible name when longer than the visible label (which it must start with: label in name). */
+  name?: string;
   testid: string;
   /** The id of the panel the tab shows (`aria-controls`). */
   panelId: string;
@@ -305,7 +307,7 @@ export interface TabSpec {
  * caller shows and hides the panels (`select()` sets the selection from code).
  */
 export function tabList(o: { label: string; tabs: TabSpec[]; onSelect: (id: string) => void; class?: string; size?: "small" | "medium" }): { el: FluentTablistElement; select(id: string, focus?: boolean): void } {
-  const tabs = o.tabs.map((t) => h("fluent-tab", { id: t.id, "aria-controls": t.panelId, "data-testid": t.testid }, t.label));
+  const tabs = o.tabs.map((t) => h("fluent-tab", { id: t.id, "aria-controls": t.panelId, "data-testid": t.testid, "aria-label": t.name ?? null }, t.label));
   const el = h("fluent-tablist", { "aria-label": o.label, class: o.class ?? null, size: o.size ?? null }, ...tabs);
   let current = "";
   el.addEventListener("change", (ev) => {

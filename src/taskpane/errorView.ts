@@ -4,6 +4,7 @@
  * to offer. Pure, so every documented code is tested in Node.
  */
 import { PpmError, redactSecrets } from "../service/errors";
+import { networkFailureText, UNKNOWN_CAUSES } from "../service/localNetwork";
 import type { PpmErrorCode } from "../service/errors";
 
 /** Buttons an error panel can offer. */
@@ -23,6 +24,11 @@ export interface ErrorView {
   details?: string;
   /** The connection the failure belongs to (401 buttons act on exactly this one). */
   connectionId?: string;
+  /**
+   * More about the failure, behind a "Details" toggle (issue #25): what the platform said and, when
+   * it does not say why (a browser's "Failed to fetch"), the possible causes. Never a secret.
+   */
+  more?: string[];
 }
 
 /** What the caller knows about where the failure happened. */
@@ -80,11 +86,8 @@ export const ERROR_TEXT: Record<PpmErrorCode, CodeText> = {
     action: "Report this to the service vendor with the dataset key and the request time (use Copy details).",
     actions: ["copyDetails", "retry"],
   },
-  network: {
-    title: "The service could not be reached",
-    action: "Check the network and the environment address. If the address is right, the service may not allow this add-in's origin (CORS).",
-    actions: ["retry", "editConnection"],
-  },
+  // The action is the error's own: it depends on what the platform said (refused, name not found, …).
+  network: { title: "The service could not be reached", actions: ["retry", "editConnection"] },
   redirected: {
     title: "The environment address redirects elsewhere",
     action: "The service sent the request to another address, and the add-in does not follow redirects (the token would go with it). Edit the connection and use the address it redirects to (often https:// instead of http://, or another host name).",
@@ -162,6 +165,7 @@ const WORKBOOK_TITLES: Record<string, { title: string; action: string }> = {
   table_missing: { title: "The table is not in the workbook any more", action: "Re-import it; its link has been kept so nothing else is lost." },
   no_table_at_selection: { title: "No linked table under the selection", action: "Select a cell inside a table imported by this add-in, or use Refresh all." },
   occupied: { title: "The destination is not empty", action: "Select an empty cell with enough room, or import into a new sheet. Nothing was written." },
+  name_taken: { title: "That name is already used in this workbook", action: "Choose another table name (a defined name in Formulas › Name Manager, or another table, has it). Nothing was written." },
   invalid_table: { title: "The table cannot be written", action: "Nothing was written. Choose another destination, or report the problem if it persists." },
   table_changed: { title: "The table's columns were changed in the sheet", action: "Undo the change to the column headers, or re-import the data." },
   payload_too_large: { title: "Excel refused a block of data as too large", action: "Retry; if it persists, import fewer columns or rows with a local query." },
@@ -231,6 +235,12 @@ export function describeError(err: unknown, ctx: ErrorContext = {}): ErrorView {
       );
     }
     if (e.code === "unauthorized" && !ctx.connectionId) view.actions = [];
+    if (e.code === "network") {
+      const more = networkMore(e);
+      if (more.length) view.more = more.map(clean);
+      // A failure read back from a binding has lost its action: the one for a failure the browser did not explain.
+      if (e.details?.stored === true && /does not say why/.test(e.message)) view.action = networkFailureText("unknown", "", "", undefined).action;
+    }
     const transient = transientAction(e);
     if (transient) view.action = clean(transient);
     return view;
@@ -288,10 +298,11 @@ export function describeError(err: unknown, ctx: ErrorContext = {}): ErrorView {
  */
 function transientAction(e: PpmError): string | null {
   const tried = e.attempts && e.attempts > 1 ? `The add-in already sent the request ${e.attempts} times, waiting longer each time. ` : "";
+  const stored = e.details?.stored === true;
   const status = e.status ? ` (${e.status})` : "";
   switch (e.code) {
     case "server_error":
-      return `${tried || "The request was not repeated automatically. "}The service reported a temporary problem${status}. Wait a minute, then choose Retry; if it keeps failing, the service may be down or under maintenance: ask your service administrator. Nothing in the workbook was changed.`;
+      return `${tried || (stored ? "" : "The request was not repeated automatically. ")}The service reported a temporary problem${status}. Wait a minute, then choose Retry; if it keeps failing, the service may be down or under maintenance: ask your service administrator. Nothing in the workbook was changed.`;
     case "rate_limited":
       return `${tried}The service asked the add-in to slow down${status}${e.retryAfterSeconds !== undefined ? ` for ${e.retryAfterSeconds} s` : ""}. Wait that long, then choose Retry; refreshing fewer tables at once helps. Nothing in the workbook was changed.`;
     case "timeout":
@@ -306,6 +317,21 @@ function transientAction(e: PpmError): string | null {
     default:
       return null;
   }
+}
+
+/**
+ * The "Details" of a network failure: what the platform said and, when it gives no reason (a
+ * browser), the possible causes. A failure read back from a binding keeps only its message, whose
+ * wording says whether the cause was known.
+ */
+function networkMore(e: PpmError): string[] {
+  const d = e.details ?? {};
+  const detail = typeof d.detail === "string" ? d.detail : null;
+  const unknown = d.cause === "unknown" || (d.cause === undefined && /does not say why/.test(e.message));
+  const lines: string[] = [];
+  if (detail) lines.push(`${unknown ? "The browser said" : "The system said"}: ${detail}`);
+  if (unknown) lines.push("Possible causes:", ...UNKNOWN_CAUSES.map((c) => `• ${c}`));
+  return lines;
 }
 
 function isNamed(e: unknown, name: string): boolean {
@@ -331,7 +357,9 @@ function isOfficeError(e: unknown): boolean {
 /** The on-screen form of a stored failure record (a binding's `lastFailure`, a refresh report line). */
 export function describeFailure(failure: { code: string; message: string }, ctx: ErrorContext = {}): ErrorView {
   if (Object.prototype.hasOwnProperty.call(ERROR_TEXT, failure.code)) {
-    return describeError(new PpmError(failure.code as PpmErrorCode, failure.message), ctx);
+    // Only the code and the message were kept: how often the request was sent is not known, so
+    // nothing is said about it (`stored`).
+    return describeError(new PpmError(failure.code as PpmErrorCode, failure.message, { details: { stored: true } }), ctx);
   }
   return describeError(Object.assign(new Error(failure.message), { code: failure.code }), ctx);
 }

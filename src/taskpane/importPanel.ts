@@ -17,6 +17,7 @@ import {
   FILTER_OP_LABELS,
   SUMMARY_METHODS,
   SUMMARY_METHOD_LABELS,
+  TYPE_WORDS,
   buildQuery,
   columnsFor,
   isSummaryActive,
@@ -36,8 +37,14 @@ import {
 } from "../addin/queryBuilder";
 import type { PaneContext } from "./context";
 import type { Engine } from "../addin/engine";
-import { checkbox, focusControl, isChecked, radioGroup, radioValue, select, selectValue, setDisabled, setRadioValue, setSelectOptions, textArea, textInput, type SelectOption } from "./controls";
+import { checkbox, focusControl, isChecked, radioGroup, radioValue, select, selectValue, setDisabled, setInvalid, setRadioValue, setSelectOptions, textArea, textInput, withHint, type SelectOption } from "./controls";
 import { destinationChoice } from "./common";
+import { isValidTableName } from "../workbook/names";
+
+/** The name an import gives its table when the user leaves the name empty (src/workbook/names.ts). */
+function defaultTableName(key: string): string {
+  return `ppm_${key.replace(/[^A-Za-z0-9_.]/g, "_")}`;
+}
 
 /** The import panel for one dataset. */
 export function importPanel(ctx: PaneContext, engine: Engine, d: ManifestDatasetInfo, companyId: string, close: () => void): HTMLElement {
@@ -64,7 +71,7 @@ export function importPanel(ctx: PaneContext, engine: Engine, d: ManifestDataset
 
   // --- builder: columns to keep ---
   const colBoxes = columns.map((c) =>
-    checkbox({ label: [document.createTextNode(c.name), h("span", { class: "type" }, ` ${c.type}`)], testid: "query-column", data: { column: c.name }, checked: true }),
+    checkbox({ label: [document.createTextNode(c.name), h("span", { class: "type" }, ` ${TYPE_WORDS[c.type]}`)], testid: "query-column", data: { column: c.name }, checked: true }),
   );
   const setAll = (on: boolean) => {
     for (const b of colBoxes) b.box.checked = on;
@@ -142,7 +149,7 @@ export function importPanel(ctx: PaneContext, engine: Engine, d: ManifestDataset
 
   // --- builder: the Summarize step (OData $apply: groupby + aggregate) ---
   const groupBoxes = columns.map((c) =>
-    checkbox({ label: [document.createTextNode(c.name), h("span", { class: "type" }, ` ${c.type}`)], testid: "summary-group-column", data: { column: c.name } }),
+    checkbox({ label: [document.createTextNode(c.name), h("span", { class: "type" }, ` ${TYPE_WORDS[c.type]}`)], testid: "summary-group-column", data: { column: c.name } }),
   );
   const groupFs = h(
     "fieldset",
@@ -241,7 +248,8 @@ export function importPanel(ctx: PaneContext, engine: Engine, d: ManifestDataset
       "data-testid": "summary-aggregate-add",
       onclick: () => {
         const method: SummaryMethod = columnsFor("sum", columns).length > 0 ? "sum" : "count";
-        const column = fitColumn(method, "");
+        // An amount is what is summed: the first decimal column (budget), not the first number (fiscal_year).
+        const column = method === "sum" ? (columns.find((c) => c.type === "decimal")?.name ?? fitColumn(method, "")) : fitColumn(method, "");
         summary.aggregates.push({ method, column, alias: suggestAlias(method, column, aliasTaken(-1)), auto: true });
         renderAggregates({ index: summary.aggregates.length - 1, testid: "summary-aggregate-method" });
         update();
@@ -284,6 +292,13 @@ export function importPanel(ctx: PaneContext, engine: Engine, d: ManifestDataset
   const removedHost = h("div");
 
   const start = h("fluent-button", { type: "button", appearance: "primary", "data-testid": "import-start", "aria-keyshortcuts": "Control+Enter", title: "Import (Ctrl+Enter)", onclick: () => void run() }, "Import");
+  // The table's name, chosen at import (issue #25): tables are told apart by name in formulas, the
+  // Refresh tab and the ribbon's summary. Empty: ppm_<key>, numbered when taken.
+  const nameInput = textInput({ label: "Table name (optional)", testid: "import-table-name", placeholder: defaultTableName(d.key), spellcheck: false, maxlength: 255 });
+  const nameField = withHint(nameInput, `Empty: ${defaultTableName(d.key)} (numbered if taken). Letters, digits, _ and ., starting with a letter or _.`);
+  const nameError = h("div", { class: "field-error", role: "alert", "data-testid": "import-table-name-error" });
+  nameField.append(nameError);
+  nameInput.addEventListener("input", () => update());
   // Larger than a sheet: said before any download, from the manifest's row_count.
   let refused = false;
   const tooLargeText = h("p", { "data-testid": "import-too-large-message" });
@@ -382,7 +397,11 @@ export function importPanel(ctx: PaneContext, engine: Engine, d: ManifestDataset
     refused = !!plan?.refusal;
     tooLarge.hidden = !refused;
     tooLargeText.textContent = plan?.refusal?.message ?? "";
-    start.disabled = query === null || refused;
+    const name = nameInput.value.trim();
+    const badName = name !== "" && !isValidTableName(name);
+    nameError.textContent = badName ? `"${name}" cannot be a table name: start with a letter or _, then letters, digits, _ or .; not a cell address such as A1 or R1C1.` : "";
+    setInvalid(nameInput, badName);
+    start.disabled = query === null || refused || badName;
     const conn = ctx.activeConnection();
     sent.textContent = conn ? sentRequest(engine.paths, conn.baseUrl, d.key, format) : "";
     local.textContent = query ? queryText(query) : "—";
@@ -406,6 +425,7 @@ export function importPanel(ctx: PaneContext, engine: Engine, d: ManifestDataset
           query: isEmptyQuery(q) ? null : q,
           // The engine refuses an export larger than a sheet without a summary or filter, as the pane does.
           sourceRows: d.rowCount,
+          ...(nameInput.value.trim() ? { tableName: nameInput.value.trim() } : {}),
           destination,
           signal,
           secrets: ctx.secrets(),
@@ -422,7 +442,7 @@ export function importPanel(ctx: PaneContext, engine: Engine, d: ManifestDataset
         const filtered = result.fetchedRows !== result.rowCount ? ` (${formatCount(result.fetchedRows)} received, local query applied)` : "";
         ctx.finishJob({
           state: "done",
-          text: `Imported ${formatCount(result.rowCount)} row${result.rowCount === 1 ? "" : "s"} of ${d.key} into table ${result.tableName} on sheet ${result.sheetName}${filtered}.${result.warnings.length ? ` ${result.warnings.join(" ")}` : ""}`,
+          text: `Imported ${formatCount(result.rowCount)} row${result.rowCount === 1 ? "" : "s"} of ${d.key} into ${result.sheetName} › ${result.tableName}${filtered}.${result.warnings.length ? ` ${result.warnings.join(" ")}` : ""}`,
           rows: result.rowCount,
           table: result.tableName,
           sheet: result.sheetName,
@@ -434,7 +454,7 @@ export function importPanel(ctx: PaneContext, engine: Engine, d: ManifestDataset
       ctx.finishJob({ state: "error", text: `Import failed: ${view.title}.` });
       replace(errorHost, ctx.errorPanel(view, { retry: () => void run() }));
     } finally {
-      start.disabled = query === null || refused;
+      start.disabled = query === null || refused || (nameInput.value.trim() !== "" && !isValidTableName(nameInput.value.trim()));
     }
   }
 
@@ -464,9 +484,7 @@ export function importPanel(ctx: PaneContext, engine: Engine, d: ManifestDataset
     h("p", { class: "meta" }, `${d.key} · schema ${d.schemaVersion ?? "—"} · ${d.rowCount === null ? "no export" : `${formatCount(d.rowCount)} rows`}`),
     dest.block,
     fmt.block,
-    // Import sits right after the two choices every import needs, so it is a few Tab presses away;
-    // the optional query below still applies (and Ctrl+Enter imports from anywhere in the panel).
-    h("div", { class: "actions" }, start),
+    nameField,
     tooLarge,
     querySection,
     queryError,
@@ -482,6 +500,9 @@ export function importPanel(ctx: PaneContext, engine: Engine, d: ManifestDataset
     ),
     removedHost,
     errorHost,
+    // The primary action ends the form and stays in view while it scrolls (issue #25); Ctrl+Enter
+    // imports from anywhere in the panel.
+    h("div", { class: "import-actions", "data-testid": "import-actions" }, start, h("span", { class: "hint", "data-testid": "import-shortcut" }, "or Ctrl+Enter")),
   );
   panel.addEventListener("keydown", (ev) => {
     if (ev.key === "Enter" && (ev.ctrlKey || ev.metaKey) && !start.disabled) {

@@ -31,7 +31,7 @@ export function mountOpenRefreshNotes(ctx: PaneContext): void {
     if (outcome.state === "none") return replace(host);
     const parts: HTMLElement[] = [];
     if (outcome.state === "busy") {
-      const el = h("p", { class: "note", role: "status", "data-testid": "open-refresh-summary", "data-state": "busy" });
+      const el = h("p", { class: "note", role: "status", "data-testid": "open-refresh-summary", "data-state": "busy", "data-transient": "true" });
       replace(el, `Tables set to refresh when this workbook opens were not refreshed: another refresh was running (${outcome.holder.label}).`, dismiss(el));
       parts.push(el);
     } else {
@@ -69,6 +69,8 @@ export function mountOpenRefreshNotes(ctx: PaneContext): void {
           role: "status",
           "data-testid": "open-refresh-summary",
           "data-state": "done",
+          // Gone when the user moves to another section (issue #25: no message lingers).
+          "data-transient": "true",
           "data-updated": String(s.updated),
           "data-unchanged": String(s.unchanged),
           "data-failed": String(s.failed),

@@ -9,7 +9,7 @@ import type { Binding } from "../refresh/binding";
 import type { RefreshReport } from "../refresh/engine";
 import { describeError, describeFailure } from "./errorView";
 import { formatAbsolute, formatCount, formatRelative } from "./datasets";
-import { countsText, LAST_RIBBON_REFRESH_KEY, resolveConnectionId, summarize, type RefreshSummary } from "../addin/refreshSummary";
+import { countsText, LAST_RIBBON_REFRESH_KEY, resolveConnectionId, summarize, where, type RefreshSummary } from "../addin/refreshSummary";
 import type { PaneContext, TabName } from "./context";
 import type { Connection } from "../service/connection";
 import { busyText } from "../addin/refreshLock";
@@ -120,7 +120,9 @@ export function mountRefresh(panel: HTMLElement, ctx: PaneContext, onShown: (l: 
     try {
       const engine = await ctx.engine();
       highlights.set(bindingId, show ? await engine.showChanges(bindingId) : await engine.clearChanges(bindingId));
-      ctx.status(show ? `${table}: changed cells highlighted in yellow, added rows in green, until the next refresh.` : `${table}: highlight cleared.`);
+      // The highlight is in the sheet: take the user there, with the table selected (issue #25).
+      const shown = show ? await engine.goToTable(table).catch(() => false) : false;
+      ctx.status(show ? `${table}: changed cells highlighted in yellow, added rows in green, until the next refresh.${shown ? " Its sheet is shown, with the table selected." : ""}` : `${table}: highlight cleared.`);
     } catch (e) {
       replace(errorHost, ctx.errorPanel(describeError(e, { secrets: ctx.secrets() })));
       highlights = await readHighlights();
@@ -144,7 +146,7 @@ export function mountRefresh(panel: HTMLElement, ctx: PaneContext, onShown: (l: 
           return h(
             "li",
             { class: "item", "data-testid": "bound-table", "data-table": b.tableName, "data-binding-id": b.id },
-            h("div", { class: "item-head" }, h("span", { class: "item-title" }, b.tableName), h("span", { class: "meta" }, `sheet ${b.sheetName}`)),
+            h("div", { class: "item-head" }, h("span", { class: "item-title" }, `${b.sheetName} › ${b.tableName}`)),
             h("div", { class: "meta" }, h("span", { "data-testid": "bound-table-source" }, describeSource(b)), ` · ${formatCount(b.rowCount)} rows`),
             h(
               "div",
@@ -218,21 +220,38 @@ export function mountRefresh(panel: HTMLElement, ctx: PaneContext, onShown: (l: 
   }
 
   function showSummary(s: RefreshSummary): void {
+    // Tables that failed the same way (a stopped service, an expired token): the reason once, with
+    // its buttons, and the tables only named (issue #25). All of them: one message for the run.
+    const groupOf = new Map<string, number>();
+    s.groups.forEach((g, n) => g.bindingIds.forEach((id) => groupOf.set(id, n)));
+    const groupPanels = s.groups.map((g, n) =>
+      h(
+        "div",
+        { class: "failure-group", "data-testid": "refresh-summary-group", "data-group": String(n), "data-tables": String(g.bindingIds.length) },
+        s.common ? null : h("p", { class: "strong" }, `${g.bindingIds.length} tables were not refreshed:`),
+        ctx.errorPanel(describeFailure({ code: g.code, message: g.reason }, { connectionId: g.connectionId, secrets: ctx.secrets() }), { retry: () => void refreshAll() }),
+      ),
+    );
     const items = s.items.map((i) => {
       const failed = i.outcome === "failed";
-      const view = failed ? describeFailure({ code: i.code ?? "error", message: i.reason ?? "" }, { connectionId: i.connectionId, secrets: ctx.secrets() }) : null;
+      const grouped = groupOf.get(i.bindingId);
+      const view = failed && grouped === undefined ? describeFailure({ code: i.code ?? "error", message: i.reason ?? "" }, { connectionId: i.connectionId, secrets: ctx.secrets() }) : null;
+      // A service that could not be reached (or answered too late) for this table alone: its
+      // message with the details and Retry / Edit connection, as a run's shared reason has (issue #25).
+      const unreachable = view !== null && (i.code === "network" || i.code === "timeout");
       const tokenButtons =
-        view && view.actions.includes("updateToken") && i.connectionId ? ctx.errorPanel(view, { retry: () => void refreshAll() }) : null;
+        view && (unreachable || (view.actions.includes("updateToken") && i.connectionId)) ? ctx.errorPanel(view, { retry: () => void refreshAll() }) : null;
       return h(
         "li",
-        { class: `summary-item ${i.outcome}`, "data-testid": "refresh-summary-item", "data-table": i.tableName, "data-outcome": i.outcome },
-        h("span", { class: "strong" }, i.tableName),
-        `: ${i.outcome}`,
+        { class: `summary-item ${i.outcome}`, "data-testid": "refresh-summary-item", "data-table": i.tableName, "data-outcome": i.outcome, "data-group": grouped === undefined ? null : String(grouped) },
+        h("span", { class: "strong" }, where(i)),
+        failed ? ": not refreshed" : `: ${i.outcome}`,
         i.outcome !== "failed" ? ` (${formatCount(i.rowCount)} rows)` : "",
-        i.counts ? h("span", { class: "counts", "data-testid": "refresh-summary-counts", "data-strategy": i.counts.strategy, "data-added": String(i.counts.added), "data-changed": String(i.counts.changed), "data-removed": String(i.counts.removed) }, ` — ${countsText(i.counts)}${i.counts.strategy === "delta" ? " (only these written)" : ""}`) : null,
+        i.counts ? h("span", { class: "counts", "data-testid": "refresh-summary-counts", "data-strategy": i.counts.strategy, "data-matched-by": i.counts.matchedBy, "data-exact": String(i.counts.exact), "data-added": String(i.counts.added), "data-changed": String(i.counts.changed), "data-removed": String(i.counts.removed) }, ` — ${countsText(i.counts)}${i.counts.strategy === "delta" ? " (only these written)" : ""}`) : null,
         i.counts?.strategy === "full" ? h("div", { class: "note", "data-testid": "refresh-summary-no-highlight" }, "Rewritten in full, so the changed cells are not known one by one and cannot be highlighted.") : null,
         i.outcome === "updated" ? h("div", { class: "changes", "data-changes-for": i.bindingId, "data-where": "summary", "data-table": i.tableName }) : null,
-        failed ? h("span", { "data-testid": "refresh-summary-reason", class: "reason" }, ` — ${view?.title ?? ""}: ${i.reason}`) : null,
+        // The reason once: the service's own sentence (the panel's title would only repeat it).
+        failed && grouped === undefined && !unreachable ? h("span", { "data-testid": "refresh-summary-reason", class: "reason" }, ` — ${i.reason}`) : null,
         ...i.warnings.map((w) => h("div", { class: "note" }, w)),
         tokenButtons,
         failed && i.code === "table_busy"
@@ -244,13 +263,14 @@ export function mountRefresh(panel: HTMLElement, ctx: PaneContext, onShown: (l: 
       summaryHost,
       h(
         "div",
-        { class: "summary card", role: "status", "data-testid": "refresh-summary", "data-updated": String(s.updated), "data-unchanged": String(s.unchanged), "data-failed": String(s.failed) },
-        h("strong", {}, s.headline),
+        { class: "summary card", role: "status", tabindex: "-1", "data-testid": "refresh-summary", "data-updated": String(s.updated), "data-unchanged": String(s.unchanged), "data-failed": String(s.failed), "data-common": s.common ? "true" : null, "data-groups": String(s.groups.length) },
+        h("strong", {}, s.common ? `None of the ${s.items.length} tables was refreshed` : s.headline),
+        ...groupPanels,
         h("ul", { class: "plain" }, ...items, ...s.broken.map((b) => h("li", { class: "summary-item failed" }, `${b.key}: ${b.message}`))),
       ),
     );
     renderChanges();
-    ctx.status(`Refresh: ${s.headline}.`);
+    ctx.status(s.common ? `Refresh: none of the ${s.items.length} tables was refreshed. ${s.common.reason}` : `Refresh: ${s.headline}.`);
   }
 
   /**
@@ -316,6 +336,8 @@ export function mountRefresh(panel: HTMLElement, ctx: PaneContext, onShown: (l: 
       // What the refresh did to the highlights (removed, or new changes to show), before the summary offers them.
       highlights = await readHighlights();
       showSummary(s);
+      // Focus was on the job's Cancel button, gone with it: the summary is what comes next.
+      if (document.activeElement === document.body || !document.activeElement) summaryHost.querySelector<HTMLElement>('[data-testid="refresh-summary"]')?.focus();
     } catch (e) {
       replace(errorHost, ctx.errorPanel(describeError(e, { secrets: ctx.secrets() })));
     }
@@ -396,7 +418,7 @@ export function mountRefresh(panel: HTMLElement, ctx: PaneContext, onShown: (l: 
                   h(
                     "div",
                     { class: "meta" },
-                    e.outcome === "updated" ? `${formatCount(e.added)} added, ${formatCount(e.changed)} changed, ${formatCount(e.removed)} removed · ` : "",
+                    e.outcome === "updated" ? `${countsText({ ...e, exact: true })} · ` : "",
                     `${(e.ms / 1000).toFixed(1)} s · `,
                     h("span", { "data-testid": "refresh-log-bytes" }, e.bytesReceived === null ? "—" : formatBytes(e.bytesReceived)),
                     " downloaded",
@@ -428,9 +450,9 @@ export function mountRefresh(panel: HTMLElement, ctx: PaneContext, onShown: (l: 
     errorHost,
     summaryHost,
     ribbonHost,
-    h("div", { class: "item-head" }, h("h3", {}, "Tables in this workbook"), reloadBtn),
+    h("div", { class: "section-head" }, h("h3", {}, "Tables in this workbook"), reloadBtn),
     tablesHost,
-    h("div", { class: "item-head" }, h("h3", {}, "History"), logBtn),
+    h("div", { class: "section-head" }, h("h3", {}, "History"), logBtn),
     logHost,
   );
   onShown((tab) => {

@@ -55,6 +55,15 @@ function clip(text: string, max: number): string {
   return text.length > max ? `${text.slice(0, max - 1)}…` : text;
 }
 
+/** A reason short enough for the info line, never cut mid-word (issue #25): whole words up to `max` characters, then "…". */
+export function shortReason(text: string, max = 160): string {
+  const t = text.replace(/\s+/g, " ").trim();
+  if (t.length <= max) return t;
+  const cut = t.slice(0, max - 1);
+  const space = cut.lastIndexOf(" ");
+  return `${(space > max / 2 ? cut.slice(0, space) : cut).replace(/[\s,;:.(-]+$/, "")}…`;
+}
+
 /** Shown while an import or refresh is writing; if the add-in dies mid-write it stays, marking the table. */
 export function infoInProgress(kind: "import" | "refresh", source: Binding["source"]): string {
   return `${INFO_PREFIX}⏳ ${kind === "import" ? "importing" : "refreshing"} ${describeSource(source)} — DATA INCOMPLETE until this message changes`;
@@ -67,7 +76,7 @@ export function infoFailed(kind: "import" | "refresh", source: Binding["source"]
     : restored
       ? "the previous data was restored"
       : "the table may be INCOMPLETE; refresh again";
-  return `${INFO_PREFIX}⚠ ${kind} of ${describeSource(source)} failed ${utcLabel(at)} (${code}): ${message.slice(0, 200)} — ${what}`;
+  return `${INFO_PREFIX}⚠ ${kind} of ${describeSource(source)} failed ${utcLabel(at)} (${code}): ${shortReason(message, 200)} — ${what}`;
 }
 
 /** Put at the start of the info line (after the prefix) when the last refresh failed (issue #15). */
@@ -80,8 +89,7 @@ export const STALE_MARK = "⚠ Not refreshed: ";
  */
 export function infoStale(reason: string, at: string, facts: InfoFacts): string {
   const rest = infoComplete(facts).slice(INFO_PREFIX.length);
-  const short = reason.length > 160 ? reason.slice(0, 157) + "…" : reason;
-  return `${INFO_PREFIX}${STALE_MARK}${short}, ${utcLabel(at)} · ${rest}`;
+  return `${INFO_PREFIX}${STALE_MARK}${shortReason(reason)}, ${utcLabel(at)} · ${rest}`;
 }
 
 /** True for an info line carrying the stale mark. */

@@ -357,7 +357,7 @@ describe("the Summarize step", () => {
     expect(() => validateQuery({ apply: summaryApply({ groupBy: ["project_id"], aggregates }, fin) }, fin)).not.toThrow();
   });
 
-  it("shows what the result holds, with OData type names", () => {
+  it("shows what the result holds, in a finance user's words, not OData type names (issue #25)", () => {
     const cols = fin.map((c) => ({ ...c, sourceType: { text: "Edm.String", integer: "Edm.Int32", decimal: "Edm.Decimal", date: "Edm.Date", datetime: "Edm.DateTimeOffset", boolean: "Edm.Boolean" }[c.type] }));
     const q = buildQuery(
       summary({
@@ -374,9 +374,9 @@ describe("the Summarize step", () => {
       cols,
     );
     expect(resultText(validateQuery(q, cols))).toBe(
-      "fiscal_year (Int32), project_id (String), total_budget (Decimal), rows (Int64), years (Int64), avg_year (Decimal), last_period (Date), kinds (Int64)",
+      "fiscal_year (whole number), project_id (text), total_budget (decimal), rows (whole number), years (whole number), avg_year (decimal), last_period (date), kinds (whole number)",
     );
-    expect(typeLabel({ type: "text", sourceType: "numeric" })).toBe("String");
+    expect([typeLabel({ type: "boolean" }), typeLabel({ type: "datetime" })]).toEqual(["true/false", "date and time"]);
   });
 
   it("a summary is what lets an export larger than a sheet be imported", () => {

@@ -46,10 +46,28 @@ describe("summarize", () => {
   });
 
   it("caps the text report", () => {
-    const many = Array.from({ length: 12 }, (_, i) => ({ ...reports[2], bindingId: String(i), tableName: `t${i}` }));
+    const many = Array.from({ length: 12 }, (_, i) => ({ ...reports[i % 2], bindingId: String(i), tableName: `t${i}` }));
     const text = summaryText(summarize(many), 3);
     expect(text.split("\n")).toHaveLength(5);
     expect(text).toMatch(/and 9 more/);
+  });
+
+  it("every table failed the same way: the reason once for the run, the tables named (issue #25)", () => {
+    const down = { code: "network", message: "Could not reach localhost:4100: the connection was refused (nothing is listening there)." };
+    const six = Array.from({ length: 6 }, (_, i) => ({ ...reports[2], failure: down, bindingId: `n${i}`, tableName: `ppm_financials_${i + 1}` }));
+    const s = summarize(six, [], () => "a");
+    expect(s.common).toEqual({ code: "network", reason: down.message, connectionId: "a", bindingIds: six.map((r) => r.bindingId) });
+    const text = summaryText(s);
+    expect(text.split(down.message)).toHaveLength(2);
+    expect(text).toBe(`0 updated, 0 unchanged, 6 failed\nNone of the 6 tables was refreshed: ${down.message}\nTables: ${six.map((r) => r.tableName).join(", ")}.`);
+    // Two reasons, or one table: each table keeps its own line.
+    expect(summarize([six[0], { ...six[1], failure: { code: "timeout", message: "Slow." } }]).common).toBeUndefined();
+    expect(summarize([six[0]]).common).toBeUndefined();
+    // Some tables of another environment refreshed: the shared reason is still said once, for its tables.
+    const mixed = summarize([...six.slice(0, 3), reports[0]], [], () => "a");
+    expect(mixed.common).toBeUndefined();
+    expect(mixed.groups).toEqual([{ code: "network", reason: down.message, connectionId: "a", bindingIds: ["n0", "n1", "n2"] }]);
+    expect(summaryText(mixed)).toBe(`1 updated, 0 unchanged, 3 failed\n3 tables failed: ${down.message} (ppm_financials_1, ppm_financials_2, ppm_financials_3)\nppm_financials: updated, 10 rows`);
   });
 });
 

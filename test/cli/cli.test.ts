@@ -51,6 +51,8 @@ function ppm(args: string[], env: Record<string, string | undefined> = { PPM_TOK
 }
 
 const all = (r: Run) => `${r.stdout}\n${r.stderr}`;
+/** A text table's wrapped DETAIL cells joined back onto their rows (for matching). */
+const flat = (s: string) => s.replace(/\n {20,}/g, " ");
 
 describe("ppm --help", () => {
   it("prints every command and option as prose: no source code leaked into the text", async () => {
@@ -375,25 +377,35 @@ describe("ppm CLI rules (issue #13, point 14)", () => {
     expect((await ppm(["export", "financials", "--env", svc.url, "--excel-safe", "--output-format", "json"])).code).toBe(2);
   });
 
-  it("doctor's default origin is what npm start serves: localhost on the configured port, https only with a dev certificate", async () => {
+  it("doctor's default origin is what npm start serves: localhost on the configured port; certificate files alone do not make it https (issue #25)", async () => {
     const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, "package.json"), "utf8")) as { config: { dev_server_port: number } };
     const home = fs.mkdtempSync(path.join(tmp, "home-"));
-    const plain = await ppm(["doctor", "--env", svc.url], { PPM_TOKEN: TOKEN, HOME: home });
+    // An empty state directory (no record of an earlier npm start) and, for the configured port, a
+    // port nobody serves on in this test (another worktree's npm start may run on 3000).
+    const state = fs.mkdtempSync(path.join(tmp, "state-"));
+    const base = { PPM_TOKEN: TOKEN, HOME: home, PPM_STATE_DIR: state };
+    const plain = await ppm(["doctor", "--env", svc.url], { ...base, PPM_DEV_PORT: "3457" });
     expect(plain.code).toBe(0);
-    expect(plain.stdout).toMatch(new RegExp(`add-in origin\\s+ok\\s+http://localhost:${pkg.config.dev_server_port} \\(`));
-    expect(plain.stdout).toContain(`origin http://localhost:${pkg.config.dev_server_port} may send the add-in's headers`);
+    expect(flat(plain.stdout)).toMatch(/add-in origin\s+ok\s+http:\/\/localhost:3457 \(port from PPM_DEV_PORT; http: no development certificate yet/);
+    expect(flat(plain.stdout)).toContain("origin http://localhost:3457 may send the add-in's headers");
 
     fs.mkdirSync(path.join(home, ".office-addin-dev-certs"));
-    fs.writeFileSync(path.join(home, ".office-addin-dev-certs", "localhost.crt"), "test certificate");
-    const tls = await ppm(["doctor", "--env", svc.url], { PPM_TOKEN: TOKEN, HOME: home });
-    expect(tls.stdout).toContain(`origin https://localhost:${pkg.config.dev_server_port} may send`);
-    const port = await ppm(["doctor", "--env", svc.url], { PPM_TOKEN: TOKEN, HOME: home, PPM_DEV_PORT: "3456" });
-    expect(port.stdout).toContain("origin https://localhost:3456 may send");
-    const http = await ppm(["doctor", "--env", svc.url], { PPM_TOKEN: TOKEN, HOME: home, PPM_DEV_HTTP: "1" });
-    expect(http.stdout).toContain(`origin http://localhost:${pkg.config.dev_server_port} may send`);
+    for (const f of ["ca.crt", "localhost.crt", "localhost.key"]) fs.writeFileSync(path.join(home, ".office-addin-dev-certs", f), "test certificate");
+    const files = await ppm(["doctor", "--env", svc.url], { ...base, PPM_DEV_PORT: "3456" });
+    expect(flat(files.stdout)).toContain("origin http://localhost:3456 may send");
+    const http = await ppm(["doctor", "--env", svc.url], { ...base, PPM_DEV_PORT: "3456", PPM_DEV_HTTP: "1" });
+    expect(flat(http.stdout)).toContain("http because PPM_DEV_HTTP=1");
 
-    const given = await ppm(["doctor", "--env", svc.url, "--origin", "https://addin.example.com"], { PPM_TOKEN: TOKEN, HOME: home });
-    expect(given.stdout).not.toContain("add-in origin");
-    expect(given.stdout).toContain("origin https://addin.example.com may send");
+    // What npm start recorded when it last ran wins over the prediction (for its port only).
+    fs.writeFileSync(path.join(state, "dev-server.json"), JSON.stringify({ origin: "https://localhost:3456", at: "2026-03-01T10:00:00.000Z" }));
+    const recorded = await ppm(["doctor", "--env", svc.url], { ...base, PPM_DEV_PORT: "3456" });
+    expect(flat(recorded.stdout)).toMatch(/https:\/\/localhost:3456 \(what npm start served when it last ran \(2026-03-01 10:00 UTC\), https/);
+    const otherPort = await ppm(["doctor", "--env", svc.url], { ...base, PPM_DEV_PORT: "3457" });
+    expect(flat(otherPort.stdout)).toContain("origin http://localhost:3457 may send");
+    expect(pkg.config.dev_server_port).toBe(3000);
+
+    const given = await ppm(["doctor", "--env", svc.url, "--origin", "https://addin.example.com"], base);
+    expect(flat(given.stdout)).not.toContain("add-in origin");
+    expect(flat(given.stdout)).toContain("origin https://addin.example.com may send");
   });
 });

@@ -42,3 +42,15 @@ describe("CLI output", () => {
     expect(new Set(Object.values(EXIT)).size).toBe(6);
   });
 });
+
+describe("textTable within a width (issue #25)", () => {
+  it("wraps a long last column between words under itself; the rule is no wider than the table", () => {
+    const detail = "Could not reach localhost:4100: the connection was refused (nothing is listening there). Check that the service is running.";
+    const text = textTable(["CHECK", "RESULT", "DETAIL"], [["reachability", "FAIL", detail]], 60);
+    const lines = text.trimEnd().split("\n");
+    for (const l of lines) expect(l.length).toBeLessThanOrEqual(60);
+    expect(lines[1]).toBe(`${"-".repeat(12)}  ------  ${"-".repeat(60 - 22)}`);
+    expect(lines.slice(2).map((l) => l.slice(22)).join(" ")).toBe(detail);
+    expect(lines[3].slice(0, 22).trim()).toBe("");
+  });
+});

@@ -207,23 +207,23 @@ describe("refreshAll command against the reference service and the workbook emul
       return dialogs[0].received[1].text;
     };
 
-    expect(await run()).toBe("0 updated, 1 unchanged, 0 failed\nppm_financials: unchanged, 60 rows");
+    expect(await run()).toBe("0 updated, 1 unchanged, 0 failed\nfinancials (json) › ppm_financials: unchanged, 60 rows");
     // A partial regeneration: the ribbon's summary carries the rows added, changed and removed (#15).
     const r = await fetch(`${service.url}/__control/regenerate?company=acme&dataset=financials&changed=0.2&added=0.1&removed=0.1&seed=3`, { method: "POST" });
     expect(r.ok).toBe(true);
     const applied = (await r.json()) as { changed: number; added: number; removed: number };
     // This table's local query drops a key column (period_number), so rows match by position: the
-    // counts are the position match's (or, rewritten in full, the change in row count), not the
-    // regeneration's.
+    // summary says how many rows were rewritten, never "changed" (issue #25), or, rewritten in full
+    // without a plan, the change in row count.
     expect(applied.added + applied.changed + applied.removed).toBeGreaterThan(0);
-    expect(await run()).toMatch(/^1 updated, 0 unchanged, 0 failed\nppm_financials: updated, [\d,]+ rows — (\d+ added, \d+ changed, \d+ removed|rewritten in full, changes not counted(, [\d,]+ (more|fewer) rows?)?)$/);
+    expect(await run()).toMatch(/^1 updated, 0 unchanged, 0 failed\nfinancials \(json\) › ppm_financials: updated, [\d,]+ rows — ([\d,]+ rows? rewritten \(no key to match rows by\)|rewritten in full, changes not counted)(, [\d,]+ (more|fewer) rows?)?$/);
     const last: unknown = JSON.parse(storage.getItem(`pk:${LAST_RIBBON_REFRESH_KEY}`)!);
     expect(last).toMatchObject({ updated: 1, unchanged: 0, failed: 0 });
 
     // A forgotten token: the table fails with 401 and the summary says which table and why.
     store.forgetToken("acme1");
     const text = await run();
-    expect(text).toMatch(/^0 updated, 0 unchanged, 1 failed\nppm_financials: /);
+    expect(text).toMatch(/^0 updated, 0 unchanged, 1 failed\nfinancials \(json\) › ppm_financials: /);
     expect(text).not.toContain("demo-acme-token");
   });
 });

@@ -118,7 +118,7 @@ describe("numericCellText: a number cell of a numeric field, judged by how Excel
   it("a format Excel chose for `1,234.5` (thousands separator) is refused with the rule's reason, showing what Excel shows", () => {
     const r = numericCellText(1234.5, { numberFormat: "#,##0.00", text: "1,234.50" });
     expect(r).toMatchObject({ ok: false, text: "1,234.50", message: expect.stringContaining("Thousands separators are not accepted") });
-    expect(!r.ok && r.message).toContain("type 1234.5");
+    expect(!r.ok && r.message).toContain("Type 1234.5 instead.");
   });
   it.each([
     ["0%", "12%"],

@@ -47,7 +47,11 @@ describe("normalizeBaseUrl", () => {
 
   it.each([
     ["", /empty/],
-    ["eu.example.com", /absolute/],
+    ["eu.example.com", /no scheme: write https:\/\/eu\.example\.com\.$/],
+    ["localhost:4310", /no scheme: write http:\/\/localhost:4310\.$/],
+    ["user:secret-pass@eu.example.com", /absolute/],
+    ["http://localhost:4100/api/bi/v1", /ends with \/api\/bi\/v1, a path the add-in adds itself: use http:\/\/localhost:4100\.$/],
+    ["https://eu.example.com/ppm/api/bi/odata/v1/financials", /use https:\/\/eu\.example\.com\/ppm\.$/],
     ["http://eu.example.com", /https/],
     ["ftp://eu.example.com", /scheme/],
     ["https://user:secret-pass@eu.example.com", /user name or password/],

@@ -139,3 +139,15 @@ describe("transient failures say what was already tried", () => {
     }
   });
 });
+
+describe("failures read back from a binding say only what is known (issue #25)", () => {
+  it("a stored 503 makes no claim about retries; a stored unexplained network failure keeps its action and details", () => {
+    const v = describeFailure({ code: "server_error", message: "The service answered HTTP 503 (service unavailable) to GET /api/bi/v1/financials." });
+    expect(v.action).not.toMatch(/not repeated|already sent/);
+    expect(v.action).toMatch(/temporary problem/);
+    const n = describeFailure({ code: "network", message: "Could not reach localhost:4100; the browser does not say why." });
+    expect(n.action).toMatch(/service is running/);
+    expect(n.more?.join(" ")).toMatch(/Possible causes.*stopped/);
+    expect(`${n.message} ${n.action} ${(n.more ?? []).join(" ")}`).not.toMatch(/Local Network|LocalNetworkAccess/);
+  });
+});

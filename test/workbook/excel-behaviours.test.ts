@@ -22,6 +22,7 @@ import type { Baseline } from "../../src/records/baseline";
 import type { CellValue, Column, Table } from "../../src/table/model";
 import { MemoryStorage } from "../helpers/memoryStorage";
 import { bindingDraft, finRows, finTable, fixedNow, imported, rejection, TOKEN } from "./helpers";
+import type { PpmError } from "../../src/service/errors";
 
 const noQuery = (t: Table) => ({ table: t });
 const later = () => new Date("2026-02-01T08:00:00Z");
@@ -580,27 +581,43 @@ describe("B17 the function-command window: Refresh all ends inside it on every p
   });
 });
 
-describe("B18 Local Network Access: a blocked request to a local address says so", () => {
+describe("B18 Local Network Access: said only where it applies (a page reaching a more private address space)", () => {
   const blocked = (async () => {
     throw new TypeError("Failed to fetch");
   }) as unknown as typeof fetch;
 
-  it("a failed request to localhost or a private address explains Local Network Access and the admin policy", async () => {
+  it("a page on the internet whose request to localhost or a private address fails is told about Local Network Access and the admin policy", async () => {
     for (const baseUrl of ["http://localhost:4100", "https://192.168.1.20:8080", "https://10.0.0.5"]) {
-      const client = new PpmClient({ id: "c", name: "c", baseUrl, token: TOKEN }, { fetch: blocked, retries: 0 });
+      const client = new PpmClient({ id: "c", name: "c", baseUrl, token: TOKEN }, { fetch: blocked, retries: 0, pageOrigin: "https://addins.example.com" });
       const err = await rejection(client.manifest());
       expect(err.code).toBe("network");
       expect(err.message).toMatch(/Local Network Access/);
-      expect(err.message).toMatch(/LocalNetworkAccessAllowedForUrls/);
+      expect((err as PpmError).action).toMatch(/LocalNetworkAccessAllowedForUrls/);
       expect(err.message).not.toContain(TOKEN);
     }
   });
 
-  it("a failed request to a public address does not mention it", async () => {
-    const client = new PpmClient({ id: "c", name: "c", baseUrl: "https://ppm.example.com", token: TOKEN }, { fetch: blocked, retries: 0 });
-    const err = await rejection(client.manifest());
-    expect(err.code).toBe("network");
-    expect(err.message).not.toMatch(/Local Network Access/);
+  it("a page on an intranet host reaching localhost is told too (private → local)", async () => {
+    const client = new PpmClient({ id: "c", name: "c", baseUrl: "http://localhost:4100", token: TOKEN }, { fetch: blocked, retries: 0, pageOrigin: "https://10.1.2.3" });
+    expect((await rejection(client.manifest())).message).toMatch(/Local Network Access/);
+  });
+
+  it("not for a public service, a page on localhost (the browser preview), or Node (the CLI): one short sentence, the possible causes in the details", async () => {
+    const cases: Array<[string, string | undefined]> = [
+      ["https://ppm.example.com", "https://addins.example.com"],
+      ["http://localhost:4100", "http://localhost:3000"],
+      ["http://localhost:4100", undefined],
+      ["https://10.0.0.5", "https://10.0.0.9"],
+    ];
+    for (const [baseUrl, pageOrigin] of cases) {
+      const client = new PpmClient({ id: "c", name: "c", baseUrl, token: TOKEN }, { fetch: blocked, retries: 0, pageOrigin });
+      const err = await rejection(client.manifest());
+      expect(err.code).toBe("network");
+      expect(`${err.message} ${(err as PpmError).action}`).not.toMatch(/Local Network Access|LocalNetworkAccess/);
+      expect(err.message).toBe(`Could not reach ${new URL(baseUrl).host}; the browser does not say why.`);
+      expect((err as PpmError).details).toMatchObject({ cause: "unknown", detail: "Failed to fetch" });
+      expect(((err as PpmError).details as { possibleCauses: string[] }).possibleCauses.join(" ")).toMatch(/stopped.*CORS/);
+    }
   });
 });
 

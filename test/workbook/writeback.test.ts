@@ -132,7 +132,27 @@ describe("write-back in the workbook emulator", () => {
       ["pt_acme_0002", "1,234.50", "invalid"],
       ["pt_acme_0004", "2500.75", "valid"],
     ]);
-    expect((preview.changes[1].validation as { message?: string }).message).toMatch(/Thousands separators.*General and type 1234\.5/);
+    expect((preview.changes[1].validation as { message?: string }).message).toMatch(/Thousands separators.*Type 1234\.5 instead\. The cell now holds the text "1,234\.50", so what you type next is read exactly as typed\./);
+    // It looks the same, as text: the next typing is seen as typed (issue #25).
+    expect(await look(t, "pt_acme_0002", BUDGET)).toMatchObject({ value: "1,234.50", format: "@", text: "1,234.50" });
+  });
+
+  it("a correct retype over a refused formatted number is judged as typed (issue #25): 1234.5 is sent, 1,234.5 again is refused as typed", async () => {
+    const t = await importProjects();
+    await t.run((ctx) => recordImportBaseline(ctx, t.binding));
+    await t.type("pt_acme_0002", BUDGET, "1,234.5");
+    expect((await prepareWriteback(t.deps, t.binding)).changes.map((c) => [c.new, c.validation.status])).toEqual([["1,234.50", "invalid"]]);
+    // Retyped as the message asks, without touching the number format.
+    await t.type("pt_acme_0002", BUDGET, "1234.5");
+    const fixed = await prepareWriteback(t.deps, t.binding);
+    expect(fixed.changes.map((c) => [c.new, c.validation.status])).toEqual([["1234.5", "valid"]]);
+    // The same mistake again is refused with exactly what was typed.
+    await t.type("pt_acme_0002", BUDGET, "1,234.5");
+    const again = await prepareWriteback(t.deps, t.binding);
+    expect(again.changes.map((c) => [c.new, c.validation.status])).toEqual([["1,234.5", "invalid"]]);
+    const done = await confirmWriteback(t.deps, fixed);
+    expect(done.summary).toMatchObject({ saved: 1 });
+    expect(await t.records.getRecord("project", "pt_acme_0002")).toMatchObject({ [BUDGET]: "1234.5" });
   });
 
   it("valid, invalid and conflicting edits: only the valid ones are sent, the others survive the refresh as typed, marked, then are discarded", async () => {
@@ -149,9 +169,10 @@ describe("write-back in the workbook emulator", () => {
     await t.type("pt_acme_0002", BUDGET, "1,234.5");
     await t.type("pt_acme_0003", "Sponsor", "Walter Skinner");
     await t.records.updateRecord("project", "pt_acme_0003", { custom_fields: { Sponsor: "Monica Reyes" } });
-    const typed2 = await look(t, "pt_acme_0002", BUDGET);
-
     const preview = await prepareWriteback(t.deps, t.binding);
+    // Detect changes gave the refused number the text Excel showed, as text (issue #25).
+    const typed2 = await look(t, "pt_acme_0002", BUDGET);
+    expect(typed2).toMatchObject({ value: "1,234.50", format: "@", text: "1,234.50" });
     expect(preview.changes.map((c) => [c.projectToken, c.validation.status])).toEqual([
       ["pt_acme_0001", "valid"],
       ["pt_acme_0002", "invalid"],
@@ -163,7 +184,7 @@ describe("write-back in the workbook emulator", () => {
     expect(done.heldWarning).toBeUndefined();
     // Saved: the service's normalised value, in the column's format.
     expect(await look(t, "pt_acme_0001", BUDGET)).toMatchObject({ value: 12.5, format: "General", fill: null });
-    // Not sent: exactly what was typed (value and the format Excel gave it), marked.
+    // Not sent: what the cell held (the text Excel showed for what was typed), marked.
     expect(await look(t, "pt_acme_0002", BUDGET)).toEqual({ ...typed2, fill: MARK_FILL });
     expect(await look(t, "pt_acme_0003", "Sponsor")).toMatchObject({ value: "Walter Skinner", fill: MARK_FILL });
     expect(done.held.map((h) => [h.projectToken, h.status, h.fill])).toEqual([
@@ -172,7 +193,7 @@ describe("write-back in the workbook emulator", () => {
     ]);
     // The rest of the numeric column keeps its number format.
     const formats = await columnFormats(t, BUDGET);
-    expect(formats.filter((f) => f !== "General")).toEqual(["#,##0.00"]);
+    expect(formats.filter((f) => f !== "General")).toEqual(["@"]);
     // The service kept the other person's value.
     expect(await t.records.getRecord("project", "pt_acme_0003")).toMatchObject({ Sponsor: "Monica Reyes" });
 

@@ -3,6 +3,7 @@
  * table, previewed cell by cell, sent one PUT per record, then the table refreshed.
  */
 import {
+  baselineIsCurrent,
   confirmWriteback,
   discardHeld,
   prepareForEditing,
@@ -66,15 +67,28 @@ export function mountWritebackScreen(panel: HTMLElement, s: RecordsScreenContext
     await showStoredHeld();
   }
 
-  /** Lists the chosen table's unsent edits kept from an earlier send (they live in its import record). */
+  /**
+   * Lists the chosen table's unsent edits kept from an earlier send (they live in its import
+   * record), and offers "Start editing" only where it is needed: a table whose import record is
+   * missing, unusable or older than its data (imported by an older version, issue #25).
+   */
   async function showStoredHeld(): Promise<void> {
     const b = selectedBinding();
-    if (!b) return renderHeld([], null);
-    try {
-      renderHeld((await ctx.runExcel((c) => readBaseline(c, b.id)))?.held ?? [], b);
-    } catch {
-      renderHeld([], b);
+    if (!b) {
+      prepare.hidden = true;
+      prepareNote.hidden = true;
+      return renderHeld([], null);
     }
+    let baseline: Awaited<ReturnType<typeof readBaseline>> = null;
+    try {
+      baseline = await ctx.runExcel((c) => readBaseline(c, b.id));
+    } catch {
+      baseline = null;
+    }
+    const needed = !baseline || baseline.tooLarge || !baselineIsCurrent(baseline, b);
+    prepare.hidden = !needed;
+    prepareNote.hidden = !needed;
+    renderHeld(baseline?.held ?? [], b);
   }
 
   function selectedBinding(): WritebackBinding | null {
@@ -241,6 +255,14 @@ export function mountWritebackScreen(panel: HTMLElement, s: RecordsScreenContext
     }),
   );
 
+  // Shown only for a table without a usable import record (see showStoredHeld).
+  prepare.hidden = true;
+  const prepareNote = h(
+    "p",
+    { class: "records-muted", "data-testid": "records-wb-prepare-note", hidden: true },
+    "This table has no usable import record (it was imported by an older version, or its data changed since): choose Start editing before you edit, so edits can be told from changes made on the service.",
+  );
+
   const detect = btn("records-wb-detect", "Detect changes", () =>
     guarded("Comparing the sheet with what was imported…", async () => {
       const b = selectedBinding();
@@ -292,8 +314,9 @@ export function mountWritebackScreen(panel: HTMLElement, s: RecordsScreenContext
 
   replace(
     panel,
-    h("p", { class: "records-muted" }, "Edit custom fields in an imported projects or proposals snapshot table, then send only the changed cells. Each record is updated with one request; the table is refreshed afterwards."),
+    h("p", { class: "records-muted" }, "Edit custom-field cells of an imported projects or proposals snapshot table, then choose Detect changes: only the changed cells are sent, one request per record, and the table is refreshed afterwards."),
     h("div", { class: "records-row" }, table.field, btn("records-wb-reload", "Reload", () => void loadTables())),
+    prepareNote,
     h("div", { class: "actions" }, prepare, detect),
     wbStatus,
     wbWarnings,

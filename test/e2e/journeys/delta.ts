@@ -155,9 +155,14 @@ export const deltaRefresh: Journey = {
     // and the added rows (green), with a legend; a user's fill stays under it; Clear removes it.
     const shown0 = await bodyCells(t, after);
     check(shown0.rows.every((r) => r.every((c) => c.cfFill === null)), "nothing is highlighted before Show changes");
+    // Looking at another sheet: Show changes takes the user to the table, selected (issue #25).
+    const elsewhere = (await t.sheetNames()).find((n) => n !== after.sheet && !n.startsWith("ppm_"));
+    if (elsewhere) await t.openSheet(elsewhere);
     await item.getByTestId("refresh-summary-show-changes").click();
     const legend = item.getByTestId("changes-legend");
     await t.expectVisible(legend, "the legend of the highlight");
+    await t.until("the table's sheet to be shown", async () => (await t.activeSheet()) === after.sheet);
+    checkEqual(await t.page.getByTestId("preview-name-box").inputValue(), after.address(0, 0), "the table is selected (its top-left cell is the active cell)");
     const legendText = await legend.innerText();
     check(/changed cells \(yellow\)/.test(legendText) && /added rows \(green\)/.test(legendText) && /cleared by the next refresh/.test(legendText), `the legend names both colours and when it ends (${legendText})`);
     const shown = await bodyCells(t, after);

@@ -123,15 +123,17 @@ export const staleTokenOnRefresh: Journey = {
     const writes = (await t.workbookStats()).cellWrites;
     const failedRun = await refreshAndSummarise(t, () => t.id("refresh-all").click());
     check(failedRun.failed >= 1 && failedRun.updated === 0, `tables failed, none updated (${JSON.stringify(failedRun)})`);
-    const reasons = failedRun.items.filter((i) => i.outcome === "failed").map((i) => i.reason);
+    // Every table failed for the same reason: said once for the run (issue #25).
+    check(failedRun.common !== null || failedRun.failed === 1, `one message for the run (${JSON.stringify(failedRun)})`);
+    const reasons = failedRun.common !== null ? [failedRun.common] : failedRun.items.filter((i) => i.outcome === "failed").map((i) => i.reason);
     check(reasons.every((r) => r.trim() !== "" && !r.includes("expired-token")), `each failure says why, without the token (${reasons.join(" | ")})`);
     // The one cell each failed table gets: its info line's stale mark (#15).
     checkEqual((await t.workbookStats()).cellWrites - writes, failedRun.failed, "cells written by a refresh that was refused (the stale marks)");
 
     try {
-      // One panel per failed table; each offers the update for exactly the connection that failed.
+      // One panel for the run (every table failed the same way); it offers the update for exactly the connection that failed.
       const panels = t.id("panel-refresh").getByTestId("error-panel");
-      checkEqual(await panels.count(), failedRun.failed, "error panels, one per failed table");
+      checkEqual(await panels.count(), 1, "one error panel for the run");
       const panel = panels.first();
       await t.attr(panel, "data-code", "unauthorized");
       await panel.getByTestId("error-update-token").click();

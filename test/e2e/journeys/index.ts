@@ -24,6 +24,7 @@ import { importSnapshots } from "./snapshots";
 import { narrowPane } from "./narrow";
 import { keyboardImport } from "./keyboard";
 import { beforeFluent } from "./fluentLate";
+import { changeCounts, previewControls, serviceDown } from "./truth";
 import { editAddressKeepsSecrets, reopenAsksFirst, summaryPageOutsideDialog } from "./secrets";
 
 export const JOURNEYS: Journey[] = [
@@ -65,6 +66,9 @@ export const JOURNEYS: Journey[] = [
   reopenWithoutConnection,
   reopenAsksFirst,
   editAddressKeepsSecrets,
+  previewControls,
+  serviceDown,
+  changeCounts,
   // Last: its table is bound to a service of its own, whose connection it removes again, so the
   // refresh journeys above never meet a table without a connection.
   largerThanSheet,

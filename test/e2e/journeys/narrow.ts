@@ -26,11 +26,12 @@ const NAV_VISIBLE = `(() => {
   return { top: nav.top, bottom: nav.bottom, height: window.innerHeight, scrolled: window.scrollY };
 })()`;
 
-async function setPaneWidth(t: E2E, px: number | null): Promise<void> {
-  await t.page.evaluate((w) => {
-    const pane = document.getElementById("pane");
-    if (pane) pane.style.width = w === null ? "" : `${w}px`;
-  }, px);
+/** Sets the pane's width with the preview's toolbar (320, 350 or 450 px), as a user would; the previous width. */
+async function setPaneWidth(t: E2E, px: number): Promise<number> {
+  const control = t.page.getByTestId("preview-pane-width");
+  const was = Number(await control.inputValue());
+  await control.selectOption(String(px));
+  return was;
 }
 
 /**
@@ -40,7 +41,7 @@ async function setPaneWidth(t: E2E, px: number | null): Promise<void> {
 export const narrowPane: Journey = {
   name: "narrow pane: at 320 px every section fits without sideways scrolling and the tabs stay visible",
   async run(t) {
-    await setPaneWidth(t, 320);
+    const was = await setPaneWidth(t, 320);
     try {
       const frame = t.frame();
       await t.until("the pane to be 320 px wide", async () => (await frame.evaluate<number>("document.documentElement.clientWidth")) <= 320);
@@ -76,7 +77,7 @@ export const narrowPane: Journey = {
       }
       await t.id("import-close").click();
     } finally {
-      await setPaneWidth(t, null);
+      await setPaneWidth(t, was);
     }
   },
 };

@@ -140,7 +140,9 @@ export const reopenRefreshesFlaggedTables: Journey = {
     await t.page.locator("#taskpane").waitFor({ state: "visible" });
     await t.expectVisible(t.id("open-refresh-summary"), "the refresh-on-open line in the pane");
     checkEqual(await t.page.getByTestId("preview-dialog").count(), 0, "no dialog");
+    // It reports something past: the next section the user opens no longer shows it (issue #25).
     const after = await boundTables(t);
+    checkEqual(await t.id("open-refresh-summary").count(), 0, "the refresh-on-open line goes when the user opens another section");
     checkEqual(after.filter((x) => x.flagged).map((x) => x.table).sort(), ["ppm_financials", projects.table].sort(), "the flags travelled with the workbook");
   },
 };

@@ -50,6 +50,20 @@ async function importForWriteBack(t: E2E): Promise<{ place: TablePlace; fieldCol
   return { place, fieldCol, sponsorCol, tokens };
 }
 
+/** Removes every import record from the workbook (they live on the very hidden `ppm_baselines` sheet). */
+async function forgetImportRecords(t: E2E): Promise<void> {
+  await t.page.evaluate(async () => {
+    type Ctx = { workbook: { worksheets: { getItem(n: string): { getRange(): { clear(): void } } } }; sync(): Promise<void> };
+    const host = (window as unknown as { __ppmPreviewHost?: { workbook(): { Excel: { run(fn: (c: Ctx) => Promise<void>): Promise<void> } } | null } }).__ppmPreviewHost;
+    const wb = host?.workbook();
+    if (!wb) throw new Error("no workbook attached to the preview");
+    await wb.Excel.run(async (ctx) => {
+      ctx.workbook.worksheets.getItem("ppm_baselines").getRange().clear();
+      await ctx.sync();
+    });
+  });
+}
+
 /** Number formats of a column's first `rows` body cells. */
 async function columnFormats(t: E2E, place: TablePlace, col: number, rows: number): Promise<string[]> {
   const out: string[] = [];
@@ -72,7 +86,14 @@ async function mixedWriteBack(t: E2E, opts: { startEditing: boolean; screenshots
   const formatsBefore = await columnFormats(t, place, fieldCol, rows);
   checkEqual([...new Set(formatsBefore)], ["General"], `${FIELD} is imported as numbers in General`);
 
+  // Start editing is offered only where it is needed (issue #25): not for a table imported with its record.
+  check(!(await t.id("records-wb-prepare").isVisible()), "Start editing is not offered for a table imported with its import record");
   if (opts.startEditing) {
+    // As if the table had been imported by an older version: no import record.
+    await forgetImportRecords(t);
+    await t.id("records-wb-reload").click();
+    await t.expectVisible(t.id("records-wb-prepare"), "Start editing offered for a table without an import record");
+    await t.expectVisible(t.id("records-wb-prepare-note"), "the note saying why");
     await t.id("records-wb-prepare").click();
     await t.attr(t.id("records-wb-status"), "data-state", "ready");
     checkEqual(await columnFormats(t, place, fieldCol, rows), formatsBefore, "Start editing leaves the number format alone");
@@ -88,12 +109,15 @@ async function mixedWriteBack(t: E2E, opts: { startEditing: boolean; screenshots
   await t.typeInCell(place.address(4, fieldCol), validD);
   const otherSponsor = opts.startEditing ? "Monica Reyes (PMO)" : "Monica Reyes";
   await changeOnService(t, tC, { [SPONSOR]: otherSponsor });
-  const typedB = await t.cell(place.address(2, fieldCol));
   const typedC = await t.cell(place.address(3, sponsorCol));
-  checkEqual([typedB.type, Number(typedB.value), typedB.format], ["number", 1234.5, "#,##0.00"], "Excel read 1,234.5 as a formatted number");
+  const readB = await t.cell(place.address(2, fieldCol));
+  checkEqual([readB.type, Number(readB.value), readB.format], ["number", 1234.5, "#,##0.00"], "Excel read 1,234.5 as a formatted number");
 
   await t.id("records-wb-detect").click();
   await t.attr(t.id("records-wb-status"), "data-state", "preview");
+  // The refused number now holds the text Excel showed, as text: the next typing is read as typed (issue #25).
+  const typedB = await t.cell(place.address(2, fieldCol));
+  checkEqual([typedB.type, typedB.value, typedB.format, typedB.text], ["text", "1,234.50", "@", readB.text], "the refused cell keeps what it showed, as text");
   const change = (token: string) => t.tp.locator(`[data-testid=records-wb-change][data-token="${token}"]`);
   checkEqual(await t.id("records-wb-change").count(), 4, "changed cells in the preview");
   checkEqual(
@@ -105,8 +129,11 @@ async function mixedWriteBack(t: E2E, opts: { startEditing: boolean; screenshots
   checkEqual(await change(tA).getByTestId("records-wb-change-new").innerText(), validA, "the valid text as it will be sent");
   checkEqual(await change(tD).getByTestId("records-wb-change-new").innerText(), validD, "the valid number as it will be sent");
   checkEqual(await change(tB).getByTestId("records-wb-change-new").innerText(), "1,234.50", "the refused number as Excel shows it");
-  const why = (await change(tB).getByTestId("records-wb-change-check").innerText()).toLowerCase();
+  const whyText = await change(tB).getByTestId("records-wb-change-check").innerText();
+  const why = whyText.toLowerCase();
   check(why.includes("thousands"), `the rejection says why (${why})`);
+  check(/Type 1234\.5 instead\. The cell now holds the text "1,234\.50"/.test(whyText), `the message says what to type, and that the cell now reads typing as typed (${whyText})`);
+  check(!whyText.includes("`"), `no literal backticks (${whyText})`);
   const summary = t.id("records-wb-summary");
   checkEqual([await summary.getAttribute("data-valid"), await summary.getAttribute("data-invalid"), await summary.getAttribute("data-conflict")], ["2", "1", "1"], "preview counts");
   if (opts.screenshots) await t.screenshotPane("17-records-preview");
@@ -147,6 +174,14 @@ async function mixedWriteBack(t: E2E, opts: { startEditing: boolean; screenshots
   await t.attr(t.id("records-wb-status"), "data-state", "preview");
   checkEqual(await t.id("records-wb-change").count(), 2, "the two unsent edits are still pending");
   checkEqual(await t.id("records-wb-held-list").getAttribute("data-count"), "2", "still listed");
+
+  if (!opts.startEditing) {
+    // Retyping the value as the message asks, without touching the number format, is judged as typed.
+    await t.typeInCell(place.address(2, fieldCol), "1234.5");
+    await t.id("records-wb-detect").click();
+    await t.attr(t.id("records-wb-status"), "data-state", "preview");
+    checkEqual([await change(tB).getAttribute("data-validation"), await change(tB).getByTestId("records-wb-change-new").innerText()], ["valid", "1234.5"], "the retyped value is valid");
+  }
 
   if (opts.startEditing) {
     // Discard: the service's values, the column's format and the cells' own fills come back.

@@ -5,7 +5,7 @@ import { openTab } from "./connections";
 export async function refreshAndSummarise(
   t: E2E,
   click: () => Promise<void>,
-): Promise<{ updated: number; unchanged: number; failed: number; items: Array<{ table: string; outcome: string; reason: string }> }> {
+): Promise<{ updated: number; unchanged: number; failed: number; items: Array<{ table: string; outcome: string; reason: string; panel: string | null }>; common: string | null }> {
   const frame = t.frame();
   await frame.evaluate(() => {
     const el = document.querySelector<HTMLElement>('[data-testid="refresh-summary"]');
@@ -21,9 +21,13 @@ export async function refreshAndSummarise(
         const items = [...el.querySelectorAll<HTMLElement>('[data-testid="refresh-summary-item"]')].map((li) => ({
           table: li.dataset.table ?? "",
           outcome: li.dataset.outcome ?? "",
-          reason: li.querySelector('[data-testid="refresh-summary-reason"]')?.textContent ?? "",
+          // The table's own reason: after its name, or (a service not reached) in its error panel.
+          reason: (li.querySelector('[data-testid="refresh-summary-reason"]')?.textContent ?? "").replace(/^ — /, "") || (li.querySelector('[data-testid="error-message"]')?.textContent ?? ""),
+          panel: li.querySelector<HTMLElement>('[data-testid="error-panel"]')?.innerText ?? null,
         }));
-        return { updated: Number(el.dataset.updated), unchanged: Number(el.dataset.unchanged), failed: Number(el.dataset.failed), items };
+        // Every table failed the same way: the run's one message (issue #25).
+        const common = el.dataset.common === "true" ? (el.querySelector('[data-testid="error-message"]')?.textContent ?? "") : null;
+        return { updated: Number(el.dataset.updated), unchanged: Number(el.dataset.unchanged), failed: Number(el.dataset.failed), items, common };
       }),
     60_000,
   );

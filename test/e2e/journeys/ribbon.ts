@@ -36,13 +36,18 @@ export const ribbonRefreshAll: Journey = {
     await t.page.getByTestId("preview-pane-close").click();
     check(!(await t.page.locator("#taskpane").isVisible()), "the task pane is closed");
     const ribbonButton = t.page.getByTestId("ribbon-refresh-all");
-    // The export answers 3 s late, so the refresh is still running when the dialog's page is ready
-    // (on a loaded machine the page could load after a quick refresh ended, and show the summary at once).
-    await t.control("delay", { path: "/api/bi/v1/financials", ms: 3000, count: 1 });
+    // The service answers slowly for the moment, so the refresh is still running when its dialog
+    // is ready: otherwise a fast refresh on an idle machine ends first and the dialog opens straight
+    // on the summary, and the working state could not be seen.
+    await t.control("delay", { path: "/api/*", ms: 1000 });
     await ribbonButton.click();
     // While it runs, the command shows that it is working (a dialog with a progress bar)…
     const frame = t.page.frameLocator("[data-testid=preview-dialog] iframe");
-    await t.expectVisible(frame.getByTestId("ribbon-working"), "the command's working dialog", 60_000);
+    try {
+      await t.expectVisible(frame.getByTestId("ribbon-working"), "the command's working dialog", 60_000);
+    } finally {
+      await t.control("delay", { path: "/api/*", ms: 0 });
+    }
     // …then reports in an Office dialog (summary.html) and completes as soon as it is shown:
     // Excel closes a function command's runtime after 5 minutes, so it never waits for the user.
     const dialog = t.page.getByTestId("preview-dialog");
@@ -59,7 +64,8 @@ export const ribbonRefreshAll: Journey = {
     checkEqual(updated + unchanged, tables.length, `tables accounted for (${text})`);
     check(updated >= 1, `the regenerated export was written (${text})`);
     // Every table is named with its outcome, not only the failures.
-    for (const name of tables) check(new RegExp(`^${name}: (updated|unchanged), [\\d,]+ rows?( — .+)?$`, "m").test(text), `the summary names ${name} with its outcome (${text})`);
+    // Named "sheet › table" (issue #25).
+    for (const name of tables) check(new RegExp(`^.+ › ${name}: (updated|unchanged), [\\d,]+ rows?( — .+)?$`, "m").test(text), `the summary names ${name} with its outcome (${text})`);
 
     const after = [];
     for (let i = 1; i <= 10; i++) after.push((await t.cell(full.address(i, 6))).value);

@@ -54,6 +54,13 @@ export const importSnapshots: Journey = {
     const codes = sheet.rows.map((r) => r["Cost Center Code"]).filter((c) => c && c.type !== "empty");
     check(codes.length > 0 && codes.every((c) => c.type === "text"), "Cost Center Code cells are text");
     check(codes.some((c) => /^0\d+$/.test(c.value)), "a code keeps its leading zeros");
+    // start_date: every value is a calendar date, so the column is real dates, like dataset dates (issue #25).
+    const place = await t.table(job.table);
+    const startCol = sheet.header.indexOf("start_date");
+    check(startCol >= 0, "projects have start_date");
+    const first = await t.cell(place.address(1, startCol));
+    checkEqual([first.type, first.format, first.text], ["number", "yyyy-mm-dd", String(projects[0].start_date)], "start_date is a real date (a serial with a date format), shown as the service sent it");
+    check(sheet.rows.every((r) => r.start_date.type === "number"), "every start_date is a date serial");
     await t.screenshot("14-snapshot-projects");
 
     const projectRes = await serviceRows(t, "/api/snapshot/projects/resources");

@@ -8,7 +8,7 @@ import { datasetRow, openImport, runJob } from "./datasets";
  * (scaled bigints), rows counted. A JSON number of the export is the decimal its shortest text
  * spells (the service writes each value that way), so that text is what is summed.
  */
-function oracleSummary(rows: Array<Record<string, unknown>>): Map<string, { fiscalYear: number; projectId: string; total: string | null; rows: number }> {
+export function oracleSummary(rows: Array<Record<string, unknown>>): Map<string, { fiscalYear: number; projectId: string; total: string | null; rows: number }> {
   const decimal = (v: number): { digits: bigint; scale: number } => {
     const text = String(v);
     const m = /^(-?)(\d+)(?:\.(\d+))?$/.exec(text);
@@ -42,7 +42,7 @@ function oracleSummary(rows: Array<Record<string, unknown>>): Map<string, { fisc
 }
 
 /** The export's rows as the service sends them to anyone with the token (read by the test, not the add-in). */
-async function exportRows(serviceUrl: string, key: string): Promise<Array<Record<string, unknown>>> {
+export async function exportRows(serviceUrl: string, key: string): Promise<Array<Record<string, unknown>>> {
   const res = await fetch(`${serviceUrl}/api/bi/v1/${key}`, { headers: { "Company-Api-Token": ACME_TOKEN } });
   check(res.ok, `the test's own export request answered ${res.status}`);
   const body = (await res.json()) as { rows: Array<Record<string, unknown>> };
@@ -84,7 +84,7 @@ export const importSummary: Journey = {
 
     const apply = "groupby((fiscal_year,project_id),aggregate(budget with sum as total_budget,$count as rows))";
     await t.until("the $apply text in the preview", async () => (await t.id("query-preview-local").innerText()) === `$apply=${apply}`);
-    checkEqual(await t.id("query-preview-result").innerText(), "fiscal_year (Int32), project_id (String), total_budget (Decimal), rows (Int64)", "what the result will hold");
+    checkEqual(await t.id("query-preview-result").innerText(), "fiscal_year (whole number), project_id (text), total_budget (decimal), rows (whole number)", "what the result will hold");
     check(await t.isDisabled(t.id("query-columns")), "columns to keep are not used with a summary");
 
     // An alias that clashes with a group-by column is refused like any builder error.
@@ -193,7 +193,7 @@ export const largerThanSheet: Journey = {
       await addAggregate(t, "count");
       await t.until("Import to be enabled by the summary", async () => !(await t.isDisabled(t.id("import-start"))));
       check(!(await t.id("import-too-large").isVisible()), "the message goes with a summary");
-      checkEqual(await t.id("query-preview-result").innerText(), "fiscal_year (Int32), total_budget (Decimal), rows (Int64)", "what the result will hold");
+      checkEqual(await t.id("query-preview-result").innerText(), "fiscal_year (whole number), total_budget (decimal), rows (whole number)", "what the result will hold");
       checkEqual(await exportRequests(), [], "export requests before Import");
 
       // CSV is the smaller body. A real pointer click: the body yields to the page while it streams

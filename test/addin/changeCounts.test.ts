@@ -1,0 +1,137 @@
+/**
+ * Issue #25 item 2: the added / changed / removed counts a refresh reports are checked against what
+ * the regeneration applied, for tables whose rows are not the export's rows: a summary (keyed by
+ * its group-by columns), a filtered table that keeps the dataset's key, and a narrowed table that
+ * drops it (no key: "rewritten", never "changed"). Real HTTP (reference service on 127.0.0.1), the
+ * workbook emulator as `Excel`, the engine calls the pane makes.
+ */
+import { createEngine } from "../../src/addin/engine";
+import { ConnectionStore } from "../../src/addin/connectionStore";
+import { countsText, summarize } from "../../src/addin/refreshSummary";
+import { startReferenceService, type ReferenceService } from "../../src/reference/server";
+import { Workbook, createExcelNamespace } from "../../src/emulator";
+import { PpmClient } from "../../src/service/client";
+import { applyQuery, parseQuery } from "../../src/query";
+import type { Connection } from "../../src/service/connection";
+import type { Table } from "../../src/table/model";
+import { MemoryStorage } from "../helpers/memoryStorage";
+
+const TOKEN = "demo-acme-token";
+
+/** Rows of `table` by the values of `key`, each with the rest of its values (JSON, for comparing). */
+function byKey(table: Table, key: readonly string[]): Map<string, string> {
+  const k = key.map((n) => table.columns.findIndex((c) => c.name === n));
+  if (k.some((i) => i < 0)) throw new Error(`key ${key.join(",")} not in ${table.columns.map((c) => c.name).join(",")}`);
+  const out = new Map<string, string>();
+  for (const row of table.rows) {
+    const id = JSON.stringify(k.map((i) => row[i]));
+    if (out.has(id)) throw new Error(`key ${id} repeats`);
+    out.set(id, JSON.stringify(row));
+  }
+  return out;
+}
+
+/** What changed between two tables with the same key: the oracle the pane's counts must equal. */
+function diff(before: Table, after: Table, key: readonly string[]): { added: number; changed: number; removed: number } {
+  const a = byKey(before, key);
+  const b = byKey(after, key);
+  let added = 0;
+  let changed = 0;
+  for (const [id, row] of b) {
+    const was = a.get(id);
+    if (was === undefined) added++;
+    else if (was !== row) changed++;
+  }
+  const removed = [...a.keys()].filter((id) => !b.has(id)).length;
+  return { added, changed, removed };
+}
+
+describe("change counts are what the regeneration applied (issue #25)", () => {
+  let service: ReferenceService;
+  const g = globalThis as unknown as { Excel?: unknown };
+  const saved = g.Excel;
+  let conn: Connection;
+  let store: ConnectionStore;
+  let client: PpmClient;
+
+  beforeAll(async () => {
+    service = await startReferenceService({ port: 0, quiet: true });
+  });
+  afterAll(async () => {
+    g.Excel = saved;
+    await service.close();
+  });
+  beforeEach(async () => {
+    await fetch(`${service.url}/__control/reset`, { method: "POST" });
+    g.Excel = createExcelNamespace(new Workbook({}));
+    store = new ConnectionStore(new MemoryStorage(), { newId: () => "acme" });
+    store.save({ name: "Acme", baseUrl: service.url, token: TOKEN });
+    conn = store.connection("acme")!;
+    client = new PpmClient(conn);
+  });
+
+  const exportNow = async (): Promise<Table> => {
+    const r = await client.fetchDataset("financials", { format: "json" });
+    if (r.status !== "updated") throw new Error("expected the export");
+    return r.table;
+  };
+
+  /** Imports financials with `queryText`, regenerates part of it, refreshes; the report's counts and the oracle's. */
+  async function scenario(queryText: string, regen: Record<string, string>) {
+    const engine = createEngine();
+    const query = parseQuery(queryText);
+    await engine.importSource({
+      connection: conn,
+      companyId: "acme",
+      source: { kind: "dataset", key: "financials", format: "json" },
+      query,
+      destination: { kind: "newSheet" },
+      signal: new AbortController().signal,
+      secrets: store.allSecrets(),
+      onProgress: () => undefined,
+    });
+    const before = applyQuery(await exportNow(), query).table;
+    const res = await fetch(`${service.url}/__control/regenerate?${new URLSearchParams({ company: "acme", dataset: "financials", ...regen }).toString()}`, { method: "POST" });
+    expect(res.status).toBe(200);
+    const after = applyQuery(await exportNow(), query).table;
+    const { bindings } = await engine.listBindings();
+    const report = await engine.refreshOne(bindings[0].id, conn, { secrets: store.allSecrets() });
+    expect(report.outcome).toBe("updated");
+    return { report, before, after };
+  }
+
+  it("a summary is keyed by its group-by columns: added, changed and removed groups are counted as groups", async () => {
+    const { report, before, after } = await scenario(
+      "$apply=groupby((fiscal_year,project_id),aggregate(budget with sum as total_budget,$count as rows))",
+      { changed: "0.03", added: "0.02", removed: "0.02", seed: "25" },
+    );
+    const expected = diff(before, after, ["fiscal_year", "project_id"]);
+    // The scenario must move groups in every way, or the test proves little.
+    expect(expected.changed).toBeGreaterThan(0);
+    expect(report.delta).toMatchObject({ matchedBy: "key", key: ["fiscal_year", "project_id"], ...expected });
+    const s = summarize([report]);
+    expect(countsText(s.items[0].counts!)).toBe(`${expected.added} added, ${expected.changed} changed, ${expected.removed} removed`);
+  });
+
+  it("a filtered table that keeps the key columns keeps the dataset's key: a removed row is one removed row, the rows below only moved up", async () => {
+    const { report, before, after } = await scenario("$filter=fiscal_year eq 2026&$select=project_id,fiscal_year,period_number,budget,actual_cost", {
+      removed: "0.05",
+      seed: "7",
+    });
+    const expected = diff(before, after, ["project_id", "fiscal_year", "period_number"]);
+    expect(expected.removed).toBeGreaterThan(0);
+    expect(expected).toMatchObject({ added: 0, changed: 0 });
+    expect(report.delta).toMatchObject({ matchedBy: "key", key: ["project_id", "fiscal_year", "period_number"], ...expected });
+  });
+
+  it("a narrowed table without the key columns has no key: the pane says how many rows were rewritten, never 'changed'", async () => {
+    const { report, before, after } = await scenario("$filter=fiscal_year eq 2026&$select=project_id,budget", { removed: "0.05", seed: "7" });
+    expect(after.rows.length).toBeLessThan(before.rows.length);
+    expect(report.delta?.matchedBy).toBe("position");
+    const s = summarize([report]);
+    const text = countsText(s.items[0].counts!);
+    expect(text).not.toMatch(/changed/);
+    const fewer = before.rows.length - after.rows.length;
+    expect(text).toMatch(new RegExp(`^\\d+ rows? rewritten \\(no key to match rows by\\), ${fewer} fewer rows?$`));
+  });
+});
