@@ -165,7 +165,7 @@ describe("5. outcome, info line, binding and sheet always agree", () => {
     const before = dataState(wb);
     let failedOnce = false;
     wb.faultInjector = (op) => {
-      const key = (op.args)[0];
+      const key = op.args[0];
       if (!failedOnce && op.op === "add" && typeof key === "string" && key.startsWith("ppm.binding.")) {
         failedOnce = true;
         return new EmulatedExcelError("InvalidArgument", "The argument is invalid or missing or has an incorrect format.");
