@@ -57,6 +57,7 @@ type Listener = (entry: DatasetEntry) => void;
 
 interface Slot {
   conn: Connection;
+  dataset: string;
   entry: DatasetEntry | null;
   loading: Promise<DatasetEntry> | null;
   revalidating: Promise<void> | null;
@@ -103,7 +104,7 @@ export class FormulaData {
     const k = this.slotKey(conn, dataset);
     let s = this.slots.get(k);
     if (!s) {
-      s = { conn, entry: null, loading: null, revalidating: null, listeners: new Set() };
+      s = { conn, dataset, entry: null, loading: null, revalidating: null, listeners: new Set() };
       this.slots.set(k, s);
     }
     s.conn = conn; // the latest credentials (a token updated in the pane)
@@ -165,13 +166,26 @@ export class FormulaData {
   async revalidate(): Promise<void> {
     const runs: Promise<void>[] = [];
     for (const s of this.slots.values()) {
-      if (!s.entry) continue;
+      if (!s.entry) {
+        // A first load that failed (network, 503): formulas still wait for it; try it once more.
+        if (s.listeners.size > 0 && !s.loading) runs.push(this.retry(s));
+        continue;
+      }
       s.revalidating ??= this.revalidateOne(s).finally(() => {
         s.revalidating = null;
       });
       runs.push(s.revalidating);
     }
     await Promise.all(runs);
+  }
+
+  private async retry(s: Slot): Promise<void> {
+    try {
+      const entry = await this.get(s.conn, s.dataset);
+      for (const l of [...s.listeners]) l(entry);
+    } catch {
+      // Still failing: the formulas keep showing the error they have.
+    }
   }
 
   private async revalidateOne(s: Slot): Promise<void> {
