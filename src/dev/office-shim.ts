@@ -356,6 +356,8 @@ function install(): void {
     },
   });
 
+  if (role === "taskpane" && workbook) installCustomFunctions(workbook, p.id);
+
   /** The preview page invokes ribbon function commands through this. */
   (window as unknown as Record<string, unknown>).__ppmPreviewCommands = {
     names: () => [...associated.keys()],
@@ -371,6 +373,49 @@ function install(): void {
       });
     },
   };
+}
+
+/**
+ * Custom functions (issue #28) in the shared runtime, the task pane's frame: `CustomFunctions.associate`
+ * (what office.js adds; `CustomFunctions.Error` and `ErrorCode` are the library's own, set when it
+ * loads) hands each function to the workbook's host, and the host learns the functions from the
+ * add-in's generated `functions.json` under the namespace its manifest declares
+ * (`<Namespace resid="Functions.Namespace">`), both read from the build as Excel reads them.
+ * Platforms without custom functions (the profiles' requirement sets: not CustomFunctionsRuntime)
+ * get no registration, so PPM.* formulas stay `#NAME?` there, as in Excel.
+ */
+function installCustomFunctions(workbook: PreviewWorkbook, profileId: string): void {
+  const w = window as unknown as { CustomFunctions?: Record<string, unknown> };
+  const cf = (w.CustomFunctions ??= {});
+  const host = workbook.model.customFunctions;
+  cf.associate = (idOrMappings: string | Record<string, (...a: unknown[]) => unknown>, fn?: (...a: unknown[]) => unknown): void => {
+    if (typeof idOrMappings === "string") {
+      if (typeof fn === "function") host.associate(idOrMappings, fn);
+      return;
+    }
+    for (const [id, f] of Object.entries(idOrMappings ?? {})) if (typeof f === "function") host.associate(id, f);
+  };
+  // Before the library sets them (or where it does not), the documented shapes: an ErrorCode and an Error with code and message.
+  cf.ErrorCode ??= { invalidValue: "#VALUE!", notAvailable: "#N/A", divisionByZero: "#DIV/0!", invalidNumber: "#NUM!", nullReference: "#NULL!", invalidName: "#NAME?", invalidReference: "#REF!" };
+  cf.Error ??= class CustomFunctionError extends Error {
+    constructor(readonly code: string = "#VALUE!", message?: string) {
+      super(message ?? "");
+    }
+  };
+  if (!profileSupports(profile(isProfileId(profileId) ? profileId : "web"), "CustomFunctionsRuntime", "1.1")) return;
+  void (async () => {
+    try {
+      const [manifest, metadata] = await Promise.all([fetch("manifest.xml").then((r) => r.text()), fetch("functions.json").then((r) => r.json() as Promise<{ functions: [] }>)]);
+      const doc = new DOMParser().parseFromString(manifest, "application/xml");
+      const point = [...doc.getElementsByTagName("ExtensionPoint")].find((e) => e.getAttribute("xsi:type") === "CustomFunctions");
+      const resid = point?.getElementsByTagName("Namespace")[0]?.getAttribute("resid");
+      const ns = [...doc.getElementsByTagName("bt:String")].find((e) => e.getAttribute("id") === resid)?.getAttribute("DefaultValue");
+      if (!ns) throw new Error("the manifest declares no custom functions namespace");
+      host.register(ns, metadata);
+    } catch (e) {
+      console.warn("Preview: custom functions not registered:", e instanceof Error ? e.message : e);
+    }
+  })();
 }
 
 install();

@@ -51,6 +51,9 @@ export interface HostInvocation {
 
 type Fn = (...args: unknown[]) => unknown;
 
+/** A macrotask later (the host's files compile without DOM or Node typings: the timer is the realm's). */
+const later = (f: () => void): void => void (globalThis as unknown as { setTimeout(f: () => void, ms: number): unknown }).setTimeout(f, 0);
+
 export class CustomFunctionHost {
   private namespace = "";
   private readonly meta = new Map<string, FunctionMetadata>();
@@ -65,6 +68,7 @@ export class CustomFunctionHost {
   register(namespace: string, metadata: { functions: FunctionMetadata[] }): void {
     this.namespace = namespace.toUpperCase();
     for (const f of metadata.functions) this.meta.set(`${this.namespace}.${f.name.toUpperCase()}`, f);
+    this.changed(); // formulas typed before the add-in loaded calculate now
   }
 
   /** `CustomFunctions.associate(id, fn)`. */
@@ -102,7 +106,7 @@ export class CustomFunctionHost {
     const ci: CellInvocation = { signature, value: BUSY, cancelled: false };
     this.cells.set(cellKey, ci);
     // Never during the calculation itself: Excel sends invocations to the runtime and goes on.
-    setTimeout(() => this.invoke(ci, meta, name, address, padded), 0);
+    later(() => this.invoke(ci, meta, name, address, padded));
     return BUSY;
   }
 
