@@ -402,18 +402,26 @@ function installCustomFunctions(workbook: PreviewWorkbook, profileId: string): v
       super(message ?? "");
     }
   };
-  if (!profileSupports(profile(isProfileId(profileId) ? profileId : "web"), "CustomFunctionsRuntime", "1.1")) return;
+  /** What the registration came to (the e2e suite and a curious developer read it). */
+  const status: { namespace: string | null; error: string | null } = { namespace: null, error: null };
+  (window as unknown as { __ppmPreviewCustomFunctions?: typeof status }).__ppmPreviewCustomFunctions = status;
+  if (!profileSupports(profile(isProfileId(profileId) ? profileId : "web"), "CustomFunctionsRuntime", "1.1")) {
+    status.error = "this platform has no custom functions";
+    return;
+  }
   void (async () => {
     try {
       const [manifest, metadata] = await Promise.all([fetch("manifest.xml").then((r) => r.text()), fetch("functions.json").then((r) => r.json() as Promise<{ functions: [] }>)]);
-      const doc = new DOMParser().parseFromString(manifest, "application/xml");
-      const point = [...doc.getElementsByTagName("ExtensionPoint")].find((e) => e.getAttribute("xsi:type") === "CustomFunctions");
-      const resid = point?.getElementsByTagName("Namespace")[0]?.getAttribute("resid");
-      const ns = [...doc.getElementsByTagName("bt:String")].find((e) => e.getAttribute("id") === resid)?.getAttribute("DefaultValue");
+      // Read with two patterns, not DOMParser: parseFromString is a Trusted Types sink, and the
+      // pages require Trusted Types. The manifest is the repository's own, validated against the schemas.
+      const resid = /<ExtensionPoint\s+xsi:type="CustomFunctions">[\s\S]*?<Namespace\s+resid="([^"]+)"/.exec(manifest)?.[1];
+      const ns = resid ? new RegExp(`<bt:String\\s+id="${resid.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}"\\s+DefaultValue="([^"]+)"`).exec(manifest)?.[1] : undefined;
       if (!ns) throw new Error("the manifest declares no custom functions namespace");
       host.register(ns, metadata);
+      status.namespace = ns;
     } catch (e) {
-      console.warn("Preview: custom functions not registered:", e instanceof Error ? e.message : e);
+      status.error = e instanceof Error ? e.message : String(e);
+      console.warn("Preview: custom functions not registered:", status.error);
     }
   })();
 }

@@ -24,6 +24,7 @@ import { importSnapshots } from "./snapshots";
 import { narrowPane } from "./narrow";
 import { keyboardImport } from "./keyboard";
 import { beforeFluent } from "./fluentLate";
+import { formulaErrors, formulaOneRequest, formulaRegeneration, formulaValues } from "./formulas";
 import { editAddressKeepsSecrets, reopenAsksFirst, summaryPageOutsideDialog } from "./secrets";
 
 export const JOURNEYS: Journey[] = [
@@ -37,6 +38,10 @@ export const JOURNEYS: Journey[] = [
   deltaRefresh,
   staleMark,
   refreshLog,
+  formulaValues,
+  formulaErrors,
+  formulaOneRequest,
+  formulaRegeneration,
   importWithPastedQuery,
   importSummary,
   importAtSelection,
