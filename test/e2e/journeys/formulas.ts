@@ -3,13 +3,21 @@
  * calculated by the emulated host, which calls the functions the add-in registered in its shared
  * runtime; the values are checked against an oracle computed in this process from the export.
  */
+import { execFile } from "node:child_process";
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
 import { check, checkEqual, E2EFailure, type E2E, type Journey } from "../harness";
+import { parseCsvText } from "../../../src/service";
 import { PpmClient } from "../../../src/service";
 import { applyQuery, parseQuery } from "../../../src/query";
 import { toExcel } from "../../../src/functions/logic";
 import type { Table } from "../../../src/table/model";
 import { ACME_TOKEN, openTab } from "./connections";
 import { refreshAndSummarise } from "./refresh";
+import { openImport } from "./datasets";
+
+const ROOT = path.resolve(__dirname, "..", "..", "..");
 
 const SHEET = "Formulas";
 
@@ -181,3 +189,69 @@ export const formulaRegeneration: Journey = {
     check(conditional.length <= 3, `financials requests after the regeneration (${JSON.stringify(conditional)})`);
   },
 };
+
+const VIEW = "Top budgets 2026";
+const VIEW_QUERY = "$filter=fiscal_year eq 2026&$select=project_id,period_number,budget&$orderby=budget desc&$top=7";
+
+/** Runs the CLI as a user does (`node bin/ppm.js …`), the token in PPM_TOKEN. */
+function ppm(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [path.join(ROOT, "bin/ppm.js"), ...args], { cwd: ROOT, env: { PATH: process.env.PATH, HOME: process.env.HOME, PPM_TOKEN: ACME_TOKEN } }, (err, stdout, stderr) => {
+      resolve({ code: err ? (typeof err.code === "number" ? err.code : 1) : 0, stdout, stderr });
+    });
+  });
+}
+
+export const savedView: Journey = {
+  name: "views: a view saved in the pane, exported to a file and run with ppm export --view gives the pane's rows",
+  async run(t) {
+    await openImport(t, "financials");
+    await t.fill(t.id("query-paste"), VIEW_QUERY);
+    await t.fill(t.id("view-name"), VIEW);
+    await t.id("view-save").click();
+    await t.until("the view to be saved", async () => /^Saved view Top budgets 2026\./.test(await t.id("view-saved").innerText()));
+    await t.id("import-close").click();
+    const row = t.tp.locator(`[data-testid=view-row][data-name="${VIEW}"]`);
+    await t.expectVisible(row, "the saved view in the Datasets tab");
+
+    // Import it as a table, as the pane does.
+    const tablesBefore = await tableNames(t);
+    await row.getByTestId("view-import").click();
+    const name = await t.until("the view's table", async () => (await tableNames(t)).find((n) => !tablesBefore.includes(n)) ?? null, 30_000);
+    const place = await t.table(name);
+    const cells = await t.sheetValues(place.sheet);
+    const paneRows = cells.slice(place.headerRow - 1, place.headerRow + place.dataRows).map((r) => r.slice(place.firstColumn, place.firstColumn + place.columns).map((c) => c.value));
+
+    // Export the views file and run the CLI on it.
+    await t.id("views-export").click();
+    await t.until("the views file", async () => (await t.inputValue(t.id("views-export-text"))).includes(VIEW));
+    const text = await t.inputValue(t.id("views-export-text"));
+    check(!text.includes(ACME_TOKEN), "no token in the views file");
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "ppm-views-"));
+    try {
+      const file = path.join(dir, "ppm-views.json");
+      fs.writeFileSync(file, text);
+      const run = await ppm(["export", "--view", VIEW, "--views", file, "--env", t.serviceUrl]);
+      checkEqual(run.code, 0, `ppm export --view exit status (${run.stderr})`);
+      const cliRows = parseCsvText(run.stdout);
+      checkEqual(cliRows, paneRows, "the CLI's rows equal the pane's import of the view");
+      checkEqual(paneRows.length, 8, "header and 7 rows");
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+
+    // And =PPM.VIEW gives the same rows.
+    await ensureSheet(t);
+    await t.typeInCell("L1", `=PPM.VIEW("${VIEW}")`);
+    await settledCell(t, "L1");
+    checkEqual(await blockValues(t, 0, 11, 8, 3), paneRows, "=PPM.VIEW spills the view's rows");
+  },
+};
+
+async function tableNames(t: E2E): Promise<string[]> {
+  return t.page.evaluate(() => {
+    type Wb = { tables(): Array<{ name: string }> };
+    const wb = (window as unknown as { __ppmPreviewHost?: { workbook(): Wb | null } }).__ppmPreviewHost?.workbook();
+    return wb?.tables().map((x) => x.name) ?? [];
+  });
+}

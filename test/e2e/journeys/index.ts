@@ -24,7 +24,7 @@ import { importSnapshots } from "./snapshots";
 import { narrowPane } from "./narrow";
 import { keyboardImport } from "./keyboard";
 import { beforeFluent } from "./fluentLate";
-import { formulaErrors, formulaOneRequest, formulaRegeneration, formulaValues } from "./formulas";
+import { formulaErrors, formulaOneRequest, formulaRegeneration, formulaValues, savedView } from "./formulas";
 import { editAddressKeepsSecrets, reopenAsksFirst, summaryPageOutsideDialog } from "./secrets";
 
 export const JOURNEYS: Journey[] = [
@@ -42,6 +42,7 @@ export const JOURNEYS: Journey[] = [
   formulaErrors,
   formulaOneRequest,
   formulaRegeneration,
+  savedView,
   importWithPastedQuery,
   importSummary,
   importAtSelection,
