@@ -83,12 +83,14 @@ class BundleSizePlugin {
       if (!entry) return;
       // What taskpane.html loads first: the commands' entry (shared runtime) and the pane's.
       const commandsEntry = compilation.entrypoints.get("commands");
-      const initial = [...new Set([...(commandsEntry ? commandsEntry.getFiles() : []), ...entry.getFiles()])].filter(js);
+      // …and the worksheet functions' entry (it associates the functions; their engine is on demand).
+      const functionsEntry = compilation.entrypoints.get("functions");
+      const initial = [...new Set([...(commandsEntry ? commandsEntry.getFiles() : []), ...(functionsEntry ? functionsEntry.getFiles() : []), ...entry.getFiles()])].filter(js);
       const sum = (files) => files.map(size).reduce((a, b) => ({ raw: a.raw + b.raw, gz: a.gz + b.gz }), { raw: 0, gz: 0 });
       const first = sum(initial);
-      const lines = [`[bundle] task pane page initial (pane + ribbon commands): ${kb(first.raw)} (${kb(first.gz)} gzipped) — ${initial.join(", ")}`];
+      const lines = [`[bundle] task pane page initial (pane + ribbon commands + worksheet functions): ${kb(first.raw)} (${kb(first.gz)} gzipped) — ${initial.join(", ")}`];
       const lazy = new Set();
-      for (const e of [commandsEntry, entry]) if (e) for (const chunk of e.chunks) for (const c of chunk.getAllAsyncChunks()) for (const f of c.files) if (js(f)) lazy.add(f);
+      for (const e of [commandsEntry, functionsEntry, entry]) if (e) for (const chunk of e.chunks) for (const c of chunk.getAllAsyncChunks()) for (const f of c.files) if (js(f)) lazy.add(f);
       for (const f of [...lazy].sort()) {
         const s = size(f);
         lines.push(`[bundle]   on demand: ${f} ${kb(s.raw)} (${kb(s.gz)} gzipped)`);
