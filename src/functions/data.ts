@@ -14,7 +14,8 @@
  *   subscribed formulas (streaming functions), which then show the new values. The add-in calls it
  *   after every refresh (ribbon, pane, refresh on open) and on a slow timer.
  * - **A failed revalidation keeps the previous table** and marks it stale (PPM.ASOF says so); a
- *   failed first load is not cached, so the next recalculation tries again.
+ *   failed first load is not cached, so the next revalidation (or recalculation) tries again.
+ * - **A dataset no formula uses any more is forgotten** at the next revalidation (memory, requests).
  * - Always the JSON export: it carries the column types.
  */
 import type { Connection } from "../service/connection";
@@ -165,7 +166,12 @@ export class FormulaData {
    */
   async revalidate(): Promise<void> {
     const runs: Promise<void>[] = [];
-    for (const s of this.slots.values()) {
+    for (const [key, s] of [...this.slots]) {
+      if (s.listeners.size === 0 && !s.loading && !s.revalidating) {
+        // No formula uses it any more (deleted or changed): forget it rather than keep it fresh.
+        this.slots.delete(key);
+        continue;
+      }
       if (!s.entry) {
         // A first load that failed (network, 503): formulas still wait for it; try it once more.
         if (s.listeners.size > 0 && !s.loading) runs.push(this.retry(s));

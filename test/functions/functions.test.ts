@@ -268,7 +268,7 @@ describe("after a regeneration", () => {
   });
 
   it("a cancelled formula stops listening; a failed revalidation keeps the table and PPM.ASOF says it is stale", async () => {
-    const { rt, data } = setup();
+    const { rt, data, conn } = setup();
     const [v, asof] = [new FakeInvocation(), new FakeInvocation()];
     rt.value("financials", "PRJ-0001|2026|1", "budget", undefined, v);
     rt.asOf("financials", undefined, asof);
@@ -276,11 +276,18 @@ describe("after a regeneration", () => {
     expect(asof.last).toBe("as of 2026-01-15 06:00 UTC");
     v.onCanceled?.();
     expect(data.subscriberCount()).toBe(1);
+    // A dataset no formula uses any more is forgotten at the next revalidation, not revalidated.
+    const p = new FakeInvocation();
+    rt.value("projects", "pt_acme_0001", "status", undefined, p);
+    await settled([p]);
+    p.onCanceled?.();
     await fetch(`${svc.url}/__control/fault?path=/api/bi/v1/financials&status=503&count=5`, { method: "POST" });
     await data.revalidate();
     await settled([asof], 2);
     expect(asof.last).toMatch(/^as of 2026-01-15 06:00 UTC \(stale: /);
     expect(v.results).toHaveLength(1);
+    expect(data.peek(conn, "projects")).toBeNull();
+    expect((await datasetRequests("projects")).map((r) => r.status)).toEqual([200]);
   });
 });
 
