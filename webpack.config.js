@@ -7,6 +7,7 @@ const fs = require("fs");
 const webpack = require("webpack");
 const HtmlWebpackPlugin = require("html-webpack-plugin");
 const CopyWebpackPlugin = require("copy-webpack-plugin");
+const CustomFunctionsMetadataPlugin = require("custom-functions-metadata-plugin");
 const { contentSecurityPolicy, withCspMeta, TRUSTED_TYPES_POLICIES } = require("./scripts/csp.js");
 
 const pkg = require("./package.json");
@@ -82,12 +83,14 @@ class BundleSizePlugin {
       if (!entry) return;
       // What taskpane.html loads first: the commands' entry (shared runtime) and the pane's.
       const commandsEntry = compilation.entrypoints.get("commands");
-      const initial = [...new Set([...(commandsEntry ? commandsEntry.getFiles() : []), ...entry.getFiles()])].filter(js);
+      // …and the worksheet functions' entry (it associates the functions; their engine is on demand).
+      const functionsEntry = compilation.entrypoints.get("functions");
+      const initial = [...new Set([...(commandsEntry ? commandsEntry.getFiles() : []), ...(functionsEntry ? functionsEntry.getFiles() : []), ...entry.getFiles()])].filter(js);
       const sum = (files) => files.map(size).reduce((a, b) => ({ raw: a.raw + b.raw, gz: a.gz + b.gz }), { raw: 0, gz: 0 });
       const first = sum(initial);
-      const lines = [`[bundle] task pane page initial (pane + ribbon commands): ${kb(first.raw)} (${kb(first.gz)} gzipped) — ${initial.join(", ")}`];
+      const lines = [`[bundle] task pane page initial (pane + ribbon commands + worksheet functions): ${kb(first.raw)} (${kb(first.gz)} gzipped) — ${initial.join(", ")}`];
       const lazy = new Set();
-      for (const e of [commandsEntry, entry]) if (e) for (const chunk of e.chunks) for (const c of chunk.getAllAsyncChunks()) for (const f of c.files) if (js(f)) lazy.add(f);
+      for (const e of [commandsEntry, functionsEntry, entry]) if (e) for (const chunk of e.chunks) for (const c of chunk.getAllAsyncChunks()) for (const f of c.files) if (js(f)) lazy.add(f);
       for (const f of [...lazy].sort()) {
         const s = size(f);
         lines.push(`[bundle]   on demand: ${f} ${kb(s.raw)} (${kb(s.gz)} gzipped)`);
@@ -148,10 +151,15 @@ module.exports = async (env, options) => {
     // taskpane.html loads both (shared runtime): the pane's bundle leaves out what the commands'
     // bundle already brings (store, runtime, summaries) instead of carrying a second copy.
     taskpane: { import: "./src/taskpane/taskpane.ts", dependOn: "commands" },
+    // The PPM worksheet functions, in the same shared runtime (taskpane.html; manifest CustomFunctions).
+    functions: { import: "./src/functions/functions.ts", dependOn: "commands" },
   };
   if (withPreview) entry.preview = "./src/dev/preview.ts";
 
   const plugins = [
+    // functions.json (the custom functions' metadata) generated at build time from the JSDoc of
+    // src/functions/functions.ts; the plugin also appends the CustomFunctions.associate calls to it.
+    new CustomFunctionsMetadataPlugin({ output: "functions.json", input: "./src/functions/functions.ts" }),
     new webpack.DefinePlugin({
       // Where the task pane points a new connection by default. Development: the embedded
       // reference service. Production: empty, the user types their environment's URL.
@@ -164,7 +172,7 @@ module.exports = async (env, options) => {
     // code runs in taskpane.html next to the pane, as Microsoft's "Configure your Office Add-in to use
     // a shared runtime" does it. Commands first, so their functions are associated before the pane
     // mounts. commands.html stays for the browser preview's separate-runtime mode (src/dev).
-    new HtmlWebpackPlugin({ filename: "taskpane.html", template: "./src/taskpane/taskpane.html", chunks: ["commands", "taskpane"], chunksSortMode: "manual" }),
+    new HtmlWebpackPlugin({ filename: "taskpane.html", template: "./src/taskpane/taskpane.html", chunks: ["commands", "functions", "taskpane"], chunksSortMode: "manual" }),
     new HtmlWebpackPlugin({ filename: "commands.html", template: "./src/commands/commands.html", chunks: ["commands"] }),
     // The ribbon commands' summary dialog (src/commands/refreshAll.ts, summary.ts).
     new HtmlWebpackPlugin({ filename: "summary.html", template: "./src/commands/summary.html", chunks: ["summary"] }),

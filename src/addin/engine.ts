@@ -32,6 +32,8 @@ import { a1 } from "../workbook/names";
 import { WriteError } from "../workbook/blocks";
 import { clearTableLock as clearLock, readTableLock, type LockRecord } from "../workbook/lock";
 import { failureFrom } from "../refresh/plan";
+import { deleteView as removeStoredView, readViews as readStoredViews, saveView as storeView } from "./viewStore";
+import { describeView, serializeViews, type SavedView, type ViewsDocument } from "../views/views";
 
 /** Where an import goes. */
 export type Destination = { kind: "newSheet" } | { kind: "selection" };
@@ -194,6 +196,20 @@ export function clearChanges(bindingId: string): Promise<ChangeHighlight> {
   return runExcel(async (context) => clearTableChanges(context, await storedBinding(context, bindingId), { holder: "the task pane" }));
 }
 
+/** The workbook's saved views (issue #28). */
+export function readViews(): Promise<ViewsDocument> {
+  return runExcel((context) => readStoredViews(context));
+}
+
+/** Saves a view in the workbook (a view of the same name is replaced). */
+export function saveView(view: SavedView, secrets: readonly string[]): Promise<ViewsDocument> {
+  return runExcel((context) => storeView(context, view, secrets));
+}
+
+export function deleteView(name: string): Promise<ViewsDocument> {
+  return runExcel((context) => removeStoredView(context, name));
+}
+
 /** The facade the UI holds once loaded. */
 export class Engine {
   private readonly clients = new Map<string, { key: string; client: PpmClient }>();
@@ -214,6 +230,11 @@ export class Engine {
   readonly goToTable = goToTable;
   readonly bindingAtSelection = bindingAtSelection;
   readonly selectedCell = selectedCell;
+  readonly readViews = readViews;
+  readonly saveView = saveView;
+  readonly deleteView = deleteView;
+  readonly serializeViews = serializeViews;
+  readonly describeView = describeView;
 
   /** One client per connection, replaced when the connection's address or credentials change. */
   client(connection: Connection): PpmClient {

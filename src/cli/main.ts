@@ -13,7 +13,8 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { parseArgs } from "node:util";
-import { applyQuery, createQuerySink, parseQuery } from "../query";
+import { applyQuery, createQuerySink, formatQuery, parseQuery } from "../query";
+import { findView, parseViews, type SavedView } from "../views/views";
 import { type Connection, normalizeBaseUrl } from "../service/connection";
 import { type DatasetFormat, PpmClient } from "../service/client";
 import { PpmError, type PpmErrorCode, redactSecrets } from "../service/errors";
@@ -93,6 +94,7 @@ Commands:
       Lists the manifest's datasets with their export status.
   export KEY --env URL [--format json|csv|odata] [--output-format csv|json] [--out FILE [--mkdir]]
              [--cache DIR] [--query '...'] [--excel-safe]
+  export --view NAME --views FILE --env URL [the options of export but --query]
       Downloads the complete table (--format: which form of the export, default csv) and writes it
       as --output-format (default csv), whatever FILE is named. CSV from --format csv without
       --query or --excel-safe is the service's bytes unchanged; otherwise RFC 4180 CSV (CRLF) or
@@ -105,6 +107,8 @@ Commands:
       --excel-safe (CSV only) puts a ' before text cells that start with =, +, -, @, a tab or a
       carriage return, so Excel opens them as text, not formulas (CSV injection), and starts the
       file with a UTF-8 byte order mark, so Excel on Windows reads it as UTF-8.
+      --view NAME --views FILE runs a saved view (a file exported from the PPM pane's Views):
+      its dataset (KEY may be left out) and its query, so the rows equal the pane's import of it.
 
 Options for every command:
   --env URL        environment base URL (or PPM_ENV)
@@ -160,6 +164,8 @@ function parse(argv: string[]): Parsed {
       out: { type: "string" },
       cache: { type: "string" },
       query: { type: "string" },
+      view: { type: "string" },
+      views: { type: "string" },
       "output-format": { type: "string" },
       mkdir: { type: "boolean" },
       "excel-safe": { type: "boolean" },
@@ -514,9 +520,12 @@ async function datasets(p: Parsed, io: CliIo): Promise<number> {
 // ------------------------------------------------------------------ export
 
 async function exportCommand(p: Parsed, io: CliIo): Promise<number> {
-  const key = p.positionals[0];
-  if (!key) throw new UsageError("export needs a dataset KEY (see `ppm datasets`)");
+  // A saved view (issue #28) names the dataset and the query; read it before anything is sent.
+  const view = readViewOption(p);
+  const key = p.positionals[0] ?? view?.dataset;
+  if (!key) throw new UsageError("export needs a dataset KEY (see `ppm datasets`) or --view NAME --views FILE");
   if (p.positionals.length > 1) throw new UsageError(`unexpected argument "${p.positionals[1]}"`);
+  if (view && key !== view.dataset) throw new UsageError(`the view "${view.name}" is of dataset "${view.dataset}", not "${key}" (leave KEY out)`);
   const format = (str(p.values.format) ?? "csv") as DatasetFormat;
   if (!["json", "csv", "odata"].includes(format)) throw new UsageError(`--format must be json, csv or odata (got "${format}")`);
   const out = str(p.values.out);
@@ -528,9 +537,9 @@ async function exportCommand(p: Parsed, io: CliIo): Promise<number> {
   if (p.values.mkdir && !out) throw new UsageError("--mkdir needs --out FILE");
   const cacheDir = str(p.values.cache);
   if (cacheDir && !out) throw new UsageError("--cache needs --out FILE (an unchanged export is not rewritten, so it must be kept in a file)");
-  const queryText = str(p.values.query);
+  const queryText = view ? formatQuery(view.query) || undefined : str(p.values.query);
   // Parse the query before any download so a typo costs nothing.
-  const query = queryText !== undefined ? parseQuery(queryText) : undefined;
+  const query = view ? (queryText !== undefined ? view.query : undefined) : queryText !== undefined ? parseQuery(queryText) : undefined;
   if (out) {
     const named = /\.(csv|json)$/i.exec(out)?.[1].toLowerCase();
     if (named && named !== outputFormat) io.stderr(`warning: writing ${outputFormat.toUpperCase()} to ${out}: the output format is --output-format (default csv), not the file name\n`);
@@ -623,6 +632,33 @@ async function exportCommand(p: Parsed, io: CliIo): Promise<number> {
 function* withBom(chunks: Iterable<string>): Generator<string> {
   yield "\uFEFF";
   yield* chunks;
+}
+
+/** `--view NAME --views FILE`: the saved view, or null without --view. Usage errors name the problem. */
+function readViewOption(p: Parsed): SavedView | null {
+  const name = str(p.values.view);
+  const file = str(p.values.views);
+  if (name === undefined) {
+    if (file !== undefined) throw new UsageError("--views FILE needs --view NAME");
+    return null;
+  }
+  if (file === undefined) throw new UsageError("--view needs --views FILE (a views file exported from the PPM pane)");
+  if (p.values.query !== undefined) throw new UsageError("--view and --query cannot be combined: the view holds its query");
+  let text: string;
+  try {
+    text = fs.readFileSync(path.resolve(file), "utf8");
+  } catch (e) {
+    throw new UsageError(`cannot read --views ${file}: ${e instanceof Error ? e.message : String(e)}`);
+  }
+  let doc;
+  try {
+    doc = parseViews(text);
+  } catch (e) {
+    throw new UsageError(`${file}: ${e instanceof Error ? e.message : String(e)}`);
+  }
+  const view = findView(doc, name);
+  if (!view) throw new UsageError(`${file} has no view named "${name}" (it has: ${doc.views.map((v) => v.name).join(", ") || "none"})`);
+  return view;
 }
 
 function isDirectory(dir: string): boolean {

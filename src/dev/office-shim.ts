@@ -356,6 +356,8 @@ function install(): void {
     },
   });
 
+  if (role === "taskpane" && workbook) installCustomFunctions(workbook, p.id);
+
   /** The preview page invokes ribbon function commands through this. */
   (window as unknown as Record<string, unknown>).__ppmPreviewCommands = {
     names: () => [...associated.keys()],
@@ -371,6 +373,57 @@ function install(): void {
       });
     },
   };
+}
+
+/**
+ * Custom functions (issue #28) in the shared runtime, the task pane's frame: `CustomFunctions.associate`
+ * (what office.js adds; `CustomFunctions.Error` and `ErrorCode` are the library's own, set when it
+ * loads) hands each function to the workbook's host, and the host learns the functions from the
+ * add-in's generated `functions.json` under the namespace its manifest declares
+ * (`<Namespace resid="Functions.Namespace">`), both read from the build as Excel reads them.
+ * Platforms without custom functions (the profiles' requirement sets: not CustomFunctionsRuntime)
+ * get no registration, so PPM.* formulas stay `#NAME?` there, as in Excel.
+ */
+function installCustomFunctions(workbook: PreviewWorkbook, profileId: string): void {
+  const w = window as unknown as { CustomFunctions?: Record<string, unknown> };
+  const cf = (w.CustomFunctions ??= {});
+  const host = workbook.model.customFunctions;
+  cf.associate = (idOrMappings: string | Record<string, (...a: unknown[]) => unknown>, fn?: (...a: unknown[]) => unknown): void => {
+    if (typeof idOrMappings === "string") {
+      if (typeof fn === "function") host.associate(idOrMappings, fn);
+      return;
+    }
+    for (const [id, f] of Object.entries(idOrMappings ?? {})) if (typeof f === "function") host.associate(id, f);
+  };
+  // Before the library sets them (or where it does not), the documented shapes: an ErrorCode and an Error with code and message.
+  cf.ErrorCode ??= { invalidValue: "#VALUE!", notAvailable: "#N/A", divisionByZero: "#DIV/0!", invalidNumber: "#NUM!", nullReference: "#NULL!", invalidName: "#NAME?", invalidReference: "#REF!" };
+  cf.Error ??= class CustomFunctionError extends Error {
+    constructor(readonly code: string = "#VALUE!", message?: string) {
+      super(message ?? "");
+    }
+  };
+  /** What the registration came to (the e2e suite and a curious developer read it). */
+  const status: { namespace: string | null; error: string | null } = { namespace: null, error: null };
+  (window as unknown as { __ppmPreviewCustomFunctions?: typeof status }).__ppmPreviewCustomFunctions = status;
+  if (!profileSupports(profile(isProfileId(profileId) ? profileId : "web"), "CustomFunctionsRuntime", "1.1")) {
+    status.error = "this platform has no custom functions";
+    return;
+  }
+  void (async () => {
+    try {
+      const [manifest, metadata] = await Promise.all([fetch("manifest.xml").then((r) => r.text()), fetch("functions.json").then((r) => r.json() as Promise<{ functions: [] }>)]);
+      // Read with two patterns, not DOMParser: parseFromString is a Trusted Types sink, and the
+      // pages require Trusted Types. The manifest is the repository's own, validated against the schemas.
+      const resid = /<ExtensionPoint\s+xsi:type="CustomFunctions">[\s\S]*?<Namespace\s+resid="([^"]+)"/.exec(manifest)?.[1];
+      const ns = resid ? new RegExp(`<bt:String\\s+id="${resid.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}"\\s+DefaultValue="([^"]+)"`).exec(manifest)?.[1] : undefined;
+      if (!ns) throw new Error("the manifest declares no custom functions namespace");
+      host.register(ns, metadata);
+      status.namespace = ns;
+    } catch (e) {
+      status.error = e instanceof Error ? e.message : String(e);
+      console.warn("Preview: custom functions not registered:", status.error);
+    }
+  })();
 }
 
 install();

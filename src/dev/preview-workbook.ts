@@ -28,6 +28,10 @@ export interface PreviewCell {
   fill?: string | null;
   /** The fill conditional formatting gives the cell (Excel draws it over `fill`), null for none. */
   cfFill?: string | null;
+  /** The message of a custom function's error (Excel's error indicator shows it). */
+  message?: string;
+  /** An empty cell showing part of an array spilled from another cell. */
+  spilled?: boolean;
 }
 
 export interface PreviewStats {
@@ -118,7 +122,14 @@ export function createPreviewWorkbook(saved: string | null): PreviewWorkbook {
     const t = wb.tablesOnSheet(s).find((x) => r >= x.rect.r0 && r <= x.rect.r1 && c >= x.rect.c0 && c <= x.rect.c1);
     const table = t ? t.name : null;
     const tableHeader = !!t && r === t.rect.r0;
-    if (!stored) return { ...EMPTY, table, tableHeader };
+    if (!stored) {
+      // An empty cell may show part of a spilled array (its value is the anchor's, typed in by nobody).
+      const spilled = wb.valueAt(s, r, c);
+      if (spilled === null) return { ...EMPTY, table, tableHeader };
+      const value = String(toApiValue(spilled));
+      const type = isCellError(spilled) ? "error" : typeof spilled === "number" ? "number" : typeof spilled === "boolean" ? "boolean" : "text";
+      return { ...EMPTY, type, value, text: wb.textAt(s, r, c), table, tableHeader, spilled: true };
+    }
     const format = wb.numberFormatAt(s, r, c);
     const v = wb.valueAt(s, r, c);
     const text = wb.textAt(s, r, c);
@@ -126,7 +137,8 @@ export function createPreviewWorkbook(saved: string | null): PreviewWorkbook {
     // eslint-disable-next-line office-addins/load-object-before-read, office-addins/call-sync-before-read -- `stored` is the emulator's own cell record (wb.getCell), not an Office proxy
     const formula = stored.f;
     if (formula !== undefined) {
-      return { type: "formula", value, formula, format, text, editText: formula, table, tableHeader };
+      const message = isCellError(v) && v.message ? { message: v.message } : {};
+      return { type: "formula", value, formula, format, text, editText: formula, table, tableHeader, ...message };
     }
     if (v === null) return { ...EMPTY, format, table, tableHeader };
     if (isCellError(v)) return { type: "error", value, formula: null, format, text, editText: v.error, table, tableHeader };

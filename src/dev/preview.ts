@@ -9,8 +9,9 @@
  *
  * Each drawn cell carries `data-address` (A1), `data-type` (number | text | boolean | empty |
  * formula | error), `data-format` (number format), `data-value` (the raw value), `data-fill`
- * (a solid fill, `Range.format.fill.color`) and `data-cf-fill` (the fill conditional formatting
- * gives the cell, drawn over its own fill as Excel draws it), so a test reads
+ * (a solid fill, `Range.format.fill.color`), `data-cf-fill` (the fill conditional formatting
+ * gives the cell, drawn over its own fill as Excel draws it), `data-error-message` (a custom
+ * function's error message) and `data-spilled` (a cell showing a spilled array), so a test reads
  * what Excel would hold rather than formatted text. Large sheets are virtualised: only the rows in
  * view (plus a margin) exist in the DOM; the name box scrolls to any address.
  */
@@ -337,7 +338,10 @@ class PreviewPage {
       return td;
     }
     td.textContent = cell.text;
-    td.title = cell.text;
+    // A custom function's error message: Excel shows it from the cell's error indicator.
+    td.title = cell.message ? `${cell.text}: ${cell.message}` : cell.text;
+    if (cell.message) td.dataset.errorMessage = cell.message;
+    if (cell.spilled) td.dataset.spilled = "true";
     if (r === this.selection.row && c === this.selection.col) {
       td.classList.add("selected");
       td.setAttribute("aria-selected", "true");

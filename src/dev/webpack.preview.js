@@ -48,7 +48,7 @@ module.exports.pageFor = pageFor;
 function previewPages({ HtmlWebpackPlugin }) {
   const pages = PROFILES.flatMap((p) => [
     // The shared runtime: the ribbon commands' code in the task pane page, as in taskpane.html.
-    { filename: pageFor("preview-taskpane.html", p.id), template: "./src/taskpane/taskpane.html", chunks: ["office-shim", "commands", "taskpane"], role: "taskpane", clientFile: p.clientFile },
+    { filename: pageFor("preview-taskpane.html", p.id), template: "./src/taskpane/taskpane.html", chunks: ["office-shim", "commands", "functions", "taskpane"], role: "taskpane", clientFile: p.clientFile },
     // Separate runtimes (`?sharedRuntime=0`, platforms without SharedRuntime 1.1): the command runtime on its own.
     { filename: pageFor("preview-commands.html", p.id), template: "./src/commands/commands.html", chunks: ["office-shim", "commands"], role: "commands", clientFile: p.clientFile },
     // The ribbon command's summary dialog (it shows only what the command sends it by messageChild).

@@ -72,6 +72,8 @@ export function translateFormula(formula: string, dRow: number, dCol: number): s
  */
 export interface FormulaWorkbook {
   readonly tables: readonly TableModel[];
+  /** A registered custom function's value for this cell (`#BUSY!` until it arrives); undefined when none has this name. */
+  callCustomFunction?(name: string, args: CellValue[], at: { sheet: SheetModel; row: number; col: number }): CellValue | undefined;
   valueAt(sheet: SheetModel, r: number, c: number): CellValue;
   sheetById(id: string): SheetModel | undefined;
   sheetByName(name: string): SheetModel | undefined;
@@ -582,8 +584,15 @@ class Evaluator {
         if (isCellError(x)) return x;
         return name === "LEN" ? x.length : name === "UPPER" ? x.toUpperCase() : x.toLowerCase();
       }
-      default:
+      default: {
+        // NAMESPACE.NAME(...): an add-in's custom function (custom-functions.ts), called with scalar arguments.
+        const wb = this.ctx.wb;
+        if (name.includes(".") && wb.callCustomFunction) {
+          const v = wb.callCustomFunction(name, args.map((a) => this.scalar(a)), { sheet: this.ctx.sheet, row: this.ctx.row, col: this.ctx.col });
+          if (v !== undefined) return v;
+        }
         return NAME;
+      }
     }
   }
 }

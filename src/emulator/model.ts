@@ -33,6 +33,8 @@ import { CellValue, isCellError, toApiValue, valueTypeOf } from "./values";
 import { Cell, CellStore, FormatFill, RowCells, StoredValue } from "./cells";
 import type { ConditionalFormatModel, FilterCriteria, ObstacleKind, SheetModel, SortField, TableColumnModel, TableModel } from "./shapes";
 import { currentProfileId, profile, type ProfileId } from "./profiles";
+import { CustomFunctionHost } from "./custom-functions";
+import { cellAddress } from "./address";
 
 export type { Cell } from "./cells";
 
@@ -481,6 +483,79 @@ export class WorkbookModel {
     return sheet.cells.format(r, c) ?? GENERAL;
   }
 
+  // ---------- custom functions (issue #28; see custom-functions.ts) ----------
+
+  /**
+   * The add-in's custom functions: registered from its functions.json and `CustomFunctions.associate`;
+   * a result arriving recalculates (formulas are lazy, so the cells showing it read it next).
+   */
+  readonly customFunctions = new CustomFunctionHost(() => {
+    this.calcGeneration++;
+    this.notifyChanged();
+  });
+  /** Anchors of spilled arrays: cell key → the array (its top-left is the anchor's own value). */
+  private readonly spills = new Map<string, { sheetId: string; r: number; c: number; values: CellValue[][] }>();
+  /** The matrix the last custom function call returned, for the cell being calculated. */
+  private arrayResult: { key: string; values: CellValue[][] } | null = null;
+
+  /** Called by the formula evaluator for `NAMESPACE.NAME(...)`; undefined when no such function is registered. */
+  callCustomFunction(name: string, args: CellValue[], at: { sheet: SheetModel; row: number; col: number }): CellValue | undefined {
+    if (!this.customFunctions.knows(name)) return undefined;
+    const key = `${at.sheet.id}!${at.row},${at.col}`;
+    const v = this.customFunctions.call(key, `${at.sheet.name}!${cellAddress(at.row, at.col)}`, name, args);
+    if (!Array.isArray(v)) return v;
+    this.arrayResult = { key, values: v };
+    return v[0][0];
+  }
+
+  /**
+   * A formula's matrix result spills from its cell (dynamic arrays): `#SPILL!` when a cell of the
+   * spill range holds anything, lies in a table, or is off the sheet ("Return multiple results from
+   * your custom function"; Excel's "#SPILL! error" page).
+   */
+  private applySpill(sheet: SheetModel, r: number, c: number, values: CellValue[][] | null, v: CellValue): CellValue {
+    const key = `${sheet.id}!${r},${c}`;
+    this.spills.delete(key);
+    if (!values || (values.length === 1 && values[0].length === 1)) return v;
+    const rect = { r0: r, c0: c, r1: r + values.length - 1, c1: c + values[0].length - 1 };
+    if (rect.r1 >= MAX_ROWS || rect.c1 >= MAX_COLUMNS) return { error: "#SPILL!", message: "The spill range extends beyond the edge of the worksheet." };
+    for (let rr = rect.r0; rr <= rect.r1; rr++) {
+      for (let cc = rect.c0; cc <= rect.c1; cc++) {
+        if (rr === r && cc === c) continue;
+        if (sheet.cells.value(rr, cc) !== undefined || sheet.cells.formula(rr, cc) !== undefined) {
+          return { error: "#SPILL!", message: `The spill range isn't blank (${cellAddress(rr, cc)} holds something).` };
+        }
+      }
+    }
+    if (this.tables.some((t) => t.sheetId === sheet.id && t.rect.r0 <= rect.r1 && rect.r0 <= t.rect.r1 && t.rect.c0 <= rect.c1 && rect.c0 <= t.rect.c1)) {
+      return { error: "#SPILL!", message: "Spill ranges cannot be in a table." };
+    }
+    this.spills.set(key, { sheetId: sheet.id, r, c, values });
+    return v;
+  }
+
+  /** The value a spilled array shows in an empty cell, or null. */
+  private spilledValue(sheet: SheetModel, r: number, c: number): CellValue {
+    if (this.spills.size === 0) return null;
+    for (const [key, s] of [...this.spills]) {
+      if (s.sheetId !== sheet.id || r < s.r || c < s.c || r >= s.r + s.values.length || c >= s.c + s.values[0].length) continue;
+      if (sheet.cells.formula(s.r, s.c) === undefined) {
+        this.spills.delete(key); // the anchor's formula is gone
+        continue;
+      }
+      this.evaluateCell(sheet, s.r, s.c); // brings the anchor (and so its spill) up to date
+      const now = this.spills.get(key);
+      if (!now || r >= now.r + now.values.length || c >= now.c + now.values[0].length) continue;
+      return now.values[r - now.r][c - now.c];
+    }
+    return null;
+  }
+
+  /** Rectangles of the arrays spilled on a sheet (the preview draws them; Excel's used range includes them). */
+  spillRects(sheet: SheetModel): Rect[] {
+    return [...this.spills.values()].filter((s) => s.sheetId === sheet.id && sheet.cells.formula(s.r, s.c) !== undefined).map((s) => ({ r0: s.r, c0: s.c, r1: s.r + s.values.length - 1, c1: s.c + s.values[0].length - 1 }));
+  }
+
   /** Evaluated value of a cell (formulas are calculated lazily per calculation generation). */
   valueAt(sheet: SheetModel, r: number, c: number): CellValue {
     if (this.evalDepth > 0 || this.warming) return this.evaluateCell(sheet, r, c);
@@ -520,9 +595,9 @@ export class WorkbookModel {
 
   private evaluateCell(sheet: SheetModel, r: number, c: number): CellValue {
     const row = sheet.cells.row(r);
-    if (row === undefined) return null;
+    if (row === undefined) return this.spilledValue(sheet, r, c);
     const f = row.f === null ? undefined : row.f[c];
-    if (f === undefined) return row.v[c] ?? null;
+    if (f === undefined) return row.v[c] ?? this.spilledValue(sheet, r, c);
     const cg = row.cg === null ? undefined : row.cg[c];
     const cv = row.cv === null ? undefined : row.cv[c];
     if (cg === this.calcGeneration || (cg !== undefined && !this.recalculates())) return cv ?? null;
@@ -531,7 +606,12 @@ export class WorkbookModel {
     row.setCached(c, cv ?? 0, this.calcGeneration);
     this.evalDepth++;
     try {
-      const v = evaluateFormula(f, { wb: this, sheet, row: r, col: c });
+      this.arrayResult = null;
+      let v = evaluateFormula(f, { wb: this, sheet, row: r, col: c });
+      const key = `${sheet.id}!${r},${c}`;
+      const arr = this.arrayResult !== null && (this.arrayResult as { key: string }).key === key ? (this.arrayResult as { values: CellValue[][] }).values : null;
+      this.arrayResult = null;
+      if (arr || this.spills.size > 0) v = this.applySpill(sheet, r, c, arr, v);
       row.setCached(c, v, this.calcGeneration);
       return v;
     } catch (e) {
@@ -1207,6 +1287,10 @@ export class WorkbookModel {
       if (first < c0) c0 = first;
       if (last > c1) c1 = last;
     });
+    for (const x of this.spillRects(sheet)) {
+      r0 = Math.min(r0, x.r0); c0 = Math.min(c0, x.c0);
+      r1 = Math.max(r1, x.r1); c1 = Math.max(c1, x.c1);
+    }
     if (!valuesOnly) {
       for (const t of this.tables) {
         if (t.sheetId !== sheet.id) continue;

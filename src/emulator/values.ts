@@ -3,6 +3,8 @@
 /** An Excel error value such as `#NAME?`. Kept as an object so it cannot be confused with text. */
 export interface CellError {
   error: string;
+  /** The message a custom function gave with its error (Excel shows it in the cell's error indicator). */
+  message?: string;
 }
 
 /** What a cell holds after evaluation. `null` is an empty cell. */

@@ -10,6 +10,7 @@ import { describeError } from "./errorView";
 import type { PaneContext, TabName } from "./context";
 import { noConnection } from "./common";
 import { textInput } from "./controls";
+import { viewsSection } from "./viewsPanel";
 
 type Loaded = { connectionId: string; manifest: ManifestInfo } | null;
 
@@ -22,6 +23,8 @@ export function mountDatasets(panel: HTMLElement, ctx: PaneContext, onShown: (l:
   let loaded: Loaded = null;
   let loading: { id: string; controller: AbortController } | null = null;
   let openKey: string | null = null;
+  // Saved views (issue #28): listed under the datasets, read again whenever the list is shown.
+  const viewsCard = viewsSection(ctx, () => loaded?.manifest.companyId ?? null);
 
   search.addEventListener("input", () => renderList());
 
@@ -113,7 +116,8 @@ export function mountDatasets(panel: HTMLElement, ctx: PaneContext, onShown: (l:
       replace(body, h("p", { class: "empty", "data-testid": "datasets-empty" }, all.length ? `No dataset matches "${search.value.trim()}".` : "The manifest lists no datasets."));
       return;
     }
-    replace(body, h("ul", { class: "list", "data-testid": "datasets-list", "aria-label": "Datasets" }, ...shown.map((v) => row(v))));
+    replace(body, h("ul", { class: "list", "data-testid": "datasets-list", "aria-label": "Datasets" }, ...shown.map((v) => row(v))), viewsCard.element);
+    void viewsCard.refresh();
   }
 
   function row(v: DatasetView & { info: ManifestDatasetInfo }): HTMLLIElement {

@@ -301,6 +301,10 @@ export function importPanel(ctx: PaneContext, engine: Engine, d: ManifestDataset
   nameInput.addEventListener("input", () => update());
   // Larger than a sheet: said before any download, from the manifest's row_count.
   let refused = false;
+  // "Save as view" (issue #28): this dataset and the query as it stands, kept in the workbook.
+  const viewName = textInput({ label: "View name", testid: "view-name", maxlength: 80, placeholder: "e.g. Budget by year" });
+  const viewNote = h("p", { class: "note", role: "status", "data-testid": "view-saved" });
+  const saveViewBtn = h("fluent-button", { type: "button", size: "small", "data-testid": "view-save", onclick: () => void saveAsView() }, "Save as view");
   const tooLargeText = h("p", { "data-testid": "import-too-large-message" });
   const tooLarge = h(
     "div",
@@ -458,6 +462,21 @@ export function importPanel(ctx: PaneContext, engine: Engine, d: ManifestDataset
     }
   }
 
+  async function saveAsView(): Promise<void> {
+    viewNote.textContent = "";
+    const conn = ctx.activeConnection();
+    if (query === null) {
+      viewNote.textContent = "Correct the query first: a view keeps the query as it is.";
+      return;
+    }
+    try {
+      await engine.saveView({ name: viewName.value, dataset: d.key, query, environment: conn?.baseUrl, companyId, savedAt: ctx.now().toISOString() }, ctx.secrets());
+      viewNote.textContent = `Saved view ${viewName.value.trim()}. Use it with =PPM.VIEW("${viewName.value.trim()}") or import it from the Datasets list.`;
+    } catch (e) {
+      viewNote.textContent = e instanceof Error ? e.message : String(e);
+    }
+  }
+
   const querySection = h(
     "details",
     { class: "query", open: true, "data-testid": "query-section" },
@@ -499,6 +518,8 @@ export function importPanel(ctx: PaneContext, engine: Engine, d: ManifestDataset
       resultDef,
     ),
     removedHost,
+    h("div", { class: "row save-view" }, h("div", { class: "field" }, viewName), h("div", { class: "actions" }, saveViewBtn)),
+    viewNote,
     errorHost,
     // The primary action ends the form and stays in view while it scrolls (issue #25); Ctrl+Enter
     // imports from anywhere in the panel.

@@ -49,7 +49,7 @@ describe("Office entry points", () => {
 describe("manifest: shared runtime", () => {
   const manifest = fs.readFileSync(path.join(__dirname, "../../manifest.xml"), "utf8");
   it("declares one long-lived runtime on the task pane page, used by the function file and the pane", () => {
-    expect(manifest).toMatch(/<Host xsi:type="Workbook">\s*(<!--[\s\S]*?-->\s*)?<Runtimes>\s*<Runtime resid="Taskpane.Url" lifetime="long"\/>\s*<\/Runtimes>\s*<DesktopFormFactor>/);
+    expect(manifest).toMatch(/<Host xsi:type="Workbook">\s*(<!--[\s\S]*?-->\s*)?<Runtimes>\s*<Runtime resid="Taskpane.Url" lifetime="long"\/>\s*<\/Runtimes>\s*(<!--[\s\S]*?-->\s*)?(<AllFormFactors>[\s\S]*?<\/AllFormFactors>\s*)?<DesktopFormFactor>/);
     expect(manifest).toContain('<FunctionFile resid="Taskpane.Url"/>');
     expect(manifest).toContain('<SourceLocation resid="Taskpane.Url"/>');
     expect(manifest).not.toContain("<TaskpaneId>");

@@ -25,6 +25,7 @@ import { narrowPane } from "./narrow";
 import { keyboardImport } from "./keyboard";
 import { beforeFluent } from "./fluentLate";
 import { changeCounts, previewControls, serviceDown } from "./truth";
+import { formulaErrors, formulaOneRequest, formulaRegeneration, formulaValues, savedView } from "./formulas";
 import { editAddressKeepsSecrets, reopenAsksFirst, summaryPageOutsideDialog } from "./secrets";
 
 export const JOURNEYS: Journey[] = [
@@ -38,6 +39,11 @@ export const JOURNEYS: Journey[] = [
   deltaRefresh,
   staleMark,
   refreshLog,
+  formulaValues,
+  formulaErrors,
+  formulaOneRequest,
+  formulaRegeneration,
+  savedView,
   importWithPastedQuery,
   importSummary,
   importAtSelection,
