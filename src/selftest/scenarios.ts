@@ -289,6 +289,28 @@ export const SCENARIOS: readonly Scenario[] = [
     },
   },
   {
+    name: "errors: Excel's codes for a missing sheet and a bad address",
+    async run(env) {
+      const sheet = tableOf(env, "json").sheetName;
+      // The add-in tells these apart by code (docs: "Error handling with the application-specific JavaScript APIs").
+      const expectCode = async (what: string, want: string, queue: (context: Excel.RequestContext) => void): Promise<void> => {
+        let code: unknown = "no error";
+        try {
+          await runExcel(async (context) => {
+            queue(context);
+            await context.sync();
+          });
+        } catch (e) {
+          code = (e as { code?: unknown }).code;
+        }
+        check(code === want, `${what}: Excel answered ${String(code)}, expected ${want}`);
+      };
+      await expectCode("a sheet that does not exist", "ItemNotFound", (context) => void context.workbook.worksheets.getItem("ppm selftest: no such sheet").load("name"));
+      await expectCode("an address that is not one", "InvalidArgument", (context) => void context.workbook.worksheets.getItem(sheet).getRange("A0").load("address"));
+      return "ItemNotFound and InvalidArgument, as documented";
+    },
+  },
+  {
     name: "worksheet functions",
     skip: "the add-in's worksheet functions are not built yet (issue #28)",
     run: () => Promise.resolve(""),

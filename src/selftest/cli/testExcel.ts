@@ -215,21 +215,18 @@ async function runEmulated(o: Options): Promise<number> {
     closers.push(() => Promise.resolve(fs.rmSync(dir, { recursive: true, force: true })));
     await buildSelfTestPage(dir);
     console.log(`test:excel: self-test page built in ${((Date.now() - started) / 1000).toFixed(0)} s`);
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
-    const { startStaticServer } = require(path.join(root, "test", "e2e", "static-server")) as typeof import("../../../test/e2e/static-server");
-    const site = await startStaticServer(dir);
-    closers.push(() => site.close());
+    const site = server.serveDirectory(dir);
     const { chromium } = await import("playwright-core");
     const b = await chromium.launch({ executablePath: browser, headless: true });
     closers.push(() => b.close());
-    // The test server's certificate is a throwaway one made for this run.
+    // The test server (which also serves the page) has a throwaway certificate made for this run.
     const page = await (await b.newContext({ ignoreHTTPSErrors: true })).newPage();
     const errors: string[] = [];
     page.on("pageerror", (e) => errors.push(e.message));
     page.on("console", (m) => void (m.type() === "error" && errors.push(m.text())));
     const file = o.profile === "web" ? "preview-selftest.html" : `preview-selftest.${o.profile}.html`;
-    const url = `${site.origin}/${file}?service=${encodeURIComponent(service.url)}&testServerPort=${server.port}&profile=${o.profile}`;
-    console.log(`test:excel: running the kit on the emulated ${o.profile} host (${site.origin}/${file})`);
+    const url = `${site}${file}?service=${encodeURIComponent(service.url)}&testServerPort=${server.port}&profile=${o.profile}`;
+    console.log(`test:excel: running the kit on the emulated ${o.profile} host (${site}${file})`);
     await page.goto(url);
     try {
       const code = await finish(o, server, `emulated-${o.profile}`, true);

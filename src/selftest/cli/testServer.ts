@@ -10,6 +10,7 @@
  * it) it gets a throwaway certificate made in memory, so nothing is installed in the machine's trust
  * store and no `sudo` is asked for.
  */
+import * as fs from "fs";
 import * as path from "path";
 import type { IncomingMessage, ServerResponse } from "http";
 
@@ -25,8 +26,15 @@ export interface KitServer {
   results(): Promise<unknown>;
   /** The transcript text the page posted, or null. */
   transcript(): string | null;
+  /**
+   * Serves the files of `dir` under `/site/` with the add-in's Content-Security-Policy (the emulated
+   * route's self-test page: one server, the page and the test server on one origin). Returns the base URL.
+   */
+  serveDirectory(dir: string): string;
   close(): Promise<void>;
 }
+
+const TYPES: Record<string, string> = { ".html": "text/html; charset=utf-8", ".js": "text/javascript; charset=utf-8", ".css": "text/css; charset=utf-8", ".png": "image/png", ".svg": "image/svg+xml", ".xml": "application/xml", ".json": "application/json" };
 
 /** Max transcript size taken (a full run on the emulated host is about 1.5 MB). */
 const MAX_TRANSCRIPT_BYTES = 200 * 1024 * 1024;
@@ -57,7 +65,8 @@ export async function startKitServer(port: number, options: { throwawayCertifica
   await server.startTestServer();
   let transcript: string | null = null;
   // The express app of the test server (after its own cors() middleware, so the route gets CORS too).
-  const app = (server as unknown as { app: { post(route: string, handler: (req: IncomingMessage, res: ServerResponse) => void): void } }).app;
+  type Handler = (req: IncomingMessage & { params?: Record<string, string> }, res: ServerResponse) => void;
+  const app = (server as unknown as { app: { post(route: string, handler: Handler): void; get(route: RegExp, handler: Handler): void } }).app;
   app.post("/transcript", (req, res) => {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -76,10 +85,30 @@ export async function startKitServer(port: number, options: { throwawayCertifica
       res.end("saved");
     });
   });
+  let site: string | null = null;
+  app.get(/^\/site\/(.*)$/, (req, res) => {
+    const rel = decodeURIComponent(req.params?.[0] ?? "");
+    const file = site ? path.resolve(site, rel) : null;
+    if (!site || !file || !file.startsWith(site + path.sep) || !fs.existsSync(file) || !fs.statSync(file).isFile()) {
+      res.statusCode = 404;
+      res.end("not found");
+      return;
+    }
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const csp = require(path.join(__dirname, "..", "..", "..", "scripts", "csp.js")) as { contentSecurityPolicy: () => string };
+    res.setHeader("Content-Type", TYPES[path.extname(file)] ?? "application/octet-stream");
+    res.setHeader("Content-Security-Policy", csp.contentSecurityPolicy());
+    res.setHeader("Cache-Control", "no-store");
+    res.end(fs.readFileSync(file));
+  });
   return {
     port,
     results: () => server.getTestResults(),
     transcript: () => transcript,
+    serveDirectory: (dir) => {
+      site = path.resolve(dir);
+      return `https://localhost:${port}/site/`;
+    },
     close: async () => void (await server.stopTestServer()),
   };
 }

@@ -21,8 +21,8 @@
  * - **Formulas** keep their functions, operators, cell references and numbers; their text literals,
  *   sheet names and structured references (`Table1[@[Budget]]`) are mapped. A formula that is
  *   really a constant (what `formulas` returns for a value) is scrubbed as the value.
- * - Setting keys (the add-in's own `ppm.…` keys), enumerations and ids the host chose stay; setting
- *   values (the add-in's JSON, with environment addresses) are mapped whole.
+ * - Setting keys and values (the add-in's JSON, with environment addresses and binding ids) are
+ *   mapped whole. Enumerations (`"Down"`, `"Contents"`) and the ids the host chose stay.
  *
  * What a scrubbed transcript can no longer show: exact values. `replayTranscript` compares values in
  * a scrubbed transcript by type only.
@@ -202,7 +202,9 @@ function scrubArguments(s: Scrubber, on: Kind, method: string, args: unknown[], 
       if (method === "Add") return args.map((a, i) => (i === 1 ? s.value(a) : i === 2 ? text(a) : a));
       return /^(GetItem|GetItemOrNullObject)$/.test(method) ? args.map((a, i) => (i === 0 ? text(a) : a)) : args;
     case "settings":
-      return method === "Add" ? args.map((a, i) => (i === 1 ? text(a) : a)) : args;
+      // Keys too: the add-in's keys carry its binding ids (random, but written into cells as well).
+      if (method === "Add") return args.map((a) => (typeof a === "string" ? s.text(a) : a));
+      return /^(GetItem|GetItemOrNullObject)$/.test(method) ? args.map((a, i) => (i === 0 && typeof a === "string" ? s.text(a) : a)) : args;
     case "names":
       if (method === "Add" || method === "AddFormulaLocal") return args.map((a, i) => (i === 0 ? text(a) : i === 1 && typeof a === "string" ? s.formula(a) : i === 2 ? text(a) : a));
       return /^(GetItem|GetItemOrNullObject)$/.test(method) ? args.map((a, i) => (i === 0 ? text(a) : a)) : args;
@@ -251,6 +253,7 @@ function scrubResult(s: Scrubber, on: Kind, v: unknown): unknown {
     } else if (k === "Formula") out[k] = typeof x === "string" ? s.formula(x) : x;
     else if (k === "Address" || k === "AddressLocal") out[k] = typeof x === "string" ? s.address(x) : x;
     else if (k === "Name") out[k] = typeof x === "string" && on !== "setting" ? s.text(x) : x;
+    else if (on === "setting" && (k === "Key" || k === "_Id")) out[k] = typeof x === "string" ? s.text(x) : x;
     else if (k === "Value") out[k] = on === "setting" || on === "name" || on === "other" ? s.value(x) : x;
     else if (k in PROPERTY_KIND) out[k] = scrubResult(s, PROPERTY_KIND[k], x);
     else if (isObject(x) || Array.isArray(x)) out[k] = scrubResult(s, "other", x);
@@ -294,7 +297,7 @@ function scrubExchange(s: Scrubber, x: RecordedExchange, references: Map<string,
       continue;
     }
     const parent = p.ParentObjectPathId === undefined ? "other" : shape.kind(p.ParentObjectPathId);
-    const scrubbed = p.ObjectPathType === 5 ? (parent === "settings" ? args : scrubArguments(s, parent, "GetItem", args, hostIds)) : scrubArguments(s, parent, p.Name ?? "", args, hostIds);
+    const scrubbed = scrubArguments(s, parent, p.ObjectPathType === 5 ? "GetItem" : (p.Name ?? ""), args, hostIds);
     newPaths[id] = { ...p, ArgumentInfo: { ...p.ArgumentInfo, Arguments: scrubbed } };
   }
   const actions = (Array.isArray(body.Actions) ? body.Actions : []) as ActionInfo[];
