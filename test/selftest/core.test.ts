@@ -165,7 +165,7 @@ describe("npm run test:excel", () => {
   });
 
   it("reads its options and refuses unknown ones", () => {
-    expect(parseArgs([])).toMatchObject({ host: "excel", profile: "web", scrub: false, testServerPort: 4201 });
+    expect(parseArgs([])).toMatchObject({ host: "excel", profile: "web", scrub: false, testServerPort: null });
     expect(parseArgs(["--host", "emulated", "--profile=mac", "--scrub", "--save-transcript", "t.json"])).toMatchObject({ host: "emulated", profile: "mac", scrub: true, saveTranscript: "t.json" });
     expect(() => parseArgs(["--host", "excell"])).toThrow(/excel, web or emulated/);
     expect(() => parseArgs(["--timeout", "soon"])).toThrow(/whole number/);

@@ -39,7 +39,8 @@ const USAGE = `usage: npm run test:excel -- [--host excel|web|emulated] [options
   --profile P        emulated host's platform: web (default), windows, mac, windows-2021
   --save-transcript FILE   where to save the transcript (default test-results/selftest/transcript-<host>.json)
   --scrub            save the transcript scrubbed (values and names replaced): the file to send us
-  --test-server-port N     port of the test server (default 4201; the self-test page is told)
+  --test-server-port N     port of the test server (default 4201, where the self-test page in Excel posts;
+                           emulated: a free port, the page is told)
   --timeout S        seconds to wait for the results (default 600; emulated 240)
 
 Exit status: 0 every scenario passed; 1 a scenario failed or the kit refused the workbook; 2 this route cannot run here.`;
@@ -49,14 +50,15 @@ interface Options {
   profile: ProfileId;
   saveTranscript: string | null;
   scrub: boolean;
-  testServerPort: number;
+  /** null: 4201 for real Excel (the page there posts to it), a free port for the emulated host. */
+  testServerPort: number | null;
   timeoutS: number | null;
 }
 
 class UsageError extends Error {}
 
 export function parseArgs(argv: string[]): Options | "help" {
-  const o: Options = { host: "excel", profile: "web", saveTranscript: null, scrub: false, testServerPort: 4201, timeoutS: null };
+  const o: Options = { host: "excel", profile: "web", saveTranscript: null, scrub: false, testServerPort: null, timeoutS: null };
   for (let i = 0; i < argv.length; i++) {
     const [flag, inline] = argv[i].includes("=") ? [argv[i].slice(0, argv[i].indexOf("=")), argv[i].slice(argv[i].indexOf("=") + 1)] : [argv[i], undefined];
     const value = (): string => {
@@ -208,7 +210,7 @@ async function runEmulated(o: Options): Promise<number> {
   try {
     const service: ReferenceService = await startReferenceService({ port: 0, quiet: true });
     closers.push(() => service.close());
-    const server = await startKitServer(o.testServerPort, { throwawayCertificate: true });
+    const server = await startKitServer(o.testServerPort ?? 0, { throwawayCertificate: true });
     closers.push(() => server.close());
     console.log(`test:excel: reference service ${service.url}; test server https://localhost:${server.port} (office-addin-test-server)`);
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "ppm-selftest-"));
@@ -268,7 +270,7 @@ async function runRealExcel(o: Options): Promise<number> {
   try {
     const service = await startReferenceService({ port: 4100, quiet: true });
     closers.push(() => service.close());
-    const server = await startKitServer(o.testServerPort, { throwawayCertificate: false });
+    const server = await startKitServer(o.testServerPort ?? 4201, { throwawayCertificate: false });
     closers.push(() => server.close());
     // The dev server (https with the trusted development certificates, as `npm start`).
     children.push(npx(["webpack", "serve", "--mode", "development"]));

@@ -63,6 +63,9 @@ export async function startKitServer(port: number, options: { throwawayCertifica
   // Its constructor makes a rejected "no results yet" promise; without a handler Node would stop on it.
   server.resultsPromise?.catch(() => undefined);
   await server.startTestServer();
+  // Port 0 asks the system for a free one (the emulated route): the one it got.
+  const address = (server as unknown as { server?: { address(): { port: number } | string | null } }).server?.address();
+  const actualPort = address && typeof address === "object" ? address.port : port;
   let transcript: string | null = null;
   // The express app of the test server (after its own cors() middleware, so the route gets CORS too).
   type Handler = (req: IncomingMessage & { params?: Record<string, string> }, res: ServerResponse) => void;
@@ -102,12 +105,12 @@ export async function startKitServer(port: number, options: { throwawayCertifica
     res.end(fs.readFileSync(file));
   });
   return {
-    port,
+    port: actualPort,
     results: () => server.getTestResults(),
     transcript: () => transcript,
     serveDirectory: (dir) => {
       site = path.resolve(dir);
-      return `https://localhost:${port}/site/`;
+      return `https://localhost:${actualPort}/site/`;
     },
     close: async () => void (await server.stopTestServer()),
   };
