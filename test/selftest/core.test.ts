@@ -9,7 +9,7 @@ import * as path from "path";
 import { spawnSync } from "child_process";
 import { Scrubber, shapeOf } from "../../src/selftest/core/scrub";
 import { parseTranscript, TRANSCRIPT_FORMAT, type Transcript } from "../../src/selftest/core/transcript";
-import { mapIds, replayTranscript, type HostReply } from "../../src/selftest/core/replay";
+import { mapIds, mapRequestIds, replayTranscript, type HostReply } from "../../src/selftest/core/replay";
 import { formatTable, parseReport, reportPassed, type SelfTestReport } from "../../src/selftest/core/report";
 import { selfTestManifest, SELFTEST_ADDIN_ID, SELFTEST_NAME } from "../../src/selftest/core/manifest";
 import { findDesktopExcel, parseArgs } from "../../src/selftest/cli/testExcel";
@@ -98,6 +98,9 @@ describe("transcripts", () => {
     expect(report.mappedIds).toBe(1);
     expect(sent[1]).toContain('"sheet-7"');
     expect(mapIds({ a: ["x", { b: "x" }] }, new Map([["x", "y"]]))).toEqual({ a: ["y", { b: "y" }] });
+    // Never in values written to cells: "1" is a table id in Excel and a value too.
+    const write = { Actions: [{ ActionType: 4, Name: "Values", ArgumentInfo: { Arguments: [[["1"]]] } }], ObjectPaths: { 5: { ObjectPathType: 5, ArgumentInfo: { Arguments: ["1"] } }, 6: { ObjectPathType: 6, Name: "1" } } };
+    expect(mapRequestIds(write, new Map([["1", "{t-1}"]]))).toEqual({ ...write, ObjectPaths: { 5: { ObjectPathType: 5, ArgumentInfo: { Arguments: ["{t-1}"] } }, 6: { ObjectPathType: 6, Name: "{t-1}" } } });
   });
 });
 

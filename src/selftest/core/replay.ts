@@ -10,7 +10,8 @@
  * - **Ids the host chose are not differences.** Excel names worksheets `{00000000-0001-…}` and keeps
  *   references as it likes; the emulated host has its own scheme. Where a recorded answer has an id
  *   (`_Id`, `_ReferenceId`, `Id`) and the replayed one another, the pair is remembered and later
- *   requests are sent with the replayed id in place of the recorded one.
+ *   requests are sent with the replayed id in place of the recorded one (in object paths only:
+ *   `getItem(id)` and kept references, never in cell values).
  * - **Messages are not compared** (they are worded per host and per language); codes are.
  * - **A scrubbed transcript** (`scrubTranscript`) has placeholders in place of cell values: values
  *   (`values`, `text`, `formulas`, a setting's `value`) are then compared by type only (text,
@@ -146,6 +147,27 @@ export function mapIds(body: unknown, ids: ReadonlyMap<string, string>): unknown
   return body;
 }
 
+/**
+ * The request with recorded ids replaced where the library puts ids: the arguments of object paths
+ * (`getItem(id)`) and the names of reference paths (`ref12`); never in values written to cells (a
+ * cell may hold the text `1`, which is also a table id in Excel).
+ */
+export function mapRequestIds(body: unknown, ids: ReadonlyMap<string, string>): unknown {
+  if (ids.size === 0 || !isObject(body) || !isObject(body.ObjectPaths)) return body;
+  const paths: Record<string, unknown> = {};
+  for (const [id, p] of Object.entries(body.ObjectPaths)) {
+    if (!isObject(p)) {
+      paths[id] = p;
+      continue;
+    }
+    const out: Record<string, unknown> = { ...p };
+    if (p.ObjectPathType === 6 && typeof p.Name === "string") out.Name = ids.get(p.Name) ?? p.Name;
+    if (isObject(p.ArgumentInfo) && Array.isArray(p.ArgumentInfo.Arguments)) out.ArgumentInfo = { ...p.ArgumentInfo, Arguments: mapIds(p.ArgumentInfo.Arguments, ids) };
+    paths[id] = out;
+  }
+  return { ...body, ObjectPaths: paths };
+}
+
 /** Sends every recorded request to `answer`, in order, and compares the answers. */
 export async function replayTranscript(t: Transcript, answer: Answerer): Promise<ReplayReport> {
   const ids = new Map<string, string>();
@@ -155,7 +177,7 @@ export async function replayTranscript(t: Transcript, answer: Answerer): Promise
     for (let i = 0; i < s.exchanges.length; i++) {
       const x = s.exchanges[i];
       exchanges++;
-      const reply = await answer({ body: JSON.stringify(mapIds(x.request.body, ids)), flags: x.request.flags });
+      const reply = await answer({ body: JSON.stringify(mapRequestIds(x.request.body, ids)), flags: x.request.flags });
       const c = new Comparison(ids, t.scrubbed);
       c.answer(x.answer, reply);
       for (const d of c.found) differences.push({ scenario: s.name, exchange: i + 1, ...d });
