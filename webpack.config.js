@@ -155,6 +155,8 @@ module.exports = async (env, options) => {
     functions: { import: "./src/functions/functions.ts", dependOn: "commands" },
   };
   if (withPreview) entry.preview = "./src/dev/preview.ts";
+  // The self-test variant's page (npm run test:excel, src/selftest): development builds only.
+  if (dev) entry.selftest = "./src/selftest/page.ts";
 
   const plugins = [
     // functions.json (the custom functions' metadata) generated at build time from the JSDoc of
@@ -202,6 +204,7 @@ module.exports = async (env, options) => {
     }),
   ];
   if (!dev) plugins.push(new BundleSizePlugin(), new CspMetaPlugin(contentSecurityPolicy()));
+  if (dev) plugins.push(new HtmlWebpackPlugin({ filename: "selftest.html", template: "./src/selftest/selftest.html", chunks: ["selftest"] }));
   if (withPreview) {
     plugins.push(new HtmlWebpackPlugin({ filename: "preview.html", template: "./src/dev/preview.html", chunks: ["preview"] }));
     plugins.push(new CopyWebpackPlugin({ patterns: [{ from: "src/dev/preview.css", to: "preview.css" }] }));

@@ -121,6 +121,9 @@ const APART: Readonly<Record<string, readonly string[]>> = {
   cli: ["contract", "table", "service", "query", "refresh", "records", "views"],
   // Ambient declarations only (the Fluent UI entry points the pane loads): nothing to import.
   types: [],
+  // The self-test kit (issue #27): runs the add-in's own code in Excel or on the emulated host, with
+  // the reference service; nothing imports it.
+  selftest: ["contract", "table", "service", "query", "refresh", "records", "workbook", "addin", "emulator", "reference"],
 };
 const floorOf = new Map(FLOORS.flatMap((folders, level) => folders.map((f) => [f, level] as const)));
 
@@ -369,7 +372,8 @@ describe("network access", () => {
   });
 
   it("only src/service/request.ts calls the global fetch (the request builder's guards cannot be bypassed)", () => {
-    const checked = allSrc.filter((f) => !["reference", "dev", "cli"].includes(folderOf(f)));
+    // The self-test kit's own calls (the reference service's /__control hooks, the test server) carry no credentials.
+    const checked = allSrc.filter((f) => !["reference", "dev", "cli", "selftest"].includes(folderOf(f)));
     expect(checked.some((f) => path.relative(root, f).split(path.sep).join("/") === "src/addin/engine.ts")).toBe(true);
     const callers = checked
       .filter((f) => globalFetchCalls(fs.readFileSync(f, "utf8"), f).length > 0)

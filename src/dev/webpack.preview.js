@@ -53,6 +53,8 @@ function previewPages({ HtmlWebpackPlugin }) {
     { filename: pageFor("preview-commands.html", p.id), template: "./src/commands/commands.html", chunks: ["office-shim", "commands"], role: "commands", clientFile: p.clientFile },
     // The ribbon command's summary dialog (it shows only what the command sends it by messageChild).
     { filename: pageFor("preview-summary.html", p.id), template: "./src/commands/summary.html", chunks: ["office-shim", "summary"], role: "dialog", clientFile: p.clientFile },
+    // The self-test kit's page (src/selftest, `npm run test:excel -- --host emulated`) on the emulated host.
+    { filename: pageFor("preview-selftest.html", p.id), template: "./src/selftest/selftest.html", chunks: ["office-shim", "selftest"], role: "taskpane", clientFile: p.clientFile },
   ]);
   const rewriter = {
     apply(compiler) {
