@@ -37,7 +37,9 @@ const OFFICE_CDN = "https://appsforoffice.microsoft.com";
  * on the loopback addresses the connection form accepts.
  */
 function contentSecurityPolicy({ connect = [] } = {}) {
-  const connectSrc = ["'self'", "https:", "http://localhost:*", "http://127.0.0.1:*", "http://[::1]:*", ...connect];
+  // No "http://[::1]:*": CSP host sources cannot name IPv6 addresses (Chromium ignores it as invalid);
+  // the connection form refuses plain http to an IPv6 address and suggests http://localhost instead.
+  const connectSrc = ["'self'", "https:", "http://localhost:*", "http://127.0.0.1:*", ...connect];
   return [
     "default-src 'none'",
     `script-src 'self' ${OFFICE_CDN}`,

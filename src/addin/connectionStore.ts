@@ -291,6 +291,13 @@ export class ConnectionStore {
     } catch (e) {
       throw new ConnectionInputError("baseUrl", e instanceof Error ? e.message : "The environment address is not usable.");
     }
+    // The pane's Content-Security-Policy allows plain http only to http://localhost:* and
+    // http://127.0.0.1:* (scripts/csp.js): CSP host sources cannot name an IPv6 address, so a
+    // connection to http://[::1] would be blocked by the browser on every request. Say so here.
+    // (https://[::1] is allowed by the policy's `https:`; the CLI has no such policy and accepts both.)
+    if (/^http:\/\/\[/i.test(baseUrl)) {
+      throw new ConnectionInputError("baseUrl", `The environment address is not usable in the pane: plain http to an IPv6 address cannot be allowed by the add-in's security policy. Write ${baseUrl.replace(/^http:\/\/\[::1\]/i, "http://localhost")} instead.`);
+    }
 
     // Secrets stay with their host: on another origin nothing stored is kept (nor sent there).
     const moved = !!editing && !sameOrigin(editing.baseUrl, baseUrl);

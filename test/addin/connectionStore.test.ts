@@ -85,6 +85,23 @@ describe("ConnectionStore", () => {
     expect(storage.map.size).toBe(0);
   });
 
+  it("refuses plain http to an IPv6 address, which the pane's security policy cannot allow, and says what to write", () => {
+    const storage = new MemoryStorage();
+    const store = new ConnectionStore(storage, { newId: ids() });
+    let message = "";
+    try {
+      store.save({ name: "A", baseUrl: "http://[::1]:4100", token: "t" });
+    } catch (e) {
+      expect(e).toBeInstanceOf(ConnectionInputError);
+      expect((e as ConnectionInputError).field).toBe("baseUrl");
+      message = (e as Error).message;
+    }
+    expect(message).toContain("http://localhost:4100");
+    expect(storage.map.size).toBe(0);
+    // https to an IPv6 address is covered by the policy's `https:` and stays allowed.
+    expect(store.save({ name: "B", baseUrl: "https://[::1]:4100", token: "t" }).baseUrl).toBe("https://[::1]:4100");
+  });
+
   it("never echoes a secret in a validation message", () => {
     const store = new ConnectionStore(new MemoryStorage(), { newId: ids() });
     // Each secret field refused for its content: the error names the field, never the value.
