@@ -312,7 +312,10 @@ export const SCENARIOS: readonly Scenario[] = [
   },
   {
     name: "worksheet functions",
-    skip: "the add-in's worksheet functions are not built yet (issue #28)",
+    // The self-test variant is a plain task pane without the shared runtime and the CustomFunctions
+    // extension point that PPM.* formulas need (its manifest must not replace the real add-in's), so
+    // Excel would not call them here. They are proved in the preview by the formulas journeys.
+    skip: "PPM.* formulas need the real add-in's shared runtime, which the self-test variant does not declare; they are proved by the preview's formulas journeys (test/e2e/journeys/formulas.ts)",
     run: () => Promise.resolve(""),
   },
 ];
