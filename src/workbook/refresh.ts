@@ -294,13 +294,24 @@ async function writeLocked(context: Excel.RequestContext, lock: TableLock, bindi
     if (slot?.hashes && slot.hashes.length === geometry.bodyRows) {
       // The stored fingerprints decide before anything is read: a new row whose fingerprint no old
       // row has must be written (changed or new), one cell and one request part at least.
-      const left = new Map<string, number>();
-      for (const h of slot.hashes) left.set(h, (left.get(h) ?? 0) + 1);
+      // Without a key, rows are matched by position (row n stays row n): a row whose fingerprint
+      // differs from the one stored at its position must be written even if the same row sits
+      // elsewhere (rotated rows: every row). With a key, a row found anywhere may be moved inside Excel.
+      const byPosition = !options.key || options.key.candidates.length === 0;
       let unmatched = 0;
-      for (const h of newHashes) {
-        const k = left.get(h) ?? 0;
-        if (k > 0) left.set(h, k - 1);
-        else unmatched++;
+      if (byPosition) {
+        const old = slot.hashes;
+        newHashes.forEach((h, i) => {
+          if (i >= old.length || old[i] !== h) unmatched++;
+        });
+      } else {
+        const left = new Map<string, number>();
+        for (const h of slot.hashes) left.set(h, (left.get(h) ?? 0) + 1);
+        for (const h of newHashes) {
+          const k = left.get(h) ?? 0;
+          if (k > 0) left.set(h, k - 1);
+          else unmatched++;
+        }
       }
       const floor = (unmatched * (model.cell + model.rangeWrite)) / fullCost;
       if (floor > DELTA_MAX_COST_RATIO) noDelta = `${unmatched.toLocaleString("en-US")} of ${total.toLocaleString("en-US")} rows are new or changed: a delta would cost at least ${floor.toFixed(2)}× a full rewrite (limit ${DELTA_MAX_COST_RATIO})`;
