@@ -142,3 +142,9 @@ export class FormulaConsent {
     });
   }
 }
+
+/** The pane's question while formulas wait: what they would read from (names and addresses only) and what Allow does. */
+export function formulaConsentText(request: FormulaConsentRequest): string {
+  const what = request.waiting === 1 ? "1 PPM formula in this workbook reads" : `${request.waiting} PPM formulas in this workbook read`;
+  return `${what} data with your connection on this device: ${request.sources.join(", ")}. The workbook was not created here, so nothing has been sent. Allow PPM formulas in this workbook on this device?`;
+}

@@ -11,7 +11,7 @@ import { FormulaData } from "../../src/functions/data";
 import { FunctionsRuntime, type Invocation } from "../../src/functions/runtime";
 import { MAX_SPILL_CELLS, spill, toExcel } from "../../src/functions/logic";
 import { MemoryStorage, type ConnectionSummary } from "../../src/addin/connectionStore";
-import { FormulaConsent } from "../../src/addin/formulaConsent";
+import { FormulaConsent, formulaConsentText } from "../../src/addin/formulaConsent";
 import type { Binding } from "../../src/refresh/binding";
 import { emptyDocument, upsertView, type ViewsDocument } from "../../src/views/views";
 import type { Table } from "../../src/table/model";
@@ -345,6 +345,9 @@ describe("consent: PPM formulas in a workbook from elsewhere (follow-up to #28)"
     await new Promise((r) => setTimeout(r, 0));
     expect(seen[seen.length - 1]).toEqual({ waiting: 4, sources: [`Acme (${svc.url})`] });
     expect(JSON.stringify([seen, invs.map((i) => i.results)])).not.toContain(TOKEN);
+    // The pane's question names the connection and its address, and no token.
+    const question = formulaConsentText(consent.request()!);
+    expect(question).toBe(`4 PPM formulas in this workbook read data with your connection on this device: Acme (${svc.url}). The workbook was not created here, so nothing has been sent. Allow PPM formulas in this workbook on this device?`);
 
     consent.allow();
     await settled(invs, 2);
