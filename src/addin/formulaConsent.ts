@@ -7,11 +7,14 @@
  * blocked formulas so the cells fill without retyping.
  *
  * The rule:
- * - a document Office gives no address (`Office.context.document.url` empty: a new workbook made on
- *   this device, not yet saved) is allowed: its formulas were typed here;
- * - otherwise this device's stored answer for a hash of ("ppm-formulas-consent-v1", the address)
- *   decides. Only the hash is stored (localStorage, under the pane's partition prefix), never the
- *   address. A copy saved elsewhere, or another workbook, has another address and is asked again.
+ * - a document with an address (`Office.context.document.url`): this device's stored answer for a
+ *   hash of ("ppm-formulas-consent-v1", the address) decides. Only the hash is stored (localStorage,
+ *   under the pane's partition prefix), never the address. Another workbook, or a copy at another
+ *   address, is asked again;
+ * - a document Office gives no address is asked too, and the answer holds for this runtime (this
+ *   document's session) only. "No address" would mean a new workbook made here, but Office has been
+ *   seen to report an empty or undefined `url` for saved documents on the web (office-js issues
+ *   #2476, #5587), and a workbook from a stranger must not pass through that gap: the stricter rule.
  *
  * The refresh-on-open consent of issue #22 does not count: it is about the flagged tables (their
  * environments, companies and sources), while a formula can name any dataset of any connection.
@@ -71,7 +74,7 @@ export class FormulaConsent {
   allowed(): boolean {
     if (this.allowedHere) return true;
     const url = this.opts.documentUrl();
-    if (url === null) return true;
+    if (url === null) return false; // asked; the answer is kept for this runtime only
     try {
       const text = this.opts.storage.getItem(this.storageKey(url));
       const stored: unknown = text ? JSON.parse(text) : null;
@@ -146,5 +149,5 @@ export class FormulaConsent {
 /** The pane's question while formulas wait: what they would read from (names and addresses only) and what Allow does. */
 export function formulaConsentText(request: FormulaConsentRequest): string {
   const what = request.waiting === 1 ? "1 PPM formula in this workbook reads" : `${request.waiting} PPM formulas in this workbook read`;
-  return `${what} data with your connection on this device: ${request.sources.join(", ")}. The workbook was not created here, so nothing has been sent. Allow PPM formulas in this workbook on this device?`;
+  return `${what} data with your connection on this device: ${request.sources.join(", ")}. Nothing has been sent. Allow PPM formulas in this workbook on this device? (Only for workbooks you trust: formulas can put your data into cells.)`;
 }

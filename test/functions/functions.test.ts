@@ -53,9 +53,14 @@ class FakeInvocation implements Invocation {
   }
 }
 
-/** The runtime's consent over a device's storage; a document without an address (a new workbook here) by default. */
+/** The runtime's consent over a device's storage (for a document this device allowed, by default). */
 function deviceConsent(storage = new MemoryStorage(), url: () => string | null = () => null): FormulaConsent {
   return new FormulaConsent({ storage, key: (n) => `pk|${n}`, documentUrl: url });
+}
+function allowedConsent(): FormulaConsent {
+  const c = deviceConsent(new MemoryStorage(), () => "https://contoso.sharepoint.com/mine.xlsx");
+  c.allow();
+  return c;
 }
 
 function setup(opts: { connections?: ConnectionSummary[]; bindings?: Binding[]; views?: ViewsDocument; token?: string; consent?: FormulaConsent } = {}) {
@@ -77,7 +82,7 @@ function setup(opts: { connections?: ConnectionSummary[]; bindings?: Binding[]; 
     bindings: () => Promise.resolve(opts.bindings ?? []),
     views: () => Promise.resolve(opts.views ?? emptyDocument()),
     error: (code, message): CellError => ({ error: code, message }),
-    consent: opts.consent ?? deviceConsent(),
+    consent: opts.consent ?? allowedConsent(),
   });
   return { rt, data, conn };
 }
@@ -347,7 +352,7 @@ describe("consent: PPM formulas in a workbook from elsewhere (follow-up to #28)"
     expect(JSON.stringify([seen, invs.map((i) => i.results)])).not.toContain(TOKEN);
     // The pane's question names the connection and its address, and no token.
     const question = formulaConsentText(consent.request()!);
-    expect(question).toBe(`4 PPM formulas in this workbook read data with your connection on this device: Acme (${svc.url}). The workbook was not created here, so nothing has been sent. Allow PPM formulas in this workbook on this device?`);
+    expect(question).toBe(`4 PPM formulas in this workbook read data with your connection on this device: Acme (${svc.url}). Nothing has been sent. Allow PPM formulas in this workbook on this device? (Only for workbooks you trust: formulas can put your data into cells.)`);
 
     consent.allow();
     await settled(invs, 2);
@@ -362,7 +367,7 @@ describe("consent: PPM formulas in a workbook from elsewhere (follow-up to #28)"
     expect(JSON.stringify(storage.written)).not.toMatch(/contoso|demo-acme/);
   });
 
-  it("asks again for another document's address; a new workbook without an address is allowed", async () => {
+  it("asks again for another document's address; a document without an address is asked, for this runtime only", async () => {
     const storage = new MemoryStorage();
     let url: string | null = URL_A;
     const consent = deviceConsent(storage, () => url);
@@ -378,7 +383,14 @@ describe("consent: PPM formulas in a workbook from elsewhere (follow-up to #28)"
     await settled([inv]);
     expectError(inv.last, "#N/A", "choose Allow");
     expect(await datasetRequests("projects")).toHaveLength(0);
-    expect(deviceConsent(new MemoryStorage(), () => null).allowed()).toBe(true);
+    // No address (a new workbook, or Office not telling): asked; the answer is not stored.
+    const noUrlStorage = new SeenStorage();
+    const noUrl = deviceConsent(noUrlStorage, () => null);
+    expect(noUrl.allowed()).toBe(false);
+    noUrl.allow();
+    expect(noUrl.allowed()).toBe(true);
+    expect(noUrlStorage.written).toEqual([]);
+    expect(deviceConsent(noUrlStorage, () => null).allowed()).toBe(false);
   });
 
   it("a cancelled blocked formula is forgotten and not re-run on Allow", async () => {
