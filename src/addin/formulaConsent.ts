@@ -66,8 +66,12 @@ export class FormulaConsent {
 
   constructor(private readonly opts: FormulaConsentOptions) {}
 
+  private hashed: { url: string; key: string } | null = null;
+
+  /** The storage key for an address (the hash computed once per address, not once per formula). */
   private storageKey(url: string): string {
-    return this.opts.key(FORMULA_CONSENT_PREFIX + formulaConsentKey(url));
+    if (this.hashed?.url !== url) this.hashed = { url, key: this.opts.key(FORMULA_CONSENT_PREFIX + formulaConsentKey(url)) };
+    return this.hashed.key;
   }
 
   /** Whether PPM formulas may fetch in this document on this device. */

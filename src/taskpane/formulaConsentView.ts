@@ -3,7 +3,7 @@
  * while formulas of a workbook from elsewhere wait for this device's permission, a message bar names
  * what they would read from (connection names and addresses, never a token) with Allow and Not now.
  * Allow remembers the answer for this document on this device and the waiting formulas run again;
- * Not now hides the bar (the formulas stay `#N/A`; the next blocked formula asks again).
+ * Not now hides the bar (the formulas stay `#N/A`) until more formulas are blocked.
  */
 import { h, replace } from "./dom";
 import type { PaneContext } from "./context";
@@ -14,10 +14,20 @@ export function mountFormulaConsent(ctx: PaneContext): void {
   if (!consent) return;
   const host = h("div", { class: "formula-consent" });
   ctx.notices.appendChild(host);
-  consent.onChange((request) => render(request));
+  /** After Not now: how many formulas were waiting (the bar comes back only when more are blocked). */
+  let dismissedAt: number | null = null;
 
-  function render(request: FormulaConsentRequest | null): void {
-    if (!request) return replace(host);
+  const render = (request: FormulaConsentRequest | null): void => {
+    if (!request) {
+      dismissedAt = null;
+      return replace(host);
+    }
+    if (dismissedAt !== null && request.waiting <= dismissedAt) return replace(host);
+    dismissedAt = null;
+    const notNow = () => {
+      dismissedAt = request.waiting;
+      replace(host);
+    };
     const bar = h(
       "fluent-message-bar",
       { intent: "warning", layout: "multiline", role: "group", "aria-label": "Allow PPM formulas in this workbook?", "data-testid": "formula-consent", "data-waiting": String(request.waiting) },
@@ -25,10 +35,11 @@ export function mountFormulaConsent(ctx: PaneContext): void {
       h(
         "div",
         { class: "actions", slot: "actions" },
-        h("fluent-button", { type: "button", appearance: "primary", size: "small", "data-testid": "formula-consent-allow", onclick: () => consent!.allow() }, "Allow"),
-        h("fluent-button", { type: "button", size: "small", "data-testid": "formula-consent-not-now", onclick: () => replace(host) }, "Not now"),
+        h("fluent-button", { type: "button", appearance: "primary", size: "small", "data-testid": "formula-consent-allow", onclick: () => consent.allow() }, "Allow"),
+        h("fluent-button", { type: "button", size: "small", "data-testid": "formula-consent-not-now", onclick: notNow }, "Not now"),
       ),
     );
     replace(host, bar);
-  }
+  };
+  consent.onChange(render);
 }

@@ -125,10 +125,18 @@ async function allowFormulas(t: E2E): Promise<void> {
     await bar.waitFor();
     const text = await t.id("formula-consent-text").innerText();
     check(text.includes(new URL(t.serviceUrl).host) && !text.includes(ACME_TOKEN), `the question names the environment and no token: ${text}`);
+    // Not now hides the bar; another blocked formula brings it back, counting both.
+    await t.id("formula-consent-not-now").click();
+    await bar.waitFor({ state: "detached" });
+    await t.typeInCell("Z3", '=PPM.VALUE("projects","pt_acme_0001","project_token")');
+    await bar.waitFor();
+    await t.until("the bar to count both waiting formulas", async () => ((await bar.getAttribute("data-waiting")) === "2" ? true : null));
     checkEqual((await t.requests()).filter((r) => r.path.startsWith("/api/")).length, 0, "requests to the service before Allow");
     await t.id("formula-consent-allow").click();
     await bar.waitFor({ state: "detached" });
     await t.until("the blocked probe to fill after Allow", async () => ((await t.cell("Z1")).value === "project_token" ? true : null), 30_000);
+    await t.until("the second blocked formula to fill after Allow", async () => ((await t.cell("Z3")).value === "pt_acme_0001" ? true : null), 30_000);
+    await t.typeInCell("Z3", "");
     allowedThisSession = true;
     t.note("PPM formulas blocked until Allow: #N/A, 0 requests to the service; the probe filled after Allow without retyping");
   }
