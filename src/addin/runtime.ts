@@ -18,6 +18,7 @@ import type { RefreshReport } from "../refresh/engine";
 import type { Connection } from "../service/connection";
 import { ConnectionStore, deviceStorage, type StorageLike } from "./connectionStore";
 import type { Engine } from "./engine";
+import { FormulaConsent } from "./formulaConsent";
 import { resolveConnectionId } from "./refreshSummary";
 import { RefreshLock, type LockHolder } from "./refreshLock";
 import { RibbonState, type RibbonApi } from "./ribbonState";
@@ -68,6 +69,8 @@ export interface PaneRuntime {
   answerOpenConsent(allow: boolean): Promise<OpenRefreshOutcome>;
   /** The workbook's bindings changed (import, delete): the ribbon's "Refresh this table" may change. */
   bindingsChanged(): void;
+  /** Whether PPM formulas may fetch in this document on this device; the pane asks (see formulaConsent.ts). */
+  readonly formulaConsent?: FormulaConsent;
 }
 
 /** What changing a table's flag did: the stored binding, how many are flagged, what Office was asked. */
@@ -90,6 +93,7 @@ export class AddinRuntime implements PaneRuntime {
   readonly ribbon: RibbonState;
   readonly store: ConnectionStore;
   readonly persistent: boolean;
+  readonly formulaConsent: FormulaConsent;
   private enginePromise: Promise<Engine> | null = null;
   private outcome: OpenRefreshOutcome | null = null;
   private openRun: Promise<OpenRefreshOutcome> | null = null;
@@ -111,6 +115,7 @@ export class AddinRuntime implements PaneRuntime {
     this.shared = supports("SharedRuntime");
     this.persistent = opts.persistent ?? true;
     this.store = new ConnectionStore(opts.storage, { partitionKey: office?.context?.partitionKey });
+    this.formulaConsent = new FormulaConsent({ storage: opts.storage, key: (name) => this.store.key(name), documentUrl: () => this.documentUrl(), onError: opts.onError });
     const ribbon = office?.ribbon;
     const api: RibbonApi | null =
       this.shared && supports("RibbonApi") && typeof ribbon?.requestUpdate === "function"

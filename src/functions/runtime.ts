@@ -11,6 +11,7 @@
  */
 import type { BindingOrigin } from "../addin/refreshSummary";
 import type { ConnectionSummary } from "../addin/connectionStore";
+import { FORMULA_CONSENT_MESSAGE, type FormulaConsent } from "../addin/formulaConsent";
 import type { Binding } from "../refresh/binding";
 import type { Connection } from "../service/connection";
 import { findView, type ViewsDocument } from "../views/views";
@@ -34,7 +35,16 @@ export interface FunctionsDeps {
   views(): Promise<ViewsDocument>;
   /** Excel's error value for a cell (`new CustomFunctions.Error(code, message)` in Excel). */
   error(code: ExcelErrorValue, message: string): unknown;
+  /** This device's permission for PPM formulas in this document: nothing is fetched without it. */
+  consent: Pick<FormulaConsent, "allowed" | "block">;
   now?: () => Date;
+}
+
+/** A formula stopped before any request: this device has not allowed PPM formulas in this document. */
+class ConsentNeeded extends FunctionError {
+  constructor(readonly source: string) {
+    super("#N/A", FORMULA_CONSENT_MESSAGE);
+  }
 }
 
 /** How long one read of the workbook's bindings and views serves the formulas of a recalculation. */
@@ -85,6 +95,8 @@ export class FunctionsRuntime {
     const summary = pickConnection(this.deps.connections(), arg, origins);
     const conn = this.deps.connection(summary.id);
     if (!conn || conn.token === "") throw new FunctionError("#N/A", `The connection "${summary.name}" has no token on this device. Open the PPM pane and use Update token.`);
+    // Checked on every call, before any request: a workbook from someone else reads nothing until allowed.
+    if (!this.deps.consent.allowed()) throw new ConsentNeeded(`${summary.name} (${environmentName(summary.baseUrl)})`);
     return conn;
   }
 
@@ -95,6 +107,7 @@ export class FunctionsRuntime {
   private stream(invocation: Invocation, compute: (read: (conn: Connection, dataset: string) => Promise<DatasetEntry>) => Promise<unknown>): void {
     const subscriptions = new Map<string, () => void>();
     let cancelled = false;
+    let waiting: (() => void) | null = null;
     let seq = 0;
     const run = async (): Promise<void> => {
       const mine = ++seq;
@@ -108,11 +121,22 @@ export class FunctionsRuntime {
       } catch (e) {
         const fe = asFunctionError(e);
         result = this.deps.error(fe.code, fe.message);
+        // Blocked: run again when the user allows PPM formulas in the pane (one wait per invocation).
+        if (e instanceof ConsentNeeded && !cancelled && mine === seq) {
+          if (this.deps.consent.allowed()) return void run(); // allowed meanwhile
+          waiting?.();
+          waiting = this.deps.consent.block(e.source, () => {
+            waiting = null;
+            void run();
+          });
+        }
       }
       if (!cancelled && mine === seq) invocation.setResult(result);
     };
     invocation.onCanceled = () => {
       cancelled = true;
+      waiting?.();
+      waiting = null;
       for (const off of subscriptions.values()) off();
       subscriptions.clear();
     };
@@ -164,6 +188,16 @@ export class FunctionsRuntime {
       const entry = await read(conn, name);
       return asOfText(entry.table.meta.generatedAt, entry.staleReason);
     });
+  }
+}
+
+/** A connection's address as the consent question names it: no credentials, query or fragment. */
+function environmentName(baseUrl: string): string {
+  try {
+    const u = new URL(baseUrl);
+    return `${u.origin}${u.pathname.replace(/\/+$/, "")}`;
+  } catch {
+    return "an environment with an invalid address";
   }
 }
 

@@ -40,6 +40,7 @@ export function functionsRuntime(): FunctionsRuntime {
     connection: (id) => shared.store.connection(id),
     bindings: async () => (await runExcel((context) => readBindings(context))).bindings,
     views: () => runExcel((context) => readViews(context)),
+    consent: shared.formulaConsent,
     error: (code: ExcelErrorValue, message: string) =>
       new CustomFunctions.Error(code === "#N/A" ? CustomFunctions.ErrorCode.notAvailable : CustomFunctions.ErrorCode.invalidValue, message),
   });

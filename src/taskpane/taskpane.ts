@@ -6,6 +6,7 @@ import { mountApp } from "./app";
 import { addinRuntime } from "../addin/runtime";
 import { isDark } from "./theme";
 import { mountOpenRefreshNotes } from "./openRefreshView";
+import { mountFormulaConsent } from "./formulaConsentView";
 import { loadFluent } from "./controls";
 import { describeMissing, missingCapabilities } from "../addin/platform";
 
@@ -50,6 +51,7 @@ void Office.onReady(() => {
   const missing = describeMissing(missingCapabilities(Office.context?.requirements));
   if (missing) ctx.status(missing);
   mountOpenRefreshNotes(ctx);
+  mountFormulaConsent(ctx);
   ctx.on("bindings", () => runtime.bindingsChanged());
   // With the shared runtime this page may have been loaded with the document, pane hidden
   // (startup behaviour "load"): refresh the flagged tables and follow the selection for the ribbon.

@@ -10,7 +10,8 @@ import { applyQuery, parseQuery } from "../../src/query";
 import { FormulaData } from "../../src/functions/data";
 import { FunctionsRuntime, type Invocation } from "../../src/functions/runtime";
 import { MAX_SPILL_CELLS, spill, toExcel } from "../../src/functions/logic";
-import type { ConnectionSummary } from "../../src/addin/connectionStore";
+import { MemoryStorage, type ConnectionSummary } from "../../src/addin/connectionStore";
+import { FormulaConsent, formulaConsentText } from "../../src/addin/formulaConsent";
 import type { Binding } from "../../src/refresh/binding";
 import { emptyDocument, upsertView, type ViewsDocument } from "../../src/views/views";
 import type { Table } from "../../src/table/model";
@@ -52,7 +53,17 @@ class FakeInvocation implements Invocation {
   }
 }
 
-function setup(opts: { connections?: ConnectionSummary[]; bindings?: Binding[]; views?: ViewsDocument; token?: string } = {}) {
+/** The runtime's consent over a device's storage (for a document this device allowed, by default). */
+function deviceConsent(storage = new MemoryStorage(), url: () => string | null = () => null): FormulaConsent {
+  return new FormulaConsent({ storage, key: (n) => `pk|${n}`, documentUrl: url });
+}
+function allowedConsent(): FormulaConsent {
+  const c = deviceConsent(new MemoryStorage(), () => "https://contoso.sharepoint.com/mine.xlsx");
+  c.allow();
+  return c;
+}
+
+function setup(opts: { connections?: ConnectionSummary[]; bindings?: Binding[]; views?: ViewsDocument; token?: string; consent?: FormulaConsent } = {}) {
   const conn: Connection = { id: "c1", name: "Acme", baseUrl: svc.url, token: opts.token ?? TOKEN };
   const data = new FormulaData({
     source: (c) => {
@@ -71,6 +82,7 @@ function setup(opts: { connections?: ConnectionSummary[]; bindings?: Binding[]; 
     bindings: () => Promise.resolve(opts.bindings ?? []),
     views: () => Promise.resolve(opts.views ?? emptyDocument()),
     error: (code, message): CellError => ({ error: code, message }),
+    consent: opts.consent ?? allowedConsent(),
   });
   return { rt, data, conn };
 }
@@ -301,5 +313,101 @@ describe("PPM.VIEW", () => {
     await settled([ok, missing]);
     expect(ok.last).toEqual(spill(applyQuery(await oracle("financials"), views.views[0].query).table, "x"));
     expect(missing.last).toEqual({ error: "#N/A", message: 'This workbook has no view named "Nope" (it has: By year).' });
+  });
+});
+
+describe("consent: PPM formulas in a workbook from elsewhere (follow-up to #28)", () => {
+  const URL_A = "https://contoso.sharepoint.com/sites/fin/Shared%20Documents/budget.xlsx";
+  const URL_B = "https://fabrikam.example/stranger.xlsx";
+
+  /** A device's storage that shows what was written to it. */
+  class SeenStorage extends MemoryStorage {
+    written: string[] = [];
+    override setItem(key: string, value: string): void {
+      this.written.push(key, value);
+      super.setItem(key, value);
+    }
+  }
+
+  it("blocks every function with #N/A and sends nothing until allowed; Allow re-runs them and they get values", async () => {
+    const storage = new SeenStorage();
+    const consent = deviceConsent(storage, () => URL_A);
+    const { rt } = setup({ consent, views: upsertView(emptyDocument(), { name: "Big", dataset: "projects", query: parseQuery("$top=2") }) });
+    const table = await oracle("projects");
+    await fetch(`${svc.url}/__control/requests`, { method: "DELETE" });
+    const seen: Array<{ waiting: number; sources: string[] } | null> = [];
+    consent.onChange((r) => seen.push(r));
+    const invs = Array.from({ length: 4 }, () => new FakeInvocation());
+    const keyCol = table.columns.findIndex((c) => c.name === "project_token");
+    rt.value("projects", table.rows[0][keyCol], "project_token", undefined, invs[0]);
+    rt.query("projects", "$top=3", undefined, invs[1]);
+    rt.view("Big", undefined, invs[2]);
+    rt.asOf("projects", undefined, invs[3]);
+    await settled(invs);
+    for (const inv of invs) expectError(inv.last, "#N/A", "need your permission on this device: open the PPM pane and choose Allow");
+    // Nothing reached the service (its request log is empty), and no token is in any message.
+    expect(await requests()).toEqual([]);
+    await new Promise((r) => setTimeout(r, 0));
+    expect(seen[seen.length - 1]).toEqual({ waiting: 4, sources: [`Acme (${svc.url})`] });
+    expect(JSON.stringify([seen, invs.map((i) => i.results)])).not.toContain(TOKEN);
+    // The pane's question names the connection and its address, and no token.
+    const question = formulaConsentText(consent.request()!);
+    expect(question).toBe(`4 PPM formulas in this workbook read data with your connection on this device: Acme (${svc.url}). Nothing has been sent. Allow PPM formulas in this workbook on this device? (Only for workbooks you trust: formulas can put your data into cells.)`);
+
+    consent.allow();
+    await settled(invs, 2);
+    expect(invs[0].last).toBe(table.rows[0][keyCol]);
+    expect((invs[1].last as unknown[][]).length).toBe(4);
+    expect((invs[2].last as unknown[][]).length).toBe(3);
+    expect(String(invs[3].last)).toMatch(/^as of /);
+    expect(consent.request()).toBeNull();
+    // The answer is on this device, keyed by a hash: the address itself is not stored.
+    expect(storage.written[0]).toMatch(/^pk\|ppm\.v1\.formulaConsent\.[0-9a-f]{32}$/);
+    expect(JSON.parse(storage.written[1])).toMatchObject({ answer: "allow" });
+    expect(JSON.stringify(storage.written)).not.toMatch(/contoso|demo-acme/);
+  });
+
+  it("asks again for another document's address; a document without an address is asked, for this runtime only", async () => {
+    const storage = new MemoryStorage();
+    let url: string | null = URL_A;
+    const consent = deviceConsent(storage, () => url);
+    consent.allow();
+    expect(deviceConsent(storage, () => URL_A).allowed()).toBe(true);
+    url = URL_B;
+    expect(consent.allowed()).toBe(true); // this runtime's answer holds for its own document
+    const other = deviceConsent(storage, () => URL_B);
+    expect(other.allowed()).toBe(false);
+    const { rt } = setup({ consent: other });
+    const inv = new FakeInvocation();
+    rt.query("projects", "", undefined, inv);
+    await settled([inv]);
+    expectError(inv.last, "#N/A", "choose Allow");
+    expect(await datasetRequests("projects")).toHaveLength(0);
+    // No address (a new workbook, or Office not telling): asked; the answer is not stored.
+    const noUrlStorage = new SeenStorage();
+    const noUrl = deviceConsent(noUrlStorage, () => null);
+    expect(noUrl.allowed()).toBe(false);
+    noUrl.allow();
+    expect(noUrl.allowed()).toBe(true);
+    expect(noUrlStorage.written).toEqual([]);
+    expect(deviceConsent(noUrlStorage, () => null).allowed()).toBe(false);
+  });
+
+  it("a cancelled blocked formula is forgotten and not re-run on Allow", async () => {
+    const consent = deviceConsent(new MemoryStorage(), () => URL_B);
+    const { rt } = setup({ consent });
+    const kept = new FakeInvocation();
+    const gone = new FakeInvocation();
+    rt.query("projects", "$top=1", undefined, kept);
+    rt.query("financials", "$top=1", undefined, gone);
+    await settled([kept, gone]);
+    gone.onCanceled?.();
+    expect(consent.request()?.waiting).toBe(1);
+    consent.allow();
+    await settled([kept], 2);
+    await new Promise((r) => setTimeout(r, 50));
+    expect(gone.results).toHaveLength(1);
+    expect(await datasetRequests("financials")).toHaveLength(0);
+    expect(await datasetRequests("projects")).toHaveLength(1);
   });
 });

@@ -99,6 +99,48 @@ async function ensureSheet(t: E2E): Promise<void> {
     });
   }, SHEET);
   await t.until("the formulas sheet", async () => (await t.activeSheet()) === SHEET);
+  await allowFormulas(t);
+}
+
+/**
+ * PPM formulas wait for this device's permission in each document (src/addin/formulaConsent.ts).
+ * The preview's workbook has no address, so its permission lasts for the page's session: the first
+ * formula journey of a session sees a probe formula blocked (#N/A, nothing sent, the pane's bar
+ * naming the connection and no token), allows, and sees the probe fill without retyping; later
+ * journeys find it allowed.
+ */
+let allowedThisSession = false;
+
+async function allowFormulas(t: E2E): Promise<void> {
+  await t.clearRequests();
+  await t.typeInCell("Z1", '=PPM.QUERY("projects","$select=project_token&$top=1")');
+  const first = await settledCell(t, "Z1");
+  if (first.value !== "#N/A") {
+    checkEqual(first.value, "project_token", "the probe formula, already allowed");
+    // The preview's document has no address: only an Allow earlier in this session can have allowed it.
+    check(allowedThisSession, "PPM formulas ran before this device allowed them in this workbook");
+  } else {
+    check((first.message ?? "").includes("need your permission on this device"), `the blocked formula's message: ${first.message ?? ""}`);
+    const bar = t.id("formula-consent");
+    await bar.waitFor();
+    const text = await t.id("formula-consent-text").innerText();
+    check(text.includes(new URL(t.serviceUrl).host) && !text.includes(ACME_TOKEN), `the question names the environment and no token: ${text}`);
+    // Not now hides the bar; another blocked formula brings it back, counting both.
+    await t.id("formula-consent-not-now").click();
+    await bar.waitFor({ state: "detached" });
+    await t.typeInCell("Z3", '=PPM.VALUE("projects","pt_acme_0001","project_token")');
+    await bar.waitFor();
+    await t.until("the bar to count both waiting formulas", async () => ((await bar.getAttribute("data-waiting")) === "2" ? true : null));
+    checkEqual((await t.requests()).filter((r) => r.path.startsWith("/api/")).length, 0, "requests to the service before Allow");
+    await t.id("formula-consent-allow").click();
+    await bar.waitFor({ state: "detached" });
+    await t.until("the blocked probe to fill after Allow", async () => ((await t.cell("Z1")).value === "project_token" ? true : null), 30_000);
+    await t.until("the second blocked formula to fill after Allow", async () => ((await t.cell("Z3")).value === "pt_acme_0001" ? true : null), 30_000);
+    await t.typeInCell("Z3", "");
+    allowedThisSession = true;
+    t.note("PPM formulas blocked until Allow: #N/A, 0 requests to the service; the probe filled after Allow without retyping");
+  }
+  await t.typeInCell("Z1", "");
 }
 
 const SUMMARY = "$apply=groupby((fiscal_year),aggregate(budget with sum as total,actual_cost with sum as spent))&$orderby=fiscal_year";

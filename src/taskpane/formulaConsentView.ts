@@ -1,0 +1,45 @@
+/**
+ * The pane's question for PPM formulas (follow-up to issue #28, see src/addin/formulaConsent.ts):
+ * while formulas of a workbook from elsewhere wait for this device's permission, a message bar names
+ * what they would read from (connection names and addresses, never a token) with Allow and Not now.
+ * Allow remembers the answer for this document on this device and the waiting formulas run again;
+ * Not now hides the bar (the formulas stay `#N/A`) until more formulas are blocked.
+ */
+import { h, replace } from "./dom";
+import type { PaneContext } from "./context";
+import { formulaConsentText, type FormulaConsentRequest } from "../addin/formulaConsent";
+
+export function mountFormulaConsent(ctx: PaneContext): void {
+  const consent = ctx.runtime?.formulaConsent;
+  if (!consent) return;
+  const host = h("div", { class: "formula-consent" });
+  ctx.notices.appendChild(host);
+  /** After Not now: how many formulas were waiting (the bar comes back only when more are blocked). */
+  let dismissedAt: number | null = null;
+
+  const render = (request: FormulaConsentRequest | null): void => {
+    if (!request) {
+      dismissedAt = null;
+      return replace(host);
+    }
+    if (dismissedAt !== null && request.waiting <= dismissedAt) return replace(host);
+    dismissedAt = null;
+    const notNow = () => {
+      dismissedAt = request.waiting;
+      replace(host);
+    };
+    const bar = h(
+      "fluent-message-bar",
+      { intent: "warning", layout: "multiline", role: "group", "aria-label": "Allow PPM formulas in this workbook?", "data-testid": "formula-consent", "data-waiting": String(request.waiting) },
+      h("span", { "data-testid": "formula-consent-text" }, formulaConsentText(request)),
+      h(
+        "div",
+        { class: "actions", slot: "actions" },
+        h("fluent-button", { type: "button", appearance: "primary", size: "small", "data-testid": "formula-consent-allow", onclick: () => consent.allow() }, "Allow"),
+        h("fluent-button", { type: "button", size: "small", "data-testid": "formula-consent-not-now", onclick: notNow }, "Not now"),
+      ),
+    );
+    replace(host, bar);
+  };
+  consent.onChange(render);
+}
