@@ -108,7 +108,11 @@ export class Scrubber {
 
   /** A formula: text literals, sheet names and structured references mapped; the rest kept. */
   formula(f: string): string {
-    if (!f.startsWith("=")) return this.text(f);
+    // A `formulas` read without `values` beside it cannot tell a text cell that looks like a formula
+    // ("=SUM(A1:A9)" kept as text by the "@" format) from a formula. A string already met as a cell
+    // value is that value: scrubbed as text, so the original never survives (issue #21's delta reads
+    // the table as formulas only).
+    if (!f.startsWith("=") || this.texts.has(f)) return this.text(f);
     return f.replace(/"((?:[^"]|"")*)"|'((?:[^']|'')+)'!|([A-Za-z_\u00C0-\uFFFF][\w.\u00C0-\uFFFF]*)(!|\[)|\[([^[\]]*)\]/g, (m, lit?: string, quoted?: string, name?: string, after?: string, inner?: string) => {
       if (lit !== undefined) return `"${this.text(lit.replace(/""/g, '"')).replace(/"/g, '""')}"`;
       if (quoted !== undefined) return `'${this.text(quoted.replace(/''/g, "'")).replace(/'/g, "''")}'!`;
