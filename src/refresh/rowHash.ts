@@ -22,36 +22,91 @@ export const HASHES_PER_CELL = 4000;
 /** Characters of log text per stored cell. */
 export const LOG_CHARS_PER_CELL = 30_000;
 
-/** cyrb53-style 53-bit hash (two 32-bit lanes). */
-function hash53(text: string): number {
-  let h1 = 0xdeadbeef;
-  let h2 = 0x41c6ce57;
-  for (let i = 0; i < text.length; i++) {
-    const ch = text.charCodeAt(i);
-    h1 = Math.imul(h1 ^ ch, 2654435761);
-    h2 = Math.imul(h2 ^ ch, 1597334677);
-  }
-  h1 = Math.imul(h1 ^ (h1 >>> 16), 2246822507) ^ Math.imul(h2 ^ (h2 >>> 13), 3266489909);
-  h2 = Math.imul(h2 ^ (h2 >>> 16), 2246822507) ^ Math.imul(h1 ^ (h1 >>> 13), 3266489909);
-  return 4294967296 * (2097151 & h2) + (h1 >>> 0);
-}
-
-/** Injective text of a row's cells (type-tagged, strings length-prefixed); "" and null are one (an empty cell). */
-function rowText(row: readonly unknown[]): string {
-  let s = "";
-  for (const v of row) {
-    if (v === null || v === undefined || v === "") s += "z";
-    else if (typeof v === "string") s += "s" + v.length + ":" + v;
-    else if (typeof v === "number") s += "n" + (Object.is(v, -0) ? "0" : String(v)) + "|";
-    else if (typeof v === "boolean") s += v ? "T" : "F";
-    else s += "?" + JSON.stringify(v) + "|";
-  }
-  return s;
-}
+/**
+ * cyrb53-style 53-bit hash (two 32-bit lanes) of a row's injective text (type-tagged cells, strings
+ * length-prefixed; "" and null are one, an empty cell):
+ *   empty → `z`; string → `s<length>:<text>`; safe integer → `n<digits>|` (−0 as `0`); any other finite
+ *   number → `d` and its two 32-bit halves (IEEE 754 bits, so equal numbers read back from Excel hash
+ *   alike); NaN or ±Infinity → `n<String(n)>|`; boolean → `T`/`F`; anything else → `?<JSON>|`.
+ * The text is fed to the hash unit by unit, never built (issue #24 item 2: building it, and the
+ * decimal text of every fraction, were a third of an import's own time at 200,000 rows).
+ * Fingerprints stored before fractions were hashed by their bits differ for rows holding one: such a
+ * row counts as changed once, so that first refresh is a full rewrite and stores new ones (never a
+ * wrong result: the fingerprints only bound what a delta could save).
+ */
+const Z = 122, S = 115, N = 110, T = 84, F = 70, COLON = 58, BAR = 124, MINUS = 45, QUESTION = 63;
+const D = 100;
+const M1 = 2654435761, M2 = 1597334677;
+const float = new Float64Array(1);
+const words = new Uint32Array(float.buffer);
+/** Scratch for the decimal digits of an integer (at most 16 for a safe integer, plus a length prefix). */
+const digits = new Uint8Array(24);
 
 /** Fingerprint of one row of cell values (as written to, or read back from, Excel). */
 export function rowHash(row: readonly unknown[]): string {
-  let value = hash53(rowText(row)) % 4398046511104; // 2^42
+  let h1 = 0xdeadbeef;
+  let h2 = 0x41c6ce57;
+  for (let k = 0; k < row.length; k++) {
+    const v = row[k];
+    let text: string | null = null;
+    let tail = -1;
+    let n = -1;
+    if (v === null || v === undefined || v === "") {
+      h1 = Math.imul(h1 ^ Z, M1); h2 = Math.imul(h2 ^ Z, M2);
+      continue;
+    } else if (typeof v === "string") {
+      h1 = Math.imul(h1 ^ S, M1); h2 = Math.imul(h2 ^ S, M2);
+      n = v.length;
+      text = v;
+    } else if (typeof v === "number") {
+      if (!Number.isSafeInteger(v) && Number.isFinite(v)) {
+        // A fraction or a large number: its 64 bits, not its decimal text (String() of a double was
+        // the fingerprint's largest cost). Tag `d` and exactly two 32-bit units: still injective.
+        float[0] = v;
+        h1 = Math.imul(h1 ^ D, M1); h2 = Math.imul(h2 ^ D, M2);
+        h1 = Math.imul(h1 ^ words[0], M1); h2 = Math.imul(h2 ^ words[0], M2);
+        h1 = Math.imul(h1 ^ words[1], M1); h2 = Math.imul(h2 ^ words[1], M2);
+        continue;
+      }
+      h1 = Math.imul(h1 ^ N, M1); h2 = Math.imul(h2 ^ N, M2);
+      if (Number.isSafeInteger(v)) {
+        if (v < 0) { h1 = Math.imul(h1 ^ MINUS, M1); h2 = Math.imul(h2 ^ MINUS, M2); }
+        n = Math.abs(v); // −0 is an integer too, and its digits are "0", as required
+      } else text = String(v); // NaN, ±Infinity
+      tail = BAR;
+    } else if (typeof v === "boolean") {
+      const c = v ? T : F;
+      h1 = Math.imul(h1 ^ c, M1); h2 = Math.imul(h2 ^ c, M2);
+      continue;
+    } else {
+      h1 = Math.imul(h1 ^ QUESTION, M1); h2 = Math.imul(h2 ^ QUESTION, M2);
+      text = JSON.stringify(v) ?? "undefined";
+      tail = BAR;
+    }
+    if (n >= 0) {
+      // The decimal digits of n (a string's length, or a safe integer's magnitude), as String(n) writes them.
+      let d = 0;
+      do {
+        digits[d++] = 48 + (n % 10);
+        n = Math.floor(n / 10);
+      } while (n > 0);
+      while (d > 0) {
+        const c = digits[--d];
+        h1 = Math.imul(h1 ^ c, M1); h2 = Math.imul(h2 ^ c, M2);
+      }
+      if (typeof v === "string") { h1 = Math.imul(h1 ^ COLON, M1); h2 = Math.imul(h2 ^ COLON, M2); }
+    }
+    if (text !== null) {
+      for (let i = 0; i < text.length; i++) {
+        const c = text.charCodeAt(i);
+        h1 = Math.imul(h1 ^ c, M1); h2 = Math.imul(h2 ^ c, M2);
+      }
+    }
+    if (tail >= 0) { h1 = Math.imul(h1 ^ tail, M1); h2 = Math.imul(h2 ^ tail, M2); }
+  }
+  const a = Math.imul(h1 ^ (h1 >>> 16), 2246822507) ^ Math.imul(h2 ^ (h2 >>> 13), 3266489909);
+  const b = Math.imul(h2 ^ (h2 >>> 16), 2246822507) ^ Math.imul(a ^ (a >>> 13), 3266489909);
+  let value = (4294967296 * (2097151 & b) + (a >>> 0)) % 4398046511104; // 2^42
   let s = "";
   for (let i = 0; i < HASH_CHARS; i++) {
     s = ALPHABET[value % 64] + s;

@@ -20,18 +20,31 @@ export interface ValidationIssue {
   message: string;
 }
 
-const DATE_RE = /^(\d{4})-(\d{2})-(\d{2})$/;
 // Explicit offset is required: a datetime without one has no defined instant.
 const DATETIME_RE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/;
 const INT_STRING_RE = /^[+-]?\d+$/;
 // Decimal strings as custom fields send them (dot), plus the comma form the spec accepts on input.
 const DECIMAL_STRING_RE = /^[+-]?(\d+([.,]\d*)?|[.,]\d+)$/;
 
+/**
+ * The number the `count` ASCII digits at `at` spell, or −1 if one of them is not a digit. No
+ * substring and no regular expression: validation and typing call it per cell (issue #24 item 2).
+ */
+export function digitsAt(s: string, at: number, count: number): number {
+  let n = 0;
+  for (let i = at; i < at + count; i++) {
+    const c = s.charCodeAt(i) - 48;
+    if (c < 0 || c > 9) return -1; // also NaN past the end
+    n = n * 10 + c;
+  }
+  return n;
+}
+
 /** True for a real calendar date `YYYY-MM-DD`. */
 export function isCalendarDate(s: string): boolean {
-  const m = DATE_RE.exec(s);
-  if (!m) return false;
-  const y = +m[1], mo = +m[2], d = +m[3];
+  if (s.length !== 10 || s.charCodeAt(4) !== 45 || s.charCodeAt(7) !== 45) return false;
+  const y = digitsAt(s, 0, 4), mo = digitsAt(s, 5, 2), d = digitsAt(s, 8, 2);
+  if (y < 0 || mo < 0 || d < 0) return false;
   if (mo < 1 || mo > 12 || d < 1) return false;
   const leap = (y % 4 === 0 && y % 100 !== 0) || y % 400 === 0;
   const dim = [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][mo - 1];
@@ -59,6 +72,10 @@ export function checkValue(type: Column["type"], value: CellValue): string | nul
     case "date":
       return typeof value === "string" && isCalendarDate(value) ? null : "not a YYYY-MM-DD date";
     case "datetime":
+      // The canonical `YYYY-MM-DDTHH:MM:SSZ` of a real day and time is valid without a regular
+      // expression or Date.parse (per-cell cost); anything else takes the general check.
+      if (typeof value === "string" && value.length === 20 && value.charCodeAt(19) === 90 && value.charCodeAt(10) === 84 && value.charCodeAt(13) === 58 && value.charCodeAt(16) === 58
+        && isCalendarDate(value.slice(0, 10)) && digitsAt(value, 11, 2) >= 0 && digitsAt(value, 11, 2) < 24 && digitsAt(value, 14, 2) >= 0 && digitsAt(value, 14, 2) < 60 && digitsAt(value, 17, 2) >= 0 && digitsAt(value, 17, 2) < 60) return null;
       return typeof value === "string" && DATETIME_RE.test(value) && !Number.isNaN(Date.parse(value))
         ? null
         : "not an ISO date-time with offset";

@@ -11,6 +11,8 @@
  * task pane and in Node; the raw body is never held in full.
  */
 
+import { Utf8Chunks } from "./utf8";
+
 /** A CSV syntax problem, with the 1-based data line it was found on. */
 export class CsvSyntaxError extends Error {
   constructor(
@@ -282,7 +284,7 @@ export class CsvStreamParser {
 export async function parseCsvStream(stream: ReadableStream<Uint8Array>, onRecord: CsvRecordHandler, signal?: AbortSignal): Promise<void> {
   const parser = new CsvStreamParser(onRecord);
   const reader = stream.getReader();
-  const decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
+  const decoder = new Utf8Chunks({ fatal: true });
   try {
     for (;;) {
       if (signal?.aborted) throw signal.reason ?? new Error("aborted");
@@ -304,9 +306,9 @@ function records(p: CsvStreamParser): number {
   return p.recordCount;
 }
 
-function decodeUtf8(decoder: InstanceType<typeof TextDecoder>, bytes: Uint8Array | undefined, recordsSoFar: number): string {
+function decodeUtf8(decoder: Utf8Chunks, bytes: Uint8Array | undefined, recordsSoFar: number): string {
   try {
-    return bytes ? decoder.decode(bytes, { stream: true }) : decoder.decode();
+    return decoder.decode(bytes);
   } catch {
     // Thrown as our own type: the platform's TypeError may come from another realm (tests, webviews).
     throw new CsvSyntaxError("the body is not valid UTF-8 text", recordsSoFar + 1);

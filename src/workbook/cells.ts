@@ -23,6 +23,7 @@
  *   entries when setting values, which would leave stale data behind on refresh).
  */
 import type { CellValue, Column, Table } from "../table/model";
+import { digitsAt } from "../refresh/validate";
 
 export const TEXT_FORMAT = "@";
 export const INTEGER_FORMAT = "0";
@@ -56,7 +57,11 @@ export function planColumns(table: Pick<Table, "columns" | "rows">): ColumnPlan[
     switch (col.type) {
       case "integer": {
         // Excel keeps 15 significant digits: any integer of 16 or more is exact text, not only those beyond 2^53.
-        const unsafe = table.rows.some((r) => r[ci] !== null && r[ci] !== "" && significantDigits(r[ci]) >= 16);
+        const unsafe = table.rows.some((r) => {
+          const v = r[ci];
+          // A number under 10^15 has at most 15 digits: only larger ones (and digit strings) are counted.
+          return v !== null && v !== "" && (typeof v !== "number" || Math.abs(v) >= 1e15) && significantDigits(v) >= 16;
+        });
         return unsafe ? { name: col.name, numberFormat: TEXT_FORMAT, kind: "text" } : { name: col.name, numberFormat: INTEGER_FORMAT, kind: "number" };
       }
       case "decimal":
@@ -118,7 +123,8 @@ export function dayToSerial(days: number): number | null {
  * which are then written as text.
  */
 export function dateToSerial(iso: string): number | null {
-  const y = +iso.slice(0, 4), m = +iso.slice(5, 7), d = +iso.slice(8, 10);
+  const y = digitsAt(iso, 0, 4), m = digitsAt(iso, 5, 2), d = digitsAt(iso, 8, 2);
+  if (y < 0 || m < 0 || d < 0) return dayToSerial(daysFromCivil(+iso.slice(0, 4), +iso.slice(5, 7), +iso.slice(8, 10)));
   return dayToSerial(daysFromCivil(y, m, d));
 }
 
@@ -127,6 +133,8 @@ const CANONICAL_UTC = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.(\d+
 
 /** Whether a date-time has a non-zero millisecond part (sub-millisecond digits are not shown). */
 function hasMilliseconds(iso: string): boolean {
+  // The canonical form without a fraction (`YYYY-MM-DDTHH:MM:SSZ`, the commonest) has none.
+  if (iso.length === 20 && iso.charCodeAt(19) === 90 /* Z */) return false;
   const m = /T\d{2}:\d{2}:\d{2}\.(\d+)/.exec(iso);
   return !!m && /[1-9]/.test(m[1].slice(0, 3));
 }
@@ -140,6 +148,20 @@ function hasMilliseconds(iso: string): boolean {
 export function dateTimeToSerial(iso: string): number | null {
   let day: number;
   let ms: number;
+  // Fast path for the commonest canonical form, `YYYY-MM-DDTHH:MM:SSZ` (same result as the pattern below).
+  if (iso.length === 20 && iso.charCodeAt(19) === 90 && iso.charCodeAt(10) === 84 && iso.charCodeAt(4) === 45 && iso.charCodeAt(7) === 45 && iso.charCodeAt(13) === 58 && iso.charCodeAt(16) === 58) {
+    const y = digitsAt(iso, 0, 4), mo = digitsAt(iso, 5, 2), d = digitsAt(iso, 8, 2), h = digitsAt(iso, 11, 2), mi = digitsAt(iso, 14, 2), sec = digitsAt(iso, 17, 2);
+    if (y >= 0 && mo >= 0 && d >= 0 && h >= 0 && mi >= 0 && sec >= 0) {
+      day = daysFromCivil(y, mo, d);
+      ms = ((h * 60 + mi) * 60 + sec) * 1000;
+      if (ms >= MS_PER_DAY) {
+        day += 1;
+        ms -= MS_PER_DAY;
+      }
+      const serial = dayToSerial(day);
+      return serial === null ? null : serial + ms / MS_PER_DAY;
+    }
+  }
   const m = CANONICAL_UTC.exec(iso);
   if (m) {
     day = daysFromCivil(+m[1], +m[2], +m[3]);

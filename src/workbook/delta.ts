@@ -8,7 +8,7 @@
  * end, rows removed from the end); a full write stores a new base.
  */
 import type { Binding } from "../refresh/binding";
-import { HashStoreError, packBase, packLogText, replay, rowHashes, shouldCompact, unpack, type HashLogEntry } from "../refresh/rowHash";
+import { HashStoreError, packBase, packLogText, replay, shouldCompact, unpack, type HashLogEntry } from "../refresh/rowHash";
 import { loadInBlocks, RANGE_WRITE_OVERHEAD_BYTES, writeInBatches, type QueuedWrite } from "./blocks";
 
 export const ROW_HASH_SHEET = "ppm_rowhash";
@@ -132,11 +132,10 @@ function queueLogEntry(slot: StoreSlot, bindingId: string, rows: number, entry: 
 
 /**
  * Stores the fingerprints of a table's rows after a full write: 7 characters per row packed 4,000
- * to a cell (≈ 1.4 MB for 200,000 rows, about 6 % of the table's own request bytes). `rows` are the
- * cells as written (dates in the workbook's own date system).
+ * to a cell (≈ 1.4 MB for 200,000 rows, about 6 % of the table's own request bytes). `hashes` are the
+ * fingerprints (`rowHash`) of the cells as written (dates in the workbook's own date system).
  */
-export async function storeRowHashes(context: Excel.RequestContext, binding: Pick<Binding, "id">, rows: readonly (readonly unknown[])[], formats: readonly string[], targetRequestBytes?: number): Promise<number> {
-  const hashes = rowHashes(rows);
+export async function storeRowHashes(context: Excel.RequestContext, binding: Pick<Binding, "id">, hashes: readonly string[], formats: readonly string[], targetRequestBytes?: number): Promise<number> {
   const slot = await openStore(context, binding.id, true, false);
   if (!slot) return 0;
   return slot.syncs + (await writeBase(context, slot, binding.id, hashes, formats, targetRequestBytes));

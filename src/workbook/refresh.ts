@@ -42,7 +42,7 @@ import { checkSettingsBudget, readBindings, saveBinding } from "./bindingStore";
 import { acquireTableLock, type TableLock } from "./lock";
 import { DEFAULT_COST_MODEL, DELTA_MAX_COST_RATIO, matchRows, planDelta, type DeltaSummary, type KeyChoice } from "../refresh/delta";
 import { deltaWrites, userCellMoves } from "../refresh/positions";
-import { rowHashes, type HashLogEntry } from "../refresh/rowHash";
+import type { HashLogEntry } from "../refresh/rowHash";
 import { openRowHashes, storeDeltaHashes, storeRowHashes, type StoreSlot } from "./delta";
 import { changeSheetName, dropChanges, isOwnChangeSheet, queueChangeSheet, writeChangeRecord } from "./changes";
 
@@ -290,7 +290,7 @@ async function writeLocked(context: Excel.RequestContext, lock: TableLock, bindi
   }
   if (!noDelta) {
     typed = source.get(0, total);
-    newHashes = rowHashes(typed);
+    newHashes = source.hashes();
     if (slot?.hashes && slot.hashes.length === geometry.bodyRows) {
       // The stored fingerprints decide before anything is read: a new row whose fingerprint no old
       // row has must be written (changed or new), one cell and one request part at least.
@@ -576,10 +576,10 @@ async function writeLocked(context: Excel.RequestContext, lock: TableLock, bindi
   // --- after the commit nothing can fail the refresh: fingerprints, the change record, the copy ---
   const warnings: string[] = [];
   try {
-    const written = typed ?? source.get(0, total);
-    const hashes = newHashes ?? rowHashes(written);
+    // The fingerprints of the rows as written: the delta's, or those taken while the blocks were typed.
+    const hashes = newHashes ?? source.hashes();
     if (strategy === "delta" && spans) await storeDeltaHashes(context, binding.id, slot, hashes, planned?.log ?? null, formats, options.targetRequestBytes);
-    else await storeRowHashes(context, binding, written, formats, options.targetRequestBytes);
+    else await storeRowHashes(context, binding, hashes, formats, options.targetRequestBytes);
   } catch (e) {
     // Only the next refresh's cost depends on them: it reads the table once instead.
     warnings.push(`The data is refreshed, but its row fingerprints could not be stored: ${errorText(e)}`);

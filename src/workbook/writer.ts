@@ -13,6 +13,7 @@
  * if even that fails, the "INCOMPLETE" marker is what stays.
  */
 import { storeRowHashes } from "./delta";
+import { rowHash } from "../refresh/rowHash";
 import type { Table } from "../table/model";
 import { validateTable, EXCEL_MAX_ROWS, EXCEL_MAX_COLUMNS } from "../refresh/validate";
 import { bindingSettingKey, serializeBinding, type Binding } from "../refresh/binding";
@@ -69,23 +70,48 @@ export const DATE1904_OFFSET = 1462;
  * date-time serial is 1,462 lower (else it would show 4 years and 1 day late); a date before
  * 1904-01-01, which that system cannot show, is written as its text.
  */
-export function typedRows(table: Table, plans: readonly ColumnPlan[], date1904 = false): { total: number; get(from: number, to: number): (string | number | boolean)[][] } {
+export function typedRows(table: Table, plans: readonly ColumnPlan[], date1904 = false): TypedRows {
   const dateColumns = date1904 ? plans.flatMap((p, i) => (p.kind === "date" || p.kind === "datetime" ? [i] : [])) : [];
-  return {
-    total: table.rows.length,
-    get: (from, to) => {
-      const out = toValues(table.rows, plans, from, to);
-      if (dateColumns.length === 0) return out;
-      for (let r = 0; r < out.length; r++) {
-        for (const c of dateColumns) {
-          const v = out[r][c];
-          if (typeof v !== "number") continue;
-          out[r][c] = v - DATE1904_OFFSET >= 0 ? v - DATE1904_OFFSET : String(table.rows[from + r][c]);
-        }
+  const total = table.rows.length;
+  const hashes = new Array<string | undefined>(total);
+  const get = (from: number, to: number): (string | number | boolean)[][] => {
+    const out = toValues(table.rows, plans, from, to);
+    for (let r = 0; r < out.length; r++) {
+      for (const c of dateColumns) {
+        const v = out[r][c];
+        if (typeof v !== "number") continue;
+        out[r][c] = v - DATE1904_OFFSET >= 0 ? v - DATE1904_OFFSET : String(table.rows[from + r][c]);
       }
-      return out;
+      hashes[from + r] = rowHash(out[r]);
+    }
+    return out;
+  };
+  return {
+    total,
+    get,
+    hashes: () => {
+      for (let r = 0; r < total; r++) {
+        if (hashes[r] !== undefined) continue;
+        let end = r;
+        while (end < total && hashes[end] === undefined && end - r < 5_000) end++;
+        get(r, end);
+      }
+      return hashes as string[];
     },
   };
+}
+
+/** The table's rows as written, block by block; `hashes()` their fingerprints (see {@link typedRows}). */
+export interface TypedRows {
+  total: number;
+  get(from: number, to: number): (string | number | boolean)[][];
+  /**
+   * The fingerprint of every row as written (`rowHash`), taken from the blocks `get` has already
+   * typed for the write, so the fingerprints never need a second typed copy of the table (issue #24
+   * items 2 and 4: that copy was 200,000 row arrays and a second typing pass at the end of an import);
+   * rows no block has reached yet are typed here.
+   */
+  hashes(): string[];
 }
 
 /**
@@ -230,10 +256,11 @@ export async function importTable(context: Excel.RequestContext, table: Table, o
   const infoCell = () => sheet.getRangeByIndexes(info.row, info.column, 1, 1);
   let rowsWritten = 0;
   try {
+    const rows = typedRows(table, plans, dateSystem.is1904());
     const written = await writeInBlocks(
       context,
       (from, count) => sheet.getRangeByIndexes(bodyRow + from, anchor.column, count, width),
-      typedRows(table, plans, dateSystem.is1904()),
+      rows,
       {
         signal: options.signal,
         targetRequestBytes: options.targetRequestBytes,
@@ -288,7 +315,7 @@ export async function importTable(context: Excel.RequestContext, table: Table, o
     // request bytes now instead of reading the whole table back at the first refresh. Without them
     // that refresh reads the table once, so a failure here is not the import's.
     try {
-      syncs += await storeRowHashes(context, partial, typedRows(table, plans, dateSystem.is1904()).get(0, table.rows.length), plans.map((p) => p.numberFormat), options.targetRequestBytes);
+      syncs += await storeRowHashes(context, partial, rows.hashes(), plans.map((p) => p.numberFormat), options.targetRequestBytes);
     } catch {
       /* the next refresh plans from the cells */
     }

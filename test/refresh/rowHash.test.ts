@@ -13,6 +13,18 @@ describe("rowHash", () => {
     expect(rowHash([null, 1])).toBe(rowHash(["", 1]));
   });
 
+  it("hashes numbers by value: fractions by their bits, −0 as 0, and never like a string or a neighbour (issue #24 item 2)", () => {
+    expect(rowHash([0.1 + 0.2])).not.toBe(rowHash([0.3]));
+    expect(rowHash([1.5])).not.toBe(rowHash(["1.5"]));
+    expect(rowHash([-0])).toBe(rowHash([0]));
+    expect(rowHash([2 ** 53])).not.toBe(rowHash([2 ** 53 + 2]));
+    expect(rowHash([46055.855509259])).toBe(rowHash([JSON.parse(JSON.stringify(46055.855509259)) as number])); // as read back
+    expect(rowHash([NaN])).not.toBe(rowHash([Infinity]));
+    // A fraction's two 32-bit units never read as the cells after it.
+    expect(rowHash([1.5, "x"])).not.toBe(rowHash([1.5, "y"]));
+    fc.assert(fc.property(fc.double({ noNaN: true }), fc.double({ noNaN: true }), (a, b) => Object.is(a, b) || (a === 0 && b === 0) || rowHash([a]) !== rowHash([b])));
+  });
+
   it("base + log replays to the fingerprints after each delta (random deltas)", () => {
     let cases = 0;
     fc.assert(
