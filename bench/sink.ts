@@ -2,14 +2,15 @@
  * A "null workbook" for the benchmark (issue #24 item 4): the add-in's own time and memory, with
  * Microsoft's client library serialising every request exactly as in Excel, and a host behind it that
  * discards the cells. The workbook's memory is Excel's, not the add-in's, so the host keeps none of
- * the written values: before the emulated host answers a request, every large `Values`, `Formulas` or
- * `NumberFormat` write (more than {@link DISCARD_ABOVE_CELLS} cells) is taken out of it. Everything
+ * the written values: before the emulated host answers a request, every large `Values` or `Formulas`
+ * write (more than {@link DISCARD_ABOVE_CELLS} cells) and every `NumberFormat` write is taken out of
+ * it (by a scan of the body, not a parse: see {@link discardLargeWrites}). Everything
  * else (sheets, the table, names, settings, the reads the writer makes) is answered by the emulated
  * host as usual, so the add-in runs its real code path.
  *
  * The request is reached through `setDefaultWorkbook({ answer })`, the bridge's documented way to put
  * a host behind requests without a workbook header (src/emulator/library.ts), on a context created
- * with `new Excel.RequestContext()`. The host's time (the extra parse included) is counted apart
+ * with `new Excel.RequestContext()`. The host's time (the slimming scan included) is counted apart
  * (`hostMs`), so `import ms − hostMs` is the add-in's with the library's.
  */
 import "./officejs";
@@ -81,7 +82,10 @@ export function discardLargeWrites(body: string, aboveCells = DISCARD_ABOVE_CELL
       }
       if (end < 0) throw new Error("unterminated action in a request body");
       const n = rows + commas;
-      if (n > aboveCells) {
+      // Number formats are discarded whatever their size: one format is written over each whole
+      // column (a single value for 200,000 rows), which the emulated host would store per row —
+      // Excel's memory, which the add-in's peak RSS must not count. Nothing in an import reads them back.
+      if (n > aboveCells || name === "NumberFormat") {
         cut.push([start, end]);
         cells += n;
       }
