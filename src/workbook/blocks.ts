@@ -78,6 +78,25 @@ export function maybeTooLarge(err: unknown): boolean {
   return isPayloadTooLarge(err) || (!!err && typeof err === "object" && (err as { code?: unknown }).code === "GeneralException");
 }
 
+/**
+ * Sends one write request of `items` rows or writes. True when Excel took it; false when it was
+ * refused for its size and holds more than one item (the refused request applied nothing, so the
+ * caller sends the same items again in halves). One item refused with the documented code is
+ * `tooLarge`; a GeneralException on one item is not about size and is thrown as it is, as is every
+ * other error.
+ */
+async function syncOrSplit(context: { sync(): Promise<unknown> }, items: number, tooLarge: (cause: unknown) => WriteError): Promise<boolean> {
+  try {
+    await context.sync();
+    return true;
+  } catch (err) {
+    if (!maybeTooLarge(err)) throw err;
+    if (items > 1) return false;
+    if (!isPayloadTooLarge(err)) throw err;
+    throw tooLarge(err);
+  }
+}
+
 export function throwIfAborted(signal: AbortSignal | undefined, rowsWritten: number, totalRows: number): void {
   if (signal?.aborted) {
     throw new WriteError("cancelled", `Cancelled after ${rowsWritten.toLocaleString("en-US")} of ${totalRows.toLocaleString("en-US")} rows.`, { rowsWritten });
@@ -155,23 +174,14 @@ export async function writeInBlocks(
     prelude?.();
     (rangeAt(from, count) as Record<string, unknown>)[prop] = values;
     options.beforeSync?.();
-    try {
-      syncs++;
-      // eslint-disable-next-line office-addins/no-context-sync-in-loop -- one sync per row block is the point: each request must stay under Excel's 5 MB payload limit
-      await context.sync();
-    } catch (err) {
-      if (maybeTooLarge(err)) {
-        if (count === 1) {
-          if (!isPayloadTooLarge(err)) throw err; // a GeneralException on one row is not about size
-          throw new WriteError("payload_too_large", `Row ${from + 1} alone is larger than Excel accepts in one request.`, { rowsWritten: from, cause: err });
-        }
-        // The refused request applied nothing: retry the same rows (and prelude) in smaller blocks.
-        perBlock = Math.ceil(count / 2);
-        mayGrow = false;
-        shrinks++;
-        continue;
-      }
-      throw err;
+    syncs++;
+    // One sync per row block is the point: each request must stay under Excel's 5 MB payload limit.
+    if (!(await syncOrSplit(context, count, (cause) => new WriteError("payload_too_large", `Row ${from + 1} alone is larger than Excel accepts in one request.`, { rowsWritten: from, cause })))) {
+      // The refused request applied nothing: retry the same rows (and prelude) in smaller blocks.
+      perBlock = Math.ceil(count / 2);
+      mayGrow = false;
+      shrinks++;
+      continue;
     }
     prelude = undefined;
     blocks++;
@@ -371,20 +381,11 @@ export async function writeInBatches(
     while (j < writes.length && j - i < cap && (j === i || bytes + writes[j].bytes <= target)) bytes += writes[j++].bytes;
     for (let k = i; k < j; k++) writes[k].queue();
     options.beforeSync?.();
-    try {
-      syncs++;
-      // eslint-disable-next-line office-addins/no-context-sync-in-loop -- one sync per batch is the point: each request must stay under Excel's 5 MB payload limit
-      await context.sync();
-    } catch (err) {
-      if (maybeTooLarge(err)) {
-        if (j - i === 1) {
-          if (!isPayloadTooLarge(err)) throw err;
-          throw new WriteError("payload_too_large", "A change is larger than Excel accepts in one request.", { cause: err });
-        }
-        cap = Math.ceil((j - i) / 2);
-        continue;
-      }
-      throw err;
+    syncs++;
+    // One sync per batch is the point: each request must stay under Excel's 5 MB payload limit.
+    if (!(await syncOrSplit(context, j - i, (cause) => new WriteError("payload_too_large", "A change is larger than Excel accepts in one request.", { cause })))) {
+      cap = Math.ceil((j - i) / 2);
+      continue;
     }
     largest = Math.max(largest, bytes);
     i = j;
