@@ -95,6 +95,9 @@ interface Capture {
   names: string;
 }
 
+/** The pseudo-sheet id of the workbook's own structure (its list of sheets and their names). */
+export const WORKBOOK_STRUCTURE = "#workbook";
+
 const cellKey = (r: number, c: number): string => `${r},${c}`;
 
 function sheetMeta(s: SheetEntry): string {
@@ -142,6 +145,11 @@ function diff(before: Capture, after: { file: WorkbookFile; state: Capture }): O
       sheets.set(id, whole(id));
       touched.add(id);
       structural.add(id);
+      // A sheet added, renamed or shown/hidden changes the workbook's structure too (two clients adding a sheet of one name conflict).
+      if (!was || JSON.parse(was.meta).name !== JSON.parse(now.meta).name || JSON.parse(was.meta).visibility !== JSON.parse(now.meta).visibility) {
+        touched.add(WORKBOOK_STRUCTURE);
+        structural.add(WORKBOOK_STRUCTURE);
+      }
       continue;
     }
     const changes: Array<[number, number, Cell | null]> = [];
@@ -165,6 +173,8 @@ function diff(before: Capture, after: { file: WorkbookFile; state: Capture }): O
     sheets.set(id, null);
     touched.add(id);
     structural.add(id);
+    touched.add(WORKBOOK_STRUCTURE);
+    structural.add(WORKBOOK_STRUCTURE);
   }
   const names = after.state.names !== before.names ? { definedNames: [...after.file.definedNames], nameFormulas: [...(after.file.nameFormulas ?? [])] } : null;
   if (!settings.length && !cells.size && !sheets.size && !names) return null;
