@@ -197,7 +197,6 @@ function isCollabSession(context: Excel.RequestContext): { readonly value: boole
   return {
     get value() {
       try {
-        // eslint-disable-next-line office-addins/load-object-before-read, office-addins/call-sync-before-read -- a ClientResult, read after the caller's sync
         return result?.value === true;
       } catch {
         return false;
