@@ -38,7 +38,7 @@ import type { BindingFailure } from "../refresh/binding";
 import { findOccupiedCell, findTouchingTable, prepareCalculation, setEvery, type CalculationGuard } from "./sheet";
 import { jsonBytes, loadInBlocks, RANGE_COPY_OVERHEAD_BYTES, RANGE_WRITE_OVERHEAD_BYTES, throwIfAborted, writeInBatches, writeInBlocks, WriteError, type QueuedWrite } from "./blocks";
 import { queueColumnFormats, queueDateSystemProbe, typedRows, errorText } from "./writer";
-import { checkSettingsBudget, readBindings, saveBinding } from "./bindingStore";
+import { checkSettingsBudget, readBindings, saveBinding, saveBindingStatus } from "./bindingStore";
 import { acquireTableLock, type TableLock } from "./lock";
 import { DEFAULT_COST_MODEL, DELTA_MAX_COST_RATIO, matchRows, planDelta, type DeltaSummary, type KeyChoice } from "../refresh/delta";
 import { deltaWrites, userCellMoves } from "../refresh/positions";
@@ -615,6 +615,7 @@ export function excelRefreshTarget(
   return {
     listBindings: () => readBindings(context),
     saveBinding: (b) => saveBinding(context, b, options.secrets ?? []),
+    saveStatus: (read, updated) => saveBindingStatus(context, read, updated, options.secrets ?? []),
     write: (binding, table, o) =>
       writeRefresh(context, binding, table, { ...o, targetRequestBytes: options.targetRequestBytes, targetResponseBytes: options.targetResponseBytes, now: options.now, holder: options.holder, delta: options.delta, secrets: options.secrets }),
     markStale: (binding, failure) => writeStaleMark(context, binding, failure),
