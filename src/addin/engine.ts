@@ -30,7 +30,7 @@ import { rectsIntersect, type Rect } from "./selection";
 import { runExcel } from "./excelRun";
 import { a1 } from "../workbook/names";
 import { WriteError } from "../workbook/blocks";
-import { acquireTableLock, clearTableLock as clearLock, readTableLock, type LockRecord, type TableLock } from "../workbook/lock";
+import { acquireTableLock, clearTableLock as clearLock, lockHolds, lockSettingKey, parseLock, readTableLock, type LockRecord, type TableLock } from "../workbook/lock";
 import { failureFrom } from "../refresh/plan";
 import { deleteView as removeStoredView, readViews as readStoredViews, saveView as storeView } from "./viewStore";
 import { describeView, serializeViews, type SavedView, type ViewsDocument } from "../views/views";
@@ -149,6 +149,59 @@ export function listBindings(): Promise<StoredBindings> {
   return runExcel((context) => readBindings(context));
 }
 
+/** What the pane shows about co-authoring (issue #26, hazard 9). */
+export interface Collaboration {
+  /** `Workbook.getIsActiveCollabSession()` (ExcelApi 1.9): others are editing this workbook now. */
+  active: boolean;
+  /** Per binding id, the table's lock that holds now (as far as this copy of the settings tells). */
+  holders: Record<string, { holder: string; since: string }>;
+}
+
+/** Whether co-authors are editing, and who holds which table (one sync). */
+export function collaboration(): Promise<Collaboration> {
+  return runExcel(async (context) => {
+    const active = context.workbook.getIsActiveCollabSession();
+    const settings = context.workbook.settings;
+    settings.load("items/key,items/value");
+    await context.sync();
+    const { bindings } = await readBindings(context);
+    const now = Date.now();
+    const holders: Collaboration["holders"] = {};
+    for (const b of bindings) {
+      const raw = settings.items.find((x) => x.key === lockSettingKey(b.tableName));
+      const lock = raw ? parseLock(raw.value) : null;
+      if (lock && lockHolds(lock, now)) holders[b.id] = { holder: lock.holder, since: lock.acquiredAt };
+    }
+    // eslint-disable-next-line office-addins/load-object-before-read -- a ClientResult, read after the sync above
+    return { active: active.value === true, holders };
+  });
+}
+
+/**
+ * Calls `listener` when the workbook's settings change (`SettingCollection.onSettingsChanged`,
+ * ExcelApi 1.4: in a co-authoring session, also a co-author's change arriving). Resolves to the
+ * function that stops listening; null where the host cannot raise the event (the pane then reads
+ * again when it is shown and, while co-authors are present, every 15 seconds).
+ */
+export async function watchSettings(listener: () => void): Promise<(() => void) | null> {
+  try {
+    return await runExcel(async (context) => {
+      const handle = context.workbook.settings.onSettingsChanged.add(() => {
+        listener();
+        return Promise.resolve();
+      });
+      await context.sync();
+      return () =>
+        void runExcel(async (ctx) => {
+          handle.remove();
+          await ctx.sync();
+        }).catch(() => undefined);
+    });
+  } catch {
+    return null;
+  }
+}
+
 /** The workbook's refresh log (issue #15), newest last. */
 export function readRefreshLog(): Promise<RefreshLogEntry[]> {
   return runExcel((context) => readLog(context));
@@ -224,6 +277,8 @@ export class Engine {
   readonly describeSource = describeSource;
   readonly listBindings = listBindings;
   readonly readRefreshLog = readRefreshLog;
+  readonly collaboration = collaboration;
+  readonly watchSettings = watchSettings;
   readonly changeHighlights = changeHighlights;
   readonly showChanges = showChanges;
   readonly clearChanges = clearChanges;
