@@ -146,7 +146,11 @@ function diff(before: Capture, after: { file: WorkbookFile; state: Capture }): O
       touched.add(id);
       structural.add(id);
       // A sheet added, renamed or shown/hidden changes the workbook's structure too (two clients adding a sheet of one name conflict).
-      if (!was || JSON.parse(was.meta).name !== JSON.parse(now.meta).name || JSON.parse(was.meta).visibility !== JSON.parse(now.meta).visibility) {
+      const shape = (meta: string) => {
+        const m = JSON.parse(meta) as { name?: string; visibility?: string };
+        return `${m.name ?? ""}|${m.visibility ?? ""}`;
+      };
+      if (!was || shape(was.meta) !== shape(now.meta)) {
         touched.add(WORKBOOK_STRUCTURE);
         structural.add(WORKBOOK_STRUCTURE);
       }
