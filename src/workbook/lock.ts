@@ -188,7 +188,7 @@ function lockLost(tableName: string, now: LockRecord | null): WriteError {
  * caller's next sync; `value` is read after it. False where the host cannot say.
  */
 function isCollabSession(context: Excel.RequestContext): { readonly value: boolean } {
-  let result: OfficeExtension.ClientResult<boolean> | null = null;
+  let result: ReturnType<Excel.Workbook["getIsActiveCollabSession"]> | null = null;
   try {
     result = typeof context.workbook.getIsActiveCollabSession === "function" ? context.workbook.getIsActiveCollabSession() : null;
   } catch {

@@ -34,15 +34,20 @@ export async function readRefreshLog(context: Excel.RequestContext): Promise<Ref
   settings.load("items/key,items/value");
   await context.sync();
   const entries: RefreshLogEntry[] = [];
-  const seen = new Set<string>();
+  // The same entries can sit in two keys for a moment (folded into one runtime's key, not yet deleted
+  // in this copy): each distinct entry counts as often as the key holding it most often has it.
+  const counted = new Map<string, number>();
   for (const s of settings.items) {
     if (s.key !== REFRESH_LOG_KEY && !s.key.startsWith(`${REFRESH_LOG_KEY}.`)) continue;
+    const here = new Map<string, number>();
     for (const e of parseRefreshLog(s.value)) {
-      // The same entry can sit in two keys for a moment (folded by one runtime, not yet deleted in this copy).
       const id = JSON.stringify(e);
-      if (seen.has(id)) continue;
-      seen.add(id);
-      entries.push(e);
+      const n = (here.get(id) ?? 0) + 1;
+      here.set(id, n);
+      if (n > (counted.get(id) ?? 0)) {
+        counted.set(id, n);
+        entries.push(e);
+      }
     }
   }
   // Stable: entries of one log keep their order when two have the same time.
