@@ -6,21 +6,21 @@
 import fc from "fast-check";
 import { Utf8Chunks } from "../../src/service/utf8";
 
-function streamed(chunks: readonly Uint8Array[], fatal: boolean): string | "error" {
+function streamed(chunks: readonly Uint8Array[], fatal: boolean): string | null {
   try {
     const d = new TextDecoder("utf-8", { fatal });
     return chunks.map((c) => d.decode(c, { stream: true })).join("") + d.decode();
   } catch {
-    return "error";
+    return null; // the decoder refused the bytes
   }
 }
 
-function chunked(chunks: readonly Uint8Array[], fatal: boolean): string | "error" {
+function chunked(chunks: readonly Uint8Array[], fatal: boolean): string | null {
   try {
     const d = new Utf8Chunks({ fatal });
     return chunks.map((c) => d.decode(c)).join("") + d.decode();
   } catch {
-    return "error";
+    return null; // the decoder refused the bytes
   }
 }
 
