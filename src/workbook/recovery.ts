@@ -206,16 +206,14 @@ export async function recoverInterruptedRefreshes(context: Excel.RequestContext,
   }
   const only = options.binding;
   const live = new Set<string>();
+  const unreadable: string[] = [];
   const keep = (m: RefreshMarker) => {
     if (m.rollback) live.add(m.rollback);
   };
   for (const { key, marker } of state.markers) {
     if (!marker) {
       // Unreadable: it cannot name a copy to restore from; dropped so it never blocks anything.
-      if (!only) {
-        context.workbook.settings.getItemOrNullObject(key).delete();
-        await context.sync().catch(() => undefined);
-      }
+      if (!only) unreadable.push(key);
       continue;
     }
     if (only && marker.bindingId !== only.id) {
@@ -259,6 +257,10 @@ export async function recoverInterruptedRefreshes(context: Excel.RequestContext,
       keep(marker);
       report(e instanceof WriteError && e.code === "table_busy" ? "skipped" : "failed", errorText(e));
     }
+  }
+  if (unreadable.length > 0) {
+    for (const key of unreadable) context.workbook.settings.getItemOrNullObject(key).delete();
+    await context.sync().catch(() => undefined);
   }
   if (!only) {
     // Rollback sheets no marker names: a committed refresh's copy that was never deleted.

@@ -235,7 +235,7 @@ async function writeLocked(context: Excel.RequestContext, lock: TableLock, bindi
 
   const infoFormula: unknown = infoRange ? infoRange.formulas[0][0] : null;
   const ownsInfo = typeof infoFormula === "string" && infoFormula.startsWith(INFO_PREFIX);
-  if (!recovered && (!ownsInfo || (infoFormula as string).includes("DATA INCOMPLETE"))) {
+  if (!recovered && (!ownsInfo || (infoFormula).includes("DATA INCOMPLETE"))) {
     // A refresh of this table may have died mid-write (issue #26, `recovery.ts`): its marker is read
     // (only then: an intact info line says no write is under way) and the table put back first.
     const marker = context.workbook.settings.getItemOrNullObject(markerKey(binding.id));

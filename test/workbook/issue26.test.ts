@@ -50,7 +50,7 @@ function leftovers(wb: Workbook): string[] {
 }
 
 function settingsOf(wb: Workbook): Record<string, unknown> {
-  return Object.fromEntries(toWorkbookFile(wb).settings) as Record<string, unknown>;
+  return Object.fromEntries(toWorkbookFile(wb).settings);
 }
 
 /** Two tables at the same address (info A1, header A2) on two sheets, bindings b1 and b2. */
