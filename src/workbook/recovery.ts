@@ -142,14 +142,13 @@ export interface RecoveryOptions {
   lockOwner?: string;
 }
 
-/** Reads every marker, the rollback sheets and the bindings. Two syncs. */
+/** Reads every marker, the rollback sheets and the bindings. One sync (the bindings' read of the settings). */
 async function readState(context: Excel.RequestContext): Promise<{ markers: Array<{ key: string; marker: RefreshMarker | null }>; rollbackSheets: Array<{ name: string; visibility: string }>; bindings: Binding[] }> {
-  const { bindings } = await readBindings(context);
-  const settings = context.workbook.settings;
-  settings.load("items/key,items/value");
   const sheets = context.workbook.worksheets;
   sheets.load("items/name,items/visibility");
-  await context.sync();
+  // readBindings loads `workbook.settings` (items/key,items/value): the same collection object is read below.
+  const { bindings } = await readBindings(context);
+  const settings = context.workbook.settings;
   const markers = settings.items.filter((s) => s.key.startsWith(REFRESH_MARKER_PREFIX)).map((s) => ({ key: s.key, marker: parseMarker(s.key, s.value) }));
   const rollbackSheets = sheets.items.filter((s) => s.name.startsWith(ROLLBACK_SHEET_PREFIX)).map((s) => ({ name: s.name, visibility: String(s.visibility) }));
   return { markers, rollbackSheets, bindings };

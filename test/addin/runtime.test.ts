@@ -7,7 +7,10 @@ import { AddinRuntime, RIBBON_TABLE_HOLDER, type OfficeLike } from "../../src/ad
 import { createEngine } from "../../src/addin/engine";
 import { missingConnectionNote } from "../../src/addin/startup";
 import { startReferenceService, type ReferenceService } from "../../src/reference/server";
-import { Workbook, EmulatedExcelError, createExcelNamespace, loadWorkbook, serializeWorkbook } from "../../src/emulator";
+import { Workbook, EmulatedExcelError, createExcelNamespace, createRequestContext, inspect, loadWorkbook, serializeWorkbook } from "../../src/emulator";
+import { refreshTable } from "../../src/workbook/refresh";
+import { readBindings } from "../../src/workbook/bindingStore";
+import { sourceFromClient } from "../../src/refresh/source";
 import { MemoryStorage } from "../helpers/memoryStorage";
 import { fakeDialogUi, waitFor } from "../helpers/fakeDialog";
 
@@ -214,6 +217,34 @@ describe("shared runtime against the reference service", () => {
     expect(JSON.stringify(b)).not.toContain(TOKEN);
   });
 
+  it("issue #26: the runtime's start puts back a table whose refresh died mid-write (Excel reloaded the add-in) and removes what it left", async () => {
+    const { office } = fakeOffice({ shared: true });
+    const ids = await importTwo(runtime(office));
+    const cell = (a: string) => inspect(wb, a).values[0][0];
+    const sheet = (await runtime(office).engine().then((e) => e.listBindings())).bindings.find((b) => b.id === ids.financials)!.sheetName;
+    const before = cell(`'${sheet}'!B3`);
+    // A refresh 11 minutes ago (its lock has run out) whose runtime died half way through its writes.
+    // From its first value write into the body on, none of its requests reaches Excel (nor its restore).
+    let dying = false;
+    wb.faultInjector = (op) => {
+      dying ||= op.op === "set values" && op.path.startsWith(`'${sheet}'!`) && !op.path.endsWith("!A1");
+      return dying ? new Error("the runtime is gone") : null;
+    };
+    await control("regenerate?company=acme&dataset=financials");
+    const rt = runtime(office);
+    const dead = await refreshTable(createRequestContext(wb), ids.financials, sourceFromClient((await rt.engine()).client(rt.store.connection(rt.store.list()[0].id)!)), { applyQuery: (t) => ({ table: t }), delta: false, now: () => new Date(Date.now() - 11 * 60_000) }).catch(() => null);
+    wb.faultInjector = null;
+    expect(dead?.outcome).not.toBe("updated");
+    expect(String(cell(`'${sheet}'!A1`))).toMatch(/DATA INCOMPLETE/);
+    expect(wb.sheets.some((s) => s.name.startsWith("ppm_rb_"))).toBe(true);
+    reopen();
+    await runtime(fakeOffice({ shared: true, startup: "Load" }).office).start();
+    expect(String(cell(`'${sheet}'!A1`))).toMatch(/interrupted.*previous data was restored/);
+    expect(cell(`'${sheet}'!B3`)).toBe(before);
+    expect(wb.sheets.some((s) => s.name.startsWith("ppm_rb_"))).toBe(false);
+    expect([...wb.settings.keys()].filter((k) => k.startsWith("ppm.refreshing.") || k.startsWith("ppm.lock."))).toEqual([]);
+  });
+
   it("issue #21, item 17: an Excel error while refreshing one flagged table does not stop the others; each is attempted and reported", async () => {
     const { office } = fakeOffice({ shared: true });
     const ids = await importTwo(runtime(office));
@@ -222,12 +253,12 @@ describe("shared runtime against the reference service", () => {
     await control("regenerate?company=acme&dataset=financials");
     await control("regenerate?company=acme&dataset=resource_allocations");
     reopen();
-    // The third read of the settings is the first table's refresh reading its binding: it fails.
-    // (No ribbon: nothing else reads the settings meanwhile.)
+    // The fourth read of the settings is the first table's refresh reading its binding: it fails.
+    // (No ribbon: nothing else reads the settings meanwhile; the first is the recovery at start, issue #26.)
     const { ribbon: _ribbon, ...noRibbon } = fakeOffice({ shared: true, startup: "Load" }).office;
     void _ribbon;
     let loads = 0;
-    wb.faultInjector = (op) => (op.path === "settings" && op.op === "load" && ++loads === 3 ? new EmulatedExcelError("GeneralException", "An internal error has occurred.") : null);
+    wb.faultInjector = (op) => (op.path === "settings" && op.op === "load" && ++loads === 4 ? new EmulatedExcelError("GeneralException", "An internal error has occurred.") : null);
     const outcome = await runtime(noRibbon).start();
     wb.faultInjector = null;
     if (outcome.state !== "done") throw new Error(`expected a run, got ${outcome.state}`);
