@@ -9,7 +9,6 @@ import { missingConnectionNote } from "../../src/addin/startup";
 import { startReferenceService, type ReferenceService } from "../../src/reference/server";
 import { Workbook, EmulatedExcelError, createExcelNamespace, createRequestContext, inspect, loadWorkbook, serializeWorkbook } from "../../src/emulator";
 import { refreshTable } from "../../src/workbook/refresh";
-import { readBindings } from "../../src/workbook/bindingStore";
 import { sourceFromClient } from "../../src/refresh/source";
 import { MemoryStorage } from "../helpers/memoryStorage";
 import { fakeDialogUi, waitFor } from "../helpers/fakeDialog";
