@@ -13,6 +13,10 @@ import { importTable } from "../../src/workbook/writer";
 import { readBindings } from "../../src/workbook/bindingStore";
 import type { RefreshSource } from "../../src/refresh/source";
 import type { CellValue, Table } from "../../src/table/model";
+import type { Baseline } from "../../src/records/baseline";
+import { readBaseline, saveBaseline } from "../../src/workbook/writeback";
+import { openRowHashes, storeRowHashes } from "../../src/workbook/delta";
+import { rowHashes } from "../../src/refresh/rowHash";
 import { bindingDraft, finRows, finTable, fixedNow, TOKEN } from "./helpers";
 
 const noQuery = (t: Table) => ({ table: t });
@@ -174,5 +178,51 @@ describe("hazard 3: a runtime killed after any k-th Excel operation of a refresh
     expect(again.outcome).toBe("updated");
     expect(leftovers(wb)).toEqual([]);
     expect(inspect(wb, `'${sheetName}'!A${3 + rows.length - 1}:B${3 + rows.length - 1}`).values).toEqual([["1000", "New record"]]);
+  });
+});
+
+describe("hazard 8: hidden-sheet slots are keyed by binding, never 'the first free'", () => {
+  const record = (id: string, n: number): Baseline => {
+    const rows: Record<string, string> = {};
+    for (let i = 0; i < n; i++) rows[`pt_${id}_${i}`] = `h${i}`;
+    return { v: 1, bindingId: id, tableName: `ppm_${id}`, capturedAt: "2026-01-01T00:00:00Z", etag: '"x"', tokenColumn: "project_token", columns: ["a"], rows, duplicates: [], rowCount: n, tooLarge: false };
+  };
+
+  it("two clients saving write-back records of two tables at once each keep their own", async () => {
+    const wb = new Workbook({});
+    const a = record("b1", 50), b = record("b2", 70);
+    await Promise.all([saveBaseline(createRequestContext(wb), a), saveBaseline(createRequestContext(wb), b)]);
+    expect(await readBaseline(createRequestContext(wb), "b1")).toEqual(a);
+    expect(await readBaseline(createRequestContext(wb), "b2")).toEqual(b);
+    // Saved again at once (both sheets exist now): still each its own.
+    const a2 = record("b1", 5), b2 = record("b2", 7);
+    await Promise.all([saveBaseline(createRequestContext(wb), a2), saveBaseline(createRequestContext(wb), b2)]);
+    expect(await readBaseline(createRequestContext(wb), "b1")).toEqual(a2);
+    expect(await readBaseline(createRequestContext(wb), "b2")).toEqual(b2);
+  });
+
+  it("a record an earlier version kept on the shared ppm_baselines sheet is read, and moves to the binding's own sheet on the next save", async () => {
+    const wb = new Workbook({});
+    const ctx = createRequestContext(wb);
+    const old = record("b3", 3);
+    const sheet = ctx.workbook.worksheets.add("ppm_baselines");
+    sheet.getRange("A1:C1").numberFormat = [["@", "@", "@"]];
+    sheet.getRange("A1:C1").values = [["b3", "1", JSON.stringify(old)]];
+    sheet.visibility = "VeryHidden";
+    await ctx.sync();
+    expect(await readBaseline(createRequestContext(wb), "b3")).toEqual(old);
+    const next = record("b3", 4);
+    await saveBaseline(createRequestContext(wb), next);
+    expect(await readBaseline(createRequestContext(wb), "b3")).toEqual(next);
+    expect(inspect(wb, "ppm_baselines!A1").values[0][0]).toBe("");
+  });
+
+  it("two clients storing row fingerprints of two tables at once each keep their own", async () => {
+    const wb = new Workbook({});
+    const rowsA = finRows(30, 0), rowsB = finRows(45, 9);
+    const formats = ["@"];
+    await Promise.all([storeRowHashes(createRequestContext(wb), { id: "b1" }, rowsA, formats), storeRowHashes(createRequestContext(wb), { id: "b2" }, rowsB, formats)]);
+    expect((await openRowHashes(createRequestContext(wb), "b1"))?.hashes).toEqual(rowHashes(rowsA));
+    expect((await openRowHashes(createRequestContext(wb), "b2"))?.hashes).toEqual(rowHashes(rowsB));
   });
 });
