@@ -17,7 +17,7 @@ import { sourceFromClient, type RefreshSource } from "../refresh/source";
 import type { RefreshReport } from "../refresh/engine";
 import type { ImportResult } from "../workbook/writer";
 import { importSource } from "../workbook/importSource";
-import { readBindings, type StoredBindings } from "../workbook/bindingStore";
+import { bindingVersion, readBindings, type StoredBindings } from "../workbook/bindingStore";
 import { readRefreshLog as readLog } from "../workbook/refreshLog";
 import type { RefreshLogEntry } from "../refresh/engine";
 import { refreshAllTables, refreshTable } from "../workbook/refresh";
@@ -31,7 +31,7 @@ import { runExcel } from "./excelRun";
 import { recoverInterruptedRefreshes, type RecoveredTable } from "../workbook/recovery";
 import { a1 } from "../workbook/names";
 import { WriteError } from "../workbook/blocks";
-import { clearTableLock as clearLock, readTableLock, type LockRecord } from "../workbook/lock";
+import { acquireTableLock, clearTableLock as clearLock, lockHolds, lockSettingKey, parseLock, readTableLock, type LockRecord, type TableLock } from "../workbook/lock";
 import { failureFrom } from "../refresh/plan";
 import { deleteView as removeStoredView, readViews as readStoredViews, saveView as storeView } from "./viewStore";
 import { describeView, serializeViews, type SavedView, type ViewsDocument } from "../views/views";
@@ -150,6 +150,59 @@ export function listBindings(): Promise<StoredBindings> {
   return runExcel((context) => readBindings(context));
 }
 
+/** What the pane shows about co-authoring (issue #26, hazard 9). */
+export interface Collaboration {
+  /** `Workbook.getIsActiveCollabSession()` (ExcelApi 1.9): others are editing this workbook now. */
+  active: boolean;
+  /** Per binding id, the table's lock that holds now (as far as this copy of the settings tells). */
+  holders: Record<string, { holder: string; since: string }>;
+}
+
+/** Whether co-authors are editing, and who holds which table (one sync). */
+export function collaboration(): Promise<Collaboration> {
+  return runExcel(async (context) => {
+    const active = context.workbook.getIsActiveCollabSession();
+    const settings = context.workbook.settings;
+    settings.load("items/key,items/value");
+    await context.sync();
+    const { bindings } = await readBindings(context);
+    const now = Date.now();
+    const holders: Collaboration["holders"] = {};
+    for (const b of bindings) {
+      const raw = settings.items.find((x) => x.key === lockSettingKey(b.tableName));
+      const lock = raw ? parseLock(raw.value) : null;
+      if (lock && lockHolds(lock, now)) holders[b.id] = { holder: lock.holder, since: lock.acquiredAt };
+    }
+    // eslint-disable-next-line office-addins/load-object-before-read -- a ClientResult, read after the sync above
+    return { active: active.value === true, holders };
+  });
+}
+
+/**
+ * Calls `listener` when the workbook's settings change (`SettingCollection.onSettingsChanged`,
+ * ExcelApi 1.4: in a co-authoring session, also a co-author's change arriving). Resolves to the
+ * function that stops listening; null where the host cannot raise the event (the pane then reads
+ * again when it is shown and, while co-authors are present, every 15 seconds).
+ */
+export async function watchSettings(listener: () => void): Promise<(() => void) | null> {
+  try {
+    return await runExcel(async (context) => {
+      const handle = context.workbook.settings.onSettingsChanged.add(() => {
+        listener();
+        return Promise.resolve();
+      });
+      await context.sync();
+      return () =>
+        void runExcel(async (ctx) => {
+          handle.remove();
+          await ctx.sync();
+        }).catch(() => undefined);
+    });
+  } catch {
+    return null;
+  }
+}
+
 /** The workbook's refresh log (issue #15), newest last. */
 export function readRefreshLog(): Promise<RefreshLogEntry[]> {
   return runExcel((context) => readLog(context));
@@ -225,6 +278,8 @@ export class Engine {
   readonly describeSource = describeSource;
   readonly listBindings = listBindings;
   readonly readRefreshLog = readRefreshLog;
+  readonly collaboration = collaboration;
+  readonly watchSettings = watchSettings;
   readonly changeHighlights = changeHighlights;
   readonly showChanges = showChanges;
   readonly clearChanges = clearChanges;
@@ -335,19 +390,40 @@ export class Engine {
       /** The binding as the caller knows it, for the report when the refresh cannot even start. */
       binding?: Binding;
       onProgress?: (rows: number, total?: number, phase?: "fetching" | "writing") => void;
+      /**
+       * Refresh on open (issue #26, hazard 7): claim the table's lock BEFORE asking the service, and
+       * skip the table when a co-author refreshed or checked it since `binding` was read. Two
+       * co-authors opening the workbook together then fetch and write each flagged table at most once:
+       * the other is refused (`table_busy`) before it sends anything.
+       */
+      claim?: boolean;
     },
   ): Promise<RefreshReport> {
     try {
       return await runExcel(async (context) => {
-        const held = await beforeTableRefresh(context, bindingId);
-        const report = await refreshTable(context, bindingId, this.source(connection), {
-          signal: opts.signal,
-          secrets: opts.secrets,
-          holder: opts.holder ?? "the task pane",
-          onProgress: (p) => opts.onProgress?.(p.phase === "fetching" ? (p.rowsReceived ?? 0) : (p.rowsWritten ?? 0), p.totalRows, p.phase),
-        });
-        const warning = await afterTableRefresh(context, report.binding, report.outcome, held);
-        return warning ? { ...report, warnings: [...report.warnings, warning] } : report;
+        let claim: TableLock | null = null;
+        if (opts.claim && opts.binding) {
+          claim = await acquireTableLock(context, opts.binding.tableName, { holder: opts.holder ?? "the task pane" });
+          const current = (await readBindings(context)).bindings.find((b) => b.id === bindingId);
+          if (current && (bindingVersion(current) !== bindingVersion(opts.binding) || current.lastCheckedAt !== opts.binding.lastCheckedAt)) {
+            await claim.release();
+            return { bindingId, tableName: current.tableName, outcome: "unchanged", rowCount: current.rowCount, warnings: ["Refreshed by a co-author while this workbook opened: not fetched again."], binding: current } satisfies RefreshReport;
+          }
+        }
+        try {
+          const held = await beforeTableRefresh(context, bindingId);
+          const report = await refreshTable(context, bindingId, this.source(connection), {
+            signal: opts.signal,
+            secrets: opts.secrets,
+            holder: opts.holder ?? "the task pane",
+            lockOwner: claim?.owner,
+            onProgress: (p) => opts.onProgress?.(p.phase === "fetching" ? (p.rowsReceived ?? 0) : (p.rowsWritten ?? 0), p.totalRows, p.phase),
+          });
+          const warning = await afterTableRefresh(context, report.binding, report.outcome, held);
+          return warning ? { ...report, warnings: [...report.warnings, warning] } : report;
+        } finally {
+          await claim?.release();
+        }
       });
     } catch (e) {
       return failedReport(bindingId, opts.binding ?? null, e, opts.secrets);

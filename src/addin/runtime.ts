@@ -278,7 +278,9 @@ export class AddinRuntime implements PaneRuntime {
         connectionFor: (b) => this.connectionFor(b),
         // Never throws (Engine.refreshOne reports every error as a failed table), so one table's Excel
         // error never stops the tables after it (issue #21, item 17).
-        refreshOne: (b, conn) => engine.refreshOne(b.id, conn, { secrets: this.store.allSecrets(), holder: OPEN_HOLDER, binding: b }),
+        // `claim`: the table's lock is taken before anything is fetched, so co-authors opening the
+        // workbook together refresh each flagged table once (issue #26, hazard 7).
+        refreshOne: (b, conn) => engine.refreshOne(b.id, conn, { secrets: this.store.allSecrets(), holder: OPEN_HOLDER, binding: b, claim: true }),
         lock: this.lock,
         consent: (flagged) => this.openConsent(flagged),
       });
@@ -286,10 +288,15 @@ export class AddinRuntime implements PaneRuntime {
       this.opts.onError?.("refresh on open", e);
       outcome = { state: "none" };
     }
-    try {
-      await this.syncStartup(anyFlagged);
-    } catch (e) {
-      this.opts.onError?.("startup behaviour", e);
+    // The open path only ever turns refresh on open ON (issue #26, hazard 7): a copy that does not
+    // show a flag yet (a co-author's tick still on its way) must not turn it off for the document.
+    // Only the user clearing the last flag in the pane sets `none` (setRefreshOnOpen).
+    if (anyFlagged) {
+      try {
+        await this.syncStartup(true);
+      } catch (e) {
+        this.opts.onError?.("startup behaviour", e);
+      }
     }
     this.publishOpenOutcome(outcome);
     return outcome;

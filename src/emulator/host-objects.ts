@@ -157,6 +157,14 @@ const Workbook: TypeDef<"Workbook"> = {
     Names: () => ({ type: "NamedItemCollection", sheetId: null }),
     Functions: () => ({ type: "Functions" }),
   },
+  calls: {
+    /**
+     * Docs, Workbook.getIsActiveCollabSession (ExcelApi 1.9): "Returns true if the workbook is being
+     * edited by multiple users (through co-authoring)." True while a co-authoring session
+     * (`coauthoring.ts`) has two or more clients open.
+     */
+    GetIsActiveCollabSession: (_o, _a, h) => h.wb.coauthoring?.active() ?? false,
+  },
   objects: {
     /** Docs, Workbook.getSelectedRange: "If multiple ranges are selected, this method will throw an error." */
     GetSelectedRange: (_o, _a, h) => {

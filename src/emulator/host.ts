@@ -198,6 +198,9 @@ export function answerRequest(workbook: WorkbookModel, request: HostRequest): Ho
 
 function answer(workbook: WorkbookModel, request: HostRequest): HostAnswer {
   const wb = workbook;
+  // Co-authoring (coauthoring.ts): the reload injector may kill this runtime here; a dead runtime's requests fail.
+  wb.coauthoring?.beforeRequest();
+  if (wb.retiredReason !== null) return { kind: "refused", code: 5001, message: wb.retiredReason };
   const requestBytes = utf8Length(request.body);
   const limit = payloadLimit(wb);
   wb.stats.syncCount++;

@@ -292,6 +292,16 @@ export class WorkbookModel {
   readonly oversizeRequestError: "RequestPayloadSizeLimitExceeded" | "GeneralException";
   readonly settingsLimitChars: number;
   readonly eagerCalculation: boolean;
+  /**
+   * Set when this copy's runtime died (co-authoring reload, `coauthoring.ts`): the host refuses every
+   * later request with this reason (the bridge answers it as failed, 5001).
+   */
+  retiredReason: string | null = null;
+  /**
+   * The co-authoring session this copy belongs to (`coauthoring.ts`): whether other clients are open
+   * (`Workbook.getIsActiveCollabSession`), and its hook before each request (the reload injector).
+   */
+  coauthoring: { active(): boolean; beforeRequest(): void } | null = null;
   /** True while the user is typing in a cell (`enterCellEditMode()`); see `answerRequest` in `host.ts`. */
   cellEditMode = false;
   private cellEditWaiters: Array<() => void> = [];

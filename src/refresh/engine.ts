@@ -50,6 +50,13 @@ export interface RefreshTarget {
   /** Stores the (updated) binding in the workbook. */
   saveBinding(binding: Binding): Promise<void>;
   /**
+   * Stores what a refresh that wrote no data learnt (its failure, or "unchanged" and its check time)
+   * WITHOUT writing the binding whole (issue #26, hazard 6: a co-author's copy may hold a newer
+   * binding than `read`, the one this refresh started from). Optional: targets without it store the
+   * whole binding.
+   */
+  saveStatus?(read: Binding, updated: Binding): Promise<void>;
+  /**
    * Marks the table as not refreshed (issue #15: the info line starts with the reason and time),
    * after a failure that left the previous data in place. Optional; errors become warnings.
    */
@@ -123,6 +130,11 @@ function abortError(signal: AbortSignal): Error {
   return e;
 }
 
+/** A refresh that wrote no data stores its status only, where the target can (issue #26, hazard 6). */
+function saveStatus(target: RefreshTarget, read: Binding, updated: Binding): Promise<void> {
+  return target.saveStatus ? target.saveStatus(read, updated) : target.saveBinding(updated);
+}
+
 const defaultApplier: QueryApplier = (t: Table, query: LocalQuery) => applyQuery(t, query);
 
 /**
@@ -167,6 +179,7 @@ async function refreshOneInner(target: RefreshTarget, binding: Binding, source: 
   const report = (b: Binding, outcome: RefreshReport["outcome"], failure?: BindingFailure): RefreshReport => ({
     bindingId: b.id, tableName: b.tableName, outcome, rowCount: b.rowCount, failure, warnings, binding: b,
   });
+  let writing = false;
   const fail = async (err: unknown): Promise<RefreshReport> => {
     const failure = failureFrom(err, now(), secrets);
     const updated = withFailure(binding, failure);
@@ -174,7 +187,11 @@ async function refreshOneInner(target: RefreshTarget, binding: Binding, source: 
     // this failure is reported, never stored over it (issue #21: no runtime erases another's settings).
     if (OTHERS_TABLE.has(failure.code)) return report(updated, "failed", failure);
     try {
-      await target.saveBinding(updated);
+      // A failure while writing (this refresh held the table's lock, and the write put the data it
+      // found back) stores the binding whole, as before: the write may have committed the new one
+      // with the data before failing. Before that (fetch, checks, 304) only the status is stored.
+      if (writing) await target.saveBinding(updated);
+      else await saveStatus(target, binding, updated);
     } catch (e) {
       warnings.push(`The failure could not be recorded in the workbook: ${failureFrom(e, now(), secrets).message}`);
     }
@@ -206,13 +223,14 @@ async function refreshOneInner(target: RefreshTarget, binding: Binding, source: 
     if (decision.kind === "fail") return await fail(Object.assign(new Error(decision.message), { code: decision.code }));
     if (decision.kind === "unchanged") {
       const updated = withUnchanged(binding, decision.validators, now());
-      await target.saveBinding(updated);
+      await saveStatus(target, binding, updated);
       return report(updated, "unchanged");
     }
     if (options.signal?.aborted) throw abortError(options.signal);
     const total = decision.table.rows.length;
     options.onProgress?.({ bindingId: binding.id, phase: "writing", rowsWritten: 0, totalRows: total });
     const success = (delta: DeltaSummary | undefined): Binding => ({ ...withSuccess(binding, decision.table, decision.validators, now()), lastDelta: delta ?? null });
+    writing = true;
     const written = await target.write(binding, decision.table, {
       // A summary's rows are its groups: matched by the group-by columns, not the dataset's key (issue #25).
       key: keyForQuery(result.status === "updated" && result.key !== undefined ? result.key : chooseKey(binding.source, null), binding.query, decision.table.columns),
@@ -264,7 +282,7 @@ export async function refreshAll(
       const updated = withFailure(b, failure);
       const warnings: string[] = [];
       try {
-        await target.saveBinding(updated);
+        await saveStatus(target, b, updated);
       } catch (e) {
         warnings.push(`The failure could not be recorded in the workbook: ${failureFrom(e, now(), options.secrets).message}`);
       }

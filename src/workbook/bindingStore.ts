@@ -59,6 +59,78 @@ export interface StoredBindings {
 const OPEN_FLAG_PREFIX = "ppm.open.";
 
 /**
+ * Prefix of the per-binding STATUS settings (issue #26, hazard 6): what a refresh that wrote no data
+ * learnt (a failure, or "unchanged" and when it asked), kept apart from the binding so it never
+ * writes the binding whole from its own (possibly stale) copy. Excel keeps the last write per
+ * setting, and a co-author's copy can lag: a failure stored as a whole binding would put old
+ * validators back over the co-author's newer ones. The binding itself is written only with data
+ * (import, a refresh holding the table's lock).
+ */
+export const STATUS_SETTING_PREFIX = "ppm.status.";
+
+export function statusSettingKey(bindingId: string): string {
+  return STATUS_SETTING_PREFIX + bindingId;
+}
+
+/** What a status setting holds. `basedOn`: the version of the binding it was learnt against. */
+export interface BindingStatus {
+  basedOn: string;
+  lastCheckedAt: string | null;
+  lastFailure: Binding["lastFailure"];
+}
+
+/**
+ * A binding's data version: the refresh that wrote the data in the sheet (its time and validators).
+ * A status learnt against another version describes data no longer there and is ignored.
+ */
+export function bindingVersion(b: Binding): string {
+  const text = JSON.stringify([b.lastRefreshAt, b.validators.etag ?? null, b.validators.lastModified ?? null, b.validators.generatedAt ?? null, b.rowCount]);
+  // FNV-1a (32 bits, twice with different offsets): short in the settings, collisions negligible for one binding's versions.
+  let h1 = 0x811c9dc5;
+  let h2 = 0x01000193;
+  for (let i = 0; i < text.length; i++) {
+    h1 = Math.imul(h1 ^ text.charCodeAt(i), 0x01000193) >>> 0;
+    h2 = Math.imul(h2 ^ text.charCodeAt(i), 0x811c9dc5) >>> 0;
+  }
+  return h1.toString(36) + h2.toString(36);
+}
+
+function parseStatus(value: unknown): BindingStatus | null {
+  try {
+    const v = (typeof value === "string" ? JSON.parse(value) : value) as Partial<BindingStatus> | null;
+    if (!v || typeof v.basedOn !== "string") return null;
+    const failure = v.lastFailure;
+    const okFailure = failure === null || failure === undefined || (typeof failure === "object" && typeof failure.code === "string" && typeof failure.message === "string" && typeof failure.at === "string");
+    if (!okFailure) return null;
+    return { basedOn: v.basedOn, lastCheckedAt: typeof v.lastCheckedAt === "string" ? v.lastCheckedAt : null, lastFailure: failure ?? null };
+  } catch {
+    return null;
+  }
+}
+
+/** A binding with its status merged in, when the status was learnt against this very version. */
+export function withStatus(b: Binding, status: BindingStatus | null | undefined): Binding {
+  if (!status || status.basedOn !== bindingVersion(b)) return b;
+  return { ...b, lastFailure: status.lastFailure, lastCheckedAt: status.lastCheckedAt ?? b.lastCheckedAt };
+}
+
+/**
+ * Stores what a refresh that wrote no data learnt (`updated`'s failure and check time) as the
+ * binding's status, against the version it read (`read`): two syncs (budget read, write). Never
+ * writes the binding itself.
+ */
+export async function saveBindingStatus(context: Excel.RequestContext, read: Binding, updated: Binding, secrets: readonly string[] = []): Promise<void> {
+  const status: BindingStatus = { basedOn: bindingVersion(read), lastCheckedAt: updated.lastCheckedAt, lastFailure: updated.lastFailure };
+  const json = JSON.stringify(status);
+  // Document settings travel with the file: a secret never goes there (failures are redacted already; this is the last guard).
+  if (secrets.some((t) => t.length >= 4 && json.includes(t))) throw new WriteError("write_failed", "The refresh status was not stored: it would contain a credential.");
+  // No budget read (a request that loads every setting): a status is a few hundred characters and
+  // replaces the previous one, far inside the room between the add-in's budget and Excel's limit.
+  context.workbook.settings.add(statusSettingKey(read.id), json);
+  await context.sync();
+}
+
+/**
  * Reads every binding stored in the workbook (one `sync`). A binding's `refreshOnOpen` is its flag's
  * own setting (`ppm.open.<id>`, issue #21) where that exists, else what the binding itself says.
  */
@@ -68,7 +140,11 @@ export async function readBindings(context: Excel.RequestContext): Promise<Store
   await context.sync();
   const out: StoredBindings = { bindings: [], broken: [] };
   const flags = new Map<string, boolean>();
-  for (const s of settings.items) if (s.key.startsWith(OPEN_FLAG_PREFIX)) flags.set(s.key.slice(OPEN_FLAG_PREFIX.length), s.value === true || s.value === "true");
+  const statuses = new Map<string, BindingStatus | null>();
+  for (const s of settings.items) {
+    if (s.key.startsWith(OPEN_FLAG_PREFIX)) flags.set(s.key.slice(OPEN_FLAG_PREFIX.length), s.value === true || s.value === "true");
+    else if (s.key.startsWith(STATUS_SETTING_PREFIX)) statuses.set(s.key.slice(STATUS_SETTING_PREFIX.length), parseStatus(s.value));
+  }
   for (const s of settings.items) {
     if (!s.key.startsWith(BINDING_SETTING_PREFIX)) continue;
     try {
@@ -80,7 +156,7 @@ export async function readBindings(context: Excel.RequestContext): Promise<Store
         void _was;
         b = flag ? { ...rest, refreshOnOpen: true } : rest;
       }
-      out.bindings.push(b);
+      out.bindings.push(withStatus(b, statuses.get(b.id)));
     } catch (e) {
       const err = e as { code?: string; message?: string };
       out.broken.push({ key: s.key, code: err.code ?? "binding_invalid", message: err.message ?? String(e) });
@@ -107,10 +183,12 @@ export async function saveBinding(context: Excel.RequestContext, binding: Bindin
 export async function deleteBinding(context: Excel.RequestContext, id: string): Promise<boolean> {
   const item = context.workbook.settings.getItemOrNullObject(bindingSettingKey(id));
   const flag = context.workbook.settings.getItemOrNullObject(OPEN_FLAG_PREFIX + id);
+  const status = context.workbook.settings.getItemOrNullObject(statusSettingKey(id));
   await context.sync();
   if (item.isNullObject) return false;
   item.delete();
   if (!flag.isNullObject) flag.delete();
+  if (!status.isNullObject) status.delete();
   await context.sync();
   return true;
 }

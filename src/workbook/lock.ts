@@ -18,11 +18,22 @@
  * write block (item 15, {@link TableLock.ensure}): a refresh that no longer holds its lock writes
  * nothing more and restores nothing (a newer refresh owns the table).
  *
- * Expiry (item 12): a lock holds for `LOCK_TTL_MS` from the last time its holder renewed it, never
- * longer, whatever `expiresAt` says (a clock set ahead, a corrupt value); a lock dated in the future
- * (the holder's clock is ahead of this one) holds for `LOCK_TTL_MS` from the moment this runtime first
- * saw it. A live refresh renews its lock as it goes, so a long refresh is never taken over. A user can
- * clear a lock that a runtime left behind (`clearTableLock`, with a confirmation in the pane).
+ * Expiry (issue #26, replacing item 12's date rule): a lease measured on THIS runtime's clock only.
+ * A lock version (owner + renewal stamp) holds for `LOCK_TTL_MS` from the moment this runtime first
+ * saw it, whatever its dates say: another runtime's `acquiredAt`/`expiresAt` are never compared with
+ * this clock, so a co-author whose clock is 15 minutes off never takes a live lock, and a corrupt or
+ * far-future `expiresAt` never holds longer. A live refresh renews its lock as it goes (a renewal is a
+ * new version, seen afresh), so a long refresh is never taken over; a lock whose runtime died frees
+ * `LOCK_TTL_MS` after this runtime first saw its last version. A user can clear a lock that a runtime
+ * left behind (`clearTableLock`, with a confirmation in the pane).
+ *
+ * Co-authoring (issue #26, hazard 1): each co-author's Excel holds its own copy of the settings and a
+ * write reaches the others only later (Excel keeps the last write per setting). When the workbook is
+ * in a co-authoring session (`Workbook.getIsActiveCollabSession()`, ExcelApi 1.9, asked with the first
+ * read), the wait before the read-back is at least twice `lockTiming.propagationMs` (a co-author's
+ * write made just before ours reached it has reached us by then; ours reached them, so they refuse),
+ * and the read-back must find the lock exactly as written (same owner, same version). The limits are
+ * in src/workbook/README.md ("Table locks under co-authoring").
  */
 import { WriteError } from "./blocks";
 
@@ -36,8 +47,6 @@ export const LOCK_SETTING_PREFIX = "ppm.lock.";
  * within minutes.
  */
 export const LOCK_TTL_MS = 10 * 60_000;
-/** A lock dated more than this in the future was written by a clock set ahead. */
-export const CLOCK_SKEW_MS = 5 * 60_000;
 /** An ownership check older than this is repeated (fresh read) before the next write. */
 export const CHECK_FRESH_MS = 2_000;
 
@@ -45,7 +54,18 @@ export const CHECK_FRESH_MS = 2_000;
  * The wait between writing a lock and reading it back: `max(minSettleMs, rttFactor × the round trip
  * of the first read)`, at most `maxSettleMs`. Tests that do not race set `minSettleMs` to 0.
  */
-export const lockTiming = { minSettleMs: 250, rttFactor: 3, maxSettleMs: 3_000 };
+export const lockTiming = {
+  minSettleMs: 250,
+  rttFactor: 3,
+  maxSettleMs: 3_000,
+  /**
+   * Co-authoring: the bound on how long a co-author's change takes to reach this copy. Microsoft
+   * documents none ("Coauthoring in Excel add-ins": changes appear "as soon as" they are saved; with
+   * AutoSave, in real time); 5 s covers what co-authoring shows on the web in practice. In a
+   * co-authoring session the lock waits twice this (there and back) before it reads back.
+   */
+  propagationMs: 5_000,
+};
 
 export interface LockRecord {
   owner: string;
@@ -106,24 +126,30 @@ export function parseLock(value: unknown): LockRecord | null {
   return null;
 }
 
-/** When this runtime first saw a lock dated in the future (per owner and date): its clock is the only one to trust. */
+/**
+ * When this runtime first saw each lock version (owner + renewal stamp), by its own clock: the only
+ * clock a lease is measured on. One map per JavaScript realm, i.e. per runtime in Excel.
+ */
 const firstSeen = new Map<string, number>();
 
+/** A lock's version: a renewal makes a new one. */
+export function lockVersion(lock: LockRecord): string {
+  return `${lock.owner}|${lock.renewedAt ?? lock.acquiredAt}`;
+}
+
 /**
- * When a lock stops holding, by this runtime's clock: `LOCK_TTL_MS` after its last renewal at the
- * latest, whatever its `expiresAt` says; for a lock dated in the future, `LOCK_TTL_MS` after this
- * runtime first saw it.
+ * When a lock stops holding, by this runtime's clock: `LOCK_TTL_MS` after this runtime first saw this
+ * version of it. Its own dates are another runtime's clock and are never compared with `now`; an
+ * unreadable date still frees nothing early (it is only a version stamp).
  */
 export function lockExpiry(lock: LockRecord, now: number, ttlMs = LOCK_TTL_MS): number {
-  const renewed = Date.parse(lock.renewedAt ?? lock.acquiredAt);
-  const expires = Date.parse(lock.expiresAt);
-  if (!Number.isFinite(renewed) || !Number.isFinite(expires)) return 0;
-  if (renewed > now + CLOCK_SKEW_MS) {
-    const id = `${lock.owner}|${lock.renewedAt ?? lock.acquiredAt}`;
-    if (!firstSeen.has(id)) firstSeen.set(id, now);
-    return firstSeen.get(id)! + ttlMs;
+  const id = lockVersion(lock);
+  if (!firstSeen.has(id)) {
+    // Bounded memory: versions are a few per table; forget the oldest beyond a generous number.
+    if (firstSeen.size > 1_000) firstSeen.delete(firstSeen.keys().next().value as string);
+    firstSeen.set(id, now);
   }
-  return Math.min(expires, renewed + ttlMs);
+  return firstSeen.get(id)! + ttlMs;
 }
 
 /** True when a lock still holds at `now`. */
@@ -157,6 +183,28 @@ function lockLost(tableName: string, now: LockRecord | null): WriteError {
   );
 }
 
+/**
+ * Queues `Workbook.getIsActiveCollabSession()` (ExcelApi 1.9, under the add-in's 1.13 floor) with the
+ * caller's next sync; `value` is read after it. False where the host cannot say.
+ */
+function isCollabSession(context: Excel.RequestContext): { readonly value: boolean } {
+  let result: OfficeExtension.ClientResult<boolean> | null = null;
+  try {
+    result = typeof context.workbook.getIsActiveCollabSession === "function" ? context.workbook.getIsActiveCollabSession() : null;
+  } catch {
+    result = null;
+  }
+  return {
+    get value() {
+      try {
+        return result?.value === true;
+      } catch {
+        return false;
+      }
+    },
+  };
+}
+
 async function readLock(context: Excel.RequestContext, key: string): Promise<LockRecord | null> {
   const item = context.workbook.settings.getItemOrNullObject(key);
   item.load("value");
@@ -177,6 +225,7 @@ export async function acquireTableLock(context: Excel.RequestContext, tableName:
   const key = lockSettingKey(tableName);
   const owner = options.owner ?? `o${Date.now().toString(36)}${Math.floor(Math.random() * 36 ** 8).toString(36)}`;
   const started = Date.now();
+  const collab = isCollabSession(context);
   const current = await readLock(context, key);
   const rtt = Date.now() - started;
   if (current && current.owner !== owner && lockHolds(current, now().getTime())) throw busy(tableName, current, now().getTime());
@@ -185,10 +234,12 @@ export async function acquireTableLock(context: Excel.RequestContext, tableName:
   context.workbook.settings.add(key, JSON.stringify(record));
   await context.sync();
   // Let a write another runtime sent at the same time land before reading back (see the module comment).
-  const settle = Math.min(lockTiming.maxSettleMs, Math.max(lockTiming.minSettleMs, lockTiming.rttFactor * rtt));
+  let settle = Math.min(lockTiming.maxSettleMs, Math.max(lockTiming.minSettleMs, lockTiming.rttFactor * rtt));
+  // Co-authors' copies: a write made before ours reached them reaches us within the propagation bound, and ours reaches them.
+  if (collab.value) settle = Math.max(settle, 2 * lockTiming.propagationMs + lockTiming.rttFactor * rtt);
   if (settle > 0) await sleep(settle);
   const after = await readLock(context, key);
-  if (!after || after.owner !== owner) throw busy(tableName, after ?? record, now().getTime());
+  if (!after || after.owner !== owner || lockVersion(after) !== lockVersion(record)) throw busy(tableName, after ?? record, now().getTime());
 
   let lastCheck = Date.now();
   let lost = false;

@@ -38,7 +38,7 @@ import type { BindingFailure } from "../refresh/binding";
 import { findOccupiedCell, findTouchingTable, prepareCalculation, setEvery, type CalculationGuard } from "./sheet";
 import { jsonBytes, loadInBlocks, RANGE_COPY_OVERHEAD_BYTES, RANGE_WRITE_OVERHEAD_BYTES, throwIfAborted, writeInBatches, writeInBlocks, WriteError, type QueuedWrite } from "./blocks";
 import { queueColumnFormats, queueDateSystemProbe, typedRows, errorText } from "./writer";
-import { checkSettingsBudget, readBindings, saveBinding } from "./bindingStore";
+import { checkSettingsBudget, readBindings, saveBinding, saveBindingStatus } from "./bindingStore";
 import { acquireTableLock, type TableLock } from "./lock";
 import { DEFAULT_COST_MODEL, DELTA_MAX_COST_RATIO, matchRows, planDelta, type DeltaSummary, type KeyChoice } from "../refresh/delta";
 import { deltaWrites, userCellMoves } from "../refresh/positions";
@@ -59,6 +59,8 @@ export interface RefreshWriteOptions {
   holder?: string;
   /** The key rows are matched by (issue #15); null/absent: by position. */
   key?: KeyChoice | null;
+  /** The owner id of a table lock the caller already holds (issue #26: refresh on open claims the table before fetching). */
+  lockOwner?: string;
   /** false: always a full rewrite (no delta is tried). */
   delta?: boolean;
   /**
@@ -109,7 +111,7 @@ function fallsBack(e: unknown): boolean {
 export async function writeRefresh(context: Excel.RequestContext, binding: Binding, table: Table, options: RefreshWriteOptions = {}): Promise<RefreshWriteResult> {
   const now = options.now ?? (() => new Date());
   throwIfAborted(options.signal, 0, table.rows.length);
-  const lock = await acquireTableLock(context, binding.tableName, { holder: options.holder, now });
+  const lock = await acquireTableLock(context, binding.tableName, { holder: options.holder, now, owner: options.lockOwner });
   try {
     try {
       return await writeLocked(lock.context, lock, binding, table, options, now);
@@ -632,13 +634,14 @@ async function writeLocked(context: Excel.RequestContext, lock: TableLock, bindi
 /** The Excel {@link RefreshTarget} for one request context. */
 export function excelRefreshTarget(
   context: Excel.RequestContext,
-  options: { secrets?: readonly string[]; targetRequestBytes?: number; targetResponseBytes?: number; now?: () => Date; holder?: string; delta?: boolean } = {},
+  options: { secrets?: readonly string[]; targetRequestBytes?: number; targetResponseBytes?: number; now?: () => Date; holder?: string; delta?: boolean; lockOwner?: string } = {},
 ): RefreshTarget {
   return {
     listBindings: () => readBindings(context),
     saveBinding: (b) => saveBinding(context, b, options.secrets ?? []),
+    saveStatus: (read, updated) => saveBindingStatus(context, read, updated, options.secrets ?? []),
     write: (binding, table, o) =>
-      writeRefresh(context, binding, table, { ...o, targetRequestBytes: options.targetRequestBytes, targetResponseBytes: options.targetResponseBytes, now: options.now, holder: options.holder, delta: options.delta, secrets: options.secrets }),
+      writeRefresh(context, binding, table, { ...o, targetRequestBytes: options.targetRequestBytes, targetResponseBytes: options.targetResponseBytes, now: options.now, holder: options.holder, delta: options.delta, secrets: options.secrets, lockOwner: options.lockOwner }),
     markStale: (binding, failure) => writeStaleMark(context, binding, failure),
     markFresh: (binding) => writeStaleMark(context, binding, null),
     logRefresh: (entry) => appendRefreshLog(context, entry),
@@ -689,6 +692,8 @@ export interface TableRefreshOptions extends RefreshOptions {
   holder?: string;
   /** false: never a delta (benchmarks compare against a full rewrite). */
   delta?: boolean;
+  /** The owner id of the table's lock when the caller already holds it (see {@link RefreshWriteOptions.lockOwner}). */
+  lockOwner?: string;
 }
 
 /**

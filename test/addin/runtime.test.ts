@@ -9,6 +9,7 @@ import { missingConnectionNote } from "../../src/addin/startup";
 import { startReferenceService, type ReferenceService } from "../../src/reference/server";
 import { Workbook, EmulatedExcelError, createExcelNamespace, createRequestContext, inspect, loadWorkbook, serializeWorkbook } from "../../src/emulator";
 import { refreshTable } from "../../src/workbook/refresh";
+import { readTableLock } from "../../src/workbook/lock";
 import { sourceFromClient } from "../../src/refresh/source";
 import { MemoryStorage } from "../helpers/memoryStorage";
 import { fakeDialogUi, waitFor } from "../helpers/fakeDialog";
@@ -236,6 +237,10 @@ describe("shared runtime against the reference service", () => {
     expect(dead?.outcome).not.toBe("updated");
     expect(String(cell(`'${sheet}'!A1`))).toMatch(/DATA INCOMPLETE/);
     expect(wb.sheets.some((s) => s.name.startsWith("ppm_rb_"))).toBe(true);
+    // A lock's lease runs from the moment a runtime first sees it (lock.ts): this process saw the dead
+    // refresh's lock 11 minutes ago, so at this start it has run out.
+    const tableName = (await runtime(office).engine().then((e) => e.listBindings())).bindings.find((b) => b.id === ids.financials)!.tableName;
+    expect((await readTableLock(createRequestContext(wb), tableName, new Date(Date.now() - 11 * 60_000)))?.holds).toBe(true);
     reopen();
     await runtime(fakeOffice({ shared: true, startup: "Load" }).office).start();
     expect(String(cell(`'${sheet}'!A1`))).toMatch(/interrupted.*previous data was restored/);
@@ -252,12 +257,13 @@ describe("shared runtime against the reference service", () => {
     await control("regenerate?company=acme&dataset=financials");
     await control("regenerate?company=acme&dataset=resource_allocations");
     reopen();
-    // The fourth read of the settings is the first table's refresh reading its binding: it fails.
-    // (No ribbon: nothing else reads the settings meanwhile; the first is the recovery at start, issue #26.)
+    // The fifth read of the settings is the first table's refresh reading its binding (after the
+    // recovery of interrupted refreshes at start, the open path's list, and its claim of the table
+    // re-reading the bindings, issue #26): it fails. (No ribbon: nothing else reads the settings meanwhile.)
     const { ribbon: _ribbon, ...noRibbon } = fakeOffice({ shared: true, startup: "Load" }).office;
     void _ribbon;
     let loads = 0;
-    wb.faultInjector = (op) => (op.path === "settings" && op.op === "load" && ++loads === 4 ? new EmulatedExcelError("GeneralException", "An internal error has occurred.") : null);
+    wb.faultInjector = (op) => (op.path === "settings" && op.op === "load" && ++loads === 5 ? new EmulatedExcelError("GeneralException", "An internal error has occurred.") : null);
     const outcome = await runtime(noRibbon).start();
     wb.faultInjector = null;
     if (outcome.state !== "done") throw new Error(`expected a run, got ${outcome.state}`);

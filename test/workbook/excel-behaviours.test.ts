@@ -278,10 +278,14 @@ describe("B9 two runtimes, one table: a lock in the workbook, the second caller 
     expect(toWorkbookFile(wb).sheets).toEqual(before.sheets);
   });
 
+  // Issue #26: a lease runs on this runtime's clock from when it first saw the lock, never on the lock's own dates.
   it("an expired lock (its runtime died) is taken over; the lock is gone after the refresh", async () => {
     const { wb } = await imported(finRows(2));
     wb.setSetting(lockKey, lockFor("2026-02-01T07:30:00.000Z"));
-    const report = await refreshTable(createRequestContext(wb), "b1", updated(finRows(5, 1)), { applyQuery: noQuery, now: later });
+    const first = await refreshTable(createRequestContext(wb), "b1", updated(finRows(5, 1)), { applyQuery: noQuery, now: later });
+    expect(first.failure?.code).toBe("table_busy");
+    const afterLease = () => new Date(later().getTime() + 10 * 60_000 + 1_000);
+    const report = await refreshTable(createRequestContext(wb), "b1", updated(finRows(5, 1)), { applyQuery: noQuery, now: afterLease });
     expect(report.outcome).toBe("updated");
     expect(wb.settings.has(lockKey)).toBe(false);
   });

@@ -70,13 +70,17 @@ describe("12. expiry capped by the lock's own time; a stale lock cleared with co
     JSON.stringify({ owner: "gone-runtime", holder: "Refresh all on the ribbon", acquiredAt: acquiredAt.toISOString(), expiresAt: expiresAt.toISOString() });
   const YEAR = 365 * 24 * 3600_000;
 
-  it("a lock claiming to hold for a year holds ten minutes from when it was taken, no longer", async () => {
+  // Issue #26: a lease runs on this runtime's clock from when it first saw that lock version; another
+  // runtime's dates (a year of `expiresAt`, or a clock 15 minutes off) are never compared with it.
+  it("a lock claiming to hold for a year holds ten minutes from when this runtime first saw it, no longer", async () => {
     const { wb } = await imported(finRows(5));
     wb.setSetting(lockSettingKey("ppm_financials"), lockFrom(T0, new Date(T0.getTime() + YEAR)));
     const busy = await refreshTable(createRequestContext(wb), "b1", updated(finRows(6)), { applyQuery: noQuery, now: at(5 * 60_000) });
     expect(busy.failure?.code).toBe("table_busy");
-    expect(busy.failure?.message).toMatch(/by Refresh all on the ribbon \(since 08:00 UTC\).*frees itself at 08:10 UTC/);
-    const later = await refreshTable(createRequestContext(wb), "b1", updated(finRows(6)), { applyQuery: noQuery, now: at(LOCK_TTL_MS + 60_000) });
+    expect(busy.failure?.message).toMatch(/by Refresh all on the ribbon \(since 08:00 UTC\).*frees itself at 08:15 UTC/);
+    const still = await refreshTable(createRequestContext(wb), "b1", updated(finRows(6)), { applyQuery: noQuery, now: at(LOCK_TTL_MS + 60_000) });
+    expect(still.failure?.code).toBe("table_busy");
+    const later = await refreshTable(createRequestContext(wb), "b1", updated(finRows(6)), { applyQuery: noQuery, now: at(5 * 60_000 + LOCK_TTL_MS + 1_000) });
     expect(later.outcome).toBe("updated");
   });
 

@@ -1,0 +1,115 @@
+/**
+ * Issue #26, hazard 6, on the two-client host: bindings are never written whole from a stale copy.
+ * After convergence the binding holds the winner's validators and every client's refresh-on-open flag
+ * change; a refusal (`table_busy`) writes no binding.
+ */
+import { Workbook, createRequestContext } from "../../src/emulator";
+import { CoauthoringSession, type CoauthorClient } from "../../src/emulator/coauthoring";
+import * as lockModule from "../../src/workbook/lock";
+import { refreshTable } from "../../src/workbook/refresh";
+import { readBindings } from "../../src/workbook/bindingStore";
+import { setRefreshOnOpen } from "../../src/workbook/openFlags";
+import { importTable } from "../../src/workbook/writer";
+import type { RefreshSource } from "../../src/refresh/source";
+import type { CellValue, Table } from "../../src/table/model";
+import { bindingDraft, finRows, finTable, TOKEN } from "../workbook/helpers";
+
+const T0 = new Date("2026-02-01T08:00:00Z");
+const noQuery = (t: Table) => ({ table: t });
+function source(rows: CellValue[][], etag: string): RefreshSource {
+  return { fetch: async () => ({ status: "updated", table: finTable(rows, { generatedAt: T0.toISOString(), etag }), validators: { etag, generatedAt: T0.toISOString() } }) };
+}
+const offline: RefreshSource = {
+  fetch: async () => {
+    throw Object.assign(new Error("The service could not be reached (network error)."), { code: "network" });
+  },
+};
+
+async function startWorkbook(): Promise<Workbook> {
+  const wb = new Workbook({ currentYear: 2025 });
+  for (const id of ["b1", "b2"]) {
+    const t = finTable(finRows(5), { key: id === "b1" ? "financials" : "budget", etag: '"e1"' });
+    await importTable(createRequestContext(wb), t, { binding: bindingDraft(t, id), secrets: [TOKEN], now: () => T0 });
+  }
+  return wb;
+}
+
+async function drive<T>(promises: Array<Promise<T>>): Promise<Array<PromiseSettledResult<T>>> {
+  let done = false;
+  const all = Promise.allSettled(promises).then((r) => {
+    done = true;
+    return r;
+  });
+  for (let i = 0; i < 10_000 && !done; i++) await jest.advanceTimersByTimeAsync(50);
+  return all;
+}
+
+const settingKeysWrittenBy = (session: CoauthoringSession, c: CoauthorClient) =>
+  session.changes().filter((x) => x.origin === c.id).flatMap((x) => x.settings.map(([k]) => k));
+
+describe("hazard 6: bindings merged, never written whole from a stale copy", () => {
+  beforeEach(() => {
+    jest.useFakeTimers();
+    jest.setSystemTime(T0);
+    lockModule.resetLockMemory?.();
+  });
+  afterEach(() => jest.useRealTimers());
+
+  it("a failed refresh in a copy that has not yet received a co-author's refresh leaves the winner's validators", async () => {
+    const session = new CoauthoringSession(await startWorkbook(), { delayMs: 5_000 });
+    const ann = session.addClient({ name: "Ann" });
+    const ben = session.addClient({ name: "Ben" });
+    const [won] = await drive([refreshTable(createRequestContext(ben.workbook), "b1", source(finRows(6, 9), '"e2"'), { applyQuery: noQuery, now: () => ben.now(), holder: "Ben" })]);
+    expect((won as PromiseFulfilledResult<{ outcome: string }>).value.outcome).toBe("updated");
+    // Ben's binding has not reached Ann yet (d = 5 s): Ann's refresh fails against her older copy.
+    const [lost] = await drive([refreshTable(createRequestContext(ann.workbook), "b1", offline, { applyQuery: noQuery, now: () => ann.now(), holder: "Ann" })]);
+    expect((lost as PromiseFulfilledResult<{ failure?: { code: string } }>).value.failure?.code).toBe("network");
+    await jest.advanceTimersByTimeAsync(5_001);
+    for (const c of [ann, ben]) {
+      const b1 = (await readBindings(createRequestContext(c.workbook))).bindings.find((b) => b.id === "b1")!;
+      expect(b1.validators.etag).toBe('"e2"');
+      expect(b1.rowCount).toBe(6);
+      // Ann's failure was about data no longer in the sheet: it is not shown over Ben's fresh refresh.
+      expect(b1.lastFailure).toBeNull();
+    }
+  });
+
+  it("a failure against the current version is shown to every co-author", async () => {
+    const session = new CoauthoringSession(await startWorkbook(), { delayMs: 500 });
+    const ann = session.addClient({ name: "Ann" });
+    const ben = session.addClient({ name: "Ben" });
+    await drive([refreshTable(createRequestContext(ann.workbook), "b1", offline, { applyQuery: noQuery, now: () => ann.now(), holder: "Ann" })]);
+    await jest.advanceTimersByTimeAsync(501);
+    const b1 = (await readBindings(createRequestContext(ben.workbook))).bindings.find((b) => b.id === "b1")!;
+    expect(b1.lastFailure?.code).toBe("network");
+    expect(b1.validators.etag).toBe('"e1"');
+  });
+
+  it("both refresh one table and each ticks a flag meanwhile: the winner's validators and both flags survive; the refusal writes no binding", async () => {
+    const session = new CoauthoringSession(await startWorkbook(), { delayMs: 5_000 });
+    const ann = session.addClient({ name: "Ann" });
+    const ben = session.addClient({ name: "Ben" });
+    const run = (c: CoauthorClient, etag: string) =>
+      refreshTable(createRequestContext(c.workbook), "b1", source(finRows(6, c.id * 10), etag), { applyQuery: noQuery, now: () => c.now(), holder: c.name, delta: false });
+    const [a, b] = await drive([
+      run(ann, '"ann"'),
+      run(ben, '"ben"'),
+      setRefreshOnOpen(createRequestContext(ann.workbook), "b2", true).then(() => undefined) as Promise<never>,
+      setRefreshOnOpen(createRequestContext(ben.workbook), "b1", true).then(() => undefined) as Promise<never>,
+    ]);
+    await jest.advanceTimersByTimeAsync(5_001);
+    const reports = [a, b].map((r) => (r as PromiseFulfilledResult<{ outcome: string; failure?: { code: string } }>).value);
+    const winner = reports[0].outcome === "updated" ? ann : ben;
+    const loser = winner === ann ? ben : ann;
+    expect(reports.filter((r) => r.outcome === "updated")).toHaveLength(1);
+    expect(settingKeysWrittenBy(session, loser).filter((k) => k === "ppm.binding.b1" || k === "ppm.status.b1")).toEqual([]);
+    for (const c of [ann, ben]) {
+      const { bindings } = await readBindings(createRequestContext(c.workbook));
+      const b1 = bindings.find((x) => x.id === "b1")!;
+      const b2 = bindings.find((x) => x.id === "b2")!;
+      expect(b1.validators.etag).toBe(winner === ann ? '"ann"' : '"ben"');
+      expect(b1.refreshOnOpen).toBe(true);
+      expect(b2.refreshOnOpen).toBe(true);
+    }
+  });
+});
