@@ -2,11 +2,14 @@
  * Refresh markers and recovery after an interrupted refresh (issue #26, hazards 2 and 3).
  *
  * Decisions (details in `src/workbook/README.md`, "Refresh", "Interrupted refreshes"):
- * - **Per-refresh rollback storage.** Each refresh keeps its rollback copy on a very hidden sheet of
- *   its own, `ppm_rb_` + 8 hex digits of the binding id's hash + 8 of the refresh owner's (23
- *   characters): two tables at the same address on different sheets, or two refreshes in two clients,
- *   never share, overwrite or clear each other's copy, and no client picks a "free" slot another could
- *   pick too. The sheet is created in the refresh's own request and deleted when the refresh ends.
+ * - **Per-table rollback storage.** Each binding keeps its rollback copy on a very hidden sheet of
+ *   its own, `ppm_rb_` + 8 hex digits of the binding id's hash: two tables at the same address on
+ *   different sheets, refreshed in one runtime or in two clients, never share, overwrite or clear each
+ *   other's copy, and no client picks a "free" slot another could pick too (two refreshes of ONE table
+ *   are kept apart by its lock). The sheet is made by the table's first refresh and kept (cleared after
+ *   each refresh): adding or deleting a sheet is a structural change, which conflicts with any
+ *   co-author's concurrent structural change ("Can't merge changes", office-js #1813), so a refresh
+ *   adds none after its first.
  * - **The marker.** In the same request as the copy, the refresh writes a document setting
  *   `ppm.refreshing.<bindingId>` (its owner inside): which table, on which sheet, which rollback sheet, the old
  *   table's and the copied area's addresses, since when. The COMMIT request (new data, info line,
@@ -20,9 +23,9 @@
  *   area, formulas and formats included) and says so on the info line; without a copy (the table or
  *   the copy is gone) it marks the table clearly ("the table may be INCOMPLETE; refresh again") and
  *   forgets the row fingerprints, so the next refresh plans from the cells. Then the leftovers go: the
- *   copy's sheet, the marker, and the lock (released; it was recovery's own from the dead refresh's
- *   expired one). A rollback sheet without a marker is a leftover of a refresh that committed (the
- *   commit deletes the marker first) and is deleted.
+ *   copy (its area cleared), the marker, and the lock (released; it was recovery's own from the dead
+ *   refresh's expired one). A copy without a marker (a refresh that committed and died before clearing
+ *   it) is never restored from, and the table's next refresh overwrites it.
  */
 import type { Binding } from "../refresh/binding";
 import type { Rect } from "../refresh/plan";
@@ -31,7 +34,7 @@ import { INFO_PREFIX, infoFailed } from "./info";
 import { acquireTableLock, readTableLock } from "./lock";
 import { readBindings } from "./bindingStore";
 import { dropRowHashes } from "./delta";
-import { hash8, queueDeleteHiddenSheet } from "./slots";
+import { hash8 } from "./slots";
 import { WriteError } from "./blocks";
 import { TEXT_FORMAT } from "./cells";
 
@@ -39,8 +42,6 @@ import { TEXT_FORMAT } from "./cells";
 export const REFRESH_MARKER_PREFIX = "ppm.refreshing.";
 /** Prefix of the per-refresh rollback sheets. */
 export const ROLLBACK_SHEET_PREFIX = "ppm_rb_";
-/** The name of every rollback sheet (prefix, then two 8-hex-digit hashes). */
-export const ROLLBACK_SHEET_PATTERN = /^ppm_rb_[0-9a-f]{16}$/;
 /** Code shown on the info line of a table recovery put back or marked. */
 export const INTERRUPTED_CODE = "interrupted";
 /** Who holds a table's lock while recovery works on it (named to a second caller). */
@@ -77,9 +78,9 @@ export function markerKey(bindingId: string): string {
   return REFRESH_MARKER_PREFIX + bindingId;
 }
 
-/** The rollback sheet of one refresh: per binding AND per refresh owner (never shared, never "free"). */
-export function rollbackSheetName(bindingId: string, owner: string): string {
-  return ROLLBACK_SHEET_PREFIX + hash8(bindingId) + hash8(owner);
+/** The rollback sheet of one binding (never shared, never "free"). */
+export function rollbackSheetName(bindingId: string): string {
+  return ROLLBACK_SHEET_PREFIX + hash8(bindingId);
 }
 
 /** Queues writing a marker (in the request that makes the rollback copy). */
@@ -108,7 +109,7 @@ export function parseMarker(key: string, value: unknown): RefreshMarker | null {
     const table = toRect(m.t), region = toRect(m.r);
     if (!table || !region) return null;
     const bindingId = key.slice(REFRESH_MARKER_PREFIX.length);
-    return { bindingId, owner: m.o, startedAt: m.at, table, region, rollback: m.c === 1 ? rollbackSheetName(bindingId, m.o) : null };
+    return { bindingId, owner: m.o, startedAt: m.at, table, region, rollback: m.c === 1 ? rollbackSheetName(bindingId) : null };
   } catch {
     return null;
   }
@@ -142,16 +143,16 @@ export interface RecoveryOptions {
   lockOwner?: string;
 }
 
-/** Reads every marker, the rollback sheets and the bindings. One sync (the bindings' read of the settings). */
-async function readState(context: Excel.RequestContext): Promise<{ markers: Array<{ key: string; marker: RefreshMarker | null }>; rollbackSheets: Array<{ name: string; visibility: string }>; bindings: Binding[] }> {
+/** Reads every marker and the bindings. One sync (the bindings' read of the settings). */
+async function readState(context: Excel.RequestContext): Promise<{ markers: Array<{ key: string; marker: RefreshMarker | null }>; bindings: Binding[]; copies: string[] }> {
   const sheets = context.workbook.worksheets;
   sheets.load("items/name,items/visibility");
   // readBindings loads `workbook.settings` (items/key,items/value): the same collection object is read below.
   const { bindings } = await readBindings(context);
   const settings = context.workbook.settings;
   const markers = settings.items.filter((s) => s.key.startsWith(REFRESH_MARKER_PREFIX)).map((s) => ({ key: s.key, marker: parseMarker(s.key, s.value) }));
-  const rollbackSheets = sheets.items.filter((s) => s.name.startsWith(ROLLBACK_SHEET_PREFIX)).map((s) => ({ name: s.name, visibility: String(s.visibility) }));
-  return { markers, rollbackSheets, bindings };
+  const copies = sheets.items.filter((s) => /^ppm_rb_[0-9a-f]{8}$/.test(s.name) && s.visibility === "VeryHidden").map((s) => s.name);
+  return { markers, bindings, copies };
 }
 
 /** Puts one dead refresh's table back (or marks it) and removes its leftovers. The caller holds the table's lock (if there is a table). */
@@ -180,7 +181,7 @@ async function recoverOne(context: Excel.RequestContext, marker: RefreshMarker, 
       info.values = [[infoFailed("refresh", binding.source, now().toISOString(), INTERRUPTED_CODE, message, outcome === "restored")]];
     }
   }
-  if (haveCopy) queueDeleteHiddenSheet(copy);
+  if (haveCopy) copy.getRangeByIndexes(marker.region.row, marker.region.column, marker.region.rowCount, marker.region.columnCount).clear("All");
   queueDropMarker(context, marker.bindingId);
   await context.sync();
   if (outcome === "marked") {
@@ -204,11 +205,7 @@ export async function recoverInterruptedRefreshes(context: Excel.RequestContext,
     return [{ tableName: options.binding?.tableName ?? "", bindingId: options.binding?.id ?? "", outcome: "failed", message: errorText(e) }];
   }
   const only = options.binding;
-  const live = new Set<string>();
   const unreadable: string[] = [];
-  const keep = (m: RefreshMarker) => {
-    if (m.rollback) live.add(m.rollback);
-  };
   for (const { key, marker } of state.markers) {
     if (!marker) {
       // Unreadable: it cannot name a copy to restore from; dropped so it never blocks anything.
@@ -216,7 +213,6 @@ export async function recoverInterruptedRefreshes(context: Excel.RequestContext,
       continue;
     }
     if (only && marker.bindingId !== only.id) {
-      keep(marker);
       continue;
     }
     const binding = only ?? state.bindings.find((b) => b.id === marker.bindingId) ?? null;
@@ -225,13 +221,11 @@ export async function recoverInterruptedRefreshes(context: Excel.RequestContext,
     if (options.lockOwner !== undefined || !binding) {
       // The caller holds the table's lock, or there is no table (its binding is gone) to lock.
       if (marker.owner === options.lockOwner) {
-        keep(marker);
         continue;
       }
       try {
         report(await recoverOne(context, marker, binding, now));
       } catch (e) {
-        keep(marker);
         report("failed", errorText(e));
       }
       continue;
@@ -241,7 +235,6 @@ export async function recoverInterruptedRefreshes(context: Excel.RequestContext,
       if (current?.holds) {
         // A live refresh (maybe another client's) owns the table: its own failure path, or the next
         // start after its lock ran out, recovers it.
-        keep(marker);
         report("skipped");
         continue;
       }
@@ -253,7 +246,6 @@ export async function recoverInterruptedRefreshes(context: Excel.RequestContext,
         await lock.release();
       }
     } catch (e) {
-      keep(marker);
       report(e instanceof WriteError && e.code === "table_busy" ? "skipped" : "failed", errorText(e));
     }
   }
@@ -262,17 +254,18 @@ export async function recoverInterruptedRefreshes(context: Excel.RequestContext,
     await context.sync().catch(() => undefined);
   }
   if (!only) {
-    // Rollback sheets no marker names: a committed refresh's copy that was never deleted.
-    // Any visibility: a runtime may die between adding the sheet and hiding it, or between showing it
-    // and deleting it (a very hidden sheet is made hidden first); nobody else's sheet has such a name.
-    const orphans = state.rollbackSheets.filter((s) => ROLLBACK_SHEET_PATTERN.test(s.name) && !live.has(s.name) && !state.markers.some((m) => m.marker?.rollback === s.name));
-    if (orphans.length > 0) {
-      try {
-        for (const s of orphans) queueDeleteHiddenSheet(context.workbook.worksheets.getItem(s.name));
+    // A copy no marker names: a refresh that committed and died before clearing it. Cleared (the
+    // marker and the copy are written in one request, so a live refresh's copy always has one).
+    const named = new Set(state.markers.map((m) => m.marker?.rollback).filter((n): n is string => !!n));
+    const stale = state.copies.filter((n) => !named.has(n)).map((n) => context.workbook.worksheets.getItem(n).getUsedRangeOrNullObject(true));
+    try {
+      if (stale.length > 0) {
         await context.sync();
-      } catch {
-        /* left for the next start */
+        for (const used of stale) if (!used.isNullObject) used.clear("All");
+        await context.sync();
       }
+    } catch {
+      /* left for the next start: never restored from */
     }
   }
   return out;

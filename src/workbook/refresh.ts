@@ -46,7 +46,6 @@ import { rowHashes, type HashLogEntry } from "../refresh/rowHash";
 import { openRowHashes, storeDeltaHashes, storeRowHashes, type StoreSlot } from "./delta";
 import { changeSheetName, dropChanges, isOwnChangeSheet, queueChangeSheet, writeChangeRecord } from "./changes";
 import { markerKey, queueCopy, queueDropMarker, queueMarker, recoverInterruptedRefreshes, rollbackSheetName } from "./recovery";
-import { queueDeleteHiddenSheet } from "./slots";
 
 
 export interface RefreshWriteOptions {
@@ -147,15 +146,24 @@ async function writeLocked(context: Excel.RequestContext, lock: TableLock, bindi
   sheet.load("name");
   lo.autoFilter.load("enabled");
   lo.sort.load("fields");
-  // This refresh's own rollback sheet (per binding and refresh owner, issue #26): it must not exist yet.
-  const rollbackName = rollbackSheetName(binding.id, lock.owner);
+  // The binding's own rollback sheet (issue #26): kept once made, so a refresh adds no sheet (a
+  // structural change that conflicts with any co-author's concurrent one) after the first.
+  const rollbackName = rollbackSheetName(binding.id);
   const rollback = context.workbook.worksheets.getItemOrNullObject(rollbackName);
+  rollback.load("visibility");
   // The last refresh's changes ("Show changes"): removed below, before anything is written.
   const changeSheet = queueChangeSheet(context, binding.id);
   await context.sync();
-  if (!rollback.isNullObject) {
+  let adoptRollback = false;
+  if (!rollback.isNullObject && rollback.visibility !== "VeryHidden") {
+    // An empty one is this table's, from a runtime that died between adding it and hiding it.
+    const used = rollback.getUsedRangeOrNullObject(true);
+    await context.sync();
+    adoptRollback = used.isNullObject;
+  }
+  if (!rollback.isNullObject && rollback.visibility !== "VeryHidden" && !adoptRollback) {
     // Someone's own sheet of that name: never written over.
-    throw new WriteError("write_failed", `This workbook has a sheet named "${rollbackName}", which the add-in keeps very hidden for a rollback copy. Rename that sheet, then refresh again.`);
+    throw new WriteError("write_failed", `This workbook has a visible sheet named "${rollbackName}", which the add-in keeps very hidden for this table's rollback copy. Rename that sheet, then refresh again.`);
   }
 
   const dataColumns = binding.columns.length;
@@ -266,14 +274,20 @@ async function writeLocked(context: Excel.RequestContext, lock: TableLock, bindi
   // In the same request, the refresh marker (issue #26, `recovery.ts`): if this runtime dies before
   // the commit, the next start (in any client) restores the table from this copy.
   await lock.ensure();
-  const backupSheet = context.workbook.worksheets.add(rollbackName);
-  backupSheet.visibility = "VeryHidden";
+  let backupSheet: Excel.Worksheet;
+  if (rollback.isNullObject) {
+    backupSheet = context.workbook.worksheets.add(rollbackName);
+    backupSheet.visibility = "VeryHidden";
+  } else {
+    backupSheet = rollback;
+    if (adoptRollback) backupSheet.visibility = "VeryHidden";
+  }
   const region: Rect = { row: bodyRow, column: geometry.firstColumn, rowCount: Math.max(geometry.bodyRows, plan.bodyRows) + totalsRows, columnCount: width };
   queueCopy(backupSheet, sheet, region);
   queueMarker(context, { bindingId: binding.id, owner: lock.owner, startedAt: now().toISOString(), rollback: rollbackName, table: oldRect, region });
   await context.sync();
-  /** Queues removing the copy (its marker goes in a request of its own, {@link dropMarker}). */
-  const clearBackup = () => queueDeleteHiddenSheet(backupSheet);
+  /** Queues clearing the copy (its marker goes in a request of its own, {@link dropMarker}). */
+  const clearBackup = () => rangeOf(backupSheet, region).clear("All");
   /** Removes the marker after a restore; left behind, the next start finds the copy gone and only says so. */
   const dropMarker = async () => {
     try {
@@ -623,10 +637,10 @@ async function writeLocked(context: Excel.RequestContext, lock: TableLock, bindi
     }
   }
   try {
-    queueDeleteHiddenSheet(backupSheet);
+    clearBackup();
     await context.sync();
   } catch {
-    /* a copy no marker names: deleted by the next start's recovery */
+    /* a copy no marker names is never restored from: the next refresh overwrites it */
   }
   return { warnings, delta: outcome.summary, changedCells, addedRows, committed: outcome.stored !== null, binding: outcome.stored ?? undefined };
 }
