@@ -28,6 +28,7 @@ import type { HeldCell } from "../records/held";
 import { isEmptyQuery, type DatasetPaths, type QueryEngine } from "./queryBuilder";
 import { rectsIntersect, type Rect } from "./selection";
 import { runExcel } from "./excelRun";
+import { recoverInterruptedRefreshes, type RecoveredTable } from "../workbook/recovery";
 import { a1 } from "../workbook/names";
 import { WriteError } from "../workbook/blocks";
 import { acquireTableLock, clearTableLock as clearLock, lockHolds, lockSettingKey, parseLock, readTableLock, type LockRecord, type TableLock } from "../workbook/lock";
@@ -288,6 +289,11 @@ export class Engine {
   readonly readViews = readViews;
   readonly saveView = saveView;
   readonly deleteView = deleteView;
+  /**
+   * Issue #26: puts back (or marks) every table whose refresh died mid-write and removes what it left
+   * (`src/workbook/recovery.ts`). Called once when the add-in starts; never throws.
+   */
+  readonly recoverInterrupted = (): Promise<RecoveredTable[]> => runExcel((context) => recoverInterruptedRefreshes(context)).catch(() => []);
   readonly serializeViews = serializeViews;
   readonly describeView = describeView;
 

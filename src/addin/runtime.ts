@@ -266,6 +266,8 @@ export class AddinRuntime implements PaneRuntime {
     let anyFlagged = false;
     try {
       const engine = await this.engine();
+      // Issue #26: a refresh that died mid-write (Excel reloaded the add-in) is put back before anything else.
+      if (typeof engine.recoverInterrupted === "function") await engine.recoverInterrupted();
       outcome = await refreshFlaggedTables({
         listBindings: async () => {
           const stored = await engine.listBindings();

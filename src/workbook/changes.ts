@@ -36,6 +36,7 @@ import {
 } from "../refresh/changeRecord";
 import { DEFAULT_TARGET_REQUEST_BYTES, WriteError } from "./blocks";
 import { acquireTableLock } from "./lock";
+import { slotSheetName } from "./slots";
 
 export const CHANGE_SHEET_PREFIX = "ppm_chg_";
 export { ADDED_FILL, CHANGED_FILL };
@@ -50,12 +51,7 @@ export interface ChangeHighlight {
 
 /** The very hidden sheet of one binding's changes: FNV-1a (32 bit) of the id, 8 hex digits (16 characters, Excel allows 31). */
 export function changeSheetName(bindingId: string): string {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < bindingId.length; i++) {
-    h ^= bindingId.charCodeAt(i);
-    h = Math.imul(h, 0x01000193) >>> 0;
-  }
-  return CHANGE_SHEET_PREFIX + h.toString(16).padStart(8, "0");
+  return slotSheetName(CHANGE_SHEET_PREFIX, bindingId);
 }
 
 /** The rule of one of the two formats, for the body's top-left cell (the mask starts in column B). */

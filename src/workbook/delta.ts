@@ -1,8 +1,11 @@
 /**
  * Row fingerprints for delta refresh (issue #15; positional since issue #21). Every write stores a
- * 7-character fingerprint per row (`src/refresh/rowHash.ts`) on a very hidden sheet (`ppm_rowhash`,
- * one column per binding, in the table's row order; far over the document-settings budget, hence a
- * sheet). `src/workbook/refresh.ts` reads them to decide, before anything is read from the table,
+ * 7-character fingerprint per row (`src/refresh/rowHash.ts`) on a very hidden sheet of the binding's
+ * own (`ppm_rh_` + 8 hex digits of the binding id's hash, column A, in the table's row order; far over
+ * the document-settings budget, hence a sheet). One sheet per binding, never "the first free column"
+ * of a shared sheet: two co-authors storing fingerprints at once never claim the same slot (issue #26,
+ * hazard 8; `slots.ts`). The shared `ppm_rowhash` sheet of earlier versions is no longer read (the
+ * next refresh of each table reads its cells once instead). `src/workbook/refresh.ts` reads them to decide, before anything is read from the table,
  * whether a delta can pay at all: a row whose fingerprint differs from the one stored for the same
  * position must be written. A delta appends what it changed to a log (changed rows, rows added at the
  * end, rows removed from the end); a full write stores a new base.
@@ -10,8 +13,14 @@
 import type { Binding } from "../refresh/binding";
 import { HashStoreError, packBase, packLogText, replay, shouldCompact, unpack, type HashLogEntry } from "../refresh/rowHash";
 import { loadInBlocks, RANGE_WRITE_OVERHEAD_BYTES, writeInBatches, type QueuedWrite } from "./blocks";
+import { queueDeleteHiddenSheet, slotSheetName } from "./slots";
 
-export const ROW_HASH_SHEET = "ppm_rowhash";
+export const ROW_HASH_SHEET_PREFIX = "ppm_rh_";
+
+/** The binding's own fingerprint sheet. */
+export function rowHashSheetName(bindingId: string): string {
+  return slotSheetName(ROW_HASH_SHEET_PREFIX, bindingId);
+}
 /** Row 0: binding id; row 1: `{"n": rows, "b": base cells, "l": log cells}`; rows 2…: base cells, then log cells. */
 const FIRST_STORE_ROW = 2;
 
@@ -34,41 +43,38 @@ export interface StoreSlot {
 }
 
 /**
- * Finds the binding's column on the fingerprint sheet (or a free one), creating the sheet when
- * `create`; reads the stored fingerprints unless `read` is false (a new base replaces them anyway).
+ * Opens the binding's own fingerprint sheet, creating it when `create`; reads the stored fingerprints
+ * unless `read` is false (a new base replaces them anyway). Null when there is none, or when the sheet
+ * of that name holds another binding's (a hash collision: that binding keeps it, this one plans from
+ * the cells).
  */
 async function openStore(context: Excel.RequestContext, bindingId: string, create: boolean, read = true): Promise<StoreSlot | null> {
-  let sheet = context.workbook.worksheets.getItemOrNullObject(ROW_HASH_SHEET);
+  const name = rowHashSheetName(bindingId);
+  let sheet = context.workbook.worksheets.getItemOrNullObject(name);
+  sheet.load("visibility");
   await context.sync();
   let syncs = 1;
-  const slotAt = (column: number, usedCells: number): StoreSlot => ({ sheet, column, hashes: null, baseCells: 0, logCells: 0, logText: "", logEntries: 0, usedCells, formats: null, syncs });
+  const column = 0;
+  const slotAt = (usedCells: number): StoreSlot => ({ sheet, column, hashes: null, baseCells: 0, logCells: 0, logText: "", logEntries: 0, usedCells, formats: null, syncs });
   if (sheet.isNullObject) {
     if (!create) return null;
-    sheet = context.workbook.worksheets.add(ROW_HASH_SHEET);
+    sheet = context.workbook.worksheets.add(name);
     sheet.visibility = "VeryHidden";
-    return slotAt(0, 0);
+    return slotAt(0);
   }
+  // A visible sheet of that name is someone's own: never written.
+  if (sheet.visibility !== "VeryHidden") return null;
   const used = sheet.getUsedRangeOrNullObject(true);
-  used.load("columnCount,columnIndex,rowCount,rowIndex");
+  used.load("rowCount,rowIndex");
+  const r = sheet.getRangeByIndexes(0, 0, 2, 1);
+  r.load("values");
   await context.sync();
   syncs++;
-  const width = used.isNullObject ? 0 : used.columnIndex + used.columnCount;
-  // Cells a column may hold below its two head rows (an unreadable slot is cleared this far).
+  // Cells the column may hold below its two head rows (an unreadable slot is cleared this far).
   const depth = used.isNullObject ? 0 : Math.max(0, used.rowIndex + used.rowCount - FIRST_STORE_ROW);
-  let head: unknown[][] = [[], []];
-  if (width > 0) {
-    const r = sheet.getRangeByIndexes(0, 0, 2, width);
-    r.load("values");
-    await context.sync();
-    syncs++;
-    head = r.values;
-  }
-  const column = head[0].findIndex((v) => v === bindingId);
-  if (column < 0) {
-    const free = head[0].findIndex((v) => v === "");
-    return create ? slotAt(free < 0 ? width : free, free < 0 ? 0 : depth) : null;
-  }
-  const empty = slotAt(column, depth);
+  const head = r.values;
+  if (head[0][0] !== bindingId) return head[0][0] === "" && create ? slotAt(depth) : null;
+  const empty = slotAt(depth);
   if (!read) return empty;
   let meta: { n?: unknown; b?: unknown; l?: unknown; f?: unknown };
   try {
@@ -167,9 +173,9 @@ export async function storeDeltaHashes(context: Excel.RequestContext, bindingId:
 
 /** Forgets a binding's fingerprints (the next refresh plans from the cells). */
 export async function dropRowHashes(context: Excel.RequestContext, bindingId: string): Promise<void> {
-  const slot = await openStore(context, bindingId, false);
+  const slot = await openStore(context, bindingId, false, false);
   if (!slot) return;
-  slot.sheet.getRangeByIndexes(0, slot.column, FIRST_STORE_ROW + Math.max(0, slot.usedCells), 1).clear("Contents");
+  queueDeleteHiddenSheet(slot.sheet);
   await context.sync();
 }
 

@@ -45,12 +45,8 @@ import { deltaWrites, userCellMoves } from "../refresh/positions";
 import type { HashLogEntry } from "../refresh/rowHash";
 import { openRowHashes, storeDeltaHashes, storeRowHashes, type StoreSlot } from "./delta";
 import { changeSheetName, dropChanges, isOwnChangeSheet, queueChangeSheet, writeChangeRecord } from "./changes";
+import { markerKey, queueCopy, queueDropMarker, queueMarker, recoverInterruptedRefreshes, rollbackSheetName } from "./recovery";
 
-/** The very hidden sheet holding rollback copies while a refresh writes (cleared afterwards). */
-export const ROLLBACK_SHEET = "ppm_rollback";
-
-/** Most cells one `copyFrom` of the rollback copy moves (Excel's five-million-cell limit per operation, with room). */
-const COPY_BLOCK_CELLS = 4_000_000;
 
 export interface RefreshWriteOptions {
   signal?: AbortSignal;
@@ -100,15 +96,6 @@ function uniformFormula(column: unknown[]): string | null {
   return column.every((f) => f === first) ? first : null;
 }
 
-/** Queues copying `rect` of one sheet to the same address of another (everything), in blocks under Excel's per-operation cell limit. */
-function queueCopy(to: Excel.Worksheet, from: Excel.Worksheet, rect: Rect): void {
-  const rows = Math.max(1, Math.floor(COPY_BLOCK_CELLS / Math.max(1, rect.columnCount)));
-  for (let r = 0; r < rect.rowCount; r += rows) {
-    const part: Rect = { ...rect, row: rect.row + r, rowCount: Math.min(rows, rect.rowCount - r) };
-    rangeOf(to, part).copyFrom(rangeOf(from, part), "All");
-  }
-}
-
 /** Errors a delta does not fall back from: the user's cancel, a lost lock (a full rewrite would fail the same). */
 function fallsBack(e: unknown): boolean {
   return !(e instanceof WriteError && (e.code === "cancelled" || e.code === "lock_lost" || e.code === "settings_full")) && !(e instanceof Error && e.name === "AbortError");
@@ -125,13 +112,21 @@ export async function writeRefresh(context: Excel.RequestContext, binding: Bindi
   throwIfAborted(options.signal, 0, table.rows.length);
   const lock = await acquireTableLock(context, binding.tableName, { holder: options.holder, now, owner: options.lockOwner });
   try {
-    return await writeLocked(lock.context, lock, binding, table, options, now);
+    try {
+      return await writeLocked(lock.context, lock, binding, table, options, now);
+    } catch (e) {
+      if (!(e instanceof TableRecovered)) throw e;
+      return await writeLocked(lock.context, lock, binding, table, options, now, true);
+    }
   } finally {
     await lock.release();
   }
 }
 
-async function writeLocked(context: Excel.RequestContext, lock: TableLock, binding: Binding, table: Table, options: RefreshWriteOptions, now: () => Date): Promise<RefreshWriteResult> {
+/** Thrown once recovery put a dead refresh's table back: the refresh starts over from the restored table. */
+class TableRecovered extends Error {}
+
+async function writeLocked(context: Excel.RequestContext, lock: TableLock, binding: Binding, table: Table, options: RefreshWriteOptions, now: () => Date, recovered = false): Promise<RefreshWriteResult> {
   const total = table.rows.length;
 
   // --- checks: nothing is written until all of them pass ---
@@ -151,14 +146,24 @@ async function writeLocked(context: Excel.RequestContext, lock: TableLock, bindi
   sheet.load("name");
   lo.autoFilter.load("enabled");
   lo.sort.load("fields");
-  const rollback = context.workbook.worksheets.getItemOrNullObject(ROLLBACK_SHEET);
+  // The binding's own rollback sheet (issue #26): kept once made, so a refresh adds no sheet (a
+  // structural change that conflicts with any co-author's concurrent one) after the first.
+  const rollbackName = rollbackSheetName(binding.id);
+  const rollback = context.workbook.worksheets.getItemOrNullObject(rollbackName);
   rollback.load("visibility");
   // The last refresh's changes ("Show changes"): removed below, before anything is written.
   const changeSheet = queueChangeSheet(context, binding.id);
   await context.sync();
+  let adoptRollback = false;
   if (!rollback.isNullObject && rollback.visibility !== "VeryHidden") {
+    // An empty one is this table's, from a runtime that died between adding it and hiding it.
+    const used = rollback.getUsedRangeOrNullObject(true);
+    await context.sync();
+    adoptRollback = used.isNullObject;
+  }
+  if (!rollback.isNullObject && rollback.visibility !== "VeryHidden" && !adoptRollback) {
     // Someone's own sheet of that name: never written over.
-    throw new WriteError("write_failed", `This workbook has a visible sheet named "${ROLLBACK_SHEET}", which the add-in keeps very hidden for its rollback copies. Rename that sheet, then refresh again.`);
+    throw new WriteError("write_failed", `This workbook has a visible sheet named "${rollbackName}", which the add-in keeps very hidden for this table's rollback copy. Rename that sheet, then refresh again.`);
   }
 
   const dataColumns = binding.columns.length;
@@ -240,6 +245,18 @@ async function writeLocked(context: Excel.RequestContext, lock: TableLock, bindi
 
   const infoFormula: unknown = infoRange ? infoRange.formulas[0][0] : null;
   const ownsInfo = typeof infoFormula === "string" && infoFormula.startsWith(INFO_PREFIX);
+  if (!recovered && (!ownsInfo || (infoFormula).includes("DATA INCOMPLETE"))) {
+    // A refresh of this table may have died mid-write (issue #26, `recovery.ts`): its marker is read
+    // (only then: an intact info line says no write is under way) and the table put back first.
+    const marker = context.workbook.settings.getItemOrNullObject(markerKey(binding.id));
+    marker.load("value");
+    await context.sync();
+    if (!marker.isNullObject) {
+      await lock.ensure();
+      const done = await recoverInterruptedRefreshes(context, { binding, lockOwner: lock.owner, now });
+      if (done.some((r) => r.outcome === "restored" || r.outcome === "marked")) throw new TableRecovered();
+    }
+  }
   const setInfo = (text: string) => {
     if (ownsInfo && infoRange) sheet.getRangeByIndexes(geometry.headerRow - 1, geometry.firstColumn, 1, 1).values = [[text]];
   };
@@ -254,16 +271,32 @@ async function writeLocked(context: Excel.RequestContext, lock: TableLock, bindi
 
   // --- the rollback copy: its own request, before the table is touched. Everything of the table's
   // area (old body and totals row, and the rows it will grow into), with formulas and formats ---
+  // In the same request, the refresh marker (issue #26, `recovery.ts`): if this runtime dies before
+  // the commit, the next start (in any client) restores the table from this copy.
   await lock.ensure();
   let backupSheet: Excel.Worksheet;
   if (rollback.isNullObject) {
-    backupSheet = context.workbook.worksheets.add(ROLLBACK_SHEET);
+    backupSheet = context.workbook.worksheets.add(rollbackName);
     backupSheet.visibility = "VeryHidden";
-  } else backupSheet = rollback;
+  } else {
+    backupSheet = rollback;
+    if (adoptRollback) backupSheet.visibility = "VeryHidden";
+  }
   const region: Rect = { row: bodyRow, column: geometry.firstColumn, rowCount: Math.max(geometry.bodyRows, plan.bodyRows) + totalsRows, columnCount: width };
   queueCopy(backupSheet, sheet, region);
+  queueMarker(context, { bindingId: binding.id, owner: lock.owner, startedAt: now().toISOString(), rollback: rollbackName, table: oldRect, region });
   await context.sync();
+  /** Queues clearing the copy (its marker goes in a request of its own, {@link dropMarker}). */
   const clearBackup = () => rangeOf(backupSheet, region).clear("All");
+  /** Removes the marker after a restore; left behind, the next start finds the copy gone and only says so. */
+  const dropMarker = async () => {
+    try {
+      queueDropMarker(context, binding.id);
+      await context.sync();
+    } catch {
+      /* see above */
+    }
+  };
 
   // --- what to write: a delta when it is clearly cheaper, else everything ---
   const plans = planColumns(table);
@@ -504,6 +537,8 @@ async function writeLocked(context: Excel.RequestContext, lock: TableLock, bindi
       context.application.calculate("Recalculate" as Excel.CalculationType);
       setInfo(completeInfo());
     }
+    // The marker goes with the commit: from here on the new data is the table's, never restored over.
+    queueDropMarker(context, binding.id);
     await context.sync();
     return { summary, stored };
   };
@@ -540,6 +575,7 @@ async function writeLocked(context: Excel.RequestContext, lock: TableLock, bindi
       setInfo(infoFailed("refresh", binding.source, now().toISOString(), failure.code, failure.message, true));
       clearBackup();
       await context.sync();
+      await dropMarker();
     } catch (restoreErr) {
       if (restoreErr instanceof WriteError && restoreErr.code === "lock_lost") throw restoreErr;
       try {
@@ -604,7 +640,7 @@ async function writeLocked(context: Excel.RequestContext, lock: TableLock, bindi
     clearBackup();
     await context.sync();
   } catch {
-    /* a stale copy on the hidden sheet is overwritten by the next refresh */
+    /* a copy no marker names is never restored from: the next refresh overwrites it */
   }
   return { warnings, delta: outcome.summary, changedCells, addedRows, committed: outcome.stored !== null, binding: outcome.stored ?? undefined };
 }

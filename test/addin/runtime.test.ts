@@ -7,7 +7,10 @@ import { AddinRuntime, RIBBON_TABLE_HOLDER, type OfficeLike } from "../../src/ad
 import { createEngine } from "../../src/addin/engine";
 import { missingConnectionNote } from "../../src/addin/startup";
 import { startReferenceService, type ReferenceService } from "../../src/reference/server";
-import { Workbook, EmulatedExcelError, createExcelNamespace, loadWorkbook, serializeWorkbook } from "../../src/emulator";
+import { Workbook, EmulatedExcelError, createExcelNamespace, createRequestContext, inspect, loadWorkbook, serializeWorkbook, toWorkbookFile } from "../../src/emulator";
+import { refreshTable } from "../../src/workbook/refresh";
+import { readTableLock } from "../../src/workbook/lock";
+import { sourceFromClient } from "../../src/refresh/source";
 import { MemoryStorage } from "../helpers/memoryStorage";
 import { fakeDialogUi, waitFor } from "../helpers/fakeDialog";
 
@@ -214,6 +217,39 @@ describe("shared runtime against the reference service", () => {
     expect(JSON.stringify(b)).not.toContain(TOKEN);
   });
 
+  it("issue #26: the runtime's start puts back a table whose refresh died mid-write (Excel reloaded the add-in) and removes what it left", async () => {
+    const { office } = fakeOffice({ shared: true });
+    const ids = await importTwo(runtime(office));
+    const cell = (a: string) => inspect(wb, a).values[0][0];
+    const sheet = (await runtime(office).engine().then((e) => e.listBindings())).bindings.find((b) => b.id === ids.financials)!.sheetName;
+    const before = cell(`'${sheet}'!B3`);
+    // A refresh 11 minutes ago (its lock has run out) whose runtime died half way through its writes.
+    // From its first value write into the body on, none of its requests reaches Excel (nor its restore).
+    let dying = false;
+    wb.faultInjector = (op) => {
+      dying ||= op.op === "set values" && op.path.startsWith(`'${sheet}'!`) && !op.path.endsWith("!A1");
+      return dying ? new Error("the runtime is gone") : null;
+    };
+    await control("regenerate?company=acme&dataset=financials");
+    const rt = runtime(office);
+    const dead = await refreshTable(createRequestContext(wb), ids.financials, sourceFromClient((await rt.engine()).client(rt.store.connection(rt.store.list()[0].id)!)), { applyQuery: (t) => ({ table: t }), delta: false, now: () => new Date(Date.now() - 11 * 60_000) }).catch(() => null);
+    wb.faultInjector = null;
+    expect(dead?.outcome).not.toBe("updated");
+    expect(String(cell(`'${sheet}'!A1`))).toMatch(/DATA INCOMPLETE/);
+    const copyCells = () => toWorkbookFile(wb).sheets.filter((s) => s.name.startsWith("ppm_rb_")).reduce((n, s) => n + s.cells.length, 0);
+    expect(copyCells()).toBeGreaterThan(0);
+    // A lock's lease runs from the moment a runtime first sees it (lock.ts): this process saw the dead
+    // refresh's lock 11 minutes ago, so at this start it has run out.
+    const tableName = (await runtime(office).engine().then((e) => e.listBindings())).bindings.find((b) => b.id === ids.financials)!.tableName;
+    expect((await readTableLock(createRequestContext(wb), tableName, new Date(Date.now() - 11 * 60_000)))?.holds).toBe(true);
+    reopen();
+    await runtime(fakeOffice({ shared: true, startup: "Load" }).office).start();
+    expect(String(cell(`'${sheet}'!A1`))).toMatch(/interrupted.*previous data was restored/);
+    expect(cell(`'${sheet}'!B3`)).toBe(before);
+    expect(copyCells()).toBe(0);
+    expect([...wb.settings.keys()].filter((k) => k.startsWith("ppm.refreshing.") || k.startsWith("ppm.lock."))).toEqual([]);
+  });
+
   it("issue #21, item 17: an Excel error while refreshing one flagged table does not stop the others; each is attempted and reported", async () => {
     const { office } = fakeOffice({ shared: true });
     const ids = await importTwo(runtime(office));
@@ -222,13 +258,13 @@ describe("shared runtime against the reference service", () => {
     await control("regenerate?company=acme&dataset=financials");
     await control("regenerate?company=acme&dataset=resource_allocations");
     reopen();
-    // The fourth read of the settings is the first table's refresh reading its binding (after the open
-    // path's list, and its claim of the table re-reading the bindings, issue #26): it fails.
-    // (No ribbon: nothing else reads the settings meanwhile.)
+    // The fifth read of the settings is the first table's refresh reading its binding (after the
+    // recovery of interrupted refreshes at start, the open path's list, and its claim of the table
+    // re-reading the bindings, issue #26): it fails. (No ribbon: nothing else reads the settings meanwhile.)
     const { ribbon: _ribbon, ...noRibbon } = fakeOffice({ shared: true, startup: "Load" }).office;
     void _ribbon;
     let loads = 0;
-    wb.faultInjector = (op) => (op.path === "settings" && op.op === "load" && ++loads === 4 ? new EmulatedExcelError("GeneralException", "An internal error has occurred.") : null);
+    wb.faultInjector = (op) => (op.path === "settings" && op.op === "load" && ++loads === 5 ? new EmulatedExcelError("GeneralException", "An internal error has occurred.") : null);
     const outcome = await runtime(noRibbon).start();
     wb.faultInjector = null;
     if (outcome.state !== "done") throw new Error(`expected a run, got ${outcome.state}`);

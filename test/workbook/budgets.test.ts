@@ -98,8 +98,9 @@ describe("budgets of a 2,000 × 12 table (deterministic: bytes, syncs, cells)", 
     expect(strategies).toEqual(["full", "delta", "full"]);
   });
 
-  it("import: 6 syncs, 237,186 bytes sent, 5,852 received, 48,032 cells", () => {
-    expectWithin("import", costs.import!, { syncs: 6, requestBytes: 237_186, responseBytes: 5_852, maxRequestBytes: 214_197, maxResponseBytes: 4_005, cellsWritten: 48_032 });
+  it("import: 6 syncs, 237,290 bytes sent, 5,852 received, 48,032 cells", () => {
+    // +100 bytes (issue #26): the fingerprints' sheet is the binding's own (`ppm_rh_<hash>`, its visibility checked).
+    expectWithin("import", costs.import!, { syncs: 6, requestBytes: 237_290, responseBytes: 5_852, maxRequestBytes: 214_197, maxResponseBytes: 4_005, cellsWritten: 48_032 });
   });
 
   it("refresh with every row changed (a delta cannot pay: full rewrite)", () => {

@@ -50,15 +50,18 @@ async function importForWriteBack(t: E2E): Promise<{ place: TablePlace; fieldCol
   return { place, fieldCol, sponsorCol, tokens };
 }
 
-/** Removes every import record from the workbook (they live on the very hidden `ppm_baselines` sheet). */
+/** Removes every import record from the workbook (they live on very hidden `ppm_bl_…` sheets, one per table). */
 async function forgetImportRecords(t: E2E): Promise<void> {
   await t.page.evaluate(async () => {
-    type Ctx = { workbook: { worksheets: { getItem(n: string): { getRange(): { clear(): void } } } }; sync(): Promise<void> };
+    type Sheet = { name: string; getRange(): { clear(): void } };
+    type Ctx = { workbook: { worksheets: { items: Sheet[]; load(p: string): void } }; sync(): Promise<void> };
     const host = (window as unknown as { __ppmPreviewHost?: { workbook(): { Excel: { run(fn: (c: Ctx) => Promise<void>): Promise<void> } } | null } }).__ppmPreviewHost;
     const wb = host?.workbook();
     if (!wb) throw new Error("no workbook attached to the preview");
     await wb.Excel.run(async (ctx) => {
-      ctx.workbook.worksheets.getItem("ppm_baselines").getRange().clear();
+      ctx.workbook.worksheets.load("items/name");
+      await ctx.sync();
+      for (const sheet of ctx.workbook.worksheets.items) if (sheet.name.startsWith("ppm_bl_")) sheet.getRange().clear();
       await ctx.sync();
     });
   });
