@@ -228,7 +228,7 @@ describe("hazard 8: hidden-sheet slots are keyed by binding, never 'the first fr
     const wb = new Workbook({});
     const rowsA = finRows(30, 0), rowsB = finRows(45, 9);
     const formats = ["@"];
-    await Promise.all([storeRowHashes(createRequestContext(wb), { id: "b1" }, rowsA, formats), storeRowHashes(createRequestContext(wb), { id: "b2" }, rowsB, formats)]);
+    await Promise.all([storeRowHashes(createRequestContext(wb), { id: "b1" }, rowHashes(rowsA), formats), storeRowHashes(createRequestContext(wb), { id: "b2" }, rowHashes(rowsB), formats)]);
     expect((await openRowHashes(createRequestContext(wb), "b1"))?.hashes).toEqual(rowHashes(rowsA));
     expect((await openRowHashes(createRequestContext(wb), "b2"))?.hashes).toEqual(rowHashes(rowsB));
   });
