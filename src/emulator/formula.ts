@@ -6,7 +6,7 @@
  * + - * / ^ & = <> < > <= >= % and unary -/+/@, and the functions SUM, AVERAGE, MIN, MAX, COUNT, COUNTA,
  * IF, IFERROR, ROUND, ABS, AND, OR, NOT, CONCAT, CONCATENATE, LEN, UPPER, LOWER, and (issue #24, for the
  * delta refresh's block checksums) LET, SEQUENCE, MID, UNICODE, MOD, TEXTJOIN, ISTEXT, ISNUMBER,
- * ISBLANK, ISERROR, ISFORMULA, ROW, COLUMN, with dynamic arrays: operators and these functions apply
+ * ISBLANK, ISERROR, ISFORMULA, ROW, COLUMN, INDEX (reference form), with dynamic arrays: operators and these functions apply
  * element by element over arrays and multi-cell ranges, a dimension of 1 broadcast (`lift`). A
  * formula whose final result is an array larger than one cell is #VALUE! here (Excel would spill it;
  * the stricter reading, as nothing of ours relies on a spill).
@@ -789,6 +789,27 @@ class Evaluator {
         const data: CellValue[] = [];
         for (let r = r0; r <= r1; r++) for (let c = c0; c < c0 + cols; c++) data.push(has(r, c));
         return { kind: "array", rows: r1 - r0 + 1, cols, data };
+      }
+      case "INDEX": {
+        // docs (INDEX function, reference form): INDEX(reference, row_num, [column_num]) is the cell at
+        // that row and column of the reference, itself a reference (so ISBLANK sees an empty cell); with
+        // one index, a one-column reference takes it as the row and a one-row reference as the column. An
+        // index outside the reference is #REF!. (Row or column 0, the whole column or row, is not emulated:
+        // #VALUE!, the stricter reading.)
+        if (args.length < 2 || args.length > 3) return VALUE;
+        const a = args[0];
+        if (!isRange(a)) return VALUE;
+        const i = this.num(this.scalar(args[1]));
+        const j = args.length === 3 ? this.num(this.scalar(args[2])) : 1;
+        if (isCellError(i)) return i;
+        if (isCellError(j)) return j;
+        const { r0, c0, r1, c1 } = a.rect;
+        let rr = Math.trunc(i), cc = Math.trunc(j);
+        if (args.length === 2 && r0 === r1 && c0 !== c1) { cc = rr; rr = 1; }
+        if (rr === 0 || cc === 0) return VALUE;
+        if (rr < 0 || cc < 0 || r0 + rr - 1 > r1 || c0 + cc - 1 > c1) return REF;
+        const r = r0 + rr - 1, c = c0 + cc - 1;
+        return { kind: "range", sheet: a.sheet, rect: { r0: r, c0: c, r1: r, c1: c } };
       }
       case "ROW":
       case "COLUMN": {

@@ -44,6 +44,7 @@ import { DEFAULT_COST_MODEL, DELTA_MAX_COST_RATIO, matchRows, planDelta, type De
 import { deltaWrites, userCellMoves } from "../refresh/positions";
 import { rowHashes, type HashLogEntry } from "../refresh/rowHash";
 import { openRowHashes, storeDeltaHashes, storeRowHashes, type StoreSlot } from "./delta";
+import { queueUntracked } from "./untracked";
 import { changeSheetName, dropChanges, isOwnChangeSheet, queueChangeSheet, writeChangeRecord } from "./changes";
 
 /** The very hidden sheet holding rollback copies while a refresh writes (cleared afterwards). */
@@ -409,15 +410,16 @@ async function writeLocked(context: Excel.RequestContext, lock: TableLock, bindi
       for (const cp of spans!.copies) {
         writes.push({
           bytes: RANGE_COPY_OVERHEAD_BYTES,
-          queue: () => ws.getRangeByIndexes(bodyRow + cp.to, geometry.firstColumn, cp.count, dataColumns).copyFrom(backupSheet.getRangeByIndexes(bodyRow + cp.from, geometry.firstColumn, cp.count, dataColumns), "Values"),
+          // Untracked (issue #24): never used after its request, so without the library's keep-reference.
+          queue: () => queueUntracked(context, () => ws.getRangeByIndexes(bodyRow + cp.to, geometry.firstColumn, cp.count, dataColumns).copyFrom(backupSheet.getRangeByIndexes(bodyRow + cp.from, geometry.firstColumn, cp.count, dataColumns), "Values")),
         });
       }
       for (const sp of spans!.spans) {
         writes.push({
           bytes: jsonBytes(sp.values) + RANGE_WRITE_OVERHEAD_BYTES,
-          queue: () => {
+          queue: () => queueUntracked(context, () => {
             ws.getRangeByIndexes(bodyRow + sp.row, geometry.firstColumn + sp.column, 1, sp.values.length).values = [sp.values as (string | number | boolean)[]];
-          },
+          }),
         });
       }
       await writeInBatches(context, writes, { targetRequestBytes: options.targetRequestBytes, signal: options.signal, beforeBlock: () => lock.ensure(), beforeSync: perSync });

@@ -93,3 +93,15 @@ test("ISTEXT / ISFORMULA over a range give one value per cell; ROW and COLUMN of
   // Arrays of different sizes: elements beyond the smaller one are #N/A.
   expect(await calc([], "=SUM(SEQUENCE(2)+SEQUENCE(3))")).toBe("#N/A");
 });
+
+test("INDEX (reference form) gives the cell at row and column, a reference (docs: =INDEX(A2:B3,2,2) is the value in B3)", async () => {
+  const setup: Array<[string, unknown[][]]> = [["A2:B3", [["Apples", "Lemons"], ["Bananas", "Pears"]]]];
+  expect(await calc(setup, "=INDEX(A2:B3,2,2)")).toBe("Pears");
+  expect(await calc(setup, "=INDEX(A2:B3,2,1)")).toBe("Bananas");
+  // One index into a one-column reference is the row; into a one-row reference the column.
+  expect(await calc(setup, "=INDEX(A2:A3,2)")).toBe("Bananas");
+  expect(await calc(setup, "=INDEX(A2:B2,2)")).toBe("Lemons");
+  expect(await calc(setup, "=INDEX(A2:B3,3,1)")).toBe("#REF!");
+  // A reference, so an empty cell is seen as blank (not as 0).
+  expect(await calc(setup, '=LET(v,INDEX(A2:B5,4,1),IF(ISBLANK(v),"",v))')).toBe("");
+});
