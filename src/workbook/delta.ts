@@ -10,6 +10,7 @@
 import type { Binding } from "../refresh/binding";
 import { HashStoreError, packBase, packLogText, replay, rowHashes, shouldCompact, unpack, type HashLogEntry } from "../refresh/rowHash";
 import { loadInBlocks, RANGE_WRITE_OVERHEAD_BYTES, writeInBatches, type QueuedWrite } from "./blocks";
+import { dropChecks, fingerprintDigest, storeChecks, type ChecksGeometry } from "./checksums";
 
 export const ROW_HASH_SHEET = "ppm_rowhash";
 /** Row 0: binding id; row 1: `{"n": rows, "b": base cells, "l": log cells}`; rows 2…: base cells, then log cells. */
@@ -135,11 +136,14 @@ function queueLogEntry(slot: StoreSlot, bindingId: string, rows: number, entry: 
  * to a cell (≈ 1.4 MB for 200,000 rows, about 6 % of the table's own request bytes). `rows` are the
  * cells as written (dates in the workbook's own date system).
  */
-export async function storeRowHashes(context: Excel.RequestContext, binding: Pick<Binding, "id">, rows: readonly (readonly unknown[])[], formats: readonly string[], targetRequestBytes?: number): Promise<number> {
+export async function storeRowHashes(context: Excel.RequestContext, binding: Pick<Binding, "id">, rows: readonly (readonly unknown[])[], formats: readonly string[], targetRequestBytes?: number, checks?: ChecksGeometry): Promise<number> {
   const hashes = rowHashes(rows);
   const slot = await openStore(context, binding.id, true, false);
   if (!slot) return 0;
-  return slot.syncs + (await writeBase(context, slot, binding.id, hashes, formats, targetRequestBytes));
+  const syncs = slot.syncs + (await writeBase(context, slot, binding.id, hashes, formats, targetRequestBytes));
+  // Excel's block checksums of the same rows, tied to these fingerprints (issue #24, `checksums.ts`).
+  if (checks) await storeChecks(context, binding.id, checks, rows, fingerprintDigest(hashes), targetRequestBytes);
+  return syncs;
 }
 
 /**
@@ -168,6 +172,7 @@ export async function storeDeltaHashes(context: Excel.RequestContext, bindingId:
 
 /** Forgets a binding's fingerprints (the next refresh plans from the cells). */
 export async function dropRowHashes(context: Excel.RequestContext, bindingId: string): Promise<void> {
+  await dropChecks(context, bindingId);
   const slot = await openStore(context, bindingId, false);
   if (!slot) return;
   slot.sheet.getRangeByIndexes(0, slot.column, FIRST_STORE_ROW + Math.max(0, slot.usedCells), 1).clear("Contents");

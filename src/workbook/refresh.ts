@@ -45,6 +45,8 @@ import { deltaWrites, userCellMoves } from "../refresh/positions";
 import { rowHashes, type HashLogEntry } from "../refresh/rowHash";
 import { openRowHashes, storeDeltaHashes, storeRowHashes, type StoreSlot } from "./delta";
 import { queueUntracked } from "./untracked";
+import { fingerprintDigest, gatherRows, readChecks, storeChecks, type ChecksGeometry } from "./checksums";
+import { alignByFingerprint } from "../refresh/align";
 import { changeSheetName, dropChanges, isOwnChangeSheet, queueChangeSheet, writeChangeRecord } from "./changes";
 
 /** The very hidden sheet holding rollback copies while a refresh writes (cleared afterwards). */
@@ -326,6 +328,50 @@ async function writeLocked(context: Excel.RequestContext, lock: TableLock, bindi
     loadInBlocks(context, (from, count) => sheet.getRangeByIndexes(bodyRow + from, geometry.firstColumn + first, count, columns), oldCount, "formulas", 16 * columns, options.targetResponseBytes, { columns, beforeBlock: () => lock.ensure() });
   const norm = (rows: readonly unknown[][]): CellValue[][] => rows.map((r) => r.map((v) => (v === "" || v === undefined ? null : (v as CellValue))));
   let oldData: unknown[][] | null = null;
+  /** How the old rows were learnt (issue #24): from Excel's checksums and the fingerprints, or read whole. */
+  let oldRowsRead: { checked: boolean; blocksRead: number; rowsRead: number; rowsGathered: number } = { checked: false, blocksRead: 0, rowsRead: oldCount, rowsGathered: 0 };
+  /**
+   * The old rows (issue #24, item 3): where Excel's block checksums prove a block untouched since the
+   * last commit, a row whose fingerprint a new row has (aligned in order, `align.ts`) holds exactly
+   * that new row's cells and is not read; other rows of untouched blocks (changed or removed records)
+   * are gathered by Excel into one block and read as values; blocks whose checksum moved (the user
+   * typed over, cleared, or put a formula in a cell) are read as formulas. Without usable checksums
+   * (none yet, the table moved, fingerprints of another commit) the whole table is read, as before.
+   */
+  const readOldRows = async (): Promise<unknown[][]> => {
+    const hashes = slot?.hashes;
+    const g: ChecksGeometry = { sheet: sheet.name, top: bodyRow, left: geometry.firstColumn, width: dataColumns, rows: oldCount };
+    const reading = hashes && hashes.length === oldCount && newHashes ? await readChecks(context, binding.id, g, fingerprintDigest(hashes), options.targetResponseBytes) : null;
+    if (!reading || !hashes || !newHashes || !typed) return readRows(0, dataColumns);
+    const rows = new Array<unknown[]>(oldCount);
+    const aligned = alignByFingerprint(hashes, newHashes);
+    const r = reading.rowsPerBlock;
+    let blocksRead = 0, rowsRead = 0;
+    for (let b = 0; b < reading.touched.length; ) {
+      if (!reading.touched[b]) { b++; continue; }
+      let e = b;
+      while (e < reading.touched.length && reading.touched[e]) e++;
+      const from = b * r, count = Math.min(oldCount, e * r) - from;
+      const part = await loadInBlocks(context, (f, c) => sheet.getRangeByIndexes(bodyRow + from + f, geometry.firstColumn, c, dataColumns), count, "formulas", 16 * dataColumns, options.targetResponseBytes, { columns: dataColumns, beforeBlock: () => lock.ensure() });
+      part.forEach((row, i) => (rows[from + i] = row));
+      blocksRead += e - b;
+      rowsRead += count;
+      b = e;
+    }
+    const gather: number[] = [];
+    for (let i = 0; i < oldCount; i++) {
+      if (rows[i]) continue;
+      if (aligned[i] >= 0) rows[i] = typed[aligned[i]];
+      else gather.push(i);
+    }
+    if (gather.length > 0) {
+      await lock.ensure();
+      const got = await gatherRows(context, reading, g, gather, options.targetRequestBytes, options.targetResponseBytes);
+      gather.forEach((i, k) => (rows[i] = got[k]));
+    }
+    oldRowsRead = { checked: true, blocksRead, rowsRead, rowsGathered: gather.length };
+    return rows;
+  };
   let match: ReturnType<typeof matchRows> | null = null;
   let planned: {
     matchedBy: "key" | "position"; key: string[] | null; matchReason: string; added: number; changed: number; removed: number;
@@ -334,7 +380,7 @@ async function writeLocked(context: Excel.RequestContext, lock: TableLock, bindi
     log: HashLogEntry | null;
   } | null = null;
   if (!noDelta) {
-    oldData = await readRows(0, dataColumns);
+    oldData = await readOldRows();
     const p = planDelta({ columns: table.columns, rows: norm(oldData) }, { columns: table.columns, rows: norm(typed!) }, key, { maxCostRatio: Infinity });
     match = matchRows({ columns: table.columns, rows: norm(oldData) }, { columns: table.columns, rows: norm(typed!) }, key);
     planned = {
@@ -582,6 +628,8 @@ async function writeLocked(context: Excel.RequestContext, lock: TableLock, bindi
     const hashes = newHashes ?? rowHashes(written);
     if (strategy === "delta" && spans) await storeDeltaHashes(context, binding.id, slot, hashes, planned?.log ?? null, formats, options.targetRequestBytes);
     else await storeRowHashes(context, binding, written, formats, options.targetRequestBytes);
+    // Excel's block checksums of the rows as written, tied to these fingerprints (issue #24).
+    await storeChecks(context, binding.id, { sheet: sheet.name, top: bodyRow, left: geometry.firstColumn, width: dataColumns, rows: total }, written, fingerprintDigest(hashes), options.targetRequestBytes, options.targetResponseBytes);
   } catch (e) {
     // Only the next refresh's cost depends on them: it reads the table once instead.
     warnings.push(`The data is refreshed, but its row fingerprints could not be stored: ${errorText(e)}`);

@@ -288,7 +288,9 @@ export async function importTable(context: Excel.RequestContext, table: Table, o
     // request bytes now instead of reading the whole table back at the first refresh. Without them
     // that refresh reads the table once, so a failure here is not the import's.
     try {
-      syncs += await storeRowHashes(context, partial, typedRows(table, plans, dateSystem.is1904()).get(0, table.rows.length), plans.map((p) => p.numberFormat), options.targetRequestBytes);
+      // With Excel's block checksums of the same rows (issue #24: the first refresh reads only what moved).
+      syncs += await storeRowHashes(context, partial, typedRows(table, plans, dateSystem.is1904()).get(0, table.rows.length), plans.map((p) => p.numberFormat), options.targetRequestBytes,
+        { sheet: sheetName, top: headerRow + 1, left: anchor.column, width: table.columns.length, rows: table.rows.length });
     } catch {
       /* the next refresh plans from the cells */
     }

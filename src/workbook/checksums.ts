@@ -1,0 +1,280 @@
+/**
+ * Excel proves which blocks of a table are untouched (issue #24, item 3; README "Delta refresh").
+ *
+ * The delta refresh must never keep a value the user typed over, cleared or replaced with a formula,
+ * and it used to prove that by reading the whole table back (as many bytes as the table itself). Now
+ * every write leaves, per block of rows, a live formula that Excel itself keeps calculating from the
+ * table's data cells — a checksum of every character (code × a position weight), the text's length,
+ * which cells are text and which are formulas, and where the block is — and stores the value it had
+ * at the commit. At the next refresh only those formulas are read (after `application.calculate`, so a
+ * workbook in manual mode or with API calculation suspended answers current values): a block whose
+ * checksum still equals the stored value holds exactly what was written, so its rows are known from
+ * the row fingerprints (`src/refresh/align.ts`) without reading them; only blocks whose checksum moved
+ * are read back, as formulas.
+ *
+ * Storage: a very hidden sheet per binding, `ppm_c_` + a 7-character hash of the binding id (no slot
+ * shared with other bindings, so two runtimes refreshing two tables never write the same cells):
+ * `A1` the binding id, `A2` the state (JSON: table geometry, rows per block, blocks, the digest of the
+ * row fingerprints the values belong to), `A3…` the values at the commit (JSON, 30,000 characters a
+ * cell), `B1…Bn` one formula per block, and columns C… a scratch area where old rows are gathered
+ * (below). A state that does not match the table (moved, resized, other columns) or the fingerprints
+ * (stored by another commit) is not used: the whole table is read, as before.
+ *
+ * The formula of one block (R rows × W columns, `blk` its absolute address on the table's sheet):
+ *   =LET(blk,'Sheet'!$A$2:$L$151, txt,TEXTJOIN("|",FALSE,blk), pos,SEQUENCE(LEN(txt)),
+ *        SUM(UNICODE(MID(txt,pos,1))*(MOD(pos*pos,65521)+pos)) + LEN(txt)*1000003
+ *        + SUM(ISTEXT(blk)*(ROW(blk)*16384+COLUMN(blk)))*7 + SUM(ISFORMULA(blk)*(ROW(blk)*16384+COLUMN(blk)))*11)
+ * Every term is an integer below 2^53, so Excel's doubles add it exactly. A changed character changes
+ * its term by (code difference × weight), never 0; a swap of two characters or cells changes the
+ * non-linear weights; a number typed over text of the same digits changes the ISTEXT term; any
+ * formula changes the ISFORMULA term; a cleared cell changes the text's length; the block moved or
+ * resized changes ROW/COLUMN. An error anywhere in the block (including a `#VALUE!` from text over
+ * TEXTJOIN's 32,767 characters or a character outside the BMP split by MID) makes the checksum an
+ * error, which never equals a stored number: such a block is always read (correct, only dearer).
+ * Rows per block: as many as keep the joined text under 24,000 characters (numbers counted at 24),
+ * at most 4,096 cells (so the ISTEXT/ISFORMULA terms stay exact), at least 2.
+ *
+ * Cost in Excel: one formula per block, each looking at its own ≈ 24,000 characters; a user edit
+ * recalculates only the block it touches. A full recalculation of a 200,000 × 12 table's 1,334
+ * formulas handles ≈ 40 million characters (an estimate of about a second in desktop Excel; not
+ * measured here, there is no Excel on this machine). The saved file grows by the formulas' text
+ * (≈ 250 bytes per block, ≈ 0.35 MB for 200,000 × 12, about 1.5 % of the table) and the values.
+ */
+import { rowHash } from "../refresh/rowHash";
+import { columnLetters } from "./names";
+import { loadInBlocks, RANGE_WRITE_OVERHEAD_BYTES, writeInBatches, type QueuedWrite } from "./blocks";
+import { queueUntracked } from "./untracked";
+
+export const CHECK_SHEET_PREFIX = "ppm_c_";
+const STATE_VERSION = 1;
+/** Characters of joined text a block aims at (TEXTJOIN refuses more than 32,767). */
+const BLOCK_TEXT = 24_000;
+const BLOCK_CELLS = 4_096;
+const VALUES_PER_CELL_CHARS = 30_000;
+
+/** Where the table's data cells are: body rows `top … top+rows-1`, columns `left … left+width-1` (0-based). */
+export interface ChecksGeometry {
+  sheet: string;
+  top: number;
+  left: number;
+  width: number;
+  rows: number;
+}
+
+interface ChecksState {
+  v: number;
+  g: ChecksGeometry;
+  /** Rows per block. */
+  r: number;
+  /** Blocks. */
+  n: number;
+  /** Cells holding the stored values. */
+  k: number;
+  /** Digest of the row fingerprints the values belong to. */
+  fp: string;
+}
+
+/** The sheet holding a binding's checksums. */
+export function checkSheetName(bindingId: string): string {
+  return CHECK_SHEET_PREFIX + rowHash([bindingId]);
+}
+
+/** Digest of a table's row fingerprints (ties stored checksums to the fingerprints of the same commit). */
+export function fingerprintDigest(hashes: readonly string[]): string {
+  return rowHash([hashes.length, hashes.join("")]);
+}
+
+/** Rows per block for these rows (the joined text of a block stays under {@link BLOCK_TEXT}). */
+export function rowsPerBlock(rows: readonly (readonly unknown[])[], width: number): number {
+  let longest = 1;
+  for (const row of rows) {
+    let chars = width;
+    for (let c = 0; c < width; c++) {
+      const v = row[c];
+      chars += typeof v === "string" ? v.length : v === null || v === undefined ? 0 : 24;
+    }
+    if (chars > longest) longest = chars;
+  }
+  return Math.max(2, Math.min(Math.floor(BLOCK_TEXT / longest), Math.floor(BLOCK_CELLS / Math.max(1, width))));
+}
+
+function quoteSheet(name: string): string {
+  return `'${name.replace(/'/g, "''")}'`;
+}
+
+/** `'Sheet'!$A$2:$L$151` for rows `from … from+count-1` of the body. */
+function absolute(g: ChecksGeometry, from: number, count: number): string {
+  const l = columnLetters(g.left), r = columnLetters(g.left + g.width - 1);
+  return `${quoteSheet(g.sheet)}!$${l}$${g.top + from + 1}:$${r}$${g.top + from + count}`;
+}
+
+/** The checksum formula of one block (see the module comment). */
+export function checksumFormula(g: ChecksGeometry, from: number, count: number): string {
+  const where = "(ROW(blk)*16384+COLUMN(blk))";
+  return `=LET(blk,${absolute(g, from, count)},txt,TEXTJOIN("|",FALSE,blk),pos,SEQUENCE(LEN(txt)),SUM(UNICODE(MID(txt,pos,1))*(MOD(pos*pos,65521)+pos))+LEN(txt)*1000003+SUM(ISTEXT(blk)*${where})*7+SUM(ISFORMULA(blk)*${where})*11)`;
+}
+
+function sameGeometry(a: ChecksGeometry, b: ChecksGeometry): boolean {
+  return a.sheet === b.sheet && a.top === b.top && a.left === b.left && a.width === b.width && a.rows === b.rows;
+}
+
+function parseState(text: unknown): ChecksState | null {
+  if (typeof text !== "string" || !text.startsWith("{")) return null;
+  try {
+    const s = JSON.parse(text) as ChecksState;
+    const int = (x: unknown) => typeof x === "number" && Number.isInteger(x) && x >= 0;
+    if (s.v !== STATE_VERSION || !s.g || typeof s.g.sheet !== "string" || ![s.g.top, s.g.left, s.g.width, s.g.rows, s.r, s.n, s.k].every(int) || typeof s.fp !== "string") return null;
+    if (s.r < 1 || s.n !== Math.ceil(s.g.rows / s.r)) return null;
+    return s;
+  } catch {
+    return null;
+  }
+}
+
+/** What a refresh learns from the checksums. */
+export interface ChecksReading {
+  sheet: Excel.Worksheet;
+  /** Rows per block. */
+  rowsPerBlock: number;
+  /** For every block, true when its checksum moved (or cannot be trusted): its rows are read back. */
+  touched: boolean[];
+}
+
+async function openSheet(context: Excel.RequestContext, bindingId: string): Promise<Excel.Worksheet | null> {
+  const sheet = context.workbook.worksheets.getItemOrNullObject(checkSheetName(bindingId));
+  sheet.load("visibility");
+  await context.sync();
+  // A visible sheet of that name is the user's: never read or written.
+  return sheet.isNullObject || sheet.visibility !== "VeryHidden" ? null : sheet;
+}
+
+/**
+ * Reads the checksums (after a calculation) and compares them with the values stored at the last
+ * commit. Null: nothing usable (no sheet, another geometry, other fingerprints): read everything.
+ */
+export async function readChecks(context: Excel.RequestContext, bindingId: string, g: ChecksGeometry, digest: string, targetResponseBytes?: number): Promise<ChecksReading | null> {
+  const sheet = await openSheet(context, bindingId);
+  if (!sheet) return null;
+  const head = sheet.getRange("A1:A2");
+  head.load("values");
+  await context.sync();
+  const state = parseState(head.values[1][0]);
+  if (head.values[0][0] !== bindingId || !state || !sameGeometry(state.g, g) || state.fp !== digest) return null;
+  // Current values: calculated now (manual mode, or API calculation suspended by an earlier request).
+  context.application.calculate("Recalculate" as Excel.CalculationType);
+  const current = await loadInBlocks(context, (from, count) => sheet.getRangeByIndexes(from, 1, count, 1), state.n, "values", 24, targetResponseBytes, { columns: 1 });
+  const packed = state.k > 0 ? await loadInBlocks(context, (from, count) => sheet.getRangeByIndexes(2 + from, 0, count, 1), state.k, "values", VALUES_PER_CELL_CHARS + 8, targetResponseBytes, { columns: 1 }) : [];
+  let stored: unknown[];
+  try {
+    stored = JSON.parse("[" + packed.map((r) => String(r[0]).slice(1)).join("") + "]") as unknown[];
+  } catch {
+    return null;
+  }
+  if (stored.length !== state.n) return null;
+  const touched = current.map((r, i) => typeof r[0] !== "number" || typeof stored[i] !== "number" || r[0] !== stored[i]);
+  return { sheet, rowsPerBlock: state.r, touched };
+}
+
+/**
+ * After a commit: makes the block formulas match the table as written (only those that changed are
+ * written: the blocks from the old end on when only the row count changed), calculates them and
+ * stores their values with the fingerprints' digest. Any failure leaves the state unusable (the
+ * next refresh reads the table), never wrong: the state is written last.
+ */
+export async function storeChecks(context: Excel.RequestContext, bindingId: string, g: ChecksGeometry, rows: readonly (readonly unknown[])[], digest: string, targetRequestBytes?: number, targetResponseBytes?: number): Promise<void> {
+  let sheet = context.workbook.worksheets.getItemOrNullObject(checkSheetName(bindingId));
+  sheet.load("visibility");
+  await context.sync();
+  let old: ChecksState | null = null;
+  let usedRows = 0;
+  if (sheet.isNullObject) {
+    sheet = context.workbook.worksheets.add(checkSheetName(bindingId));
+    sheet.visibility = "VeryHidden";
+  } else {
+    if (sheet.visibility !== "VeryHidden") return;
+    const head = sheet.getRange("A1:A2");
+    head.load("values");
+    const used = sheet.getUsedRangeOrNullObject(true);
+    used.load("rowIndex,rowCount");
+    await context.sync();
+    if (head.values[0][0] === bindingId) old = parseState(head.values[1][0]);
+    usedRows = used.isNullObject ? 0 : used.rowIndex + used.rowCount;
+  }
+  const r = g.rows === 0 ? 2 : rowsPerBlock(rows, g.width);
+  const n = Math.ceil(g.rows / r);
+  // Blocks whose formula text is unchanged keep their formula.
+  let first = 0;
+  if (old && old.r === r && old.g.sheet === g.sheet && old.g.top === g.top && old.g.left === g.left && old.g.width === g.width) {
+    first = Math.max(0, Math.min(old.n, n) - 1);
+    if (old.g.rows === g.rows) first = n;
+  }
+  const s = sheet;
+  const writes: QueuedWrite[] = [{ bytes: RANGE_WRITE_OVERHEAD_BYTES + bindingId.length, queue: () => void (s.getRange("A1:A2").values = [[bindingId], [""]]) }];
+  const CHUNK = 500;
+  for (let b = first; b < n; b += CHUNK) {
+    const formulas: string[][] = [];
+    for (let k = b; k < Math.min(n, b + CHUNK); k++) formulas.push([checksumFormula(g, k * r, Math.min(r, g.rows - k * r))]);
+    const at = b;
+    writes.push({ bytes: RANGE_WRITE_OVERHEAD_BYTES + formulas.length * (formulas[0][0].length + 8), queue: () => queueUntracked(context, () => void (s.getRangeByIndexes(at, 1, formulas.length, 1).formulas = formulas)) });
+  }
+  if (usedRows > n) writes.push({ bytes: RANGE_WRITE_OVERHEAD_BYTES, queue: () => s.getRangeByIndexes(n, 1, usedRows - n, 1).clear("Contents") });
+  await writeInBatches(context, writes, { targetRequestBytes });
+  context.application.calculate("Recalculate" as Excel.CalculationType);
+  const values = n > 0 ? await loadInBlocks(context, (from, count) => s.getRangeByIndexes(from, 1, count, 1), n, "values", 24, targetResponseBytes, { columns: 1 }) : [];
+  const text = values.map((v) => (typeof v[0] === "number" ? JSON.stringify(v[0]) : "null")).join(",");
+  const cells: string[][] = [];
+  for (let i = 0; i < text.length; i += VALUES_PER_CELL_CHARS) cells.push(["v" + text.slice(i, i + VALUES_PER_CELL_CHARS)]);
+  if (cells.length === 0) cells.push(["v"]);
+  const state: ChecksState = { v: STATE_VERSION, g, r, n, k: text.length === 0 ? 0 : cells.length, fp: digest };
+  const tail: QueuedWrite[] = [
+    { bytes: RANGE_WRITE_OVERHEAD_BYTES + text.length + cells.length * 8, queue: () => void (s.getRangeByIndexes(2, 0, cells.length, 1).values = cells) },
+  ];
+  if (usedRows > 2 + cells.length) tail.push({ bytes: RANGE_WRITE_OVERHEAD_BYTES, queue: () => s.getRangeByIndexes(2 + cells.length, 0, usedRows - 2 - cells.length, 1).clear("Contents") });
+  tail.push({ bytes: RANGE_WRITE_OVERHEAD_BYTES + 400, queue: () => void (s.getRange("A2").values = [[JSON.stringify(state)]]) });
+  await writeInBatches(context, tail, { targetRequestBytes });
+}
+
+/**
+ * Reads old rows of the table that the checksums prove untouched but no new row matches (changed or
+ * removed records) without one request part per row: their row numbers go to the scratch column C
+ * and one formula (`INDEX` into the table, the same text in every cell) fills D…, so Excel gathers
+ * them into one block that is read as values (a cell of an untouched block holds no formula: the
+ * checksum proves it). Empty cells come back as "" (`ISBLANK`), values keep their type.
+ */
+export async function gatherRows(context: Excel.RequestContext, reading: ChecksReading, g: ChecksGeometry, rows: readonly number[], targetRequestBytes?: number, targetResponseBytes?: number): Promise<unknown[][]> {
+  if (rows.length === 0) return [];
+  const s = reading.sheet;
+  const k = rows.length;
+  const indexes = rows.map((r) => [r + 1]);
+  const source = absolute(g, 0, g.rows);
+  const formula = `=LET(v,INDEX(${source},INDEX($C$1:$C$${k},ROW()),COLUMN()-3),IF(ISBLANK(v),"",v))`;
+  const CHUNK = 20_000;
+  const writes: QueuedWrite[] = [];
+  for (let i = 0; i < k; i += CHUNK) {
+    const part = indexes.slice(i, i + CHUNK);
+    const at = i;
+    writes.push({ bytes: RANGE_WRITE_OVERHEAD_BYTES + part.length * 10, queue: () => void (s.getRangeByIndexes(at, 2, part.length, 1).values = part) });
+  }
+  writes.push({
+    bytes: RANGE_WRITE_OVERHEAD_BYTES + formula.length,
+    queue: () => {
+      (s.getRangeByIndexes(0, 3, k, g.width) as unknown as { formulas: string }).formulas = formula;
+      context.application.calculate("Recalculate" as Excel.CalculationType);
+    },
+  });
+  await writeInBatches(context, writes, { targetRequestBytes });
+  try {
+    return await loadInBlocks(context, (from, count) => s.getRangeByIndexes(from, 3, count, g.width), k, "values", 16 * g.width, targetResponseBytes, { columns: g.width });
+  } finally {
+    s.getRangeByIndexes(0, 2, k, 1 + g.width).clear("Contents");
+    await context.sync();
+  }
+}
+
+/** Removes a binding's checksums (its table is no longer bound). */
+export async function dropChecks(context: Excel.RequestContext, bindingId: string): Promise<void> {
+  const sheet = await openSheet(context, bindingId);
+  if (!sheet) return;
+  sheet.delete();
+  await context.sync();
+}
