@@ -17,7 +17,9 @@ interface TrackingFlag {
 
 /** Runs `queue` (which must only queue operations on objects it creates and never reads them later) with tracking off. */
 export function queueUntracked(context: Excel.RequestContext, queue: () => void): void {
-  const ctx = context as unknown as TrackingFlag;
+  // A wrapper (the table lock's guarded context) is not the library's context: its objects are.
+  const own = context as unknown as TrackingFlag;
+  const ctx = (typeof own._autoCleanup === "boolean" ? own : (context.workbook as unknown as { context?: TrackingFlag }).context ?? own);
   const before = ctx._autoCleanup;
   if (typeof before !== "boolean") {
     queue();
