@@ -274,6 +274,31 @@ class Evaluator {
     return v;
   }
 
+  /**
+   * The same result as lifting `f` over two arguments, in one loop, when both are numbers or arrays of
+   * numbers of broadcastable sizes (the checksum formulas' shape: thousands of elements); else null.
+   */
+  private numericPair(a: Value, b: Value, f: (x: number, y: number) => number | CellError): ArrayValue | null {
+    if (!isArray(a) && !isArray(b)) return null;
+    const ga = isArray(a) ? a : typeof a === "number" ? { kind: "array" as const, rows: 1, cols: 1, data: [a] } : null;
+    const gb = isArray(b) ? b : typeof b === "number" ? { kind: "array" as const, rows: 1, cols: 1, data: [b] } : null;
+    if (!ga || !gb) return null;
+    const rows = Math.max(ga.rows, gb.rows), cols = Math.max(ga.cols, gb.cols);
+    if ((ga.rows !== 1 && ga.rows !== rows) || (gb.rows !== 1 && gb.rows !== rows) || (ga.cols !== 1 && ga.cols !== cols) || (gb.cols !== 1 && gb.cols !== cols)) return null;
+    for (const x of ga.data) if (typeof x !== "number") return null;
+    for (const x of gb.data) if (typeof x !== "number") return null;
+    const da = ga.data as number[], db = gb.data as number[];
+    const data = new Array<CellValue>(rows * cols);
+    for (let r = 0; r < rows; r++) {
+      const ra = ga.rows === 1 ? 0 : r * ga.cols, rb = gb.rows === 1 ? 0 : r * gb.cols;
+      for (let c = 0; c < cols; c++) {
+        const v = f(da[ra + (ga.cols === 1 ? 0 : c)], db[rb + (gb.cols === 1 ? 0 : c)]);
+        data[r * cols + c] = typeof v === "number" && !Number.isFinite(v) ? err("#NUM!") : v;
+      }
+    }
+    return { kind: "array", rows, cols, data };
+  }
+
   /** A range's cell values, or an array, as an array; a scalar as a 1×1 array. */
   private grid(v: Value): ArrayValue {
     if (isArray(v)) return v;
@@ -367,6 +392,8 @@ class Evaluator {
   }
 
   private arith(a: Value, b: Value, f: (x: number, y: number) => number | CellError): Value {
+    const fast = this.numericPair(a, b, f);
+    if (fast) return fast;
     return this.lift([a, b], ([p, q]) => {
       const x = this.num(p);
       const y = this.num(q);
@@ -619,6 +646,15 @@ class Evaluator {
       case "MIN":
       case "MAX":
       case "COUNT": {
+        if (name === "SUM" && args.length === 1 && isArray(args[0])) {
+          // One array (the checksums' shape): numbers summed, text and logicals skipped, an error returned.
+          let total = 0;
+          for (const v of args[0].data) {
+            if (typeof v === "number") total += v;
+            else if (v !== null && typeof v === "object") return v;
+          }
+          return total;
+        }
         const ns = this.numbers(args);
         if (isCellError(ns)) return name === "COUNT" ? this.flatten(args).filter((x) => typeof x.v === "number").length : ns;
         if (name === "SUM") return ns.reduce((s, x) => s + x, 0);
@@ -716,6 +752,12 @@ class Evaluator {
       case "MID": {
         // docs (MID function): start_num < 1 or num_chars < 0 is #VALUE!; past the end is "".
         if (args.length !== 3) return VALUE;
+        const [t0, a0, b0] = args;
+        if (typeof t0 === "string" && isArray(a0) && typeof b0 === "number" && b0 >= 0 && a0.data.every((x) => typeof x === "number" && x >= 1)) {
+          // Characters of one text at many positions (the checksums' shape), in one loop.
+          const len = Math.trunc(b0);
+          return { kind: "array", rows: a0.rows, cols: a0.cols, data: (a0.data as number[]).map((p) => t0.substr(Math.trunc(p) - 1, len)) };
+        }
         return this.lift(args, ([t, a, b]) => {
           const x = this.str(t), st = this.num(a), cnt = this.num(b);
           if (isCellError(x)) return x;
@@ -730,6 +772,10 @@ class Evaluator {
         // docs (UNICODE function): the code point of the first character; #VALUE! for a partial
         // surrogate or an invalid data type (the empty text is taken as invalid: there is no first character).
         if (args.length !== 1) return VALUE;
+        const a0 = args[0];
+        if (isArray(a0) && a0.data.every((x) => typeof x === "string" && x !== "")) {
+          return { kind: "array", rows: a0.rows, cols: a0.cols, data: (a0.data as string[]).map((x) => { const cp = x.codePointAt(0)!; return cp >= 0xd800 && cp <= 0xdfff ? VALUE : cp; }) };
+        }
         return this.lift(args, ([v]) => {
           const x = this.str(v);
           if (isCellError(x)) return x;
