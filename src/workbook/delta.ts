@@ -8,7 +8,7 @@
  * end, rows removed from the end); a full write stores a new base.
  */
 import type { Binding } from "../refresh/binding";
-import { HashStoreError, packBase, packLogText, replay, rowHashes, shouldCompact, unpack, type HashLogEntry } from "../refresh/rowHash";
+import { HASHES_PER_CELL, HashStoreError, packBase, packLogText, replay, rowHashes, shouldCompact, unpack, type HashLogEntry } from "../refresh/rowHash";
 import { loadInBlocks, RANGE_WRITE_OVERHEAD_BYTES, writeInBatches, type QueuedWrite } from "./blocks";
 import { dropChecks, fingerprintDigest, storeChecks, type ChecksGeometry } from "./checksums";
 
@@ -182,4 +182,39 @@ export async function dropRowHashes(context: Excel.RequestContext, bindingId: st
 /** The stored fingerprints and formats of a binding (creating the store's sheet when absent); null when they cannot be kept. */
 export function openRowHashes(context: Excel.RequestContext, bindingId: string): Promise<StoreSlot | null> {
   return openStore(context, bindingId, true);
+}
+
+/**
+ * A sample of the stored fingerprints by position (issue #24): the base cells `cells` (4,000 rows
+ * each), read without the rest. Only when no delta log follows the base (positions are then the
+ * base's); null otherwise or when nothing usable is stored. For a cost decision only: a full rewrite
+ * chosen from a sample is always correct, it is only dearer when the sample misled.
+ */
+export async function sampleRowHashes(context: Excel.RequestContext, bindingId: string, cells: (baseCells: number) => number[]): Promise<{ rows: number; sample: Array<{ first: number; hashes: string[] }> } | null> {
+  const slot = await openStore(context, bindingId, false, false);
+  if (!slot) return null;
+  const meta = slot.sheet.getRangeByIndexes(1, slot.column, 1, 1);
+  meta.load("values");
+  await context.sync();
+  let m: { n?: unknown; b?: unknown; l?: unknown };
+  try {
+    m = JSON.parse(String(meta.values[0][0])) as typeof m;
+  } catch {
+    return null;
+  }
+  const n = typeof m.n === "number" ? m.n : -1, b = typeof m.b === "number" ? m.b : -1;
+  if (n < 0 || b < 0 || m.l !== 0) return null;
+  const wanted = [...new Set(cells(b))].filter((i) => Number.isInteger(i) && i >= 0 && i < b);
+  const ranges = wanted.map((i) => {
+    const r = slot.sheet.getRangeByIndexes(FIRST_STORE_ROW + i, slot.column, 1, 1);
+    r.load("values");
+    return { i, r };
+  });
+  await context.sync();
+  try {
+    return { rows: n, sample: ranges.map(({ i, r }) => ({ first: i * HASHES_PER_CELL, hashes: unpack([r.values[0][0]], []).hashes })) };
+  } catch (e) {
+    if (e instanceof HashStoreError) return null;
+    throw e;
+  }
 }

@@ -42,8 +42,8 @@ import { checkSettingsBudget, readBindings, saveBinding } from "./bindingStore";
 import { acquireTableLock, type TableLock } from "./lock";
 import { DEFAULT_COST_MODEL, DELTA_MAX_COST_RATIO, matchRows, planDelta, type DeltaSummary, type KeyChoice } from "../refresh/delta";
 import { deltaWrites, userCellMoves } from "../refresh/positions";
-import { rowHashes, type HashLogEntry } from "../refresh/rowHash";
-import { openRowHashes, storeDeltaHashes, storeRowHashes, type StoreSlot } from "./delta";
+import { HASHES_PER_CELL, rowHashes, type HashLogEntry } from "../refresh/rowHash";
+import { openRowHashes, sampleRowHashes, storeDeltaHashes, storeRowHashes, type StoreSlot } from "./delta";
 import { queueUntracked } from "./untracked";
 import { fingerprintDigest, gatherRows, readChecks, storeChecks, type ChecksGeometry } from "./checksums";
 import { alignByFingerprint } from "../refresh/align";
@@ -280,6 +280,25 @@ async function writeLocked(context: Excel.RequestContext, lock: TableLock, bindi
   let slot: StoreSlot | null = null;
   let typed: (string | number | boolean)[][] | null = null;
   let newHashes: string[] | null = null;
+  if (!noDelta && (!options.key || options.key.candidates.length === 0) && oldCount === total && total >= 2 * HASHES_PER_CELL) {
+    // Without a key rows are compared by position: two stored cells of fingerprints (the first and
+    // the middle, 8,000 rows) tell whether most rows moved (rotated or re-sorted rows) before the
+    // whole store is read (issue #24: a full rewrite ≤ 1.05× the import). A cost decision only.
+    const sample = await sampleRowHashes(context, binding.id, (cells) => [0, Math.floor(cells / 2)]);
+    if (sample && sample.rows === oldCount) {
+      typed = source.get(0, total);
+      newHashes = rowHashes(typed);
+      let seen = 0, differ = 0;
+      for (const part of sample.sample) {
+        part.hashes.forEach((h, k) => {
+          seen++;
+          if (newHashes![part.first + k] !== h) differ++;
+        });
+      }
+      const estimate = seen > 0 ? ((differ / seen) * total * (model.cell + model.rangeWrite)) / fullCost : 0;
+      if (seen > 0 && estimate > 1.2 * DELTA_MAX_COST_RATIO) noDelta = `${differ.toLocaleString("en-US")} of ${seen.toLocaleString("en-US")} rows sampled by position differ: a delta would cost about ${estimate.toFixed(2)}× a full rewrite (limit ${DELTA_MAX_COST_RATIO})`;
+    }
+  }
   if (!noDelta) {
     slot = await openRowHashes(context, binding.id);
     let previous = slot?.formats ?? null;
@@ -292,8 +311,8 @@ async function writeLocked(context: Excel.RequestContext, lock: TableLock, bindi
     if (formats.some((f, i) => previous[i] !== f)) noDelta = "the column formats changed";
   }
   if (!noDelta) {
-    typed = source.get(0, total);
-    newHashes = rowHashes(typed);
+    typed ??= source.get(0, total);
+    newHashes ??= rowHashes(typed);
     if (slot?.hashes && slot.hashes.length === geometry.bodyRows) {
       // The stored fingerprints decide before anything is read: a new row whose fingerprint no old
       // row has must be written (changed or new), one cell and one request part at least.
