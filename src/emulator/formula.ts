@@ -14,7 +14,7 @@
  */
 import { MAX_COLUMNS, MAX_ROWS, Rect, columnIndexOf, columnLetters, rectContains } from "./address";
 import type { SheetModel, TableModel } from "./shapes";
-import { CellError, CellValue, isCellError } from "./values";
+import { CellError, CellValue, isCellError, numberText } from "./values";
 
 const REF_AT = /^(\$?)([A-Za-z]{1,3})(\$?)(\d+)/;
 const IDENT_CHAR = /[A-Za-z0-9_.\\]/;
@@ -804,7 +804,8 @@ class Evaluator {
           for (const v of g) {
             if (isCellError(v)) return v;
             if (ignore && (v === null || v === "")) continue;
-            const x = this.str(v) as string;
+            // Numbers as Excel writes them into text: at most 15 significant digits (values.ts numberText).
+            const x = typeof v === "number" ? numberText(v) : (this.str(v) as string);
             parts.push(x);
             length += x.length + delim.length;
             if (length > 32767 + delim.length) return VALUE;

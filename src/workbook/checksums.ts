@@ -46,7 +46,7 @@ import { loadInBlocks, RANGE_WRITE_OVERHEAD_BYTES, writeInBatches, type QueuedWr
 import { queueUntracked } from "./untracked";
 
 export const CHECK_SHEET_PREFIX = "ppm_c_";
-const STATE_VERSION = 1;
+const STATE_VERSION = 2;
 /** Characters of joined text a block aims at (TEXTJOIN refuses more than 32,767). */
 const BLOCK_TEXT = 24_000;
 const BLOCK_CELLS = 4_096;
@@ -68,10 +68,6 @@ interface ChecksState {
   r: number;
   /** Blocks. */
   n: number;
-  /** Cells holding the stored values. */
-  k: number;
-  /** Digest of the row fingerprints the values belong to. */
-  fp: string;
 }
 
 /** The sheet holding a binding's checksums. */
@@ -96,6 +92,54 @@ export function rowsPerBlock(rows: readonly (readonly unknown[])[], width: numbe
     if (chars > longest) longest = chars;
   }
   return Math.max(2, Math.min(Math.floor(BLOCK_TEXT / longest), Math.floor(BLOCK_CELLS / Math.max(1, width))));
+}
+
+/**
+ * A number as Excel writes it into text inside a formula: at most 15 significant digits, trailing
+ * zeros dropped (`=1/3&""` is 0.333333333333333; docs: "Excel specifications and limits", number
+ * precision 15 digits). Null where Excel would use scientific notation (its exact threshold there is
+ * not documented): the block is then read, never guessed. (The emulator's TEXTJOIN writes numbers
+ * the same way: src/emulator/values.ts numberText; the two must not import each other.)
+ */
+export function excelNumberText(n: number): string | null {
+  if (!Number.isFinite(n)) return null;
+  const s = String(Number(n.toPrecision(15)));
+  return /e/i.test(s) ? null : s;
+}
+
+/**
+ * The value the block formula ({@link checksumFormula}) has when rows `from … from+rows.length-1`
+ * hold exactly `rows` (values, no formulas), computed here with the same integer arithmetic; null
+ * when it cannot be predicted (a number Excel may write in scientific notation, a character outside
+ * the BMP that MID splits, text over TEXTJOIN's limit): such a block is read.
+ */
+export function predictChecksum(g: ChecksGeometry, from: number, rows: readonly (readonly unknown[])[]): number | null {
+  const parts: string[] = [];
+  let where = 0;
+  for (let r = 0; r < rows.length; r++) {
+    for (let c = 0; c < g.width; c++) {
+      const v = rows[r][c];
+      let t: string | null;
+      if (v === null || v === undefined || v === "") t = "";
+      else if (typeof v === "string") {
+        t = v;
+        where += (g.top + from + r + 1) * 16384 + (g.left + c + 1);
+      } else if (typeof v === "number") t = excelNumberText(v);
+      else if (typeof v === "boolean") t = v ? "TRUE" : "FALSE";
+      else t = null;
+      if (t === null) return null;
+      parts.push(t);
+    }
+  }
+  const txt = parts.join("|");
+  if (txt.length === 0 || txt.length > 32767) return null;
+  let sum = 0;
+  for (let p = 1; p <= txt.length; p++) {
+    const code = txt.charCodeAt(p - 1);
+    if (code >= 0xd800 && code <= 0xdfff) return null;
+    sum += code * (((p * p) % 65521) + p);
+  }
+  return sum + txt.length * 1000003 + where * 7;
 }
 
 function quoteSheet(name: string): string {
@@ -123,7 +167,7 @@ function parseState(text: unknown): ChecksState | null {
   try {
     const s = JSON.parse(text) as ChecksState;
     const int = (x: unknown) => typeof x === "number" && Number.isInteger(x) && x >= 0;
-    if (s.v !== STATE_VERSION || !s.g || typeof s.g.sheet !== "string" || ![s.g.top, s.g.left, s.g.width, s.g.rows, s.r, s.n, s.k].every(int) || typeof s.fp !== "string") return null;
+    if (s.v !== STATE_VERSION || !s.g || typeof s.g.sheet !== "string" || ![s.g.top, s.g.left, s.g.width, s.g.rows, s.r, s.n].every(int)) return null;
     if (s.r < 1 || s.n !== Math.ceil(s.g.rows / s.r)) return null;
     return s;
   } catch {
@@ -131,13 +175,13 @@ function parseState(text: unknown): ChecksState | null {
   }
 }
 
-/** What a refresh learns from the checksums. */
+/** What a refresh learns from the checksums: each block's current value, calculated by Excel now. */
 export interface ChecksReading {
   sheet: Excel.Worksheet;
   /** Rows per block. */
   rowsPerBlock: number;
-  /** For every block, true when its checksum moved (or cannot be trusted): its rows are read back. */
-  touched: boolean[];
+  /** Each block's checksum now; null for an error (such a block is always read). */
+  current: Array<number | null>;
 }
 
 async function openSheet(context: Excel.RequestContext, bindingId: string): Promise<Excel.Worksheet | null> {
@@ -149,30 +193,20 @@ async function openSheet(context: Excel.RequestContext, bindingId: string): Prom
 }
 
 /**
- * Reads the checksums (after a calculation) and compares them with the values stored at the last
- * commit. Null: nothing usable (no sheet, another geometry, other fingerprints): read everything.
+ * Reads the checksums, calculated now (manual mode, or API calculation suspended by an earlier
+ * request). Null: nothing usable (no sheet, another binding, another geometry): read everything.
  */
-export async function readChecks(context: Excel.RequestContext, bindingId: string, g: ChecksGeometry, digest: string, targetResponseBytes?: number): Promise<ChecksReading | null> {
+export async function readChecks(context: Excel.RequestContext, bindingId: string, g: ChecksGeometry, targetResponseBytes?: number): Promise<ChecksReading | null> {
   const sheet = await openSheet(context, bindingId);
   if (!sheet) return null;
   const head = sheet.getRange("A1:A2");
   head.load("values");
   await context.sync();
   const state = parseState(head.values[1][0]);
-  if (head.values[0][0] !== bindingId || !state || !sameGeometry(state.g, g) || state.fp !== digest) return null;
-  // Current values: calculated now (manual mode, or API calculation suspended by an earlier request).
+  if (head.values[0][0] !== bindingId || !state || !sameGeometry(state.g, g)) return null;
   context.application.calculate("Recalculate" as Excel.CalculationType);
   const current = await loadInBlocks(context, (from, count) => sheet.getRangeByIndexes(from, 1, count, 1), state.n, "values", 24, targetResponseBytes, { columns: 1 });
-  const packed = state.k > 0 ? await loadInBlocks(context, (from, count) => sheet.getRangeByIndexes(2 + from, 0, count, 1), state.k, "values", VALUES_PER_CELL_CHARS + 8, targetResponseBytes, { columns: 1 }) : [];
-  let stored: unknown[];
-  try {
-    stored = JSON.parse("[" + packed.map((r) => String(r[0]).slice(1)).join("") + "]") as unknown[];
-  } catch {
-    return null;
-  }
-  if (stored.length !== state.n) return null;
-  const touched = current.map((r, i) => typeof r[0] !== "number" || typeof stored[i] !== "number" || r[0] !== stored[i]);
-  return { sheet, rowsPerBlock: state.r, touched };
+  return { sheet, rowsPerBlock: state.r, current: current.map((r) => (typeof r[0] === "number" ? r[0] : null)) };
 }
 
 /**
@@ -181,7 +215,7 @@ export async function readChecks(context: Excel.RequestContext, bindingId: strin
  * stores their values with the fingerprints' digest. Any failure leaves the state unusable (the
  * next refresh reads the table), never wrong: the state is written last.
  */
-export async function storeChecks(context: Excel.RequestContext, bindingId: string, g: ChecksGeometry, rows: readonly (readonly unknown[])[], digest: string, targetRequestBytes?: number, targetResponseBytes?: number): Promise<void> {
+export async function storeChecks(context: Excel.RequestContext, bindingId: string, g: ChecksGeometry, rows: readonly (readonly unknown[])[], targetRequestBytes?: number): Promise<void> {
   let sheet = context.workbook.worksheets.getItemOrNullObject(checkSheetName(bindingId));
   sheet.load("visibility");
   await context.sync();
@@ -218,20 +252,11 @@ export async function storeChecks(context: Excel.RequestContext, bindingId: stri
     writes.push({ bytes: RANGE_WRITE_OVERHEAD_BYTES + formulas.length * (formulas[0][0].length + 8), queue: () => queueUntracked(context, () => void (s.getRangeByIndexes(at, 1, formulas.length, 1).formulas = formulas)) });
   }
   if (usedRows > n) writes.push({ bytes: RANGE_WRITE_OVERHEAD_BYTES, queue: () => s.getRangeByIndexes(n, 1, usedRows - n, 1).clear("Contents") });
+  if (usedRows > 2) writes.push({ bytes: RANGE_WRITE_OVERHEAD_BYTES, queue: () => s.getRangeByIndexes(2, 0, usedRows - 2, 1).clear("Contents") });
+  const state: ChecksState = { v: STATE_VERSION, g, r, n };
+  // The state last: a failure before it leaves "" (unusable: the next refresh reads the table).
+  writes.push({ bytes: RANGE_WRITE_OVERHEAD_BYTES + 400, queue: () => void (s.getRange("A2").values = [[JSON.stringify(state)]]) });
   await writeInBatches(context, writes, { targetRequestBytes });
-  context.application.calculate("Recalculate" as Excel.CalculationType);
-  const values = n > 0 ? await loadInBlocks(context, (from, count) => s.getRangeByIndexes(from, 1, count, 1), n, "values", 24, targetResponseBytes, { columns: 1 }) : [];
-  const text = values.map((v) => (typeof v[0] === "number" ? JSON.stringify(v[0]) : "null")).join(",");
-  const cells: string[][] = [];
-  for (let i = 0; i < text.length; i += VALUES_PER_CELL_CHARS) cells.push(["v" + text.slice(i, i + VALUES_PER_CELL_CHARS)]);
-  if (cells.length === 0) cells.push(["v"]);
-  const state: ChecksState = { v: STATE_VERSION, g, r, n, k: text.length === 0 ? 0 : cells.length, fp: digest };
-  const tail: QueuedWrite[] = [
-    { bytes: RANGE_WRITE_OVERHEAD_BYTES + text.length + cells.length * 8, queue: () => void (s.getRangeByIndexes(2, 0, cells.length, 1).values = cells) },
-  ];
-  if (usedRows > 2 + cells.length) tail.push({ bytes: RANGE_WRITE_OVERHEAD_BYTES, queue: () => s.getRangeByIndexes(2 + cells.length, 0, usedRows - 2 - cells.length, 1).clear("Contents") });
-  tail.push({ bytes: RANGE_WRITE_OVERHEAD_BYTES + 400, queue: () => void (s.getRange("A2").values = [[JSON.stringify(state)]]) });
-  await writeInBatches(context, tail, { targetRequestBytes });
 }
 
 /**

@@ -43,9 +43,9 @@ import { acquireTableLock, type TableLock } from "./lock";
 import { DEFAULT_COST_MODEL, DELTA_MAX_COST_RATIO, matchRows, planDelta, type DeltaSummary, type KeyChoice } from "../refresh/delta";
 import { deltaWrites, userCellMoves } from "../refresh/positions";
 import { HASHES_PER_CELL, rowHashes, type HashLogEntry } from "../refresh/rowHash";
-import { openRowHashes, sampleRowHashes, storeDeltaHashes, storeRowHashes, type StoreSlot } from "./delta";
+import { openRowHashes, readShortHashes, sampleRowHashes, SHORT_CHARS, storeDeltaHashes, storeRowHashes, type StoreSlot } from "./delta";
 import { queueUntracked } from "./untracked";
-import { fingerprintDigest, gatherRows, readChecks, storeChecks, type ChecksGeometry } from "./checksums";
+import { gatherRows, predictChecksum, readChecks, storeChecks, type ChecksGeometry, type ChecksReading } from "./checksums";
 import { alignByFingerprint } from "../refresh/align";
 import { changeSheetName, dropChanges, isOwnChangeSheet, queueChangeSheet, writeChangeRecord } from "./changes";
 
@@ -278,6 +278,8 @@ async function writeLocked(context: Excel.RequestContext, lock: TableLock, bindi
   if (!noDelta && (oldCount === 0 || total === 0)) noDelta = "the old or the new table is empty";
   if (!noDelta && sorted) noDelta = "a sort is applied to the table, so its rows are not in the export's order";
   let slot: StoreSlot | null = null;
+  /** For every old row, the new row its fingerprint is aligned with (-1: none). */
+  let aligned: Int32Array | null = null;
   let typed: (string | number | boolean)[][] | null = null;
   let newHashes: string[] | null = null;
   if (!noDelta && (!options.key || options.key.candidates.length === 0) && oldCount === total && total >= 2 * HASHES_PER_CELL) {
@@ -299,8 +301,13 @@ async function writeLocked(context: Excel.RequestContext, lock: TableLock, bindi
       if (seen > 0 && estimate > 1.2 * DELTA_MAX_COST_RATIO) noDelta = `${differ.toLocaleString("en-US")} of ${seen.toLocaleString("en-US")} rows sampled by position differ: a delta would cost about ${estimate.toFixed(2)}× a full rewrite (limit ${DELTA_MAX_COST_RATIO})`;
     }
   }
+  // Excel's block checksums (issue #24): with them, the fingerprints are read in short form only.
+  const checksGeometry: ChecksGeometry = { sheet: sheet.name, top: bodyRow, left: geometry.firstColumn, width: dataColumns, rows: oldCount };
+  let checks: ChecksReading | null = null;
   if (!noDelta) {
-    slot = await openRowHashes(context, binding.id);
+    checks = await readChecks(context, binding.id, checksGeometry, options.targetResponseBytes);
+    if (checks) slot = await readShortHashes(context, binding.id, checks.sheet, options.targetResponseBytes);
+    slot ??= await openRowHashes(context, binding.id);
     let previous = slot?.formats ?? null;
     if (!previous) {
       const first = sheet.getRangeByIndexes(bodyRow, geometry.firstColumn, 1, dataColumns);
@@ -313,7 +320,15 @@ async function writeLocked(context: Excel.RequestContext, lock: TableLock, bindi
   if (!noDelta) {
     typed ??= source.get(0, total);
     newHashes ??= rowHashes(typed);
-    if (slot?.hashes && slot.hashes.length === geometry.bodyRows) {
+    if (slot?.short && slot.short.length === geometry.bodyRows) {
+      // Short fingerprints, aligned in order: a new row no old row is aligned with must be written.
+      aligned = alignByFingerprint(slot.short, newHashes.map((h) => h.slice(0, SHORT_CHARS)), 2);
+      let matched = 0;
+      for (const j of aligned) if (j >= 0) matched++;
+      const unmatched = total - matched;
+      const floor = (unmatched * (model.cell + model.rangeWrite)) / fullCost;
+      if (floor > DELTA_MAX_COST_RATIO) noDelta = `${unmatched.toLocaleString("en-US")} of ${total.toLocaleString("en-US")} rows are new, changed or moved: a delta would cost at least ${floor.toFixed(2)}× a full rewrite (limit ${DELTA_MAX_COST_RATIO})`;
+    } else if (slot?.hashes && slot.hashes.length === geometry.bodyRows) {
       // The stored fingerprints decide before anything is read: a new row whose fingerprint no old
       // row has must be written (changed or new), one cell and one request part at least.
       // Without a key, rows are matched by position (row n stays row n): a row whose fingerprint
@@ -350,26 +365,47 @@ async function writeLocked(context: Excel.RequestContext, lock: TableLock, bindi
   /** How the old rows were learnt (issue #24): from Excel's checksums and the fingerprints, or read whole. */
   let oldRowsRead: { checked: boolean; blocksRead: number; rowsRead: number; rowsGathered: number } = { checked: false, blocksRead: 0, rowsRead: oldCount, rowsGathered: 0 };
   /**
-   * The old rows (issue #24, item 3): where Excel's block checksums prove a block untouched since the
-   * last commit, a row whose fingerprint a new row has (aligned in order, `align.ts`) holds exactly
-   * that new row's cells and is not read; other rows of untouched blocks (changed or removed records)
-   * are gathered by Excel into one block and read as values; blocks whose checksum moved (the user
-   * typed over, cleared, or put a formula in a cell) are read as formulas. Without usable checksums
-   * (none yet, the table moved, fingerprints of another commit) the whole table is read, as before.
+   * The old rows (issue #24, item 3). Each old row's fingerprint proposes the new row it holds
+   * (aligned in order, `align.ts`); the rows no new row matches (changed or removed records) are
+   * gathered by Excel into one block and read as values. A proposal is accepted only where Excel's
+   * checksum of the block, calculated now, equals the checksum predicted from what the block would
+   * then hold (`predictChecksum`): a value the user typed over, a cleared cell, a formula, a moved or
+   * resized block, or a wrong proposal all make them differ, and that block is read as formulas.
+   * Without usable checksums the whole table is read, as before.
    */
   const readOldRows = async (): Promise<unknown[][]> => {
-    const hashes = slot?.hashes;
-    const g: ChecksGeometry = { sheet: sheet.name, top: bodyRow, left: geometry.firstColumn, width: dataColumns, rows: oldCount };
-    const reading = hashes && hashes.length === oldCount && newHashes ? await readChecks(context, binding.id, g, fingerprintDigest(hashes), options.targetResponseBytes) : null;
-    if (!reading || !hashes || !newHashes || !typed) return readRows(0, dataColumns);
-    const rows = new Array<unknown[]>(oldCount);
-    const aligned = alignByFingerprint(hashes, newHashes);
-    const r = reading.rowsPerBlock;
+    const oldH = slot?.hashes ?? slot?.short ?? null;
+    if (!checks || !oldH || oldH.length !== oldCount || !newHashes || !typed) return readRows(0, dataColumns);
+    const len = slot?.hashes ? oldH[0]?.length ?? SHORT_CHARS : SHORT_CHARS;
+    aligned ??= alignByFingerprint(oldH, newHashes.map((h) => h.slice(0, len)), slot?.hashes ? 256 : 2);
+    const al = aligned;
+    const r = checks.rowsPerBlock;
+    const blocks = checks.current.length;
+    const rows = new Array<unknown[] | undefined>(oldCount);
+    const gather: number[] = [];
+    for (let b = 0; b < blocks; b++) {
+      if (checks.current[b] === null) continue; // an error: read below
+      for (let i = b * r; i < Math.min(oldCount, (b + 1) * r); i++) {
+        if (al[i] >= 0) rows[i] = typed[al[i]];
+        else gather.push(i);
+      }
+    }
+    if (gather.length > 0) {
+      await lock.ensure();
+      const got = await gatherRows(context, checks, checksGeometry, gather, options.targetRequestBytes, options.targetResponseBytes);
+      gather.forEach((i, k) => (rows[i] = got[k]));
+    }
+    const read = new Array<boolean>(blocks).fill(false);
+    for (let b = 0; b < blocks; b++) {
+      const from = b * r, to = Math.min(oldCount, from + r);
+      const current = checks.current[b];
+      read[b] = current === null || predictChecksum(checksGeometry, from, rows.slice(from, to) as unknown[][]) !== current;
+    }
     let blocksRead = 0, rowsRead = 0;
-    for (let b = 0; b < reading.touched.length; ) {
-      if (!reading.touched[b]) { b++; continue; }
+    for (let b = 0; b < blocks; ) {
+      if (!read[b]) { b++; continue; }
       let e = b;
-      while (e < reading.touched.length && reading.touched[e]) e++;
+      while (e < blocks && read[e]) e++;
       const from = b * r, count = Math.min(oldCount, e * r) - from;
       const part = await loadInBlocks(context, (f, c) => sheet.getRangeByIndexes(bodyRow + from + f, geometry.firstColumn, c, dataColumns), count, "formulas", 16 * dataColumns, options.targetResponseBytes, { columns: dataColumns, beforeBlock: () => lock.ensure() });
       part.forEach((row, i) => (rows[from + i] = row));
@@ -377,19 +413,8 @@ async function writeLocked(context: Excel.RequestContext, lock: TableLock, bindi
       rowsRead += count;
       b = e;
     }
-    const gather: number[] = [];
-    for (let i = 0; i < oldCount; i++) {
-      if (rows[i]) continue;
-      if (aligned[i] >= 0) rows[i] = typed[aligned[i]];
-      else gather.push(i);
-    }
-    if (gather.length > 0) {
-      await lock.ensure();
-      const got = await gatherRows(context, reading, g, gather, options.targetRequestBytes, options.targetResponseBytes);
-      gather.forEach((i, k) => (rows[i] = got[k]));
-    }
     oldRowsRead = { checked: true, blocksRead, rowsRead, rowsGathered: gather.length };
-    return rows;
+    return rows as unknown[][];
   };
   let match: ReturnType<typeof matchRows> | null = null;
   let planned: {
@@ -647,8 +672,8 @@ async function writeLocked(context: Excel.RequestContext, lock: TableLock, bindi
     const hashes = newHashes ?? rowHashes(written);
     if (strategy === "delta" && spans) await storeDeltaHashes(context, binding.id, slot, hashes, planned?.log ?? null, formats, options.targetRequestBytes);
     else await storeRowHashes(context, binding, written, formats, options.targetRequestBytes);
-    // Excel's block checksums of the rows as written, tied to these fingerprints (issue #24).
-    await storeChecks(context, binding.id, { sheet: sheet.name, top: bodyRow, left: geometry.firstColumn, width: dataColumns, rows: total }, written, fingerprintDigest(hashes), options.targetRequestBytes, options.targetResponseBytes);
+    // Excel's block checksums of the rows as written (issue #24).
+    await storeChecks(context, binding.id, { sheet: sheet.name, top: bodyRow, left: geometry.firstColumn, width: dataColumns, rows: total }, written, options.targetRequestBytes);
   } catch (e) {
     // Only the next refresh's cost depends on them: it reads the table once instead.
     warnings.push(`The data is refreshed, but its row fingerprints could not be stored: ${errorText(e)}`);

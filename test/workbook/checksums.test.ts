@@ -10,7 +10,7 @@ import { Workbook, createRequestContext, inspect, seed } from "../../src/emulato
 import { importTable } from "../../src/workbook/writer";
 import { refreshTable } from "../../src/workbook/refresh";
 import { draftBinding } from "../../src/refresh/binding";
-import { checksumFormula, checkSheetName } from "../../src/workbook/checksums";
+import { checksumFormula, checkSheetName, predictChecksum } from "../../src/workbook/checksums";
 import { COLUMNS, onePercentChanged, row, sourceOf, tableMaker } from "../../bench/deltaScenario";
 import type { CellValue } from "../../src/table/model";
 
@@ -119,4 +119,24 @@ test("the checksum sheet is very hidden, one formula per block, the last block p
   // Header on sheet row 2, so the last data row is sheet row rows + 2.
   expect(String(f[blocks - 1])).toContain(`$L$${rows + 2},`);
   expect(inspect(delta, `'${name}'!B1:B${blocks}`).values.every((v) => typeof v[0] === "number")).toBe(true);
+});
+
+test("the checksum predicted from the rows equals the one Excel calculates, and any cell changed changes it", async () => {
+  const { delta } = await run(() => undefined);
+  const name = checkSheetName("ck");
+  const state = JSON.parse(String(inspect(delta, `'${name}'!A2`).values[0][0])) as { r: number; g: { sheet: string; top: number; left: number; width: number; rows: number } };
+  const body = inspect(delta, `${SHEET}!A3:L${2 + state.r}`).values as unknown[][];
+  const excel = inspect(delta, `'${name}'!B1`).values[0][0];
+  expect(predictChecksum(state.g, 0, body)).toBe(excel);
+  const changed = body.map((r) => [...r]);
+  changed[5][3] = (changed[5][3] as number) + 0.01;
+  expect(predictChecksum(state.g, 0, changed)).not.toBe(excel);
+  const swapped = body.map((r) => [...r]);
+  [swapped[1][1], swapped[2][1]] = [swapped[2][1], swapped[1][1]];
+  expect(predictChecksum(state.g, 0, swapped)).not.toBe(excel);
+  // A number as text is another checksum (ISTEXT), as is the same block one row lower (ROW).
+  const asText = body.map((r) => [...r]);
+  asText[0][0] = String(asText[0][0]);
+  expect(predictChecksum(state.g, 0, asText)).not.toBe(excel);
+  expect(predictChecksum(state.g, 1, body)).not.toBe(excel);
 });
