@@ -1,24 +1,26 @@
 /**
- * Excel proves which blocks of a table are untouched (issue #24, item 3; README "Delta refresh").
+ * Excel proves which blocks of a table hold what the add-in thinks they hold (issue #24, item 3;
+ * README "Delta refresh").
  *
  * The delta refresh must never keep a value the user typed over, cleared or replaced with a formula,
  * and it used to prove that by reading the whole table back (as many bytes as the table itself). Now
  * every write leaves, per block of rows, a live formula that Excel itself keeps calculating from the
  * table's data cells — a checksum of every character (code × a position weight), the text's length,
- * which cells are text and which are formulas, and where the block is — and stores the value it had
- * at the commit. At the next refresh only those formulas are read (after `application.calculate`, so a
- * workbook in manual mode or with API calculation suspended answers current values): a block whose
- * checksum still equals the stored value holds exactly what was written, so its rows are known from
- * the row fingerprints (`src/refresh/align.ts`) without reading them; only blocks whose checksum moved
- * are read back, as formulas.
+ * which cells are text and which are formulas, and where the block is. At the next refresh the add-in
+ * works out what each block should hold (old rows matched to new rows by their fingerprints, the other
+ * old rows gathered from Excel), computes the checksum that content would have (`predictChecksum`,
+ * the same integer arithmetic) and reads the block formulas, calculated now (`application.calculate`,
+ * so manual mode or suspended API calculation cannot answer stale values). Equal: the block holds
+ * exactly that, nothing of it is read. Different (an edit by the user, a wrong match, a number whose
+ * text cannot be predicted): the block is read back as formulas. So nothing is ever kept on trust;
+ * a wrong answer needs a checksum collision of two different block contents.
  *
  * Storage: a very hidden sheet per binding, `ppm_c_` + a 7-character hash of the binding id (no slot
  * shared with other bindings, so two runtimes refreshing two tables never write the same cells):
- * `A1` the binding id, `A2` the state (JSON: table geometry, rows per block, blocks, the digest of the
- * row fingerprints the values belong to), `A3…` the values at the commit (JSON, 30,000 characters a
- * cell), `B1…Bn` one formula per block, and columns C… a scratch area where old rows are gathered
- * (below). A state that does not match the table (moved, resized, other columns) or the fingerprints
- * (stored by another commit) is not used: the whole table is read, as before.
+ * `A1` the binding id, `A2` the state (JSON: table geometry, rows per block, blocks), `B1…Bn` one
+ * formula per block, and columns C… a scratch area (the short fingerprints and the gathered rows are
+ * calculated there and cleared). A state that does not match the table (moved, resized, other
+ * columns) is not used: the whole table is read, as before.
  *
  * The formula of one block (R rows × W columns, `blk` its absolute address on the table's sheet):
  *   =LET(blk,'Sheet'!$A$2:$L$151, txt,TEXTJOIN("|",FALSE,blk), pos,SEQUENCE(LEN(txt)),
@@ -38,7 +40,7 @@
  * recalculates only the block it touches. A full recalculation of a 200,000 × 12 table's 1,334
  * formulas handles ≈ 40 million characters (an estimate of about a second in desktop Excel; not
  * measured here, there is no Excel on this machine). The saved file grows by the formulas' text
- * (≈ 250 bytes per block, ≈ 0.35 MB for 200,000 × 12, about 1.5 % of the table) and the values.
+ * (≈ 330 bytes per block, ≈ 0.4 MB for 200,000 × 12; `npm run bench` prints the share).
  */
 import { rowHash } from "../refresh/rowHash";
 import { columnLetters } from "./names";
@@ -50,7 +52,6 @@ const STATE_VERSION = 2;
 /** Characters of joined text a block aims at (TEXTJOIN refuses more than 32,767). */
 const BLOCK_TEXT = 24_000;
 const BLOCK_CELLS = 4_096;
-const VALUES_PER_CELL_CHARS = 30_000;
 
 /** Where the table's data cells are: body rows `top … top+rows-1`, columns `left … left+width-1` (0-based). */
 export interface ChecksGeometry {
@@ -73,11 +74,6 @@ interface ChecksState {
 /** The sheet holding a binding's checksums. */
 export function checkSheetName(bindingId: string): string {
   return CHECK_SHEET_PREFIX + rowHash([bindingId]);
-}
-
-/** Digest of a table's row fingerprints (ties stored checksums to the fingerprints of the same commit). */
-export function fingerprintDigest(hashes: readonly string[]): string {
-  return rowHash([hashes.length, hashes.join("")]);
 }
 
 /** Rows per block for these rows (the joined text of a block stays under {@link BLOCK_TEXT}). */

@@ -276,7 +276,7 @@ export async function readShortHashes(context: Excel.RequestContext, bindingId: 
       short = full.map((h) => h.slice(0, SHORT_CHARS));
     }
     if (short.length !== n) return null;
-    const formats = Array.isArray(m.f) && m.f.every((x) => typeof x === "string") ? (m.f as string[]) : null;
+    const formats = Array.isArray(m.f) && m.f.every((x) => typeof x === "string") ? m.f : null;
     return { ...slot, hashes: null, short, rows: n, baseCells: b, logCells: l, logText: log.text, logEntries: log.log.length, usedCells: Math.max(b + l, slot.usedCells), formats };
   } catch (e) {
     if (e instanceof HashStoreError) return null;

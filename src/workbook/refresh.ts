@@ -362,8 +362,6 @@ async function writeLocked(context: Excel.RequestContext, lock: TableLock, bindi
     loadInBlocks(context, (from, count) => sheet.getRangeByIndexes(bodyRow + from, geometry.firstColumn + first, count, columns), oldCount, "formulas", 16 * columns, options.targetResponseBytes, { columns, beforeBlock: () => lock.ensure() });
   const norm = (rows: readonly unknown[][]): CellValue[][] => rows.map((r) => r.map((v) => (v === "" || v === undefined ? null : (v as CellValue))));
   let oldData: unknown[][] | null = null;
-  /** How the old rows were learnt (issue #24): from Excel's checksums and the fingerprints, or read whole. */
-  let oldRowsRead: { checked: boolean; blocksRead: number; rowsRead: number; rowsGathered: number } = { checked: false, blocksRead: 0, rowsRead: oldCount, rowsGathered: 0 };
   /**
    * The old rows (issue #24, item 3). Each old row's fingerprint proposes the new row it holds
    * (aligned in order, `align.ts`); the rows no new row matches (changed or removed records) are
@@ -401,7 +399,6 @@ async function writeLocked(context: Excel.RequestContext, lock: TableLock, bindi
       const current = checks.current[b];
       read[b] = current === null || predictChecksum(checksGeometry, from, rows.slice(from, to) as unknown[][]) !== current;
     }
-    let blocksRead = 0, rowsRead = 0;
     for (let b = 0; b < blocks; ) {
       if (!read[b]) { b++; continue; }
       let e = b;
@@ -409,11 +406,8 @@ async function writeLocked(context: Excel.RequestContext, lock: TableLock, bindi
       const from = b * r, count = Math.min(oldCount, e * r) - from;
       const part = await loadInBlocks(context, (f, c) => sheet.getRangeByIndexes(bodyRow + from + f, geometry.firstColumn, c, dataColumns), count, "formulas", 16 * dataColumns, options.targetResponseBytes, { columns: dataColumns, beforeBlock: () => lock.ensure() });
       part.forEach((row, i) => (rows[from + i] = row));
-      blocksRead += e - b;
-      rowsRead += count;
       b = e;
     }
-    oldRowsRead = { checked: true, blocksRead, rowsRead, rowsGathered: gather.length };
     return rows as unknown[][];
   };
   let match: ReturnType<typeof matchRows> | null = null;
