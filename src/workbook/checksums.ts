@@ -211,22 +211,24 @@ export async function readChecks(context: Excel.RequestContext, bindingId: strin
  * stores their values with the fingerprints' digest. Any failure leaves the state unusable (the
  * next refresh reads the table), never wrong: the state is written last.
  */
-export async function storeChecks(context: Excel.RequestContext, bindingId: string, g: ChecksGeometry, rows: readonly (readonly unknown[])[], targetRequestBytes?: number): Promise<void> {
+export async function storeChecks(context: Excel.RequestContext, bindingId: string, g: ChecksGeometry, rows: readonly (readonly unknown[])[], targetRequestBytes?: number): Promise<number> {
   let sheet = context.workbook.worksheets.getItemOrNullObject(checkSheetName(bindingId));
   sheet.load("visibility");
   await context.sync();
+  let syncs = 1;
   let old: ChecksState | null = null;
   let usedRows = 0;
   if (sheet.isNullObject) {
     sheet = context.workbook.worksheets.add(checkSheetName(bindingId));
     sheet.visibility = "VeryHidden";
   } else {
-    if (sheet.visibility !== "VeryHidden") return;
+    if (sheet.visibility !== "VeryHidden") return syncs;
     const head = sheet.getRange("A1:A2");
     head.load("values");
     const used = sheet.getUsedRangeOrNullObject(true);
     used.load("rowIndex,rowCount");
     await context.sync();
+    syncs++;
     if (head.values[0][0] === bindingId) old = parseState(head.values[1][0]);
     usedRows = used.isNullObject ? 0 : used.rowIndex + used.rowCount;
   }
@@ -252,7 +254,7 @@ export async function storeChecks(context: Excel.RequestContext, bindingId: stri
   const state: ChecksState = { v: STATE_VERSION, g, r, n };
   // The state last: a failure before it leaves "" (unusable: the next refresh reads the table).
   writes.push({ bytes: RANGE_WRITE_OVERHEAD_BYTES + 400, queue: () => void (s.getRange("A2").values = [[JSON.stringify(state)]]) });
-  await writeInBatches(context, writes, { targetRequestBytes });
+  return syncs + (await writeInBatches(context, writes, { targetRequestBytes })).syncs;
 }
 
 /**

@@ -151,8 +151,7 @@ export async function storeRowHashes(context: Excel.RequestContext, binding: Pic
   if (!slot) return 0;
   const syncs = slot.syncs + (await writeBase(context, slot, binding.id, hashes, formats, targetRequestBytes));
   // Excel's block checksums of the same rows (issue #24, `checksums.ts`).
-  if (checks) await storeChecks(context, binding.id, checks, rows, targetRequestBytes);
-  return syncs;
+  return syncs + (checks ? await storeChecks(context, binding.id, checks, rows, targetRequestBytes) : 0);
 }
 
 /**
