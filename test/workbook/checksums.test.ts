@@ -3,8 +3,9 @@
  * keeps what the user typed over. Each case: the same table imported into two workbooks, the same user
  * edit in both, then a 1 % delta refresh in one and a full rewrite in the other: the tables must be
  * equal cell for cell (values and formulas), and the delta must have read far less than the table.
- * Seen failing with the checksum comparison switched off (every block taken as untouched): the typed
- * value, the cleared cell, the formula with the same value and the last block's edit all stayed.
+ * Seen failing with the verification switched off (every block's proposal accepted without comparing
+ * checksums): the typed value, the cleared cell, the formula with the same value, the last block's edit
+ * and the wrong fingerprint all stayed; the typed-back value cannot fail (the cell holds the same).
  */
 import { Workbook, createRequestContext, inspect, seed } from "../../src/emulator";
 import { importTable } from "../../src/workbook/writer";
@@ -13,6 +14,9 @@ import { draftBinding } from "../../src/refresh/binding";
 import { checksumFormula, checkSheetName, predictChecksum } from "../../src/workbook/checksums";
 import { COLUMNS, onePercentChanged, row, sourceOf, tableMaker } from "../../bench/deltaScenario";
 import type { CellValue } from "../../src/table/model";
+import { planColumns } from "../../src/workbook/cells";
+import { typedRows } from "../../src/workbook/writer";
+import { rowHash } from "../../src/refresh/rowHash";
 
 const ROWS = 650;
 const SHEET = "'financials (json)'";
@@ -139,4 +143,26 @@ test("the checksum predicted from the rows equals the one Excel calculates, and 
   asText[0][0] = String(asText[0][0]);
   expect(predictChecksum(state.g, 0, asText)).not.toBe(excel);
   expect(predictChecksum(state.g, 1, body)).not.toBe(excel);
+});
+
+test("a fingerprint that proposes the wrong row is caught by the checksum: the block is read and the result is the full rewrite's", async () => {
+  // The stored fingerprint of record 8 (row index 7, which the next export changes) is replaced by the
+  // fingerprint of its NEW content, as a collision of short fingerprints would make it look: the
+  // alignment then proposes that the old row already holds the new one. Excel's checksum of its block
+  // does not match that proposal, so the block is read back and the changed cell is written.
+  const t = tableMaker()(Array.from({ length: ROWS }, (_, i) => row(i + 1, 1)));
+  const next = onePercentChanged(t.rows, ROWS + 1);
+  const plans = planColumns(t);
+  const newHash = rowHash(typedRows({ ...t, rows: next }, plans).get(7, 8)[0]);
+  await expectEqualToFullRewrite((wb) => {
+    const store = wb.sheetByName("ppm_rowhash")!;
+    const head = inspect(wb, "'ppm_rowhash'!A1:J1").values[0];
+    const col = head.indexOf("ck");
+    const cell = `'ppm_rowhash'!${"ABCDEFGHIJ"[col]}3`;
+    const base = String(inspect(wb, cell).values[0][0]);
+    const at = 1 + 7 * 7;
+    expect(base.slice(at, at + 7)).not.toBe(newHash);
+    const { rect } = wb.resolveAddress(cell, store);
+    wb.writeValues(store, rect, [[base.slice(0, at) + newHash + base.slice(at + 7)]]);
+  });
 });
