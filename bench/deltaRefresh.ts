@@ -9,7 +9,7 @@
  * the baseline).
  */
 import "./officejs";
-import { Workbook, createRequestContext } from "../src/emulator";
+import { Workbook, createRequestContext, toWorkbookFile } from "../src/emulator";
 import { importTable } from "../src/workbook/writer";
 import { refreshTable } from "../src/workbook/refresh";
 import { readBindings } from "../src/workbook/bindingStore";
@@ -59,9 +59,21 @@ async function main() {
     requestBytes: sum(wb.stats.requestBytesPerSync) - before.req, responseBytes: sum(wb.stats.responseBytesPerSync) - before.res, syncs: wb.stats.syncCount - before.syncs,
   };
   const fullRewrite = await measure(table(next.map((r) => row(r[0] as number, 3))), false);
+  // Issue #24: what the add-in's own hidden sheets add to the saved file (the fingerprints on
+  // ppm_rh_…, the block checksums on ppm_c_…, and any other ppm_ sheet: the kept rollback sheet
+  // ppm_rb_… is empty after a refresh), as a share of the table's sheet, both measured as the
+  // emulator's saved form of their cells (JSON; an .xlsx compresses the table's repetitive text better
+  // than fingerprints, so this is a lower bound there).
+  const sheets = toWorkbookFile(wb).sheets.map((sh) => ({ name: sh.name, bytes: JSON.stringify(sh.cells).length }));
+  const tableSheet = sheets.find((sh) => sh.name.startsWith("financials"))!;
+  const fingerprintBytes = sheets.filter((sh) => sh.name.startsWith("ppm_rh_")).reduce((a, sh) => a + sh.bytes, 0);
+  const checksumBytes = sheets.filter((sh) => sh.name.startsWith("ppm_c_")).reduce((a, sh) => a + sh.bytes, 0);
+  const otherBytes = sheets.filter((sh) => sh.name.startsWith("ppm_") && !sh.name.startsWith("ppm_rh_") && !sh.name.startsWith("ppm_c_")).reduce((a, sh) => a + sh.bytes, 0);
+  const fileGrowth = { tableBytes: tableSheet.bytes, fingerprintBytes, checksumBytes, otherBytes, ratio: (fingerprintBytes + checksumBytes + otherBytes) / tableSheet.bytes };
   const out = {
     rows: ROWS, columns: COLUMNS.length,
-    delta, everyRowChanged, fullRewrite, showChanges: show,
+    delta, everyRowChanged, fullRewrite, showChanges: show, fileGrowth,
+    bothWaysRatio: (delta.requestBytes + delta.responseBytes) / (fullRewrite.requestBytes + fullRewrite.responseBytes),
     cellsRatio: delta.cellsWritten / fullRewrite.cellsWritten,
     requestBytesRatio: delta.requestBytes / fullRewrite.requestBytes,
     everyRowChangedRatio: everyRowChanged.requestBytes / fullRewrite.requestBytes,

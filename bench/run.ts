@@ -173,6 +173,8 @@ interface DeltaRefreshFigures {
   delta: { cellsWritten: number; cellsTouched: number; requestBytes: number; responseBytes: number; strategy: string; added: number; changed: number; removed: number; syncs: number; ms: number };
   fullRewrite: { cellsWritten: number; requestBytes: number; responseBytes: number };
   everyRowChanged: { requestBytes: number; strategy: string };
+  /** The add-in's hidden sheets in the saved file beside the table's sheet (issue #24). */
+  fileGrowth?: { tableBytes: number; fingerprintBytes: number; checksumBytes: number; ratio: number };
   /** "Show changes" on the delta's table, asked for after the refresh (not part of the refresh's cost). */
   showChanges: { requestBytes: number; responseBytes: number; syncs: number; ms: number };
   cellsRatio: number;
@@ -194,6 +196,11 @@ function deltaRefreshScenario(checks: { name: string; ok: boolean; detail: strin
   log(`  both directions: the delta moves ${fmt((d.delta.requestBytes + d.delta.responseBytes) / MB, 2)} MB (${fmt(d.delta.requestBytes / MB, 2)} sent + ${fmt(d.delta.responseBytes / MB, 2)} received), a full rewrite ${fmt((d.fullRewrite.requestBytes + d.fullRewrite.responseBytes) / MB, 2)} MB (${fmt(d.fullRewrite.requestBytes / MB, 2)} + ${fmt(d.fullRewrite.responseBytes / MB, 2)}): ${fmt(bothWays * 100, 2)} %`);
   checks.push({ name: "deltaRefresh: request + response bytes ≤ 10 % of a full rewrite's", ok: bothWays <= 0.1, detail: `${fmt(bothWays * 100, 2)} %` });
   checks.push({ name: "deltaRefresh: every row changed ≤ 1.1× a full rewrite", ok: d.everyRowChangedRatio <= 1.1, detail: `${fmt(d.everyRowChangedRatio, 3)}×` });
+  // Issue #24 item 3: the fingerprints and Excel's block checksums grow the saved file by ≤ 10 % of the table.
+  if (d.fileGrowth) {
+    log(`  saved file: fingerprints ${fmt(d.fileGrowth.fingerprintBytes / MB, 2)} MB + block checksums ${fmt(d.fileGrowth.checksumBytes / MB, 2)} MB beside the table's ${fmt(d.fileGrowth.tableBytes / MB, 2)} MB (${fmt(d.fileGrowth.ratio * 100, 2)} %)`);
+    checks.push({ name: "deltaRefresh: the add-in's hidden sheets ≤ 10 % of the table's saved size", ok: d.fileGrowth.ratio <= 0.1, detail: `${fmt(d.fileGrowth.ratio * 100, 2)} %` });
+  }
   return d;
 }
 

@@ -4,12 +4,17 @@
  * error literals, A1 references and ranges (optionally sheet-qualified), structured references to
  * table columns (`[@Col]`, `[@[Col name]]`, `Table1[Col]`, `Table1[[#This Row],[Col]]`), the operators
  * + - * / ^ & = <> < > <= >= % and unary -/+/@, and the functions SUM, AVERAGE, MIN, MAX, COUNT, COUNTA,
- * IF, IFERROR, ROUND, ABS, AND, OR, NOT, CONCAT, CONCATENATE, LEN, UPPER, LOWER.
+ * IF, IFERROR, ROUND, ABS, AND, OR, NOT, CONCAT, CONCATENATE, LEN, UPPER, LOWER, and (issue #24, for the
+ * delta refresh's block checksums) LET, SEQUENCE, MID, UNICODE, MOD, TEXTJOIN, ISTEXT, ISNUMBER,
+ * ISBLANK, ISERROR, ISFORMULA, ROW, COLUMN, INDEX (reference form), with dynamic arrays: operators and these functions apply
+ * element by element over arrays and multi-cell ranges, a dimension of 1 broadcast (`lift`). A
+ * formula whose final result is an array larger than one cell is #VALUE! here (Excel would spill it;
+ * the stricter reading, as nothing of ours relies on a spill).
  * Anything else evaluates to `#NAME?`, which is also what Excel shows for an unknown name.
  */
 import { MAX_COLUMNS, MAX_ROWS, Rect, columnIndexOf, columnLetters, rectContains } from "./address";
 import type { SheetModel, TableModel } from "./shapes";
-import { CellError, CellValue, isCellError } from "./values";
+import { CellError, CellValue, isCellError, numberText } from "./values";
 
 const REF_AT = /^(\$?)([A-Za-z]{1,3})(\$?)(\d+)/;
 const IDENT_CHAR = /[A-Za-z0-9_.\\]/;
@@ -80,6 +85,8 @@ export interface FormulaWorkbook {
   tableByName(name: string): TableModel | undefined;
   bodyRect(t: TableModel): Rect;
   forEachStoredCell(sheet: SheetModel, rect: Rect, fn: (r: number, c: number) => void): void;
+  /** True when the cell holds a formula (ISFORMULA); absent: no cell does. */
+  hasFormula?(sheet: SheetModel, r: number, c: number): boolean;
   /** What a defined name refers to (`=Sheet1!$C$5`), as seen from a formula on `sheet`; undefined: no such name. */
   nameFormula?(name: string, sheet: SheetModel | null): string | undefined;
 }
@@ -98,7 +105,17 @@ interface RangeValue {
   sheet: SheetModel;
   rect: Rect;
 }
-type Value = CellValue | RangeValue;
+/** A dynamic array (issue #24: SEQUENCE, MID/UNICODE over arrays, operators broadcasting), row-major. */
+interface ArrayValue {
+  kind: "array";
+  rows: number;
+  cols: number;
+  data: CellValue[];
+}
+type Value = CellValue | RangeValue | ArrayValue;
+
+const isRange = (v: Value): v is RangeValue => v !== null && typeof v === "object" && "kind" in v && v.kind === "range";
+const isArray = (v: Value): v is ArrayValue => v !== null && typeof v === "object" && "kind" in v && v.kind === "array";
 
 type Token =
   | { t: "num"; v: number }
@@ -249,11 +266,79 @@ class Evaluator {
   }
 
   scalar(v: Value): CellValue {
-    if (v !== null && typeof v === "object" && "kind" in v) {
+    if (isArray(v)) return v.rows === 1 && v.cols === 1 ? v.data[0] : VALUE;
+    if (isRange(v)) {
       if (v.rect.r0 === v.rect.r1 && v.rect.c0 === v.rect.c1) return this.ctx.wb.valueAt(v.sheet, v.rect.r0, v.rect.c0);
       return VALUE;
     }
     return v;
+  }
+
+  /**
+   * The same result as lifting `f` over two arguments, in one loop, when both are numbers or arrays of
+   * numbers of broadcastable sizes (the checksum formulas' shape: thousands of elements); else null.
+   */
+  private numericPair(a: Value, b: Value, f: (x: number, y: number) => number | CellError): ArrayValue | null {
+    if (!isArray(a) && !isArray(b)) return null;
+    const ga = isArray(a) ? a : typeof a === "number" ? { kind: "array" as const, rows: 1, cols: 1, data: [a] } : null;
+    const gb = isArray(b) ? b : typeof b === "number" ? { kind: "array" as const, rows: 1, cols: 1, data: [b] } : null;
+    if (!ga || !gb) return null;
+    const rows = Math.max(ga.rows, gb.rows), cols = Math.max(ga.cols, gb.cols);
+    if ((ga.rows !== 1 && ga.rows !== rows) || (gb.rows !== 1 && gb.rows !== rows) || (ga.cols !== 1 && ga.cols !== cols) || (gb.cols !== 1 && gb.cols !== cols)) return null;
+    for (const x of ga.data) if (typeof x !== "number") return null;
+    for (const x of gb.data) if (typeof x !== "number") return null;
+    const da = ga.data as number[], db = gb.data as number[];
+    const data = new Array<CellValue>(rows * cols);
+    for (let r = 0; r < rows; r++) {
+      const ra = ga.rows === 1 ? 0 : r * ga.cols, rb = gb.rows === 1 ? 0 : r * gb.cols;
+      for (let c = 0; c < cols; c++) {
+        const v = f(da[ra + (ga.cols === 1 ? 0 : c)], db[rb + (gb.cols === 1 ? 0 : c)]);
+        data[r * cols + c] = typeof v === "number" && !Number.isFinite(v) ? err("#NUM!") : v;
+      }
+    }
+    return { kind: "array", rows, cols, data };
+  }
+
+  /** A range's cell values, or an array, as an array; a scalar as a 1×1 array. */
+  private grid(v: Value): ArrayValue {
+    if (isArray(v)) return v;
+    if (isRange(v)) {
+      const { r0, c0, r1, c1 } = v.rect;
+      const rows = r1 - r0 + 1, cols = c1 - c0 + 1;
+      const data: CellValue[] = new Array<CellValue>(rows * cols).fill(null);
+      this.ctx.wb.forEachStoredCell(v.sheet, v.rect, (r, c) => (data[(r - r0) * cols + (c - c0)] = this.ctx.wb.valueAt(v.sheet, r, c)));
+      return { kind: "array", rows, cols, data };
+    }
+    return { kind: "array", rows: 1, cols: 1, data: [v] };
+  }
+
+  /**
+   * Applies `f` element by element when any argument is an array or a multi-cell range (dynamic-array
+   * "lifting"; docs: "Dynamic array formulas and spilled array behavior"): a dimension of 1 is
+   * broadcast over the other argument's; elements beyond a smaller array are #N/A (docs: "Guidelines
+   * and examples of array formulas", arrays of different sizes). All scalar: `f` once.
+   */
+  private lift(args: Value[], f: (xs: CellValue[]) => CellValue): Value {
+    const multi = args.some((a) => isArray(a) || (isRange(a) && (a.rect.r0 !== a.rect.r1 || a.rect.c0 !== a.rect.c1)));
+    if (!multi) return f(args.map((a) => this.scalar(a)));
+    const grids = args.map((a) => this.grid(a));
+    const rows = Math.max(...grids.map((g) => g.rows));
+    const cols = Math.max(...grids.map((g) => g.cols));
+    const data = new Array<CellValue>(rows * cols);
+    const xs = new Array<CellValue>(grids.length);
+    for (let r = 0; r < rows; r++) {
+      for (let c = 0; c < cols; c++) {
+        let na = false;
+        for (let k = 0; k < grids.length; k++) {
+          const g = grids[k];
+          const gr = g.rows === 1 ? 0 : r, gc = g.cols === 1 ? 0 : c;
+          if (gr >= g.rows || gc >= g.cols) { na = true; break; }
+          xs[k] = g.data[gr * g.cols + gc];
+        }
+        data[r * cols + c] = na ? err("#N/A") : f(xs);
+      }
+    }
+    return { kind: "array", rows, cols, data };
   }
 
   private num(v: CellValue): number | CellError {
@@ -306,13 +391,17 @@ class Evaluator {
     return left;
   }
 
-  private arith(a: Value, b: Value, f: (x: number, y: number) => number | CellError): CellValue {
-    const x = this.num(this.scalar(a));
-    const y = this.num(this.scalar(b));
-    if (isCellError(x)) return x;
-    if (isCellError(y)) return y;
-    const r = f(x, y);
-    return typeof r === "number" && !Number.isFinite(r) ? err("#NUM!") : r;
+  private arith(a: Value, b: Value, f: (x: number, y: number) => number | CellError): Value {
+    const fast = this.numericPair(a, b, f);
+    if (fast) return fast;
+    return this.lift([a, b], ([p, q]) => {
+      const x = this.num(p);
+      const y = this.num(q);
+      if (isCellError(x)) return x;
+      if (isCellError(y)) return y;
+      const r = f(x, y);
+      return typeof r === "number" && !Number.isFinite(r) ? err("#NUM!") : r;
+    });
   }
 
   private additive(): Value {
@@ -373,6 +462,10 @@ class Evaluator {
       case "ref": return this.reference(t.sheet, t.a, t.b);
       case "struct": return this.structured(t.table, t.spec);
       case "ident": {
+        if (t.v.toUpperCase() === "LET" && this.peekOp("(")) {
+          this.pos++;
+          return this.let();
+        }
         if (this.peekOp("(")) {
           this.pos++;
           const args: Value[] = [];
@@ -389,6 +482,10 @@ class Evaluator {
         const u = t.v.toUpperCase();
         if (u === "TRUE") return true;
         if (u === "FALSE") return false;
+        for (let k = this.scopes.length - 1; k >= 0; k--) {
+          const bound = this.scopes[k].get(t.v.toLowerCase());
+          if (bound !== undefined) return bound;
+        }
         return this.definedName(t.v);
       }
       case "op":
@@ -398,6 +495,41 @@ class Evaluator {
           return v;
         }
         throw new FormulaSyntaxError(`unexpected ${t.v}`);
+    }
+  }
+
+  /** Names bound by LET, innermost last. */
+  private scopes: Array<Map<string, Value>> = [];
+
+  /**
+   * `LET(name1, value1, [name2, value2, …], calculation)` (docs: LET function): each value is
+   * calculated once, in order, and may use the names before it; a reference stays a reference. The
+   * names apply only inside the LET; a name must be a plain identifier (a cell reference is refused,
+   * as Excel refuses a name that conflicts with range syntax).
+   */
+  private let(): Value {
+    const scope = new Map<string, Value>();
+    this.scopes.push(scope);
+    try {
+      let pairs = 0;
+      for (;;) {
+        const t = this.toks[this.pos];
+        const next = this.toks[this.pos + 1];
+        if (t && t.t === "ident" && next && next.t === "op" && next.v === ",") {
+          this.pos += 2;
+          const v = this.comparison();
+          scope.set(t.v.toLowerCase(), v);
+          pairs++;
+          this.expectOp(",");
+          continue;
+        }
+        if (pairs === 0) throw new FormulaSyntaxError("LET needs a name and a value");
+        const result = this.comparison();
+        this.expectOp(")");
+        return result;
+      }
+    } finally {
+      this.scopes.pop();
     }
   }
 
@@ -473,7 +605,10 @@ class Evaluator {
   private flatten(args: Value[]): Array<{ v: CellValue; fromRange: boolean }> {
     const out: Array<{ v: CellValue; fromRange: boolean }> = [];
     for (const a of args) {
-      if (a !== null && typeof a === "object" && "kind" in a) {
+      if (isArray(a)) {
+        // Text and logical values inside an array are skipped like a range's (docs: SUM function).
+        for (const v of a.data) out.push({ v, fromRange: true });
+      } else if (isRange(a)) {
         this.ctx.wb.forEachStoredCell(a.sheet, a.rect, (r, c) => out.push({ v: this.ctx.wb.valueAt(a.sheet, r, c), fromRange: true }));
       } else out.push({ v: a, fromRange: false });
     }
@@ -511,6 +646,15 @@ class Evaluator {
       case "MIN":
       case "MAX":
       case "COUNT": {
+        if (name === "SUM" && args.length === 1 && isArray(args[0])) {
+          // One array (the checksums' shape): numbers summed, text and logicals skipped, an error returned.
+          let total = 0;
+          for (const v of args[0].data) {
+            if (typeof v === "number") total += v;
+            else if (v !== null && typeof v === "object") return v;
+          }
+          return total;
+        }
         const ns = this.numbers(args);
         if (isCellError(ns)) return name === "COUNT" ? this.flatten(args).filter((x) => typeof x.v === "number").length : ns;
         if (name === "SUM") return ns.reduce((s, x) => s + x, 0);
@@ -580,9 +724,154 @@ class Evaluator {
       case "UPPER":
       case "LOWER": {
         if (args.length !== 1) return VALUE;
-        const x = this.str(this.scalar(args[0]));
-        if (isCellError(x)) return x;
-        return name === "LEN" ? x.length : name === "UPPER" ? x.toUpperCase() : x.toLowerCase();
+        return this.lift(args, ([v]) => {
+          const x = this.str(v);
+          if (isCellError(x)) return x;
+          return name === "LEN" ? x.length : name === "UPPER" ? x.toUpperCase() : x.toLowerCase();
+        });
+      }
+      case "SEQUENCE": {
+        // docs (SEQUENCE function): SEQUENCE(rows, [columns], [start], [step]), filled row by row;
+        // an empty array (rows or columns 0) is #CALC!.
+        if (args.length < 1 || args.length > 4) return VALUE;
+        const n: number[] = [];
+        for (let k = 0; k < 4; k++) {
+          const d = 1;
+          const x = k < args.length ? this.num(this.scalar(args[k])) : d;
+          if (isCellError(x)) return x;
+          n.push(x);
+        }
+        const rows = Math.trunc(n[0]), cols = Math.trunc(n[1]);
+        if (rows < 0 || cols < 0) return VALUE;
+        if (rows === 0 || cols === 0) return err("#CALC!");
+        if (rows * cols > MAX_ROWS * 16) return err("#NUM!");
+        const data = new Array<CellValue>(rows * cols);
+        for (let i = 0; i < data.length; i++) data[i] = n[2] + i * n[3];
+        return { kind: "array", rows, cols, data };
+      }
+      case "MID": {
+        // docs (MID function): start_num < 1 or num_chars < 0 is #VALUE!; past the end is "".
+        if (args.length !== 3) return VALUE;
+        const [t0, a0, b0] = args;
+        if (typeof t0 === "string" && isArray(a0) && typeof b0 === "number" && b0 >= 0 && a0.data.every((x) => typeof x === "number" && x >= 1)) {
+          // Characters of one text at many positions (the checksums' shape), in one loop.
+          const len = Math.trunc(b0);
+          return { kind: "array", rows: a0.rows, cols: a0.cols, data: (a0.data as number[]).map((p) => t0.substr(Math.trunc(p) - 1, len)) };
+        }
+        return this.lift(args, ([t, a, b]) => {
+          const x = this.str(t), st = this.num(a), cnt = this.num(b);
+          if (isCellError(x)) return x;
+          if (isCellError(st)) return st;
+          if (isCellError(cnt)) return cnt;
+          const from = Math.trunc(st), len = Math.trunc(cnt);
+          if (from < 1 || len < 0) return VALUE;
+          return x.substr(from - 1, len);
+        });
+      }
+      case "UNICODE": {
+        // docs (UNICODE function): the code point of the first character; #VALUE! for a partial
+        // surrogate or an invalid data type (the empty text is taken as invalid: there is no first character).
+        if (args.length !== 1) return VALUE;
+        const a0 = args[0];
+        if (isArray(a0) && a0.data.every((x) => typeof x === "string" && x !== "")) {
+          return { kind: "array", rows: a0.rows, cols: a0.cols, data: (a0.data as string[]).map((x) => { const cp = x.codePointAt(0)!; return cp >= 0xd800 && cp <= 0xdfff ? VALUE : cp; }) };
+        }
+        return this.lift(args, ([v]) => {
+          const x = this.str(v);
+          if (isCellError(x)) return x;
+          if (x === "") return VALUE;
+          const cp = x.codePointAt(0)!;
+          return cp >= 0xd800 && cp <= 0xdfff ? VALUE : cp;
+        });
+      }
+      case "MOD": {
+        // docs (MOD function): n - d*INT(n/d); the result has the sign of the divisor; d = 0 is #DIV/0!.
+        if (args.length !== 2) return VALUE;
+        return this.arith(args[0], args[1], (x, y) => (y === 0 ? DIV0 : x - y * Math.floor(x / y)));
+      }
+      case "TEXTJOIN": {
+        // docs (TEXTJOIN function): delimiter between every joined item (text1… may be ranges or arrays,
+        // joined row by row); ignore_empty TRUE skips empty cells; over 32,767 characters is #VALUE!.
+        if (args.length < 3) return VALUE;
+        const delim = this.str(this.scalar(args[0]));
+        if (isCellError(delim)) return delim;
+        const ignore = bool(args[1]);
+        if (isCellError(ignore)) return ignore;
+        const parts: string[] = [];
+        let length = 0;
+        for (const a of args.slice(2)) {
+          const g = isArray(a) || isRange(a) ? this.grid(a).data : [this.scalar(a)];
+          for (const v of g) {
+            if (isCellError(v)) return v;
+            if (ignore && (v === null || v === "")) continue;
+            // Numbers as Excel writes them into text: at most 15 significant digits (values.ts numberText).
+            const x = typeof v === "number" ? numberText(v) : (this.str(v) as string);
+            parts.push(x);
+            length += x.length + delim.length;
+            if (length > 32767 + delim.length) return VALUE;
+          }
+        }
+        const out = parts.join(delim);
+        return out.length > 32767 ? VALUE : out;
+      }
+      case "ISTEXT":
+      case "ISNUMBER":
+      case "ISBLANK":
+      case "ISERROR": {
+        // docs (IS functions): TRUE/FALSE per value, never an error; over a range or array, one per cell.
+        if (args.length !== 1) return VALUE;
+        return this.lift(args, ([v]) =>
+          name === "ISTEXT" ? typeof v === "string" : name === "ISNUMBER" ? typeof v === "number" : name === "ISBLANK" ? v === null : isCellError(v));
+      }
+      case "ISFORMULA": {
+        // docs (ISFORMULA function): TRUE when the reference holds a formula; over a range, one value
+        // per cell (dynamic arrays). A value that is not a reference is #VALUE!.
+        if (args.length !== 1) return VALUE;
+        const a = args[0];
+        if (!isRange(a)) return VALUE;
+        const { r0, c0, r1, c1 } = a.rect;
+        const has = (r: number, c: number) => !!this.ctx.wb.hasFormula?.(a.sheet, r, c);
+        if (r0 === r1 && c0 === c1) return has(r0, c0);
+        const cols = c1 - c0 + 1;
+        const data: CellValue[] = [];
+        for (let r = r0; r <= r1; r++) for (let c = c0; c < c0 + cols; c++) data.push(has(r, c));
+        return { kind: "array", rows: r1 - r0 + 1, cols, data };
+      }
+      case "INDEX": {
+        // docs (INDEX function, reference form): INDEX(reference, row_num, [column_num]) is the cell at
+        // that row and column of the reference, itself a reference (so ISBLANK sees an empty cell); with
+        // one index, a one-column reference takes it as the row and a one-row reference as the column. An
+        // index outside the reference is #REF!. (Row or column 0, the whole column or row, is not emulated:
+        // #VALUE!, the stricter reading.)
+        if (args.length < 2 || args.length > 3) return VALUE;
+        const a = args[0];
+        if (!isRange(a)) return VALUE;
+        const i = this.num(this.scalar(args[1]));
+        const j = args.length === 3 ? this.num(this.scalar(args[2])) : 1;
+        if (isCellError(i)) return i;
+        if (isCellError(j)) return j;
+        const { r0, c0, r1, c1 } = a.rect;
+        let rr = Math.trunc(i), cc = Math.trunc(j);
+        if (args.length === 2 && r0 === r1 && c0 !== c1) { cc = rr; rr = 1; }
+        if (rr === 0 || cc === 0) return VALUE;
+        if (rr < 0 || cc < 0 || r0 + rr - 1 > r1 || c0 + cc - 1 > c1) return REF;
+        const r = r0 + rr - 1, c = c0 + cc - 1;
+        return { kind: "range", sheet: a.sheet, rect: { r0: r, c0: c, r1: r, c1: c } };
+      }
+      case "ROW":
+      case "COLUMN": {
+        // docs (ROW, COLUMN functions): no argument → the formula's own cell; a range → its row numbers
+        // as a vertical array (columns as a horizontal one).
+        if (args.length === 0) return name === "ROW" ? this.ctx.row + 1 : this.ctx.col + 1;
+        const a = args[0];
+        if (args.length !== 1 || !isRange(a)) return VALUE;
+        const { r0, c0, r1, c1 } = a.rect;
+        if (name === "ROW") {
+          if (r0 === r1) return r0 + 1;
+          return { kind: "array", rows: r1 - r0 + 1, cols: 1, data: Array.from({ length: r1 - r0 + 1 }, (_, i) => r0 + 1 + i) };
+        }
+        if (c0 === c1) return c0 + 1;
+        return { kind: "array", rows: 1, cols: c1 - c0 + 1, data: Array.from({ length: c1 - c0 + 1 }, (_, i) => c0 + 1 + i) };
       }
       default: {
         // NAMESPACE.NAME(...): an add-in's custom function (custom-functions.ts), called with scalar arguments.

@@ -1116,6 +1116,11 @@ export class WorkbookModel {
     }
   }
 
+  /** True when the cell holds a formula (the evaluator's ISFORMULA). */
+  hasFormula(sheet: SheetModel, r: number, c: number): boolean {
+    return sheet.cells.formula(r, c) !== undefined;
+  }
+
   /** Visits stored cells inside a rectangle in row-major order (the cell passed is a copy). */
   forEachStoredCell(sheet: SheetModel, rect: Rect, fn: (r: number, c: number, cell: Cell) => void): void {
     sheet.cells.forEach(fn, rect);

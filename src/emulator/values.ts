@@ -51,3 +51,17 @@ export function jsonByteLength(value: unknown): number {
   }
   return bytes;
 }
+
+/**
+ * A number as Excel turns it into text inside a formula (TEXTJOIN, the checksums of issue #24): at
+ * most 15 significant digits (docs: "Excel specifications and limits", number precision 15 digits;
+ * `=1/3&""` is 0.333333333333333), trailing zeros dropped. Magnitudes JavaScript writes with an
+ * exponent (below 1e-6, from 1e21) are written as `1E-07` / `1E+21` here; Excel's exact threshold for
+ * scientific notation in this conversion is not documented (the add-in never relies on those cases:
+ * its predictor treats them as unknown).
+ */
+export function numberText(n: number): string {
+  const s = String(Number(n.toPrecision(15)));
+  const e = /^(-?[0-9.]+)e([+-])([0-9]+)$/.exec(s);
+  return e ? `${e[1]}E${e[2]}${e[3].padStart(2, "0")}` : s;
+}

@@ -11,9 +11,11 @@
  * end, rows removed from the end); a full write stores a new base.
  */
 import type { Binding } from "../refresh/binding";
-import { HashStoreError, packBase, packLogText, replay, shouldCompact, unpack, type HashLogEntry } from "../refresh/rowHash";
+import { HASH_CHARS, HASHES_PER_CELL, HashStoreError, packBase, packLogText, replay, shouldCompact, unpack, type HashLogEntry } from "../refresh/rowHash";
 import { loadInBlocks, RANGE_WRITE_OVERHEAD_BYTES, writeInBatches, type QueuedWrite } from "./blocks";
 import { queueDeleteHiddenSheet, slotSheetName } from "./slots";
+import { dropChecks, storeChecks, type ChecksGeometry } from "./checksums";
+import { columnLetters } from "./names";
 
 export const ROW_HASH_SHEET_PREFIX = "ppm_rh_";
 
@@ -40,7 +42,15 @@ export interface StoreSlot {
   formats: string[] | null;
   /** Requests spent finding and reading the slot. */
   syncs: number;
+  /** Stored rows (from the head). */
+  rows?: number;
+  /** The first {@link SHORT_CHARS} characters of every fingerprint, when only those were read. */
+  short?: string[] | null;
 }
+
+/** Characters of a fingerprint read by `readShortHashes` (18 bits: a match is verified by Excel's checksums). */
+export const SHORT_CHARS = 3;
+const padShort = (h: string) => h + "0".repeat(HASH_CHARS - h.length);
 
 /**
  * Opens the binding's own fingerprint sheet, creating it when `create`; reads the stored fingerprints
@@ -141,10 +151,19 @@ function queueLogEntry(slot: StoreSlot, bindingId: string, rows: number, entry: 
  * to a cell (≈ 1.4 MB for 200,000 rows, about 6 % of the table's own request bytes). `hashes` are the
  * fingerprints (`rowHash`) of the cells as written (dates in the workbook's own date system).
  */
-export async function storeRowHashes(context: Excel.RequestContext, binding: Pick<Binding, "id">, hashes: readonly string[], formats: readonly string[], targetRequestBytes?: number): Promise<number> {
+export async function storeRowHashes(
+  context: Excel.RequestContext,
+  binding: Pick<Binding, "id">,
+  hashes: readonly string[],
+  formats: readonly string[],
+  targetRequestBytes?: number,
+  checks?: { geometry: ChecksGeometry; longestRowChars: number },
+): Promise<number> {
   const slot = await openStore(context, binding.id, true, false);
   if (!slot) return 0;
-  return slot.syncs + (await writeBase(context, slot, binding.id, hashes, formats, targetRequestBytes));
+  const syncs = slot.syncs + (await writeBase(context, slot, binding.id, hashes, formats, targetRequestBytes));
+  // Excel's block checksums of the same rows (issue #24, `checksums.ts`).
+  return syncs + (checks ? await storeChecks(context, binding.id, checks.geometry, { longestRowChars: checks.longestRowChars }, targetRequestBytes) : 0);
 }
 
 /**
@@ -159,7 +178,10 @@ export async function storeDeltaHashes(context: Excel.RequestContext, bindingId:
   // The entry must turn what is stored into exactly the new fingerprints (else a new base).
   let replays = false;
   try {
-    replays = !!entry && !!target.hashes && replay(target.hashes, entry).join("") === hashes.join("");
+    if (entry && target.hashes) replays = replay(target.hashes, entry).join("") === hashes.join("");
+    // Read in short form only (issue #24, `readShortHashes`): the entry is checked on the short
+    // prefixes and the row count; the planner built it from rows Excel's checksums verified.
+    else if (entry && target.short) replays = target.short.length === target.rows && replay(target.short.map(padShort), entry).map((h) => h.slice(0, SHORT_CHARS)).join("") === hashes.map((h) => h.slice(0, SHORT_CHARS)).join("");
   } catch {
     replays = false;
   }
@@ -173,6 +195,7 @@ export async function storeDeltaHashes(context: Excel.RequestContext, bindingId:
 
 /** Forgets a binding's fingerprints (the next refresh plans from the cells). */
 export async function dropRowHashes(context: Excel.RequestContext, bindingId: string): Promise<void> {
+  await dropChecks(context, bindingId);
   const slot = await openStore(context, bindingId, false, false);
   if (!slot) return;
   queueDeleteHiddenSheet(slot.sheet);
@@ -182,4 +205,97 @@ export async function dropRowHashes(context: Excel.RequestContext, bindingId: st
 /** The stored fingerprints and formats of a binding (creating the store's sheet when absent); null when they cannot be kept. */
 export function openRowHashes(context: Excel.RequestContext, bindingId: string): Promise<StoreSlot | null> {
   return openStore(context, bindingId, true);
+}
+
+/**
+ * A sample of the stored fingerprints by position (issue #24): the base cells `cells` (4,000 rows
+ * each), read without the rest. Only when no delta log follows the base (positions are then the
+ * base's); null otherwise or when nothing usable is stored. For a cost decision only: a full rewrite
+ * chosen from a sample is always correct, it is only dearer when the sample misled.
+ */
+export async function sampleRowHashes(context: Excel.RequestContext, bindingId: string, cells: (baseCells: number) => number[]): Promise<{ rows: number; sample: Array<{ first: number; hashes: string[] }> } | null> {
+  const slot = await openStore(context, bindingId, false, false);
+  if (!slot) return null;
+  const meta = slot.sheet.getRangeByIndexes(1, slot.column, 1, 1);
+  meta.load("values");
+  await context.sync();
+  let m: { n?: unknown; b?: unknown; l?: unknown };
+  try {
+    m = JSON.parse(String(meta.values[0][0])) as typeof m;
+  } catch {
+    return null;
+  }
+  const n = typeof m.n === "number" ? m.n : -1, b = typeof m.b === "number" ? m.b : -1;
+  if (n < 0 || b < 0 || m.l !== 0) return null;
+  const wanted = [...new Set(cells(b))].filter((i) => Number.isInteger(i) && i >= 0 && i < b);
+  const ranges = wanted.map((i) => {
+    const r = slot.sheet.getRangeByIndexes(FIRST_STORE_ROW + i, slot.column, 1, 1);
+    r.load("values");
+    return { i, r };
+  });
+  await context.sync();
+  try {
+    return { rows: n, sample: ranges.map(({ i, r }) => ({ first: i * HASHES_PER_CELL, hashes: unpack([r.values[0][0]], []).hashes })) };
+  } catch (e) {
+    if (e instanceof HashStoreError) return null;
+    throw e;
+  }
+}
+
+/**
+ * The stored fingerprints in short form (issue #24): the first {@link SHORT_CHARS} characters of
+ * each, extracted by Excel (`CONCAT(MID(cell, SEQUENCE(4000,1,2,7), 3))`, one formula per stored
+ * cell in `scratch`, column C, cleared afterwards) so that 3 of every 7 characters cross the network;
+ * the delta log (small) is read whole and replayed on them. Null when nothing usable is stored.
+ * A short fingerprint only proposes which old row holds which new row: `src/workbook/refresh.ts`
+ * accepts the proposal only where Excel's block checksum equals the one predicted from it.
+ */
+export async function readShortHashes(context: Excel.RequestContext, bindingId: string, scratch: Excel.Worksheet, targetResponseBytes?: number): Promise<StoreSlot | null> {
+  const slot = await openStore(context, bindingId, false, false);
+  if (!slot) return null;
+  const meta = slot.sheet.getRangeByIndexes(1, slot.column, 1, 1);
+  meta.load("values");
+  await context.sync();
+  let m: { n?: unknown; b?: unknown; l?: unknown; f?: unknown };
+  try {
+    m = JSON.parse(String(meta.values[0][0])) as typeof m;
+  } catch {
+    return null;
+  }
+  const int = (x: unknown) => (typeof x === "number" && Number.isInteger(x) && x >= 0 ? x : -1);
+  const n = int(m.n), b = int(m.b), l = int(m.l);
+  if (n < 0 || b < 0 || l < 0) return null;
+  const letter = columnLetters(slot.column);
+  const sheetRef = `'${rowHashSheetName(bindingId)}'`;
+  if (b > 0) {
+    const formulas = Array.from({ length: b }, (_, i) => [`=CONCAT(MID(${sheetRef}!$${letter}$${FIRST_STORE_ROW + i + 1},SEQUENCE(${HASHES_PER_CELL},1,2,${HASH_CHARS}),${SHORT_CHARS}))`]);
+    scratch.getRangeByIndexes(0, 2, b, 1).formulas = formulas;
+    context.application.calculate("Recalculate" as Excel.CalculationType);
+  }
+  try {
+    const base = b > 0 ? await loadInBlocks(context, (from, count) => scratch.getRangeByIndexes(from, 2, count, 1), b, "values", HASHES_PER_CELL * SHORT_CHARS + 8, targetResponseBytes, { columns: 1 }) : [];
+    const logCells = l > 0 ? await loadInBlocks(context, (from, count) => slot.sheet.getRangeByIndexes(FIRST_STORE_ROW + b + from, slot.column, count, 1), l, "values", 32_000, targetResponseBytes, { columns: 1 }) : [];
+    let short: string[] = [];
+    for (const [cell] of base) {
+      if (typeof cell !== "string" || cell.length % SHORT_CHARS !== 0) return null;
+      for (let i = 0; i < cell.length; i += SHORT_CHARS) short.push(cell.slice(i, i + SHORT_CHARS));
+    }
+    const log = unpack([], logCells.map((r) => r[0]));
+    if (log.log.length > 0) {
+      let full = short.map(padShort);
+      for (const e of log.log) full = replay(full, e);
+      short = full.map((h) => h.slice(0, SHORT_CHARS));
+    }
+    if (short.length !== n) return null;
+    const formats = Array.isArray(m.f) && m.f.every((x) => typeof x === "string") ? m.f : null;
+    return { ...slot, hashes: null, short, rows: n, baseCells: b, logCells: l, logText: log.text, logEntries: log.log.length, usedCells: Math.max(b + l, slot.usedCells), formats };
+  } catch (e) {
+    if (e instanceof HashStoreError) return null;
+    throw e;
+  } finally {
+    if (b > 0) {
+      scratch.getRangeByIndexes(0, 2, b, 1).clear("Contents");
+      await context.sync();
+    }
+  }
 }

@@ -42,8 +42,11 @@ import { checkSettingsBudget, readBindings, saveBinding, saveBindingStatus } fro
 import { acquireTableLock, type TableLock } from "./lock";
 import { DEFAULT_COST_MODEL, DELTA_MAX_COST_RATIO, matchRows, planDelta, type DeltaSummary, type KeyChoice } from "../refresh/delta";
 import { deltaWrites, userCellMoves } from "../refresh/positions";
-import type { HashLogEntry } from "../refresh/rowHash";
-import { openRowHashes, storeDeltaHashes, storeRowHashes, type StoreSlot } from "./delta";
+import { HASHES_PER_CELL, type HashLogEntry } from "../refresh/rowHash";
+import { openRowHashes, readShortHashes, sampleRowHashes, SHORT_CHARS, storeDeltaHashes, storeRowHashes, type StoreSlot } from "./delta";
+import { queueUntracked } from "./untracked";
+import { gatherRows, predictChecksum, readChecks, storeChecks, type ChecksGeometry, type ChecksReading } from "./checksums";
+import { alignByFingerprint } from "../refresh/align";
 import { changeSheetName, dropChanges, isOwnChangeSheet, queueChangeSheet, writeChangeRecord } from "./changes";
 import { markerKey, queueCopy, queueDropMarker, queueMarker, recoverInterruptedRefreshes, rollbackSheetName } from "./recovery";
 
@@ -310,10 +313,36 @@ async function writeLocked(context: Excel.RequestContext, lock: TableLock, bindi
   if (!noDelta && (oldCount === 0 || total === 0)) noDelta = "the old or the new table is empty";
   if (!noDelta && sorted) noDelta = "a sort is applied to the table, so its rows are not in the export's order";
   let slot: StoreSlot | null = null;
+  /** For every old row, the new row its fingerprint is aligned with (-1: none). */
+  let aligned: Int32Array | null = null;
   let typed: (string | number | boolean)[][] | null = null;
   let newHashes: string[] | null = null;
+  if (!noDelta && (!options.key || options.key.candidates.length === 0) && oldCount === total && total >= 2 * HASHES_PER_CELL) {
+    // Without a key rows are compared by position: two stored cells of fingerprints (the first and
+    // the middle, 8,000 rows) tell whether most rows moved (rotated or re-sorted rows) before the
+    // whole store is read (issue #24: a full rewrite ≤ 1.05× the import). A cost decision only.
+    const sample = await sampleRowHashes(context, binding.id, (cells) => [0, Math.floor(cells / 2)]);
+    if (sample && sample.rows === oldCount) {
+      typed = source.get(0, total);
+      newHashes = source.hashes();
+      let seen = 0, differ = 0;
+      for (const part of sample.sample) {
+        part.hashes.forEach((h, k) => {
+          seen++;
+          if (newHashes![part.first + k] !== h) differ++;
+        });
+      }
+      const estimate = seen > 0 ? ((differ / seen) * total * (model.cell + model.rangeWrite)) / fullCost : 0;
+      if (seen > 0 && estimate > 1.2 * DELTA_MAX_COST_RATIO) noDelta = `${differ.toLocaleString("en-US")} of ${seen.toLocaleString("en-US")} rows sampled by position differ: a delta would cost about ${estimate.toFixed(2)}× a full rewrite (limit ${DELTA_MAX_COST_RATIO})`;
+    }
+  }
+  // Excel's block checksums (issue #24): with them, the fingerprints are read in short form only.
+  const checksGeometry: ChecksGeometry = { sheet: sheet.name, top: bodyRow, left: geometry.firstColumn, width: dataColumns, rows: oldCount };
+  let checks: ChecksReading | null = null;
   if (!noDelta) {
-    slot = await openRowHashes(context, binding.id);
+    checks = await readChecks(context, binding.id, checksGeometry, options.targetResponseBytes);
+    if (checks) slot = await readShortHashes(context, binding.id, checks.sheet, options.targetResponseBytes);
+    slot ??= await openRowHashes(context, binding.id);
     let previous = slot?.formats ?? null;
     if (!previous) {
       const first = sheet.getRangeByIndexes(bodyRow, geometry.firstColumn, 1, dataColumns);
@@ -324,9 +353,17 @@ async function writeLocked(context: Excel.RequestContext, lock: TableLock, bindi
     if (formats.some((f, i) => previous[i] !== f)) noDelta = "the column formats changed";
   }
   if (!noDelta) {
-    typed = source.get(0, total);
-    newHashes = source.hashes();
-    if (slot?.hashes && slot.hashes.length === geometry.bodyRows) {
+    typed ??= source.get(0, total);
+    newHashes ??= source.hashes();
+    if (slot?.short && slot.short.length === geometry.bodyRows) {
+      // Short fingerprints, aligned in order: a new row no old row is aligned with must be written.
+      aligned = alignByFingerprint(slot.short, newHashes.map((h) => h.slice(0, SHORT_CHARS)), 2);
+      let matched = 0;
+      for (const j of aligned) if (j >= 0) matched++;
+      const unmatched = total - matched;
+      const floor = (unmatched * (model.cell + model.rangeWrite)) / fullCost;
+      if (floor > DELTA_MAX_COST_RATIO) noDelta = `${unmatched.toLocaleString("en-US")} of ${total.toLocaleString("en-US")} rows are new, changed or moved: a delta would cost at least ${floor.toFixed(2)}× a full rewrite (limit ${DELTA_MAX_COST_RATIO})`;
+    } else if (slot?.hashes && slot.hashes.length === geometry.bodyRows) {
       // The stored fingerprints decide before anything is read: a new row whose fingerprint no old
       // row has must be written (changed or new), one cell and one request part at least.
       // Without a key, rows are matched by position (row n stays row n): a row whose fingerprint
@@ -360,6 +397,54 @@ async function writeLocked(context: Excel.RequestContext, lock: TableLock, bindi
     loadInBlocks(context, (from, count) => sheet.getRangeByIndexes(bodyRow + from, geometry.firstColumn + first, count, columns), oldCount, "formulas", 16 * columns, options.targetResponseBytes, { columns, beforeBlock: () => lock.ensure() });
   const norm = (rows: readonly unknown[][]): CellValue[][] => rows.map((r) => r.map((v) => (v === "" || v === undefined ? null : (v as CellValue))));
   let oldData: unknown[][] | null = null;
+  /**
+   * The old rows (issue #24, item 3). Each old row's fingerprint proposes the new row it holds
+   * (aligned in order, `align.ts`); the rows no new row matches (changed or removed records) are
+   * gathered by Excel into one block and read as values. A proposal is accepted only where Excel's
+   * checksum of the block, calculated now, equals the checksum predicted from what the block would
+   * then hold (`predictChecksum`): a value the user typed over, a cleared cell, a formula, a moved or
+   * resized block, or a wrong proposal all make them differ, and that block is read as formulas.
+   * Without usable checksums the whole table is read, as before.
+   */
+  const readOldRows = async (): Promise<unknown[][]> => {
+    const oldH = slot?.hashes ?? slot?.short ?? null;
+    if (!checks || !oldH || oldH.length !== oldCount || !newHashes || !typed) return readRows(0, dataColumns);
+    const len = slot?.hashes ? oldH[0]?.length ?? SHORT_CHARS : SHORT_CHARS;
+    aligned ??= alignByFingerprint(oldH, newHashes.map((h) => h.slice(0, len)), slot?.hashes ? 256 : 2);
+    const al = aligned;
+    const r = checks.rowsPerBlock;
+    const blocks = checks.current.length;
+    const rows = new Array<unknown[] | undefined>(oldCount);
+    const gather: number[] = [];
+    for (let b = 0; b < blocks; b++) {
+      if (checks.current[b] === null) continue; // an error: read below
+      for (let i = b * r; i < Math.min(oldCount, (b + 1) * r); i++) {
+        if (al[i] >= 0) rows[i] = typed[al[i]];
+        else gather.push(i);
+      }
+    }
+    if (gather.length > 0) {
+      await lock.ensure();
+      const got = await gatherRows(context, checks, checksGeometry, gather, options.targetRequestBytes, options.targetResponseBytes);
+      gather.forEach((i, k) => (rows[i] = got[k]));
+    }
+    const read = new Array<boolean>(blocks).fill(false);
+    for (let b = 0; b < blocks; b++) {
+      const from = b * r, to = Math.min(oldCount, from + r);
+      const current = checks.current[b];
+      read[b] = current === null || predictChecksum(checksGeometry, from, rows.slice(from, to) as unknown[][]) !== current;
+    }
+    for (let b = 0; b < blocks; ) {
+      if (!read[b]) { b++; continue; }
+      let e = b;
+      while (e < blocks && read[e]) e++;
+      const from = b * r, count = Math.min(oldCount, e * r) - from;
+      const part = await loadInBlocks(context, (f, c) => sheet.getRangeByIndexes(bodyRow + from + f, geometry.firstColumn, c, dataColumns), count, "formulas", 16 * dataColumns, options.targetResponseBytes, { columns: dataColumns, beforeBlock: () => lock.ensure() });
+      part.forEach((row, i) => (rows[from + i] = row));
+      b = e;
+    }
+    return rows as unknown[][];
+  };
   let match: ReturnType<typeof matchRows> | null = null;
   let planned: {
     matchedBy: "key" | "position"; key: string[] | null; matchReason: string; added: number; changed: number; removed: number;
@@ -368,7 +453,7 @@ async function writeLocked(context: Excel.RequestContext, lock: TableLock, bindi
     log: HashLogEntry | null;
   } | null = null;
   if (!noDelta) {
-    oldData = await readRows(0, dataColumns);
+    oldData = await readOldRows();
     const p = planDelta({ columns: table.columns, rows: norm(oldData) }, { columns: table.columns, rows: norm(typed!) }, key, { maxCostRatio: Infinity });
     match = matchRows({ columns: table.columns, rows: norm(oldData) }, { columns: table.columns, rows: norm(typed!) }, key);
     planned = {
@@ -444,15 +529,16 @@ async function writeLocked(context: Excel.RequestContext, lock: TableLock, bindi
       for (const cp of spans!.copies) {
         writes.push({
           bytes: RANGE_COPY_OVERHEAD_BYTES,
-          queue: () => ws.getRangeByIndexes(bodyRow + cp.to, geometry.firstColumn, cp.count, dataColumns).copyFrom(backupSheet.getRangeByIndexes(bodyRow + cp.from, geometry.firstColumn, cp.count, dataColumns), "Values"),
+          // Untracked (issue #24): never used after its request, so without the library's keep-reference.
+          queue: () => queueUntracked(context, () => ws.getRangeByIndexes(bodyRow + cp.to, geometry.firstColumn, cp.count, dataColumns).copyFrom(backupSheet.getRangeByIndexes(bodyRow + cp.from, geometry.firstColumn, cp.count, dataColumns), "Values")),
         });
       }
       for (const sp of spans!.spans) {
         writes.push({
           bytes: jsonBytes(sp.values) + RANGE_WRITE_OVERHEAD_BYTES,
-          queue: () => {
+          queue: () => queueUntracked(context, () => {
             ws.getRangeByIndexes(bodyRow + sp.row, geometry.firstColumn + sp.column, 1, sp.values.length).values = [sp.values as (string | number | boolean)[]];
-          },
+          }),
         });
       }
       await writeInBatches(context, writes, { targetRequestBytes: options.targetRequestBytes, signal: options.signal, beforeBlock: () => lock.ensure(), beforeSync: perSync });
@@ -618,6 +704,8 @@ async function writeLocked(context: Excel.RequestContext, lock: TableLock, bindi
     const hashes = newHashes ?? source.hashes();
     if (strategy === "delta" && spans) await storeDeltaHashes(context, binding.id, slot, hashes, planned?.log ?? null, formats, options.targetRequestBytes);
     else await storeRowHashes(context, binding, hashes, formats, options.targetRequestBytes);
+    // Excel's block checksums of the rows as written (issue #24).
+    await storeChecks(context, binding.id, { sheet: sheet.name, top: bodyRow, left: geometry.firstColumn, width: dataColumns, rows: total }, { longestRowChars: source.longestRowChars() }, options.targetRequestBytes);
   } catch (e) {
     // Only the next refresh's cost depends on them: it reads the table once instead.
     warnings.push(`The data is refreshed, but its row fingerprints could not be stored: ${errorText(e)}`);

@@ -14,6 +14,7 @@
  */
 import { storeRowHashes } from "./delta";
 import { rowHash } from "../refresh/rowHash";
+import { rowChars } from "./checksums";
 import type { Table } from "../table/model";
 import { validateTable, EXCEL_MAX_ROWS, EXCEL_MAX_COLUMNS } from "../refresh/validate";
 import { bindingSettingKey, serializeBinding, type Binding } from "../refresh/binding";
@@ -74,6 +75,8 @@ export function typedRows(table: Table, plans: readonly ColumnPlan[], date1904 =
   const dateColumns = date1904 ? plans.flatMap((p, i) => (p.kind === "date" || p.kind === "datetime" ? [i] : [])) : [];
   const total = table.rows.length;
   const hashes = new Array<string | undefined>(total);
+  const width = plans.length;
+  let longest = 1;
   const get = (from: number, to: number): (string | number | boolean)[][] => {
     const out = toValues(table.rows, plans, from, to);
     for (let r = 0; r < out.length; r++) {
@@ -83,20 +86,29 @@ export function typedRows(table: Table, plans: readonly ColumnPlan[], date1904 =
         out[r][c] = v - DATE1904_OFFSET >= 0 ? v - DATE1904_OFFSET : String(table.rows[from + r][c]);
       }
       hashes[from + r] = rowHash(out[r]);
+      const chars = rowChars(out[r], width);
+      if (chars > longest) longest = chars;
     }
     return out;
+  };
+  const typeAll = () => {
+    for (let r = 0; r < total; r++) {
+      if (hashes[r] !== undefined) continue;
+      let end = r;
+      while (end < total && hashes[end] === undefined && end - r < 5_000) end++;
+      get(r, end);
+    }
   };
   return {
     total,
     get,
     hashes: () => {
-      for (let r = 0; r < total; r++) {
-        if (hashes[r] !== undefined) continue;
-        let end = r;
-        while (end < total && hashes[end] === undefined && end - r < 5_000) end++;
-        get(r, end);
-      }
+      typeAll();
       return hashes as string[];
+    },
+    longestRowChars: () => {
+      typeAll();
+      return longest;
     },
   };
 }
@@ -112,6 +124,8 @@ export interface TypedRows {
    * rows no block has reached yet are typed here.
    */
   hashes(): string[];
+  /** The characters the longest row adds to a block checksum's joined text (`checksums.ts` rowChars), likewise. */
+  longestRowChars(): number;
 }
 
 /**
@@ -315,7 +329,11 @@ export async function importTable(context: Excel.RequestContext, table: Table, o
     // request bytes now instead of reading the whole table back at the first refresh. Without them
     // that refresh reads the table once, so a failure here is not the import's.
     try {
-      syncs += await storeRowHashes(context, partial, rows.hashes(), plans.map((p) => p.numberFormat), options.targetRequestBytes);
+      // With Excel's block checksums of the same rows (issue #24: the first refresh reads only what moved).
+      syncs += await storeRowHashes(context, partial, rows.hashes(), plans.map((p) => p.numberFormat), options.targetRequestBytes, {
+        geometry: { sheet: sheetName, top: headerRow + 1, left: anchor.column, width: table.columns.length, rows: table.rows.length },
+        longestRowChars: rows.longestRowChars(),
+      });
     } catch {
       /* the next refresh plans from the cells */
     }
