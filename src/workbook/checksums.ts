@@ -227,17 +227,44 @@ export async function storeChecks(
   rows: readonly (readonly unknown[])[] | { longestRowChars: number },
   targetRequestBytes?: number,
 ): Promise<number> {
-  let sheet = context.workbook.worksheets.getItemOrNullObject(checkSheetName(bindingId));
+  const { writes, syncs } = await prepareChecks(context, bindingId, g, rows, queueChecksProbe(context, bindingId), false);
+  return syncs + (await writeInBatches(context, writes, { targetRequestBytes })).syncs;
+}
+
+/** Queues the look-up of a binding's checksum sheet, to ride along another request (see {@link prepareChecks}). */
+export function queueChecksProbe(context: Excel.RequestContext, bindingId: string): Excel.Worksheet {
+  const sheet = context.workbook.worksheets.getItemOrNullObject(checkSheetName(bindingId));
   sheet.load("visibility");
-  await context.sync();
-  let syncs = 1;
+  return sheet;
+}
+
+/**
+ * The writes that make the block formulas match the table as written (see {@link storeChecks}),
+ * without sending them, so that an import sends them in the fingerprints' request (issue #24: the
+ * import's request count). `probe` comes from {@link queueChecksProbe}; `probed` says whether a sync
+ * has answered it already. Only a sheet that exists costs a read (its head and used rows).
+ */
+export async function prepareChecks(
+  context: Excel.RequestContext,
+  bindingId: string,
+  g: ChecksGeometry,
+  rows: readonly (readonly unknown[])[] | { longestRowChars: number },
+  probe: Excel.Worksheet,
+  probed: boolean,
+): Promise<{ writes: QueuedWrite[]; syncs: number }> {
+  let sheet = probe;
+  let syncs = 0;
+  if (!probed) {
+    await context.sync();
+    syncs++;
+  }
   let old: ChecksState | null = null;
   let usedRows = 0;
   if (sheet.isNullObject) {
     sheet = context.workbook.worksheets.add(checkSheetName(bindingId));
     sheet.visibility = "VeryHidden";
   } else {
-    if (sheet.visibility !== "VeryHidden") return syncs;
+    if (sheet.visibility !== "VeryHidden") return { writes: [], syncs };
     const head = sheet.getRange("A1:A2");
     head.load("values");
     const used = sheet.getUsedRangeOrNullObject(true);
@@ -269,7 +296,7 @@ export async function storeChecks(
   const state: ChecksState = { v: STATE_VERSION, g, r, n };
   // The state last: a failure before it leaves "" (unusable: the next refresh reads the table).
   writes.push({ bytes: RANGE_WRITE_OVERHEAD_BYTES + 400, queue: () => void (s.getRange("A2").values = [[JSON.stringify(state)]]) });
-  return syncs + (await writeInBatches(context, writes, { targetRequestBytes })).syncs;
+  return { writes, syncs };
 }
 
 /**

@@ -14,7 +14,7 @@ import type { Binding } from "../refresh/binding";
 import { HASH_CHARS, HASHES_PER_CELL, HashStoreError, packBase, packLogText, replay, shouldCompact, unpack, type HashLogEntry } from "../refresh/rowHash";
 import { loadInBlocks, RANGE_WRITE_OVERHEAD_BYTES, writeInBatches, type QueuedWrite } from "./blocks";
 import { queueDeleteHiddenSheet, slotSheetName } from "./slots";
-import { dropChecks, storeChecks, type ChecksGeometry } from "./checksums";
+import { dropChecks, prepareChecks, queueChecksProbe, storeChecks, type ChecksGeometry } from "./checksums";
 import { columnLetters } from "./names";
 
 export const ROW_HASH_SHEET_PREFIX = "ppm_rh_";
@@ -117,7 +117,7 @@ async function openStore(context: Excel.RequestContext, bindingId: string, creat
  * (issue #21: 1,000,000 rows are 7 MB of fingerprints). The head says "unreadable" until the last cell
  * is in, so a base cut short by a failure is never read as valid.
  */
-async function writeBase(context: Excel.RequestContext, slot: StoreSlot, bindingId: string, hashes: readonly string[], formats: readonly string[], targetRequestBytes?: number): Promise<number> {
+async function writeBase(context: Excel.RequestContext, slot: StoreSlot, bindingId: string, hashes: readonly string[], formats: readonly string[], targetRequestBytes?: number, also: readonly QueuedWrite[] = []): Promise<number> {
   const base = packBase(hashes);
   const { sheet, column } = slot;
   const head = (meta: unknown) => () => {
@@ -132,6 +132,8 @@ async function writeBase(context: Excel.RequestContext, slot: StoreSlot, binding
       head({ n: hashes.length, b: base.length, l: 0, f: formats })();
     },
   });
+  // Anything else to store goes in the same requests, after the fingerprints are complete.
+  writes.push(...also);
   return (await writeInBatches(context, writes, { targetRequestBytes })).syncs;
 }
 
@@ -159,11 +161,14 @@ export async function storeRowHashes(
   targetRequestBytes?: number,
   checks?: { geometry: ChecksGeometry; longestRowChars: number },
 ): Promise<number> {
+  // Excel's block checksums of the same rows (issue #24, `checksums.ts`): their sheet is looked up in
+  // the fingerprint store's first request and their formulas go in its write requests, so storing
+  // both costs an import no more requests than the fingerprints alone.
+  const probe = checks ? queueChecksProbe(context, binding.id) : null;
   const slot = await openStore(context, binding.id, true, false);
-  if (!slot) return 0;
-  const syncs = slot.syncs + (await writeBase(context, slot, binding.id, hashes, formats, targetRequestBytes));
-  // Excel's block checksums of the same rows (issue #24, `checksums.ts`).
-  return syncs + (checks ? await storeChecks(context, binding.id, checks.geometry, { longestRowChars: checks.longestRowChars }, targetRequestBytes) : 0);
+  if (!slot) return checks ? storeChecks(context, binding.id, checks.geometry, { longestRowChars: checks.longestRowChars }, targetRequestBytes) : 0;
+  const prepared = checks && probe ? await prepareChecks(context, binding.id, checks.geometry, { longestRowChars: checks.longestRowChars }, probe, true) : { writes: [], syncs: 0 };
+  return slot.syncs + prepared.syncs + (await writeBase(context, slot, binding.id, hashes, formats, targetRequestBytes, prepared.writes));
 }
 
 /**
