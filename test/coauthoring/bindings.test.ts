@@ -13,6 +13,7 @@ import { importTable } from "../../src/workbook/writer";
 import type { RefreshSource } from "../../src/refresh/source";
 import type { CellValue, Table } from "../../src/table/model";
 import { bindingDraft, finRows, finTable, TOKEN } from "../workbook/helpers";
+import { drive } from "./helpers";
 
 const T0 = new Date("2026-02-01T08:00:00Z");
 const noQuery = (t: Table) => ({ table: t });
@@ -34,15 +35,6 @@ async function startWorkbook(): Promise<Workbook> {
   return wb;
 }
 
-async function drive<T>(promises: Array<Promise<T>>): Promise<Array<PromiseSettledResult<T>>> {
-  let done = false;
-  const all = Promise.allSettled(promises).then((r) => {
-    done = true;
-    return r;
-  });
-  for (let i = 0; i < 10_000 && !done; i++) await jest.advanceTimersByTimeAsync(50);
-  return all;
-}
 
 const settingKeysWrittenBy = (session: CoauthoringSession, c: CoauthorClient) =>
   session.changes().filter((x) => x.origin === c.id).flatMap((x) => x.settings.map(([k]) => k));

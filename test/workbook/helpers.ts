@@ -3,6 +3,7 @@ import { Workbook, createRequestContext } from "../../src/emulator";
 import { draftBinding } from "../../src/refresh/binding";
 import { importTable, type ImportOptions } from "../../src/workbook/writer";
 import type { Column, CellValue, Table } from "../../src/table/model";
+import type { RefreshSource } from "../../src/refresh/source";
 
 export const TOKEN = "demo-acme-token";
 
@@ -71,4 +72,21 @@ export async function rejection(p: Promise<unknown>): Promise<Error & { code?: s
     return e as Error & { code?: string };
   }
   throw new Error("expected a rejection");
+}
+
+let generation = 0;
+
+/** A source answering new data (a new generation each call), matched by project_id (the key $metadata declares). */
+export function keyedSource(rows: CellValue[][]): RefreshSource & { gen: string } {
+  const gen = new Date(Date.UTC(2026, 1, 1, 7, 0, ++generation)).toISOString();
+  return {
+    gen,
+    fetch: () =>
+      Promise.resolve({
+        status: "updated",
+        table: finTable(rows, { generatedAt: gen, etag: `"${gen}"` }),
+        validators: { etag: `"${gen}"`, generatedAt: gen },
+        key: { candidates: [["project_id"]], origin: "metadata", reason: "the key $metadata declares" },
+      }),
+  };
 }

@@ -9,27 +9,13 @@ import { readRefreshLog } from "../../src/workbook/refreshLog";
 import { importTable } from "../../src/workbook/writer";
 import type { RefreshSource } from "../../src/refresh/source";
 import type { CellValue, Column, Table } from "../../src/table/model";
-import { bindingDraft, finRows, finTable, imported, TOKEN } from "./helpers";
+import { bindingDraft, finRows, finTable, imported, TOKEN, keyedSource } from "./helpers";
 
 const SHEET = "financials (json)";
 const later = () => new Date("2026-02-01T08:00:00Z");
 const noQuery = (t: Table) => ({ table: t });
-let generation = 0;
 
-/** A source answering new data, matched by project_id (the key $metadata declares). */
-function keyed(rows: CellValue[][]): RefreshSource & { gen: string } {
-  const gen = new Date(Date.UTC(2026, 1, 1, 7, 0, ++generation)).toISOString();
-  return {
-    gen,
-    fetch: () =>
-      Promise.resolve({
-        status: "updated",
-        table: finTable(rows, { generatedAt: gen, etag: `"${gen}"` }),
-        validators: { etag: `"${gen}"`, generatedAt: gen },
-        key: { candidates: [["project_id"]], origin: "metadata", reason: "the key $metadata declares" },
-      }),
-  };
-}
+const keyed = keyedSource;
 
 /** Rows with one name changed, one row removed and one new record in the middle (a delta's kind of change). */
 function changed(base: CellValue[][]): CellValue[][] {

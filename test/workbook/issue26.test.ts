@@ -11,31 +11,18 @@ import { recoverInterruptedRefreshes, REFRESH_MARKER_PREFIX, ROLLBACK_SHEET_PREF
 import { readTableLock } from "../../src/workbook/lock";
 import { importTable } from "../../src/workbook/writer";
 import { readBindings } from "../../src/workbook/bindingStore";
-import type { RefreshSource } from "../../src/refresh/source";
-import type { CellValue, Table } from "../../src/table/model";
+import type { Table } from "../../src/table/model";
 import type { Baseline } from "../../src/records/baseline";
 import { readBaseline, saveBaseline } from "../../src/workbook/writeback";
 import { openRowHashes, storeRowHashes } from "../../src/workbook/delta";
 import { rowHashes } from "../../src/refresh/rowHash";
-import { bindingDraft, finRows, finTable, fixedNow, TOKEN } from "./helpers";
+import { bindingDraft, finRows, finTable, fixedNow, TOKEN, keyedSource } from "./helpers";
 
 const noQuery = (t: Table) => ({ table: t });
 const T0 = Date.parse("2026-02-01T08:00:00Z");
 const at = (ms: number) => () => new Date(ms);
-let generation = 0;
 
-function keyed(rows: CellValue[][]): RefreshSource {
-  const gen = new Date(Date.UTC(2026, 1, 1, 7, 0, ++generation)).toISOString();
-  return {
-    fetch: () =>
-      Promise.resolve({
-        status: "updated",
-        table: finTable(rows, { generatedAt: gen, etag: `"${gen}"` }),
-        validators: { etag: `"${gen}"`, generatedAt: gen },
-        key: { candidates: [["project_id"]], origin: "metadata", reason: "the key $metadata declares" },
-      }),
-  };
-}
+const keyed = keyedSource;
 
 /** Every cell of one sheet but the info line (row 1), and that sheet's tables. */
 function sheetState(wb: Workbook, sheetName: string): string {
