@@ -130,6 +130,7 @@ async function main(): Promise<void> {
   if (only === undefined || only === "import") await importScenarios(results, checks);
   const aggregate = only === "import" || only === "delta" || only === "limits" ? null : await aggregateScenario(results, checks);
   const deltaRefresh = only === undefined || only === "delta" ? deltaRefreshScenario(checks) : null;
+  const coauthor = only === undefined || only === "delta" ? coauthorScenario(checks) : null;
   const limits = only === undefined || only === "limits" ? limitsScenario(checks) : null;
 
   log("");
@@ -143,7 +144,7 @@ async function main(): Promise<void> {
   if (asJson) {
     const refresh = results.find((r) => r.unchangedRefresh)?.unchangedRefresh;
     const full = results.find((r) => r.fullChangeRefresh)?.fullChangeRefresh;
-    console.log(JSON.stringify({ machine: { cpu, cores: os.cpus().length, node: process.version }, reps, scenarios: results, unchangedRefresh: refresh ?? null, fullChangeRefresh: full ?? null, growth: importGrowth, aggregate, deltaRefresh, limits, checks }));
+    console.log(JSON.stringify({ machine: { cpu, cores: os.cpus().length, node: process.version }, reps, scenarios: results, unchangedRefresh: refresh ?? null, fullChangeRefresh: full ?? null, growth: importGrowth, aggregate, deltaRefresh, coauthor, limits, checks }));
   }
 }
 
@@ -202,6 +203,25 @@ function deltaRefreshScenario(checks: { name: string; ok: boolean; detail: strin
     checks.push({ name: "deltaRefresh: the add-in's hidden sheets ≤ 10 % of the table's saved size", ok: d.fileGrowth.ratio <= 0.1, detail: `${fmt(d.fileGrowth.ratio * 100, 2)} %` });
   }
   return d;
+}
+
+interface CoauthorFigures {
+  rows: number;
+  columns: number;
+  scenarios: Array<{ scenario: string; strategy: string; changedBytes: number; downloadedBytes: number; ratio: number; requestBytes: number; responseBytes: number }>;
+}
+
+/** Issue #26: what a refresh makes every co-author download, hidden sheets included (bench/coauthorBytes.ts, two-client host). */
+function coauthorScenario(checks: { name: string; ok: boolean; detail: string }[]): CoauthorFigures {
+  progress("  running coauthor (10,000 × 12, two clients)...");
+  const c = child(["10000", "--json"], "bench/coauthorBytes.ts") as unknown as CoauthorFigures;
+  log("");
+  log(`Co-author download (${fmt(c.rows)} × ${c.columns}, two clients, the refreshing one sees co-authoring active):`);
+  for (const s of c.scenarios) {
+    log(`  ${s.scenario}: ${s.strategy}, ${fmt(s.downloadedBytes / MB, 3)} MB delivered to the co-author for ${fmt(s.changedBytes / MB, 3)} MB of changed cells (${fmt(s.ratio, 2)}×); the refreshing client sent ${fmt(s.requestBytes / MB, 2)} MB and received ${fmt(s.responseBytes / MB, 2)} MB`);
+    checks.push({ name: `coauthor: download ≤ 1.2× the cells that change, ${s.scenario}`, ok: s.ratio <= 1.2, detail: `${fmt(s.ratio, 2)}×` });
+  }
+  return c;
 }
 
 interface LimitFigures {

@@ -174,6 +174,10 @@ const WORKBOOK_TITLES: Record<string, { title: string; action: string }> = {
     action: "Wait for it to finish, then refresh again. If nothing is refreshing it (a window was closed while it refreshed), use Clear lock.",
   },
   lock_lost: { title: "Another refresh took over this table", action: "Nothing more was written by this refresh; the other one owns the table now. Refresh again once it has finished." },
+  changed_during_refresh: {
+    title: "A colleague changed the table while it refreshed",
+    action: "The refresh was undone: the previous data is back, with the colleague's change where Excel kept it. Refresh again.",
+  },
   settings_full: { title: "The workbook's PPM settings are full", action: "Nothing was changed. Remove tables you no longer refresh, then try again." },
   no_changes: { title: "The changes cannot be shown", action: "Nothing was changed in the sheet. The next refresh that brings new data records its changes again." },
   write_failed: { title: "Writing to the sheet failed", action: "Retry. The previous data was restored where possible; the info line above the table says what happened." },

@@ -50,6 +50,7 @@ export type WriteErrorCode =
   | "selection_invalid"
   | "no_changes"
   | "lock_lost"
+  | "changed_during_refresh"
   | "write_failed";
 
 /** The writer's one error type: a machine `code` and a message for the person reading it. */

@@ -46,6 +46,7 @@ import { rowHash } from "../refresh/rowHash";
 import { columnLetters } from "./names";
 import { loadInBlocks, RANGE_WRITE_OVERHEAD_BYTES, writeInBatches, type QueuedWrite } from "./blocks";
 import { queueUntracked } from "./untracked";
+import { queueDeleteHiddenSheet } from "./slots";
 
 export const CHECK_SHEET_PREFIX = "ppm_c_";
 const STATE_VERSION = 2;
@@ -214,6 +215,26 @@ export async function readChecks(context: Excel.RequestContext, bindingId: strin
 }
 
 /**
+ * The blocks of an earlier reading, calculated again now: a block whose value moved since was
+ * changed in between (a co-author's edit, insert, delete or sort reaching this copy; issue #26).
+ */
+export async function recheck(
+  context: Excel.RequestContext,
+  reading: ChecksReading,
+  table: Excel.Table,
+  targetResponseBytes?: number,
+): Promise<{ blocks: Array<number | null>; table: { rowIndex: number; columnIndex: number; rowCount: number; columnCount: number } }> {
+  // The table's address with the recalculation, then the block values.
+  context.application.calculate("Recalculate" as Excel.CalculationType);
+  const range = table.getRange();
+  range.load(["rowIndex", "columnIndex", "rowCount", "columnCount"]);
+  await context.sync();
+  const at = { rowIndex: range.rowIndex, columnIndex: range.columnIndex, rowCount: range.rowCount, columnCount: range.columnCount };
+  const current = await loadInBlocks(context, (from, count) => reading.sheet.getRangeByIndexes(from, 1, count, 1), reading.current.length, "values", 24, targetResponseBytes, { columns: 1 });
+  return { blocks: current.map((r) => (typeof r[0] === "number" ? r[0] : null)), table: at };
+}
+
+/**
  * After a commit: makes the block formulas match the table as written (only those that changed are
  * written: the blocks from the old end on when only the row count changed), calculates them and
  * stores their values with the fingerprints' digest. Any failure leaves the state unusable (the
@@ -336,10 +357,13 @@ export async function gatherRows(context: Excel.RequestContext, reading: ChecksR
   }
 }
 
-/** Removes a binding's checksums (its table is no longer bound). */
+/**
+ * Removes a binding's checksums (its table is no longer bound, or an interrupted refresh left cells
+ * they no longer describe). A very hidden sheet cannot be deleted as it is (`queueDeleteHiddenSheet`).
+ */
 export async function dropChecks(context: Excel.RequestContext, bindingId: string): Promise<void> {
   const sheet = await openSheet(context, bindingId);
   if (!sheet) return;
-  sheet.delete();
+  queueDeleteHiddenSheet(sheet);
   await context.sync();
 }

@@ -96,6 +96,11 @@ export interface TableLock {
   readonly context: Excel.RequestContext;
   /** True once a check found the lock taken by someone else. */
   readonly lost: boolean;
+  /**
+   * Excel said, when the lock was taken, that co-authors have this document open
+   * (`getIsActiveCollabSession`): every cell the refresh changes reaches each of them (issue #26).
+   */
+  readonly collab: boolean;
 }
 
 export interface LockOptions {
@@ -264,9 +269,11 @@ export async function acquireTableLock(context: Excel.RequestContext, tableName:
       check(item.isNullObject ? null : parseLock(item.value));
     },
   } as unknown as Excel.RequestContext;
+  const inSession = collab.value;
   const lock: TableLock = {
     key,
     owner,
+    collab: inSession,
     context: guarded,
     get lost() {
       return lost;

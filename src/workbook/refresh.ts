@@ -45,11 +45,13 @@ import { deltaWrites, userCellMoves } from "../refresh/positions";
 import { HASHES_PER_CELL, type HashLogEntry } from "../refresh/rowHash";
 import { openRowHashes, readShortHashes, sampleRowHashes, SHORT_CHARS, storeDeltaHashes, storeRowHashes, type StoreSlot } from "./delta";
 import { queueUntracked } from "./untracked";
-import { gatherRows, predictChecksum, readChecks, storeChecks, type ChecksGeometry, type ChecksReading } from "./checksums";
+import { gatherRows, predictChecksum, readChecks, recheck, storeChecks, type ChecksGeometry, type ChecksReading } from "./checksums";
 import { alignByFingerprint } from "../refresh/align";
 import { changeSheetName, dropChanges, isOwnChangeSheet, queueChangeSheet, writeChangeRecord } from "./changes";
 import { markerKey, queueCopy, queueDropMarker, queueMarker, recoverInterruptedRefreshes, rollbackSheetName } from "./recovery";
 
+/** Rows per write when cells are written from memory instead of copied inside Excel (co-authors). */
+const MEMORY_ROWS_PER_WRITE = 2_000;
 
 export interface RefreshWriteOptions {
   signal?: AbortSignal;
@@ -101,7 +103,7 @@ function uniformFormula(column: unknown[]): string | null {
 
 /** Errors a delta does not fall back from: the user's cancel, a lost lock (a full rewrite would fail the same). */
 function fallsBack(e: unknown): boolean {
-  return !(e instanceof WriteError && (e.code === "cancelled" || e.code === "lock_lost" || e.code === "settings_full")) && !(e instanceof Error && e.name === "AbortError");
+  return !(e instanceof WriteError && (e.code === "cancelled" || e.code === "lock_lost" || e.code === "settings_full" || e.code === "changed_during_refresh")) && !(e instanceof Error && e.name === "AbortError");
 }
 
 /**
@@ -115,11 +117,18 @@ export async function writeRefresh(context: Excel.RequestContext, binding: Bindi
   throwIfAborted(options.signal, 0, table.rows.length);
   const lock = await acquireTableLock(context, binding.tableName, { holder: options.holder, now, owner: options.lockOwner });
   try {
-    try {
-      return await writeLocked(lock.context, lock, binding, table, options, now);
-    } catch (e) {
-      if (!(e instanceof TableRecovered)) throw e;
-      return await writeLocked(lock.context, lock, binding, table, options, now, true);
+    let recovered = false;
+    let restarted = false;
+    for (;;) {
+      try {
+        return await writeLocked(lock.context, lock, binding, table, options, now, recovered);
+      } catch (e) {
+        if (e instanceof TableRecovered && !recovered) recovered = true;
+        else if (e instanceof RemoteChange && !restarted) restarted = true;
+        else if (e instanceof RemoteChange) {
+          throw new WriteError("changed_during_refresh", `A colleague kept changing "${binding.tableName}" while this refresh prepared its changes (twice in a row), so nothing was written. Refresh again.`);
+        } else throw e;
+      }
     }
   } finally {
     await lock.release();
@@ -129,8 +138,23 @@ export async function writeRefresh(context: Excel.RequestContext, binding: Bindi
 /** Thrown once recovery put a dead refresh's table back: the refresh starts over from the restored table. */
 class TableRecovered extends Error {}
 
+/**
+ * Thrown before the first write when a co-author changed the table after this refresh read it
+ * (issue #26, hazard 4): the refresh starts over from the table as it is now (once).
+ */
+class RemoteChange extends Error {}
+
 async function writeLocked(context: Excel.RequestContext, lock: TableLock, binding: Binding, table: Table, options: RefreshWriteOptions, now: () => Date, recovered = false): Promise<RefreshWriteResult> {
   const total = table.rows.length;
+  /**
+   * Where the rollback lives (issue #26). Alone in the document: a copy of the table's area on a very
+   * hidden sheet, restored formulas and formats included, and after a crash at the next start. With
+   * co-authors (Excel said so when the lock was taken) every cell a refresh changes reaches each of
+   * them, so a table-sized copy would cost them about three times the change (copy, write, clear):
+   * the old cells are kept in this runtime instead (see `restore`), and a runtime that dies leaves
+   * the table marked INCOMPLETE for the next start (`recovery.ts`), never a copy.
+   */
+  const keepCopy = !lock.collab;
 
   // --- checks: nothing is written until all of them pass ---
   const lo = context.workbook.tables.getItemOrNullObject(binding.tableName);
@@ -164,7 +188,7 @@ async function writeLocked(context: Excel.RequestContext, lock: TableLock, bindi
     await context.sync();
     adoptRollback = used.isNullObject;
   }
-  if (!rollback.isNullObject && rollback.visibility !== "VeryHidden" && !adoptRollback) {
+  if (keepCopy && !rollback.isNullObject && rollback.visibility !== "VeryHidden" && !adoptRollback) {
     // Someone's own sheet of that name: never written over.
     throw new WriteError("write_failed", `This workbook has a visible sheet named "${rollbackName}", which the add-in keeps very hidden for this table's rollback copy. Rename that sheet, then refresh again.`);
   }
@@ -277,20 +301,22 @@ async function writeLocked(context: Excel.RequestContext, lock: TableLock, bindi
   // In the same request, the refresh marker (issue #26, `recovery.ts`): if this runtime dies before
   // the commit, the next start (in any client) restores the table from this copy.
   await lock.ensure();
-  let backupSheet: Excel.Worksheet;
-  if (rollback.isNullObject) {
+  let backupSheet: Excel.Worksheet | null = null;
+  if (keepCopy && rollback.isNullObject) {
     backupSheet = context.workbook.worksheets.add(rollbackName);
     backupSheet.visibility = "VeryHidden";
-  } else {
+  } else if (keepCopy) {
     backupSheet = rollback;
     if (adoptRollback) backupSheet.visibility = "VeryHidden";
   }
   const region: Rect = { row: bodyRow, column: geometry.firstColumn, rowCount: Math.max(geometry.bodyRows, plan.bodyRows) + totalsRows, columnCount: width };
-  queueCopy(backupSheet, sheet, region);
-  queueMarker(context, { bindingId: binding.id, owner: lock.owner, startedAt: now().toISOString(), rollback: rollbackName, table: oldRect, region });
+  if (backupSheet) queueCopy(backupSheet, sheet, region);
+  queueMarker(context, { bindingId: binding.id, owner: lock.owner, startedAt: now().toISOString(), rollback: backupSheet ? rollbackName : null, table: oldRect, region });
   await context.sync();
   /** Queues clearing the copy (its marker goes in a request of its own, {@link dropMarker}). */
-  const clearBackup = () => rangeOf(backupSheet, region).clear("All");
+  const clearBackup = () => {
+    if (backupSheet) rangeOf(backupSheet, region).clear("All");
+  };
   /** Removes the marker after a restore; left behind, the next start finds the copy gone and only says so. */
   const dropMarker = async () => {
     try {
@@ -406,6 +432,33 @@ async function writeLocked(context: Excel.RequestContext, lock: TableLock, bindi
    * resized block, or a wrong proposal all make them differ, and that block is read as formulas.
    * Without usable checksums the whole table is read, as before.
    */
+  /** Old rows at these (ascending) indexes, as formulas: one range per run of neighbours, a few thousand ranges per request. */
+  const readRowRuns = async (indexes: readonly number[]): Promise<unknown[][]> => {
+    // Runs of neighbouring rows [first, count], grouped into requests.
+    const perRequest = Math.max(1, Math.floor((options.targetResponseBytes ?? 4_000_000) / (64 * dataColumns)));
+    const requests: Array<Array<[number, number]>> = [];
+    let rows = perRequest;
+    for (let k = 0; k < indexes.length; ) {
+      let e = k + 1;
+      while (e < indexes.length && indexes[e] === indexes[e - 1] + 1 && e - k < perRequest) e++;
+      if (rows + (e - k) > perRequest || requests[requests.length - 1].length >= 2_000) {
+        requests.push([]);
+        rows = 0;
+      }
+      requests[requests.length - 1].push([indexes[k], e - k]);
+      rows += e - k;
+      k = e;
+    }
+    const readRequest = async (runs: Array<[number, number]>): Promise<unknown[][]> => {
+      await lock.ensure();
+      const ranges = runs.map(([first, count]) => sheet.getRangeByIndexes(bodyRow + first, geometry.firstColumn, count, dataColumns).load("formulas"));
+      await context.sync();
+      return ranges.flatMap((r) => r.formulas as unknown[][]);
+    };
+    const out: unknown[][] = [];
+    for (const runs of requests) out.push(...(await readRequest(runs)));
+    return out;
+  };
   const readOldRows = async (): Promise<unknown[][]> => {
     const oldH = slot?.hashes ?? slot?.short ?? null;
     if (!checks || !oldH || oldH.length !== oldCount || !newHashes || !typed) return readRows(0, dataColumns);
@@ -425,7 +478,11 @@ async function writeLocked(context: Excel.RequestContext, lock: TableLock, bindi
     }
     if (gather.length > 0) {
       await lock.ensure();
-      const got = await gatherRows(context, checks, checksGeometry, gather, options.targetRequestBytes, options.targetResponseBytes);
+      // With co-authors, Excel's gathering formulas (written, then cleared) would reach each of them:
+      // the rows are read where they are instead (more requests here, nothing for them).
+      const got = keepCopy
+        ? await gatherRows(context, checks, checksGeometry, gather, options.targetRequestBytes, options.targetResponseBytes)
+        : await readRowRuns(gather);
       gather.forEach((i, k) => (rows[i] = got[k]));
     }
     const read = new Array<boolean>(blocks).fill(false);
@@ -490,6 +547,23 @@ async function writeLocked(context: Excel.RequestContext, lock: TableLock, bindi
   }
   throwIfAborted(options.signal, 0, total);
 
+  // --- with co-authors, the rollback is the old cells kept here (see `keepCopy`): every data cell
+  // of the old body as formulas (a delta already has them: read, or proved by Excel's checksums) and
+  // each data column's number format; the user's columns were read above ---
+  let memory: { rows: unknown[][]; formats: string[] } | null = null;
+  if (!backupSheet) {
+    const bodyRows = geometry.bodyRows;
+    let rows = oldData && oldData.length === bodyRows ? oldData : null;
+    if (!rows) {
+      await lock.ensure();
+      rows = await loadInBlocks(context, (from, count) => sheet.getRangeByIndexes(bodyRow + from, geometry.firstColumn, count, dataColumns), bodyRows, "formulas", 16 * dataColumns, options.targetResponseBytes, { columns: dataColumns, beforeBlock: () => lock.ensure() });
+    }
+    const first = sheet.getRangeByIndexes(bodyRow, geometry.firstColumn, 1, dataColumns);
+    first.load("numberFormat");
+    await context.sync();
+    memory = { rows: rows.map((r) => r.map((v) => (v === null || v === undefined ? "" : v))), formats: first.numberFormat[0].map(String) };
+  }
+
   // --- writing, inside the rollback ---
   const ws = context.workbook.worksheets.getItem(sheet.name);
   const moves = userCellMoves(newToOld);
@@ -527,11 +601,25 @@ async function writeLocked(context: Excel.RequestContext, lock: TableLock, bindi
       // Records that moved to another row: their cells copied inside Excel (values only: the
       // columns' formats are already set), before the changed cells are written over them.
       for (const cp of spans!.copies) {
-        writes.push({
-          bytes: RANGE_COPY_OVERHEAD_BYTES,
-          // Untracked (issue #24): never used after its request, so without the library's keep-reference.
-          queue: () => queueUntracked(context, () => ws.getRangeByIndexes(bodyRow + cp.to, geometry.firstColumn, cp.count, dataColumns).copyFrom(backupSheet.getRangeByIndexes(bodyRow + cp.from, geometry.firstColumn, cp.count, dataColumns), "Values")),
-        });
+        const from = backupSheet;
+        if (from) {
+          writes.push({
+            bytes: RANGE_COPY_OVERHEAD_BYTES,
+            // Untracked (issue #24): never used after its request, so without the library's keep-reference.
+            queue: () => queueUntracked(context, () => ws.getRangeByIndexes(bodyRow + cp.to, geometry.firstColumn, cp.count, dataColumns).copyFrom(from.getRangeByIndexes(bodyRow + cp.from, geometry.firstColumn, cp.count, dataColumns), "Values")),
+          });
+          continue;
+        }
+        // No copy to move them from (co-authors): the moved records' new rows are written as values.
+        for (let r = 0; r < cp.count; r += MEMORY_ROWS_PER_WRITE) {
+          const at = cp.to + r, part = typed!.slice(at, at + Math.min(MEMORY_ROWS_PER_WRITE, cp.count - r));
+          writes.push({
+            bytes: jsonBytes(part) + RANGE_WRITE_OVERHEAD_BYTES,
+            queue: () => queueUntracked(context, () => {
+              ws.getRangeByIndexes(bodyRow + at, geometry.firstColumn, part.length, dataColumns).values = part;
+            }),
+          });
+        }
       }
       for (const sp of spans!.spans) {
         writes.push({
@@ -560,10 +648,23 @@ async function writeLocked(context: Excel.RequestContext, lock: TableLock, bindi
     const userWrites: QueuedWrite[] = [];
     if (geometry.userColumns > 0) {
       for (const cp of moves.copies) {
-        userWrites.push({
-          bytes: RANGE_COPY_OVERHEAD_BYTES,
-          queue: () => ws.getRangeByIndexes(bodyRow + cp.to, userColumn, cp.count, geometry.userColumns).copyFrom(backupSheet.getRangeByIndexes(bodyRow + cp.from, userColumn, cp.count, geometry.userColumns), "All"),
-        });
+        const from = backupSheet;
+        if (from) {
+          userWrites.push({
+            bytes: RANGE_COPY_OVERHEAD_BYTES,
+            queue: () => ws.getRangeByIndexes(bodyRow + cp.to, userColumn, cp.count, geometry.userColumns).copyFrom(from.getRangeByIndexes(bodyRow + cp.from, userColumn, cp.count, geometry.userColumns), "All"),
+          });
+          continue;
+        }
+        // Co-authors: the cells' formulas and values as read (their cell formats stay where they are).
+        for (let r = 0; r < cp.count; r += MEMORY_ROWS_PER_WRITE) {
+          const part = userFormulas.slice(cp.from + r, cp.from + r + Math.min(MEMORY_ROWS_PER_WRITE, cp.count - r));
+          const at = cp.to + r;
+          userWrites.push({
+            bytes: jsonBytes(part) + RANGE_WRITE_OVERHEAD_BYTES,
+            queue: () => void (ws.getRangeByIndexes(bodyRow + at, userColumn, part.length, geometry.userColumns).formulas = part as string[][]),
+          });
+        }
       }
       for (const run of fresh) {
         userWrites.push({
@@ -608,6 +709,9 @@ async function writeLocked(context: Excel.RequestContext, lock: TableLock, bindi
       await context.sync();
     }
 
+    // With co-authors: Excel's block checksums must show exactly the rows written, at their places.
+    if (strategy === "delta") await verifyWritten();
+
     // The commit: recalculation (the writes suspended it), the final info line and the binding in one request.
     const summary = summaryFor(strategy, fellBack);
     let stored: Binding | null = null;
@@ -629,6 +733,40 @@ async function writeLocked(context: Excel.RequestContext, lock: TableLock, bindi
     return { summary, stored };
   };
 
+  /**
+   * Whether a co-author's change reached this copy since the table was read (issue #26, hazard 4):
+   * the table's address, or any block checksum, calculated now, differs from the reading. An insert,
+   * delete or sort moves rows (the checksums weigh each cell by its position); an edit changes text.
+   */
+  const changedSinceRead = async (c: ChecksReading): Promise<boolean> => {
+    const { blocks, table: at } = await recheck(context, c, lo, options.targetResponseBytes);
+    const moved = at.rowIndex !== whole.rowIndex || at.columnIndex !== whole.columnIndex || at.rowCount !== whole.rowCount || at.columnCount !== whole.columnCount;
+    return moved || blocks.some((v, b) => v !== c.current[b]);
+  };
+  /**
+   * With co-authors, before a delta commits: the table must stand where it was written, and every
+   * block of rows Excel checksums must hold exactly the new rows (predicted as in `readOldRows`). A
+   * co-author's insert, delete, sort or edit that reached this copy during the writes fails the
+   * refresh, which restores the old rows whole (never a value beside another record's key).
+   */
+  const verifyWritten = async (): Promise<void> => {
+    if (!lock.collab || !checks || !typed) return;
+    const c = checks;
+    const { blocks: again, table: at } = await recheck(context, c, lo, options.targetResponseBytes);
+    let differs = at.rowIndex !== newRect.row || at.columnIndex !== newRect.column || at.rowCount !== newRect.rowCount || at.columnCount !== newRect.columnCount;
+    const r = c.rowsPerBlock;
+    for (let b = 0; b < again.length && !differs; b++) {
+      const from = b * r, to = Math.min(checksGeometry.rows, from + r);
+      // Rows past the new end hold the totals row or cleared cells: not predicted here.
+      if (to > total) break;
+      const want = predictChecksum(checksGeometry, from, typed.slice(from, to));
+      if (want !== null && again[b] !== want) differs = true;
+    }
+    if (differs) {
+      throw new WriteError("changed_during_refresh", `A colleague changed "${binding.tableName}" while this refresh wrote it (a row inserted, deleted or sorted, or a cell edited): refresh again.`);
+    }
+  };
+
   const completeInfo = () =>
     infoComplete({
       source: binding.source,
@@ -640,11 +778,43 @@ async function writeLocked(context: Excel.RequestContext, lock: TableLock, bindi
       query: binding.query,
     });
 
-  /** Puts the old table back exactly (its size, every cell of its area) from the rollback copy. */
+  /**
+   * Puts the old table back: its size and every cell of its area from the rollback copy, or (with
+   * co-authors) the old cells kept in {@link memory}: each data column's format, then the data and
+   * the user's columns as formulas, whole rows (a row never mixes two records), the totals row, and
+   * the rows it grew into emptied again.
+   */
   const restore = async (): Promise<void> => {
     await lock.ensure();
-    lo.resize(rangeOf(sheet, oldRect));
-    queueCopy(sheet, backupSheet, region);
+    if (backupSheet) {
+      lo.resize(rangeOf(sheet, oldRect));
+      queueCopy(sheet, backupSheet, region);
+      if (lo.autoFilter.enabled) lo.autoFilter.reapply();
+      await context.sync();
+      return;
+    }
+    const kept = memory!;
+    const bodyRows = geometry.bodyRows;
+    await writeInBlocks(context, (from, count) => sheet.getRangeByIndexes(bodyRow + from, geometry.firstColumn, count, dataColumns), { total: kept.rows.length, get: (a, b) => kept.rows.slice(a, b) }, {
+      property: "formulas",
+      targetRequestBytes: options.targetRequestBytes,
+      beforeBlock: () => lock.ensure(),
+      prelude: () => {
+        lo.resize(rangeOf(sheet, oldRect));
+        if (bodyRows > 0) kept.formats.forEach((f, c) => setEvery(sheet.getRangeByIndexes(bodyRow, geometry.firstColumn + c, bodyRows, 1), "numberFormat", f));
+      },
+    });
+    if (geometry.userColumns > 0 && userFormulas.length > 0) {
+      await writeInBlocks(context, (from, count) => sheet.getRangeByIndexes(bodyRow + from, userColumn, count, geometry.userColumns), { total: userFormulas.length, get: (a, b) => userFormulas.slice(a, b) }, {
+        property: "formulas",
+        targetRequestBytes: options.targetRequestBytes,
+        beforeBlock: () => lock.ensure(),
+      });
+    }
+    await lock.ensure();
+    const below = region.rowCount - bodyRows - totalsRows;
+    if (below > 0) rangeOf(sheet, { row: bodyRow + bodyRows + totalsRows, column: geometry.firstColumn, rowCount: below, columnCount: width }).clear("Contents");
+    writeTotals(bodyRow + bodyRows);
     if (lo.autoFilter.enabled) lo.autoFilter.reapply();
     await context.sync();
   };
@@ -680,6 +850,13 @@ async function writeLocked(context: Excel.RequestContext, lock: TableLock, bindi
 
   let outcome: { summary: DeltaSummary; stored: Binding | null };
   let strategy: "delta" | "full" = noDelta ? "full" : "delta";
+  if (strategy === "delta" && lock.collab && checks && (await changedSinceRead(checks))) {
+    // A co-author changed the table after it was read (issue #26, hazard 4): nothing is written yet,
+    // so the refresh starts over from the table as it is now; this one leaves no marker behind.
+    queueDropMarker(context, binding.id);
+    await context.sync();
+    throw new RemoteChange();
+  }
   try {
     try {
       outcome = await attempt(strategy, null);
