@@ -6,24 +6,12 @@
  */
 import { spawn, type ChildProcess } from "child_process";
 import * as http from "http";
-import * as net from "net";
 import * as path from "path";
+import { freePort } from "../helpers/freePort";
 
 const root = path.resolve(__dirname, "..", "..");
 const launcher = path.join(root, "scripts", "start.js");
 const stub = path.join(__dirname, "devServerStub.js");
-
-/** A port the OS just handed out on 127.0.0.1, closed again for the launcher to use. */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.once("error", reject);
-    srv.listen(0, "127.0.0.1", () => {
-      const port = (srv.address() as net.AddressInfo).port;
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
 /** Another program's web server on `port`: it answers every path with 200, as a stray dev server would. */
 function otherProgram(port: number): Promise<http.Server> {
