@@ -134,6 +134,20 @@ function importEqualsJson(format: "csv" | "odata", label: string, detail: string
   };
 }
 
+/**
+ * Regenerates the financials export (`more`: further parameters of `/__control/regenerate`), refreshes
+ * the JSON import and checks that the refresh updated it to the new export (`what` names the step in
+ * a failure).
+ */
+async function regenerateAndRefresh(env: Env, more: string, what: string) {
+  const t = tableOf(env, "json");
+  await env.control(`/__control/regenerate?company=acme&dataset=financials${more}`);
+  const report = await env.engine.refreshOne(t.bindingId, env.connection, { secrets: secretsOf(env.connection) });
+  check(report.outcome === "updated", `expected "updated", got "${report.outcome}" ${report.failure?.message ?? ""}`);
+  sameRowsAsExport(await readTable(t.tableName), await serviceTable(env), what);
+  return report;
+}
+
 export const SCENARIOS: readonly Scenario[] = [
   {
     name: "import: financials (JSON)",
@@ -160,22 +174,14 @@ export const SCENARIOS: readonly Scenario[] = [
   {
     name: "refresh: full (every row regenerated)",
     async run(env) {
-      const t = tableOf(env, "json");
-      await env.control("/__control/regenerate?company=acme&dataset=financials");
-      const report = await env.engine.refreshOne(t.bindingId, env.connection, { secrets: secretsOf(env.connection) });
-      check(report.outcome === "updated", `expected "updated", got "${report.outcome}" ${report.failure?.message ?? ""}`);
-      sameRowsAsExport(await readTable(t.tableName), await serviceTable(env), "after a full refresh");
+      const report = await regenerateAndRefresh(env, "", "after a full refresh");
       return `${report.rowCount} rows rewritten, equal to the new export`;
     },
   },
   {
     name: "refresh: delta (5% of rows changed, 2% added, 2% removed)",
     async run(env) {
-      const t = tableOf(env, "json");
-      await env.control("/__control/regenerate?company=acme&dataset=financials&changed=0.05&added=0.02&removed=0.02&seed=7");
-      const report = await env.engine.refreshOne(t.bindingId, env.connection, { secrets: secretsOf(env.connection) });
-      check(report.outcome === "updated", `expected "updated", got "${report.outcome}" ${report.failure?.message ?? ""}`);
-      sameRowsAsExport(await readTable(t.tableName), await serviceTable(env), "after a delta refresh");
+      const report = await regenerateAndRefresh(env, "&changed=0.05&added=0.02&removed=0.02&seed=7", "after a delta refresh");
       const d = report.delta;
       check(!!d && d.strategy === "delta", `expected a delta write, got ${d ? `${d.strategy} (${d.reason})` : "no delta summary"}`);
       return `delta: ${d.added} added, ${d.changed} changed, ${d.removed} removed, ${d.cellsWritten} cells written; equal to the new export`;
