@@ -31,17 +31,11 @@ export function translateFormula(formula: string, dRow: number, dCol: number): s
   const n = formula.length;
   while (i < n) {
     const ch = formula[i];
-    if (ch === '"' || ch === "'") {
-      // A string literal or a quoted sheet name: copied as it is (a doubled quote stays inside).
-      const j = closingQuote(formula, i);
-      out += formula.slice(i, j + 1);
-      i = j + 1;
-      continue;
-    }
-    if (ch === "[") {
-      const j = closingBracket(formula, i);
-      out += formula.slice(i, j + 1);
-      i = j + 1;
+    // A string literal, a quoted sheet name or a structured reference: copied as it is.
+    const verbatim = verbatimEnd(formula, i, true);
+    if (verbatim >= 0) {
+      out += formula.slice(i, verbatim);
+      i = verbatim;
       continue;
     }
     const prev = i > 0 ? formula[i - 1] : "";
@@ -897,7 +891,6 @@ export function evaluateFormula(formula: string, ctx: EvalContext): CellValue {
   }
 }
 
-/** Index of the quote that closes the quoted run opened at `start` (doubled quotes are escapes). */
 /** Index of the `]` closing the `[` at `start` (nested brackets counted), or `text.length` when it never closes. */
 function closingBracket(text: string, start: number): number {
   let depth = 0;
@@ -909,6 +902,20 @@ function closingBracket(text: string, start: number): number {
   return j;
 }
 
+/**
+ * Where a run that the reference scanners copy untouched, starting at `i`, ends (the index after
+ * it): a string literal `"…"` (doubled quotes inside), a quoted sheet name `'…'` when `sheetQuotes`,
+ * or a structured reference `[…]` (nested brackets counted). A run that never closes ends past the
+ * text. -1 when none starts at `i`.
+ */
+function verbatimEnd(text: string, i: number, sheetQuotes: boolean): number {
+  const ch = text[i];
+  if (ch === '"' || (sheetQuotes && ch === "'")) return closingQuote(text, i) + 1;
+  if (ch === "[") return closingBracket(text, i) + 1;
+  return -1;
+}
+
+/** Index of the quote that closes the quoted run opened at `start` (doubled quotes are escapes), or `text.length` when it never closes. */
 function closingQuote(text: string, start: number): number {
   const q = text[start];
   let j = start + 1;
@@ -979,16 +986,11 @@ export function rewriteReferences(formula: string, fn: (sheet: string | undefine
   const n = formula.length;
   while (i < n) {
     const ch = formula[i];
-    if (ch === '"') {
-      const j = closingQuote(formula, i);
-      out += formula.slice(i, j + 1);
-      i = j + 1;
-      continue;
-    }
-    if (ch === "[") {
-      const j = closingBracket(formula, i);
-      out += formula.slice(i, j + 1);
-      i = j + 1;
+    // A string literal or a structured reference: copied as it is (a quoted sheet name is read below).
+    const verbatim = verbatimEnd(formula, i, false);
+    if (verbatim >= 0) {
+      out += formula.slice(i, verbatim);
+      i = verbatim;
       continue;
     }
     const prev = i > 0 ? formula[i - 1] : "";

@@ -115,6 +115,39 @@ function sameRowsAsExport(sheet: { header: unknown[]; values: unknown[][]; types
   });
 }
 
+/**
+ * "import: financials (<label>) equals JSON": the financials export imported in another format (under
+ * the table label `format`, which later scenarios use) holds the JSON import's values and number
+ * formats cell for cell. Needs the JSON import first. `detail` follows the row count in the result.
+ */
+function importEqualsJson(format: "csv" | "odata", label: string, detail: string): Scenario {
+  return {
+    name: `import: financials (${label}) equals JSON`,
+    async run(env) {
+      const out = await importInto(env, format, { kind: "dataset", key: "financials", format });
+      const imported = await readTable(out.tableName);
+      const json = await readTable(tableOf(env, "json").tableName);
+      check(same(imported.values, json.values), `${label} import: the cells differ from the JSON import's`);
+      check(same(imported.formats, json.formats), `${label} import: the number formats differ from the JSON import's`);
+      return `${out.rowCount} rows, ${detail}`;
+    },
+  };
+}
+
+/**
+ * Regenerates the financials export (`more`: further parameters of `/__control/regenerate`), refreshes
+ * the JSON import and checks that the refresh updated it to the new export (`what` names the step in
+ * a failure).
+ */
+async function regenerateAndRefresh(env: Env, more: string, what: string) {
+  const t = tableOf(env, "json");
+  await env.control(`/__control/regenerate?company=acme&dataset=financials${more}`);
+  const report = await env.engine.refreshOne(t.bindingId, env.connection, { secrets: secretsOf(env.connection) });
+  check(report.outcome === "updated", `expected "updated", got "${report.outcome}" ${report.failure?.message ?? ""}`);
+  sameRowsAsExport(await readTable(t.tableName), await serviceTable(env), what);
+  return report;
+}
+
 export const SCENARIOS: readonly Scenario[] = [
   {
     name: "import: financials (JSON)",
@@ -125,28 +158,8 @@ export const SCENARIOS: readonly Scenario[] = [
       return `${out.rowCount} rows into ${out.sheetName}; text cells (=SUM(…), 00123, 1/2, TRUE) are text`;
     },
   },
-  {
-    name: "import: financials (CSV) equals JSON",
-    async run(env) {
-      const out = await importInto(env, "csv", { kind: "dataset", key: "financials", format: "csv" });
-      const csv = await readTable(out.tableName);
-      const json = await readTable(tableOf(env, "json").tableName);
-      check(same(csv.values, json.values), "CSV import: the cells differ from the JSON import's");
-      check(same(csv.formats, json.formats), "CSV import: the number formats differ from the JSON import's");
-      return `${out.rowCount} rows, cell for cell and format for format equal to JSON`;
-    },
-  },
-  {
-    name: "import: financials (OData) equals JSON",
-    async run(env) {
-      const out = await importInto(env, "odata", { kind: "dataset", key: "financials", format: "odata" });
-      const od = await readTable(out.tableName);
-      const json = await readTable(tableOf(env, "json").tableName);
-      check(same(od.values, json.values), "OData import: the cells differ from the JSON import's");
-      check(same(od.formats, json.formats), "OData import: the number formats differ from the JSON import's");
-      return `${out.rowCount} rows, equal to JSON`;
-    },
-  },
+  importEqualsJson("csv", "CSV", "cell for cell and format for format equal to JSON"),
+  importEqualsJson("odata", "OData", "equal to JSON"),
   {
     name: "refresh: unchanged export (304, nothing written)",
     async run(env) {
@@ -161,22 +174,14 @@ export const SCENARIOS: readonly Scenario[] = [
   {
     name: "refresh: full (every row regenerated)",
     async run(env) {
-      const t = tableOf(env, "json");
-      await env.control("/__control/regenerate?company=acme&dataset=financials");
-      const report = await env.engine.refreshOne(t.bindingId, env.connection, { secrets: secretsOf(env.connection) });
-      check(report.outcome === "updated", `expected "updated", got "${report.outcome}" ${report.failure?.message ?? ""}`);
-      sameRowsAsExport(await readTable(t.tableName), await serviceTable(env), "after a full refresh");
+      const report = await regenerateAndRefresh(env, "", "after a full refresh");
       return `${report.rowCount} rows rewritten, equal to the new export`;
     },
   },
   {
     name: "refresh: delta (5% of rows changed, 2% added, 2% removed)",
     async run(env) {
-      const t = tableOf(env, "json");
-      await env.control("/__control/regenerate?company=acme&dataset=financials&changed=0.05&added=0.02&removed=0.02&seed=7");
-      const report = await env.engine.refreshOne(t.bindingId, env.connection, { secrets: secretsOf(env.connection) });
-      check(report.outcome === "updated", `expected "updated", got "${report.outcome}" ${report.failure?.message ?? ""}`);
-      sameRowsAsExport(await readTable(t.tableName), await serviceTable(env), "after a delta refresh");
+      const report = await regenerateAndRefresh(env, "&changed=0.05&added=0.02&removed=0.02&seed=7", "after a delta refresh");
       const d = report.delta;
       check(!!d && d.strategy === "delta", `expected a delta write, got ${d ? `${d.strategy} (${d.reason})` : "no delta summary"}`);
       return `delta: ${d.added} added, ${d.changed} changed, ${d.removed} removed, ${d.cellsWritten} cells written; equal to the new export`;

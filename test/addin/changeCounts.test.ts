@@ -6,17 +6,11 @@
  * workbook emulator as `Excel`, the engine calls the pane makes.
  */
 import { createEngine } from "../../src/addin/engine";
-import { ConnectionStore } from "../../src/addin/connectionStore";
 import { countsText, summarize } from "../../src/addin/refreshSummary";
-import { startReferenceService, type ReferenceService } from "../../src/reference/server";
-import { Workbook, createExcelNamespace } from "../../src/emulator";
 import { PpmClient } from "../../src/service/client";
 import { applyQuery, parseQuery } from "../../src/query";
-import type { Connection } from "../../src/service/connection";
 import type { Table } from "../../src/table/model";
-import { MemoryStorage } from "../helpers/memoryStorage";
-
-const TOKEN = "demo-acme-token";
+import { useAcmeWorkbook } from "./helpers";
 
 /** Rows of `table` by the values of `key`, each with the rest of its values (JSON, for comparing). */
 function byKey(table: Table, key: readonly string[]): Map<string, string> {
@@ -47,27 +41,11 @@ function diff(before: Table, after: Table, key: readonly string[]): { added: num
 }
 
 describe("change counts are what the regeneration applied (issue #25)", () => {
-  let service: ReferenceService;
-  const g = globalThis as unknown as { Excel?: unknown };
-  const saved = g.Excel;
-  let conn: Connection;
-  let store: ConnectionStore;
+  const env = useAcmeWorkbook();
   let client: PpmClient;
 
-  beforeAll(async () => {
-    service = await startReferenceService({ port: 0, quiet: true });
-  });
-  afterAll(async () => {
-    g.Excel = saved;
-    await service.close();
-  });
-  beforeEach(async () => {
-    await fetch(`${service.url}/__control/reset`, { method: "POST" });
-    g.Excel = createExcelNamespace(new Workbook({}));
-    store = new ConnectionStore(new MemoryStorage(), { newId: () => "acme" });
-    store.save({ name: "Acme", baseUrl: service.url, token: TOKEN });
-    conn = store.connection("acme")!;
-    client = new PpmClient(conn);
+  beforeEach(() => {
+    client = new PpmClient(env.conn);
   });
 
   const exportNow = async (): Promise<Table> => {
@@ -81,21 +59,21 @@ describe("change counts are what the regeneration applied (issue #25)", () => {
     const engine = createEngine();
     const query = parseQuery(queryText);
     await engine.importSource({
-      connection: conn,
+      connection: env.conn,
       companyId: "acme",
       source: { kind: "dataset", key: "financials", format: "json" },
       query,
       destination: { kind: "newSheet" },
       signal: new AbortController().signal,
-      secrets: store.allSecrets(),
+      secrets: env.store.allSecrets(),
       onProgress: () => undefined,
     });
     const before = applyQuery(await exportNow(), query).table;
-    const res = await fetch(`${service.url}/__control/regenerate?${new URLSearchParams({ company: "acme", dataset: "financials", ...regen }).toString()}`, { method: "POST" });
+    const res = await fetch(`${env.service.url}/__control/regenerate?${new URLSearchParams({ company: "acme", dataset: "financials", ...regen }).toString()}`, { method: "POST" });
     expect(res.status).toBe(200);
     const after = applyQuery(await exportNow(), query).table;
     const { bindings } = await engine.listBindings();
-    const report = await engine.refreshOne(bindings[0].id, conn, { secrets: store.allSecrets() });
+    const report = await engine.refreshOne(bindings[0].id, env.conn, { secrets: env.store.allSecrets() });
     expect(report.outcome).toBe("updated");
     return { report, before, after };
   }

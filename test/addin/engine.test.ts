@@ -3,47 +3,21 @@
  * emulator installed as the global `Excel`: the exact calls the pane's buttons make.
  */
 import { createEngine, type ImportRequest } from "../../src/addin/engine";
-import { ConnectionStore } from "../../src/addin/connectionStore";
 import { resolveConnectionId } from "../../src/addin/refreshSummary";
-import { startReferenceService, type ReferenceService } from "../../src/reference/server";
-import { Workbook, EmulatedExcelError, createExcelNamespace, inspect, serializeWorkbook, snapshot } from "../../src/emulator";
-import type { Connection } from "../../src/service/connection";
-import { MemoryStorage } from "../helpers/memoryStorage";
-
-const TOKEN = "demo-acme-token";
+import { EmulatedExcelError, inspect, serializeWorkbook, snapshot } from "../../src/emulator";
+import { TOKEN, useAcmeWorkbook } from "./helpers";
 
 describe("engine: import and refresh as the task pane does", () => {
-  let service: ReferenceService;
-  const g = globalThis as unknown as { Excel?: unknown };
-  const saved = g.Excel;
-  let wb: InstanceType<typeof Workbook>;
-  let conn: Connection;
-  let store: ConnectionStore;
-
-  beforeAll(async () => {
-    service = await startReferenceService({ port: 0, quiet: true });
-  });
-  afterAll(async () => {
-    g.Excel = saved;
-    await service.close();
-  });
-  beforeEach(async () => {
-    await fetch(`${service.url}/__control/reset`, { method: "POST" });
-    wb = new Workbook({});
-    g.Excel = createExcelNamespace(wb);
-    store = new ConnectionStore(new MemoryStorage(), { newId: () => "acme" });
-    store.save({ name: "Acme", baseUrl: service.url, token: TOKEN });
-    conn = store.connection("acme")!;
-  });
+  const env = useAcmeWorkbook();
 
   const request = (over: Partial<ImportRequest>): ImportRequest => ({
-    connection: conn,
+    connection: env.conn,
     companyId: "acme",
     source: { kind: "dataset", key: "financials", format: "json" },
     query: null,
     destination: { kind: "newSheet" },
     signal: new AbortController().signal,
-    secrets: store.allSecrets(),
+    secrets: env.store.allSecrets(),
     onProgress: () => undefined,
     ...over,
   });
@@ -56,10 +30,10 @@ describe("engine: import and refresh as the task pane does", () => {
     expect(r.rowCount).toBe(r.fetchedRows);
     expect(phases[0]).toBe("fetching");
     expect(phases).toContain("writing");
-    const all = serializeWorkbook(wb);
+    const all = serializeWorkbook(env.wb);
     expect(all).not.toContain(TOKEN);
     // Somewhere in the data there is text that starts with "=": it must stay text, not a formula.
-    const table = inspect(wb, `'financials (csv)'!A2:L${r.rowCount + 2}`);
+    const table = inspect(env.wb, `'financials (csv)'!A2:L${r.rowCount + 2}`);
     const flat = table.formulas.flat();
     const formulaLooking = flat.filter((v) => typeof v === "string" && v.startsWith("="));
     expect(formulaLooking.length).toBeGreaterThan(0);
@@ -70,9 +44,9 @@ describe("engine: import and refresh as the task pane does", () => {
   it("issue #21, item 9: a write-back record that cannot be kept after an import is said in the outcome, never swallowed", async () => {
     const engine = createEngine();
     // Storing the record on its very hidden sheet fails (any Excel error).
-    wb.faultInjector = (op) => (op.path.includes("ppm_bl_") && op.op.startsWith("set") ? new EmulatedExcelError("GeneralException", "An internal error has occurred.") : null);
+    env.wb.faultInjector = (op) => (op.path.includes("ppm_bl_") && op.op.startsWith("set") ? new EmulatedExcelError("GeneralException", "An internal error has occurred.") : null);
     const r = await engine.importSource(request({ source: { kind: "snapshot", endpoint: "projects" } }));
-    wb.faultInjector = null;
+    env.wb.faultInjector = null;
     expect(r.rowCount).toBeGreaterThan(0);
     expect(r.warnings).toEqual([expect.stringMatching(/^The write-back record of ppm_projects could not be kept \(.*\); write-back will compare your edits with the service's current values/)]);
     // A dataset import has no write-back record: nothing to say.
@@ -80,12 +54,12 @@ describe("engine: import and refresh as the task pane does", () => {
   });
 
   it("applies the local query before writing and never sends a $ option", async () => {
-    await fetch(`${service.url}/__control/requests`, { method: "DELETE" });
+    await fetch(`${env.service.url}/__control/requests`, { method: "DELETE" });
     const engine = createEngine();
     const r = await engine.importSource(request({ source: { kind: "dataset", key: "financials", format: "odata" }, query: { filter: "fiscal_year eq 2026", select: ["project_id", "budget"], top: 4 } }));
     expect(r.rowCount).toBe(4);
-    expect(inspect(wb, "'financials (odata)'!A2:B2").values).toEqual([["project_id", "budget"]]);
-    const log = (await (await fetch(`${service.url}/__control/requests`)).json()) as { requests: Array<{ path: string; query: string }> };
+    expect(inspect(env.wb, "'financials (odata)'!A2:B2").values).toEqual([["project_id", "budget"]]);
+    const log = (await (await fetch(`${env.service.url}/__control/requests`)).json()) as { requests: Array<{ path: string; query: string }> };
     expect(log.requests.length).toBeGreaterThan(0);
     // `$metadata` is a path, not an option; no query string may carry a `$` option.
     for (const q of log.requests) expect(q.query).not.toContain("$");
@@ -93,16 +67,16 @@ describe("engine: import and refresh as the task pane does", () => {
   });
 
   it("imports at the selected cell and finds the table under the selection (info line included)", async () => {
-    wb.select("Sheet1!C5");
+    env.wb.select("Sheet1!C5");
     const engine = createEngine();
     const r = await engine.importSource(request({ source: { kind: "dataset", key: "projects", format: "json" }, destination: { kind: "selection" } }));
     expect(r.sheetName).toBe("Sheet1");
     expect(r.address.startsWith("C6:")).toBe(true);
-    wb.select("Sheet1!D8");
+    env.wb.select("Sheet1!D8");
     expect((await engine.bindingAtSelection())?.tableName).toBe(r.tableName);
-    wb.select("Sheet1!C5");
+    env.wb.select("Sheet1!C5");
     expect((await engine.bindingAtSelection())?.tableName).toBe(r.tableName);
-    wb.select("Sheet1!A1");
+    env.wb.select("Sheet1!A1");
     expect(await engine.bindingAtSelection()).toBeNull();
   });
 
@@ -112,20 +86,20 @@ describe("engine: import and refresh as the task pane does", () => {
     expect(r.rowCount).toBeGreaterThan(0);
     const { bindings } = await engine.listBindings();
     expect(bindings.map((b) => b.source)).toEqual([{ kind: "snapshot", endpoint: "combinedResources" }]);
-    const report = await engine.refreshOne(bindings[0].id, conn, { secrets: store.allSecrets() });
+    const report = await engine.refreshOne(bindings[0].id, env.conn, { secrets: env.store.allSecrets() });
     expect(report.outcome).toBe("unchanged");
   });
 
   it("refresh all updates after a regeneration and fails only the table whose company has no connection", async () => {
     const engine = createEngine();
     await engine.importSource(request({}));
-    const before = inspect(wb, "'financials (json)'!A3:L3").values;
-    await fetch(`${service.url}/__control/regenerate?company=acme&dataset=financials`, { method: "POST" });
-    const connections = store.list().map((c) => ({ ...c, companyId: "acme" }));
-    const res = await engine.refreshAll((b) => (resolveConnectionId(b, connections) ? conn : null), { secrets: store.allSecrets() });
+    const before = inspect(env.wb, "'financials (json)'!A3:L3").values;
+    await fetch(`${env.service.url}/__control/regenerate?company=acme&dataset=financials`, { method: "POST" });
+    const connections = env.store.list().map((c) => ({ ...c, companyId: "acme" }));
+    const res = await engine.refreshAll((b) => (resolveConnectionId(b, connections) ? env.conn : null), { secrets: env.store.allSecrets() });
     expect(res.reports.map((x) => x.outcome)).toEqual(["updated"]);
-    expect(inspect(wb, "'financials (json)'!A3:L3").values).not.toEqual(before);
-    const none = await engine.refreshAll(() => null, { secrets: store.allSecrets() });
+    expect(inspect(env.wb, "'financials (json)'!A3:L3").values).not.toEqual(before);
+    const none = await engine.refreshAll(() => null, { secrets: env.store.allSecrets() });
     expect(none.reports[0]).toMatchObject({ outcome: "failed", failure: { code: "no_connection" } });
   });
 
@@ -135,15 +109,15 @@ describe("engine: import and refresh as the task pane does", () => {
     const { bindings } = await engine.listBindings();
     const id = bindings[0].id;
     expect((await engine.changeHighlights())[id]).toEqual({ available: false, shown: false });
-    await fetch(`${service.url}/__control/regenerate?company=acme&dataset=financials&changed=0.05&added=0.03&removed=0.03&seed=15`, { method: "POST" });
-    const report = await engine.refreshOne(id, conn, { secrets: store.allSecrets() });
+    await fetch(`${env.service.url}/__control/regenerate?company=acme&dataset=financials&changed=0.05&added=0.03&removed=0.03&seed=15`, { method: "POST" });
+    const report = await engine.refreshOne(id, env.conn, { secrets: env.store.allSecrets() });
     expect(report.delta?.strategy).toBe("delta");
     expect((await engine.changeHighlights())[id]).toEqual({ available: true, shown: false });
     expect(await engine.showChanges(id)).toEqual({ available: true, shown: true });
-    expect(snapshot(wb).sheets.find((s) => s.name === "financials (json)")!.conditionalFormats).toHaveLength(2);
+    expect(snapshot(env.wb).sheets.find((s) => s.name === "financials (json)")!.conditionalFormats).toHaveLength(2);
     expect(await engine.clearChanges(id)).toEqual({ available: true, shown: false });
-    expect(snapshot(wb).sheets.find((s) => s.name === "financials (json)")!.conditionalFormats).toEqual([]);
-    expect(serializeWorkbook(wb)).not.toContain(TOKEN);
+    expect(snapshot(env.wb).sheets.find((s) => s.name === "financials (json)")!.conditionalFormats).toEqual([]);
+    expect(serializeWorkbook(env.wb)).not.toContain(TOKEN);
     await expect(engine.showChanges("no-such-binding")).rejects.toMatchObject({ code: "table_missing" });
   });
 
@@ -151,8 +125,8 @@ describe("engine: import and refresh as the task pane does", () => {
     const engine = createEngine();
     const controller = new AbortController();
     controller.abort();
-    const before = serializeWorkbook(wb);
+    const before = serializeWorkbook(env.wb);
     await expect(engine.importSource(request({ signal: controller.signal }))).rejects.toMatchObject({ code: "cancelled" });
-    expect(serializeWorkbook(wb)).toBe(before);
+    expect(serializeWorkbook(env.wb)).toBe(before);
   });
 });

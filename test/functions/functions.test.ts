@@ -3,7 +3,6 @@
  * one dataset request for many formulas, values equal to an oracle computed from the export,
  * Excel errors with messages, updates after a regeneration through conditional requests only.
  */
-import { startReferenceService, type ReferenceService } from "../../src/reference/server";
 import { PpmClient, type Connection } from "../../src/service";
 import { MemoryValidatorStore } from "../../src/service/validators";
 import { applyQuery, parseQuery } from "../../src/query";
@@ -15,20 +14,10 @@ import { FormulaConsent, formulaConsentText } from "../../src/addin/formulaConse
 import type { Binding } from "../../src/refresh/binding";
 import { emptyDocument, upsertView, type ViewsDocument } from "../../src/views/views";
 import type { Table } from "../../src/table/model";
+import { useReferenceService } from "../helpers/referenceService";
 
 const TOKEN = "demo-acme-token";
-let svc: ReferenceService;
-
-beforeAll(async () => {
-  svc = await startReferenceService({ port: 0 });
-});
-afterAll(async () => {
-  await svc?.close();
-});
-beforeEach(async () => {
-  await fetch(`${svc.url}/__control/reset`, { method: "POST" });
-  await fetch(`${svc.url}/__control/requests`, { method: "DELETE" });
-});
+const svc = useReferenceService({ clearLog: true });
 
 async function requests(): Promise<Array<{ method: string; path: string; status: number }>> {
   const r = (await (await fetch(`${svc.url}/__control/requests`)).json()) as { requests: Array<{ method: string; path: string; status: number }> };

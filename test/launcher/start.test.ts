@@ -6,24 +6,12 @@
  */
 import { spawn, type ChildProcess } from "child_process";
 import * as http from "http";
-import * as net from "net";
 import * as path from "path";
+import { freePort } from "../helpers/freePort";
 
 const root = path.resolve(__dirname, "..", "..");
 const launcher = path.join(root, "scripts", "start.js");
 const stub = path.join(__dirname, "devServerStub.js");
-
-/** A port the OS just handed out on 127.0.0.1, closed again for the launcher to use. */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.once("error", reject);
-    srv.listen(0, "127.0.0.1", () => {
-      const port = (srv.address() as net.AddressInfo).port;
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
 /** Another program's web server on `port`: it answers every path with 200, as a stray dev server would. */
 function otherProgram(port: number): Promise<http.Server> {
@@ -135,43 +123,39 @@ describe("npm start -- --help", () => {
 });
 
 describe("npm start with a port already taken", () => {
-  it("names the dev server's port and how to choose another, and starts nothing", async () => {
+  /** Runs the launcher (stub dev server) while another program holds the dev server's or the service's port; after it exits. */
+  async function withPortTaken(taken: "dev" | "service"): Promise<{ devPort: number; servicePort: number; code: number | null; err: string; output: string }> {
     const [devPort, servicePort] = [await freePort(), await freePort()];
-    const other = await otherProgram(devPort);
+    const other = await otherProgram(taken === "dev" ? devPort : servicePort);
     try {
       const run = launch(["--port", String(devPort), "--service-port", String(servicePort), "--test-dev-server", stub]);
       running.push(run.child);
       const { code } = await run.exited;
-      expect(code).toBe(1);
-      const err = run.stderr();
-      expect(err).toContain(`port ${devPort} (task pane dev server) is already in use by another program`);
-      expect(err).toMatch(new RegExp(`npm start -- --port \\d+ +\\(or PPM_DEV_PORT=\\d+ npm start\\)`));
-      expect(err).not.toContain(`port ${servicePort}`);
-      // Nothing started, and the other program was never announced as the task pane.
-      expect(run.output()).not.toContain("[service]");
-      expect(run.output()).not.toContain("Task pane");
-      expect(run.output()).toContain("Nothing was started.");
+      return { devPort, servicePort, code, err: run.stderr(), output: run.output() };
     } finally {
       await closeServer(other);
     }
+  }
+
+  it("names the dev server's port and how to choose another, and starts nothing", async () => {
+    const { devPort, servicePort, code, err, output } = await withPortTaken("dev");
+    expect(code).toBe(1);
+    expect(err).toContain(`port ${devPort} (task pane dev server) is already in use by another program`);
+    expect(err).toMatch(new RegExp(`npm start -- --port \\d+ +\\(or PPM_DEV_PORT=\\d+ npm start\\)`));
+    expect(err).not.toContain(`port ${servicePort}`);
+    // Nothing started, and the other program was never announced as the task pane.
+    expect(output).not.toContain("[service]");
+    expect(output).not.toContain("Task pane");
+    expect(output).toContain("Nothing was started.");
   });
 
   it("names the reference service's port and its flag", async () => {
-    const [devPort, servicePort] = [await freePort(), await freePort()];
-    const other = await otherProgram(servicePort);
-    try {
-      const run = launch(["--port", String(devPort), "--service-port", String(servicePort), "--test-dev-server", stub]);
-      running.push(run.child);
-      const { code } = await run.exited;
-      expect(code).toBe(1);
-      const err = run.stderr();
-      expect(err).toContain(`port ${servicePort} (reference service) is already in use by another program`);
-      expect(err).toMatch(/npm start -- --service-port \d+ +\(or PPM_SERVICE_PORT=\d+ npm start\)/);
-      expect(err).not.toContain(`port ${devPort}`);
-      expect(run.output()).not.toContain("Reference service :");
-    } finally {
-      await closeServer(other);
-    }
+    const { devPort, servicePort, code, err, output } = await withPortTaken("service");
+    expect(code).toBe(1);
+    expect(err).toContain(`port ${servicePort} (reference service) is already in use by another program`);
+    expect(err).toMatch(/npm start -- --service-port \d+ +\(or PPM_SERVICE_PORT=\d+ npm start\)/);
+    expect(err).not.toContain(`port ${devPort}`);
+    expect(output).not.toContain("Reference service :");
   });
 
   it("names both ports when both are taken", async () => {

@@ -12,7 +12,8 @@ import { CsvStreamParser, parseCsvStream } from "../../src/service/csv";
 import { BodyShapeError, CsvTableBuilder, MAX_JSON_DEPTH, jsonTooDeepAt, parseJsonLossless, type MetaInput } from "../../src/service/dataset";
 import { tableFromJsonStream } from "../../src/service/jsonRows";
 import type { Column, Table } from "../../src/table/model";
-import { ACME_TOKEN, acme, chunked, control, errorTexts, expectPpmError, recordingFetch } from "./helpers";
+import { ACME_TOKEN, acme, chunked, errorTexts, expectPpmError, recordingFetch } from "./helpers";
+import { useReferenceService } from "../helpers/referenceService";
 
 const META: MetaInput = { key: "financials", schemaVersion: null, generatedAt: null, etag: null, lastModified: null, fetchedAt: "2026-01-01T00:00:00.000Z" };
 
@@ -62,16 +63,7 @@ describe("JSON nesting depth (item 3)", () => {
 });
 
 describe("JSON nesting depth through the client (item 3)", () => {
-  let svc: ReferenceService;
-  beforeAll(async () => {
-    svc = await startReferenceService({ port: 0 });
-  });
-  afterAll(async () => {
-    await svc?.close();
-  });
-  beforeEach(async () => {
-    await control(svc.url, "reset");
-  });
+  const svc = useReferenceService();
 
   const serving = (match: string, body: string) =>
     recordingFetch((url, res) => (url.split("?")[0].endsWith(match) ? new Response(body, { status: 200, headers: { "content-type": "application/json" } }) : res)).fetch;
