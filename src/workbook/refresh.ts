@@ -377,6 +377,9 @@ async function writeLocked(context: Excel.RequestContext, lock: TableLock, bindi
       previous = first.numberFormat[0].map(String);
     }
     if (formats.some((f, i) => previous[i] !== f)) noDelta = "the column formats changed";
+    // With co-authors a delta is verified against their changes by Excel's block checksums (see
+    // `changedSinceRead`, `verifyWritten`); a host without them (no dynamic arrays) rewrites in full.
+    if (!noDelta && lock.collab && !checks) noDelta = "co-authoring is active and Excel's block checksums, which verify a delta against colleagues' changes, are not available";
   }
   if (!noDelta) {
     typed ??= source.get(0, total);
