@@ -15,7 +15,7 @@ import { Workbook } from "../../src/emulator";
 import type { RefreshSource } from "../../src/refresh/source";
 import type { CellValue } from "../../src/table/model";
 import { bindingDraft, finRows, finTable, TOKEN } from "../workbook/helpers";
-import { drive } from "./helpers";
+import { drive, useFakeClock } from "./helpers";
 
 const T0 = new Date("2026-02-01T08:00:00Z");
 const ROWS = 120;
@@ -112,12 +112,7 @@ async function runWith(session: CoauthoringSession, ann: CoauthorClient, ben: Co
 }
 
 describe("hazards 4 and 5: a co-author changes the table during a delta refresh (d = 0)", () => {
-  beforeEach(() => {
-    jest.useFakeTimers();
-    jest.setSystemTime(T0);
-    lockModule.resetLockMemory?.();
-  });
-  afterEach(() => jest.useRealTimers());
+  useFakeClock(T0);
 
   it("undisturbed: a delta, exactly the export, and no rollback sheet or copy reaches the co-author", async () => {
     const session = new CoauthoringSession(await startWorkbook());

@@ -1,4 +1,5 @@
 /** Shared by the two-client tests (issue #26). */
+import { resetLockMemory } from "../../src/workbook/lock";
 
 /** Runs the promises while advancing jest's fake clock in small steps (the lock waits on timers). */
 export async function drive<T>(promises: Array<Promise<T>>): Promise<Array<PromiseSettledResult<T>>> {
@@ -9,4 +10,14 @@ export async function drive<T>(promises: Array<Promise<T>>): Promise<Array<Promi
   });
   for (let i = 0; i < 10_000 && !done; i++) await jest.advanceTimersByTimeAsync(50);
   return all;
+}
+
+/** Each test on jest's fake clock from `t0`, with the lock's per-runtime memory of lock versions reset. */
+export function useFakeClock(t0: Date): void {
+  beforeEach(() => {
+    jest.useFakeTimers();
+    jest.setSystemTime(t0);
+    resetLockMemory();
+  });
+  afterEach(() => jest.useRealTimers());
 }

@@ -12,8 +12,8 @@ import { refreshTable } from "../../src/workbook/refresh";
 import { recoverInterruptedRefreshes, REFRESH_MARKER_PREFIX, ROLLBACK_SHEET_PREFIX } from "../../src/workbook/recovery";
 import { importTable } from "../../src/workbook/writer";
 import type { CellValue, Table } from "../../src/table/model";
-import { bindingDraft, finRows, finTable, fixedNow, keyedSource, TOKEN } from "../workbook/helpers";
-import { drive } from "./helpers";
+import { bindingDraft, finRows, finTable, fixedNow, keyedSource, TOKEN, twoTables } from "../workbook/helpers";
+import { drive, useFakeClock } from "./helpers";
 
 const T0 = new Date("2026-02-01T08:00:00Z");
 const noQuery = (t: Table) => ({ table: t });
@@ -39,25 +39,8 @@ function leftovers(wb: WorkbookModel): string[] {
   ];
 }
 
-/** Two tables at the same address (info A1, header A2) on two sheets, bindings b1 and b2. */
-async function twoTables(n = 40): Promise<{ wb: Workbook; sheetA: string; sheetB: string }> {
-  const wb = new Workbook({ currentYear: 2025 });
-  const ctx = createRequestContext(wb);
-  const a = finTable(finRows(n, 0));
-  const b = finTable(finRows(n, 500));
-  const ra = await importTable(ctx, a, { binding: bindingDraft(a, "b1"), secrets: [TOKEN], now: fixedNow });
-  const rb = await importTable(ctx, b, { binding: bindingDraft(b, "b2"), secrets: [TOKEN], now: fixedNow });
-  expect(ra.address.replace(/^.*!/, "")).toBe(rb.address.replace(/^.*!/, ""));
-  return { wb, sheetA: ra.sheetName, sheetB: rb.sheetName };
-}
-
 describe("two clients: each refresh keeps its own rollback (hazard 2)", () => {
-  beforeEach(() => {
-    jest.useFakeTimers();
-    jest.setSystemTime(T0);
-    lockModule.resetLockMemory?.();
-  });
-  afterEach(() => jest.useRealTimers());
+  useFakeClock(T0);
 
   for (const delta of [false, true]) {
     for (const d of [0, 500]) {
@@ -100,12 +83,7 @@ describe("two clients: each refresh keeps its own rollback (hazard 2)", () => {
 });
 
 describe("two clients: a client killed after any k-th request of a refresh (hazard 3)", () => {
-  beforeEach(() => {
-    jest.useFakeTimers();
-    jest.setSystemTime(T0);
-    lockModule.resetLockMemory?.();
-  });
-  afterEach(() => jest.useRealTimers());
+  useFakeClock(T0);
 
   const SHEET = "financials (json)";
   async function start(): Promise<{ session: CoauthoringSession; ann: CoauthorClient; ben: CoauthorClient }> {

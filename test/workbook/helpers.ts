@@ -90,3 +90,16 @@ export function keyedSource(rows: CellValue[][]): RefreshSource & { gen: string 
       }),
   };
 }
+
+/** Two tables at the same address (info A1, header A2) on two sheets, bindings b1 and b2 (issue #26, hazard 2). */
+export async function twoTables(n = 40): Promise<{ wb: Workbook; sheetA: string; sheetB: string }> {
+  const wb = new Workbook({ currentYear: 2025 });
+  const ctx = createRequestContext(wb);
+  const a = finTable(finRows(n, 0));
+  const b = finTable(finRows(n, 500));
+  const ra = await importTable(ctx, a, { binding: bindingDraft(a, "b1"), secrets: [TOKEN], now: fixedNow });
+  const rb = await importTable(ctx, b, { binding: bindingDraft(b, "b2"), secrets: [TOKEN], now: fixedNow });
+  expect(ra.address.replace(/^.*!/, "")).toBe(rb.address.replace(/^.*!/, ""));
+  expect(ra.sheetName).not.toBe(rb.sheetName);
+  return { wb, sheetA: ra.sheetName, sheetB: rb.sheetName };
+}

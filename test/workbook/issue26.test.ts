@@ -16,7 +16,7 @@ import type { Baseline } from "../../src/records/baseline";
 import { readBaseline, saveBaseline } from "../../src/workbook/writeback";
 import { openRowHashes, storeRowHashes } from "../../src/workbook/delta";
 import { rowHashes } from "../../src/refresh/rowHash";
-import { bindingDraft, finRows, finTable, fixedNow, TOKEN, keyedSource } from "./helpers";
+import { bindingDraft, finRows, finTable, fixedNow, TOKEN, keyedSource, twoTables } from "./helpers";
 
 const noQuery = (t: Table) => ({ table: t });
 const T0 = Date.parse("2026-02-01T08:00:00Z");
@@ -43,19 +43,6 @@ function leftovers(wb: Workbook): string[] {
 
 function settingsOf(wb: Workbook): Record<string, unknown> {
   return Object.fromEntries(toWorkbookFile(wb).settings);
-}
-
-/** Two tables at the same address (info A1, header A2) on two sheets, bindings b1 and b2. */
-async function twoTables(n = 40) {
-  const wb = new Workbook({ currentYear: 2025 });
-  const ctx = createRequestContext(wb);
-  const a = finTable(finRows(n, 0));
-  const b = finTable(finRows(n, 500));
-  const ra = await importTable(ctx, a, { binding: bindingDraft(a, "b1"), secrets: [TOKEN], now: fixedNow });
-  const rb = await importTable(ctx, b, { binding: bindingDraft(b, "b2"), secrets: [TOKEN], now: fixedNow });
-  expect(ra.address.replace(/^.*!/, "")).toBe(rb.address.replace(/^.*!/, ""));
-  expect(ra.sheetName).not.toBe(rb.sheetName);
-  return { wb, sheetA: ra.sheetName, sheetB: rb.sheetName };
 }
 
 describe("hazard 2: each refresh keeps its own rollback copy", () => {
