@@ -103,7 +103,7 @@ function uniformFormula(column: unknown[]): string | null {
 
 /** Errors a delta does not fall back from: the user's cancel, a lost lock (a full rewrite would fail the same). */
 function fallsBack(e: unknown): boolean {
-  return !(e instanceof WriteError && (e.code === "cancelled" || e.code === "lock_lost" || e.code === "settings_full" || e.code === "changed_during_refresh")) && !(e instanceof Error && e.name === "AbortError");
+  return !(e instanceof WriteError && (e.code === "cancelled" || e.code === "lock_lost" || e.code === "settings_full" || e.code === "changed_during_refresh" || e.code === "occupied")) && !(e instanceof Error && e.name === "AbortError");
 }
 
 /**
@@ -589,10 +589,29 @@ async function writeLocked(context: Excel.RequestContext, lock: TableLock, bindi
 
   /** Where the current attempt is: only a refusal while writing the data makes a delta fall back. */
   let phase: "write" | "finish" = "write";
+  /**
+   * With co-authors, the rows the table grows into are read again in the first write request, before
+   * anything in it (issue #26, hazard 5): a colleague may have typed there since the check above.
+   * What they typed is put back by the restore (`growthFound`).
+   */
+  let growthProbe: Excel.Range | null = null;
+  let growthFound: unknown[][] | null = null;
+  const checkGrowth = (probe: Excel.Range | null): void => {
+    if (!probe) return;
+    const found = probe.formulas as unknown[][];
+    if (!found.some((r) => r.some((v) => v !== "" && v !== null))) return;
+    growthFound = found;
+    throw new WriteError("occupied", `A colleague typed into the rows "${binding.tableName}" grows into (${a1(grownInto!.row, grownInto!.column, grownInto!.rowCount, grownInto!.columnCount)} on "${sheet.name}") while it refreshed, so the refresh was undone and what they typed is kept. Move those cells below the table, then refresh again.`);
+  };
   /** One complete write; on success the binding is committed with the data. */
   const attempt = async (strategy: "delta" | "full", fellBack: string | null): Promise<{ summary: DeltaSummary; stored: Binding | null }> => {
     phase = "write";
+    growthProbe = null;
     const prelude = () => {
+      if (!backupSheet && grownInto) {
+        growthProbe = rangeOf(sheet, grownInto);
+        growthProbe.load("formulas");
+      }
       guard ??= calc.start();
       setInfo(infoInProgress("refresh", binding.source));
       if (plan.growth) lo.resize(rangeOf(sheet, newRect));
@@ -645,6 +664,7 @@ async function writeLocked(context: Excel.RequestContext, lock: TableLock, bindi
       });
     }
     throwIfAborted(options.signal, total, total);
+    checkGrowth(growthProbe);
 
     // The user's own cells follow their records, copied from the rollback copy (inside Excel);
     // new records get the calculated columns' formulas, or nothing.
@@ -817,6 +837,8 @@ async function writeLocked(context: Excel.RequestContext, lock: TableLock, bindi
     await lock.ensure();
     const below = region.rowCount - bodyRows - totalsRows;
     if (below > 0) rangeOf(sheet, { row: bodyRow + bodyRows + totalsRows, column: geometry.firstColumn, rowCount: below, columnCount: width }).clear("Contents");
+    // What a colleague typed there during the refresh (seen by the first write request) goes back.
+    if (growthFound && grownInto) rangeOf(sheet, grownInto).formulas = growthFound as string[][];
     writeTotals(bodyRow + bodyRows);
     if (lo.autoFilter.enabled) lo.autoFilter.reapply();
     await context.sync();

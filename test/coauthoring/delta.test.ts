@@ -178,3 +178,61 @@ describe("hazards 4 and 5: a co-author changes the table during a delta refresh 
     });
   }
 });
+
+describe("hazard 5: a co-author types into the rows the table grows into during the refresh (d = 0)", () => {
+  useFakeClock(T0);
+  const GROWN = [...NEW, ...finRows(3, 700).map((r, i) => [8_000 + i, ...r.slice(1)])];
+
+  for (const delta of [true, false]) {
+    it(`what Ben typed under the table is never lost: Ann's refresh either ran before it or is undone with "occupied" (${delta ? "delta" : "full rewrite"}, every request up to the commit)`, async () => {
+      const probe = new CoauthoringSession(await startWorkbook());
+      const ctx0 = createRequestContext(probe.addClient().workbook);
+      probe.addClient();
+      let requests = 0;
+      const plain0 = ctx0.sync.bind(ctx0);
+      (ctx0 as { sync: () => Promise<void> }).sync = () => (requests++, plain0());
+      const [clean] = await drive([refreshTable(ctx0, "b1", keyed(GROWN, 3), { applyQuery: noQuery, delta })]);
+      expect(clean.status === "fulfilled" && clean.value.outcome).toBe("updated");
+      let kept = 0;
+      for (let k = 1; k <= requests; k++) {
+        lockModule.resetLockMemory();
+        const session = new CoauthoringSession(await startWorkbook());
+        const ann = session.addClient({ name: "Ann" });
+        const ben = session.addClient({ name: "Ben" });
+        const t = table(ann.workbook);
+        const below = { r0: t.rect.r1 + 2, c0: t.rect.c0 + 1, r1: t.rect.r1 + 2, c1: t.rect.c0 + 1 };
+        const ctx = createRequestContext(ann.workbook);
+        const plain = ctx.sync.bind(ctx);
+        let n = 0;
+        (ctx as { sync: () => Promise<void> }).sync = async () => {
+          if (++n === k) {
+            const b = createRequestContext(ben.workbook);
+            const sheet = b.workbook.worksheets.getItem(ben.workbook.sheets.find((x) => x.id === t.sheetId)!.name);
+            sheet.getRangeByIndexes(below.r0, below.c0, 1, 1).values = [["Ben's note"]];
+            await b.sync();
+          }
+          await plain();
+        };
+        const [r] = await drive([refreshTable(ctx, "b1", keyed(GROWN, 3), { applyQuery: noQuery, now: () => ann.now(), delta })]);
+        await session.settled();
+        const report = r.status === "fulfilled" ? r.value : null;
+        const sheetOf = (wb: WorkbookModel) => wb.requireSheetId(t.sheetId);
+        const cell = (wb: WorkbookModel) => wb.readValues(sheetOf(wb), below)[0][0];
+        if (report?.outcome === "failed") {
+          expect(report.failure?.code).toBe("occupied");
+          // Seen by the check before any write ("is not empty"), or by the first write request.
+          expect(report.failure?.message).toMatch(/colleague typed|is not empty/);
+          if (/colleague typed/.test(report.failure?.message ?? "")) kept++;
+          expect(body(ann.workbook).map((x) => x[0])).toEqual(OLD.map((x) => String(x[0])));
+        } else {
+          expect(report?.outcome).toBe("updated");
+        }
+        // Ben's note is where he typed it in every copy, whichever way Ann's refresh went; or, when he
+        // typed it after Ann's refresh wrote that cell, it is his edit of the table (last writer wins).
+        for (const wb of [ann.workbook, ben.workbook]) expect([k, cell(wb)]).toEqual([k, "Ben's note"]);
+      }
+      // Typed after the check and before the first write: the refresh is undone and the note kept.
+      expect(kept).toBeGreaterThan(0);
+    });
+  }
+});
