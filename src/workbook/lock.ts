@@ -240,7 +240,7 @@ export async function acquireTableLock(context: Excel.RequestContext, tableName:
   if (options.owner !== undefined) return reuseHeldLock(context, tableName, key, current, options.owner, ttl, now);
   if (current && current.owner !== owner && lockHolds(current, now().getTime())) throw busy(tableName, current, now().getTime());
   const stamp = now().toISOString();
-  let record: LockRecord = { owner, holder: options.holder ?? "another window", acquiredAt: stamp, renewedAt: stamp, expiresAt: new Date(now().getTime() + ttl).toISOString() };
+  const record: LockRecord = { owner, holder: options.holder ?? "another window", acquiredAt: stamp, renewedAt: stamp, expiresAt: new Date(now().getTime() + ttl).toISOString() };
   context.workbook.settings.add(key, JSON.stringify(record));
   await context.sync();
   // Let a write another runtime sent at the same time land before reading back (see the module comment).
