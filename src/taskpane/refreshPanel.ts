@@ -16,6 +16,7 @@ import { busyText } from "../addin/refreshLock";
 import { checkbox, confirmDialog, isChecked, setDisabled } from "./controls";
 import { ADDED_FILL, CHANGED_FILL } from "../refresh/highlight";
 import type { ChangeHighlight } from "../workbook/changes";
+import { holderText, latestOnly } from "./collabWatch";
 
 /** "0 B", "812 B", "14.2 KB", "3.47 MB" (1 KB = 1,024 bytes, as the browser's network panel counts). */
 function formatBytes(n: number): string {
@@ -81,26 +82,33 @@ export function mountRefresh(panel: HTMLElement, ctx: PaneContext, onShown: (l: 
         : null,
     );
     // While co-authors are present, read the workbook again every 15 s (settings events do not reach every host).
-    if (collab.active && !poll) poll = setInterval(() => void (panel.hidden ? undefined : loadTables()), 15_000);
+    if (collab.active && !poll) poll = setInterval(() => void (panel.hidden ? undefined : reloadTables()), 15_000);
     if (!collab.active && poll) {
       clearInterval(poll);
       poll = null;
     }
   }
 
-  /** Listens to the workbook's settings (a co-author's refresh, flag or lock arriving): the list is read again. */
+  /**
+   * Listens to the workbook's settings (a co-author's refresh, flag or lock arriving): the list is read
+   * again. Events come in bursts (a refresh writes several settings, and the add-in's own writes may
+   * raise the event too): at most one reading in flight and one after it (`latestOnly`).
+   */
   async function watch(): Promise<void> {
     if (watching) return;
     watching = true;
     try {
       const engine = await ctx.engine();
       await engine.watchSettings(() => {
-        if (!panel.hidden) void loadTables();
+        if (!panel.hidden) void reloadTables();
       });
     } catch {
       /* no event: the list is read when shown, and polled while co-authoring */
     }
   }
+
+  /** A reading the workbook asked for (settings event, poll): merged while one runs. */
+  const reloadTables = latestOnly(() => loadTables());
 
   async function loadTables(): Promise<void> {
     showRibbonResult();
@@ -199,7 +207,7 @@ export function mountRefresh(panel: HTMLElement, ctx: PaneContext, onShown: (l: 
               b.lastCheckedAt && (!last || formatRelative(b.lastCheckedAt, now) !== formatRelative(last, now)) ? ` · checked ${formatRelative(b.lastCheckedAt, now)}` : "",
             ),
             collab.holders[b.id]
-              ? h("div", { class: "meta", "data-testid": "bound-table-holder" }, `Being refreshed by ${collab.holders[b.id].holder} since ${formatRelative(collab.holders[b.id].since, now)}`)
+              ? h("div", { class: "meta", "data-testid": "bound-table-holder" }, holderText(collab.holders[b.id], now))
               : null,
             b.lastFailure
               ? h("div", { class: "warn", "data-testid": "bound-table-failure" }, h("strong", { "data-testid": "bound-table-stale" }, "Stale"), ` — not refreshed: ${b.lastFailure.message.replace(/\.$/, "")}, ${formatRelative(b.lastFailure.at, now)}. The data is from the last successful refresh.`)
