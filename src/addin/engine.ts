@@ -180,9 +180,11 @@ export function collaboration(): Promise<Collaboration> {
 
 /**
  * Calls `listener` when the workbook's settings change (`SettingCollection.onSettingsChanged`,
- * ExcelApi 1.4: in a co-authoring session, also a co-author's change arriving). Resolves to the
- * function that stops listening; null where the host cannot raise the event (the pane then reads
- * again when it is shown and, while co-authors are present, every 15 seconds).
+ * ExcelApi 1.4, registered through the Common API's `settingsChanged`: Excel raises it only on the web
+ * while co-authors edit, when a co-author's change arrives, and perhaps for this add-in's own writes —
+ * listeners must tolerate bursts). Resolves to the function that stops listening; null where the
+ * registration fails (the pane then reads again when it is shown and, while co-authors are present,
+ * every 15 seconds, as it does anyway for hosts that never raise the event).
  */
 export async function watchSettings(listener: () => void): Promise<(() => void) | null> {
   try {
