@@ -17,7 +17,9 @@ import type { RefreshSource } from "../../src/refresh/source";
 import type { Connection } from "../../src/service/connection";
 import type { CellValue } from "../../src/table/model";
 import { bindingDraft, finRows, finTable, TOKEN } from "../workbook/helpers";
-import { drive } from "./helpers";
+import { AddinRuntime } from "../../src/addin/runtime";
+import { MemoryStorage } from "../helpers/memoryStorage";
+import { drive, fakeOffice } from "./helpers";
 
 const T0 = new Date("2026-02-01T08:00:00Z");
 const CONNECTION: Connection = { id: "conn-1", name: "Acme", baseUrl: "http://127.0.0.1:4100", token: TOKEN };
@@ -90,6 +92,41 @@ describe("refresh on open in a co-authoring session waits once per flagged table
     // The claim is released at the end, in every copy.
     await jest.advanceTimersByTimeAsync(501);
     for (const wb of [session.document, ...session.clients.map((c) => c.workbook)]) expect(wb.settings.has(lockModule.lockSettingKey("ppm_financials"))).toBe(false);
+  });
+
+  it("the runtime's open path (AddinRuntime.start), two flagged tables: one co-authoring wait per table", async () => {
+    // Two tables imported and flagged on this device (single workbook), then opened by Ann with Ben present.
+    const wb = new Workbook({ currentYear: 2025 });
+    for (const [id, name] of [["b1", "ppm_fin_a"], ["b2", "ppm_fin_b"]]) {
+      const t = finTable(finRows(5));
+      await importTable(createRequestContext(wb), t, { binding: bindingDraft(t, id), tableName: name, secrets: [TOKEN], now: () => T0 });
+    }
+    const src = source(finRows(6, 100));
+    const storage = new MemoryStorage();
+    g.Excel = createExcelNamespace(wb);
+    const first = new AddinRuntime({ office: fakeOffice().office, storage, loadEngine: async () => new OfflineEngine(src) });
+    const conn = first.store.save({ name: "Acme", baseUrl: CONNECTION.baseUrl, token: TOKEN });
+    first.store.setCompanyId(conn.id, "acme");
+    for (const id of ["b1", "b2"]) {
+      const [flag] = await drive([first.setRefreshOnOpen(id, true)]);
+      expect((flag as PromiseFulfilledResult<{ state: string }>).value.state).toBe("saved");
+    }
+    const session = new CoauthoringSession(wb, { delayMs: 500 });
+    const ann = session.addClient({ name: "Ann" });
+    session.addClient({ name: "Ben" });
+    g.Excel = createExcelNamespace(ann.workbook);
+    const rt = new AddinRuntime({ office: fakeOffice().office, storage, loadEngine: async () => new OfflineEngine(src) });
+    const started = Date.now();
+    const [opened] = await drive([rt.start()]);
+    const elapsed = Date.now() - started;
+    const outcome = (opened as PromiseFulfilledResult<Awaited<ReturnType<AddinRuntime["start"]>>>).value;
+    expect(outcome.state).toBe("done");
+    expect(outcome.state === "done" ? outcome.reports.map((r) => r.outcome) : []).toEqual(["updated", "updated"]);
+    expect(src.calls).toBe(2);
+    const bound = 2 * lockModule.lockTiming.propagationMs;
+    // Per flagged table: the claim's one wait (before: ≈ 2 × bound, i.e. ≈ 40 s for the two).
+    expect(elapsed / 2).toBeGreaterThanOrEqual(bound);
+    expect(elapsed / 2).toBeLessThan(bound + lockModule.lockTiming.maxSettleMs);
   });
 
   it("a refresh passed a claimed lock reuses it without a wait, and is refused once the lock changed hands", async () => {
