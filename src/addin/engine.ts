@@ -194,8 +194,12 @@ export async function watchSettings(listener: () => void): Promise<(() => void) 
         return Promise.resolve();
       });
       await context.sync();
+      // "The same RequestContext object that the handler was added in must be used when removing the
+      // handler" (OfficeExtension.EventHandlerResult; "Work with Events using the Excel JavaScript API"):
+      // the removal queued by `handle.remove()` goes to that context, so a fresh context's sync sent
+      // nothing and the handler went on firing (test/coauthoring/events.test.ts).
       return () =>
-        void runExcel(async (ctx) => {
+        void Excel.run(handle.context, async (ctx) => {
           handle.remove();
           await ctx.sync();
         }).catch(() => undefined);

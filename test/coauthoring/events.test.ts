@@ -160,8 +160,16 @@ describe("the add-in listens: a co-author's lock or binding change reaches the p
     expect(first!.at - T0.getTime()).toBeLessThan(POLL_MS);
     expect(first!.at - T0.getTime()).toBeLessThanOrEqual(d + 100);
     expect(first!.holder).toMatch(/^Being refreshed by Ben's task pane since /);
+    // Stopped (the library unregisters through removeHandlerAsync): a later change calls nothing.
     stop!();
     await jest.advanceTimersByTimeAsync(0);
+    const count = seen.length;
+    const bctx = createRequestContext(ben.workbook);
+    bctx.workbook.settings.add("ppm.after", "stopped");
+    await bctx.sync();
+    await jest.advanceTimersByTimeAsync(d + 100);
+    expect(ann.workbook.settings.has("ppm.after")).toBe(true);
+    expect(seen).toHaveLength(count);
   });
 
   it("Ben turns a table's refresh on open on: Ann's listener is called and the list she reads shows the flag", async () => {
