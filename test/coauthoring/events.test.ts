@@ -15,13 +15,13 @@ import { collaboration, Engine, watchSettings } from "../../src/addin/engine";
 import { acquireTableLock, resetLockMemory } from "../../src/workbook/lock";
 import { setRefreshOnOpen } from "../../src/workbook/openFlags";
 import { importTable } from "../../src/workbook/writer";
-import { holderText, latestOnly } from "../../src/taskpane/collabWatch";
+import { collabWatch, COLLAB_POLL_MS, holderText, latestOnly } from "../../src/taskpane/collabWatch";
 import { bindingDraft, finRows, finTable, TOKEN } from "../workbook/helpers";
 import { drive } from "./helpers";
 
 const T0 = new Date("2026-02-01T08:00:00Z");
-/** The Refresh tab's poll while co-authoring (src/taskpane/refreshPanel.ts). */
-const POLL_MS = 15_000;
+/** The Refresh tab's poll while co-authoring (src/taskpane/collabWatch.ts). */
+const POLL_MS = COLLAB_POLL_MS;
 
 async function startWorkbook(platform?: "web" | "windows"): Promise<Workbook> {
   const wb = new Workbook({ currentYear: 2025, ...(platform ? { platform } : {}) });
@@ -170,6 +170,40 @@ describe("the add-in listens: a co-author's lock or binding change reaches the p
     await jest.advanceTimersByTimeAsync(d + 100);
     expect(ann.workbook.settings.has("ppm.after")).toBe(true);
     expect(seen).toHaveLength(count);
+  });
+
+  it("the Refresh tab's watch (collabWatch, as the pane wires it): Ben's lock reaches Ann's holder line by the event, before the poll's first tick", async () => {
+    const d = 500;
+    const session = new CoauthoringSession(await startWorkbook(), { delayMs: d });
+    const ann = session.addClient({ name: "Ann" });
+    const ben = session.addClient({ name: "Ben" });
+    g.Excel = createExcelNamespace(ann.workbook);
+    setDefaultWorkbook(ann.workbook);
+    /** What the pane's list shows, each time it is read: [time, holder lines]. */
+    const view: Array<{ at: number; lines: string[] }> = [];
+    const watcher = collabWatch({
+      engine: async () => new Engine(),
+      // The pane's loadTables: reads the list and the collaboration state, renders the holder lines.
+      reload: async () => {
+        const c = await watcher.read();
+        view.push({ at: Date.now(), lines: Object.values(c.holders).map((x) => holderText(x, new Date())) });
+      },
+      hidden: () => false,
+    });
+    // The tab is shown: one reading, the listener registered, the poll started (co-authoring is active).
+    await watcher.watch();
+    const c0 = await watcher.read();
+    expect(c0.active).toBe(true);
+    expect(watcher.polling).toBe(true);
+    const [lock] = await drive([acquireTableLock(createRequestContext(ben.workbook), "ppm_financials", { holder: "Ben's task pane" })]);
+    expect(lock.status).toBe("fulfilled");
+    expect(Date.now() - T0.getTime()).toBeLessThan(POLL_MS); // the poll has not ticked yet
+    const shown = view.find((v) => v.lines.length > 0);
+    expect(shown).toEqual({ at: T0.getTime() + d, lines: ["Being refreshed by Ben's task pane since just now"] });
+    // Ben leaves: the next reading stops the poll.
+    ben.close();
+    await watcher.read();
+    expect(watcher.polling).toBe(false);
   });
 
   it("Ben turns a table's refresh on open on: Ann's listener is called and the list she reads shows the flag", async () => {
