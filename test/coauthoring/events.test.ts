@@ -42,42 +42,51 @@ async function listen(client: CoauthorClient, calls: number[]): Promise<void> {
   });
 }
 
-describe("the settings-changed event on the two-client host", () => {
-  const g = globalThis as unknown as { Excel?: unknown };
-  const savedExcel = g.Excel;
-  beforeEach(() => {
-    jest.useFakeTimers();
-    jest.setSystemTime(T0);
-    resetLockMemory();
-  });
-  afterEach(() => {
-    g.Excel = savedExcel;
-    setDefaultWorkbook(null);
-    jest.useRealTimers();
-  });
+/** One request of `client`'s runtime that stores a setting. */
+async function addSetting(client: CoauthorClient, key: string, value: unknown): Promise<void> {
+  const context = createRequestContext(client.workbook);
+  context.workbook.settings.add(key, value);
+  await context.sync();
+}
 
+/** A session of Ann and Ben (d = `delayMs`) over the start workbook. */
+async function annAndBen(delayMs: number, platform?: "windows") {
+  const session = new CoauthoringSession(await startWorkbook(platform), { delayMs, ...(platform ? { workbook: { platform } } : {}) });
+  return { session, ann: session.addClient({ name: "Ann" }), ben: session.addClient({ name: "Ben" }) };
+}
+
+/** Every test: jest's fake clock at T0, and this realm's Excel and Office document put back after it. */
+const g = globalThis as unknown as { Excel?: unknown };
+const savedExcel = g.Excel;
+beforeEach(() => {
+  jest.useFakeTimers();
+  jest.setSystemTime(T0);
+  resetLockMemory();
+});
+afterEach(() => {
+  g.Excel = savedExcel;
+  setDefaultWorkbook(null);
+  jest.useRealTimers();
+});
+
+describe("the settings-changed event on the two-client host", () => {
   it("a co-author's settings change fires it once it reaches this copy (after d, not before); this client's own change fires it too", async () => {
-    const session = new CoauthoringSession(await startWorkbook(), { delayMs: 2_000 });
-    const ann = session.addClient({ name: "Ann" });
-    const ben = session.addClient({ name: "Ben" });
+    const { ann, ben } = await annAndBen(2_000);
     const calls: number[] = [];
     await listen(ann, calls);
-    const bctx = createRequestContext(ben.workbook);
-    bctx.workbook.settings.add("ppm.test", "from Ben");
-    await bctx.sync();
+    await addSetting(ben, "ppm.test", "from Ben");
     await jest.advanceTimersByTimeAsync(1_999);
     expect(calls).toEqual([]);
     await jest.advanceTimersByTimeAsync(1);
     expect(calls).toEqual([T0.getTime() + 2_000]);
     // A change of cells only (no setting) raises nothing.
+    const bctx = createRequestContext(ben.workbook);
     bctx.workbook.worksheets.getItem("financials (json)").getRange("Z1").values = [["x"]];
     await bctx.sync();
     await jest.advanceTimersByTimeAsync(2_000);
     expect(calls).toHaveLength(1);
     // Ann's own settings change: raised in her copy too (Microsoft does not say; the stricter reading).
-    const actx = createRequestContext(ann.workbook);
-    actx.workbook.settings.add("ppm.test2", "from Ann");
-    await actx.sync();
+    await addSetting(ann, "ppm.test2", "from Ann");
     await jest.advanceTimersByTimeAsync(0);
     expect(calls).toHaveLength(2);
   });
@@ -87,36 +96,24 @@ describe("the settings-changed event on the two-client host", () => {
     const ann = alone.addClient({ name: "Ann" });
     const calls: number[] = [];
     await listen(ann, calls);
-    const actx = createRequestContext(ann.workbook);
-    actx.workbook.settings.add("ppm.test", "alone");
-    await actx.sync();
+    await addSetting(ann, "ppm.test", "alone");
     await jest.advanceTimersByTimeAsync(100);
     expect(calls).toEqual([]);
 
-    const desktop = new CoauthoringSession(await startWorkbook("windows"), { delayMs: 0, workbook: { platform: "windows" } });
-    const dAnn = desktop.addClient({ name: "Ann" });
-    const dBen = desktop.addClient({ name: "Ben" });
+    const { ann: dAnn, ben: dBen } = await annAndBen(0, "windows");
     const dCalls: number[] = [];
     await listen(dAnn, dCalls);
-    const bctx = createRequestContext(dBen.workbook);
-    bctx.workbook.settings.add("ppm.test", "desktop");
-    await bctx.sync();
+    await addSetting(dBen, "ppm.test", "desktop");
     await jest.advanceTimersByTimeAsync(100);
     expect(dAnn.workbook.settings.get("ppm.test")).toBe(JSON.stringify("desktop"));
     expect(dCalls).toEqual([]);
   });
 
   it("an older write arriving late changes nothing in this copy and raises nothing", async () => {
-    const session = new CoauthoringSession(await startWorkbook(), { delayMs: 1_000 });
-    const ann = session.addClient({ name: "Ann" });
-    const ben = session.addClient({ name: "Ben" });
+    const { ann, ben } = await annAndBen(1_000);
     const calls: number[] = [];
-    const bctx = createRequestContext(ben.workbook);
-    bctx.workbook.settings.add("ppm.k", "Ben's, older");
-    await bctx.sync();
-    const actx = createRequestContext(ann.workbook);
-    actx.workbook.settings.add("ppm.k", "Ann's, newer");
-    await actx.sync();
+    await addSetting(ben, "ppm.k", "Ben's, older");
+    await addSetting(ann, "ppm.k", "Ann's, newer");
     await listen(ann, calls);
     await jest.advanceTimersByTimeAsync(1_000);
     expect(ann.workbook.settings.get("ppm.k")).toBe(JSON.stringify("Ann's, newer"));
@@ -125,24 +122,9 @@ describe("the settings-changed event on the two-client host", () => {
 });
 
 describe("the add-in listens: a co-author's lock or binding change reaches the pane's reading before any poll", () => {
-  const g = globalThis as unknown as { Excel?: unknown };
-  const savedExcel = g.Excel;
-  beforeEach(() => {
-    jest.useFakeTimers();
-    jest.setSystemTime(T0);
-    resetLockMemory();
-  });
-  afterEach(() => {
-    g.Excel = savedExcel;
-    setDefaultWorkbook(null);
-    jest.useRealTimers();
-  });
-
   it("Ben takes the table's lock: Ann's listener is called by the event d after his write, and the holder line names Ben", async () => {
     const d = 500;
-    const session = new CoauthoringSession(await startWorkbook(), { delayMs: d });
-    const ann = session.addClient({ name: "Ann" });
-    const ben = session.addClient({ name: "Ben" });
+    const { session, ann, ben } = await annAndBen(d);
     g.Excel = createExcelNamespace(ann.workbook);
     setDefaultWorkbook(ann.workbook);
     const seen: Array<{ at: number; holder: string | null }> = [];
@@ -164,9 +146,7 @@ describe("the add-in listens: a co-author's lock or binding change reaches the p
     stop!();
     await jest.advanceTimersByTimeAsync(0);
     const count = seen.length;
-    const bctx = createRequestContext(ben.workbook);
-    bctx.workbook.settings.add("ppm.after", "stopped");
-    await bctx.sync();
+    await addSetting(ben, "ppm.after", "stopped");
     await jest.advanceTimersByTimeAsync(d + 100);
     expect(ann.workbook.settings.has("ppm.after")).toBe(true);
     expect(seen).toHaveLength(count);
@@ -174,9 +154,7 @@ describe("the add-in listens: a co-author's lock or binding change reaches the p
 
   it("the Refresh tab's watch (collabWatch, as the pane wires it): Ben's lock reaches Ann's holder line by the event, before the poll's first tick", async () => {
     const d = 500;
-    const session = new CoauthoringSession(await startWorkbook(), { delayMs: d });
-    const ann = session.addClient({ name: "Ann" });
-    const ben = session.addClient({ name: "Ben" });
+    const { ann, ben } = await annAndBen(d);
     g.Excel = createExcelNamespace(ann.workbook);
     setDefaultWorkbook(ann.workbook);
     /** What the pane's list shows, each time it is read: [time, holder lines]. */
@@ -208,9 +186,7 @@ describe("the add-in listens: a co-author's lock or binding change reaches the p
 
   it("Ben turns a table's refresh on open on: Ann's listener is called and the list she reads shows the flag", async () => {
     const d = 500;
-    const session = new CoauthoringSession(await startWorkbook(), { delayMs: d });
-    const ann = session.addClient({ name: "Ann" });
-    const ben = session.addClient({ name: "Ben" });
+    const { ann, ben } = await annAndBen(d);
     g.Excel = createExcelNamespace(ann.workbook);
     setDefaultWorkbook(ann.workbook);
     const engine = new Engine();
@@ -228,10 +204,7 @@ describe("the add-in listens: a co-author's lock or binding change reaches the p
 });
 
 describe("the pane's reading on a burst of events (latestOnly)", () => {
-  afterEach(() => jest.useRealTimers());
-
   it("a burst while a reading runs makes exactly one more reading, and every caller waits for one that started after its call", async () => {
-    jest.useFakeTimers();
     let runs = 0;
     let state = 0;
     const seen: number[] = [];
@@ -257,11 +230,7 @@ describe("the pane's reading on a burst of events (latestOnly)", () => {
   });
 
   it("Ben's whole refresh-sized burst of settings writes reaches Ann as events that the pane merges into few readings", async () => {
-    jest.useFakeTimers();
-    jest.setSystemTime(T0);
-    const session = new CoauthoringSession(await startWorkbook(), { delayMs: 500 });
-    const ann = session.addClient({ name: "Ann" });
-    const ben = session.addClient({ name: "Ben" });
+    const { ann, ben } = await annAndBen(500);
     setDefaultWorkbook(ann.workbook);
     let events = 0;
     let readings = 0;
@@ -276,16 +245,13 @@ describe("the pane's reading on a burst of events (latestOnly)", () => {
       });
       await context.sync();
     });
-    const bctx = createRequestContext(ben.workbook);
     for (let i = 0; i < 20; i++) {
-      bctx.workbook.settings.add(`ppm.burst.${i}`, i);
-      await bctx.sync();
+      await addSetting(ben, `ppm.burst.${i}`, i);
       await jest.advanceTimersByTimeAsync(10);
     }
     await jest.advanceTimersByTimeAsync(2_000);
     expect(events).toBe(20);
     expect(readings).toBeLessThanOrEqual(3);
     expect(readings).toBeGreaterThanOrEqual(1);
-    setDefaultWorkbook(null);
   });
 });
