@@ -180,9 +180,11 @@ export function collaboration(): Promise<Collaboration> {
 
 /**
  * Calls `listener` when the workbook's settings change (`SettingCollection.onSettingsChanged`,
- * ExcelApi 1.4: in a co-authoring session, also a co-author's change arriving). Resolves to the
- * function that stops listening; null where the host cannot raise the event (the pane then reads
- * again when it is shown and, while co-authors are present, every 15 seconds).
+ * ExcelApi 1.4, registered through the Common API's `settingsChanged`: Excel raises it only on the web
+ * while co-authors edit, when a co-author's change arrives, and perhaps for this add-in's own writes —
+ * listeners must tolerate bursts). Resolves to the function that stops listening; null where the
+ * registration fails (the pane then reads again when it is shown and, while co-authors are present,
+ * every 15 seconds, as it does anyway for hosts that never raise the event).
  */
 export async function watchSettings(listener: () => void): Promise<(() => void) | null> {
   try {
@@ -192,8 +194,12 @@ export async function watchSettings(listener: () => void): Promise<(() => void) 
         return Promise.resolve();
       });
       await context.sync();
+      // "The same RequestContext object that the handler was added in must be used when removing the
+      // handler" (OfficeExtension.EventHandlerResult; "Work with Events using the Excel JavaScript API"):
+      // the removal queued by `handle.remove()` goes to that context, so a fresh context's sync sent
+      // nothing and the handler went on firing (test/coauthoring/events.test.ts).
       return () =>
-        void runExcel(async (ctx) => {
+        void Excel.run(handle.context, async (ctx) => {
           handle.remove();
           await ctx.sync();
         }).catch(() => undefined);

@@ -166,6 +166,21 @@ function documentSettings(workbook: PreviewWorkbook | null) {
         callback?.({ status: "succeeded", value: undefined });
       });
     },
+    /**
+     * `addHandlerAsync(Office.EventType.SettingsChanged, …)`: where Microsoft's library registers
+     * `Excel.SettingCollection.onSettingsChanged` (issue #26). Registration succeeds ("Your add-in's
+     * code can register a handler for the settingsChanged event when the add-in is running with any
+     * Excel client", Office.SettingsChangedEventArgs); the event fires only while several users edit
+     * the workbook on the web, which the preview (one user) never has, so it is never raised here.
+     */
+    addHandlerAsync(eventType: string, _handler: unknown, options?: unknown, callback?: AsyncCallback): void {
+      const cb = typeof options === "function" ? (options as AsyncCallback) : callback;
+      later(() => cb?.(eventType === "settingsChanged" ? { status: "succeeded" } : { status: "failed", error: { code: 5001, message: `The preview does not raise ${eventType}.` } }));
+    },
+    removeHandlerAsync(_eventType: string, options?: unknown, callback?: AsyncCallback): void {
+      const cb = typeof options === "function" ? (options as AsyncCallback) : callback;
+      later(() => cb?.({ status: "succeeded" }));
+    },
   };
 }
 

@@ -28,6 +28,7 @@
 import { WorkbookModel, type WorkbookOptions } from "./model";
 import { loadWorkbook, toWorkbookFile, type WorkbookFile } from "./index";
 import type { Cell } from "./cells";
+import { profile } from "./profiles";
 
 type SheetEntry = WorkbookFile["sheets"][number];
 type TableEntry = WorkbookFile["tables"][number];
@@ -204,10 +205,12 @@ function sheetModels(state: SheetState, options: Omit<WorkbookOptions, "firstShe
  * Applies a change to a copy: settings and cells only where the copy's own version is older (a
  * client's later write is never overwritten by an earlier change arriving late), sheets whole.
  */
-function apply(wb: WorkbookModel, versions: Versions, change: Change, options: Omit<WorkbookOptions, "firstSheetName">): void {
+function apply(wb: WorkbookModel, versions: Versions, change: Change, options: Omit<WorkbookOptions, "firstSheetName">): boolean {
+  let settingsChanged = false;
   for (const [k, v] of change.settings) {
     if ((versions.keys.get(k) ?? 0) > change.seq) continue;
     versions.keys.set(k, change.seq);
+    if ((v === null ? undefined : v) !== wb.settings.get(k)) settingsChanged = true;
     if (v === null) wb.settings.delete(k);
     else wb.settings.set(k, v);
   }
@@ -247,6 +250,7 @@ function apply(wb: WorkbookModel, versions: Versions, change: Change, options: O
   if (wb.selection && !wb.sheetById(wb.selection.sheetId)) wb.selection = null;
   // Formulas read the new cells: cached results of older generations are stale.
   wb.calcGeneration++;
+  return settingsChanged;
 }
 
 /** Marks the versions of everything a change sets in a copy (the client's own change). */
@@ -370,7 +374,21 @@ export class CoauthorClient {
     this.last = after.state;
     if (!d) return;
     const change: Change = { ...d, seq: 0, origin: this.id, base: this.seen };
-    this.session.submit(this, change);
+    // The add-in's own settings change raises the event in its own copy too (see settingsEvent).
+    if (this.session.submit(this, change) && change.settings.length) this.settingsEvent("local");
+  }
+
+  /**
+   * Raises `settingsChanged` in this copy (README "Co-authoring": Office.SettingsChangedEventArgs,
+   * "the event will fire only when the add-in is loaded with a spreadsheet that is opened in Excel on
+   * the web, and more than one user is editing the spreadsheet"): only on the web profile and only
+   * while two or more clients are open. For the add-in's own changes Microsoft does not say; the
+   * stricter reading is taken: they raise it too (the add-in must not loop or storm on its own writes).
+   */
+  private settingsEvent(source: "local" | "remote"): void {
+    if (!this.open || this.session.activeClients() < 2) return;
+    if (profile(this.wb.platform).officePlatform !== "OfficeOnline") return;
+    this.wb.raiseSettingsChanged(source);
   }
 
   /** @internal the service assigned the change its sequence. */
@@ -382,14 +400,17 @@ export class CoauthorClient {
   receive(change: Change): void {
     if (!this.open || change.seq <= this.seen) return;
     this.applying = true;
+    let settingsChanged = false;
     try {
-      apply(this.wb, this.versions, change, this.session.workbookOptions);
+      settingsChanged = apply(this.wb, this.versions, change, this.session.workbookOptions);
     } finally {
       this.applying = false;
     }
     this.seen = change.seq;
     this.last = capture(this.wb).state;
     for (const l of [...this.changeListeners]) l(this, change);
+    // A co-author's settings change that changed this copy (an older write arriving late changes nothing: no event).
+    if (settingsChanged) this.settingsEvent("remote");
   }
 }
 
@@ -439,8 +460,8 @@ export class CoauthoringSession {
     return this.log;
   }
 
-  /** @internal a client made a change: order it, check for a merge conflict, schedule its delivery. */
-  submit(from: CoauthorClient, proposed: Change): void {
+  /** @internal a client made a change: order it, check for a merge conflict, schedule its delivery. False: rejected. */
+  submit(from: CoauthorClient, proposed: Change): boolean {
     const seq = this.lastSeq + 1;
     const concurrent = this.log.filter((c) => c.seq > proposed.base && c.origin !== proposed.origin);
     for (const other of concurrent) {
@@ -452,7 +473,7 @@ export class CoauthoringSession {
           // The service rejects it; the client learns at once and reloads after this request is answered.
           queueMicrotask(() => from.reload(reason));
           from.workbook.retiredReason = `${RELOADED_MESSAGE} (${reason})`;
-          return;
+          return false;
         }
       }
     }
@@ -476,6 +497,7 @@ export class CoauthoringSession {
     }
     // The origin is up to date with everything before its own change only if it had seen it all.
     if (from.seen === seq - 1) from.seen = seq;
+    return true;
   }
 
   /** Resolves when every change in flight has reached every client (drive fake timers meanwhile). */

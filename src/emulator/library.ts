@@ -167,7 +167,52 @@ function installRequirements(): void {
     diagnostics: { host: "Excel", platform: p.officePlatform, version: p.version },
     // Asked at each call: a test may change the realm's profile (`setCurrentProfile`) to probe a floor.
     requirements: { isSetSupported: (name: string, version?: string | number) => profileSupports(currentProfile(), name, version) },
+    document: commonApiDocument(),
   });
+}
+
+type AsyncCallback = (result: { status: "succeeded" | "failed"; value?: unknown; error?: { code: number; name: string; message: string } }) => void;
+
+/**
+ * `Office.context.document` as far as Microsoft's Excel library reaches it (issue #26): its
+ * `settings.addHandlerAsync(Office.EventType.SettingsChanged, handler, callback)` and
+ * `removeHandlerAsync(…, { handler }, callback)`. The library registers
+ * `Excel.SettingCollection.onSettingsChanged` there (`OfficeJsEventRegistration`, event id 1: a plain
+ * `Excel.run` context has no session, so `context.eventRegistration` is the Common API's). The
+ * document is this realm's one document — the default workbook (`setDefaultWorkbook`), as an add-in
+ * runtime in Excel has exactly one; tests with several workbooks in one realm point it at the copy
+ * whose runtime listens. Registration succeeds on every platform ("Your add-in's code can register a
+ * handler for the settingsChanged event when the add-in is running with any Excel client"); whether
+ * the event fires is the workbook's (`WorkbookModel.onSettingsChanged`; the co-authoring host raises
+ * it). The handler gets `{ type: "settingsChanged" }`: the library replaces the arguments by its own
+ * `SettingsChangedEventArgs` (`{ settings }`), and `Office.Settings` itself is not emulated.
+ */
+function commonApiDocument(): object {
+  const registered = new Map<unknown, () => void>();
+  const answer = (cb: AsyncCallback | undefined, failure?: string): void =>
+    void Promise.resolve().then(() => cb?.(failure ? { status: "failed", error: { code: 5001, name: "Internal Error", message: failure } } : { status: "succeeded" }));
+  return {
+    settings: {
+      addHandlerAsync(eventType: unknown, handler: unknown, options?: unknown, callback?: AsyncCallback): void {
+        const cb = typeof options === "function" ? (options as AsyncCallback) : callback;
+        if (eventType !== "settingsChanged" || typeof handler !== "function") return answer(cb, `The emulated Office.Settings raises only settingsChanged (asked: ${String(eventType)}).`);
+        const target = bridge().defaultTarget;
+        if (!target || !isWorkbook(target)) return answer(cb, "No workbook is open in this emulated Excel.");
+        if (!registered.has(handler)) registered.set(handler, target.onSettingsChanged(() => (handler as (args: unknown) => void)({ type: "settingsChanged" })));
+        answer(cb);
+      },
+      removeHandlerAsync(eventType: unknown, options?: unknown, callback?: AsyncCallback): void {
+        const cb = typeof options === "function" ? (options as AsyncCallback) : callback;
+        const handler = typeof options === "object" && options !== null ? (options as { handler?: unknown }).handler : undefined;
+        for (const [h, off] of [...registered]) {
+          if (handler !== undefined && h !== handler) continue;
+          off();
+          registered.delete(h);
+        }
+        answer(cb);
+      },
+    },
+  };
 }
 
 /**

@@ -358,6 +358,7 @@ export class WorkbookModel {
   // ---------- change notification ----------
 
   /** Registers a listener fired after each sync that applied at least one change. Returns an unsubscribe function. */
+  private settingsHandlers: Array<(source: "local" | "remote") => void> = [];
   onChange(cb: (wb: WorkbookModel) => void): () => void {
     this.listeners.push(cb);
     return () => {
@@ -366,6 +367,25 @@ export class WorkbookModel {
   }
   notifyChanged(): void {
     for (const l of [...this.listeners]) l(this);
+  }
+
+  /**
+   * The document's settings-changed event (issue #26): the handlers the Common API's
+   * `Office.context.document.settings.addHandlerAsync(Office.EventType.SettingsChanged, …)` registered
+   * for this copy — the channel Microsoft's library registers `Excel.SettingCollection.onSettingsChanged`
+   * through (its event id 1). Who raises it, and when, is the co-authoring host's decision
+   * (`coauthoring.ts`; README "Co-authoring: two clients of one workbook"); a single workbook never does.
+   */
+  onSettingsChanged(cb: (source: "local" | "remote") => void): () => void {
+    this.settingsHandlers.push(cb);
+    return () => {
+      this.settingsHandlers = this.settingsHandlers.filter((l) => l !== cb);
+    };
+  }
+  /** Raises the settings-changed event: each handler a microtask later (asynchronous, as Excel's events; not on the timers). */
+  raiseSettingsChanged(source: "local" | "remote"): void {
+    if (this.retiredReason !== null) return;
+    for (const l of [...this.settingsHandlers]) void Promise.resolve().then(() => l(source));
   }
 
   // ---------- sheets ----------

@@ -16,6 +16,7 @@ import { busyText } from "../addin/refreshLock";
 import { checkbox, confirmDialog, isChecked, setDisabled } from "./controls";
 import { ADDED_FILL, CHANGED_FILL } from "../refresh/highlight";
 import type { ChangeHighlight } from "../workbook/changes";
+import { collabWatch, holderText, type Collaboration } from "./collabWatch";
 
 /** "0 B", "812 B", "14.2 KB", "3.47 MB" (1 KB = 1,024 bytes, as the browser's network panel counts). */
 function formatBytes(n: number): string {
@@ -62,49 +63,24 @@ export function mountRefresh(panel: HTMLElement, ctx: PaneContext, onShown: (l: 
   }
 
   /** Co-authoring (issue #26): whether others edit the workbook, and who holds which table. */
-  let collab: { active: boolean; holders: Record<string, { holder: string; since: string }> } = { active: false, holders: {} };
+  let collab: Collaboration = { active: false, holders: {} };
   const collabHost = h("div", { class: "collab-host" });
-  let poll: ReturnType<typeof setInterval> | null = null;
-  let watching = false;
+  // The settings event and the 15 s poll read the list again (merged while a reading runs): collabWatch.ts.
+  const watcher = collabWatch({ engine: () => ctx.engine(), reload: () => loadTables(), hidden: () => panel.hidden });
 
   async function readCollab(): Promise<void> {
-    try {
-      const engine = await ctx.engine();
-      collab = await engine.collaboration();
-    } catch {
-      collab = { active: false, holders: {} };
-    }
+    collab = await watcher.read();
     replace(
       collabHost,
       collab.active
         ? h("p", { class: "note", "data-testid": "coauthoring-note" }, "Co-authoring is active: others are editing this workbook. Their refreshes and settings appear here as they arrive; a table another person is refreshing says so below.")
         : null,
     );
-    // While co-authors are present, read the workbook again every 15 s (settings events do not reach every host).
-    if (collab.active && !poll) poll = setInterval(() => void (panel.hidden ? undefined : loadTables()), 15_000);
-    if (!collab.active && poll) {
-      clearInterval(poll);
-      poll = null;
-    }
-  }
-
-  /** Listens to the workbook's settings (a co-author's refresh, flag or lock arriving): the list is read again. */
-  async function watch(): Promise<void> {
-    if (watching) return;
-    watching = true;
-    try {
-      const engine = await ctx.engine();
-      await engine.watchSettings(() => {
-        if (!panel.hidden) void loadTables();
-      });
-    } catch {
-      /* no event: the list is read when shown, and polled while co-authoring */
-    }
   }
 
   async function loadTables(): Promise<void> {
     showRibbonResult();
-    void watch();
+    void watcher.watch();
     try {
       const engine = await ctx.engine();
       const stored = await engine.listBindings();
@@ -199,7 +175,7 @@ export function mountRefresh(panel: HTMLElement, ctx: PaneContext, onShown: (l: 
               b.lastCheckedAt && (!last || formatRelative(b.lastCheckedAt, now) !== formatRelative(last, now)) ? ` · checked ${formatRelative(b.lastCheckedAt, now)}` : "",
             ),
             collab.holders[b.id]
-              ? h("div", { class: "meta", "data-testid": "bound-table-holder" }, `Being refreshed by ${collab.holders[b.id].holder} since ${formatRelative(collab.holders[b.id].since, now)}`)
+              ? h("div", { class: "meta", "data-testid": "bound-table-holder" }, holderText(collab.holders[b.id], now))
               : null,
             b.lastFailure
               ? h("div", { class: "warn", "data-testid": "bound-table-failure" }, h("strong", { "data-testid": "bound-table-stale" }, "Stale"), ` — not refreshed: ${b.lastFailure.message.replace(/\.$/, "")}, ${formatRelative(b.lastFailure.at, now)}. The data is from the last successful refresh.`)

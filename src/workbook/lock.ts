@@ -33,7 +33,10 @@
  * read), the wait before the read-back is at least twice `lockTiming.propagationMs` (a co-author's
  * write made just before ours reached it has reached us by then; ours reached them, so they refuse),
  * and the read-back must find the lock exactly as written (same owner, same version). The limits are
- * in src/workbook/README.md ("Table locks under co-authoring").
+ * in src/workbook/README.md ("Table locks under co-authoring"). That wait is paid once per table: a
+ * caller that already holds the lock (refresh on open claims it before fetching, then refreshes)
+ * passes its owner id on (`LockOptions.owner`), and the lock is reused after one read that finds it
+ * still that owner's — no second write, no second wait; a lock that changed hands is refused.
  */
 import { WriteError } from "./blocks";
 
@@ -108,7 +111,13 @@ export interface LockOptions {
   holder?: string;
   now?: () => Date;
   ttlMs?: number;
-  /** Owner id; default a fresh random id per acquisition. */
+  /**
+   * The owner id of a lock the caller ALREADY HOLDS (it took it with {@link acquireTableLock} and
+   * passes it on, issue #26: refresh on open claims the table before fetching). Then the lock is
+   * reused as it stands: one read, no write, no wait (the claim already waited out the co-authoring
+   * bound and read it back); a lock that is no longer that owner's is refused (`table_busy` while
+   * another holds it, `lock_lost` otherwise). Absent: a fresh random id, and the lock is taken.
+   */
   owner?: string;
   /** Waits `ms` (tests replace it). */
   sleep?: (ms: number) => Promise<void>;
@@ -158,8 +167,8 @@ export function lockExpiry(lock: LockRecord, now: number, ttlMs = LOCK_TTL_MS): 
 }
 
 /** True when a lock still holds at `now`. */
-export function lockHolds(lock: LockRecord, now: number): boolean {
-  return lockExpiry(lock, now) > now;
+export function lockHolds(lock: LockRecord, now: number, ttlMs = LOCK_TTL_MS): boolean {
+  return lockExpiry(lock, now, ttlMs) > now;
 }
 
 /** Forgets what {@link lockExpiry} remembered (tests). */
@@ -233,9 +242,10 @@ export async function acquireTableLock(context: Excel.RequestContext, tableName:
   const collab = isCollabSession(context);
   const current = await readLock(context, key);
   const rtt = Date.now() - started;
+  if (options.owner !== undefined) return reuseHeldLock(context, tableName, key, current, options.owner, ttl, now, collab.value);
   if (current && current.owner !== owner && lockHolds(current, now().getTime())) throw busy(tableName, current, now().getTime());
   const stamp = now().toISOString();
-  let record: LockRecord = { owner, holder: options.holder ?? "another window", acquiredAt: stamp, renewedAt: stamp, expiresAt: new Date(now().getTime() + ttl).toISOString() };
+  const record: LockRecord = { owner, holder: options.holder ?? "another window", acquiredAt: stamp, renewedAt: stamp, expiresAt: new Date(now().getTime() + ttl).toISOString() };
   context.workbook.settings.add(key, JSON.stringify(record));
   await context.sync();
   // Let a write another runtime sent at the same time land before reading back (see the module comment).
@@ -245,7 +255,32 @@ export async function acquireTableLock(context: Excel.RequestContext, tableName:
   if (settle > 0) await sleep(settle);
   const after = await readLock(context, key);
   if (!after || after.owner !== owner || lockVersion(after) !== lockVersion(record)) throw busy(tableName, after ?? record, now().getTime());
+  return heldLock(context, tableName, key, record, ttl, now, true, collab.value);
+}
 
+/**
+ * A lock the caller already holds under `owner` (see {@link LockOptions.owner}): `current` is this
+ * call's own read of it, the read-back (no wait: the acquisition that took it waited already). Reused
+ * only when it is still that owner's and still within its lease by this runtime's clock; its release
+ * is left to the caller that took it (it releases after its own last step).
+ */
+function reuseHeldLock(context: Excel.RequestContext, tableName: string, key: string, current: LockRecord | null, owner: string, ttl: number, now: () => Date, collab: boolean): TableLock {
+  const t = now().getTime();
+  if (!current || current.owner !== owner) {
+    if (current && lockHolds(current, t)) throw busy(tableName, current, t);
+    throw lockLost(tableName, current);
+  }
+  if (!lockHolds(current, t, ttl)) throw lockLost(tableName, null);
+  return heldLock(context, tableName, key, current, ttl, now, false, collab);
+}
+
+/**
+ * The {@link TableLock} of a lock this runtime holds (`record` as stored); `releases`: its release
+ * deletes it; `collab`: Excel said co-authors are present when it was read.
+ */
+function heldLock(context: Excel.RequestContext, tableName: string, key: string, held: LockRecord, ttl: number, now: () => Date, releases: boolean, collab: boolean): TableLock {
+  const owner = held.owner;
+  let record = held;
   let lastCheck = Date.now();
   let lost = false;
   let seenBy: LockRecord | null = null;
@@ -269,11 +304,10 @@ export async function acquireTableLock(context: Excel.RequestContext, tableName:
       check(item.isNullObject ? null : parseLock(item.value));
     },
   } as unknown as Excel.RequestContext;
-  const inSession = collab.value;
   const lock: TableLock = {
     key,
     owner,
-    collab: inSession,
+    collab,
     context: guarded,
     get lost() {
       return lost;
@@ -291,6 +325,7 @@ export async function acquireTableLock(context: Excel.RequestContext, tableName:
       }
     },
     async release() {
+      if (!releases) return;
       try {
         const still = await readLock(context, key);
         if (still && still.owner === owner) {

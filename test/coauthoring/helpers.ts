@@ -1,5 +1,6 @@
 /** Shared by the two-client tests (issue #26). */
 import { resetLockMemory } from "../../src/workbook/lock";
+import type { OfficeLike } from "../../src/addin/runtime";
 
 /** Runs the promises while advancing jest's fake clock in small steps (the lock waits on timers). */
 export async function drive<T>(promises: Array<Promise<T>>): Promise<Array<PromiseSettledResult<T>>> {
@@ -20,4 +21,28 @@ export function useFakeClock(t0: Date): void {
     resetLockMemory();
   });
   afterEach(() => jest.useRealTimers());
+}
+
+/** The Office a runtime sees (startup behaviour recorded: the document's, shared by its co-authors). */
+export function fakeOffice(startup = "Load") {
+  const rec = { startup, startupCalls: [] as string[] };
+  const office = {
+    context: {
+      requirements: { isSetSupported: () => true },
+      document: { addHandlerAsync: () => undefined },
+    },
+    addin: {
+      setStartupBehavior: async (b: unknown) => {
+        rec.startupCalls.push(String(b));
+        rec.startup = String(b);
+      },
+      getStartupBehavior: async () => rec.startup,
+    },
+    ribbon: { requestUpdate: async () => undefined },
+    StartupBehavior: { load: "Load", none: "None" },
+    EventType: { DocumentSelectionChanged: "documentSelectionChanged" },
+    actions: { associate: () => undefined },
+    onReady: () => undefined,
+  };
+  return { office: office as unknown as OfficeLike, rec };
 }

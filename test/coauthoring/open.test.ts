@@ -9,38 +9,16 @@
  * co-author's add-in has its own `Excel`.
  */
 import { AsyncLocalStorage } from "node:async_hooks";
-import { AddinRuntime, type OfficeLike } from "../../src/addin/runtime";
+import { AddinRuntime } from "../../src/addin/runtime";
 import { createEngine } from "../../src/addin/engine";
 import { startReferenceService, type ReferenceService } from "../../src/reference/server";
 import { Workbook, createExcelNamespace } from "../../src/emulator";
 import { CoauthoringSession, type CoauthorClient } from "../../src/emulator/coauthoring";
 import * as lockModule from "../../src/workbook/lock";
 import { MemoryStorage } from "../helpers/memoryStorage";
+import { fakeOffice } from "./helpers";
 
 const TOKEN = "demo-acme-token";
-
-function fakeOffice(startup = "Load") {
-  const rec = { startup, startupCalls: [] as string[] };
-  const office = {
-    context: {
-      requirements: { isSetSupported: () => true },
-      document: { addHandlerAsync: () => undefined },
-    },
-    addin: {
-      setStartupBehavior: async (b: unknown) => {
-        rec.startupCalls.push(String(b));
-        rec.startup = String(b);
-      },
-      getStartupBehavior: async () => rec.startup,
-    },
-    ribbon: { requestUpdate: async () => undefined },
-    StartupBehavior: { load: "Load", none: "None" },
-    EventType: { DocumentSelectionChanged: "documentSelectionChanged" },
-    actions: { associate: () => undefined },
-    onReady: () => undefined,
-  };
-  return { office: office as unknown as OfficeLike, rec };
-}
 
 describe("hazard 7: refresh on open at most once across co-authors, never turned off by the open path", () => {
   let service: ReferenceService;
