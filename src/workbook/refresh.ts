@@ -16,6 +16,10 @@
  *   rows it will grow into) is copied with everything (values, formulas, formats; `Range.copyFrom`
  *   "All", ExcelApi 1.9) to the same address on a very hidden sheet. A failure restores exactly that,
  *   formulas included; it is cleared only after the refresh can no longer fail (after the commit).
+ *   With co-authors (issue #26) no copy is made: each of them would download it twice. The old cells
+ *   are kept in this runtime (`keepCopy`, `memory`), and a delta checks Excel's block checksums
+ *   before its first write and before its commit against their changes (`changedSinceRead`,
+ *   `verifyWritten`).
  * - A delta writes only the cells that differ from the new export at their position, in requests
  *   sized by bytes; a delta Excel refuses falls back to a full rewrite in the same refresh (after
  *   restoring the copy), and the summary says so and why.
@@ -426,15 +430,6 @@ async function writeLocked(context: Excel.RequestContext, lock: TableLock, bindi
     loadInBlocks(context, (from, count) => sheet.getRangeByIndexes(bodyRow + from, geometry.firstColumn + first, count, columns), oldCount, "formulas", 16 * columns, options.targetResponseBytes, { columns, beforeBlock: () => lock.ensure() });
   const norm = (rows: readonly unknown[][]): CellValue[][] => rows.map((r) => r.map((v) => (v === "" || v === undefined ? null : (v as CellValue))));
   let oldData: unknown[][] | null = null;
-  /**
-   * The old rows (issue #24, item 3). Each old row's fingerprint proposes the new row it holds
-   * (aligned in order, `align.ts`); the rows no new row matches (changed or removed records) are
-   * gathered by Excel into one block and read as values. A proposal is accepted only where Excel's
-   * checksum of the block, calculated now, equals the checksum predicted from what the block would
-   * then hold (`predictChecksum`): a value the user typed over, a cleared cell, a formula, a moved or
-   * resized block, or a wrong proposal all make them differ, and that block is read as formulas.
-   * Without usable checksums the whole table is read, as before.
-   */
   /** Old rows at these (ascending) indexes, as formulas: one range per run of neighbours, a few thousand ranges per request. */
   const readRowRuns = async (indexes: readonly number[]): Promise<unknown[][]> => {
     // Runs of neighbouring rows [first, count], grouped into requests.
@@ -462,6 +457,15 @@ async function writeLocked(context: Excel.RequestContext, lock: TableLock, bindi
     for (const runs of requests) out.push(...(await readRequest(runs)));
     return out;
   };
+  /**
+   * The old rows (issue #24, item 3). Each old row's fingerprint proposes the new row it holds
+   * (aligned in order, `align.ts`); the rows no new row matches (changed or removed records) are
+   * gathered by Excel into one block and read as values. A proposal is accepted only where Excel's
+   * checksum of the block, calculated now, equals the checksum predicted from what the block would
+   * then hold (`predictChecksum`): a value the user typed over, a cleared cell, a formula, a moved or
+   * resized block, or a wrong proposal all make them differ, and that block is read as formulas.
+   * Without usable checksums the whole table is read, as before.
+   */
   const readOldRows = async (): Promise<unknown[][]> => {
     const oldH = slot?.hashes ?? slot?.short ?? null;
     if (!checks || !oldH || oldH.length !== oldCount || !newHashes || !typed) return readRows(0, dataColumns);
