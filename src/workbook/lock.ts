@@ -39,6 +39,7 @@
  * still that owner's — no second write, no second wait; a lock that changed hands is refused.
  */
 import { WriteError } from "./blocks";
+import { keepSetting } from "./settle";
 
 /** Every lock setting starts with this; the rest is the table name in lower case (Excel names are case-insensitive). */
 export const LOCK_SETTING_PREFIX = "ppm.lock.";
@@ -68,6 +69,17 @@ export const lockTiming = {
    * co-authoring session the lock waits twice this (there and back) before it reads back.
    */
   propagationMs: 5_000,
+  /**
+   * Issue #35: whether this document may be co-authored at all. `getIsActiveCollabSession()` lags
+   * ("there might be some delay", Excel.Workbook): a colleague who has just joined is not in it yet,
+   * so a false answer proves nothing, and wherever co-authoring is possible the lock waits the
+   * co-authoring bound and a refresh takes the co-authoring path. The add-in runtime sets this from
+   * the document's address (`src/addin/runtime.ts`: only a workbook in the cloud can be co-authored);
+   * elsewhere (a local file, the Node tests, the bench) false: only Excel's flag says so.
+   */
+  mayBeShared: (): boolean => false,
+  /** Issue #35: acquisitions tried when a co-author's stale settings write erased the lock before its read-back. */
+  attempts: 3,
 };
 
 export interface LockRecord {
@@ -240,22 +252,33 @@ export async function acquireTableLock(context: Excel.RequestContext, tableName:
   const owner = options.owner ?? `o${Date.now().toString(36)}${Math.floor(Math.random() * 36 ** 8).toString(36)}`;
   const started = Date.now();
   const collab = isCollabSession(context);
-  const current = await readLock(context, key);
+  let current = await readLock(context, key);
   const rtt = Date.now() - started;
-  if (options.owner !== undefined) return reuseHeldLock(context, tableName, key, current, options.owner, ttl, now, collab.value);
-  if (current && current.owner !== owner && lockHolds(current, now().getTime())) throw busy(tableName, current, now().getTime());
-  const stamp = now().toISOString();
-  const record: LockRecord = { owner, holder: options.holder ?? "another window", acquiredAt: stamp, renewedAt: stamp, expiresAt: new Date(now().getTime() + ttl).toISOString() };
-  context.workbook.settings.add(key, JSON.stringify(record));
-  await context.sync();
-  // Let a write another runtime sent at the same time land before reading back (see the module comment).
-  let settle = Math.min(lockTiming.maxSettleMs, Math.max(lockTiming.minSettleMs, lockTiming.rttFactor * rtt));
-  // Co-authors' copies: a write made before ours reached them reaches us within the propagation bound, and ours reaches them.
-  if (collab.value) settle = Math.max(settle, 2 * lockTiming.propagationMs + lockTiming.rttFactor * rtt);
-  if (settle > 0) await sleep(settle);
-  const after = await readLock(context, key);
-  if (!after || after.owner !== owner || lockVersion(after) !== lockVersion(record)) throw busy(tableName, after ?? record, now().getTime());
-  return heldLock(context, tableName, key, record, ttl, now, true, collab.value);
+  // Issue #35: a false flag proves nothing (it lags); where the document may be co-authored it counts as co-authored.
+  const shared = collab.value || lockTiming.mayBeShared();
+  if (options.owner !== undefined) return reuseHeldLock(context, tableName, key, current, options.owner, ttl, now, shared);
+  for (let attempt = 1; ; attempt++) {
+    if (current && current.owner !== owner && lockHolds(current, now().getTime())) throw busy(tableName, current, now().getTime());
+    const stamp = now().toISOString();
+    const record: LockRecord = { owner, holder: options.holder ?? "another window", acquiredAt: stamp, renewedAt: stamp, expiresAt: new Date(now().getTime() + ttl).toISOString() };
+    context.workbook.settings.add(key, JSON.stringify(record));
+    // eslint-disable-next-line office-addins/no-context-sync-in-loop -- a retry only after a co-author's write erased the lock (issue #35), at most `attempts` times
+    await context.sync();
+    // Let a write another runtime sent at the same time land before reading back (see the module comment).
+    let settle = Math.min(lockTiming.maxSettleMs, Math.max(lockTiming.minSettleMs, lockTiming.rttFactor * rtt));
+    // Co-authors' copies: a write made before ours reached them reaches us within the propagation bound, and ours reaches them.
+    if (shared) settle = Math.max(settle, 2 * lockTiming.propagationMs + lockTiming.rttFactor * rtt);
+    if (settle > 0) await sleep(settle);
+    const after = await readLock(context, key);
+    if (after && after.owner === owner && lockVersion(after) === lockVersion(record)) return heldLock(context, tableName, key, record, ttl, now, true, shared);
+    if (after) throw busy(tableName, after, now().getTime());
+    if (attempt >= lockTiming.attempts) {
+      throw new WriteError("table_busy", `The table "${tableName}" could not be locked for this refresh: a colleague's add-in changed this workbook's settings at the same moment ${attempt} times in a row, which erased the lock each time. Nothing was written. Refresh again in a moment.`);
+    }
+    // Issue #35: the key is gone. A co-author's settings write from a copy that had not received
+    // ours replaced the collection (nobody holds the table): take it again, waiting again.
+    current = null;
+  }
 }
 
 /**
@@ -284,12 +307,14 @@ function heldLock(context: Excel.RequestContext, tableName: string, key: string,
   let lastCheck = Date.now();
   let lost = false;
   let seenBy: LockRecord | null = null;
+  /** Issue #35: the stored lock is ours but an older version (a co-author's stale copy put it back): renewed at once. */
+  let reverted = false;
   const check = (value: LockRecord | null) => {
     lastCheck = Date.now();
     if (!value || value.owner !== owner) {
       lost = true;
       seenBy = value;
-    }
+    } else if (lockVersion(value) !== lockVersion(record)) reverted = true;
   };
   // Every sync of the refresh also reads the lock (see `context` below).
   const guarded = {
@@ -317,9 +342,10 @@ function heldLock(context: Excel.RequestContext, tableName: string, key: string,
       if (Date.now() - lastCheck > CHECK_FRESH_MS) check(await readLock(context, key));
       if (lost) throw lockLost(tableName, seenBy);
       const t = now().getTime();
-      if (t - Date.parse(record.renewedAt ?? record.acquiredAt) > ttl / 2) {
+      if (reverted || t - Date.parse(record.renewedAt ?? record.acquiredAt) > ttl / 2) {
         // Renewed in a request of its own, right after the check above.
-        record = { ...record, renewedAt: new Date(t).toISOString(), expiresAt: new Date(t + ttl).toISOString() };
+        reverted = false;
+        record = { ...record, renewedAt: new Date(Math.max(t, Date.parse(record.renewedAt ?? record.acquiredAt) + 1)).toISOString(), expiresAt: new Date(t + ttl).toISOString() };
         context.workbook.settings.add(key, JSON.stringify(record));
         await context.sync();
       }
@@ -327,10 +353,15 @@ function heldLock(context: Excel.RequestContext, tableName: string, key: string,
     async release() {
       if (!releases) return;
       try {
-        const still = await readLock(context, key);
+        const item = context.workbook.settings.getItemOrNullObject(key);
+        item.load("value");
+        await context.sync();
+        const still = item.isNullObject ? null : parseLock(item.value);
         if (still && still.owner === owner) {
-          context.workbook.settings.getItemOrNullObject(key).delete();
+          item.delete();
           await context.sync();
+          // Issue #35: a co-author's stale copy can put the deleted lock back; settled with the batch's other writes.
+          keepSetting(context, { key, deleted: true, mode: "cas", previous: { value: item.value } }, collab);
         }
       } catch {
         /* the lock expires by itself */

@@ -53,6 +53,7 @@ import { gatherRows, predictChecksum, readChecks, recheck, storeChecks, type Che
 import { alignByFingerprint } from "../refresh/align";
 import { changeSheetName, dropChanges, isOwnChangeSheet, queueChangeSheet, writeChangeRecord } from "./changes";
 import { markerKey, queueCopy, queueDropMarker, queueMarker, recoverInterruptedRefreshes, rollbackSheetName } from "./recovery";
+import { keepSetting, settleSettings } from "./settle";
 
 /** Rows per write when cells are written from memory instead of copied inside Excel (co-authors). */
 const MEMORY_ROWS_PER_WRITE = 2_000;
@@ -315,8 +316,10 @@ async function writeLocked(context: Excel.RequestContext, lock: TableLock, bindi
   }
   const region: Rect = { row: bodyRow, column: geometry.firstColumn, rowCount: Math.max(geometry.bodyRows, plan.bodyRows) + totalsRows, columnCount: width };
   if (backupSheet) queueCopy(backupSheet, sheet, region);
-  queueMarker(context, { bindingId: binding.id, owner: lock.owner, startedAt: now().toISOString(), rollback: backupSheet ? rollbackName : null, table: oldRect, region });
+  const markerJson = queueMarker(context, { bindingId: binding.id, owner: lock.owner, startedAt: now().toISOString(), rollback: backupSheet ? rollbackName : null, table: oldRect, region });
   await context.sync();
+  /** Issue #35: a deleted marker a co-author's stale settings copy could put back is settled with the batch. */
+  const keepMarkerDropped = () => keepSetting(context, { key: markerKey(binding.id), deleted: true, mode: "cas", previous: { value: markerJson } }, lock.collab);
   /** Queues clearing the copy (its marker goes in a request of its own, {@link dropMarker}). */
   const clearBackup = () => {
     if (backupSheet) rangeOf(backupSheet, region).clear("All");
@@ -326,6 +329,7 @@ async function writeLocked(context: Excel.RequestContext, lock: TableLock, bindi
     try {
       queueDropMarker(context, binding.id);
       await context.sync();
+      keepMarkerDropped();
     } catch {
       /* see above */
     }
@@ -757,6 +761,12 @@ async function writeLocked(context: Excel.RequestContext, lock: TableLock, bindi
     // The marker goes with the commit: from here on the new data is the table's, never restored over.
     queueDropMarker(context, binding.id);
     await context.sync();
+    keepMarkerDropped();
+    if (stored) {
+      // Issue #35: the binding is settled with the batch (a co-author's stale copy can put the old one back).
+      const was = settings.items.find((s) => s.key === bindingSettingKey(stored.id));
+      keepSetting(context, { key: bindingSettingKey(stored.id), value: serializeBinding(stored, options.secrets ?? []), mode: "cas", previous: was ? { value: was.value } : null }, lock.collab);
+    }
     return { summary, stored };
   };
 
@@ -884,6 +894,7 @@ async function writeLocked(context: Excel.RequestContext, lock: TableLock, bindi
     // so the refresh starts over from the table as it is now; this one leaves no marker behind.
     queueDropMarker(context, binding.id);
     await context.sync();
+    keepMarkerDropped();
     throw new RemoteChange();
   }
   try {
@@ -1002,6 +1013,12 @@ export interface TableRefreshOptions extends RefreshOptions {
   delta?: boolean;
   /** The owner id of the table's lock when the caller already holds it (see {@link RefreshWriteOptions.lockOwner}). */
   lockOwner?: string;
+  /**
+   * Issue #35: wait out the co-authoring window and repair the settings writes a co-author's stale copy
+   * undid (`settle.ts`) before returning (default true; the add-in's engine settles after handing the
+   * report back instead). Nothing to settle outside a document that may be co-authored.
+   */
+  settle?: boolean;
 }
 
 /**
@@ -1013,7 +1030,9 @@ export async function refreshTable(context: Excel.RequestContext, bindingId: str
   const { bindings } = await target.listBindings();
   const binding = bindings.find((b) => b.id === bindingId);
   if (!binding) throw new WriteError("table_missing", `No table binding "${bindingId}" in this workbook.`);
-  return refreshOne(target, binding, source, options);
+  const report = await refreshOne(target, binding, source, options);
+  if (options.settle !== false) await settleSettings(context);
+  return report;
 }
 
 /** Refreshes every bound table in the workbook (see `refreshAll` in `src/refresh/engine.ts`). */
@@ -1022,5 +1041,7 @@ export async function refreshAllTables(
   resolveSource: (binding: Binding) => RefreshSource | null,
   options: TableRefreshOptions = {},
 ): ReturnType<typeof refreshAll> {
-  return refreshAll(excelRefreshTarget(context, options), resolveSource, options);
+  const reports = await refreshAll(excelRefreshTarget(context, options), resolveSource, options);
+  if (options.settle !== false) await settleSettings(context);
+  return reports;
 }

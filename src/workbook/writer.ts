@@ -24,6 +24,7 @@ import { infoComplete, infoFailed, infoInProgress } from "./info";
 import { findOccupiedCell, findTouchingTable, prepareCalculation, setEvery, type CalculationGuard } from "./sheet";
 import { throwIfAborted, writeInBlocks, WriteError } from "./blocks";
 import { checkSettingsBudget, queueBindingSetting } from "./bindingStore";
+import { keepSetting } from "./settle";
 
 export { WriteError } from "./blocks";
 
@@ -325,6 +326,8 @@ export async function importTable(context: Excel.RequestContext, table: Table, o
     context.application.calculate("Recalculate" as Excel.CalculationType);
     syncs++;
     await context.sync();
+    // Issue #35: a new binding a co-author's stale settings copy could erase is settled with the batch.
+    keepSetting(context, { key: bindingSettingKey(partial.id), value: bindingJson, mode: "cas", previous: null });
     // The row fingerprints a later delta refresh plans from (issue #15, delta.ts): ≈ 6 % more
     // request bytes now instead of reading the whole table back at the first refresh. Without them
     // that refresh reads the table once, so a failure here is not the import's.

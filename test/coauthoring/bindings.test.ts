@@ -9,6 +9,7 @@ import * as lockModule from "../../src/workbook/lock";
 import { refreshTable } from "../../src/workbook/refresh";
 import { readBindings } from "../../src/workbook/bindingStore";
 import { setRefreshOnOpen } from "../../src/workbook/openFlags";
+import { settleSettings } from "../../src/workbook/settle";
 import { importTable } from "../../src/workbook/writer";
 import type { RefreshSource } from "../../src/refresh/source";
 import type { CellValue, Table } from "../../src/table/model";
@@ -51,10 +52,14 @@ describe("hazard 6: bindings merged, never written whole from a stale copy", () 
     const session = new CoauthoringSession(await startWorkbook(), { delayMs: 5_000 });
     const ann = session.addClient({ name: "Ann" });
     const ben = session.addClient({ name: "Ben" });
-    const [won] = await drive([refreshTable(createRequestContext(ben.workbook), "b1", source(finRows(6, 9), '"e2"'), { applyQuery: noQuery, now: () => ben.now(), holder: "Ben" })]);
+    // As the add-in's engine runs it: the report is handed back at the commit, the batch settles after (issue #35).
+    const benContext = createRequestContext(ben.workbook);
+    const [won] = await drive([refreshTable(benContext, "b1", source(finRows(6, 9), '"e2"'), { applyQuery: noQuery, now: () => ben.now(), holder: "Ben", settle: false })]);
     expect((won as PromiseFulfilledResult<{ outcome: string }>).value.outcome).toBe("updated");
     // Ben's binding has not reached Ann yet (d = 5 s): Ann's refresh fails against her older copy.
-    const [lost] = await drive([refreshTable(createRequestContext(ann.workbook), "b1", offline, { applyQuery: noQuery, now: () => ann.now(), holder: "Ann" })]);
+    // Her status write sends her whole (stale) settings collection, which puts the old binding back
+    // until Ben's batch settles it again (issue #35).
+    const [lost] = await drive([refreshTable(createRequestContext(ann.workbook), "b1", offline, { applyQuery: noQuery, now: () => ann.now(), holder: "Ann" }), settleSettings(benContext) as Promise<never>]);
     expect((lost as PromiseFulfilledResult<{ failure?: { code: string } }>).value.failure?.code).toBe("network");
     await jest.advanceTimersByTimeAsync(5_001);
     for (const c of [ann, ben]) {
@@ -81,13 +86,20 @@ describe("hazard 6: bindings merged, never written whole from a stale copy", () 
     const session = new CoauthoringSession(await startWorkbook(), { delayMs: 5_000 });
     const ann = session.addClient({ name: "Ann" });
     const ben = session.addClient({ name: "Ben" });
+    const tick = async (c: CoauthorClient, id: string): Promise<never> => {
+      const ctx = createRequestContext(c.workbook);
+      await setRefreshOnOpen(ctx, id, true);
+      await settleSettings(ctx);
+      return undefined as never;
+    };
     const run = (c: CoauthorClient, etag: string) =>
       refreshTable(createRequestContext(c.workbook), "b1", source(finRows(6, c.id * 10), etag), { applyQuery: noQuery, now: () => c.now(), holder: c.name, delta: false });
     const [a, b] = await drive([
       run(ann, '"ann"'),
       run(ben, '"ben"'),
-      setRefreshOnOpen(createRequestContext(ann.workbook), "b2", true).then(() => undefined) as Promise<never>,
-      setRefreshOnOpen(createRequestContext(ben.workbook), "b1", true).then(() => undefined) as Promise<never>,
+      // Each tick in a batch of its own that settles (as the engine's runSettled does, issue #35).
+      tick(ann, "b2"),
+      tick(ben, "b1"),
     ]);
     await jest.advanceTimersByTimeAsync(5_001);
     const reports = [a, b].map((r) => (r as PromiseFulfilledResult<{ outcome: string; failure?: { code: string } }>).value);

@@ -1,6 +1,16 @@
 /** Shared by the two-client tests (issue #26). */
-import { resetLockMemory } from "../../src/workbook/lock";
+import { lockTiming, resetLockMemory } from "../../src/workbook/lock";
 import type { OfficeLike } from "../../src/addin/runtime";
+
+/**
+ * Every two-client test is about a workbook in the cloud (co-authoring needs one): the workbook layer
+ * treats it as possibly co-authored whatever Excel's lagging flag says (issue #35), as the add-in
+ * runtime does for a document with an https address (`documentMayBeShared`).
+ */
+lockTiming.mayBeShared = () => true;
+
+/** The address Office reports for a workbook co-authors share (OneDrive / SharePoint). */
+export const CLOUD_URL = "https://contoso.sharepoint.com/sites/finance/Shared%20Documents/Portfolio.xlsx";
 
 /** Runs the promises while advancing jest's fake clock in small steps (the lock waits on timers). */
 export async function drive<T>(promises: Array<Promise<T>>): Promise<Array<PromiseSettledResult<T>>> {
@@ -29,7 +39,7 @@ export function fakeOffice(startup = "Load") {
   const office = {
     context: {
       requirements: { isSetSupported: () => true },
-      document: { addHandlerAsync: () => undefined },
+      document: { url: CLOUD_URL, addHandlerAsync: () => undefined },
     },
     addin: {
       setStartupBehavior: async (b: unknown) => {
