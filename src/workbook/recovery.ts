@@ -166,7 +166,7 @@ async function readState(context: Excel.RequestContext): Promise<{ markers: Arra
   // readBindings loads `workbook.settings` (items/key,items/value): the same collection object is read below.
   const { bindings } = await readBindings(context);
   const settings = context.workbook.settings;
-  const markers = settings.items.filter((s) => s.key.startsWith(REFRESH_MARKER_PREFIX)).map((s) => ({ key: s.key, marker: parseMarker(s.key, s.value), value: s.value }));
+  const markers = settings.items.filter((s) => s.key.startsWith(REFRESH_MARKER_PREFIX)).map((s) => ({ key: s.key, marker: parseMarker(s.key, s.value), value: s.value as unknown }));
   const copies = sheets.items.filter((s) => /^ppm_rb_[0-9a-f]{8}$/.test(s.name) && s.visibility === "VeryHidden").map((s) => s.name);
   return { markers, bindings, copies };
 }
@@ -181,14 +181,17 @@ async function readState(context: Excel.RequestContext): Promise<{ markers: Arra
  */
 export function markerMismatch(marker: RefreshMarker, current: Rect): string | null {
   const t = marker.table, r = marker.region;
-  if (t.row !== current.row || t.column !== current.column || t.columnCount !== current.columnCount || t.rowCount < 2) {
+  // The old table: the bound table's header row, column and width, and no more rows than it has now
+  // (a refresh that died had grown it, or not yet touched its size).
+  if (t.row !== current.row || t.column !== current.column || t.columnCount !== current.columnCount || t.rowCount < 2 || t.rowCount > current.rowCount) {
     return `its table (${describe(t)}) is not the bound table (${describe(current)})`;
   }
-  if (r.row !== t.row + 1 || r.column !== t.column || r.columnCount !== t.columnCount || r.rowCount < t.rowCount - 1) {
+  // The copied area: that table's body and totals rows, plus the rows it grows into.
+  if (r.row !== t.row + 1 || r.column !== t.column || r.columnCount !== t.columnCount || r.rowCount < t.rowCount - 1 || r.row + r.rowCount > 1_048_576) {
     return `its copied area (${describe(r)}) is not that table's rows`;
   }
-  if (Math.max(t.rowCount, current.rowCount) * current.columnCount > RECOVERY_MAX_CELLS) {
-    return `the table is larger than the ${RECOVERY_MAX_CELLS.toLocaleString("en-US")} cells recovery restores`;
+  if (r.rowCount * r.columnCount > RECOVERY_MAX_CELLS) {
+    return `its copied area is larger than the ${RECOVERY_MAX_CELLS.toLocaleString("en-US")} cells recovery restores`;
   }
   return null;
 }
@@ -203,8 +206,8 @@ const ignoredMessage = (why: string) => `A refresh marker in this workbook was i
 /**
  * Puts one dead refresh's table back (or marks it) and removes its leftovers. The caller holds the
  * table's lock (if there is a table). Every cell it writes is inside the table as it stands, or its
- * info line (issue #35): a copy is restored only over the current table's own rows (the old table
- * lies within it unless the refresh died while shrinking it; then the table is marked instead).
+ * info line (issue #35): the old table lies within it ({@link markerMismatch}), and a copy is restored
+ * only over its rows.
  */
 async function recoverOne(context: Excel.RequestContext, marker: RefreshMarker, binding: Pick<Binding, "tableName" | "source"> | null, now: () => Date): Promise<{ outcome: "restored" | "marked" | "cleared" | "ignored"; message?: string }> {
   const lo = binding ? context.workbook.tables.getItemOrNullObject(binding.tableName) : null;
@@ -239,7 +242,7 @@ async function recoverOne(context: Excel.RequestContext, marker: RefreshMarker, 
       // an info line without it means no write of that refresh is unfinished (a stale marker).
       outcome = "cleared";
     } else {
-      if (haveCopy && marker.table.rowCount <= current.rowCount) {
+      if (haveCopy) {
         lo.resize(sheet.getRangeByIndexes(marker.table.row, marker.table.column, marker.table.rowCount, marker.table.columnCount));
         // Only the rows of the table as it stands (the old table and the rows it grew into).
         queueCopy(sheet, copy, { ...marker.region, rowCount: current.rowCount - 1 });
