@@ -1352,22 +1352,35 @@ export class WorkbookModel {
     return t;
   }
 
-  private checkNameFree(name: string, self?: TableModel): void {
+  /**
+   * A table's name must be free among tables and defined names of every scope (B5: one namespace with
+   * defined names, workbook- and sheet-scoped). A defined name (`scope`: its sheet, or null for the
+   * workbook) must be free among tables and the names of its own scope only: Excel keeps a name per
+   * scope, so a workbook-level `Rate` and `Sheet1!Rate` coexist and the sheet's own one wins on its
+   * sheet (support.microsoft.com KB Q104501, "XL: Making All Identical Names in a Workbook Local":
+   * "a defined name can be either global or local … Local names take precedence over global names").
+   */
+  private checkNameFree(name: string, self?: TableModel, scope?: SheetModel | null): void {
     const lower = name.toLowerCase();
     const clash = this.tables.find((t) => t !== self && t.name.toLowerCase() === lower);
-    const scoped = this.sheets.some((s) => (s.names ?? []).some((n) => n.toLowerCase() === lower));
-    if (clash || scoped || this.definedNames.some((n) => n.toLowerCase() === lower)) {
-      throw itemAlreadyExists(`The name '${name}' is already used by a table or defined name in this workbook.`);
+    const same = (names: readonly string[] | undefined) => (names ?? []).some((n) => n.toLowerCase() === lower);
+    const named = scope === undefined ? this.sheets.some((s) => same(s.names)) || same(this.definedNames) : scope === null ? same(this.definedNames) : same(scope.names);
+    if (clash || named) {
+      throw itemAlreadyExists(
+        scope === undefined || clash
+          ? `The name '${name}' is already used by a table or defined name in this workbook.`
+          : `The name '${name}' already exists ${scope === null ? "in this workbook" : `on the sheet '${scope.name}'`}.`,
+      );
     }
   }
 
   /**
-   * Test helper: add a defined name, workbook-level or scoped to a sheet. Both share the namespace with
-   * table names (a table cannot take the name of any defined name, whatever its scope).
+   * Add a defined name, workbook-level or scoped to a sheet (the host's `names.add`, and a test
+   * helper). A name is unique within its scope and among tables ({@link checkNameFree}).
    */
   addDefinedName(name: string, sheetName?: string, formula?: string): void {
     validateTableName(name);
-    this.checkNameFree(name);
+    this.checkNameFree(name, undefined, sheetName === undefined ? null : this.requireSheet(sheetName));
     if (formula !== undefined && (typeof formula !== "string" || !formula.startsWith("=") || formula.length < 2)) {
       throw invalidArgument(`A name refers to a formula starting with "="; got ${JSON.stringify(formula)}.`);
     }
