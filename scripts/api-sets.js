@@ -14,7 +14,7 @@ const CLASSES = [
   "Application", "AutoFilter", "ConditionalFormat", "ConditionalFormatCollection", "ConditionalFormatRule", "ConditionalRangeFill",
   "ConditionalRangeFormat", "CustomConditionalFormat", "FunctionResult", "Functions", "NamedItem", "NamedItemCollection", "Range",
   "RangeFill", "RangeFormat", "Setting", "SettingCollection", "Table", "TableCollection", "TableColumn", "TableColumnCollection",
-  "TableRow", "TableRowCollection", "TableSort", "Workbook", "Worksheet", "WorksheetCollection",
+  "TableRow", "TableRowCollection", "TableSort", "Workbook", "WorkbookProtection", "Worksheet", "WorksheetCollection", "WorksheetProtection",
 ];
 
 function generate() {
