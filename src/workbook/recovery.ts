@@ -37,6 +37,7 @@ import { dropRowHashes } from "./delta";
 import { hash8 } from "./slots";
 import { WriteError } from "./blocks";
 import { TEXT_FORMAT } from "./cells";
+import { tableProtection } from "./protection";
 
 /** Settings key prefix of refresh markers. */
 export const REFRESH_MARKER_PREFIX = "ppm.refreshing.";
@@ -200,6 +201,18 @@ function describe(r: Rect): string {
   return `row ${r.row + 1}, column ${r.column + 1}, ${r.rowCount} × ${r.columnCount}`;
 }
 
+/**
+ * Issue #35: why an interrupted refresh of this table cannot be put back now (its sheet or the
+ * workbook's structure is protected), or null. One sync. Nothing is written then, the lock is not
+ * taken and the marker stays: the next start, or the table's next refresh, puts it back.
+ */
+async function recoveryBlocked(context: Excel.RequestContext, tableName: string): Promise<string | null> {
+  const refusal = await tableProtection(context, tableName, "refresh");
+  if (!refusal) return null;
+  const what = refusal.details.protection === "sheet" ? `its sheet "${refusal.details.sheet ?? ""}" is protected (Review › Unprotect Sheet)` : "this workbook's structure is protected (Review › Protect Workbook)";
+  return `The refresh of "${tableName}" that stopped half way cannot be put back now: ${what}. Nothing was written. Unprotect it; the add-in puts the table back the next time it starts, or when the table is refreshed.`;
+}
+
 /** The message of a marker recovery ignores (said once; the marker is removed). */
 const ignoredMessage = (why: string) => `A refresh marker in this workbook was ignored and removed: ${why}. Nothing was written to any table.`;
 
@@ -209,7 +222,7 @@ const ignoredMessage = (why: string) => `A refresh marker in this workbook was i
  * info line (issue #35): the old table lies within it ({@link markerMismatch}), and a copy is restored
  * only over its rows.
  */
-async function recoverOne(context: Excel.RequestContext, marker: RefreshMarker, binding: Pick<Binding, "tableName" | "source"> | null, now: () => Date): Promise<{ outcome: "restored" | "marked" | "cleared" | "ignored"; message?: string }> {
+async function recoverOne(context: Excel.RequestContext, marker: RefreshMarker, binding: Pick<Binding, "tableName" | "source"> | null, now: () => Date): Promise<{ outcome: "restored" | "marked" | "cleared" | "ignored" | "failed"; message?: string }> {
   const lo = binding ? context.workbook.tables.getItemOrNullObject(binding.tableName) : null;
   const copy = marker.rollback ? context.workbook.worksheets.getItemOrNullObject(marker.rollback) : null;
   copy?.load("visibility");
@@ -223,6 +236,9 @@ async function recoverOne(context: Excel.RequestContext, marker: RefreshMarker, 
     outcome = "ignored";
     message = ignoredMessage(binding ? `its table "${binding.tableName}" is no longer in this workbook` : "no bound table has its id");
   } else {
+    // Issue #35: nothing is written on a protected sheet or under structure protection.
+    const blocked = await recoveryBlocked(context, binding.tableName);
+    if (blocked) return { outcome: "failed", message: blocked };
     const whole = lo.getRange();
     whole.load(["rowIndex", "columnIndex", "rowCount", "columnCount"]);
     const sheet = lo.worksheet;
@@ -319,6 +335,11 @@ export async function recoverInterruptedRefreshes(context: Excel.RequestContext,
         // A live refresh (maybe another client's) owns the table: its own failure path, or the next
         // start after its lock ran out, recovers it.
         report({ outcome: "skipped" });
+        continue;
+      }
+      const blocked = await recoveryBlocked(context, tableName);
+      if (blocked) {
+        report({ outcome: "failed", message: blocked });
         continue;
       }
       const lock = await acquireTableLock(context, tableName, { holder: RECOVERY_HOLDER, now });

@@ -54,6 +54,7 @@ import { alignByFingerprint } from "../refresh/align";
 import { changeSheetName, dropChanges, isOwnChangeSheet, queueChangeSheet, writeChangeRecord } from "./changes";
 import { markerKey, queueCopy, queueDropMarker, queueMarker, recoverInterruptedRefreshes, rollbackSheetName } from "./recovery";
 import { keepSetting, settleSettings } from "./settle";
+import { protectedError, queueProtection } from "./protection";
 
 /** Rows per write when cells are written from memory instead of copied inside Excel (co-authors). */
 const MEMORY_ROWS_PER_WRITE = 2_000;
@@ -114,7 +115,7 @@ function fallsBack(e: unknown): boolean {
 /**
  * Writes a validated table over a bound Excel table (see the module comment for the strategy).
  * @throws WriteError: `table_busy`, `table_missing`, `table_changed`, `too_many_rows`, `occupied`,
- * `adjacent_table` (nothing written); `cancelled`, `payload_too_large`, `settings_full`, `write_failed`
+ * `adjacent_table`, `protected` (nothing written); `cancelled`, `payload_too_large`, `settings_full`, `write_failed`
  * (previous data restored, or the table marked); `lock_lost` (another refresh owns the table now).
  */
 export async function writeRefresh(context: Excel.RequestContext, binding: Binding, table: Table, options: RefreshWriteOptions = {}): Promise<RefreshWriteResult> {
@@ -185,7 +186,13 @@ async function writeLocked(context: Excel.RequestContext, lock: TableLock, bindi
   rollback.load("visibility");
   // The last refresh's changes ("Show changes"): removed below, before anything is written.
   const changeSheet = queueChangeSheet(context, binding.id);
+  // Issue #35: the sheet's and the workbook's protection, read with these (no request of its own).
+  const protection = queueProtection(context, [sheet]);
   await context.sync();
+  const locked = protection();
+  if (locked.sheets[0] || locked.structure) {
+    throw protectedError("refresh", { sheet: sheet.name, table: binding.tableName, sheetProtected: locked.sheets[0], structureProtected: locked.structure });
+  }
   let adoptRollback = false;
   if (!rollback.isNullObject && rollback.visibility !== "VeryHidden") {
     // An empty one is this table's, from a runtime that died between adding it and hiding it.

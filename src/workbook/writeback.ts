@@ -15,6 +15,7 @@ import { TOKEN_COLUMN } from "../records/fields";
 import type { SheetValue } from "../records/values";
 import { readBindings } from "./bindingStore";
 import { loadPropertiesInBlocks } from "./blocks";
+import { tableProtection } from "./protection";
 import type { Binding } from "../refresh/binding";
 
 /** Converts Excel's `values` + `valueTypes` into sheet values (errors kept as errors, empties as null). */
@@ -208,6 +209,7 @@ function portOver(context: Excel.RequestContext): WritebackWorkbook {
     saveBaseline: (b) => saveBaseline(context, b),
     readCells: (name, keys) => readCellStates(context, name, keys),
     writeCells: (name, cells) => writeCellStates(context, name, cells),
+    checkWritable: async (name) => (await tableProtection(context, name, "write-back"))?.message ?? null,
   };
 }
 
@@ -222,6 +224,7 @@ export function excelWritebackWorkbook(run: <T>(work: (context: Excel.RequestCon
     saveBaseline: (b) => run((ctx) => saveBaseline(ctx, b)),
     readCells: (tableName, keys) => run((ctx) => readCellStates(ctx, tableName, keys)),
     writeCells: (tableName, cells) => run((ctx) => writeCellStates(ctx, tableName, cells)),
+    checkWritable: (tableName) => run(async (ctx) => (await tableProtection(ctx, tableName, "write-back"))?.message ?? null),
   };
 }
 
