@@ -67,6 +67,12 @@ export interface RefreshMarker {
   table: Rect;
   /** The area copied to the rollback sheet, at the same address. */
   region: Rect;
+  /**
+   * Issue #35: the refresh committed (its commit request turns the marker into `{"v":1,"o":owner,"done":1}`
+   * instead of deleting it, since deleting a setting a co-author's whole-collection write has erased
+   * fails the request; its last request deletes it). Such a marker is cleared, never restored from.
+   */
+  done?: boolean;
 }
 
 const rectArray = (r: Rect) => [r.row, r.column, r.rowCount, r.columnCount];
@@ -91,9 +97,36 @@ export function queueMarker(context: Excel.RequestContext, marker: RefreshMarker
   return value;
 }
 
-/** Queues deleting a marker (in the commit request, or after a restore). */
+/**
+ * Queues deleting a marker that is there (a method on a setting that is gone fails its request:
+ * queue it only where a read in the same or the previous request found the marker).
+ */
 export function queueDropMarker(context: Excel.RequestContext, bindingId: string): void {
   context.workbook.settings.getItemOrNullObject(markerKey(bindingId)).delete();
+}
+
+/**
+ * Queues turning a marker into its committed form (the commit request: an `add`, which never fails;
+ * see {@link RefreshMarker.done}). Returns the JSON text written.
+ */
+export function queueMarkerDone(context: Excel.RequestContext, bindingId: string, owner: string): string {
+  const value = JSON.stringify({ v: 1, o: owner, done: 1 });
+  context.workbook.settings.add(markerKey(bindingId), value);
+  return value;
+}
+
+/**
+ * Deletes a marker if the document holds it (two syncs: read, delete). Issue #35: a co-author's
+ * whole-collection settings write can have erased it meanwhile. True when one was deleted.
+ */
+export async function dropMarkerIfPresent(context: Excel.RequestContext, bindingId: string): Promise<boolean> {
+  const item = context.workbook.settings.getItemOrNullObject(markerKey(bindingId));
+  item.load("key");
+  await context.sync();
+  if (item.isNullObject) return false;
+  item.delete();
+  await context.sync();
+  return true;
 }
 
 function toRect(x: unknown): Rect | null {
@@ -106,7 +139,12 @@ function toRect(x: unknown): Rect | null {
 export function parseMarker(key: string, value: unknown): RefreshMarker | null {
   try {
     if (!key.startsWith(REFRESH_MARKER_PREFIX)) return null;
-    const m = (typeof value === "string" ? JSON.parse(value) : value) as { v?: unknown; o?: unknown; at?: unknown; t?: unknown; r?: unknown; c?: unknown } | null;
+    const m = (typeof value === "string" ? JSON.parse(value) : value) as { v?: unknown; o?: unknown; at?: unknown; t?: unknown; r?: unknown; c?: unknown; done?: unknown } | null;
+    if (m && m.v === 1 && typeof m.o === "string" && m.done === 1) {
+      const id = key.slice(REFRESH_MARKER_PREFIX.length);
+      const none: Rect = { row: 0, column: 0, rowCount: 0, columnCount: 0 };
+      return { bindingId: id, owner: m.o, startedAt: "", table: none, region: none, rollback: rollbackSheetName(id), done: true };
+    }
     if (!m || m.v !== 1 || typeof m.o !== "string" || typeof m.at !== "string") return null;
     const table = toRect(m.t), region = toRect(m.r);
     if (!table || !region) return null;
@@ -231,7 +269,10 @@ async function recoverOne(context: Excel.RequestContext, marker: RefreshMarker, 
   const haveCopy = !!copy && !copy.isNullObject && copy.visibility === "VeryHidden";
   let outcome: "restored" | "marked" | "cleared" | "ignored" = "marked";
   let message: string | undefined;
-  if (!binding || !lo || lo.isNullObject) {
+  if (marker.done) {
+    // Its refresh committed: the table holds its new data; only the leftovers go.
+    outcome = "cleared";
+  } else if (!binding || !lo || lo.isNullObject) {
     // No table to put back: only the add-in's own leftovers go.
     outcome = "ignored";
     message = ignoredMessage(binding ? `its table "${binding.tableName}" is no longer in this workbook` : "no bound table has its id");

@@ -52,7 +52,7 @@ import { queueUntracked } from "./untracked";
 import { gatherRows, predictChecksum, readChecks, recheck, storeChecks, type ChecksGeometry, type ChecksReading } from "./checksums";
 import { alignByFingerprint } from "../refresh/align";
 import { changeSheetName, dropChanges, isOwnChangeSheet, queueChangeSheet, writeChangeRecord } from "./changes";
-import { markerKey, queueCopy, queueDropMarker, queueMarker, recoverInterruptedRefreshes, rollbackSheetName } from "./recovery";
+import { dropMarkerIfPresent, markerKey, queueCopy, queueDropMarker, queueMarker, queueMarkerDone, recoverInterruptedRefreshes, rollbackSheetName } from "./recovery";
 import { keepSetting, settleSettings } from "./settle";
 import { protectedError, queueProtection } from "./protection";
 
@@ -325,8 +325,10 @@ async function writeLocked(context: Excel.RequestContext, lock: TableLock, bindi
   if (backupSheet) queueCopy(backupSheet, sheet, region);
   const markerJson = queueMarker(context, { bindingId: binding.id, owner: lock.owner, startedAt: now().toISOString(), rollback: backupSheet ? rollbackName : null, table: oldRect, region });
   await context.sync();
+  /** The marker as this refresh last wrote it (its committed form once the commit ran). */
+  let markerJsonNow = markerJson;
   /** Issue #35: a deleted marker a co-author's stale settings copy could put back is settled with the batch. */
-  const keepMarkerDropped = () => keepSetting(context, { key: markerKey(binding.id), deleted: true, mode: "cas", previous: { value: markerJson } }, lock.collab);
+  const keepMarkerDropped = () => keepSetting(context, { key: markerKey(binding.id), deleted: true, mode: "cas", previous: { value: markerJsonNow } }, lock.collab);
   /** Queues clearing the copy (its marker goes in a request of its own, {@link dropMarker}). */
   const clearBackup = () => {
     if (backupSheet) rangeOf(backupSheet, region).clear("All");
@@ -334,9 +336,7 @@ async function writeLocked(context: Excel.RequestContext, lock: TableLock, bindi
   /** Removes the marker after a restore; left behind, the next start finds the copy gone and only says so. */
   const dropMarker = async () => {
     try {
-      queueDropMarker(context, binding.id);
-      await context.sync();
-      keepMarkerDropped();
+      if (await dropMarkerIfPresent(context, binding.id)) keepMarkerDropped();
     } catch {
       /* see above */
     }
@@ -766,9 +766,11 @@ async function writeLocked(context: Excel.RequestContext, lock: TableLock, bindi
       setInfo(completeInfo());
     }
     // The marker goes with the commit: from here on the new data is the table's, never restored over.
-    queueDropMarker(context, binding.id);
+    // Turned into its committed form, not deleted (issue #35: a co-author's whole-collection write can
+    // have erased it, and deleting a setting that is gone fails the request after the rest of it was
+    // applied); the refresh's last request deletes it.
+    markerJsonNow = queueMarkerDone(context, binding.id, lock.owner);
     await context.sync();
-    keepMarkerDropped();
     if (stored) {
       // Issue #35: the binding is settled with the batch (a co-author's stale copy can put the old one back).
       const was = settings.items.find((s) => s.key === bindingSettingKey(stored.id));
@@ -899,9 +901,7 @@ async function writeLocked(context: Excel.RequestContext, lock: TableLock, bindi
   if (strategy === "delta" && lock.collab && checks && (await changedSinceRead(checks))) {
     // A co-author changed the table after it was read (issue #26, hazard 4): nothing is written yet,
     // so the refresh starts over from the table as it is now; this one leaves no marker behind.
-    queueDropMarker(context, binding.id);
-    await context.sync();
-    keepMarkerDropped();
+    if (await dropMarkerIfPresent(context, binding.id)) keepMarkerDropped();
     throw new RemoteChange();
   }
   try {
@@ -949,8 +949,12 @@ async function writeLocked(context: Excel.RequestContext, lock: TableLock, bindi
     }
   }
   try {
+    // The committed marker goes first: if a co-author's write erased it meanwhile, the request fails
+    // before clearing the copy, which no live marker names (the next start clears it).
+    queueDropMarker(context, binding.id);
     clearBackup();
     await context.sync();
+    keepMarkerDropped();
   } catch {
     /* a copy no marker names is never restored from: the next refresh overwrites it */
   }

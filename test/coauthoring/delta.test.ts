@@ -92,7 +92,8 @@ const actions: Record<string, Action> = {
 
 /**
  * Runs Ann's refresh with Ben's `action` made just before Ann's request number `k` (1-based); returns
- * Ann's report, her number of requests and the request that committed (removed the refresh marker).
+ * Ann's report, her number of requests and the request that committed (turned the refresh marker into
+ * its committed form).
  */
 async function runWith(session: CoauthoringSession, ann: CoauthorClient, ben: CoauthorClient, k: number, action: Action | null) {
   const ctx = createRequestContext(ann.workbook);
@@ -101,9 +102,11 @@ async function runWith(session: CoauthoringSession, ann: CoauthorClient, ben: Co
   let commit = 0;
   (ctx as { sync: () => Promise<void> }).sync = async () => {
     if (++n === k && action) await action(createRequestContext(ben.workbook));
-    const marked = ann.workbook.settings.has("ppm.refreshing.b1");
+    // The commit turns the marker into its committed form (issue #35: `"done":1`; it is deleted later).
+    const live = () => ann.workbook.settings.has("ppm.refreshing.b1") && !ann.workbook.settings.get("ppm.refreshing.b1")!.includes('\\"done\\":1');
+    const marked = live();
     await plain();
-    if (marked && !ann.workbook.settings.has("ppm.refreshing.b1") && commit === 0) commit = n;
+    if (marked && !live() && commit === 0) commit = n;
   };
   const [r] = await drive([refreshTable(ctx, "b1", keyed(NEW, 2), { applyQuery: noQuery, now: () => ann.now(), holder: "Ann" })]);
   await jest.advanceTimersByTimeAsync(session.delayMs + 1);

@@ -64,7 +64,8 @@ function annRefresh(ann: CoauthorClient, onSync: (n: number, committed: boolean)
   let marked = false;
   (ctx as { sync: () => Promise<void> }).sync = async () => {
     await plain();
-    const now = ann.workbook.settings.has(markerKey("b1"));
+    // Live: the marker before the commit (which turns it into its committed form, `"done":1`).
+    const now = ann.workbook.settings.has(markerKey("b1")) && !ann.workbook.settings.get(markerKey("b1"))!.includes('\\"done\\":1');
     if (now && !marked && slowMs > 0) await new Promise((r) => setTimeout(r, slowMs));
     onSync(++n, marked && !now);
     marked ||= now;
