@@ -3,18 +3,17 @@
  * After convergence the binding holds the winner's validators and every client's refresh-on-open flag
  * change; a refusal (`table_busy`) writes no binding.
  */
-import { Workbook, createRequestContext } from "../../src/emulator";
+import { createRequestContext } from "../../src/emulator";
 import { CoauthoringSession, type CoauthorClient } from "../../src/emulator/coauthoring";
 import * as lockModule from "../../src/workbook/lock";
 import { refreshTable } from "../../src/workbook/refresh";
 import { readBindings } from "../../src/workbook/bindingStore";
 import { setRefreshOnOpen } from "../../src/workbook/openFlags";
 import { settleSettings } from "../../src/workbook/settle";
-import { importTable } from "../../src/workbook/writer";
 import type { RefreshSource } from "../../src/refresh/source";
 import type { CellValue, Table } from "../../src/table/model";
-import { bindingDraft, finRows, finTable, TOKEN } from "../workbook/helpers";
-import { drive } from "./helpers";
+import { finRows, finTable } from "../workbook/helpers";
+import { drive, twoBindings } from "./helpers";
 
 const T0 = new Date("2026-02-01T08:00:00Z");
 const noQuery = (t: Table) => ({ table: t });
@@ -27,14 +26,7 @@ const offline: RefreshSource = {
   },
 };
 
-async function startWorkbook(): Promise<Workbook> {
-  const wb = new Workbook({ currentYear: 2025 });
-  for (const id of ["b1", "b2"]) {
-    const t = finTable(finRows(5), { key: id === "b1" ? "financials" : "budget", etag: '"e1"' });
-    await importTable(createRequestContext(wb), t, { binding: bindingDraft(t, id), secrets: [TOKEN], now: () => T0 });
-  }
-  return wb;
-}
+const startWorkbook = () => twoBindings(T0);
 
 
 const settingKeysWrittenBy = (session: CoauthoringSession, c: CoauthorClient) =>

@@ -1,6 +1,9 @@
 /** Shared by the two-client tests (issue #26). */
 import { lockTiming, resetLockMemory } from "../../src/workbook/lock";
 import type { OfficeLike } from "../../src/addin/runtime";
+import { Workbook, createRequestContext } from "../../src/emulator";
+import { importTable } from "../../src/workbook/writer";
+import { bindingDraft, finRows, finTable, TOKEN } from "../workbook/helpers";
 
 /**
  * Every two-client test is about a workbook in the cloud (co-authoring needs one): the workbook layer
@@ -55,4 +58,14 @@ export function fakeOffice(startup = "Load") {
     onReady: () => undefined,
   };
   return { office: office as unknown as OfficeLike, rec };
+}
+
+/** A workbook with two bound tables, b1 (financials) and b2 (budget), 5 rows each, etag `"e1"`, imported at `at`. */
+export async function twoBindings(at: Date): Promise<Workbook> {
+  const wb = new Workbook({ currentYear: 2025 });
+  for (const id of ["b1", "b2"]) {
+    const t = finTable(finRows(5), { key: id === "b1" ? "financials" : "budget", etag: '"e1"' });
+    await importTable(createRequestContext(wb), t, { binding: bindingDraft(t, id), secrets: [TOKEN], now: () => at });
+  }
+  return wb;
 }

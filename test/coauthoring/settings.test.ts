@@ -18,11 +18,10 @@ import { readBindings } from "../../src/workbook/bindingStore";
 import { setRefreshOnOpen } from "../../src/workbook/openFlags";
 import { settleSettings } from "../../src/workbook/settle";
 import { markerKey, recoverInterruptedRefreshes } from "../../src/workbook/recovery";
-import { importTable } from "../../src/workbook/writer";
 import type { RefreshSource } from "../../src/refresh/source";
 import type { CellValue, Table } from "../../src/table/model";
-import { bindingDraft, finRows, finTable, TOKEN } from "../workbook/helpers";
-import { drive, useFakeClock } from "./helpers";
+import { finRows, finTable } from "../workbook/helpers";
+import { drive, twoBindings, useFakeClock } from "./helpers";
 
 const T0 = new Date("2026-02-01T08:00:00Z");
 const SHEET = "financials (json)";
@@ -32,14 +31,7 @@ function source(rows: CellValue[][], etag: string): RefreshSource {
   return { fetch: async () => ({ status: "updated", table: finTable(rows, { generatedAt: T0.toISOString(), etag }), validators: { etag, generatedAt: T0.toISOString() } }) };
 }
 
-async function startWorkbook(): Promise<Workbook> {
-  const wb = new Workbook({ currentYear: 2025 });
-  for (const id of ["b1", "b2"]) {
-    const t = finTable(finRows(5), { key: id === "b1" ? "financials" : "budget", etag: '"e1"' });
-    await importTable(createRequestContext(wb), t, { binding: bindingDraft(t, id), secrets: [TOKEN], now: () => T0 });
-  }
-  return wb;
-}
+const startWorkbook = () => twoBindings(T0);
 
 /** The setting writes a client's requests made (what each request meant to write, in service order). */
 const writesOf = (session: CoauthoringSession, c: CoauthorClient, key: string) =>
@@ -71,6 +63,25 @@ function annRefresh(ann: CoauthorClient, onSync: (n: number, committed: boolean)
     marked ||= now;
   };
   return { ctx, run: refreshTable(ctx, "b1", source(finRows(6, 40), '"ann"'), { applyQuery: noQuery, now: () => ann.now(), holder: "Ann", delta: false, settle }) };
+}
+
+/**
+ * Ann refreshes b1 (d = `d`; her batch settles or not; her writes after the marker take `slowMs`) and
+ * Ben ticks b2's flag d/2 after her commit, from a copy that has not received it. `ticked()`: his tick.
+ */
+async function tickAfterCommit(d: number, settle: boolean, slowMs = 0) {
+  const session = new CoauthoringSession(await startWorkbook(), { delayMs: d });
+  const ann = session.addClient({ name: "Ann" });
+  const ben = session.addClient({ name: "Ben" });
+  let tick: Promise<void> | null = null;
+  const { run } = annRefresh(ann, (_n, committed) => {
+    if (committed && !tick) tick = new Promise<void>((r) => setTimeout(r, d / 2)).then(() => benTicks(ben));
+  }, settle, slowMs);
+  const ticked = (): Promise<void> => {
+    expect(tick).not.toBeNull();
+    return tick ?? Promise.resolve();
+  };
+  return { session, ann, ben, run, ticked };
 }
 
 async function everyCopy(session: CoauthoringSession, check: (wb: Workbook) => Promise<void>): Promise<void> {
@@ -108,16 +119,9 @@ describe("issue #35: a colleague's concurrent settings write erases or reverts a
     });
 
     it(`d = ${d} ms: right after Ann's commit Ben's write puts the old binding and her lock back; her batch settles and every copy ends with her binding, no lock and his flag`, async () => {
-      const session = new CoauthoringSession(await startWorkbook(), { delayMs: d });
-      const ann = session.addClient({ name: "Ann" });
-      const ben = session.addClient({ name: "Ben" });
-      let ticked: Promise<void> | null = null;
-      const { run } = annRefresh(ann, (_n, committed) => {
-        if (committed && !ticked) ticked = new Promise<void>((r) => setTimeout(r, d / 2)).then(() => benTicks(ben));
-      }, true);
+      const { session, ben, run, ticked } = await tickAfterCommit(d, true);
       const [r] = await drive([run]);
-      await drive([ticked ?? Promise.resolve()]);
-      expect(ticked).not.toBeNull();
+      await drive([ticked()]);
       await jest.advanceTimersByTimeAsync(d + 1);
       await session.settled();
       expect((r as PromiseFulfilledResult<Awaited<typeof run>>).value.outcome).toBe("updated");
@@ -135,19 +139,13 @@ describe("issue #35: a colleague's concurrent settings write erases or reverts a
     });
 
     it(`d = ${d} ms: Ann's runtime dies before it settles; the marker Ben's stale write put back restores nothing at the next start`, async () => {
-      const session = new CoauthoringSession(await startWorkbook(), { delayMs: d });
-      const ann = session.addClient({ name: "Ann" });
-      const ben = session.addClient({ name: "Ben" });
-      let ticked: Promise<void> | null = null;
       // Ann's writes take longer than d after her marker, so Ben's copy has the marker but not her commit.
-      const { run } = annRefresh(ann, (_n, committed) => {
-        if (committed && !ticked) ticked = new Promise<void>((r) => setTimeout(r, d / 2)).then(() => benTicks(ben));
-      }, false, d + 100);
+      const { session, ann, ben, run, ticked } = await tickAfterCommit(d, false, d + 100);
       const [r] = await drive([run]);
       expect((r as PromiseFulfilledResult<Awaited<typeof run>>).value.outcome).toBe("updated");
       // Ann's runtime is gone: nothing of hers settles.
       ann.close();
-      await drive([ticked ?? Promise.resolve()]);
+      await drive([ticked()]);
       await jest.advanceTimersByTimeAsync(d + 1);
       await session.settled();
       // Ben's stale copy put the marker (and the lock, and the old binding) back in the document.

@@ -7,15 +7,8 @@
  * Excel.NamedItem.scope. Tables still share one namespace with names of every scope (B5).
  */
 import { Workbook, createRequestContext, inspect, loadWorkbook, seed, serializeWorkbook } from "../../src/emulator";
+import { failure } from "./helpers";
 
-async function failure(p: Promise<unknown>): Promise<{ code: string; message: string }> {
-  try {
-    await p;
-  } catch (e) {
-    return e as { code: string; message: string };
-  }
-  throw new Error("expected a failure");
-}
 
 function start(): Workbook {
   const wb = new Workbook({ currentYear: 2025 });

@@ -9,15 +9,8 @@
  * codes; Graph answers a write to a locked cell so, microsoft-graph-docs #4546; office-js #6784).
  */
 import { Workbook, createRequestContext, inspect, loadWorkbook, seed, serializeWorkbook } from "../../src/emulator";
+import { failure } from "./helpers";
 
-async function failure(p: Promise<unknown>): Promise<{ code: string; message: string }> {
-  try {
-    await p;
-  } catch (e) {
-    return e as { code: string; message: string };
-  }
-  throw new Error("expected a failure");
-}
 
 function start(): Workbook {
   const wb = new Workbook({ currentYear: 2025 });

@@ -5,18 +5,15 @@
  * before. Protection itself is the emulated host's (docs: Excel.WorksheetProtection,
  * Excel.WorkbookProtection; test/emulator/protection.test.ts).
  */
-import { Workbook, createExcelNamespace, createRequestContext, inspect, serializeWorkbook, toWorkbookFile } from "../../src/emulator";
+import { Workbook, createRequestContext, inspect, serializeWorkbook, toWorkbookFile } from "../../src/emulator";
 import { importTable } from "../../src/workbook/writer";
 import { refreshTable } from "../../src/workbook/refresh";
 import { markerKey, recoverInterruptedRefreshes } from "../../src/workbook/recovery";
-import { bindingColumns } from "../../src/refresh/binding";
-import { sourceFromClient } from "../../src/refresh/source";
-import { PpmClient } from "../../src/service/client";
 import { startReferenceService, type ReferenceService } from "../../src/reference/server";
-import { excelWritebackWorkbook, readTableCells, recordImportBaseline } from "../../src/workbook/writeback";
-import { confirmWriteback, prepareWriteback, recordsServiceFrom, type WritebackDeps } from "../../src/records";
+import { readTableCells, recordImportBaseline } from "../../src/workbook/writeback";
+import { confirmWriteback, prepareWriteback } from "../../src/records";
 import type { Table } from "../../src/table/model";
-import { bindingDraft, finRows, finTable, fixedNow, keyedSource, rejection, TOKEN } from "./helpers";
+import { bindingDraft, finRows, finTable, fixedNow, importedProjects, keyedSource, rejection, TOKEN } from "./helpers";
 
 const T0 = Date.parse("2026-02-01T08:00:00Z");
 const noQuery = (t: Table) => ({ table: t });
@@ -144,27 +141,8 @@ describe("write-back", () => {
 
   async function projects() {
     await fetch(`${svc.url}/__control/reset`, { method: "POST" });
-    const wb = new Workbook({ currentYear: 2026 });
-    const Excel = createExcelNamespace(wb);
-    const client = new PpmClient({ id: "c1", name: "Acme", baseUrl: svc.url, token: "demo-acme-token", apiAuth: "demo-api-auth", apiSecret: "demo-api-secret" });
-    const table = await client.fetchSnapshot("projects");
-    const imported = await Excel.run((context) =>
-      importTable(context, table, {
-        binding: { v: 1, id: "bproj", connectionId: "c1", environment: svc.url, companyId: "acme", source: { kind: "snapshot", endpoint: "projects" }, query: null, columns: bindingColumns(table.columns), schemaVersion: null, validators: { etag: table.meta.etag, lastModified: null, generatedAt: null } },
-      }),
-    );
-    const run = <T>(work: (c: Excel.RequestContext) => Promise<T>) => Excel.run((context) => work(context));
+    const { wb, run, deps, ...imported } = await importedProjects(svc.url);
     await run((ctx) => recordImportBaseline(ctx, imported.binding));
-    const records = recordsServiceFrom(client);
-    const deps: WritebackDeps = {
-      client: records,
-      workbook: excelWritebackWorkbook(run),
-      customFields: () => records.customFields(),
-      refresh: async (b) => {
-        const report = await run((context) => refreshTable(context, b.id, sourceFromClient(client)));
-        return { outcome: report.outcome, message: report.failure?.message, binding: report.binding };
-      },
-    };
     // The user types a new Sponsor into the first record.
     await run(async (context) => {
       const cells = await readTableCells(context, imported.tableName);
