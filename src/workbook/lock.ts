@@ -39,7 +39,7 @@
  * still that owner's — no second write, no second wait; a lock that changed hands is refused.
  */
 import { WriteError } from "./blocks";
-import { keepSetting } from "./settle";
+import { keepSetting } from "./settleRegistry";
 
 /** Every lock setting starts with this; the rest is the table name in lower case (Excel names are case-insensitive). */
 export const LOCK_SETTING_PREFIX = "ppm.lock.";

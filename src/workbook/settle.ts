@@ -23,68 +23,9 @@
  * user never waits for it; a runtime that dies during the wait leaves the write as it stands.
  */
 import { lockTiming } from "./lock";
+import { takePending, SETTLE_ROUNDS, type KeptSetting } from "./settleRegistry";
 
-/** One write to keep: `value` as given to `settings.add` (absent with `deleted`: the key was deleted). */
-export interface KeptSetting {
-  key: string;
-  value?: unknown;
-  deleted?: boolean;
-  /**
-   * How a loss is told and repaired:
-   * - `cas` (a binding, a flag, a lock, anything others may change too): written again only when it
-   *   stands at `previous` (the value it had before this write; null when the key was absent): a
-   *   co-author's stale copy put it back. A value that is neither is someone's later change and is
-   *   left alone;
-   * - `merge` (this runtime's refresh-log key, which it may append to again meanwhile): `merge`
-   *   returns what to write over the stored value (undefined: nothing is missing).
-   */
-  mode: "cas" | "merge";
-  previous?: { value: unknown } | null;
-  merge?: (stored: unknown) => unknown;
-}
-
-/** Rounds of wait, read back, write again. */
-export const SETTLE_ROUNDS = 5;
-
-interface Pending {
-  items: Map<string, KeptSetting>;
-  shared: boolean;
-}
-
-/**
- * Per request context (keyed by its `workbook` object, which a lock's guarded context shares with
- * the context it wraps).
- */
-const pending = new WeakMap<object, Pending>();
-
-function slot(context: Excel.RequestContext): Pending {
-  const key = context.workbook as unknown as object;
-  let p = pending.get(key);
-  if (!p) {
-    p = { items: new Map(), shared: false };
-    pending.set(key, p);
-  }
-  return p;
-}
-
-/**
- * Registers a settings write that has reached Excel (call after its `sync` succeeded). `shared`:
- * Excel said co-authors are present (the writer asked); without it, only a document that may be
- * co-authored (`lockTiming.mayBeShared()`) registers anything.
- */
-export function keepSetting(context: Excel.RequestContext, kept: KeptSetting, shared = false): void {
-  if (!shared && !lockTiming.mayBeShared()) return;
-  const p = slot(context);
-  p.shared ||= shared;
-  const was = p.items.get(kept.key);
-  // A second write of one key in the same batch: its value is the one to keep, its first `previous` the one to detect.
-  p.items.set(kept.key, was && kept.mode === "cas" ? { ...kept, previous: was.previous } : kept);
-}
-
-/** Whether anything waits to be settled on this context. */
-export function hasUnsettled(context: Excel.RequestContext): boolean {
-  return (pending.get(context.workbook)?.items.size ?? 0) > 0;
-}
+export { keepSetting, hasUnsettled, SETTLE_ROUNDS, type KeptSetting } from "./settleRegistry";
 
 const realSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
@@ -94,11 +35,11 @@ const realSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(reso
  * @returns the keys still undone after the last round (empty: every write is durable).
  */
 export async function settleSettings(context: Excel.RequestContext, options: { sleep?: (ms: number) => Promise<void> } = {}): Promise<string[]> {
-  const p = pending.get(context.workbook);
-  if (!p || p.items.size === 0) return [];
-  pending.delete(context.workbook);
+  const p = takePending(context);
+  // Nothing written, or a document nobody else can have open: nothing to wait for.
+  if (!p || (!p.shared && !lockTiming.mayBeShared())) return [];
   const sleep = options.sleep ?? realSleep;
-  let items = [...p.items.values()];
+  let items: KeptSetting[] = p.items;
   try {
     for (let round = 0; round < SETTLE_ROUNDS && items.length > 0; round++) {
       // Two runtimes repairing at the same moment would undo each other again (each sends its whole
