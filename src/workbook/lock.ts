@@ -240,6 +240,20 @@ async function readLock(context: Excel.RequestContext, key: string): Promise<Loc
 
 const realSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
+/** A fresh owner id: one per acquisition, so even a double click in one runtime is told apart. */
+const newOwner = () => `o${Date.now().toString(36)}${Math.floor(Math.random() * 36 ** 8).toString(36)}`;
+
+/**
+ * The wait between writing a lock and reading it back, for a first read that took `rtt` ms: let a
+ * write another runtime sent at the same time land (see the module comment); where the document may
+ * be co-authored, at least twice the propagation bound (a co-author's write made before ours reached
+ * them reaches us within one bound, and ours reaches them).
+ */
+function settleMs(rtt: number, shared: boolean): number {
+  const settle = Math.min(lockTiming.maxSettleMs, Math.max(lockTiming.minSettleMs, lockTiming.rttFactor * rtt));
+  return shared ? Math.max(settle, 2 * lockTiming.propagationMs + lockTiming.rttFactor * rtt) : settle;
+}
+
 /**
  * Takes the lock of one table or throws `WriteError("table_busy")` naming the table and who holds it.
  * Writes nothing to the sheet.
@@ -249,7 +263,7 @@ export async function acquireTableLock(context: Excel.RequestContext, tableName:
   const sleep = options.sleep ?? realSleep;
   const ttl = options.ttlMs ?? LOCK_TTL_MS;
   const key = lockSettingKey(tableName);
-  const owner = options.owner ?? `o${Date.now().toString(36)}${Math.floor(Math.random() * 36 ** 8).toString(36)}`;
+  const owner = options.owner ?? newOwner();
   const started = Date.now();
   const collab = isCollabSession(context);
   let current = await readLock(context, key);
@@ -264,10 +278,7 @@ export async function acquireTableLock(context: Excel.RequestContext, tableName:
     context.workbook.settings.add(key, JSON.stringify(record));
     // eslint-disable-next-line office-addins/no-context-sync-in-loop -- a retry only after a co-author's write erased the lock (issue #35), at most `attempts` times
     await context.sync();
-    // Let a write another runtime sent at the same time land before reading back (see the module comment).
-    let settle = Math.min(lockTiming.maxSettleMs, Math.max(lockTiming.minSettleMs, lockTiming.rttFactor * rtt));
-    // Co-authors' copies: a write made before ours reached them reaches us within the propagation bound, and ours reaches them.
-    if (shared) settle = Math.max(settle, 2 * lockTiming.propagationMs + lockTiming.rttFactor * rtt);
+    const settle = settleMs(rtt, shared);
     if (settle > 0) await sleep(settle);
     const after = await readLock(context, key);
     if (after && after.owner === owner && lockVersion(after) === lockVersion(record)) return heldLock(context, tableName, key, record, ttl, now, true, shared);
@@ -351,21 +362,7 @@ function heldLock(context: Excel.RequestContext, tableName: string, key: string,
       }
     },
     async release() {
-      if (!releases) return;
-      try {
-        const item = context.workbook.settings.getItemOrNullObject(key);
-        item.load("value");
-        await context.sync();
-        const still = item.isNullObject ? null : parseLock(item.value);
-        if (still && still.owner === owner) {
-          item.delete();
-          await context.sync();
-          // Issue #35: a co-author's stale copy can put the deleted lock back; settled with the batch's other writes.
-          keepSetting(context, { key, deleted: true, mode: "cas", previous: { value: item.value } }, collab);
-        }
-      } catch {
-        /* the lock expires by itself */
-      }
+      if (releases) await releaseOwned(context, key, owner, collab);
     },
   };
   return lock;
@@ -387,10 +384,27 @@ export async function readTableLock(context: Excel.RequestContext, tableName: st
  * @returns false when the lock was already gone or has another owner now.
  */
 export async function clearTableLock(context: Excel.RequestContext, tableName: string, owner: string): Promise<boolean> {
-  const key = lockSettingKey(tableName);
-  const current = await readLock(context, key);
-  if (!current || current.owner !== owner) return false;
-  context.workbook.settings.getItemOrNullObject(key).delete();
-  await context.sync();
-  return true;
+  return releaseOwned(context, lockSettingKey(tableName), owner, false, true);
+}
+
+/**
+ * Deletes the lock `key` when it is still `owner`'s (one read, one write); false when it was gone or
+ * another's. Issue #35: a co-author's stale settings copy can put a deleted lock back, so the deletion
+ * is settled with the batch's other writes (`settle.ts`). Never throws unless `rethrow` (a lock left
+ * behind expires).
+ */
+async function releaseOwned(context: Excel.RequestContext, key: string, owner: string, collab: boolean, rethrow = false): Promise<boolean> {
+  try {
+    const item = context.workbook.settings.getItemOrNullObject(key);
+    item.load("value");
+    await context.sync();
+    if (item.isNullObject || parseLock(item.value)?.owner !== owner) return false;
+    item.delete();
+    await context.sync();
+    keepSetting(context, { key, deleted: true, mode: "cas", previous: { value: item.value } }, collab);
+    return true;
+  } catch (e) {
+    if (rethrow) throw e;
+    return false;
+  }
 }
