@@ -32,7 +32,7 @@ import { settleSettings } from "../workbook/settle";
 import { recoverInterruptedRefreshes, type RecoveredTable } from "../workbook/recovery";
 import { a1 } from "../workbook/names";
 import { WriteError } from "../workbook/blocks";
-import { acquireTableLock, clearTableLock as clearLock, lockHolds, lockSettingKey, lockTiming, parseLock, readTableLock, type LockRecord, type TableLock } from "../workbook/lock";
+import { acquireTableLock, clearTableLock as clearLock, lockHolds, lockSettingKey, lockTiming, noteCoauthors, parseLock, readTableLock, type LockRecord, type TableLock } from "../workbook/lock";
 import { failureFrom } from "../refresh/plan";
 import { deleteView as removeStoredView, readViews as readStoredViews, saveView as storeView } from "./viewStore";
 import { describeView, serializeViews, type SavedView, type ViewsDocument } from "../views/views";
@@ -195,7 +195,10 @@ export function collaboration(): Promise<Collaboration> {
       if (lock && lockHolds(lock, now)) holders[b.id] = { holder: lock.holder, since: lock.acquiredAt };
     }
     // eslint-disable-next-line office-addins/load-object-before-read -- a ClientResult, read after the sync above
-    return { active: active.value === true, holders };
+    const present = active.value === true;
+    // Issue #35: the locks of this runtime wait the co-authoring bound for a while after co-authors were seen.
+    if (present) noteCoauthors(now);
+    return { active: present, holders };
   });
 }
 

@@ -33,7 +33,10 @@
  * read), the wait before the read-back is at least twice `lockTiming.propagationMs` (a co-author's
  * write made just before ours reached it has reached us by then; ours reached them, so they refuse),
  * and the read-back must find the lock exactly as written (same owner, same version). The limits are
- * in src/workbook/README.md ("Table locks under co-authoring"). That wait is paid once per table: a
+ * in src/workbook/README.md ("Table locks under co-authoring"). Issue #35: Excel's flag lags, so where
+ * the document may be co-authored a false flag is not believed while it may lag or when someone else
+ * is seen ({@link coauthorsPossible}); a solo user otherwise waits only the short wait ("What the
+ * co-authoring wait costs" in the README). That wait is paid once per table: a
  * caller that already holds the lock (refresh on open claims it before fetching, then refreshes)
  * passes its owner id on (`LockOptions.owner`), and the lock is reused after one read that finds it
  * still that owner's — no second write, no second wait; a lock that changed hands is refused.
@@ -80,7 +83,39 @@ export const lockTiming = {
   mayBeShared: (): boolean => false,
   /** Issue #35: acquisitions tried when a co-author's stale settings write erased the lock before its read-back. */
   attempts: 3,
+  /**
+   * Issue #35: how long `getIsActiveCollabSession()` may lag behind the session. Microsoft gives no
+   * figure ("there might be some delay"); 30 s is the emulated host's default lag. Within this long of
+   * this runtime's start, or of Excel last saying co-authors are present, a false flag is not believed
+   * (see {@link coauthorsPossible}).
+   */
+  flagLagMs: 30_000,
 };
+
+/** Issue #35: this runtime's start (realm clock), and when Excel last said co-authors were present. */
+const presence = { startedAt: Date.now(), coauthorsSeenAt: Number.NEGATIVE_INFINITY };
+
+/**
+ * Issue #35, the cost decision (src/workbook/README.md, "What the co-authoring wait costs"): where the
+ * document may be co-authored, whether a lock must wait the co-authoring bound (`2 × propagationMs`)
+ * before its read-back although Excel's flag says "alone". Only when the false flag cannot be
+ * trusted or someone else is seen:
+ * - this runtime started less than `flagLagMs` ago (a colleague whose runtime this is may have just
+ *   joined: its own flag lags too), or Excel said co-authors were present less than `flagLagMs` ago
+ *   (they may still be: the flag lags on the way out as well);
+ * - `contended`: the first read found another owner's lock on the table (live or not: someone else
+ *   refreshes it), or a read-back found the lock erased (a co-author's stale settings write).
+ * A solo user refreshing a workbook in the cloud, its pane open for longer than the lag, therefore
+ * waits what a local file waits (≥ 250 ms), not 10 s.
+ */
+function coauthorsPossible(now: number, contended: boolean): boolean {
+  return contended || now - presence.startedAt < lockTiming.flagLagMs || now - presence.coauthorsSeenAt < lockTiming.flagLagMs;
+}
+
+/** Issue #35: Excel said co-authors are present (any reader of the flag may tell). */
+export function noteCoauthors(now = Date.now()): void {
+  presence.coauthorsSeenAt = now;
+}
 
 export interface LockRecord {
   owner: string;
@@ -186,6 +221,9 @@ export function lockHolds(lock: LockRecord, now: number, ttlMs = LOCK_TTL_MS): b
 /** Forgets what {@link lockExpiry} remembered (tests). */
 export function resetLockMemory(): void {
   firstSeen.clear();
+  // A fresh runtime (issue #35): started now, no co-author seen yet.
+  presence.startedAt = Date.now();
+  presence.coauthorsSeenAt = Number.NEGATIVE_INFINITY;
 }
 
 function busy(tableName: string, held: LockRecord, now: number): WriteError {
@@ -268,9 +306,14 @@ export async function acquireTableLock(context: Excel.RequestContext, tableName:
   const collab = isCollabSession(context);
   let current = await readLock(context, key);
   const rtt = Date.now() - started;
-  // Issue #35: a false flag proves nothing (it lags); where the document may be co-authored it counts as co-authored.
+  if (collab.value) noteCoauthors();
+  // Issue #35: a false flag proves nothing (it lags); where the document may be co-authored the refresh
+  // takes the co-authoring path (`collab` of the lock) whatever the flag says.
   const shared = collab.value || lockTiming.mayBeShared();
   if (options.owner !== undefined) return reuseHeldLock(context, tableName, key, current, options.owner, ttl, now, shared);
+  // The co-authoring wait only when it is needed (see coauthorsPossible): Excel says co-authors are
+  // here, or the document may be co-authored and the flag cannot be trusted or someone else is seen.
+  let contended = current !== null && current.owner !== owner;
   for (let attempt = 1; ; attempt++) {
     if (current && current.owner !== owner && lockHolds(current, now().getTime())) throw busy(tableName, current, now().getTime());
     const stamp = now().toISOString();
@@ -278,17 +321,25 @@ export async function acquireTableLock(context: Excel.RequestContext, tableName:
     context.workbook.settings.add(key, JSON.stringify(record));
     // eslint-disable-next-line office-addins/no-context-sync-in-loop -- a retry only after a co-author's write erased the lock (issue #35), at most `attempts` times
     await context.sync();
-    const settle = settleMs(rtt, shared);
+    const full = collab.value || (lockTiming.mayBeShared() && coauthorsPossible(Date.now(), contended));
+    const settle = settleMs(rtt, full);
     if (settle > 0) await sleep(settle);
     const after = await readLock(context, key);
-    if (after && after.owner === owner && lockVersion(after) === lockVersion(record)) return heldLock(context, tableName, key, record, ttl, now, true, shared);
+    if (after && after.owner === owner && lockVersion(after) === lockVersion(record)) {
+      // The short wait where the document may be co-authored: until the co-authoring bound has passed,
+      // a co-author's stale settings write can still erase the lock; the holder then writes it again.
+      const retakeUntil = shared && !full ? Date.now() + 2 * lockTiming.propagationMs : 0;
+      return heldLock(context, tableName, key, record, ttl, now, true, shared, retakeUntil);
+    }
     if (after) throw busy(tableName, after, now().getTime());
     if (attempt >= lockTiming.attempts) {
       throw new WriteError("table_busy", `The table "${tableName}" could not be locked for this refresh: a colleague's add-in changed this workbook's settings at the same moment ${attempt} times in a row, which erased the lock each time. Nothing was written. Refresh again in a moment.`);
     }
     // Issue #35: the key is gone. A co-author's settings write from a copy that had not received
-    // ours replaced the collection (nobody holds the table): take it again, waiting again.
+    // ours replaced the collection (nobody holds the table): take it again, waiting again, the full
+    // co-authoring bound this time (a co-author is there).
     current = null;
+    contended = true;
   }
 }
 
@@ -312,17 +363,30 @@ function reuseHeldLock(context: Excel.RequestContext, tableName: string, key: st
  * The {@link TableLock} of a lock this runtime holds (`record` as stored); `releases`: its release
  * deletes it; `collab`: Excel said co-authors are present when it was read.
  */
-function heldLock(context: Excel.RequestContext, tableName: string, key: string, held: LockRecord, ttl: number, now: () => Date, releases: boolean, collab: boolean): TableLock {
+function heldLock(context: Excel.RequestContext, tableName: string, key: string, held: LockRecord, ttl: number, now: () => Date, releases: boolean, collab: boolean, retakeUntil = 0): TableLock {
   const owner = held.owner;
   let record = held;
   let lastCheck = Date.now();
   let lost = false;
   let seenBy: LockRecord | null = null;
-  /** Issue #35: the stored lock is ours but an older version (a co-author's stale copy put it back): renewed at once. */
+  /**
+   * Issue #35: the stored lock is ours but an older version (a co-author's stale copy put it back), or
+   * it vanished after a read that saw it before `retakeUntil` (a lock taken with the short wait, not
+   * yet durable: a co-author's stale copy may have erased it; nobody else holds the table): written
+   * again at once.
+   */
   let reverted = false;
-  const check = (value: LockRecord | null) => {
+  /** When the last read that found the lock in place was SENT (it vanished after that). */
+  let seenAt = Date.now();
+  /** `value`: the lock as a read sent at `sentAt` found it. */
+  const check = (value: LockRecord | null, sentAt: number) => {
     lastCheck = Date.now();
-    if (!value || value.owner !== owner) {
+    if (value) seenAt = Math.max(seenAt, sentAt);
+    if (!value && seenAt < retakeUntil) {
+      reverted = true;
+      retakeUntil = Date.now() + 2 * lockTiming.propagationMs;
+      noteCoauthors();
+    } else if (!value || value.owner !== owner) {
       lost = true;
       seenBy = value;
     } else if (lockVersion(value) !== lockVersion(record)) reverted = true;
@@ -336,8 +400,9 @@ function heldLock(context: Excel.RequestContext, tableName: string, key: string,
       if (lost) throw lockLost(tableName, seenBy);
       const item = context.workbook.settings.getItemOrNullObject(key);
       item.load("value");
+      const sentAt = Date.now();
       await context.sync();
-      check(item.isNullObject ? null : parseLock(item.value));
+      check(item.isNullObject ? null : parseLock(item.value), sentAt);
     },
   } as unknown as Excel.RequestContext;
   const lock: TableLock = {
@@ -350,7 +415,8 @@ function heldLock(context: Excel.RequestContext, tableName: string, key: string,
     },
     async ensure() {
       if (lost) throw lockLost(tableName, seenBy);
-      if (Date.now() - lastCheck > CHECK_FRESH_MS) check(await readLock(context, key));
+      const sentAt = Date.now();
+      if (sentAt - lastCheck > CHECK_FRESH_MS) check(await readLock(context, key), sentAt);
       if (lost) throw lockLost(tableName, seenBy);
       const t = now().getTime();
       if (reverted || t - Date.parse(record.renewedAt ?? record.acquiredAt) > ttl / 2) {

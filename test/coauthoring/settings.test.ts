@@ -118,6 +118,37 @@ describe("issue #35: a colleague's concurrent settings write erases or reverts a
       });
     });
 
+    it(`d = ${d} ms: Ann alone for longer than the flag's lag takes her lock with the short wait; Ben, just joined, erases it with a stale write during her refresh; she writes it again and her refresh is the table's result`, async () => {
+      const session = new CoauthoringSession(await startWorkbook(), { delayMs: d });
+      const ann = session.addClient({ name: "Ann" });
+      // Ann's runtime has been open longer than the flag's lag, alone: the short wait (issue #35 cost decision).
+      await jest.advanceTimersByTimeAsync(lockModule.lockTiming.flagLagMs + 1);
+      const ben = session.addClient({ name: "Ben" });
+      let ticked: Promise<void> | null = null;
+      // Her writes after the marker take 3 d: Ben's stale write reaches her copy while she writes.
+      const { run } = annRefresh(ann, (n) => {
+        if (n === 2 && !ticked) ticked = new Promise<void>((r) => setTimeout(r, d / 2)).then(() => benTicks(ben));
+      }, true, 3 * d);
+      const [r] = await drive([run]);
+      await drive([ticked ?? Promise.resolve()]);
+      await jest.advanceTimersByTimeAsync(d + 1);
+      await session.settled();
+      const report = (r as PromiseFulfilledResult<Awaited<typeof run>>).value;
+      expect(report.failure?.message ?? report.outcome).toBe("updated");
+      // Her lock vanished from her copy while she held it, and she wrote it again.
+      const annLock = writesOf(session, ann, LOCK).map(([, v]) => (v === null ? "deleted" : "written"));
+      expect(annLock[0]).toBe("written");
+      expect(annLock.filter((x) => x === "written").length).toBeGreaterThanOrEqual(2);
+      expect(annLock[annLock.length - 1]).toBe("deleted");
+      await everyCopy(session, async (wb) => {
+        const { bindings } = await readBindings(createRequestContext(wb));
+        expect(bindings.find((b) => b.id === "b1")!.validators.etag).toBe('"ann"');
+        expect(bindings.find((b) => b.id === "b2")!.refreshOnOpen).toBe(true);
+        expect(wb.settings.has(LOCK)).toBe(false);
+        expect(inspect(wb, `'${SHEET}'!B3`).values[0][0]).toBe(finRows(6, 40)[0][1]);
+      });
+    });
+
     it(`d = ${d} ms: right after Ann's commit Ben's write puts the old binding and her lock back; her batch settles and every copy ends with her binding, no lock and his flag`, async () => {
       const { session, ben, run, ticked } = await tickAfterCommit(d, true);
       const [r] = await drive([run]);
