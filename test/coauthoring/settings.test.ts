@@ -88,65 +88,56 @@ async function everyCopy(session: CoauthoringSession, check: (wb: Workbook) => P
   for (const wb of [session.document, ...session.clients.map((c) => c.workbook)]) await check(wb);
 }
 
+/**
+ * Ben ticks b2's flag d/2 after Ann wrote her lock, from a copy that has not received it, so his
+ * whole-collection write erases it; Ann's refresh of b1 must still be the table's one result and his
+ * flag survive (checked here). `lateJoin`: Ann's runtime was open alone for longer than the flag's lag
+ * before Ben joined (she takes the short wait, issue #35) and her writes after the marker take 3 d,
+ * so the erasure reaches her while she holds the lock.
+ */
+async function benErasesAnnsLock(d: number, lateJoin: boolean) {
+  const session = new CoauthoringSession(await startWorkbook(), { delayMs: d });
+  const ann = session.addClient({ name: "Ann" });
+  if (lateJoin) await jest.advanceTimersByTimeAsync(lockModule.lockTiming.flagLagMs + 1);
+  const ben = session.addClient({ name: "Ben" });
+  let ticked: Promise<void> | null = null;
+  const { run } = annRefresh(ann, (n) => {
+    // Ann's second request wrote her lock; Ben ticks before it reaches his copy.
+    if (n === 2 && !ticked) ticked = new Promise<void>((r) => setTimeout(r, d / 2)).then(() => benTicks(ben));
+  }, true, lateJoin ? 3 * d : 0);
+  const [r] = await drive([run]);
+  await drive([ticked ?? Promise.resolve()]);
+  await jest.advanceTimersByTimeAsync(d + 1);
+  await session.settled();
+  const report = (r as PromiseFulfilledResult<Awaited<typeof run>>).value;
+  expect(report.failure?.message ?? report.outcome).toBe("updated");
+  await everyCopy(session, async (wb) => {
+    const { bindings } = await readBindings(createRequestContext(wb));
+    expect(bindings.find((b) => b.id === "b1")!.validators.etag).toBe('"ann"');
+    expect(bindings.find((b) => b.id === "b2")!.refreshOnOpen).toBe(true);
+    expect(wb.settings.has(LOCK)).toBe(false);
+    expect(inspect(wb, `'${SHEET}'!B3`).values[0][0]).toBe(finRows(6, 40)[0][1]);
+  });
+  return { session, ann };
+}
+
 describe("issue #35: a colleague's concurrent settings write erases or reverts a key; the outcome stays correct", () => {
   useFakeClock(T0);
 
   for (const d of [500, 5_000]) {
     it(`d = ${d} ms: Ben's flag tick erases the lock Ann just wrote; she takes it again, refreshes, and his flag survives`, async () => {
-      const session = new CoauthoringSession(await startWorkbook(), { delayMs: d });
-      const ann = session.addClient({ name: "Ann" });
-      const ben = session.addClient({ name: "Ben" });
-      let ticked: Promise<void> | null = null;
-      const { run } = annRefresh(ann, (n) => {
-        // Ann's second request wrote her lock; Ben ticks before it reaches his copy.
-        if (n === 2 && !ticked) ticked = new Promise<void>((r) => setTimeout(r, d / 2)).then(() => benTicks(ben));
-      }, true);
-      const [r] = await drive([run]);
-      await drive([ticked ?? Promise.resolve()]);
-      await jest.advanceTimersByTimeAsync(d + 1);
-      await session.settled();
-      const report = (r as PromiseFulfilledResult<Awaited<typeof run>>).value;
-      expect(report.failure?.message ?? report.outcome).toBe("updated");
+      const { session, ann } = await benErasesAnnsLock(d, false);
       // Ben's tick took the lock out of the document: Ann wrote her lock twice, then released it.
       expect(writesOf(session, ann, LOCK).map(([, v]) => (v === null ? "deleted" : "written"))).toEqual(["written", "written", "deleted"]);
-      await everyCopy(session, async (wb) => {
-        const { bindings } = await readBindings(createRequestContext(wb));
-        expect(bindings.find((b) => b.id === "b1")!.validators.etag).toBe('"ann"');
-        expect(bindings.find((b) => b.id === "b2")!.refreshOnOpen).toBe(true);
-        expect(wb.settings.has(LOCK)).toBe(false);
-        expect(inspect(wb, `'${SHEET}'!B3`).values[0][0]).toBe(finRows(6, 40)[0][1]);
-      });
     });
 
     it(`d = ${d} ms: Ann alone for longer than the flag's lag takes her lock with the short wait; Ben, just joined, erases it with a stale write during her refresh; she writes it again and her refresh is the table's result`, async () => {
-      const session = new CoauthoringSession(await startWorkbook(), { delayMs: d });
-      const ann = session.addClient({ name: "Ann" });
-      // Ann's runtime has been open longer than the flag's lag, alone: the short wait (issue #35 cost decision).
-      await jest.advanceTimersByTimeAsync(lockModule.lockTiming.flagLagMs + 1);
-      const ben = session.addClient({ name: "Ben" });
-      let ticked: Promise<void> | null = null;
-      // Her writes after the marker take 3 d: Ben's stale write reaches her copy while she writes.
-      const { run } = annRefresh(ann, (n) => {
-        if (n === 2 && !ticked) ticked = new Promise<void>((r) => setTimeout(r, d / 2)).then(() => benTicks(ben));
-      }, true, 3 * d);
-      const [r] = await drive([run]);
-      await drive([ticked ?? Promise.resolve()]);
-      await jest.advanceTimersByTimeAsync(d + 1);
-      await session.settled();
-      const report = (r as PromiseFulfilledResult<Awaited<typeof run>>).value;
-      expect(report.failure?.message ?? report.outcome).toBe("updated");
+      const { session, ann } = await benErasesAnnsLock(d, true);
       // Her lock vanished from her copy while she held it, and she wrote it again.
       const annLock = writesOf(session, ann, LOCK).map(([, v]) => (v === null ? "deleted" : "written"));
       expect(annLock[0]).toBe("written");
       expect(annLock.filter((x) => x === "written").length).toBeGreaterThanOrEqual(2);
       expect(annLock[annLock.length - 1]).toBe("deleted");
-      await everyCopy(session, async (wb) => {
-        const { bindings } = await readBindings(createRequestContext(wb));
-        expect(bindings.find((b) => b.id === "b1")!.validators.etag).toBe('"ann"');
-        expect(bindings.find((b) => b.id === "b2")!.refreshOnOpen).toBe(true);
-        expect(wb.settings.has(LOCK)).toBe(false);
-        expect(inspect(wb, `'${SHEET}'!B3`).values[0][0]).toBe(finRows(6, 40)[0][1]);
-      });
     });
 
     it(`d = ${d} ms: right after Ann's commit Ben's write puts the old binding and her lock back; her batch settles and every copy ends with her binding, no lock and his flag`, async () => {

@@ -12,22 +12,13 @@
 import { createRequestContext, type Workbook } from "../../src/emulator";
 import * as lockModule from "../../src/workbook/lock";
 import { refreshTable } from "../../src/workbook/refresh";
-import type { RefreshSource } from "../../src/refresh/source";
-import type { CellValue, Table } from "../../src/table/model";
-import { finRows, finTable, imported } from "./helpers";
+import type { Table } from "../../src/table/model";
+import { finRows, imported, keyedSource } from "./helpers";
 
 const { lockTiming, lockSettingKey, resetLockMemory } = lockModule;
 const T0 = new Date("2026-02-01T08:00:00Z");
 const noQuery = (t: Table) => ({ table: t });
 let generation = 0;
-function updated(rows: CellValue[][]): RefreshSource {
-  return {
-    fetch: async () => {
-      const gen = new Date(Date.UTC(2026, 1, 1, 7, 0, ++generation)).toISOString();
-      return { status: "updated", table: finTable(rows, { generatedAt: gen, etag: `"${gen}"` }), validators: { etag: `"${gen}"`, generatedAt: gen } };
-    },
-  };
-}
 
 /** The delays (ms) of the timers of 100 ms or more that `work` started: the lock's (and settle's) waits. */
 async function waitsOf<T>(work: () => Promise<T>): Promise<{ result: T; waits: number[] }> {
@@ -46,7 +37,7 @@ async function waitsOf<T>(work: () => Promise<T>): Promise<{ result: T; waits: n
 
 /** One refresh of b1 as the add-in's engine makes it (the settle runs after the report is handed back). */
 async function refreshOnce(wb: Workbook, settle = false) {
-  return waitsOf(() => refreshTable(createRequestContext(wb), "b1", updated(finRows(6, ++generation)), { applyQuery: noQuery, delta: false, holder: "the task pane", settle }));
+  return waitsOf(() => refreshTable(createRequestContext(wb), "b1", keyedSource(finRows(6, ++generation)), { applyQuery: noQuery, delta: false, holder: "the task pane", settle }));
 }
 
 describe("issue #35: the co-authoring wait, only when it is needed", () => {
