@@ -11,6 +11,7 @@ import * as path from "node:path";
 import { startReferenceService, type ReferenceService } from "../../src/reference/server";
 import { runCli, type CliIo } from "../../src/cli/main";
 import { FileValidatorStore, writeFileAtomic } from "../../src/service/node";
+import { CONTROL } from "../helpers/control";
 
 const ROOT = path.resolve(__dirname, "../..");
 const BIN = path.join(ROOT, "bin/ppm.js");
@@ -29,7 +30,7 @@ afterAll(async () => {
   if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
 });
 beforeEach(async () => {
-  await fetch(`${svc.url}/__control/reset`, { method: "POST" });
+  await fetch(`${svc.url}/__control/reset`, { method: "POST", headers: CONTROL });
 });
 
 /** A fresh directory under the test's temp directory. */
@@ -88,7 +89,7 @@ const mode = (file: string) => fs.statSync(file).mode & 0o777;
     const victim = path.join(d, "victim.txt");
     fs.writeFileSync(victim, "precious");
     fs.symlinkSync(victim, path.join(cache, `${entry}.${process.pid}.tmp`));
-    await fetch(`${svc.url}/__control/regenerate?company=acme&dataset=financials`, { method: "POST" });
+    await fetch(`${svc.url}/__control/regenerate?company=acme&dataset=financials`, { method: "POST", headers: CONTROL });
     expect((await inProcess(["export", "financials", "--env", svc.url, "--out", out, "--cache", cache])).code).toBe(0);
     expect(fs.readFileSync(victim, "utf8")).toBe("precious");
     expect(fs.lstatSync(path.join(cache, entry)).isFile()).toBe(true);
@@ -150,13 +151,13 @@ describe("ppm: the token from a file or from standard input", () => {
     fs.writeFileSync(file, `${TOKEN}\n`);
     for (const m of [0o644, 0o640, 0o604, 0o660]) {
       fs.chmodSync(file, m);
-      await fetch(`${svc.url}/__control/requests`, { method: "DELETE" });
+      await fetch(`${svc.url}/__control/requests`, { method: "DELETE", headers: CONTROL });
       const r = await ppm(["datasets", "--env", svc.url, "--token-file", file]);
       expect({ m: m.toString(8), code: r.code }).toEqual({ m: m.toString(8), code: 2 });
       expect(r.stderr).toContain(`chmod 600 ${file}`);
       expect(r.stderr).toContain(`mode 0${m.toString(8)}`);
       expect(`${r.stdout}${r.stderr}`).not.toContain(TOKEN);
-      const log = (await (await fetch(`${svc.url}/__control/requests`)).json()) as { requests: unknown[] };
+      const log = (await (await fetch(`${svc.url}/__control/requests`, { headers: CONTROL })).json()) as { requests: unknown[] };
       expect(log.requests).toEqual([]);
     }
     fs.chmodSync(file, 0o600);

@@ -16,6 +16,7 @@ import type { Binding } from "../../src/refresh/binding";
 import { emptyDocument, upsertView, type ViewsDocument } from "../../src/views/views";
 import type { Table } from "../../src/table/model";
 import { useReferenceService } from "../helpers/referenceService";
+import { CONTROL } from "../helpers/control";
 
 const TOKEN = "demo-acme-token";
 const svc = useReferenceService({ clearLog: true });
@@ -26,7 +27,7 @@ beforeAll(async () => {
 });
 
 async function requests(): Promise<Array<{ method: string; path: string; status: number }>> {
-  const r = (await (await fetch(`${svc.url}/__control/requests`)).json()) as { requests: Array<{ method: string; path: string; status: number }> };
+  const r = (await (await fetch(`${svc.url}/__control/requests`, { headers: CONTROL })).json()) as { requests: Array<{ method: string; path: string; status: number }> };
   return r.requests;
 }
 const datasetRequests = async (key: string) => (await requests()).filter((r) => r.path === `/api/bi/v1/${key}`);
@@ -138,7 +139,7 @@ describe("PPM.VALUE", () => {
   it("500 formulas of one recalculation cost one dataset request, and each equals the export's cell", async () => {
     const { rt } = setup();
     const table = await oracle("financials");
-    await fetch(`${svc.url}/__control/requests`, { method: "DELETE" });
+    await fetch(`${svc.url}/__control/requests`, { method: "DELETE", headers: CONTROL });
     const col = (n: string) => table.columns.findIndex((c) => c.name === n);
     const invs: FakeInvocation[] = [];
     const expected: unknown[] = [];
@@ -197,7 +198,7 @@ describe("PPM.VALUE", () => {
 
   it("a first load that failed (503) is tried again by the next revalidation, and the formula then shows its value", async () => {
     const { rt, data } = setup();
-    await fetch(`${svc.url}/__control/fault?path=/api/bi/v1/projects&status=503&count=3`, { method: "POST" });
+    await fetch(`${svc.url}/__control/fault?path=/api/bi/v1/projects&status=503&count=3`, { method: "POST", headers: CONTROL });
     const inv = new FakeInvocation();
     rt.value("projects", "pt_acme_0001", "status", undefined, inv);
     await settled([inv]);
@@ -293,7 +294,7 @@ describe("after a regeneration", () => {
     const before = sum.last;
     await data.revalidate();
     expect(sum.results).toHaveLength(1); // 304: nothing new set
-    await fetch(`${svc.url}/__control/regenerate?company=acme&dataset=financials`, { method: "POST" });
+    await fetch(`${svc.url}/__control/regenerate?company=acme&dataset=financials`, { method: "POST", headers: CONTROL });
     await data.revalidate();
     await settled([sum, cell], 2);
     expect(sum.last).not.toEqual(before);
@@ -317,7 +318,7 @@ describe("after a regeneration", () => {
     rt.value("projects", "pt_acme_0001", "status", undefined, p);
     await settled([p]);
     p.onCanceled?.();
-    await fetch(`${svc.url}/__control/fault?path=/api/bi/v1/financials&status=503&count=5`, { method: "POST" });
+    await fetch(`${svc.url}/__control/fault?path=/api/bi/v1/financials&status=503&count=5`, { method: "POST", headers: CONTROL });
     await data.revalidate();
     await settled([asof], 2);
     expect(asof.last).toMatch(/^as of 2026-01-15 06:00 UTC \(stale: /);
@@ -361,7 +362,7 @@ describe("consent: PPM formulas in a workbook from elsewhere (#28, per document 
     const consent = deviceConsent(storage, () => URL_A, doc);
     const { rt } = setup({ consent, views: upsertView(emptyDocument(), { name: "Big", dataset: "projects", query: parseQuery("$top=2") }) });
     const table = await oracle("projects");
-    await fetch(`${svc.url}/__control/requests`, { method: "DELETE" });
+    await fetch(`${svc.url}/__control/requests`, { method: "DELETE", headers: CONTROL });
     const seen: Array<{ waiting: number; sources: string[] } | null> = [];
     consent.onChange((r) => seen.push(r && { waiting: r.waiting, sources: r.sources }));
     const invs = Array.from({ length: 4 }, () => new FakeInvocation());
@@ -399,7 +400,7 @@ describe("consent: PPM formulas in a workbook from elsewhere (#28, per document 
     expect(doc.writes).toBe(1);
     expect(doc.id).toMatch(/^[0-9a-f]{32}$/);
     expect(storage.written[0]).toMatch(/^pk\|ppm\.v2\.formulaConsent\.[0-9a-f]{32}$/);
-    expect(Object.keys(JSON.parse(storage.written[1]))).toEqual(["answer", "at"]);
+    expect(Object.keys(JSON.parse(storage.written[1]) as object)).toEqual(["answer", "at"]);
     expect(JSON.parse(storage.written[1])).toMatchObject({ answer: "allow" });
     expect(JSON.stringify(storage.written)).not.toMatch(/contoso|demo-acme|127\.0\.0\.1/);
     expect(JSON.stringify(storage.written)).not.toContain(doc.id!);
@@ -407,7 +408,7 @@ describe("consent: PPM formulas in a workbook from elsewhere (#28, per document 
 
   it("finding 1: a workbook allowed for Acme asks again for a formula naming Globex, and sends nothing until allowed", async () => {
     // Globex's reporting on, so the formula can get its value once allowed.
-    await fetch(`${svc.url}/__control/reporting?company=globex&enabled=true`, { method: "POST" });
+    await fetch(`${svc.url}/__control/reporting?company=globex&enabled=true`, { method: "POST", headers: CONTROL });
     try {
       const consent = deviceConsent(new MemoryStorage(), () => URL_A);
       const { rt } = setup({ consent, connections: [ACME_SUMMARY(), GLOBEX_SUMMARY()] });
@@ -416,7 +417,7 @@ describe("consent: PPM formulas in a workbook from elsewhere (#28, per document 
       rt.query("projects", "$select=project_token&$top=1", "Acme", acme);
       await settled([acme]);
       expect(acme.last).toEqual([["project_token"], ["pt_acme_0001"]]);
-      await fetch(`${svc.url}/__control/requests`, { method: "DELETE" });
+      await fetch(`${svc.url}/__control/requests`, { method: "DELETE", headers: CONTROL });
       const globex = new FakeInvocation();
       rt.value("projects", "pt_globex_0001", "project_name", "Globex", globex);
       await settled([globex]);
@@ -436,7 +437,7 @@ describe("consent: PPM formulas in a workbook from elsewhere (#28, per document 
       const row = oracleGlobex.table.rows.find((r) => r[cols.indexOf("project_token")] === "pt_globex_0001")!;
       expect(globex.last).toBe(row[cols.indexOf("project_name")]);
     } finally {
-      await fetch(`${svc.url}/__control/reporting?company=globex&enabled=false`, { method: "POST" });
+      await fetch(`${svc.url}/__control/reporting?company=globex&enabled=false`, { method: "POST", headers: CONTROL });
     }
   });
 
@@ -455,7 +456,7 @@ describe("consent: PPM formulas in a workbook from elsewhere (#28, per document 
     expect(await deviceConsent(storage, () => URL_B, new FakeDocument(original.id)).allowed(ACME())).toBe(false);
     // And the formulas of a stranger's file at the allowed address send nothing.
     const { rt } = setup({ consent: deviceConsent(storage, () => URL_A, new FakeDocument(null)) });
-    await fetch(`${svc.url}/__control/requests`, { method: "DELETE" });
+    await fetch(`${svc.url}/__control/requests`, { method: "DELETE", headers: CONTROL });
     const inv = new FakeInvocation();
     rt.query("projects", "", undefined, inv);
     await settled([inv]);
@@ -485,7 +486,7 @@ describe("consent: PPM formulas in a workbook from elsewhere (#28, per document 
     const globex = new FakeInvocation();
     rt.query("projects", "$top=1", "Globex", globex);
     await settled([globex]);
-    await fetch(`${svc.url}/__control/requests`, { method: "DELETE" });
+    await fetch(`${svc.url}/__control/requests`, { method: "DELETE", headers: CONTROL });
     await consent.allow(shown);
     await settled([acme], 2);
     await new Promise((r) => setTimeout(r, 50));
@@ -533,7 +534,7 @@ describe("consent: PPM formulas in a workbook from elsewhere (#28, per document 
     await settled([kept, gone]);
     gone.onCanceled?.();
     expect(consent.request()?.waiting).toBe(1);
-    await fetch(`${svc.url}/__control/requests`, { method: "DELETE" });
+    await fetch(`${svc.url}/__control/requests`, { method: "DELETE", headers: CONTROL });
     await consent.allow(consent.request()!);
     await settled([kept], 2);
     await new Promise((r) => setTimeout(r, 50));
