@@ -252,10 +252,8 @@ describe("ppm export", () => {
     expect(all(wrong)).not.toContain("export-WRONG-token");
 
     const flag = await ppm(["export", "financials", "--env", svc.url, "--token", "flag-WRONG-token"], {});
-    expect(flag.code).toBe(3);
-    expect(flag.stderr).toContain("--token is discouraged");
-    expect(flag.stderr).toMatch(/action: Check the token in --token/);
-    expect(all(flag)).not.toMatch(/stored/i);
+    expect(flag.code).toBe(2);
+    expect(flag.stderr).toContain("--token is not accepted");
     expect(all(flag)).not.toContain("flag-WRONG-token");
 
     const ng = await ppm(["export", "risks", "--env", svc.url]);

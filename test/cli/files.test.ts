@@ -199,14 +199,15 @@ describe("ppm: the token from a file or from standard input", () => {
     expect(none.stderr).toContain("held no token");
   });
 
-  it("one token option at a time; --token still works but warns and points at the safer ways", async () => {
-    const both = await inProcess(["datasets", "--env", svc.url, "--token", TOKEN, "--token-stdin"], {}, TOKEN);
+  it("one token option at a time; --token is refused (#36) and points at the safer ways", async () => {
+    const both = await inProcess(["datasets", "--env", svc.url, "--token-file", "/nonexistent", "--token-stdin"], {}, TOKEN);
     expect(both.code).toBe(2);
-    expect(both.err).toContain("use one of --token, --token-stdin");
+    expect(both.err).toContain("use one of --token-file, --token-stdin");
     expect(both.err).not.toContain(TOKEN);
     const flag = await inProcess(["datasets", "--env", svc.url, "--token", TOKEN], {});
-    expect(flag.code).toBe(0);
-    expect(flag.err).toMatch(/--token is discouraged.*--token-file FILE, --token-stdin or PPM_TOKEN/);
+    expect(flag.code).toBe(2);
+    expect(flag.err).toMatch(/--token is not accepted.*--token-file FILE.*--token-stdin.*PPM_TOKEN/);
+    expect(flag.err).not.toContain(TOKEN);
     const missing = await inProcess(["datasets", "--env", svc.url], {});
     expect(missing.code).toBe(2);
     expect(missing.err).toMatch(/PPM_TOKEN.*--token-file FILE or --token-stdin/);
