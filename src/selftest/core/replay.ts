@@ -19,6 +19,7 @@
  *   results, addresses, number formats, counts, names, error codes, refusals — is compared exactly.
  */
 import type { RecordedAnswer, Transcript } from "./transcript";
+import { printable } from "./printable";
 
 /** What a host answers one request (the shape of the emulated host's `HostAnswer`). */
 export type HostReply = { readonly kind: "response"; readonly body: string } | { readonly kind: "refused"; readonly code: number; readonly message?: string };
@@ -188,12 +189,15 @@ export async function replayTranscript(t: Transcript, answer: Answerer): Promise
 
 const show = (v: unknown): string => {
   const text = v === undefined ? "(absent)" : JSON.stringify(v);
-  return text.length > 60 ? `${text.slice(0, 57)}...` : text;
+  return printable(text.length > 60 ? `${text.slice(0, 57)}...` : text);
 };
 
-/** The report as lines of text: one line per difference (at most `limit`), then a total. */
+/**
+ * The report as lines of text: one line per difference (at most `limit`), then a total. Everything
+ * taken from the transcript (scenario names, paths, values) is made printable (core/printable.ts).
+ */
 export function formatReplay(r: ReplayReport, limit = 50): string {
-  const lines = r.differences.slice(0, limit).map((d) => `${d.kind.padEnd(7)} ${d.scenario} #${d.exchange} ${d.where}: recorded ${show(d.recorded)}, emulated host ${show(d.replayed)}`);
+  const lines = r.differences.slice(0, limit).map((d) => `${d.kind.padEnd(7)} ${printable(d.scenario)} #${d.exchange} ${printable(d.where)}: recorded ${show(d.recorded)}, emulated host ${show(d.replayed)}`);
   if (r.differences.length > limit) lines.push(`… and ${r.differences.length - limit} more`);
   const kinds = (["refusal", "error", "result", "value"] as const).map((k) => `${r.differences.filter((d) => d.kind === k).length} ${k}`).join(", ");
   lines.push(`replay: ${r.exchanges} requests, ${r.differences.length} difference${r.differences.length === 1 ? "" : "s"} (${kinds})${r.mappedIds ? `; ${r.mappedIds} host ids mapped` : ""}`);
