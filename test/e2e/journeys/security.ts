@@ -74,6 +74,8 @@ export const foreignPageCannotDriveService: Journey = {
         },
         { clear, service: t.serviceUrl },
       );
+      // First what reached the service: the blind post, had it been taken, would have cleared the fault.
+      check(await faultStands(t), "the fault is still there after the page's calls: none of them got through");
       check("error" in outcomes.withHeader && /Failed to fetch/.test(outcomes.withHeader.error), `the control call with its header fails in the page (preflight refused): ${JSON.stringify(outcomes.withHeader)}`);
       checkEqual(outcomes.blind, { status: 0, type: "opaque" }, "the blind no-cors post is sent, and the page learns nothing");
       check("error" in outcomes.status, `the page cannot read the control status: ${JSON.stringify(outcomes.status)}`);
