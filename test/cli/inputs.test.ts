@@ -6,17 +6,15 @@
  * a killed process, not as a hung test.
  */
 import { execFile, execFileSync } from "node:child_process";
-import * as crypto from "node:crypto";
 import * as fs from "node:fs";
-import * as os from "node:os";
 import * as path from "node:path";
-import { startReferenceService, type ReferenceService } from "../../src/reference/server";
 import { FileValidatorStore } from "../../src/service/node";
 import { validatorKey } from "../../src/service/validators";
 import { PpmClient } from "../../src/service/client";
 import { emptyDocument, serializeViews, upsertView } from "../../src/views/views";
 import { parseQuery } from "../../src/query";
 import { CONTROL } from "../helpers/control";
+import { cliFixture } from "./fixture";
 
 const ROOT = path.resolve(__dirname, "../..");
 const BIN = path.join(ROOT, "bin/ppm.js");
@@ -25,26 +23,8 @@ const posix = process.platform !== "win32";
 /** How long a run may take before it counts as hung (a start of the CLI takes about 1-3 s here). */
 const RUN_LIMIT_MS = 20_000;
 
-let svc: ReferenceService;
-let tmp: string;
-
-beforeAll(async () => {
-  svc = await startReferenceService({ port: 0 });
-  tmp = fs.mkdtempSync(path.join(os.tmpdir(), "ppm-cli-inputs-"));
-});
-afterAll(async () => {
-  await svc?.close();
-  if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
-});
-beforeEach(async () => {
-  await fetch(`${svc.url}/__control/reset`, { method: "POST", headers: CONTROL });
-});
-
-function dir(name: string): string {
-  const d = path.join(tmp, `${name}-${crypto.randomBytes(4).toString("hex")}`);
-  fs.mkdirSync(d);
-  return d;
-}
+const fixture = cliFixture("ppm-cli-inputs-");
+const dir = fixture.dir;
 
 interface Run {
   code: number | null;
@@ -69,7 +49,7 @@ function ppm(args: string[], env: Record<string, string> = { PPM_TOKEN: TOKEN })
 
 /** The service's request log, without the control calls. */
 async function served(): Promise<string[]> {
-  const log = (await (await fetch(`${svc.url}/__control/requests`, { headers: CONTROL })).json()) as { requests: Array<{ path: string }> };
+  const log = (await (await fetch(`${fixture.svc().url}/__control/requests`, { headers: CONTROL })).json()) as { requests: Array<{ path: string }> };
   return log.requests.map((r) => r.path);
 }
 
@@ -84,14 +64,14 @@ describe("--token (finding 5)", () => {
   it("is refused, naming --token-file, --token-stdin and PPM_TOKEN; its value is never printed and nothing is sent", async () => {
     const value = "cmdline-SECRET-9f3a7c";
     for (const args of [["--token", value], [`--token=${value}`]]) {
-      const r = await ppm(["datasets", "--env", svc.url, ...args], {});
+      const r = await ppm(["datasets", "--env", fixture.svc().url, ...args], {});
       expect(r.code).toBe(2);
       expect(r.stderr).toMatch(/--token is not accepted/);
       for (const alt of ["--token-file", "--token-stdin", "PPM_TOKEN"]) expect(r.stderr).toContain(alt);
       expect(piecesOf(value.replace("cmdline-", ""), r.stdout + r.stderr)).toEqual([]);
     }
     // Refused even with a valid token beside it in PPM_TOKEN: the flag itself is the problem.
-    const withEnv = await ppm(["datasets", "--env", svc.url, "--token", TOKEN]);
+    const withEnv = await ppm(["datasets", "--env", fixture.svc().url, "--token", TOKEN]);
     expect(withEnv.code).toBe(2);
     expect(await served()).toEqual([]);
   });
@@ -105,7 +85,7 @@ describe("--token (finding 5)", () => {
 });
 
 (posix ? describe : describe.skip)("--views is checked like --token-file (finding 5)", () => {
-  const viewArgs = (file: string) => ["export", "--view", "Top", "--views", file, "--env", svc.url];
+  const viewArgs = (file: string) => ["export", "--view", "Top", "--views", file, "--env", fixture.svc().url];
 
   it("/dev/zero is refused at once, without reading it", async () => {
     const r = await ppm(viewArgs("/dev/zero"));
@@ -140,14 +120,14 @@ describe("--token (finding 5)", () => {
     const secret = "demo-acme-token";
     fs.writeFileSync(tok, `${secret}\n`, { mode: 0o600 });
     fs.chmodSync(tok, 0o600);
-    const r = await ppm(["export", "--view", "Top", "--views", tok, "--token-file", tok, "--env", svc.url], {});
+    const r = await ppm(["export", "--view", "Top", "--views", tok, "--token-file", tok, "--env", fixture.svc().url], {});
     expect(piecesOf(secret, r.stdout + r.stderr.replaceAll(tok, "FILE"))).toEqual([]);
     expect(r.code).toBe(2);
     expect(r.stderr).toContain(`--views ${tok} is not a views file exported from the PPM pane (not JSON)`);
     // A JSON file that is not a views document: named as such, nothing of it quoted.
     const json = path.join(d, "secret.json");
     fs.writeFileSync(json, JSON.stringify({ apiSecret: "zq-SECRET-77b1e0" }));
-    const j = await ppm(["export", "--view", "Top", "--views", json, "--env", svc.url]);
+    const j = await ppm(["export", "--view", "Top", "--views", json, "--env", fixture.svc().url]);
     expect(j.code).toBe(2);
     expect(j.stderr).toContain('(no "format": "ppm-views")');
     expect(piecesOf("zq-SECRET-77b1e0", j.stdout + j.stderr)).toEqual([]);
@@ -155,7 +135,7 @@ describe("--token (finding 5)", () => {
   });
 
   it("is read after the token: without one, the token is what the run stops at", async () => {
-    const r = await ppm(["export", "--view", "Top", "--views", "/dev/zero", "--env", svc.url], {});
+    const r = await ppm(["export", "--view", "Top", "--views", "/dev/zero", "--env", fixture.svc().url], {});
     expect(r.code).toBe(2);
     expect(r.stderr).toContain("no company API token");
     expect(r.stderr).not.toContain("--views");
@@ -176,7 +156,7 @@ describe("--token (finding 5)", () => {
     const fifo = path.join(dir("tokfifo"), "tok");
     execFileSync("mkfifo", ["-m", "600", fifo]);
     for (const file of ["/dev/zero", fifo]) {
-      const r = await ppm(["datasets", "--env", svc.url, "--token-file", file], {});
+      const r = await ppm(["datasets", "--env", fixture.svc().url, "--token-file", file], {});
       expect(r.hung).toBe(false);
       expect(r.code).toBe(2);
       expect(r.stderr).toContain(`--token-file ${file}: not a regular file`);
@@ -197,7 +177,7 @@ describe("--token (finding 5)", () => {
     fs.chmodSync(cache, modeBits);
     const out = path.join(d, "fin.csv");
     fs.writeFileSync(out, "project_id,budget\r\nPLANTED,1\r\n");
-    const client = new PpmClient({ id: "cli", name: "the company", baseUrl: svc.url, token: TOKEN });
+    const client = new PpmClient({ id: "cli", name: "the company", baseUrl: fixture.svc().url, token: TOKEN });
     await client.manifest();
     const r = await client.fetchDataset("financials", { format: "csv", conditional: false });
     if (r.status !== "updated") throw new Error("no export");
@@ -208,8 +188,8 @@ describe("--token (finding 5)", () => {
 
   it.each([["0777", 0o777], ["0775 (group)", 0o775], ["0757", 0o757], ["1777 (sticky, as /tmp)", 0o1777]])("a cache directory with mode %s is refused before anything is sent; the planted entry decides nothing", async (_label, bits) => {
     const { cache, out } = await planted(bits);
-    await fetch(`${svc.url}/__control/requests`, { method: "DELETE", headers: CONTROL });
-    const r = await ppm(["export", "financials", "--env", svc.url, "--out", out, "--cache", cache]);
+    await fetch(`${fixture.svc().url}/__control/requests`, { method: "DELETE", headers: CONTROL });
+    const r = await ppm(["export", "financials", "--env", fixture.svc().url, "--out", out, "--cache", cache]);
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/--cache .* is writable by other users \(mode \d+\); refusing to use it/);
     expect(r.stderr).not.toContain("unchanged (the service answered 304");
@@ -226,18 +206,18 @@ describe("--token (finding 5)", () => {
     } else {
       foreign = "/"; // root's, and not writable by others
     }
-    const r = await ppm(["export", "financials", "--env", svc.url, "--out", path.join(d, "fin.csv"), "--cache", foreign]);
+    const r = await ppm(["export", "financials", "--env", fixture.svc().url, "--out", path.join(d, "fin.csv"), "--cache", foreign]);
     expect(r.code).toBe(2);
     expect(r.stderr).toContain(`--cache ${foreign} belongs to another user`);
   });
 
   it("the user's own 0700 or 0755 directory works, and a missing one is created 0700", async () => {
     const { cache, out } = await planted(0o755);
-    const r = await ppm(["export", "financials", "--env", svc.url, "--out", out, "--cache", cache]);
+    const r = await ppm(["export", "financials", "--env", fixture.svc().url, "--out", out, "--cache", cache]);
     expect(r.code).toBe(0);
     expect(r.stderr).toContain("unchanged");
     const fresh = path.join(dir("fresh"), "new", "cache");
-    const f = await ppm(["export", "financials", "--env", svc.url, "--out", path.join(path.dirname(fresh), "..", "fin.csv"), "--cache", fresh]);
+    const f = await ppm(["export", "financials", "--env", fixture.svc().url, "--out", path.join(path.dirname(fresh), "..", "fin.csv"), "--cache", fresh]);
     expect(f.code).toBe(0);
     expect((fs.statSync(fresh).mode & 0o777).toString(8)).toBe("700");
   });

@@ -6,6 +6,7 @@
  */
 import * as fs from "fs";
 import * as path from "path";
+import { mulberry32 } from "../../bench/random";
 import { readTranscriptFile } from "../../src/selftest/cli/hostReplay";
 import { replayOnEmulatedHost } from "../../src/selftest/cli/replayHost";
 import { formatReplay } from "../../src/selftest/core/replay";
@@ -170,18 +171,6 @@ describe("scrubbing", () => {
     return (y) => a * (y - my) + mx;
   }
 
-  /** A seeded generator (mulberry32), so the test's scrub is the same every run. */
-  function seeded(seed: number): () => number {
-    let a = seed >>> 0;
-    return () => {
-      a = (a + 0x6d2b79f5) >>> 0;
-      let t = a;
-      t = Math.imul(t ^ (t >>> 15), t | 1);
-      t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-      return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-    };
-  }
-
   /**
    * How many of a column's distinct numbers `line` gives back: nearer to the number than to any
    * other number of the column (so rounding to the column's own numbers would name it).
@@ -194,7 +183,7 @@ describe("scrubbing", () => {
 
   it("finding 7: no linear fit gives the numbers back, not even the best one per column, nor one learnt from a known column", () => {
     for (const seed of [1, 2, 3]) {
-      const s = scrubTranscript(original, seeded(seed));
+      const s = scrubTranscript(original, mulberry32(seed)); // seeded: the same scrub every run
       const columns = [...numberPairs(original.scenarios, s.scenarios)].map(([j, pairs]) => ({ j, pairs, distinct: new Set(pairs.map(([x]) => x)).size }));
       const rich = columns.filter((c) => c.distinct >= 20);
       expect(rich.length).toBeGreaterThanOrEqual(5); // budgets, costs, ids, variances, serial dates…
