@@ -135,16 +135,35 @@ describe("finding 2: who may post to the kit's server", () => {
   });
 
   it("takes the first report and the first transcript only (409 after)", async () => {
-    expect(server.transcript()).not.toBeNull(); // taken by the test above
-    const second = await post("/transcript", '{"forged":true}', withNonce);
-    expect(second.status).toBe(409);
-    expect(server.transcript()).not.toContain("forged");
-    const first = await post("/results", JSON.stringify(REPORT), withNonce);
-    expect(first.status).toBe(200);
-    expect(first.headers["access-control-allow-origin"]).toBe(PAGE);
-    const forged = await post("/results", JSON.stringify({ ...REPORT, scenarios: [{ name: "forged", status: "passed", ms: 1, syncs: 1, detail: "" }] }), withNonce);
-    expect(forged.status).toBe(409);
-    expect(await server.results()).toEqual(REPORT);
+    // A run of its own: nothing posted to it yet.
+    const run = await startKitServer(0, { throwawayCertificate: true, pageOrigin: PAGE, nonce: NONCE });
+    try {
+      const to = (route: string, body: string) =>
+        new Promise<number>((resolve, reject) => {
+          const req = https.request({ host: "127.0.0.1", port: run.port, method: "POST", path: route, rejectUnauthorized: false, agent: false, headers: { Host: `localhost:${run.port}`, "Content-Type": "application/json", ...withNonce } }, (res) => {
+            res.resume();
+            res.on("end", () => resolve(res.statusCode ?? 0));
+          });
+          req.on("error", reject);
+          req.end(body);
+        });
+      expect(await to("/transcript", '{"first":true}')).toBe(200);
+      expect(await to("/transcript", '{"forged":true}')).toBe(409);
+      expect(run.transcript()).toBe('{"first":true}');
+      expect(await to("/results", JSON.stringify(REPORT))).toBe(200);
+      const forged = { ...REPORT, scenarios: [{ name: "forged", status: "passed", ms: 1, syncs: 1, detail: "" }] };
+      expect(await to("/results", JSON.stringify(forged))).toBe(409);
+      expect(await run.results()).toEqual(REPORT);
+    } finally {
+      await run.close();
+    }
+  }, 60_000);
+
+  it("answers the page's origin on what it takes", async () => {
+    expect(server.transcript()).not.toBeNull(); // the real transcript above
+    const ok = await post("/results", JSON.stringify(REPORT), withNonce);
+    expect(ok.status).toBe(200);
+    expect(ok.headers["access-control-allow-origin"]).toBe(PAGE);
   });
 });
 
