@@ -166,11 +166,14 @@ describe("the self-test variant's manifest", () => {
   const xmllint = spawnSync("xmllint", ["--version"]).status === 0;
   const schema = path.join(root, "..", "shared", "schemas", "office-addin-manifest", "OfficeAppManifestV1_1.xsd");
   (xmllint && fs.existsSync(schema) ? it : it.skip)("validates against the manifest schema (xmllint, offline)", () => {
-    const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "ppm-manifest-")), "manifest-selftest.xml");
-    fs.writeFileSync(file, variant);
-    const r = spawnSync("xmllint", ["--noout", "--nonet", "--schema", schema, file], { encoding: "utf8" });
-    expect(r.stderr).toContain("validates");
-    expect(r.status).toBe(0);
+    // Also with this run's nonce and ports in the page's address (issue #36), its & escaped.
+    for (const text of [variant, selfTestManifest(source, "https://localhost:3000", { testServerPort: "4201", nonce: "ab".repeat(16), service: "http://localhost:4100" })]) {
+      const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "ppm-manifest-")), "manifest-selftest.xml");
+      fs.writeFileSync(file, text);
+      const r = spawnSync("xmllint", ["--noout", "--nonet", "--schema", schema, file], { encoding: "utf8" });
+      expect(r.stderr).toContain("validates");
+      expect(r.status).toBe(0);
+    }
   });
 });
 
