@@ -16,6 +16,13 @@ import { MAX_COLUMNS, MAX_ROWS, Rect, columnIndexOf, columnLetters, rectContains
 import type { SheetModel, TableModel } from "./shapes";
 import { CellError, CellValue, isCellError, numberText } from "./values";
 
+/** The parts of a culture that turn numbers and logical values into text inside a formula (`locales.ts`). */
+export interface FormulaLocale {
+  readonly decimalSeparator: string;
+  readonly profile: { readonly trueText: string; readonly falseText: string };
+}
+const EN_US: FormulaLocale = { decimalSeparator: ".", profile: { trueText: "TRUE", falseText: "FALSE" } };
+
 const REF_AT = /^(\$?)([A-Za-z]{1,3})(\$?)(\d+)/;
 const IDENT_CHAR = /[A-Za-z0-9_.\\]/;
 
@@ -83,6 +90,8 @@ export interface FormulaWorkbook {
   hasFormula?(sheet: SheetModel, r: number, c: number): boolean;
   /** What a defined name refers to (`=Sheet1!$C$5`), as seen from a formula on `sheet`; undefined: no such name. */
   nameFormula?(name: string, sheet: SheetModel | null): string | undefined;
+  /** The culture numbers and logical values are written in when turned into text (issue #34); absent: en-US. */
+  readonly locale?: FormulaLocale;
 }
 
 export interface EvalContext {
@@ -293,15 +302,22 @@ class Evaluator {
     return { kind: "array", rows, cols, data };
   }
 
+  /** Cell values of ranges already read by this evaluation (a LET name used several times is read once). */
+  private grids = new Map<RangeValue, ArrayValue>();
+
   /** A range's cell values, or an array, as an array; a scalar as a 1×1 array. */
   private grid(v: Value): ArrayValue {
     if (isArray(v)) return v;
     if (isRange(v)) {
+      const known = this.grids.get(v);
+      if (known) return known;
       const { r0, c0, r1, c1 } = v.rect;
       const rows = r1 - r0 + 1, cols = c1 - c0 + 1;
       const data: CellValue[] = new Array<CellValue>(rows * cols).fill(null);
       this.ctx.wb.forEachStoredCell(v.sheet, v.rect, (r, c) => (data[(r - r0) * cols + (c - c0)] = this.ctx.wb.valueAt(v.sheet, r, c)));
-      return { kind: "array", rows, cols, data };
+      const g: ArrayValue = { kind: "array", rows, cols, data };
+      this.grids.set(v, g);
+      return g;
     }
     return { kind: "array", rows: 1, cols: 1, data: [v] };
   }
@@ -345,10 +361,19 @@ class Evaluator {
     }
     return v;
   }
+  /**
+   * A value as text inside a formula (`&`, CONCAT, TEXTJOIN, LEN, MID, …): a number with at most 15
+   * significant digits (values.ts `numberText`) and the culture's decimal separator, a logical value
+   * under the culture's name for it (`locales.ts`).
+   */
   private str(v: CellValue): string | CellError {
     if (v === null) return "";
-    if (typeof v === "boolean") return v ? "TRUE" : "FALSE";
-    if (typeof v === "number") return String(v);
+    const locale = this.ctx.wb.locale ?? EN_US;
+    if (typeof v === "boolean") return v ? locale.profile.trueText : locale.profile.falseText;
+    if (typeof v === "number") {
+      const t = numberText(v);
+      return locale.decimalSeparator === "." ? t : t.replace(".", locale.decimalSeparator);
+    }
     if (typeof v === "string") return v;
     return v;
   }
@@ -378,9 +403,13 @@ class Evaluator {
     let left = this.additive();
     while (this.peekOp("&")) {
       this.pos++;
-      const a = this.str(this.scalar(left));
-      const b = this.str(this.scalar(this.additive()));
-      left = isCellError(a) ? a : isCellError(b) ? b : a + b;
+      const right = this.additive();
+      // Element by element over arrays and multi-cell ranges (dynamic arrays, see `lift`).
+      left = this.lift([left, right], ([p, q]) => {
+        const a = this.str(p);
+        const b = this.str(q);
+        return isCellError(a) ? a : isCellError(b) ? b : a + b;
+      });
     }
     return left;
   }
@@ -670,10 +699,21 @@ class Evaluator {
         return inner ? this.call(inner, args.slice(1)) : VALUE;
       }
       case "IF": {
+        // docs (IF function); over an array or multi-cell range of conditions, one result per element
+        // (dynamic arrays, `lift`): each element takes its own branch's element.
         if (args.length < 2 || args.length > 3) return VALUE;
-        const c = bool(args[0]);
+        const cond = args[0];
+        if (isArray(cond) || (isRange(cond) && (cond.rect.r0 !== cond.rect.r1 || cond.rect.c0 !== cond.rect.c1))) {
+          const has3 = args.length === 3;
+          return this.lift(has3 ? [cond, args[1], args[2]] : [cond, args[1]], ([x, a, b]) => {
+            const c = bool(x);
+            if (isCellError(c)) return c;
+            return c ? a : has3 ? b : false;
+          });
+        }
+        const c = bool(cond);
         if (isCellError(c)) return c;
-        return c ? this.scalar(args[1]) : args.length === 3 ? this.scalar(args[2]) : false;
+        return c ? args[1] : args.length === 3 ? args[2] : false;
       }
       case "IFERROR": {
         if (args.length !== 2) return VALUE;
@@ -798,8 +838,8 @@ class Evaluator {
           for (const v of g) {
             if (isCellError(v)) return v;
             if (ignore && (v === null || v === "")) continue;
-            // Numbers as Excel writes them into text: at most 15 significant digits (values.ts numberText).
-            const x = typeof v === "number" ? numberText(v) : (this.str(v) as string);
+            // Numbers as Excel writes them into text: at most 15 significant digits, the culture's decimal separator (`str`).
+            const x = this.str(v) as string;
             parts.push(x);
             length += x.length + delim.length;
             if (length > 32767 + delim.length) return VALUE;
@@ -810,12 +850,44 @@ class Evaluator {
       }
       case "ISTEXT":
       case "ISNUMBER":
+      case "ISLOGICAL":
       case "ISBLANK":
       case "ISERROR": {
         // docs (IS functions): TRUE/FALSE per value, never an error; over a range or array, one per cell.
         if (args.length !== 1) return VALUE;
         return this.lift(args, ([v]) =>
-          name === "ISTEXT" ? typeof v === "string" : name === "ISNUMBER" ? typeof v === "number" : name === "ISBLANK" ? v === null : isCellError(v));
+          name === "ISTEXT" ? typeof v === "string" : name === "ISNUMBER" ? typeof v === "number" : name === "ISLOGICAL" ? typeof v === "boolean" : name === "ISBLANK" ? v === null : isCellError(v));
+      }
+      case "SUBSTITUTE": {
+        // docs (SUBSTITUTE function): SUBSTITUTE(text, old_text, new_text, [instance_num]): every
+        // occurrence, or only the instance_num-th; an empty old_text changes nothing.
+        if (args.length < 3 || args.length > 4) return VALUE;
+        return this.lift(args, ([t, o, n, k]) => {
+          const text = this.str(t), from = this.str(o), to = this.str(n);
+          if (isCellError(text)) return text;
+          if (isCellError(from)) return from;
+          if (isCellError(to)) return to;
+          if (from === "") return text;
+          if (args.length === 3) return text.split(from).join(to);
+          const nth = this.num(k);
+          if (isCellError(nth)) return nth;
+          if (Math.trunc(nth) < 1) return VALUE;
+          let at = -1;
+          for (let i = 0; i < Math.trunc(nth); i++) {
+            at = text.indexOf(from, at + 1);
+            if (at < 0) return text;
+          }
+          return text.slice(0, at) + to + text.slice(at + from.length);
+        });
+      }
+      case "ROWS":
+      case "COLUMNS": {
+        // docs (ROWS, COLUMNS functions): the number of rows (columns) in a reference or array.
+        if (args.length !== 1) return VALUE;
+        const a = args[0];
+        if (isRange(a)) return name === "ROWS" ? a.rect.r1 - a.rect.r0 + 1 : a.rect.c1 - a.rect.c0 + 1;
+        if (isArray(a)) return name === "ROWS" ? a.rows : a.cols;
+        return isCellError(a) ? a : 1;
       }
       case "ISFORMULA": {
         // docs (ISFORMULA function): TRUE when the reference holds a formula; over a range, one value
