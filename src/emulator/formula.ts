@@ -114,6 +114,8 @@ interface ArrayValue {
   rows: number;
   cols: number;
   data: CellValue[];
+  /** Known to hold numbers only (a SEQUENCE, an arithmetic result): not checked again element by element. */
+  numeric?: boolean;
 }
 type Value = CellValue | RangeValue | ArrayValue;
 
@@ -249,6 +251,112 @@ function parseCellRef(s: string): { r: number; c: number } {
   return { r: Number(m[2]) - 1, c: columnIndexOf(m[1]) };
 }
 
+/** Operations with a loop of their own over numeric arrays (the checksum formulas: tens of thousands of elements). */
+type FastOp = "+" | "-" | "*" | "MOD";
+
+/**
+ * `op` over two numeric arrays broadcast to `n` elements (each either n long or one long), in one tight
+ * loop; null when a result is not a finite number or a divisor is 0 (the caller's general path gives
+ * the error values element by element).
+ */
+function allNumbers(data: readonly CellValue[]): boolean {
+  for (let i = 0; i < data.length; i++) if (typeof data[i] !== "number") return false;
+  return true;
+}
+
+function fastPair(op: FastOp, a: number[], b: number[], n: number): number[] | null {
+  if ((a.length !== n && a.length !== 1) || (b.length !== n && b.length !== 1)) return null;
+  if (op === "MOD" && (b.length === 1 ? b[0] === 0 : b.includes(0))) return null;
+  // One loop per operation and shape (an array by a number, a number by an array, two arrays): these
+  // run over every character of a checksum's block, tens of thousands of times per formula.
+  const sa = a.length === n && n > 1, sb = b.length === n && n > 1;
+  const out = new Array<number>(n).fill(0);
+  switch (op) {
+    case "+":
+      if (sa && !sb) {
+        const y = b[0];
+        for (let i = 0; i < n; i++) {
+          const x = a[i];
+          out[i] = x + y;
+        }
+      } else if (!sa && sb) {
+        const x = a[0];
+        for (let i = 0; i < n; i++) {
+          const y = b[i];
+          out[i] = x + y;
+        }
+      } else {
+        for (let i = 0; i < n; i++) {
+          const x = a[sa ? i : 0], y = b[sb ? i : 0];
+          out[i] = x + y;
+        }
+      }
+      break;
+    case "-":
+      if (sa && !sb) {
+        const y = b[0];
+        for (let i = 0; i < n; i++) {
+          const x = a[i];
+          out[i] = x - y;
+        }
+      } else if (!sa && sb) {
+        const x = a[0];
+        for (let i = 0; i < n; i++) {
+          const y = b[i];
+          out[i] = x - y;
+        }
+      } else {
+        for (let i = 0; i < n; i++) {
+          const x = a[sa ? i : 0], y = b[sb ? i : 0];
+          out[i] = x - y;
+        }
+      }
+      break;
+    case "*":
+      if (sa && !sb) {
+        const y = b[0];
+        for (let i = 0; i < n; i++) {
+          const x = a[i];
+          out[i] = x * y;
+        }
+      } else if (!sa && sb) {
+        const x = a[0];
+        for (let i = 0; i < n; i++) {
+          const y = b[i];
+          out[i] = x * y;
+        }
+      } else {
+        for (let i = 0; i < n; i++) {
+          const x = a[sa ? i : 0], y = b[sb ? i : 0];
+          out[i] = x * y;
+        }
+      }
+      break;
+    case "MOD":
+      if (sa && !sb) {
+        const y = b[0];
+        for (let i = 0; i < n; i++) {
+          const x = a[i];
+          out[i] = x - y * Math.floor(x / y);
+        }
+      } else if (!sa && sb) {
+        const x = a[0];
+        for (let i = 0; i < n; i++) {
+          const y = b[i];
+          out[i] = x - y * Math.floor(x / y);
+        }
+      } else {
+        for (let i = 0; i < n; i++) {
+          const x = a[sa ? i : 0], y = b[sb ? i : 0];
+          out[i] = x - y * Math.floor(x / y);
+        }
+      }
+      break;
+  }
+  for (let i = 0; i < n; i++) if (!Number.isFinite(out[i])) return null;
+  return out;
+}
+
 class Evaluator {
   private pos = 0;
   constructor(private readonly toks: Token[], private readonly ctx: EvalContext) {}
@@ -281,16 +389,19 @@ class Evaluator {
    * The same result as lifting `f` over two arguments, in one loop, when both are numbers or arrays of
    * numbers of broadcastable sizes (the checksum formulas' shape: thousands of elements); else null.
    */
-  private numericPair(a: Value, b: Value, f: (x: number, y: number) => number | CellError): ArrayValue | null {
+  private numericPair(a: Value, b: Value, f: (x: number, y: number) => number | CellError, op?: FastOp): ArrayValue | null {
     if (!isArray(a) && !isArray(b)) return null;
     const ga = isArray(a) ? a : typeof a === "number" ? { kind: "array" as const, rows: 1, cols: 1, data: [a] } : null;
     const gb = isArray(b) ? b : typeof b === "number" ? { kind: "array" as const, rows: 1, cols: 1, data: [b] } : null;
     if (!ga || !gb) return null;
     const rows = Math.max(ga.rows, gb.rows), cols = Math.max(ga.cols, gb.cols);
     if ((ga.rows !== 1 && ga.rows !== rows) || (gb.rows !== 1 && gb.rows !== rows) || (ga.cols !== 1 && ga.cols !== cols) || (gb.cols !== 1 && gb.cols !== cols)) return null;
-    for (const x of ga.data) if (typeof x !== "number") return null;
-    for (const x of gb.data) if (typeof x !== "number") return null;
+    if (!(ga.numeric || allNumbers(ga.data)) || !(gb.numeric || allNumbers(gb.data))) return null;
     const da = ga.data as number[], db = gb.data as number[];
+    if (op) {
+      const fast = fastPair(op, da, db, rows * cols);
+      if (fast) return { kind: "array", rows, cols, data: fast, numeric: true };
+    }
     const data = new Array<CellValue>(rows * cols);
     for (let r = 0; r < rows; r++) {
       const ra = ga.rows === 1 ? 0 : r * ga.cols, rb = gb.rows === 1 ? 0 : r * gb.cols;
@@ -414,8 +525,8 @@ class Evaluator {
     return left;
   }
 
-  private arith(a: Value, b: Value, f: (x: number, y: number) => number | CellError): Value {
-    const fast = this.numericPair(a, b, f);
+  private arith(a: Value, b: Value, f: (x: number, y: number) => number | CellError, op?: FastOp): Value {
+    const fast = this.numericPair(a, b, f, op);
     if (fast) return fast;
     return this.lift([a, b], ([p, q]) => {
       const x = this.num(p);
@@ -433,7 +544,7 @@ class Evaluator {
     while ((op = this.peekOp("+", "-"))) {
       this.pos++;
       const right = this.term();
-      left = this.arith(left, right, op === "+" ? (x, y) => x + y : (x, y) => x - y);
+      left = this.arith(left, right, op === "+" ? (x, y) => x + y : (x, y) => x - y, op === "+" ? "+" : "-");
     }
     return left;
   }
@@ -444,7 +555,7 @@ class Evaluator {
     while ((op = this.peekOp("*", "/"))) {
       this.pos++;
       const right = this.power();
-      left = this.arith(left, right, op === "*" ? (x, y) => x * y : (x, y) => (y === 0 ? DIV0 : x / y));
+      left = this.arith(left, right, op === "*" ? (x, y) => x * y : (x, y) => (y === 0 ? DIV0 : x / y), op === "*" ? "*" : undefined);
     }
     return left;
   }
@@ -672,7 +783,9 @@ class Evaluator {
         if (name === "SUM" && args.length === 1 && isArray(args[0])) {
           // One array (the checksums' shape): numbers summed, text and logicals skipped, an error returned.
           let total = 0;
-          for (const v of args[0].data) {
+          const data = args[0].data;
+          for (let i = 0; i < data.length; i++) {
+            const v = data[i];
             if (typeof v === "number") total += v;
             else if (v !== null && typeof v === "object") return v;
           }
@@ -779,9 +892,9 @@ class Evaluator {
         if (rows < 0 || cols < 0) return VALUE;
         if (rows === 0 || cols === 0) return err("#CALC!");
         if (rows * cols > MAX_ROWS * 16) return err("#NUM!");
-        const data = new Array<CellValue>(rows * cols);
-        for (let i = 0; i < data.length; i++) data[i] = n[2] + i * n[3];
-        return { kind: "array", rows, cols, data };
+        const data: number[] = [];
+        for (let i = 0; i < rows * cols; i++) data.push(n[2] + i * n[3]);
+        return { kind: "array", rows, cols, data, numeric: data.every(Number.isFinite) };
       }
       case "MID": {
         // docs (MID function): start_num < 1 or num_chars < 0 is #VALUE!; past the end is "".
@@ -790,7 +903,14 @@ class Evaluator {
         if (typeof t0 === "string" && isArray(a0) && typeof b0 === "number" && b0 >= 0 && a0.data.every((x) => typeof x === "number" && x >= 1)) {
           // Characters of one text at many positions (the checksums' shape), in one loop.
           const len = Math.trunc(b0);
-          return { kind: "array", rows: a0.rows, cols: a0.cols, data: (a0.data as number[]).map((p) => t0.substr(Math.trunc(p) - 1, len)) };
+          const at = a0.data as number[];
+          if (len === 1 && at.every((p, i) => p === i + 1)) {
+            // Every character in order (MID(t, SEQUENCE(LEN(t)), 1)): the text's UTF-16 code units, "" past its end.
+            const data: string[] = t0.slice(0, at.length).split("");
+            while (data.length < at.length) data.push("");
+            return { kind: "array", rows: a0.rows, cols: a0.cols, data };
+          }
+          return { kind: "array", rows: a0.rows, cols: a0.cols, data: at.map((p) => t0.substr(Math.trunc(p) - 1, len)) };
         }
         return this.lift(args, ([t, a, b]) => {
           const x = this.str(t), st = this.num(a), cnt = this.num(b);
@@ -808,7 +928,16 @@ class Evaluator {
         if (args.length !== 1) return VALUE;
         const a0 = args[0];
         if (isArray(a0) && a0.data.every((x) => typeof x === "string" && x !== "")) {
-          return { kind: "array", rows: a0.rows, cols: a0.cols, data: (a0.data as string[]).map((x) => { const cp = x.codePointAt(0)!; return cp >= 0xd800 && cp <= 0xdfff ? VALUE : cp; }) };
+          const data: CellValue[] = [];
+          let numeric = true;
+          for (const x of a0.data as string[]) {
+            const cp = x.codePointAt(0)!;
+            if (cp >= 0xd800 && cp <= 0xdfff) {
+              data.push(VALUE);
+              numeric = false;
+            } else data.push(cp);
+          }
+          return { kind: "array", rows: a0.rows, cols: a0.cols, data, numeric };
         }
         return this.lift(args, ([v]) => {
           const x = this.str(v);
@@ -821,7 +950,7 @@ class Evaluator {
       case "MOD": {
         // docs (MOD function): n - d*INT(n/d); the result has the sign of the divisor; d = 0 is #DIV/0!.
         if (args.length !== 2) return VALUE;
-        return this.arith(args[0], args[1], (x, y) => (y === 0 ? DIV0 : x - y * Math.floor(x / y)));
+        return this.arith(args[0], args[1], (x, y) => (y === 0 ? DIV0 : x - y * Math.floor(x / y)), "MOD");
       }
       case "TEXTJOIN": {
         // docs (TEXTJOIN function): delimiter between every joined item (text1… may be ranges or arrays,
