@@ -25,8 +25,10 @@
  *   restoring the copy), and the summary says so and why.
  * - Every write path sets the columns' number formats before any value (`@` keeps `00317` and
  *   `=SUM(A1)` text), re-applies the user's sort and filter inside the rollback, and ends with one
- *   commit request: recalculation (writes run with API calculation suspended), the final info line and
- *   the binding's success record together, so outcome, info line, binding and sheet always agree.
+ *   commit request: the final info line and the binding's success record together, so outcome, info
+ *   line, binding and sheet always agree. Nothing is calculated but the add-in's own formulas
+ *   (`Range.calculate` of its checksums and scratch cells; issue #34): the user's calculation mode
+ *   decides for the user's formulas (`sheet.ts`).
  */
 import type { Table, CellValue } from "../table/model";
 import type { Binding } from "../refresh/binding";
@@ -576,7 +578,6 @@ async function writeLocked(context: Excel.RequestContext, lock: TableLock, bindi
   const moves = userCellMoves(newToOld);
   const fresh = total === 0 && oldCount > 0 ? [{ start: 0, count: 1 }] : moves.fresh;
   let guard = null as CalculationGuard | null;
-  const perSync = () => guard?.perSync();
   const summaryFor = (strategy: "delta" | "full", fellBack: string | null): DeltaSummary => {
     if (strategy === "delta" && planned && spans) {
       return { strategy: "delta", matchedBy: planned.matchedBy, key: planned.key, reason: planned.matchReason, added: planned.added, changed: planned.changed, removed: planned.removed, cellsWritten: spans.cells };
@@ -655,14 +656,13 @@ async function writeLocked(context: Excel.RequestContext, lock: TableLock, bindi
           }),
         });
       }
-      await writeInBatches(context, writes, { targetRequestBytes: options.targetRequestBytes, signal: options.signal, beforeBlock: () => lock.ensure(), beforeSync: perSync });
+      await writeInBatches(context, writes, { targetRequestBytes: options.targetRequestBytes, signal: options.signal, beforeBlock: () => lock.ensure() });
     } else {
       const blank = total === 0 ? [new Array<string>(dataColumns).fill("")] : null;
       await writeInBlocks(context, (from, count) => sheet.getRangeByIndexes(bodyRow + from, geometry.firstColumn, count, dataColumns), blank ? { total: 1, get: () => blank } : source, {
         signal: options.signal,
         targetRequestBytes: options.targetRequestBytes,
         beforeBlock: () => lock.ensure(),
-        beforeSync: perSync,
         onProgress: (n) => options.onProgress?.(blank ? 0 : n, total),
         prelude,
       });
@@ -720,7 +720,7 @@ async function writeLocked(context: Excel.RequestContext, lock: TableLock, bindi
         settings.load("items/key,items/value");
       },
     });
-    await writeInBatches(context, userWrites, { targetRequestBytes: options.targetRequestBytes, signal: options.signal, beforeBlock: () => lock.ensure(), beforeSync: perSync });
+    await writeInBatches(context, userWrites, { targetRequestBytes: options.targetRequestBytes, signal: options.signal, beforeBlock: () => lock.ensure() });
 
     phase = "finish";
     // The user's sort and filter, one at a time (Excel for Mac throws re-applying a removed filter,
@@ -739,7 +739,7 @@ async function writeLocked(context: Excel.RequestContext, lock: TableLock, bindi
     // With co-authors: Excel's block checksums must show exactly the rows written, at their places.
     if (strategy === "delta") await verifyWritten();
 
-    // The commit: recalculation (the writes suspended it), the final info line and the binding in one request.
+    // The commit: the final info line and the binding in one request (no calculation is asked for: sheet.ts).
     const summary = summaryFor(strategy, fellBack);
     let stored: Binding | null = null;
     await lock.ensure();
@@ -747,11 +747,9 @@ async function writeLocked(context: Excel.RequestContext, lock: TableLock, bindi
       stored = options.commit(summary);
       const json = serializeBinding(stored, options.secrets ?? []);
       checkSettingsBudget(settings.items, bindingSettingKey(stored.id), json);
-      context.application.calculate("Recalculate" as Excel.CalculationType);
       setInfo(completeInfo());
       context.workbook.settings.add(bindingSettingKey(stored.id), json);
     } else {
-      context.application.calculate("Recalculate" as Excel.CalculationType);
       setInfo(completeInfo());
     }
     // The marker goes with the commit: from here on the new data is the table's, never restored over.
