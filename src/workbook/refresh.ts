@@ -161,6 +161,20 @@ async function writeLocked(context: Excel.RequestContext, lock: TableLock, bindi
    * the table marked INCOMPLETE for the next start (`recovery.ts`), never a copy.
    */
   const keepCopy = !lock.collab;
+  /**
+   * Runs `f`, whose requests write (helpers that send several), with every request beginning with the
+   * lock's fence (lock.ts, "Fencing": once the lock changed hands Excel refuses each of them whole,
+   * however late it arrives). Single write requests begin with `lock.ensureFenced()` instead.
+   */
+  const fenced = async <T>(f: () => Promise<T>): Promise<T> => {
+    await lock.ensure();
+    lock.fenceEachRequest(true);
+    try {
+      return await f();
+    } finally {
+      lock.fenceEachRequest(false);
+    }
+  };
 
   // --- checks: nothing is written until all of them pass ---
   const lo = context.workbook.tables.getItemOrNullObject(binding.tableName);
@@ -250,8 +264,7 @@ async function writeLocked(context: Excel.RequestContext, lock: TableLock, bindi
   const foreignChangeSheet = !changeSheet.isNullObject && !isOwnChangeSheet(changeSheet);
   if (isOwnChangeSheet(changeSheet)) {
     try {
-      await lock.ensure();
-      await dropChanges(context, lo, binding.id, changeSheet);
+      await fenced(() => dropChanges(context, lo, binding.id, changeSheet));
     } catch (e) {
       if (e instanceof WriteError && e.code === "lock_lost") throw e;
       throw new WriteError("write_failed", `The highlight of the last refresh's changes could not be removed: ${errorText(e)}`, { cause: e });
@@ -285,8 +298,7 @@ async function writeLocked(context: Excel.RequestContext, lock: TableLock, bindi
     marker.load("value");
     await context.sync();
     if (!marker.isNullObject) {
-      await lock.ensure();
-      const done = await recoverInterruptedRefreshes(context, { binding, lockOwner: lock.owner, now });
+      const done = await fenced(() => recoverInterruptedRefreshes(context, { binding, lockOwner: lock.owner, now }));
       if (done.some((r) => r.outcome === "restored" || r.outcome === "marked")) throw new TableRecovered();
     }
   }
@@ -306,7 +318,7 @@ async function writeLocked(context: Excel.RequestContext, lock: TableLock, bindi
   // area (old body and totals row, and the rows it will grow into), with formulas and formats ---
   // In the same request, the refresh marker (issue #26, `recovery.ts`): if this runtime dies before
   // the commit, the next start (in any client) restores the table from this copy.
-  await lock.ensure();
+  await lock.ensureFenced();
   let backupSheet: Excel.Worksheet | null = null;
   if (keepCopy && rollback.isNullObject) {
     backupSheet = context.workbook.worksheets.add(rollbackName);
@@ -326,6 +338,7 @@ async function writeLocked(context: Excel.RequestContext, lock: TableLock, bindi
   /** Removes the marker after a restore; left behind, the next start finds the copy gone and only says so. */
   const dropMarker = async () => {
     try {
+      lock.fence();
       queueDropMarker(context, binding.id);
       await context.sync();
     } catch {
@@ -373,7 +386,8 @@ async function writeLocked(context: Excel.RequestContext, lock: TableLock, bindi
   let checks: ChecksReading | null = null;
   if (!noDelta) {
     checks = await readChecks(context, binding.id, checksGeometry, options.targetResponseBytes);
-    if (checks) slot = await readShortHashes(context, binding.id, checks.sheet, options.targetResponseBytes);
+    // Scratch formulas are written (and cleared) on the checksum sheet: those requests are fenced.
+    if (checks) slot = await readShortHashes(context, binding.id, checks.sheet, options.targetResponseBytes, () => lock.ensureFenced());
     slot ??= await openRowHashes(context, binding.id);
     let previous = slot?.formats ?? null;
     if (!previous) {
@@ -490,7 +504,7 @@ async function writeLocked(context: Excel.RequestContext, lock: TableLock, bindi
       // With co-authors, Excel's gathering formulas (written, then cleared) would reach each of them:
       // the rows are read where they are instead (more requests here, nothing for them).
       const got = keepCopy
-        ? await gatherRows(context, checks, checksGeometry, gather, options.targetRequestBytes, options.targetResponseBytes)
+        ? await gatherRows(context, checks, checksGeometry, gather, options.targetRequestBytes, options.targetResponseBytes, () => lock.ensureFenced())
         : await readRowRuns(gather);
       gather.forEach((i, k) => (rows[i] = got[k]));
     }
@@ -656,13 +670,13 @@ async function writeLocked(context: Excel.RequestContext, lock: TableLock, bindi
           }),
         });
       }
-      await writeInBatches(context, writes, { targetRequestBytes: options.targetRequestBytes, signal: options.signal, beforeBlock: () => lock.ensure() });
+      await writeInBatches(context, writes, { targetRequestBytes: options.targetRequestBytes, signal: options.signal, beforeBlock: () => lock.ensureFenced() });
     } else {
       const blank = total === 0 ? [new Array<string>(dataColumns).fill("")] : null;
       await writeInBlocks(context, (from, count) => sheet.getRangeByIndexes(bodyRow + from, geometry.firstColumn, count, dataColumns), blank ? { total: 1, get: () => blank } : source, {
         signal: options.signal,
         targetRequestBytes: options.targetRequestBytes,
-        beforeBlock: () => lock.ensure(),
+        beforeBlock: () => lock.ensureFenced(),
         onProgress: (n) => options.onProgress?.(blank ? 0 : n, total),
         prelude,
       });
@@ -720,18 +734,18 @@ async function writeLocked(context: Excel.RequestContext, lock: TableLock, bindi
         settings.load("items/key,items/value");
       },
     });
-    await writeInBatches(context, userWrites, { targetRequestBytes: options.targetRequestBytes, signal: options.signal, beforeBlock: () => lock.ensure() });
+    await writeInBatches(context, userWrites, { targetRequestBytes: options.targetRequestBytes, signal: options.signal, beforeBlock: () => lock.ensureFenced() });
 
     phase = "finish";
     // The user's sort and filter, one at a time (Excel for Mac throws re-applying a removed filter,
     // office-js #3086, so only an enabled one is); inside the rollback: a failure restores.
     if (sorted) {
-      await lock.ensure();
+      await lock.ensureFenced();
       lo.sort.reapply();
       await context.sync();
     }
     if (lo.autoFilter.enabled) {
-      await lock.ensure();
+      await lock.ensureFenced();
       lo.autoFilter.reapply();
       await context.sync();
     }
@@ -742,7 +756,7 @@ async function writeLocked(context: Excel.RequestContext, lock: TableLock, bindi
     // The commit: the final info line and the binding in one request (no calculation is asked for: sheet.ts).
     const summary = summaryFor(strategy, fellBack);
     let stored: Binding | null = null;
-    await lock.ensure();
+    await lock.ensureFenced();
     if (options.commit) {
       stored = options.commit(summary);
       const json = serializeBinding(stored, options.secrets ?? []);
@@ -810,7 +824,7 @@ async function writeLocked(context: Excel.RequestContext, lock: TableLock, bindi
    * the rows it grew into emptied again.
    */
   const restore = async (): Promise<void> => {
-    await lock.ensure();
+    await lock.ensureFenced();
     if (backupSheet) {
       lo.resize(rangeOf(sheet, oldRect));
       queueCopy(sheet, backupSheet, region);
@@ -823,7 +837,7 @@ async function writeLocked(context: Excel.RequestContext, lock: TableLock, bindi
     await writeInBlocks(context, (from, count) => sheet.getRangeByIndexes(bodyRow + from, geometry.firstColumn, count, dataColumns), { total: kept.rows.length, get: (a, b) => kept.rows.slice(a, b) }, {
       property: "formulas",
       targetRequestBytes: options.targetRequestBytes,
-      beforeBlock: () => lock.ensure(),
+      beforeBlock: () => lock.ensureFenced(),
       prelude: () => {
         lo.resize(rangeOf(sheet, oldRect));
         if (bodyRows > 0) kept.formats.forEach((f, c) => setEvery(sheet.getRangeByIndexes(bodyRow, geometry.firstColumn + c, bodyRows, 1), "numberFormat", f));
@@ -833,10 +847,10 @@ async function writeLocked(context: Excel.RequestContext, lock: TableLock, bindi
       await writeInBlocks(context, (from, count) => sheet.getRangeByIndexes(bodyRow + from, userColumn, count, geometry.userColumns), { total: userFormulas.length, get: (a, b) => userFormulas.slice(a, b) }, {
         property: "formulas",
         targetRequestBytes: options.targetRequestBytes,
-        beforeBlock: () => lock.ensure(),
+        beforeBlock: () => lock.ensureFenced(),
       });
     }
-    await lock.ensure();
+    await lock.ensureFenced();
     const below = region.rowCount - bodyRows - totalsRows;
     if (below > 0) rangeOf(sheet, { row: bodyRow + bodyRows + totalsRows, column: geometry.firstColumn, rowCount: below, columnCount: width }).clear("Contents");
     // What a colleague typed there during the refresh (seen by the first write request) goes back.
@@ -855,6 +869,7 @@ async function writeLocked(context: Excel.RequestContext, lock: TableLock, bindi
     }
     try {
       await restore();
+      lock.fence();
       setInfo(infoFailed("refresh", binding.source, now().toISOString(), failure.code, failure.message, true));
       clearBackup();
       await context.sync();
@@ -862,6 +877,7 @@ async function writeLocked(context: Excel.RequestContext, lock: TableLock, bindi
     } catch (restoreErr) {
       if (restoreErr instanceof WriteError && restoreErr.code === "lock_lost") throw restoreErr;
       try {
+        lock.fence();
         if (ownsInfo) {
           setInfo(infoFailed("refresh", binding.source, now().toISOString(), failure.code, failure.message, false));
           sheet.getRangeByIndexes(geometry.headerRow - 1, geometry.firstColumn, 1, 1).numberFormat = [[TEXT_FORMAT]];
@@ -880,6 +896,7 @@ async function writeLocked(context: Excel.RequestContext, lock: TableLock, bindi
   if (strategy === "delta" && lock.collab && checks && (await changedSinceRead(checks))) {
     // A co-author changed the table after it was read (issue #26, hazard 4): nothing is written yet,
     // so the refresh starts over from the table as it is now; this one leaves no marker behind.
+    lock.fence();
     queueDropMarker(context, binding.id);
     await context.sync();
     throw new RemoteChange();
@@ -902,6 +919,10 @@ async function writeLocked(context: Excel.RequestContext, lock: TableLock, bindi
   options.onProgress?.(total, total);
 
   // --- after the commit nothing can fail the refresh: fingerprints, the change record, the copy ---
+  // Each of these requests begins with the lock's fence too: a late one must not land over a refresh
+  // that took the table over since (above all the clearing of the rollback copy, which would empty
+  // that refresh's copy).
+  lock.fenceEachRequest(true);
   const warnings: string[] = [];
   try {
     // The fingerprints of the rows as written: the delta's, or those taken while the blocks were typed.
@@ -928,6 +949,8 @@ async function writeLocked(context: Excel.RequestContext, lock: TableLock, bindi
       }
     }
   }
+  // The fence already queued leads this last request; none after it.
+  lock.fenceEachRequest(false);
   try {
     clearBackup();
     await context.sync();
