@@ -36,13 +36,13 @@ import { bindingSettingKey, serializeBinding } from "../refresh/binding";
 import { planResize, type Rect, type TableGeometry } from "../refresh/plan";
 import { refreshAll, refreshOne, type RefreshOptions, type RefreshReport, type RefreshTarget } from "../refresh/engine";
 import type { RefreshSource } from "../refresh/source";
-import { planColumns, TEXT_FORMAT } from "./cells";
+import { planColumns, rewritableRows, TEXT_FORMAT } from "./cells";
 import { a1 } from "./names";
 import { INFO_PREFIX, infoComplete, infoFailed, infoInProgress, infoStale, isStaleInfo } from "./info";
 import { appendRefreshLog } from "./refreshLog";
 import type { BindingFailure } from "../refresh/binding";
 import { findOccupiedCell, findTouchingTable, prepareCalculation, setEvery, type CalculationGuard } from "./sheet";
-import { jsonBytes, loadInBlocks, RANGE_COPY_OVERHEAD_BYTES, RANGE_WRITE_OVERHEAD_BYTES, throwIfAborted, writeInBatches, writeInBlocks, WriteError, type QueuedWrite } from "./blocks";
+import { jsonBytes, loadInBlocks, loadPropertiesInBlocks, RANGE_COPY_OVERHEAD_BYTES, RANGE_WRITE_OVERHEAD_BYTES, throwIfAborted, writeInBatches, writeInBlocks, WriteError, type QueuedWrite } from "./blocks";
 import { queueColumnFormats, queueDateSystemProbe, typedRows, errorText } from "./writer";
 import { checkSettingsBudget, readBindings, saveBinding, saveBindingStatus } from "./bindingStore";
 import { acquireTableLock, type TableLock } from "./lock";
@@ -277,16 +277,25 @@ async function writeLocked(context: Excel.RequestContext, lock: TableLock, bindi
   const oldRect: Rect = { row: geometry.headerRow, column: geometry.firstColumn, rowCount: geometry.bodyRows + 1 + totalsRows, columnCount: width };
   const newRect: Rect = { ...plan.table, rowCount: plan.table.rowCount + totalsRows };
   const totalsRange = totalsRows ? sheet.getRangeByIndexes(bodyRow + geometry.bodyRows, geometry.firstColumn, 1, width) : null;
-  totalsRange?.load(["formulas", "numberFormat"]);
+  totalsRange?.load(["formulas", "values", "numberFormat"]);
   const infoRange = geometry.headerRow > 0 ? sheet.getRangeByIndexes(geometry.headerRow - 1, geometry.firstColumn, 1, 1) : null;
   infoRange?.load("formulas");
   await context.sync();
   const userColumn = geometry.firstColumn + dataColumns;
-  const userFormulas = geometry.userColumns > 0
-    ? await loadInBlocks(context, (from, count) => sheet.getRangeByIndexes(bodyRow + from, userColumn, count, geometry.userColumns), geometry.bodyRows, "formulas", 64 * geometry.userColumns, options.targetResponseBytes, { columns: geometry.userColumns })
-    : [];
+  /**
+   * The user's own cells. Alone, their formulas (the calculated columns; the cells themselves move by
+   * `copyFrom` from the rollback copy, exactly). With co-authors, where they are written from here,
+   * their values and number formats too: a cell goes to its record's new row with its format, and a
+   * text that the formulas getter gives without its quote prefix (office-js #6687) goes back as text
+   * (`rewritableCell`, issue #34).
+   */
+  const userAt = (from: number, count: number) => sheet.getRangeByIndexes(bodyRow + from, userColumn, count, geometry.userColumns);
+  const userCells = geometry.userColumns > 0 && !keepCopy
+    ? await loadPropertiesInBlocks(context, userAt, geometry.bodyRows, geometry.userColumns, ["formulas", "values", "numberFormat"], { targetResponseBytes: options.targetResponseBytes }).then((p) => ({ formulas: p.formulas, values: p.values, formats: p.numberFormat }))
+    : null;
+  const userFormulas = userCells?.formulas ?? (geometry.userColumns > 0 ? await loadInBlocks(context, userAt, geometry.bodyRows, "formulas", 64 * geometry.userColumns, options.targetResponseBytes, { columns: geometry.userColumns }) : []);
   const calculated = Array.from({ length: geometry.userColumns }, (_, c) => uniformFormula(userFormulas.map((row) => row[c])));
-  const oldTotals = totalsRange ? { formulas: totalsRange.formulas[0] as unknown[], formats: totalsRange.numberFormat[0] as unknown[] } : null;
+  const oldTotals = totalsRange ? { formulas: totalsRange.formulas[0] as unknown[], values: totalsRange.values[0] as unknown[], formats: totalsRange.numberFormat[0] as unknown[] } : null;
   throwIfAborted(options.signal, 0, total);
 
   const infoFormula: unknown = infoRange ? infoRange.formulas[0][0] : null;
@@ -311,7 +320,30 @@ async function writeLocked(context: Excel.RequestContext, lock: TableLock, bindi
     if (!oldTotals) return;
     const r = sheet.getRangeByIndexes(row, geometry.firstColumn, 1, width);
     r.numberFormat = [oldTotals.formats];
-    r.formulas = [oldTotals.formulas];
+    r.formulas = rewritableRows([oldTotals.formulas], [oldTotals.values], (_, c) => oldTotals.formats[c]) as string[][];
+  };
+  /**
+   * With co-authors: writes putting the user's cells of old rows `from … from+count-1` at body rows
+   * `at …`, each block its number formats first, then its formulas and values as they were (text stays
+   * text: `rewritableCell`).
+   */
+  const userCellWrites = (cells: NonNullable<typeof userCells>, from: number, count: number, at: number): QueuedWrite[] => {
+    const out: QueuedWrite[] = [];
+    for (let r = 0; r < count; r += MEMORY_ROWS_PER_WRITE) {
+      const n = Math.min(MEMORY_ROWS_PER_WRITE, count - r);
+      const formats = cells.formats.slice(from + r, from + r + n);
+      const part = rewritableRows(cells.formulas.slice(from + r, from + r + n), cells.values.slice(from + r, from + r + n), (i, c) => formats[i][c]);
+      const to = at + r;
+      out.push({
+        bytes: jsonBytes(part) + jsonBytes(formats) + 2 * RANGE_WRITE_OVERHEAD_BYTES,
+        queue: () => {
+          const range = sheet.getRangeByIndexes(bodyRow + to, userColumn, n, geometry.userColumns);
+          range.numberFormat = formats as string[][];
+          range.formulas = part as string[][];
+        },
+      });
+    }
+    return out;
   };
 
   // --- the rollback copy: its own request, before the table is touched. Everything of the table's
@@ -614,12 +646,14 @@ async function writeLocked(context: Excel.RequestContext, lock: TableLock, bindi
    * What they typed is put back by the restore (`growthFound`).
    */
   let growthProbe: Excel.Range | null = null;
-  let growthFound: unknown[][] | null = null;
+  let growthFound: { formats: unknown[][]; formulas: unknown[][] } | null = null;
   const checkGrowth = (probe: Excel.Range | null): void => {
     if (!probe) return;
     const found = probe.formulas as unknown[][];
     if (!found.some((r) => r.some((v) => v !== "" && v !== null))) return;
-    growthFound = found;
+    // Put back as typed: formats first, text as text (`rewritableCell`).
+    const formats = probe.numberFormat as unknown[][];
+    growthFound = { formats, formulas: rewritableRows(found, probe.values as unknown[][], (r, c) => formats[r][c]) };
     throw new WriteError("occupied", `A colleague typed into the rows "${binding.tableName}" grows into (${a1(grownInto!.row, grownInto!.column, grownInto!.rowCount, grownInto!.columnCount)} on "${sheet.name}") while it refreshed, so the refresh was undone and what they typed is kept. Move those cells below the table, then refresh again.`);
   };
   /** One complete write; on success the binding is committed with the data. */
@@ -629,7 +663,7 @@ async function writeLocked(context: Excel.RequestContext, lock: TableLock, bindi
     const prelude = () => {
       if (!backupSheet && grownInto) {
         growthProbe = rangeOf(sheet, grownInto);
-        growthProbe.load("formulas");
+        growthProbe.load(["formulas", "values", "numberFormat"]);
       }
       guard ??= calc.start();
       setInfo(infoInProgress("refresh", binding.source));
@@ -697,15 +731,8 @@ async function writeLocked(context: Excel.RequestContext, lock: TableLock, bindi
           });
           continue;
         }
-        // Co-authors: the cells' formulas and values as read (their cell formats stay where they are).
-        for (let r = 0; r < cp.count; r += MEMORY_ROWS_PER_WRITE) {
-          const part = userFormulas.slice(cp.from + r, cp.from + r + Math.min(MEMORY_ROWS_PER_WRITE, cp.count - r));
-          const at = cp.to + r;
-          userWrites.push({
-            bytes: jsonBytes(part) + RANGE_WRITE_OVERHEAD_BYTES,
-            queue: () => void (ws.getRangeByIndexes(bodyRow + at, userColumn, part.length, geometry.userColumns).formulas = part as string[][]),
-          });
-        }
+        // Co-authors: the cells as read, with their number formats (text stays text).
+        if (userCells) userWrites.push(...userCellWrites(userCells, cp.from, cp.count, cp.to));
       }
       for (const run of fresh) {
         userWrites.push({
@@ -834,7 +861,9 @@ async function writeLocked(context: Excel.RequestContext, lock: TableLock, bindi
     }
     const kept = memory!;
     const bodyRows = geometry.bodyRows;
-    await writeInBlocks(context, (from, count) => sheet.getRangeByIndexes(bodyRow + from, geometry.firstColumn, count, dataColumns), { total: kept.rows.length, get: (a, b) => kept.rows.slice(a, b) }, {
+    // Text stays text: a text a user typed (quote-prefixed) into a data cell goes back as text.
+    const keptRows = { total: kept.rows.length, get: (a: number, b: number) => rewritableRows(kept.rows.slice(a, b), null, (_, c) => kept.formats[c]) };
+    await writeInBlocks(context, (from, count) => sheet.getRangeByIndexes(bodyRow + from, geometry.firstColumn, count, dataColumns), keptRows, {
       property: "formulas",
       targetRequestBytes: options.targetRequestBytes,
       beforeBlock: () => lock.ensureFenced(),
@@ -843,18 +872,17 @@ async function writeLocked(context: Excel.RequestContext, lock: TableLock, bindi
         if (bodyRows > 0) kept.formats.forEach((f, c) => setEvery(sheet.getRangeByIndexes(bodyRow, geometry.firstColumn + c, bodyRows, 1), "numberFormat", f));
       },
     });
-    if (geometry.userColumns > 0 && userFormulas.length > 0) {
-      await writeInBlocks(context, (from, count) => sheet.getRangeByIndexes(bodyRow + from, userColumn, count, geometry.userColumns), { total: userFormulas.length, get: (a, b) => userFormulas.slice(a, b) }, {
-        property: "formulas",
-        targetRequestBytes: options.targetRequestBytes,
-        beforeBlock: () => lock.ensureFenced(),
-      });
-    }
+    // The user's cells back at their rows, with their formats (the writes moved them with their records).
+    if (userCells) await writeInBatches(context, userCellWrites(userCells, 0, userCells.formulas.length, 0), { targetRequestBytes: options.targetRequestBytes, beforeBlock: () => lock.ensureFenced() });
     await lock.ensureFenced();
     const below = region.rowCount - bodyRows - totalsRows;
     if (below > 0) rangeOf(sheet, { row: bodyRow + bodyRows + totalsRows, column: geometry.firstColumn, rowCount: below, columnCount: width }).clear("Contents");
     // What a colleague typed there during the refresh (seen by the first write request) goes back.
-    if (growthFound && grownInto) rangeOf(sheet, grownInto).formulas = growthFound as string[][];
+    if (growthFound && grownInto) {
+      const back = rangeOf(sheet, grownInto);
+      back.numberFormat = growthFound.formats as string[][];
+      back.formulas = growthFound.formulas as string[][];
+    }
     writeTotals(bodyRow + bodyRows);
     if (lo.autoFilter.enabled) lo.autoFilter.reapply();
     await context.sync();
