@@ -175,6 +175,9 @@ interface PlanBase {
   key: string[] | null;
   /** Why rows were matched this way, in one sentence (for the binding and diagnostics). */
   matchReason: string;
+  /** Without a key: rows matched by their unchanged content, and by position (issue #34). */
+  byContent?: number;
+  byPosition?: number;
   counts: DeltaCounts;
   cost: DeltaCost;
   oldRowCount: number;
@@ -232,6 +235,7 @@ export function deltaSummary(plan: DeltaPlan): DeltaSummary {
     changed: plan.counts.changed,
     removed: plan.counts.removed,
     cellsWritten: plan.strategy === "full" ? plan.cost.fullRewriteCells : plan.cost.cellsWritten,
+    ...(plan.byContent !== undefined ? { byContent: plan.byContent, byPosition: plan.byPosition ?? 0 } : {}),
   };
 }
 
@@ -274,6 +278,10 @@ interface Match {
   matchedBy: "key" | "position";
   key: string[] | null;
   reason: string;
+  /** Without a key (issue #34): rows matched by their whole content, unchanged and unique in both tables. */
+  byContent?: number;
+  /** Without a key: the other rows, matched by position (row n with row n, when neither is matched by content). */
+  byPosition?: number;
 }
 
 function indexesOf(columns: readonly Column[], names: readonly string[]): number[] | null {
@@ -346,10 +354,52 @@ function match(old: TableRows, next: TableRows, key: KeyChoice | readonly string
     }
     problems.push(r.problem);
   }
-  const newToOld = new Int32Array(next.rows.length);
-  for (let r = 0; r < newToOld.length; r++) newToOld[r] = r < old.rows.length ? r : -1;
   const why = problems.length === 0 ? choice.reason : problems.join("; ");
-  return { newToOld, matchedBy: "position", key: null, reason: `matched by position: ${why}` };
+  if (!sameColumns(old.columns, next.columns)) {
+    const newToOld = new Int32Array(next.rows.length);
+    for (let r = 0; r < newToOld.length; r++) newToOld[r] = r < old.rows.length ? r : -1;
+    return { newToOld, matchedBy: "position", key: null, reason: `matched by position: ${why}` };
+  }
+  const m = matchByContent(old, next);
+  const rows = (n: number) => `${n.toLocaleString("en-US")} row${n === 1 ? "" : "s"}`;
+  return { ...m, matchedBy: "position", key: null, reason: `matched by content (${rows(m.byContent)} unchanged) and by position (${rows(m.byPosition)}): ${why}` };
+}
+
+/**
+ * Without a key (issue #34, item 5): a row whose whole content is unchanged, and unique in the old and
+ * in the new table, is the same record wherever it stands (a user's sort, rows added or removed above
+ * it); the other rows are matched by position, row n with row n when neither is matched by content,
+ * as before. Two rows alike in every cell cannot be told apart, so they are matched by position too.
+ */
+export function matchByContent(old: TableRows, next: TableRows): { newToOld: Int32Array; byContent: number; byPosition: number } {
+  const all = next.columns.map((_, i) => i);
+  const read = keyReader(all.length === 1 ? [0, 0] : all);
+  const count = (rows: readonly CellValue[][]) => {
+    const seen = new Map<KeyValue, number>();
+    rows.forEach((r, i) => {
+      const k = read(r);
+      seen.set(k, seen.has(k) ? -1 : i);
+    });
+    return seen;
+  };
+  const inOld = count(old.rows);
+  const inNew = count(next.rows);
+  const newToOld = new Int32Array(next.rows.length).fill(-1);
+  const oldTaken = new Uint8Array(old.rows.length);
+  let byContent = 0, byPosition = 0;
+  for (const [k, n] of inNew) {
+    const o = inOld.get(k);
+    if (n < 0 || o === undefined || o < 0) continue;
+    newToOld[n] = o;
+    oldTaken[o] = 1;
+    byContent++;
+  }
+  for (let r = 0; r < next.rows.length && r < old.rows.length; r++) {
+    if (newToOld[r] >= 0 || oldTaken[r]) continue;
+    newToOld[r] = r;
+    byPosition++;
+  }
+  return { newToOld, byContent, byPosition };
 }
 
 /**
@@ -357,7 +407,7 @@ function match(old: TableRows, next: TableRows, key: KeyChoice | readonly string
  * (the first candidate whose columns are in both tables and unique in both), or by position when no
  * key qualifies; -1 for a new record. What a refresh moves the user's own cells by (issue #21).
  */
-export function matchRows(old: TableRows, next: TableRows, key: KeyChoice | readonly string[] | null | undefined): { newToOld: Int32Array; matchedBy: "key" | "position"; key: string[] | null; reason: string } {
+export function matchRows(old: TableRows, next: TableRows, key: KeyChoice | readonly string[] | null | undefined): Match {
   return match(old, next, key);
 }
 
@@ -478,7 +528,10 @@ export function planDelta(old: TableRows, next: TableRows, key: KeyChoice | read
   const possible = columnsSame && inOrder;
   const deltaCost = possible ? cellsWritten * model.cell + rangeWrites * model.rangeWrite + rowOperations * model.rowOperation : Infinity;
   const cost: DeltaCost = { cellsWritten, rangeWrites, rowOperations, deltaCost, fullRewriteCells, fullCost, ratio: deltaCost / fullCost };
-  const base: PlanBase = { matchedBy: m.matchedBy, key: m.key, matchReason: m.reason, counts, cost, oldRowCount: oldN, newRowCount: newN, columns: next.columns };
+  const base: PlanBase = {
+    matchedBy: m.matchedBy, key: m.key, matchReason: m.reason, counts, cost, oldRowCount: oldN, newRowCount: newN, columns: next.columns,
+    ...(m.byContent !== undefined ? { byContent: m.byContent, byPosition: m.byPosition ?? 0 } : {}),
+  };
 
   const full = (cause: FullRewriteCause, fullReason: string): FullWritePlan => ({
     ...base,

@@ -592,6 +592,12 @@ async function writeLocked(context: Excel.RequestContext, lock: TableLock, bindi
     const newKeys: CellValue[][] = newAll.map((r) => r.map((v, ci) => (wanted.includes(ci) ? (v === "" ? null : v) : null)));
     match = matchRows({ columns: table.columns, rows: oldRows }, { columns: table.columns, rows: newKeys }, key);
   }
+  if (!planned && geometry.userColumns > 0 && oldCount > 0 && total > 0 && (!match || match.matchedBy === "position")) {
+    // No key (or none unique): the user's cells follow a row whose whole content is unchanged (issue
+    // #34, item 5: a sorted keyless table), the others stay by position. That needs every old data cell.
+    const oldRows = norm(await readRows(0, dataColumns));
+    match = matchRows({ columns: table.columns, rows: oldRows }, { columns: table.columns, rows: norm(source.get(0, total)) }, key);
+  }
   const newToOld: Int32Array = match ? match.newToOld : Int32Array.from({ length: total }, (_, i) => (i < oldCount ? i : -1));
 
   let spans: ReturnType<typeof deltaWrites> | null = null;
@@ -625,6 +631,11 @@ async function writeLocked(context: Excel.RequestContext, lock: TableLock, bindi
   const fresh = total === 0 && oldCount > 0 ? [{ start: 0, count: 1 }] : moves.fresh;
   let guard = null as CalculationGuard | null;
   const summaryFor = (strategy: "delta" | "full", fellBack: string | null): DeltaSummary => {
+    // Without a key: how many rows were matched by content and how many by position (issue #34).
+    const ways = match?.byContent !== undefined ? { byContent: match.byContent, byPosition: match.byPosition ?? 0 } : {};
+    return { ...summaryOf(strategy, fellBack), ...ways };
+  };
+  const summaryOf = (strategy: "delta" | "full", fellBack: string | null): DeltaSummary => {
     if (strategy === "delta" && planned && spans) {
       return { strategy: "delta", matchedBy: planned.matchedBy, key: planned.key, reason: planned.matchReason, added: planned.added, changed: planned.changed, removed: planned.removed, cellsWritten: spans.cells };
     }
