@@ -366,31 +366,35 @@ function match(old: TableRows, next: TableRows, key: KeyChoice | readonly string
 }
 
 /**
- * Without a key (issue #34, item 5): a row whose whole content is unchanged, and unique in the old and
- * in the new table, is the same record wherever it stands (a user's sort, rows added or removed above
- * it); the other rows are matched by position, row n with row n when neither is matched by content,
- * as before. Two rows alike in every cell cannot be told apart, so they are matched by position too.
+ * Without a key (issue #34, item 5): a row whose whole content is unchanged is the same record wherever
+ * it stands (a user's sort, rows added or removed above it); the other rows are matched by position,
+ * row n with row n when neither is matched by content, as before. Rows alike in every cell cannot be
+ * told apart, and need not be: they are paired in order (the first such old row with the first such
+ * new row, and so on), so each of their user cells stays beside a row showing exactly its record's
+ * content; a copy more in either table is left for position. Decided against the issue's "unique"
+ * reading: matching duplicates by position would put their notes beside whatever record the export
+ * puts on that row, which is the defect itself.
  */
 export function matchByContent(old: TableRows, next: TableRows): { newToOld: Int32Array; byContent: number; byPosition: number } {
   const all = next.columns.map((_, i) => i);
   const read = keyReader(all.length === 1 ? [0, 0] : all);
-  const count = (rows: readonly CellValue[][]) => {
-    const seen = new Map<KeyValue, number>();
-    rows.forEach((r, i) => {
-      const k = read(r);
-      seen.set(k, seen.has(k) ? -1 : i);
-    });
-    return seen;
-  };
-  const inOld = count(old.rows);
-  const inNew = count(next.rows);
+  // The old rows of each content, in order: the first in `head`, each one's successor in `following`.
+  const head = new Map<KeyValue, number>();
+  const following = new Int32Array(old.rows.length);
+  for (let i = old.rows.length - 1; i >= 0; i--) {
+    const k = read(old.rows[i]);
+    following[i] = head.get(k) ?? -1;
+    head.set(k, i);
+  }
   const newToOld = new Int32Array(next.rows.length).fill(-1);
   const oldTaken = new Uint8Array(old.rows.length);
   let byContent = 0, byPosition = 0;
-  for (const [k, n] of inNew) {
-    const o = inOld.get(k);
-    if (n < 0 || o === undefined || o < 0) continue;
-    newToOld[n] = o;
+  for (let r = 0; r < next.rows.length; r++) {
+    const k = read(next.rows[r]);
+    const o = head.get(k);
+    if (o === undefined || o < 0) continue;
+    head.set(k, following[o]);
+    newToOld[r] = o;
     oldTaken[o] = 1;
     byContent++;
   }

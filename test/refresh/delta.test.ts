@@ -163,9 +163,9 @@ describe("planDelta: position fallback", () => {
   it("duplicate keys in the old or the new data fall back to position, naming the problem", () => {
     const dupOld = planDelta(table(rows([1, 2, 1])), table(rows([1, 2])), ["id"], ALWAYS_DELTA);
     expect(dupOld.matchedBy).toBe("position");
-    expect(dupOld.matchReason).toBe("matched by content (1 row unchanged) and by position (1 row): key (id) is not unique in the previous data (row 3 repeats row 1)");
+    expect(dupOld.matchReason).toBe("matched by content (2 rows unchanged) and by position (0 rows): key (id) is not unique in the previous data (row 3 repeats row 1)");
     const dupNewOld = planDelta(table(rows([1, 2])), table(rows([1, 2, 2])), ["id"], ALWAYS_DELTA);
-    expect(dupNewOld.matchReason).toBe("matched by content (1 row unchanged) and by position (1 row): key (id) is not unique in the new data (row 3 repeats an earlier row)");
+    expect(dupNewOld.matchReason).toBe("matched by content (2 rows unchanged) and by position (0 rows): key (id) is not unique in the new data (row 3 repeats an earlier row)");
     const dupNewFresh = planDelta(table(rows([1])), table(rows([1, 9, 9])), ["id"], ALWAYS_DELTA);
     expect(dupNewFresh.matchReason).toBe("matched by content (1 row unchanged) and by position (0 rows): key (id) is not unique in the new data (9 repeats)");
     for (const [o, n, p] of [
@@ -464,11 +464,21 @@ describe("matchByContent (issue #34, item 5: no key)", () => {
     expect(matchByContent(old, next)).toEqual({ newToOld: Int32Array.from([1, 2, 0, 3]), byContent: 3, byPosition: 1 });
   });
 
-  it("rows alike in every cell are not told apart (position), nor is a row whose position partner was matched by content", () => {
+  it("rows alike in every cell are paired in order, each note beside a row showing its record's content; the rest by position", () => {
     const old = table([row(1), row(1), row(2), row(5)]);
     const next = table([row(2), row(1), row(1), row(6)]);
-    // Row 2 by content (old 2); the two alike rows by position (new 1 ↔ old 1); new 2's partner old 2 is taken: new; new 3 ↔ old 3 by position.
-    expect(matchByContent(old, next)).toEqual({ newToOld: Int32Array.from([2, 1, -1, 3]), byContent: 1, byPosition: 2 });
+    // Row 2 by content (old 2); the two alike rows in order (new 1 ↔ old 0, new 2 ↔ old 1); new 3 ↔ old 3 by position.
+    expect(matchByContent(old, next)).toEqual({ newToOld: Int32Array.from([2, 0, 1, 3]), byContent: 3, byPosition: 1 });
+  });
+
+  it("a copy more in one table is left to position (or is new / removed)", () => {
+    const old = table([row(1), row(1), row(1), row(3)]);
+    const next = table([row(1), row(2), row(1)]);
+    // The first two copies pair in order; new 1's positional partner (old 1) is taken: a new record; old 2 and old 3 are removed.
+    expect(matchByContent(old, next)).toEqual({ newToOld: Int32Array.from([0, -1, 1]), byContent: 2, byPosition: 0 });
+    const more = table([row(4), row(1), row(1), row(1)]);
+    // Three new copies, two old: the third new copy (row 3) takes old row 3 by position.
+    expect(matchByContent(table([row(1), row(1), row(9), row(8)]), more)).toEqual({ newToOld: Int32Array.from([-1, 0, 1, 3]), byContent: 2, byPosition: 1 });
   });
 
   it("the plan's summary says how many rows were matched which way", () => {

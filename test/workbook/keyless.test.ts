@@ -65,6 +65,20 @@ describe("a keyless table the user sorted", () => {
     expect(text).toMatch(/30 rows matched by identical content, 0 by position/);
   });
 
+  it("rows alike in every cell are paired in order: each keeps a note, beside a row showing its record's content", async () => {
+    const base = finRows(30);
+    base[20] = [...base[10]];
+    const wb = await sortedWithNotes(base);
+    const before = rowsWithNotes(wb);
+    expect(before.filter((r) => r[0] === "11")).toEqual([["11", "Project 10", "note for 11"], ["11", "Project 10", "note for 11"]]);
+    const report = await refreshTable(createRequestContext(wb), "b1", keyless(base), { applyQuery: noQuery });
+    expect(report.outcome).toBe("updated");
+    const after = rowsWithNotes(wb);
+    for (const r of after) expect([r[0], r[2]]).toEqual([r[0], `note for ${String(r[0])}`]);
+    expect(after).toEqual(before);
+    expect(report.delta).toMatchObject({ byContent: 30, byPosition: 0 });
+  });
+
   it("a changed record is matched by position: never beside another record's note when its own row stood elsewhere (its note goes with the old row)", async () => {
     const base = finRows(30);
     const wb = await sortedWithNotes(base);
