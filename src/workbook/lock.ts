@@ -52,6 +52,29 @@
  * had lost its lock. A refresh whose write is refused stops with `lock_lost` and writes nothing more;
  * the table keeps its "DATA INCOMPLETE" info line and refresh marker, so the new owner (or the next
  * start) puts the dead refresh's table back before anything else (`recovery.ts`), never a mix.
+ *
+ * Fences under co-authoring, where a client's settings write replaces the WHOLE collection as that
+ * client last knew it (issue #35: a stale co-author's write can put back a deleted key or erase a new
+ * one). Erasing a fence only refuses its owner's writes: safe. Putting back a revoked fence is the
+ * danger: old owner A's stalled request could land after B took over. Why it cannot, within the
+ * propagation bound the lock already rests on: (1) a lock and its fence are written in one request,
+ * and every request that deletes a fence (takeover, release, clear) also rewrites or deletes that
+ * lock, so a collection that holds A's fence also holds A's lock (a snapshot is the state after whole
+ * requests); (2) a takeover writes nothing to the table before its read-back, which waits at least
+ * twice `propagationMs` wherever the document may be shared: a co-author's write made before the
+ * takeover reached it arrives within that wait, and if it put A's fence back it put A's lock back, so
+ * the read-back finds A's lock and B backs off (`table_busy`) before any cell. A's stalled request then
+ * lands on a table nobody else touched, and A (its lock its own again) completes: one export, whole
+ * (test/workbook/fencing.test.ts, "a co-author's stale settings write…"). A co-author's write after the
+ * takeover reached it carries the takeover. Only a write delayed beyond the bound could resurrect A's
+ * fence after B started writing — the same failure the lock itself admits (README, "Table locks under
+ * co-authoring"). A monotonically increasing token would not help: the stale collection restores a
+ * state in which A's token was the current one, so any check inside Excel that passed then passes
+ * again, and Excel has no in-request comparison of a request's constant with stored state beyond a
+ * lookup's existence. A fence that no settings write can restore must live outside the settings (e.g.
+ * a very hidden sheet per owner, `worksheets.getItem`), at the price of structural changes that merge-
+ * conflict under co-authoring: not taken. For whoever merges #35's retry after an erased lock: each
+ * attempt must write the fence with the lock (and revoke the previous owner's) for (1) to hold.
  */
 import { WriteError } from "./blocks";
 

@@ -129,6 +129,47 @@ describe("a stalled write released after a takeover changes no cell", () => {
     expect(binding.validators.generatedAt).toBe(new Date(Date.UTC(2026, 2, 1, 7, 0, 2)).toISOString());
   }, 60_000);
 
+  it("a co-author's stale settings write puts A's lock and fence back during B's takeover wait (whole-collection settings, #35): B backs off before writing a cell, A's held request lands and A completes: one export, whole", async () => {
+    const k = await secondValueBlock();
+    resetLockMemory();
+    const wb = await imported();
+    const a = refreshA(wb, k);
+    await a.stalled;
+    // B's runtime sees A's lock at T0 (its lease runs from then, by B's clock).
+    const held = (await readTableLock(createRequestContext(wb), "ppm_financials", new Date(T0)))!;
+    // A co-author's copy as it stood now (A's lock, A's fence, A's refresh marker): its next settings write sends it whole.
+    const stale = new Map(wb.settings);
+    const before = tableState(wb);
+    const ctx = createRequestContext(wb);
+    const plain = ctx.sync.bind(ctx);
+    let replaced = false;
+    (ctx as { sync: () => Promise<void> }).sync = async () => {
+      await plain();
+      const lock = parseLock(wb.getSetting(lockSettingKey("ppm_financials")));
+      if (!replaced && lock && lock.owner !== held.owner) {
+        // B's takeover landed (A's fence revoked, B's lock and fence written); the stale collection arrives before B reads back.
+        expect(wb.settings.has(fenceSettingKey(held.owner))).toBe(false);
+        replaced = true;
+        wb.settings.clear();
+        for (const [key, v] of stale) wb.settings.set(key, v);
+      }
+    };
+    const b = await refreshTable(ctx, "b1", keyed(B_ROWS, 2), { applyQuery: noQuery, now: () => new Date(T0 + LOCK_TTL_MS + 60_000), holder: "refresh B", delta: false });
+    expect(replaced).toBe(true);
+    expect([b.outcome, b.failure?.code]).toEqual(["failed", "table_busy"]);
+    // B wrote nothing: its read-back found A's lock, before any write request.
+    expect(tableState(wb)).toEqual(before);
+    expect(wb.settings.has(fenceSettingKey(held.owner))).toBe(true);
+    a.release();
+    const ra = await a.report;
+    expect([ra.outcome, ra.failure?.message]).toEqual(["updated", undefined]);
+    const after = tableState(wb);
+    expect(after.body.map((r) => r[1])).toEqual(A_ROWS.map((r) => r[1]));
+    expect(after.info).not.toMatch(/INCOMPLETE/);
+    const binding = JSON.parse(wb.getSetting("ppm.binding.b1") as string) as { validators: { generatedAt: string } };
+    expect(binding.validators.generatedAt).toBe(new Date(Date.UTC(2026, 2, 1, 7, 0, 1)).toISOString());
+  }, 60_000);
+
   it("a user clears the lock of a refresh whose request hangs: the request is refused when it arrives, the table stays marked INCOMPLETE and the next refresh puts it right", async () => {
     const k = await secondValueBlock();
     resetLockMemory();
