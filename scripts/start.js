@@ -276,7 +276,8 @@ async function main() {
     const child = spawnPrefixed(
       "service",
       process.execPath,
-      ["--import", "tsx", "src/reference/main.ts", "--port", String(servicePort)],
+      // CORS for the dev server's origins only (the task pane and the preview it serves, issue #36).
+      ["--import", "tsx", "src/reference/main.ts", "--port", String(servicePort), "--allow-origin", `https://localhost:${devPort}`, "--allow-origin", `http://localhost:${devPort}`],
       {},
       (line) => {
         if (/listening on http/.test(line)) resolveReady(true);

@@ -93,8 +93,11 @@ async function checksumRecalculation(answers: ProbeAnswers, rows: number): Promi
       row.forEach((v, c) => void (sheet.getRangeByIndexes(1, c, rows, 1).values = v as never));
       await context.sync();
       await storeChecks(context, PROBE_BINDING_ID, g, [row]);
+      // Every block formula calculated, as a refresh calculates them (Range.calculate on exactly those
+      // cells; never Application.calculate, which recalculates every open workbook: issue #34).
+      const blocks = Math.ceil(rows / rowsPerBlock([row], PROBE_COLUMNS));
       const started = Date.now();
-      context.application.calculate("Full" as Excel.CalculationType);
+      context.workbook.worksheets.getItem(checkSheetName(PROBE_BINDING_ID)).getRangeByIndexes(0, 1, blocks, 1).calculate();
       await context.sync();
       answers["checksums.rows × columns"] = `${rows} × ${PROBE_COLUMNS}`;
       answers["checksums.full recalculation ms"] = Date.now() - started;

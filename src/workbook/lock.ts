@@ -40,6 +40,48 @@
  * caller that already holds the lock (refresh on open claims it before fetching, then refreshes)
  * passes its owner id on (`LockOptions.owner`), and the lock is reused after one read that finds it
  * still that owner's — no second write, no second wait; a lock that changed hands is refused.
+ *
+ * Fencing (issue #34, item 6): the checks above are the writer's own reads, and a request can reach
+ * Excel long after it was sent (a stalled network, a frozen runtime): the lock read in the same request
+ * as the write cannot stop it. So the last word is Excel's. Each lock owner has a FENCE, a setting of
+ * its own (`ppm.f.<owner>`, written with the lock); every write request of a refresh begins
+ * with `settings.getItem(<its fence>)` ({@link TableLock.fence}), which fails with ItemNotFound once the
+ * fence is gone, and Excel runs none of the request's later actions (docs, OfficeExtension.Error: "All
+ * other commands after the failed command in the batch are not executed"). Whoever takes a lock over
+ * (an expired one, or one a user cleared) deletes the previous owner's fence in the same request as
+ * its own lock, before it writes anything to the table: from then on no request of the old owner
+ * changes a cell, however late it arrives. A fence that vanished for another reason (a co-author's
+ * settings write replacing the collection) refuses the write too: safe, the refresh stops as if it
+ * had lost its lock. A refresh whose write is refused stops with `lock_lost` and writes nothing more;
+ * the table keeps its "DATA INCOMPLETE" info line and refresh marker, so the new owner (or the next
+ * start) puts the dead refresh's table back before anything else (`recovery.ts`), never a mix.
+ *
+ * Fences under co-authoring, where a client's settings write replaces the WHOLE collection as that
+ * client last knew it (issue #35: a stale co-author's write can put back a deleted key or erase a new
+ * one). Erasing a fence only refuses its owner's writes: safe. Putting back a revoked fence is the
+ * danger: old owner A's stalled request could land after B took over. Why it cannot, within the
+ * propagation bound the lock already rests on: (1) a lock and its fence are written in one request,
+ * and every request that deletes a fence (takeover, release, clear) also rewrites or deletes that
+ * lock, so a collection that holds A's fence also holds A's lock (a snapshot is the state after whole
+ * requests); (2) a takeover writes nothing to the table before its read-back, which waits at least
+ * twice `propagationMs` wherever the document may be shared: a co-author's write made before the
+ * takeover reached it arrives within that wait, and if it put A's fence back it put A's lock back, so
+ * the read-back finds A's lock and B backs off (`table_busy`) before any cell. A's stalled request then
+ * lands on a table nobody else touched, and A (its lock its own again) completes: one export, whole
+ * (test/workbook/fencing.test.ts, "a co-author's stale settings write…"). A co-author's write after the
+ * takeover reached it carries the takeover. Only a write delayed beyond the bound could resurrect A's
+ * fence after B started writing — the same failure the lock itself admits (README, "Table locks under
+ * co-authoring"). A monotonically increasing token would not help: the stale collection restores a
+ * state in which A's token was the current one, so any check inside Excel that passed then passes
+ * again, and Excel has no in-request comparison of a request's constant with stored state beyond a
+ * lookup's existence. A fence that no settings write can restore must live outside the settings (e.g.
+ * a very hidden sheet per owner, `worksheets.getItem`), at the price of structural changes that merge-
+ * conflict under co-authoring: not taken. Merged with #35's retry after an erased lock: each attempt
+ * writes the fence with the lock (and revokes the previous owner's), and a holder that writes its
+ * erased lock again writes its fence in the same request, so (1) holds; (2) holds because a takeover
+ * is contended, and a contended lock always waits the co-authoring bound where the document may be
+ * shared (`coauthorsPossible`). The revoked fence's deletion, and the fence deleted with a released or
+ * cleared lock, are also settled with the batch (`settle.ts`).
  */
 import { WriteError } from "./blocks";
 import { keepSetting } from "./settleRegistry";
@@ -147,6 +189,20 @@ export interface TableLock {
   /** True once a check found the lock taken by someone else. */
   readonly lost: boolean;
   /**
+   * Call right after {@link ensure} and before queueing a write request: its first action is then the
+   * fence check, so Excel refuses the whole request once the lock changed hands (see "Fencing"). The
+   * request's sync then fails with `WriteError("lock_lost")` and nothing of it is applied.
+   */
+  fence(): void;
+  /** {@link ensure}, then {@link fence}: what every write request of a refresh begins with. */
+  ensureFenced(): Promise<void>;
+  /**
+   * On: from now on every request of this holder begins with the fence (for a phase of several writes
+   * whose requests are sent by helpers: call it right after a sync). Off: no fence is queued after the
+   * next request (the one already queued still leads it).
+   */
+  fenceEachRequest(on: boolean): void;
+  /**
    * Excel said, when the lock was taken, that co-authors have this document open
    * (`getIsActiveCollabSession`): every cell the refresh changes reaches each of them (issue #26).
    */
@@ -172,6 +228,31 @@ export interface LockOptions {
 
 export function lockSettingKey(tableName: string): string {
   return LOCK_SETTING_PREFIX + tableName.toLowerCase();
+}
+
+/** Every fence setting starts with this (see the module comment, "Fencing"). */
+export const FENCE_SETTING_PREFIX = "ppm.f.";
+
+/**
+ * The fence of one lock owner: its existence is what lets that owner's write requests run. Owner ids
+ * are random per acquisition, so the key needs no table name (and stays short: every write request
+ * names it).
+ */
+export function fenceSettingKey(owner: string): string {
+  return FENCE_SETTING_PREFIX + owner;
+}
+
+/** What a live fence holds. */
+const FENCE_VALUE = "1";
+
+/**
+ * Queues deleting a fence whether or not it exists (a method on a null object would fail the request):
+ * it is added (or replaced), then deleted.
+ */
+function queueRevokeFence(context: Excel.RequestContext, key: string): void {
+  const settings = context.workbook.settings;
+  settings.add(key, "revoked");
+  settings.getItem(key).delete();
 }
 
 export function parseLock(value: unknown): LockRecord | null {
@@ -312,15 +393,22 @@ export async function acquireTableLock(context: Excel.RequestContext, tableName:
   const shared = collab.value || lockTiming.mayBeShared();
   if (options.owner !== undefined) return reuseHeldLock(context, tableName, key, current, options.owner, ttl, now, shared);
   // The co-authoring wait only when it is needed (see coauthorsPossible): Excel says co-authors are
-  // here, or the document may be co-authored and the flag cannot be trusted or someone else is seen.
+  // here, or the document may be co-authored and the flag cannot be trusted or someone else is seen
+  // (a takeover always is: the old owner's revoked fence is durable before this lock is used).
   let contended = current !== null && current.owner !== owner;
   for (let attempt = 1; ; attempt++) {
     if (current && current.owner !== owner && lockHolds(current, now().getTime())) throw busy(tableName, current, now().getTime());
     const stamp = now().toISOString();
     const record: LockRecord = { owner, holder: options.holder ?? "another window", acquiredAt: stamp, renewedAt: stamp, expiresAt: new Date(now().getTime() + ttl).toISOString() };
+    // Taking over: the previous owner's fence goes first, in the request that writes this lock and its fence (issue #34).
+    const revoked = current && current.owner !== owner ? fenceSettingKey(current.owner) : null;
+    if (revoked) queueRevokeFence(context, revoked);
     context.workbook.settings.add(key, JSON.stringify(record));
+    context.workbook.settings.add(fenceSettingKey(owner), FENCE_VALUE);
     // eslint-disable-next-line office-addins/no-context-sync-in-loop -- a retry only after a co-author's write erased the lock (issue #35), at most `attempts` times
     await context.sync();
+    // Issue #35: a co-author's stale settings copy could put the revoked fence back; settled with the batch.
+    if (revoked) keepSetting(context, { key: revoked, deleted: true, mode: "cas", previous: { value: FENCE_VALUE } }, shared);
     const full = collab.value || (lockTiming.mayBeShared() && coauthorsPossible(Date.now(), contended));
     const settle = settleMs(rtt, full);
     if (settle > 0) await sleep(settle);
@@ -331,13 +419,21 @@ export async function acquireTableLock(context: Excel.RequestContext, tableName:
       const retakeUntil = shared && !full ? Date.now() + 2 * lockTiming.propagationMs : 0;
       return heldLock(context, tableName, key, record, ttl, now, true, shared, retakeUntil);
     }
-    if (after) throw busy(tableName, after, now().getTime());
-    if (attempt >= lockTiming.attempts) {
+    if (after || attempt >= lockTiming.attempts) {
+      // Lost the race (or gave up): this owner's fence goes (it would let nothing through: this refresh writes nothing).
+      try {
+        queueRevokeFence(context, fenceSettingKey(owner));
+        // eslint-disable-next-line office-addins/no-context-sync-in-loop -- once, on the way out of the loop (it throws below)
+        await context.sync();
+      } catch {
+        /* a leftover fence of an owner that never writes is harmless */
+      }
+      if (after) throw busy(tableName, after, now().getTime());
       throw new WriteError("table_busy", `The table "${tableName}" could not be locked for this refresh: a colleague's add-in changed this workbook's settings at the same moment ${attempt} times in a row, which erased the lock each time. Nothing was written. Refresh again in a moment.`);
     }
     // Issue #35: the key is gone. A co-author's settings write from a copy that had not received
-    // ours replaced the collection (nobody holds the table): take it again, waiting again, the full
-    // co-authoring bound this time (a co-author is there).
+    // ours replaced the collection (nobody holds the table): take it again (lock and fence), waiting
+    // again, the full co-authoring bound this time (a co-author is there).
     current = null;
     contended = true;
   }
@@ -365,6 +461,7 @@ function reuseHeldLock(context: Excel.RequestContext, tableName: string, key: st
  */
 function heldLock(context: Excel.RequestContext, tableName: string, key: string, held: LockRecord, ttl: number, now: () => Date, releases: boolean, collab: boolean, retakeUntil = 0): TableLock {
   const owner = held.owner;
+  const fenceKey = fenceSettingKey(owner);
   let record = held;
   let lastCheck = Date.now();
   let lost = false;
@@ -372,12 +469,16 @@ function heldLock(context: Excel.RequestContext, tableName: string, key: string,
   /**
    * Issue #35: the stored lock is ours but an older version (a co-author's stale copy put it back), or
    * it vanished after a read that saw it before `retakeUntil` (a lock taken with the short wait, not
-   * yet durable: a co-author's stale copy may have erased it; nobody else holds the table): written
-   * again at once.
+   * yet durable: a co-author's stale copy may have erased it, with its fence; nobody else holds the
+   * table): written again at once, with its fence.
    */
   let reverted = false;
   /** When the last read that found the lock in place was SENT (it vanished after that). */
   let seenAt = Date.now();
+  /** A fence check is queued: the next request begins with it. */
+  let fenceQueued = false;
+  /** Every request begins with the fence ({@link TableLock.fenceEachRequest}). */
+  let fenceAll = false;
   /** `value`: the lock as a read sent at `sentAt` found it. */
   const check = (value: LockRecord | null, sentAt: number) => {
     lastCheck = Date.now();
@@ -391,6 +492,59 @@ function heldLock(context: Excel.RequestContext, tableName: string, key: string,
       seenBy = value;
     } else if (lockVersion(value) !== lockVersion(record)) reverted = true;
   };
+  const queueFence = () => {
+    if (fenceQueued) return;
+    // Microsoft's library instantiates every object it is asked for in the next request, in order
+    // (an Instantiate action on `settings.getItem(key)`): Excel resolves the key there, and a missing
+    // fence fails the request at that action, before anything queued after it (a `load` would only
+    // add bytes: test/workbook/fencing.test.ts shows the request refused).
+    context.workbook.settings.getItem(fenceKey);
+    fenceQueued = true;
+  };
+  /** After a fenced request failed: was it refused because the fence is gone (the lock changed hands)? */
+  const refusedByFence = async (): Promise<boolean> => {
+    try {
+      const fence = context.workbook.settings.getItemOrNullObject(fenceKey);
+      fence.load("key");
+      const item = context.workbook.settings.getItemOrNullObject(key);
+      item.load("value");
+      await context.sync();
+      if (!fence.isNullObject) return false;
+      lost = true;
+      const now = item.isNullObject ? null : parseLock(item.value);
+      seenBy = now?.owner === owner ? null : now;
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  /**
+   * Every request this lock's holder sends: a request that began with the fence and failed is checked
+   * (was the fence gone? then `lock_lost`: nothing of it landed). With {@link fenceAll} the next
+   * request's fence is queued as soon as this one is answered, before anything else is queued.
+   */
+  const send = async (): Promise<void> => {
+    const fenced = fenceQueued;
+    fenceQueued = false;
+    try {
+      await context.sync();
+      // A request that began with the fence and ran proves the lock was this holder's when it ran.
+      if (fenced) lastCheck = Date.now();
+    } catch (e) {
+      if (fenced && (await refusedByFence())) throw lockLost(tableName, seenBy);
+      throw e;
+    } finally {
+      if (fenceAll && !lost) queueFence();
+    }
+  };
+  const readOwn = async (): Promise<LockRecord | null> => {
+    const item = context.workbook.settings.getItemOrNullObject(key);
+    item.load("value");
+    // `send` is this holder's sync (the fence's bookkeeping around `context.sync()`).
+    await send();
+    // eslint-disable-next-line office-addins/call-sync-before-read, office-addins/call-sync-after-load -- synced by `send` just above
+    return item.isNullObject ? null : parseLock(item.value);
+  };
   // Every sync of the refresh also reads the lock (see `context` below).
   const guarded = {
     workbook: context.workbook,
@@ -398,11 +552,10 @@ function heldLock(context: Excel.RequestContext, tableName: string, key: string,
     trackedObjects: context.trackedObjects,
     async sync(): Promise<void> {
       if (lost) throw lockLost(tableName, seenBy);
-      const item = context.workbook.settings.getItemOrNullObject(key);
-      item.load("value");
+      // Read with every request, fenced or not: a lock written over by a runtime that does not know of
+      // fences (an older version of the add-in) is seen at the next request all the same.
       const sentAt = Date.now();
-      await context.sync();
-      check(item.isNullObject ? null : parseLock(item.value), sentAt);
+      check(await readOwn(), sentAt);
     },
   } as unknown as Excel.RequestContext;
   const lock: TableLock = {
@@ -413,22 +566,42 @@ function heldLock(context: Excel.RequestContext, tableName: string, key: string,
     get lost() {
       return lost;
     },
+    fence() {
+      // Queued first in the next request (the caller queues its writes after it): Excel stops there when the fence is gone.
+      queueFence();
+    },
+    fenceEachRequest(on: boolean) {
+      fenceAll = on;
+      if (on && !lost) queueFence();
+    },
+    async ensureFenced() {
+      await lock.ensure();
+      lock.fence();
+    },
     async ensure() {
       if (lost) throw lockLost(tableName, seenBy);
       const sentAt = Date.now();
-      if (sentAt - lastCheck > CHECK_FRESH_MS) check(await readLock(context, key), sentAt);
+      if (sentAt - lastCheck > CHECK_FRESH_MS) check(await readOwn(), sentAt);
       if (lost) throw lockLost(tableName, seenBy);
       const t = now().getTime();
       if (reverted || t - Date.parse(record.renewedAt ?? record.acquiredAt) > ttl / 2) {
         // Renewed in a request of its own, right after the check above.
-        reverted = false;
         record = { ...record, renewedAt: new Date(Math.max(t, Date.parse(record.renewedAt ?? record.acquiredAt) + 1)).toISOString(), expiresAt: new Date(t + ttl).toISOString() };
         context.workbook.settings.add(key, JSON.stringify(record));
-        await context.sync();
+        // Issue #35: an erased lock lost its fence with it (one collection): both are written again.
+        if (reverted) context.workbook.settings.add(fenceKey, FENCE_VALUE);
+        reverted = false;
+        await send();
       }
     },
     async release() {
-      if (releases) await releaseOwned(context, key, owner, collab);
+      fenceAll = false;
+      if (!releases) {
+        // The caller that took the lock releases it; a fence still queued is sent now, not with its requests.
+        if (fenceQueued) await send().catch(() => undefined);
+        return;
+      }
+      await releaseOwned(context, key, owner, collab);
     },
   };
   return lock;
@@ -450,14 +623,17 @@ export async function readTableLock(context: Excel.RequestContext, tableName: st
  * @returns false when the lock was already gone or has another owner now.
  */
 export async function clearTableLock(context: Excel.RequestContext, tableName: string, owner: string): Promise<boolean> {
+  // Its fence with it: a refresh still running under the cleared lock has its next write refused by Excel.
   return releaseOwned(context, lockSettingKey(tableName), owner, false, true);
 }
 
 /**
- * Deletes the lock `key` when it is still `owner`'s (one read, one write); false when it was gone or
- * another's. Issue #35: a co-author's stale settings copy can put a deleted lock back, so the deletion
- * is settled with the batch's other writes (`settle.ts`). Never throws unless `rethrow` (a lock left
- * behind expires).
+ * Deletes the lock `key` and its fence when the lock is still `owner`'s (one read, one write); false
+ * when it was gone or another's. The lock's delete goes first: were the fence gone (a co-author's
+ * settings write replaced the collection), its delete would fail the request after the lock's had run
+ * (issue #34). Issue #35: a co-author's stale settings copy can put a deleted lock or fence back, so
+ * both deletions are settled with the batch's other writes (`settle.ts`). Never throws unless
+ * `rethrow` (a lock left behind expires).
  */
 async function releaseOwned(context: Excel.RequestContext, key: string, owner: string, collab: boolean, rethrow = false): Promise<boolean> {
   try {
@@ -465,9 +641,12 @@ async function releaseOwned(context: Excel.RequestContext, key: string, owner: s
     item.load("value");
     await context.sync();
     if (item.isNullObject || parseLock(item.value)?.owner !== owner) return false;
+    const fenceKey = fenceSettingKey(owner);
     item.delete();
+    queueRevokeFence(context, fenceKey);
     await context.sync();
     keepSetting(context, { key, deleted: true, mode: "cas", previous: { value: item.value } }, collab);
+    keepSetting(context, { key: fenceKey, deleted: true, mode: "cas", previous: { value: FENCE_VALUE } }, collab);
     return true;
   } catch (e) {
     if (rethrow) throw e;

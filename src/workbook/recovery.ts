@@ -119,11 +119,13 @@ export function queueMarkerDone(context: Excel.RequestContext, bindingId: string
  * Deletes a marker if the document holds it (two syncs: read, delete). Issue #35: a co-author's
  * whole-collection settings write can have erased it meanwhile. True when one was deleted.
  */
-export async function dropMarkerIfPresent(context: Excel.RequestContext, bindingId: string): Promise<boolean> {
+export async function dropMarkerIfPresent(context: Excel.RequestContext, bindingId: string, beforeDelete?: () => void): Promise<boolean> {
   const item = context.workbook.settings.getItemOrNullObject(markerKey(bindingId));
   item.load("key");
   await context.sync();
   if (item.isNullObject) return false;
+  // A refresh's lock fence (issue #34) leads the deleting request.
+  beforeDelete?.();
   item.delete();
   await context.sync();
   return true;
@@ -386,6 +388,8 @@ export async function recoverInterruptedRefreshes(context: Excel.RequestContext,
       const lock = await acquireTableLock(context, tableName, { holder: RECOVERY_HOLDER, now });
       try {
         await lock.ensure();
+        // Every request of the recovery begins with the lock's fence (lock.ts, "Fencing").
+        lock.fenceEachRequest(true);
         report(await recoverOne(lock.context, marker, binding, now));
       } finally {
         await lock.release();

@@ -174,6 +174,23 @@ describe("npm start with a port already taken", () => {
   });
 });
 
+describe("npm start -- --port N: the reference service's CORS (issue #36)", () => {
+  it("answers the dev server's origins on that port, and no other", async () => {
+    const [devPort, servicePort] = [await freePort(), await freePort()];
+    const run = launch(["--port", String(devPort), "--service-port", String(servicePort), "--test-dev-server", stub]);
+    running.push(run.child);
+    await run.waitFor(/Task pane {9}: http:\/\/localhost:\d+\/taskpane\.html/, 20000);
+    const preflight = async (origin: string) => {
+      const res = await fetch(`http://127.0.0.1:${servicePort}/__control/status`, { method: "OPTIONS", headers: { Origin: origin, "Access-Control-Request-Method": "GET", "Access-Control-Request-Headers": "x-ppm-control" } });
+      return [res.status, res.headers.get("access-control-allow-origin")];
+    };
+    expect(await preflight(`https://localhost:${devPort}`)).toEqual([204, `https://localhost:${devPort}`]);
+    expect(await preflight(`http://localhost:${devPort}`)).toEqual([204, `http://localhost:${devPort}`]);
+    expect(await preflight("https://localhost:3000")).toEqual([403, null]);
+    expect(await preflight("https://evil.example.com")).toEqual([403, null]);
+  }, 60000);
+});
+
 describe("npm start when the reference service dies", () => {
   it("reports the real signal and exit status, restarts it a bounded number of times, then says it stopped while the dev server keeps running", async () => {
     const [devPort, servicePort] = [await freePort(), await freePort()];

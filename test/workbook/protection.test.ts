@@ -14,6 +14,7 @@ import { readTableCells, recordImportBaseline } from "../../src/workbook/writeba
 import { confirmWriteback, prepareWriteback } from "../../src/records";
 import type { Table } from "../../src/table/model";
 import { bindingDraft, finRows, finTable, fixedNow, importedProjects, keyedSource, rejection, TOKEN } from "./helpers";
+import { CONTROL } from "../helpers/control";
 
 const T0 = Date.parse("2026-02-01T08:00:00Z");
 const noQuery = (t: Table) => ({ table: t });
@@ -140,7 +141,7 @@ describe("write-back", () => {
   });
 
   async function projects() {
-    await fetch(`${svc.url}/__control/reset`, { method: "POST" });
+    await fetch(`${svc.url}/__control/reset`, { method: "POST", headers: CONTROL });
     const { wb, run, deps, ...imported } = await importedProjects(svc.url);
     await run((ctx) => recordImportBaseline(ctx, imported.binding));
     // The user types a new Sponsor into the first record.
@@ -152,7 +153,7 @@ describe("write-back", () => {
     });
     return { wb, deps, binding: imported.binding, sheet: imported.sheetName };
   }
-  const writes = async () => ((await (await fetch(`${svc.url}/__control/requests`)).json()) as { requests: Array<{ method: string }> }).requests.filter((r) => r.method !== "GET").length;
+  const writes = async () => ((await (await fetch(`${svc.url}/__control/requests`, { headers: CONTROL })).json()) as { requests: Array<{ method: string }> }).requests.filter((r) => r.method !== "GET").length;
 
   for (const what of ["a protected sheet", "structure protection"] as const) {
     it(`on ${what}: Detect changes and Send refuse before anything is written or sent, with what to do`, async () => {

@@ -3,6 +3,7 @@
  * prints. A report from real Excel and one from the emulated host have the same shape, so two runs
  * can be put side by side (`formatTable(a, b)`). Pure logic: no Office, no DOM.
  */
+import { printable } from "./printable";
 
 export type ScenarioStatus = "passed" | "failed" | "skipped" | "not run";
 
@@ -53,10 +54,11 @@ export function reportPassed(r: SelfTestReport): boolean {
 }
 
 export function hostLabel(r: SelfTestReport): string {
-  return r.host.emulated ? `emulated (${r.host.profile ?? r.host.platform})` : `Excel ${r.host.platform} ${r.host.version}`;
+  return printable(r.host.emulated ? `emulated (${r.host.profile ?? r.host.platform})` : `Excel ${r.host.platform} ${r.host.version}`);
 }
 
-const cut = (s: string, n: number): string => (s.length > n ? `${s.slice(0, n - 1)}…` : s);
+/** Cut to `n` characters, made printable (a report is posted by a page: its text is not trusted, issue #36). */
+const cut = (s: string, n: number): string => printable(s.length > n ? `${s.slice(0, n - 1)}…` : s);
 
 /**
  * The scenario × result table: one row per scenario, one column per report (a real-Excel run and an
@@ -71,13 +73,13 @@ export function formatTable(...reports: SelfTestReport[]): string {
     return s.status === "passed" ? `ok ${(s.ms / 1000).toFixed(1)} s, ${s.syncs} syncs` : s.status.toUpperCase();
   };
   const header = ["scenario", ...reports.map(hostLabel), "detail"];
-  const rows = names.map((n) => [n, ...reports.map((r) => cell(r, n)), cut(reports[0]?.scenarios.find((x) => x.name === n)?.detail ?? "", 90)]);
+  const rows = names.map((n) => [cut(n, 90), ...reports.map((r) => cell(r, n)), cut(reports[0]?.scenarios.find((x) => x.name === n)?.detail ?? "", 90)]);
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
   const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i])).join(" | ").trimEnd();
   const out = [line(header), widths.map((w) => "-".repeat(w)).join("-|-"), ...rows.map(line)];
   for (const r of reports) {
     const count = (st: ScenarioStatus) => r.scenarios.filter((s) => s.status === st).length;
-    out.push(`${hostLabel(r)}: ${r.refused ? `REFUSED: ${r.refused}` : `${count("passed")} passed, ${count("failed")} failed, ${count("skipped")} skipped, ${count("not run")} not run`}`);
+    out.push(`${hostLabel(r)}: ${r.refused ? `REFUSED: ${printable(r.refused)}` : `${count("passed")} passed, ${count("failed")} failed, ${count("skipped")} skipped, ${count("not run")} not run`}`);
   }
   return out.join("\n");
 }

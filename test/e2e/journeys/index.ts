@@ -27,6 +27,7 @@ import { beforeFluent } from "./fluentLate";
 import { changeCounts, previewControls, serviceDown } from "./truth";
 import { formulaErrors, formulaOneRequest, formulaRegeneration, formulaValues, savedView } from "./formulas";
 import { editAddressKeepsSecrets, reopenAsksFirst, summaryPageOutsideDialog } from "./secrets";
+import { foreignPageCannotDriveService, hostFilesUnderPolicy } from "./security";
 
 export const JOURNEYS: Journey[] = [
   previewGrid,
@@ -75,6 +76,9 @@ export const JOURNEYS: Journey[] = [
   previewControls,
   serviceDown,
   changeCounts,
+  // Issue #36, each in a browser context of its own.
+  foreignPageCannotDriveService,
+  hostFilesUnderPolicy,
   // Last: its table is bound to a service of its own, whose connection it removes again, so the
   // refresh journeys above never meet a table without a connection.
   largerThanSheet,
