@@ -14,7 +14,7 @@ const CLASSES = [
   "Application", "AutoFilter", "ConditionalFormat", "ConditionalFormatCollection", "ConditionalFormatRule", "ConditionalRangeFill",
   "ConditionalRangeFormat", "CultureInfo", "CustomConditionalFormat", "FunctionResult", "Functions", "NamedItem", "NamedItemCollection", "NumberFormatInfo", "Range",
   "RangeFill", "RangeFormat", "Setting", "SettingCollection", "Table", "TableCollection", "TableColumn", "TableColumnCollection",
-  "TableRow", "TableRowCollection", "TableSort", "Workbook", "Worksheet", "WorksheetCollection",
+  "TableRow", "TableRowCollection", "TableSort", "Workbook", "WorkbookProtection", "Worksheet", "WorksheetCollection", "WorksheetProtection",
 ];
 
 function generate() {

@@ -28,10 +28,11 @@ import type { HeldCell } from "../records/held";
 import { isEmptyQuery, type DatasetPaths, type QueryEngine } from "./queryBuilder";
 import { rectsIntersect, type Rect } from "./selection";
 import { runExcel } from "./excelRun";
+import { settleSettings } from "../workbook/settle";
 import { recoverInterruptedRefreshes, type RecoveredTable } from "../workbook/recovery";
 import { a1 } from "../workbook/names";
 import { WriteError } from "../workbook/blocks";
-import { acquireTableLock, clearTableLock as clearLock, lockHolds, lockSettingKey, parseLock, readTableLock, type LockRecord, type TableLock } from "../workbook/lock";
+import { acquireTableLock, clearTableLock as clearLock, lockHolds, lockSettingKey, lockTiming, noteCoauthors, parseLock, readTableLock, type LockRecord, type TableLock } from "../workbook/lock";
 import { failureFrom } from "../refresh/plan";
 import { deleteView as removeStoredView, readViews as readStoredViews, saveView as storeView } from "./viewStore";
 import { describeView, serializeViews, type SavedView, type ViewsDocument } from "../views/views";
@@ -72,6 +73,26 @@ export interface ImportOutcome {
 
 export { runExcel } from "./excelRun";
 
+/**
+ * Excel work whose settings writes are made durable against co-authors (issue #35, `settle.ts`): the
+ * result is handed back as soon as the work is done, and the same batch then waits out the
+ * co-authoring window and writes again what a co-author's stale settings copy undid. Nothing waits
+ * where the document cannot be co-authored or nothing was written.
+ */
+function runSettled<T>(work: (context: Excel.RequestContext) => Promise<T>): Promise<T> {
+  let handBack!: (result: T) => void;
+  const early = new Promise<T>((resolve) => (handBack = resolve));
+  const whole = runExcel(async (context) => {
+    const result = await work(context);
+    handBack(result);
+    await settleSettings(context);
+    return result;
+  });
+  // A failure after the result was handed back (the batch's final sync) is the batch's own: nobody waits for it.
+  whole.catch(() => undefined);
+  return Promise.race([early, whole]);
+}
+
 /** True for Excel's "the selection is invalid for this operation" (several areas selected). */
 function isInvalidSelection(e: unknown): boolean {
   return !!e && typeof e === "object" && (e as { code?: unknown }).code === "InvalidSelection";
@@ -86,7 +107,7 @@ function isInvalidSelection(e: unknown): boolean {
  */
 export async function selectedCell(): Promise<{ sheetName: string; anchor: string }> {
   try {
-    return await runExcel(async (context) => {
+    return await runSettled(async (context) => {
       const range = context.workbook.getSelectedRange();
       range.load(["rowIndex", "columnIndex", "worksheet/name"]);
       await context.sync();
@@ -114,7 +135,7 @@ export async function bindingAtSelection(): Promise<Binding | null> {
 }
 
 function bindingAtSingleSelection(): Promise<Binding | null> {
-  return runExcel(async (context) => {
+  return runSettled(async (context) => {
     const { bindings } = await readBindings(context);
     const sel = context.workbook.getSelectedRange();
     sel.load(["rowIndex", "columnIndex", "rowCount", "columnCount", "worksheet/name"]);
@@ -147,7 +168,7 @@ function bindingAtSingleSelection(): Promise<Binding | null> {
 
 /** Bindings stored in the workbook (unreadable ones listed in `broken`). */
 export function listBindings(): Promise<StoredBindings> {
-  return runExcel((context) => readBindings(context));
+  return runSettled((context) => readBindings(context));
 }
 
 /** What the pane shows about co-authoring (issue #26, hazard 9). */
@@ -160,7 +181,7 @@ export interface Collaboration {
 
 /** Whether co-authors are editing, and who holds which table (one sync). */
 export function collaboration(): Promise<Collaboration> {
-  return runExcel(async (context) => {
+  return runSettled(async (context) => {
     const active = context.workbook.getIsActiveCollabSession();
     const settings = context.workbook.settings;
     settings.load("items/key,items/value");
@@ -174,7 +195,10 @@ export function collaboration(): Promise<Collaboration> {
       if (lock && lockHolds(lock, now)) holders[b.id] = { holder: lock.holder, since: lock.acquiredAt };
     }
     // eslint-disable-next-line office-addins/load-object-before-read -- a ClientResult, read after the sync above
-    return { active: active.value === true, holders };
+    const present = active.value === true;
+    // Issue #35: the locks of this runtime wait the co-authoring bound for a while after co-authors were seen.
+    if (present) noteCoauthors(now);
+    return { active: present, holders };
   });
 }
 
@@ -188,7 +212,7 @@ export function collaboration(): Promise<Collaboration> {
  */
 export async function watchSettings(listener: () => void): Promise<(() => void) | null> {
   try {
-    return await runExcel(async (context) => {
+    return await runSettled(async (context) => {
       const handle = context.workbook.settings.onSettingsChanged.add(() => {
         listener();
         return Promise.resolve();
@@ -211,12 +235,12 @@ export async function watchSettings(listener: () => void): Promise<(() => void) 
 
 /** The workbook's refresh log (issue #15), newest last. */
 export function readRefreshLog(): Promise<RefreshLogEntry[]> {
-  return runExcel((context) => readLog(context));
+  return runSettled((context) => readLog(context));
 }
 
 /** Per binding id: whether its last delta's changes can be shown, and whether they are (issue #15). */
 export function changeHighlights(): Promise<Record<string, ChangeHighlight>> {
-  return runExcel(async (context) => {
+  return runSettled(async (context) => {
     const { bindings } = await readBindings(context);
     return Object.fromEntries(await readChangeState(context, bindings));
   });
@@ -231,7 +255,7 @@ async function storedBinding(context: Excel.RequestContext, bindingId: string): 
 
 /** "Show changes": highlights the changed cells and added rows of a table's last delta refresh. */
 export function showChanges(bindingId: string): Promise<ChangeHighlight> {
-  return runExcel(async (context) => showTableChanges(context, await storedBinding(context, bindingId), { holder: "the task pane" }));
+  return runSettled(async (context) => showTableChanges(context, await storedBinding(context, bindingId), { holder: "the task pane" }));
 }
 
 /** "Clear highlight": removes exactly the add-in's highlight from a table. */
@@ -241,7 +265,7 @@ export function showChanges(bindingId: string): Promise<ChangeHighlight> {
  * longer there is left alone (false).
  */
 export function goToTable(tableName: string): Promise<boolean> {
-  return runExcel(async (context) => {
+  return runSettled(async (context) => {
     const lo = context.workbook.tables.getItemOrNullObject(tableName);
     await context.sync();
     if (lo.isNullObject) return false;
@@ -253,21 +277,21 @@ export function goToTable(tableName: string): Promise<boolean> {
 }
 
 export function clearChanges(bindingId: string): Promise<ChangeHighlight> {
-  return runExcel(async (context) => clearTableChanges(context, await storedBinding(context, bindingId), { holder: "the task pane" }));
+  return runSettled(async (context) => clearTableChanges(context, await storedBinding(context, bindingId), { holder: "the task pane" }));
 }
 
 /** The workbook's saved views (issue #28). */
 export function readViews(): Promise<ViewsDocument> {
-  return runExcel((context) => readStoredViews(context));
+  return runSettled((context) => readStoredViews(context));
 }
 
 /** Saves a view in the workbook (a view of the same name is replaced). */
 export function saveView(view: SavedView, secrets: readonly string[]): Promise<ViewsDocument> {
-  return runExcel((context) => storeView(context, view, secrets));
+  return runSettled((context) => storeView(context, view, secrets));
 }
 
 export function deleteView(name: string): Promise<ViewsDocument> {
-  return runExcel((context) => removeStoredView(context, name));
+  return runSettled((context) => removeStoredView(context, name));
 }
 
 /** The facade the UI holds once loaded. */
@@ -285,6 +309,14 @@ export class Engine {
   readonly listBindings = listBindings;
   readonly readRefreshLog = readRefreshLog;
   readonly collaboration = collaboration;
+  /**
+   * Issue #35: tells the workbook layer whether this document may be co-authored (then locks wait
+   * the co-authoring bound and settings writes are settled even while Excel's lagging flag says
+   * "alone"). The runtime asks it with the document's address.
+   */
+  readonly setDocumentSharing = (mayBeShared: () => boolean): void => {
+    lockTiming.mayBeShared = mayBeShared;
+  };
   readonly watchSettings = watchSettings;
   readonly changeHighlights = changeHighlights;
   readonly showChanges = showChanges;
@@ -299,7 +331,7 @@ export class Engine {
    * Issue #26: puts back (or marks) every table whose refresh died mid-write and removes what it left
    * (`src/workbook/recovery.ts`). Called once when the add-in starts; never throws.
    */
-  readonly recoverInterrupted = (): Promise<RecoveredTable[]> => runExcel((context) => recoverInterruptedRefreshes(context)).catch(() => []);
+  readonly recoverInterrupted = (): Promise<RecoveredTable[]> => runSettled((context) => recoverInterruptedRefreshes(context)).catch(() => []);
   readonly serializeViews = serializeViews;
   readonly describeView = describeView;
 
@@ -349,7 +381,7 @@ export class Engine {
     const query = req.query && !isEmptyQuery(req.query) ? req.query : null;
     const target = req.destination.kind === "selection" ? await selectedCell() : null;
     const warnings: string[] = [];
-    const result: ImportResult = await runExcel(async (context) => {
+    const result: ImportResult = await runSettled(async (context) => {
       const imported = await importSource(context, from, {
         source: req.source,
         connection: req.connection,
@@ -406,7 +438,7 @@ export class Engine {
     },
   ): Promise<RefreshReport> {
     try {
-      return await runExcel(async (context) => {
+      return await runSettled(async (context) => {
         let claim: TableLock | null = null;
         if (opts.claim && opts.binding) {
           claim = await acquireTableLock(context, opts.binding.tableName, { holder: opts.holder ?? "the task pane" });
@@ -423,6 +455,8 @@ export class Engine {
             secrets: opts.secrets,
             holder: opts.holder ?? "the task pane",
             lockOwner: claim?.owner,
+            // Settled by runSettled after the report is handed back (issue #35).
+            settle: false,
             onProgress: (p) => opts.onProgress?.(p.phase === "fetching" ? (p.rowsReceived ?? 0) : (p.rowsWritten ?? 0), p.totalRows, p.phase),
           });
           const warning = await afterTableRefresh(context, report.binding, report.outcome, held);
@@ -438,7 +472,7 @@ export class Engine {
 
   /** The lock on a bound table, when one is stored (issue #21, item 12: the pane offers to clear a stale one). */
   tableLock(bindingId: string): Promise<(LockRecord & { holds: boolean; until: string }) | null> {
-    return runExcel(async (context) => readTableLock(context, (await storedBinding(context, bindingId)).tableName));
+    return runSettled(async (context) => readTableLock(context, (await storedBinding(context, bindingId)).tableName));
   }
 
   /**
@@ -446,12 +480,12 @@ export class Engine {
    * user was shown (`owner`). A refresh still running under it stops before its next write.
    */
   clearTableLock(bindingId: string, owner: string): Promise<boolean> {
-    return runExcel(async (context) => clearLock(context, (await storedBinding(context, bindingId)).tableName, owner));
+    return runSettled(async (context) => clearLock(context, (await storedBinding(context, bindingId)).tableName, owner));
   }
 
   /** Sets or clears a table's "Refresh when this workbook opens" (stored in its binding). */
   setRefreshOnOpen(bindingId: string, on: boolean, secrets: readonly string[]): Promise<OpenFlagResult> {
-    return runExcel((context) => setRefreshOnOpen(context, bindingId, on, secrets));
+    return runSettled((context) => setRefreshOnOpen(context, bindingId, on, secrets));
   }
 
   refreshAll(
@@ -466,7 +500,7 @@ export class Engine {
       holder?: string;
     },
   ): Promise<{ reports: RefreshReport[]; broken: StoredBindings["broken"] }> {
-    return runExcel(async (context) => {
+    return runSettled(async (context) => {
       const names = new Map<string, string>();
       const { bindings } = await readBindings(context);
       const held = new Map<string, HeldCell[]>();
@@ -483,6 +517,7 @@ export class Engine {
           secrets: opts.secrets,
           deadline: opts.deadline,
           holder: opts.holder ?? "the task pane",
+          settle: false,
           onProgress: (p) => opts.onProgress?.(names.get(p.bindingId) ?? p.bindingId, p.phase === "fetching" ? (p.rowsReceived ?? 0) : (p.rowsWritten ?? 0), p.totalRows, p.phase),
         },
       );

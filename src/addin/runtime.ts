@@ -19,6 +19,7 @@ import type { Connection } from "../service/connection";
 import { ensureDocumentId, readDocumentId } from "../workbook/documentId";
 import { ConnectionStore, deviceStorage, type StorageLike } from "./connectionStore";
 import type { Engine } from "./engine";
+import type { RecoveredTable } from "../workbook/recovery";
 import { runExcel } from "./excelRun";
 import { FormulaConsent, type DocumentIdAccess } from "./formulaConsent";
 import { resolveConnectionId } from "./refreshSummary";
@@ -84,6 +85,17 @@ export type FlagChange =
 
 let counter = 0;
 
+/**
+ * Whether a workbook at this address may be co-authored (issue #35). Co-authoring needs the
+ * workbook "stored in OneDrive, OneDrive for Business, or SharePoint Online" ("Coauthoring in Excel
+ * add-ins"), whose documents Office addresses by an https URL (`Office.context.document.url`; Excel
+ * on the web always has one). A local path, or no address (a new workbook never saved), cannot be
+ * co-authored; the address is read at each use, so a workbook saved to the cloud meanwhile counts.
+ */
+export function documentMayBeShared(url: string | null): boolean {
+  return url !== null && /^https?:\/\//i.test(url);
+}
+
 /** Who refreshes on open, as another runtime finding the table locked is told. */
 export const OPEN_HOLDER = "the refresh when this workbook opened";
 /** Who refreshes from the ribbon's "Refresh this table". */
@@ -99,6 +111,8 @@ export class AddinRuntime implements PaneRuntime {
   readonly persistent: boolean;
   readonly formulaConsent: FormulaConsent;
   private enginePromise: Promise<Engine> | null = null;
+  /** What this runtime's start found of interrupted refreshes (`recovery.ts`): restored, marked, skipped, failed or ignored tables. */
+  recovery: RecoveredTable[] = [];
   private outcome: OpenRefreshOutcome | null = null;
   private openRun: Promise<OpenRefreshOutcome> | null = null;
   private readonly openListeners = new Set<(o: OpenRefreshOutcome) => void>();
@@ -135,10 +149,17 @@ export class AddinRuntime implements PaneRuntime {
 
   /** The one engine of this runtime (its chunk loaded on first use). */
   engine(): Promise<Engine> {
-    this.enginePromise ??= this.opts.loadEngine().catch((e) => {
-      this.enginePromise = null; // a failed chunk load (offline) can be retried
-      throw e;
-    });
+    this.enginePromise ??= this.opts
+      .loadEngine()
+      .then((engine) => {
+        // Issue #35: only a workbook in the cloud can be co-authored (see documentMayBeShared).
+        if (typeof engine.setDocumentSharing === "function") engine.setDocumentSharing(() => documentMayBeShared(this.documentUrl()));
+        return engine;
+      })
+      .catch((e) => {
+        this.enginePromise = null; // a failed chunk load (offline) can be retried
+        throw e;
+      });
     return this.enginePromise;
   }
 
@@ -271,7 +292,11 @@ export class AddinRuntime implements PaneRuntime {
     try {
       const engine = await this.engine();
       // Issue #26: a refresh that died mid-write (Excel reloaded the add-in) is put back before anything else.
-      if (typeof engine.recoverInterrupted === "function") await engine.recoverInterrupted();
+      if (typeof engine.recoverInterrupted === "function") {
+        this.recovery = await engine.recoverInterrupted();
+        // Issue #35: a marker recovery ignored (planted, damaged or stale) is said once, here; it is removed.
+        for (const r of this.recovery) if (r.outcome === "ignored" || r.outcome === "failed") this.opts.onError?.("recovery", new Error(r.message ?? r.outcome));
+      }
       outcome = await refreshFlaggedTables({
         listBindings: async () => {
           const stored = await engine.listBindings();

@@ -6,6 +6,7 @@
  */
 import { redactSecrets } from "../service/errors";
 import { loadAndCheckSettingsBudget } from "../workbook/bindingStore";
+import { keepSetting } from "../workbook/settle";
 import { emptyDocument, parseViews, serializeViews, upsertView, removeView, VIEWS_SETTING, ViewError, type SavedView, type ViewsDocument } from "../views/views";
 
 /** The workbook's views (an empty document when there are none). @throws ViewError for a damaged setting. */
@@ -20,9 +21,11 @@ export async function readViews(context: Excel.RequestContext): Promise<ViewsDoc
 async function writeViews(context: Excel.RequestContext, doc: ViewsDocument, secrets: readonly string[]): Promise<void> {
   const json = serializeViews(doc);
   if (redactSecrets(json, secrets) !== json) throw new ViewError("The view would contain a credential; it was not saved.");
-  await loadAndCheckSettingsBudget(context, VIEWS_SETTING, json);
+  const previous = await loadAndCheckSettingsBudget(context, VIEWS_SETTING, json);
   context.workbook.settings.add(VIEWS_SETTING, json);
   await context.sync();
+  // Issue #35: kept against a co-author's stale settings copy (settled with the batch).
+  keepSetting(context, { key: VIEWS_SETTING, value: json, mode: "cas", previous });
 }
 
 /** Adds a view, or replaces the one of the same name. Returns the new document. */

@@ -9,8 +9,12 @@
  *   clients made them) and with the last sequence that client had received (its BASE);
  * - a change reaches every other client `delayMs` later (a timer: jest's fake timers drive it, so a
  *   test with d = 5 s needs no 5 s of real time); d = 0 applies it at once;
- * - settings resolve last-writer-wins per key by sequence (a client's own later write is never
- *   overwritten by an earlier one that arrives late); cell values likewise per cell;
+ * - settings are ONE value (issue #35): a request that changed a copy's settings sends that copy's
+ *   whole collection, and it replaces the collection of every other copy (and the service's) when it
+ *   arrives, unless that copy already holds a later one (by sequence). A co-author's key that had not
+ *   yet reached the writer's copy vanishes. Microsoft documents no merge rule; `Office.Settings` is
+ *   documented as each instance saving its in-memory copy (`saveAsync`), so the strictest reading is
+ *   taken. Cell values resolve last-writer-wins per cell;
  * - a STRUCTURAL change (a table added, resized, sorted or filtered, rows hidden, cells inserted or
  *   deleted, a sheet added, removed or renamed) carries its sheet whole; a change that is concurrent
  *   with another client's change to the same sheet (its base did not include it) where either is
@@ -23,7 +27,9 @@
  *   opened from the service's document (`client.workbook` is the new one; `onReload` listeners start
  *   the new runtime);
  * - each client has its own clock offset (`client.now()`), for the ±15-minute skew tests;
- * - `Workbook.getIsActiveCollabSession()` answers true while two or more clients are open.
+ * - `Workbook.getIsActiveCollabSession()` answers as the session stood `collabFlagDelayMs` ago (issue
+ *   #35: the docs warn of "some delay" between the change and the method's result): true once two
+ *   clients have been open together that long, still true for that long after the other one closed.
  */
 import { WorkbookModel, type WorkbookOptions } from "./model";
 import { loadWorkbook, toWorkbookFile, type WorkbookFile } from "./index";
@@ -48,8 +54,13 @@ export interface Change {
   readonly origin: number;
   /** The last sequence that client had received when it made the change. */
   readonly base: number;
-  /** Settings set (JSON text) or deleted (null). */
+  /** Settings this request set (JSON text) or deleted (null) in its copy: what it meant to change. */
   readonly settings: ReadonlyArray<readonly [string, string | null]>;
+  /**
+   * What the change delivers (issue #35): the writer's WHOLE settings collection after the request
+   * (null when the request changed no setting). It replaces the receiver's collection.
+   */
+  readonly settingsWhole: ReadonlyArray<readonly [string, string]> | null;
   /** Cell changes per sheet id (non-structural sheets): [row, column, the cell or null when cleared]. */
   readonly cells: ReadonlyMap<string, ReadonlyArray<readonly [number, number, Cell | null]>>;
   /** Sheets changed structurally, carried whole (null: deleted). */
@@ -64,11 +75,28 @@ export interface Change {
 /** Timers the session schedules deliveries with (default: the realm's, so jest's fake timers apply). */
 export interface CoauthoringClock {
   setTimeout(fn: () => void, ms: number): unknown;
+  /** The realm's time in ms (default `Date.now`, which jest's fake timers drive). */
+  now?(): number;
 }
+
+/**
+ * Default lag of `Workbook.getIsActiveCollabSession()` (issue #35). Microsoft documents only that
+ * "there might be some delay between when the workbook status changes and when the changes are
+ * reflected on the result of the method" (Excel.Workbook, ExcelApi 1.9), no figure. 30 s is taken:
+ * presence reaches a client by its own channel, and a lag six times the 5 s content-propagation bound
+ * the add-in assumes (`lockTiming.propagationMs`) means that, by default, a co-author's changes
+ * arrive while the flag still says "alone" (the add-in must never rely on a false flag).
+ */
+export const COLLAB_FLAG_DELAY_MS = 30_000;
 
 export interface CoauthoringOptions {
   /** Propagation delay d in milliseconds (default 0: every change reaches the others at once). */
   delayMs?: number;
+  /**
+   * How long `getIsActiveCollabSession()` lags behind the session (default {@link COLLAB_FLAG_DELAY_MS}):
+   * it turns true this long after a second client joined, and false this long after it left.
+   */
+  collabFlagDelayMs?: number;
   /** Options of every client's workbook (platform, limits, …). */
   workbook?: Omit<WorkbookOptions, "firstSheetName">;
   clock?: CoauthoringClock;
@@ -81,13 +109,13 @@ export interface ClientOptions {
   clockOffsetMs?: number;
 }
 
-/** What the service remembers per key / cell / sheet of one copy: the sequence of the change that set it. */
+/** What the service remembers per cell / sheet of one copy, and for its settings collection: the sequence of the change that set it. */
 interface Versions {
-  keys: Map<string, number>;
+  settings: number;
   cells: Map<string, number>;
   sheets: Map<string, number>;
 }
-const newVersions = (): Versions => ({ keys: new Map(), cells: new Map(), sheets: new Map() });
+const newVersions = (): Versions => ({ settings: 0, cells: new Map(), sheets: new Map() });
 
 /** The state of one copy that changes are computed against. */
 interface Capture {
@@ -183,7 +211,8 @@ function diff(before: Capture, after: { file: WorkbookFile; state: Capture }): O
   }
   const names = after.state.names !== before.names ? { definedNames: [...after.file.definedNames], nameFormulas: [...(after.file.nameFormulas ?? [])] } : null;
   if (!settings.length && !cells.size && !sheets.size && !names) return null;
-  return { settings, cells, sheets, names, touched, structural };
+  const settingsWhole = settings.length ? [...after.state.settings] : null;
+  return { settings, settingsWhole, cells, sheets, names, touched, structural };
 }
 
 /** A workbook holding one sheet as a file carries it, to take its model objects from. */
@@ -202,17 +231,18 @@ function sheetModels(state: SheetState, options: Omit<WorkbookOptions, "firstShe
 }
 
 /**
- * Applies a change to a copy: settings and cells only where the copy's own version is older (a
- * client's later write is never overwritten by an earlier change arriving late), sheets whole.
+ * Applies a change to a copy: the settings collection (whole) and cells only where the copy's own
+ * version is older (a client's later write is never overwritten by an earlier change arriving late),
+ * sheets whole.
  */
 function apply(wb: WorkbookModel, versions: Versions, change: Change, options: Omit<WorkbookOptions, "firstSheetName">): boolean {
   let settingsChanged = false;
-  for (const [k, v] of change.settings) {
-    if ((versions.keys.get(k) ?? 0) > change.seq) continue;
-    versions.keys.set(k, change.seq);
-    if ((v === null ? undefined : v) !== wb.settings.get(k)) settingsChanged = true;
-    if (v === null) wb.settings.delete(k);
-    else wb.settings.set(k, v);
+  if (change.settingsWhole && versions.settings < change.seq) {
+    versions.settings = change.seq;
+    const next = new Map(change.settingsWhole);
+    settingsChanged = next.size !== wb.settings.size || [...next].some(([k, v]) => wb.settings.get(k) !== v);
+    wb.settings.clear();
+    for (const [k, v] of next) wb.settings.set(k, v);
   }
   for (const [id, state] of change.sheets) {
     versions.sheets.set(id, change.seq);
@@ -255,7 +285,7 @@ function apply(wb: WorkbookModel, versions: Versions, change: Change, options: O
 
 /** Marks the versions of everything a change sets in a copy (the client's own change). */
 function own(versions: Versions, change: Change): void {
-  for (const [k] of change.settings) versions.keys.set(k, change.seq);
+  if (change.settingsWhole) versions.settings = change.seq;
   for (const id of change.sheets.keys()) versions.sheets.set(id, change.seq);
   for (const [id, changes] of change.cells) for (const [r, c] of changes) versions.cells.set(`${id}|${r},${c}`, change.seq);
 }
@@ -276,6 +306,9 @@ export class CoauthorClient {
   /** Why the last reload happened. */
   lastReloadReason: string | null = null;
   open = true;
+  /** When the client joined and left, on the session's clock (the collaboration flag lags behind them). */
+  readonly joinedAt: number;
+  closedAt: number | null = null;
   private readonly reloadListeners = new Set<(client: CoauthorClient, reason: string) => void>();
   private readonly changeListeners = new Set<(client: CoauthorClient, change: Change) => void>();
   private requestsUntilReload: number | null = null;
@@ -288,6 +321,7 @@ export class CoauthorClient {
     /** This client's clock offset (ms). */
     public clockOffsetMs: number,
   ) {
+    this.joinedAt = session.now();
     this.wb = this.openCopy();
     this.last = capture(this.wb).state;
   }
@@ -341,6 +375,7 @@ export class CoauthorClient {
   /** Closes this client (it stops counting as a co-author; its copy refuses requests). */
   close(): void {
     this.open = false;
+    this.closedAt = this.session.now();
     this.wb.retiredReason = "The workbook was closed in this window.";
     this.wb.coauthoring = null;
   }
@@ -350,7 +385,7 @@ export class CoauthorClient {
     // Ids (sheets, tables) made by different clients never collide.
     wb.bumpSeq(this.session.document.currentSeq() + (this.id + 1) * 1_000_000 + this.reloads * 100_000);
     wb.coauthoring = {
-      active: () => this.session.activeClients() > 1,
+      active: () => this.session.collabFlag(this),
       beforeRequest: () => this.beforeRequest(),
     };
     wb.onChange(() => {
@@ -420,6 +455,8 @@ export class CoauthoringSession {
   readonly document: WorkbookModel;
   readonly clients: CoauthorClient[] = [];
   delayMs: number;
+  /** The lag of `getIsActiveCollabSession()` (see {@link COLLAB_FLAG_DELAY_MS}). */
+  collabFlagDelayMs: number;
   readonly workbookOptions: Omit<WorkbookOptions, "firstSheetName">;
   private readonly clock: CoauthoringClock;
   private readonly log: Change[] = [];
@@ -432,6 +469,7 @@ export class CoauthoringSession {
   constructor(initial: WorkbookModel | WorkbookFile | null = null, options: CoauthoringOptions = {}) {
     this.workbookOptions = options.workbook ?? {};
     this.delayMs = options.delayMs ?? 0;
+    this.collabFlagDelayMs = options.collabFlagDelayMs ?? COLLAB_FLAG_DELAY_MS;
     this.clock = options.clock ?? { setTimeout: (fn, ms) => globalThis.setTimeout(fn, ms) };
     if (initial === null) this.document = new WorkbookModel({ ...this.workbookOptions });
     else this.document = loadWorkbook(initial instanceof WorkbookModel ? toWorkbookFile(initial) : initial, this.workbookOptions);
@@ -453,6 +491,21 @@ export class CoauthoringSession {
 
   activeClients(): number {
     return this.clients.filter((c) => c.open).length;
+  }
+
+  /** The session's clock (ms). */
+  now(): number {
+    return this.clock.now ? this.clock.now() : Date.now();
+  }
+
+  /**
+   * What `getIsActiveCollabSession()` answers in `client`'s copy: the session as it stood
+   * `collabFlagDelayMs` ago — this client and at least one other open then.
+   */
+  collabFlag(client: CoauthorClient): boolean {
+    const then = this.now() - this.collabFlagDelayMs;
+    const openAt = (c: CoauthorClient) => c.joinedAt <= then && (c.closedAt === null || c.closedAt > then);
+    return openAt(client) && this.clients.some((c) => c !== client && openAt(c));
   }
 
   /** Accepted changes, in service order. */

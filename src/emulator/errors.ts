@@ -35,6 +35,11 @@ export const ErrorCodes = {
   insertDeleteConflict: "InsertDeleteConflict",
   /** A member outside the host's requirement sets: "The API you are trying to use could not be found" (docs: Excel error codes). */
   apiNotFound: "ApiNotFound",
+  /**
+   * "You cannot perform the requested operation" (docs: Excel error codes, HTTP 403): issue #35, a
+   * change a protected sheet or a protected workbook structure refuses.
+   */
+  accessDenied: "AccessDenied",
 } as const;
 
 export type ErrorCode = (typeof ErrorCodes)[keyof typeof ErrorCodes];
@@ -69,6 +74,9 @@ export function invalidOperation(message: string, where?: string): EmulatedExcel
 }
 export function itemNotFound(message: string, where?: string): EmulatedExcelError {
   return new EmulatedExcelError(ErrorCodes.itemNotFound, message, where);
+}
+export function accessDenied(message: string, where?: string): EmulatedExcelError {
+  return new EmulatedExcelError(ErrorCodes.accessDenied, message, where);
 }
 export function itemAlreadyExists(message: string, where?: string): EmulatedExcelError {
   return new EmulatedExcelError(ErrorCodes.itemAlreadyExists, message, where);

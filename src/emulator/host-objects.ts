@@ -10,8 +10,8 @@
  * changes the workbook goes through `WorkbookModel`, which validates before it mutates.
  */
 import { MAX_COLUMNS, MAX_ROWS, Rect, assertOnGrid, boundingRect, intersectRect, rectColumns, rectRows } from "./address";
-import { EmulatedExcelError, ErrorCodes, invalidArgument, invalidOperation, itemNotFound } from "./errors";
-import { DATE1904_OFFSET, type ClearApplyTo, type ConditionalFormatModel, type FilterCriteria, type SheetModel, type TableModel, type WorkbookModel } from "./model";
+import { EmulatedExcelError, ErrorCodes, accessDenied, invalidArgument, invalidOperation, itemNotFound } from "./errors";
+import { DATE1904_OFFSET, passwordHash, protectionOptions, type ClearApplyTo, type ConditionalFormatModel, type FilterCriteria, type SheetModel, type TableModel, type WorkbookModel } from "./model";
 import { dateSerial } from "./typed-input";
 
 /** A resolved object: its type name and what identifies it in the workbook. */
@@ -22,6 +22,8 @@ export type HostObject =
   | { type: "NumberFormatInfo" }
   | { type: "WorksheetCollection" }
   | { type: "Worksheet"; sheetId: string }
+  | { type: "WorksheetProtection"; sheetId: string }
+  | { type: "WorkbookProtection" }
   | { type: "Range"; sheetId: string; rect: Rect }
   | { type: "RangeFormat"; sheetId: string; rect: Rect }
   | { type: "RangeFill"; sheetId: string; rect: Rect }
@@ -158,6 +160,7 @@ const Workbook: TypeDef<"Workbook"> = {
     Application: () => ({ type: "Application" }),
     Names: () => ({ type: "NamedItemCollection", sheetId: null }),
     Functions: () => ({ type: "Functions" }),
+    Protection: () => ({ type: "WorkbookProtection" }),
   },
   calls: {
     /**
@@ -317,6 +320,8 @@ const Worksheet: TypeDef<"Worksheet"> = {
         if (typeof v !== "string" || !VISIBILITY.includes(v)) throw invalidArgument(`visibility must be Visible, Hidden or VeryHidden; got ${String(v)}.`);
         const wb = h.wb;
         const sheet = sheetOf(h, o.sheetId);
+        // Issue #35: hiding or showing a sheet is a change of the workbook's structure.
+        if (v !== (sheet.visibility ?? "Visible")) wb.checkStructureEditable();
         if (v !== "Visible" && !wb.sheets.some((x) => x !== sheet && (x.visibility ?? "Visible") === "Visible")) {
           throw invalidOperation("A workbook must contain at least one visible worksheet.");
         }
@@ -332,6 +337,7 @@ const Worksheet: TypeDef<"Worksheet"> = {
   nav: {
     Tables: (o) => ({ type: "TableCollection", sheetId: o.sheetId }),
     Names: (o) => ({ type: "NamedItemCollection", sheetId: o.sheetId }),
+    Protection: (o) => ({ type: "WorksheetProtection", sheetId: o.sheetId }),
   },
   objects: {
     GetRange: (o, args, h) => {
@@ -607,12 +613,15 @@ const RangeFormat: TypeDef<"RangeFormat"> = {
   calls: {
     /** Column widths are not modelled; the call is counted (`stats.autofitCalls`). */
     AutofitColumns: (o, _a, h) => {
+      // Issue #35: column widths on a protected sheet only with allowFormatColumns.
+      h.wb.checkSheetEditable(sheetOf(h, o.sheetId), "formatColumns");
       sheetOf(h, o.sheetId).autofitCount++;
       h.wb.stats.autofitCalls++;
       return undefined;
     },
     AutofitRows: (o, _a, h) => {
-      sheetOf(h, o.sheetId);
+      const sheet = sheetOf(h, o.sheetId);
+      if (sheet.protection && !sheet.protection.options.allowFormatRows) h.wb.checkSheetEditable(sheet);
       h.wb.stats.autofitCalls++;
       return undefined;
     },
@@ -1272,6 +1281,10 @@ export function describeHostObject(o: HostObject, h: HostContext): string {
       return `settings[${o.key}]`;
     case "NamedItemCollection":
       return o.sheetId === null ? "names" : `worksheets[${sheetName(o.sheetId)}].names`;
+    case "WorksheetProtection":
+      return `worksheets[${sheetName(o.sheetId)}].protection`;
+    case "WorkbookProtection":
+      return "protection";
     case "NamedItem":
       return o.sheetId === null ? `names[${o.name}]` : `worksheets[${sheetName(o.sheetId)}].names[${o.name}]`;
     case "Functions":
@@ -1284,6 +1297,68 @@ export function describeHostObject(o: HostObject, h: HostContext): string {
   }
 }
 
+// ---------- protection (issue #35) ----------
+
+/**
+ * `Worksheet.protection` (docs: Excel.WorksheetProtection, ExcelApi 1.2): `protected`, `options`,
+ * `protect(options?, password?)` ("Protects a worksheet. Fails if the worksheet has already been
+ * protected": `AccessDenied`, as office-js #6784 shows Excel answering), `unprotect(password?)` (a wrong
+ * password is refused; unprotecting a sheet that is not protected changes nothing: office-js #6784
+ * calls Excel's failing there a regression). What a protected sheet refuses: `WorkbookModel.checkSheetEditable`.
+ */
+const WorksheetProtection: TypeDef<"WorksheetProtection"> = {
+  check: (o, h) => void sheetOf(h, o.sheetId),
+  scalars: {
+    Protected: { get: (o, h) => sheetOf(h, o.sheetId).protection !== undefined },
+    Options: { get: (o, h) => ({ ...(sheetOf(h, o.sheetId).protection?.options ?? protectionOptions(undefined)) }) },
+  },
+  defaults: ["Protected", "Options"],
+  calls: {
+    Protect: (o, args, h) => {
+      const sheet = sheetOf(h, o.sheetId);
+      if (sheet.protection) throw accessDenied("The worksheet is already protected.");
+      if (args[0] !== undefined && args[0] !== null && typeof args[0] !== "object") throw invalidArgument("protect: the options must be a WorksheetProtectionOptions object.");
+      sheet.protection = { options: protectionOptions(args[0]), passwordHash: passwordHash(args[1]) };
+      h.changed();
+      return undefined;
+    },
+    Unprotect: (o, args, h) => {
+      const sheet = sheetOf(h, o.sheetId);
+      if (!sheet.protection) return undefined;
+      if (sheet.protection.passwordHash !== null && passwordHash(args[0]) !== sheet.protection.passwordHash) throw accessDenied("The password you supplied is not correct.");
+      delete sheet.protection;
+      h.changed();
+      return undefined;
+    },
+  },
+};
+
+/**
+ * `Workbook.protection` (docs: Excel.WorkbookProtection, ExcelApi 1.7): the workbook's structure.
+ * `protect(password?)` "Fails if the workbook has been protected" (`AccessDenied`); `unprotect(password?)`.
+ * What it refuses: `WorkbookModel.checkStructureEditable`.
+ */
+const WorkbookProtection: TypeDef<"WorkbookProtection"> = {
+  scalars: { Protected: { get: (_o, h) => h.wb.structureProtection !== null } },
+  defaults: ["Protected"],
+  calls: {
+    Protect: (_o, args, h) => {
+      if (h.wb.structureProtection) throw accessDenied("The workbook is already protected.");
+      h.wb.structureProtection = { passwordHash: passwordHash(args[0]) };
+      h.changed();
+      return undefined;
+    },
+    Unprotect: (_o, args, h) => {
+      const p = h.wb.structureProtection;
+      if (!p) return undefined;
+      if (p.passwordHash !== null && passwordHash(args[0]) !== p.passwordHash) throw accessDenied("The password you supplied is not correct.");
+      h.wb.structureProtection = null;
+      h.changed();
+      return undefined;
+    },
+  },
+};
+
 /** Every type the host answers for, by the name the library gives it. */
 export const TYPES: { readonly [T in HostType]: TypeDef<T> } = {
   Workbook,
@@ -1292,6 +1367,8 @@ export const TYPES: { readonly [T in HostType]: TypeDef<T> } = {
   NumberFormatInfo,
   WorksheetCollection,
   Worksheet,
+  WorksheetProtection,
+  WorkbookProtection,
   Range,
   RangeFormat,
   RangeFill,

@@ -103,6 +103,7 @@ const HTTP_STATUS: Record<string, number> = {
   ItemAlreadyExists: 409,
   ItemNotFound: 404,
   ApiNotFound: 404,
+  AccessDenied: 403,
   RangeExceedsLimit: 400,
   GeneralException: 500,
 };

@@ -23,6 +23,8 @@ import {
   TableModel,
   WorkbookModel,
   WorkbookOptions,
+  protectionOptions,
+  type SheetProtectionOptions,
 } from "./model";
 import { WRAPPED, officeJs, realmSupports, sessionFor } from "./library";
 import { CellStore } from "./cells";
@@ -183,7 +185,11 @@ export interface WorkbookFile {
     conditionalFormats?: ConditionalFormatModel[];
     /** Merged cells, PivotTables, array formulas (areas cells cannot be shifted through). */
     obstacles?: Array<{ rect: Rect; kind: "merged" | "pivot" | "array" }>;
+    /** Issue #35: sheet protection (its options and a hash of its password), saved with the file as Excel does. */
+    protection?: { options: SheetProtectionOptions; passwordHash: string | null };
   }>;
+  /** Issue #35: the workbook's structure protection (a hash of its password). */
+  structureProtection?: { passwordHash: string | null };
   /** The workbook's date system (absent: 1900). */
   date1904?: boolean;
   /** Each table as the model holds it, with its filter map stored as entry pairs. */
@@ -225,7 +231,9 @@ export function toWorkbookFile(wb: WorkbookModel): WorkbookFile {
       ...(s.fills?.size ? { fills: [...s.fills.entries()] } : {}),
       ...(s.conditionalFormats?.length ? { conditionalFormats: s.conditionalFormats.map((cf) => ({ ...cf, rect: { ...cf.rect } })) } : {}),
       ...(s.obstacles?.length ? { obstacles: s.obstacles.map((o) => ({ rect: { ...o.rect }, kind: o.kind })) } : {}),
+      ...(s.protection ? { protection: { options: { ...s.protection.options }, passwordHash: s.protection.passwordHash } } : {}),
     })),
+    ...(wb.structureProtection ? { structureProtection: { ...wb.structureProtection } } : {}),
     ...(wb.date1904 ? { date1904: true } : {}),
     tables: wb.tables.map((t) => ({
       id: t.id,
@@ -302,6 +310,7 @@ export function loadWorkbook(file: string | WorkbookFile, options: Omit<Workbook
     if (Array.isArray(s.hiddenRows)) for (const r of s.hiddenRows) if (Number.isInteger(r)) sheet.hiddenRows.add(r as number);
     if (s.visibility === "Hidden" || s.visibility === "VeryHidden") sheet.visibility = s.visibility;
     if (Array.isArray(s.names)) sheet.names = s.names.filter((n): n is string => typeof n === "string");
+    if (isObj(s.protection)) sheet.protection = { options: protectionOptions(s.protection.options), passwordHash: typeof s.protection.passwordHash === "string" ? s.protection.passwordHash : null };
     if (Array.isArray(s.obstacles)) {
       for (const o of s.obstacles as unknown[]) {
         if (!isObj(o) || !isRect(o.rect) || (o.kind !== "merged" && o.kind !== "pivot" && o.kind !== "array")) fail("an obstacle is malformed.");
@@ -369,6 +378,7 @@ export function loadWorkbook(file: string | WorkbookFile, options: Omit<Workbook
       wb.nameFormulas.set(`${sheetId ?? ""}|${n.name.toLowerCase()}`, { name: n.name, formula: n.formula, ...(sheetId ? { sheetId } : {}) });
     }
   }
+  if (isObj(data.structureProtection)) wb.structureProtection = { passwordHash: typeof data.structureProtection.passwordHash === "string" ? data.structureProtection.passwordHash : null };
   const active = typeof data.activeSheetId === "string" && wb.sheetById(data.activeSheetId) ? data.activeSheetId : wb.sheets[0].id;
   wb.activeSheetId = active;
   wb.bumpSeq(typeof data.seq === "number" ? data.seq : 0);

@@ -21,6 +21,7 @@ import {
 import {
   EmulatedExcelError,
   ErrorCodes,
+  accessDenied,
   invalidArgument,
   invalidOperation,
   itemAlreadyExists,
@@ -31,7 +32,7 @@ import { adjustFormulaForShift, evaluateFormula, rewriteReferences, shiftRect, t
 import { MAX_CELL_TEXT, parseTypedInput } from "./typed-input";
 import { CellValue, isCellError, toApiValue, valueTypeOf } from "./values";
 import { Cell, CellStore, FormatFill, RowCells, StoredValue } from "./cells";
-import type { ConditionalFormatModel, FilterCriteria, ObstacleKind, SheetModel, SortField, TableColumnModel, TableModel } from "./shapes";
+import type { ConditionalFormatModel, FilterCriteria, ObstacleKind, SheetModel, SheetProtectionOptions, SortField, TableColumnModel, TableModel } from "./shapes";
 import { currentProfileId, profile, type ProfileId } from "./profiles";
 import { localeSettings, type LocaleId, type LocaleSettings } from "./locales";
 import { CustomFunctionHost } from "./custom-functions";
@@ -42,7 +43,49 @@ export type { Cell } from "./cells";
 export const GENERAL = "General";
 export const TEXT_FORMAT = "@";
 
-export type { ConditionalFormatModel, FilterCriteria, ObstacleKind, SheetModel, SheetVisibility, SortField, TableColumnModel, TableModel } from "./shapes";
+export type { ConditionalFormatModel, FilterCriteria, ObstacleKind, SheetModel, SheetProtectionOptions, SheetVisibility, SortField, TableColumnModel, TableModel } from "./shapes";
+
+/**
+ * Issue #35: what a protected sheet answers a change (Excel's own words for a locked cell: "The cell
+ * or chart you're trying to change is on a protected sheet. To make a change, unprotect the sheet.
+ * You might be requested to enter a password."), with `AccessDenied` ("You cannot perform the
+ * requested operation", docs: Excel error codes; Microsoft Graph answers a write to a locked cell so,
+ * microsoft-graph-docs #4546).
+ */
+export const PROTECTED_SHEET_MESSAGE = "The cell or chart you're trying to change is on a protected sheet. To make a change, unprotect the sheet. You might be requested to enter a password.";
+/** Issue #35: what a protected workbook structure answers adding, deleting, renaming, moving, hiding or showing a sheet. */
+export const PROTECTED_STRUCTURE_MESSAGE = "The workbook's structure is protected: sheets cannot be added, deleted, renamed, moved, hidden or shown. Unprotect the workbook (Review › Protect Workbook) to make this change.";
+
+/** A protected sheet's options when `protect()` names none or only some (docs: every `allow…` false). */
+export function protectionOptions(given: unknown): SheetProtectionOptions {
+  const o = (given && typeof given === "object" ? given : {}) as Record<string, unknown>;
+  const flag = (k: string) => o[k] === true;
+  const mode = o.selectionMode;
+  return {
+    allowAutoFilter: flag("allowAutoFilter"),
+    allowDeleteColumns: flag("allowDeleteColumns"),
+    allowDeleteRows: flag("allowDeleteRows"),
+    allowEditObjects: flag("allowEditObjects"),
+    allowEditScenarios: flag("allowEditScenarios"),
+    allowFormatCells: flag("allowFormatCells"),
+    allowFormatColumns: flag("allowFormatColumns"),
+    allowFormatRows: flag("allowFormatRows"),
+    allowInsertColumns: flag("allowInsertColumns"),
+    allowInsertHyperlinks: flag("allowInsertHyperlinks"),
+    allowInsertRows: flag("allowInsertRows"),
+    allowPivotTables: flag("allowPivotTables"),
+    allowSort: flag("allowSort"),
+    selectionMode: mode === "Unlocked" || mode === "None" ? mode : "Normal",
+  };
+}
+
+/** A password as the model keeps it (never the text): FNV-1a, enough to tell a wrong one. */
+export function passwordHash(password: unknown): string | null {
+  if (typeof password !== "string" || password === "") return null;
+  let h = 0x811c9dc5;
+  for (let i = 0; i < password.length; i++) h = Math.imul(h ^ password.charCodeAt(i), 0x01000193) >>> 0;
+  return h.toString(16).padStart(8, "0");
+}
 
 /**
  * What Excel answers when cells would be shifted through something it cannot move part of. Excel's
@@ -261,6 +304,11 @@ export class WorkbookModel {
   readonly tables: TableModel[] = [];
   /** Settings as stored in the file: key → JSON text. */
   readonly settings = new Map<string, string>();
+  /**
+   * Issue #35: workbook structure protection (`Workbook.protection`, ExcelApi 1.7): null when not
+   * protected; else a hash of its password, if one was given.
+   */
+  structureProtection: { passwordHash: string | null } | null = null;
   /** Workbook-level defined names (only their names matter: they share the namespace with tables). */
   readonly definedNames: string[] = [];
   /**
@@ -439,7 +487,46 @@ export class WorkbookModel {
     return s;
   }
 
+  /**
+   * Issue #35: refuses a change to a protected sheet (docs: Excel.WorksheetProtection, ExcelApi 1.2;
+   * support.microsoft.com "Protect a worksheet": every cell is locked unless unlocked before, and a
+   * protected sheet lets users change only what its options allow). The emulator keeps no per-cell
+   * "locked" state, so every cell counts as locked (the stricter reading): values, formulas, number
+   * formats, clearing, inserting or deleting cells, copying into the sheet, tables (add, resize, rows,
+   * columns, totals, sort, names) are refused; formatting (fills, conditional formats, number formats)
+   * only with `allowFormatCells`, column widths with `allowFormatColumns`, filtering with
+   * `allowAutoFilter`. Reads are never refused.
+   */
+  checkSheetEditable(sheet: SheetModel, kind: "cells" | "format" | "formatColumns" | "filter" = "cells"): void {
+    const p = sheet.protection;
+    if (!p) return;
+    if (kind === "format" && p.options.allowFormatCells) return;
+    if (kind === "formatColumns" && p.options.allowFormatColumns) return;
+    if (kind === "filter" && p.options.allowAutoFilter) return;
+    throw accessDenied(PROTECTED_SHEET_MESSAGE);
+  }
+
+  /**
+   * Issue #35: refuses adding, deleting, renaming, moving, hiding or showing a sheet while the
+   * workbook's structure is protected (support.microsoft.com "Protect a workbook": "Protecting the
+   * workbook structure prevents other users from viewing hidden worksheets, adding, moving, deleting,
+   * or hiding worksheets, and renaming worksheets"; docs Excel.WorkbookProtection).
+   */
+  checkStructureEditable(): void {
+    if (this.structureProtection) throw accessDenied(PROTECTED_STRUCTURE_MESSAGE);
+  }
+
+  private sheetOfTable(t: TableModel): SheetModel {
+    return this.requireSheetId(t.sheetId);
+  }
+
+  private checkConditionalFormatEditable(cf: ConditionalFormatModel): void {
+    const sheet = this.sheets.find((x) => (x.conditionalFormats ?? []).includes(cf));
+    if (sheet) this.checkSheetEditable(sheet, "format");
+  }
+
   addSheet(name?: string | null): SheetModel {
+    this.checkStructureEditable();
     let finalName: string;
     if (name === undefined || name === null || name === "") {
       let n = this.sheets.length + 1;
@@ -457,12 +544,14 @@ export class WorkbookModel {
 
   renameSheet(sheet: SheetModel, name: unknown): void {
     const n = validateSheetName(name);
+    if (n !== sheet.name) this.checkStructureEditable();
     const other = this.sheetByName(n);
     if (other && other !== sheet) throw itemAlreadyExists(`A worksheet named '${n}' already exists.`);
     sheet.name = n;
   }
 
   deleteSheet(sheet: SheetModel): void {
+    this.checkStructureEditable();
     if (this.sheets.length <= 1) throw invalidOperation("A workbook must contain at least one visible worksheet.");
     // Docs, Worksheet.delete(): "if the worksheet's visibility is set to "VeryHidden", the delete
     // operation will fail with an InvalidOperation exception. You should first change its visibility".
@@ -913,6 +1002,7 @@ export class WorkbookModel {
   }
 
   private writeContents(sheet: SheetModel, rect: Rect, input: unknown, prop: "values" | "formulas"): void {
+    this.checkSheetEditable(sheet);
     assertOnGrid(rect);
     const at = this.shapeInput(input, rect, prop);
     const rows = rectRows(rect);
@@ -1039,6 +1129,7 @@ export class WorkbookModel {
 
   /** `Range.numberFormat = ...`: `null` keeps a cell's format, `""` resets it to General. */
   writeNumberFormat(sheet: SheetModel, rect: Rect, input: unknown): void {
+    this.checkSheetEditable(sheet, "format");
     assertOnGrid(rect);
     const at = this.shapeInput(input, rect, "numberFormat");
     const rows = rectRows(rect);
@@ -1073,6 +1164,7 @@ export class WorkbookModel {
 
   /** `Range.clear(applyTo)`. */
   clear(sheet: SheetModel, rect: Rect, applyTo: ClearApplyTo = "All"): void {
+    this.checkSheetEditable(sheet, applyTo === "Formats" ? "format" : "cells");
     assertOnGrid(rect);
     const contents = applyTo === "All" || applyTo === "Contents";
     const formats = applyTo === "All" || applyTo === "Formats";
@@ -1110,6 +1202,7 @@ export class WorkbookModel {
 
   /** `range.conditionalFormats.add(type)`: a new format over `rect`, at the top priority. */
   addConditionalFormat(sheet: SheetModel, rect: Rect, type: unknown): ConditionalFormatModel {
+    this.checkSheetEditable(sheet, "format");
     assertOnGrid(rect);
     if (type !== "Custom") throw invalidArgument(`conditionalFormats.add: only the "Custom" type is emulated (got ${JSON.stringify(type)}).`);
     const cf: ConditionalFormatModel = { id: guid(this.nextSeq(), 3), type: "Custom", rect: { ...rect }, formula: null, fill: null, stopIfTrue: false };
@@ -1118,6 +1211,7 @@ export class WorkbookModel {
   }
 
   deleteConditionalFormat(sheet: SheetModel, id: string): void {
+    this.checkSheetEditable(sheet, "format");
     const cf = this.requireConditionalFormat(sheet, id);
     sheet.conditionalFormats!.splice(sheet.conditionalFormats!.indexOf(cf), 1);
   }
@@ -1129,6 +1223,7 @@ export class WorkbookModel {
 
   /** `custom.rule.formula = f`, `f` written for the cell `anchor` (the top-left of the range it was fetched through). */
   writeConditionalFormula(cf: ConditionalFormatModel, formula: unknown, anchor: { r: number; c: number }): void {
+    this.checkConditionalFormatEditable(cf);
     // Stricter than Excel, which may accept a bare value: a rule is a formula here.
     if (typeof formula !== "string" || !formula.startsWith("=") || formula.length < 2) throw invalidArgument(`ConditionalFormatRule.formula must be a formula starting with "="; got ${JSON.stringify(formula)}.`);
     cf.formula = translateFormula(formula, cf.rect.r0 - anchor.r, cf.rect.c0 - anchor.c);
@@ -1136,6 +1231,7 @@ export class WorkbookModel {
 
   /** `custom.format.fill.color = "#RRGGBB"` (named colours refused, as for cell fills). */
   writeConditionalFill(cf: ConditionalFormatModel, color: unknown): void {
+    this.checkConditionalFormatEditable(cf);
     if (typeof color !== "string" || !/^#[0-9A-Fa-f]{6}$/.test(color)) {
       throw invalidArgument(`ConditionalRangeFill.color must be "#RRGGBB" in the emulator; got ${JSON.stringify(color)}.`);
     }
@@ -1200,6 +1296,7 @@ export class WorkbookModel {
 
   /** `Range.format.fill.color = "#RRGGBB"`: a solid fill on every cell of the range. */
   writeFillColor(sheet: SheetModel, rect: Rect, color: unknown): void {
+    this.checkSheetEditable(sheet, "format");
     assertOnGrid(rect);
     if (typeof color !== "string" || !/^#[0-9A-Fa-f]{6}$/.test(color)) {
       throw invalidArgument(`RangeFill.color must be "#RRGGBB" in the emulator; got ${JSON.stringify(color)}.`);
@@ -1211,6 +1308,7 @@ export class WorkbookModel {
 
   /** `Range.format.fill.clear()` (and `Range.clear("Formats")`): No Fill. */
   clearFill(sheet: SheetModel, rect: Rect): void {
+    this.checkSheetEditable(sheet, "format");
     if (!sheet.fills) return;
     for (const key of [...sheet.fills.keys()]) {
       const [r, c] = key.split(",").map(Number);
@@ -1290,6 +1388,7 @@ export class WorkbookModel {
    * Excel.RangeCopyType "formats"); `All` both. Blank source cells clear the destination cell.
    */
   copyRange(src: SheetModel, from: Rect, dst: SheetModel, at: { r: number; c: number }, copyType: "All" | "Formulas" | "Values" | "Formats"): Rect {
+    this.checkSheetEditable(dst, copyType === "Formats" ? "format" : "cells");
     const rows = rectRows(from), cols = rectColumns(from);
     const to: Rect = { r0: at.r, c0: at.c, r1: at.r + rows - 1, c1: at.c + cols - 1 };
     assertOnGrid(to, "copyFrom destination");
@@ -1434,22 +1533,35 @@ export class WorkbookModel {
     return t;
   }
 
-  private checkNameFree(name: string, self?: TableModel): void {
+  /**
+   * A table's name must be free among tables and defined names of every scope (B5: one namespace with
+   * defined names, workbook- and sheet-scoped). A defined name (`scope`: its sheet, or null for the
+   * workbook) must be free among tables and the names of its own scope only: Excel keeps a name per
+   * scope, so a workbook-level `Rate` and `Sheet1!Rate` coexist and the sheet's own one wins on its
+   * sheet (support.microsoft.com KB Q104501, "XL: Making All Identical Names in a Workbook Local":
+   * "a defined name can be either global or local … Local names take precedence over global names").
+   */
+  private checkNameFree(name: string, self?: TableModel, scope?: SheetModel | null): void {
     const lower = name.toLowerCase();
     const clash = this.tables.find((t) => t !== self && t.name.toLowerCase() === lower);
-    const scoped = this.sheets.some((s) => (s.names ?? []).some((n) => n.toLowerCase() === lower));
-    if (clash || scoped || this.definedNames.some((n) => n.toLowerCase() === lower)) {
-      throw itemAlreadyExists(`The name '${name}' is already used by a table or defined name in this workbook.`);
+    const same = (names: readonly string[] | undefined) => (names ?? []).some((n) => n.toLowerCase() === lower);
+    const named = scope === undefined ? this.sheets.some((s) => same(s.names)) || same(this.definedNames) : scope === null ? same(this.definedNames) : same(scope.names);
+    if (clash || named) {
+      throw itemAlreadyExists(
+        scope === undefined || clash
+          ? `The name '${name}' is already used by a table or defined name in this workbook.`
+          : `The name '${name}' already exists ${scope === null ? "in this workbook" : `on the sheet '${scope.name}'`}.`,
+      );
     }
   }
 
   /**
-   * Test helper: add a defined name, workbook-level or scoped to a sheet. Both share the namespace with
-   * table names (a table cannot take the name of any defined name, whatever its scope).
+   * Add a defined name, workbook-level or scoped to a sheet (the host's `names.add`, and a test
+   * helper). A name is unique within its scope and among tables ({@link checkNameFree}).
    */
   addDefinedName(name: string, sheetName?: string, formula?: string): void {
     validateTableName(name);
-    this.checkNameFree(name);
+    this.checkNameFree(name, undefined, sheetName === undefined ? null : this.requireSheet(sheetName));
     if (formula !== undefined && (typeof formula !== "string" || !formula.startsWith("=") || formula.length < 2)) {
       throw invalidArgument(`A name refers to a formula starting with "="; got ${JSON.stringify(formula)}.`);
     }
@@ -1512,6 +1624,7 @@ export class WorkbookModel {
 
   /** `tables.add(address, hasHeaders)`. */
   addTable(sheet: SheetModel, rect: Rect, hasHeaders: boolean): TableModel {
+    this.checkSheetEditable(sheet);
     assertOnGrid(rect);
     if (typeof hasHeaders !== "boolean") throw invalidArgument("tables.add: hasHeaders must be a boolean.");
     let tableRect = { ...rect };
@@ -1621,6 +1734,7 @@ export class WorkbookModel {
    * rows down to an empty one). Only the Down/Up directions are emulated.
    */
   shiftCells(sheet: SheetModel, rect: Rect, direction: unknown, kind: "insert" | "delete"): void {
+    this.checkSheetEditable(sheet);
     this.dirtySheets.add(sheet.id);
     const expected = kind === "insert" ? "Down" : "Up";
     if (direction !== expected) throw invalidArgument(`Range.${kind}: only shift '${expected}' is emulated (got '${String(direction)}').`);
@@ -1690,6 +1804,7 @@ export class WorkbookModel {
 
   /** `Range.merge(across)` (ExcelApi 1.2): one merged area, or one per row when `across`. */
   mergeCells(sheet: SheetModel, rect: Rect, across = false): void {
+    this.checkSheetEditable(sheet, "format");
     assertOnGrid(rect);
     if (across) for (let r = rect.r0; r <= rect.r1; r++) this.mergeOrMark(sheet, { ...rect, r0: r, r1: r }, "merged");
     else this.mergeOrMark(sheet, rect, "merged");
@@ -1697,6 +1812,7 @@ export class WorkbookModel {
 
   /** `Range.unmerge()`: the merged areas overlapping the range are split again. */
   unmergeCells(sheet: SheetModel, rect: Rect): void {
+    this.checkSheetEditable(sheet, "format");
     sheet.obstacles = (sheet.obstacles ?? []).filter((o) => o.kind !== "merged" || !rectsOverlap(o.rect, rect));
   }
 
@@ -1706,6 +1822,7 @@ export class WorkbookModel {
   }
 
   renameTable(t: TableModel, name: unknown): void {
+    this.checkSheetEditable(this.sheetOfTable(t));
     const n = validateTableName(name);
     this.checkNameFree(n, t);
     t.name = n;
@@ -1749,6 +1866,7 @@ export class WorkbookModel {
    * overlap the old one and no other table; cells are not moved. Calculated columns fill new body rows.
    */
   resizeTable(t: TableModel, sheet: SheetModel, rect: Rect): void {
+    this.checkSheetEditable(this.sheetOfTable(t));
     this.dirtySheets.add(sheet.id);
     assertOnGrid(rect);
     if (sheet.id !== t.sheetId) throw invalidArgument("table.resize: the new range must be on the table's worksheet.");
@@ -1813,6 +1931,7 @@ export class WorkbookModel {
 
   /** `table.rows.add(index, values)`: inserts body rows (cells in the table's columns shift down). */
   addTableRows(t: TableModel, index: number | null | undefined, values: unknown): void {
+    this.checkSheetEditable(this.sheetOfTable(t));
     const sheet = this.requireSheetId(t.sheetId);
     const body = this.bodyRect(t);
     const cols = rectColumns(t.rect);
@@ -1856,6 +1975,7 @@ export class WorkbookModel {
 
   /** `table.columns.add(index, values, name)`. */
   addTableColumn(t: TableModel, index: number | null | undefined, values: unknown, name: unknown): TableColumnModel {
+    this.checkSheetEditable(this.sheetOfTable(t));
     const sheet = this.requireSheetId(t.sheetId);
     const cols = t.columns.length;
     const at = index === null || index === undefined ? cols : index;
@@ -1897,6 +2017,7 @@ export class WorkbookModel {
   }
 
   renameTableColumn(t: TableModel, colId: number, name: unknown): void {
+    this.checkSheetEditable(this.sheetOfTable(t));
     if (typeof name !== "string" || name === "") throw invalidArgument("A table column name cannot be empty.");
     const i = t.columns.findIndex((c) => c.id === colId);
     if (i < 0) throw itemNotFound("The table column has been deleted.");
@@ -1909,6 +2030,7 @@ export class WorkbookModel {
   }
 
   setShowTotals(t: TableModel, show: unknown): void {
+    this.checkSheetEditable(this.sheetOfTable(t));
     if (typeof show !== "boolean") throw invalidArgument("table.showTotals must be a boolean.");
     if (show === t.showTotals) return;
     const sheet = this.requireSheetId(t.sheetId);
@@ -1956,6 +2078,7 @@ export class WorkbookModel {
 
   /** `table.delete()`: removes the table and its cells' contents and formats. */
   deleteTable(t: TableModel): void {
+    this.checkSheetEditable(this.sheetOfTable(t));
     const sheet = this.requireSheetId(t.sheetId);
     this.removeTable(t);
     this.clear(sheet, t.rect, "All");
@@ -1963,6 +2086,7 @@ export class WorkbookModel {
 
   /** `table.convertToRange()`: removes the table, keeps the cells. */
   convertTableToRange(t: TableModel): { sheet: SheetModel; rect: Rect } {
+    this.checkSheetEditable(this.sheetOfTable(t));
     const sheet = this.requireSheetId(t.sheetId);
     this.removeTable(t);
     this.invalidateCalculation();
@@ -1971,6 +2095,7 @@ export class WorkbookModel {
 
   /** `table.sort.apply(fields, matchCase)`: stores the sort state and sorts the body rows. */
   applySort(t: TableModel, fields: unknown, matchCase: unknown): void {
+    this.checkSheetEditable(this.sheetOfTable(t));
     if (!Array.isArray(fields) || fields.length === 0) throw invalidArgument("table.sort.apply: fields must be a non-empty array.");
     const parsed: SortField[] = fields.map((f: unknown) => {
       const o = f as { key?: unknown; ascending?: unknown };
@@ -1985,6 +2110,7 @@ export class WorkbookModel {
 
   /** `table.sort.reapply()`: sorts the body rows again by the stored state (no-op without one). */
   reapplySort(t: TableModel): void {
+    this.checkSheetEditable(this.sheetOfTable(t));
     if (!t.sort) return;
     this.dirtySheets.add(t.sheetId);
     const sheet = this.requireSheetId(t.sheetId);
@@ -2037,11 +2163,13 @@ export class WorkbookModel {
   }
 
   clearSort(t: TableModel): void {
+    this.checkSheetEditable(this.sheetOfTable(t));
     t.sort = null;
   }
 
   /** `table.autoFilter.apply(range, columnIndex, criteria)`. */
   applyFilter(t: TableModel, columnIndex: unknown, criteria: unknown): void {
+    this.checkSheetEditable(this.sheetOfTable(t), "filter");
     if (!Number.isInteger(columnIndex) || (columnIndex as number) < 0 || (columnIndex as number) >= t.columns.length) {
       throw invalidArgument("autoFilter.apply: columnIndex must be a column index of the table.");
     }
@@ -2054,12 +2182,14 @@ export class WorkbookModel {
   }
 
   clearFilters(t: TableModel): void {
+    this.checkSheetEditable(this.sheetOfTable(t), "filter");
     t.filters.clear();
     this.reapplyFilter(t);
   }
 
   /** `table.autoFilter.remove()`: the filter buttons go, with every criterion; hidden rows show again. */
   removeAutoFilter(t: TableModel): void {
+    this.checkSheetEditable(this.sheetOfTable(t), "filter");
     t.filters.clear();
     this.reapplyFilter(t);
     t.autoFilterEnabled = false;
@@ -2070,6 +2200,7 @@ export class WorkbookModel {
    * on a table whose filter was removed; Excel for Mac throws `InvalidOperation` (office-js #3086).
    */
   apiReapplyFilter(t: TableModel): void {
+    this.checkSheetEditable(this.sheetOfTable(t), "filter");
     if (t.autoFilterEnabled === false && this.platform === "mac") {
       throw invalidOperation("The operation is not valid: the table has no AutoFilter (it was removed).");
     }
@@ -2174,6 +2305,7 @@ export class WorkbookModel {
    * "shifts the other cells to make space"). Any other direction is InvalidArgument.
    */
   insertOrDeleteCells(sheet: SheetModel, rect: Rect, shift: unknown, kind: "insert" | "delete"): void {
+    this.checkSheetEditable(sheet);
     const vertical = kind === "insert" ? "Down" : "Up";
     const sideways = kind === "insert" ? "Right" : "Left";
     if (shift === vertical) return this.shiftCells(sheet, rect, shift, kind);
@@ -2228,6 +2360,7 @@ export class WorkbookModel {
    * multiple times"); otherwise one copy at the destination's top-left cell, at the source's size.
    */
   copyRangeTiled(src: SheetModel, from: Rect, dst: SheetModel, dest: Rect, copyType: "All" | "Formulas" | "Values" | "Formats"): void {
+    this.checkSheetEditable(dst, copyType === "Formats" ? "format" : "cells");
     const rows = rectRows(from), cols = rectColumns(from);
     const dRows = rectRows(dest), dCols = rectColumns(dest);
     const tileRows = dRows % rows === 0 ? dRows / rows : 1;
@@ -2254,6 +2387,7 @@ export class WorkbookModel {
    * priority counts from the back and one beyond the bounds is clamped (docs: ConditionalFormat.priority).
    */
   setConditionalFormatPriority(sheet: SheetModel, cfId: string, priority: number, scope: Rect): void {
+    this.checkSheetEditable(sheet, "format");
     const cf = this.requireConditionalFormat(sheet, cfId);
     const list = sheet.conditionalFormats!;
     const over = this.conditionalFormatsOver(sheet, scope).filter((x) => x !== cf);
@@ -2272,6 +2406,7 @@ export class WorkbookModel {
    * InsertDeleteConflict error if the table on which the method is called has a filter applied."
    */
   deleteTableRows(t: TableModel, index: number, count: number): void {
+    this.checkSheetEditable(this.sheetOfTable(t));
     if (t.filters.size > 0) {
       throw new EmulatedExcelError(ErrorCodes.insertDeleteConflict, "The insert or delete operation attempted resulted in a conflict: the table has a filter applied.");
     }
@@ -2292,6 +2427,7 @@ export class WorkbookModel {
    * those cells will be shifted down").
    */
   addTableRows2(t: TableModel, index: number | null | undefined, values: unknown, alwaysInsert: boolean): void {
+    this.checkSheetEditable(this.sheetOfTable(t));
     const atEnd = index === null || index === undefined || index === this.bodyRowCount(t);
     if (alwaysInsert || !atEnd || t.showTotals) return this.addTableRows(t, index, values);
     const count = Array.isArray(values) && values.length > 0 ? values.length : 1;

@@ -6,9 +6,32 @@
 import type { Rect } from "./address";
 import type { CellStore } from "./cells";
 
+/**
+ * `Excel.WorksheetProtectionOptions` (ExcelApi 1.2): what a protected sheet still allows. Each
+ * `allow…` is false unless given; `selectionMode` "Normal" as the Protect Sheet dialog starts.
+ */
+export interface SheetProtectionOptions {
+  allowAutoFilter: boolean;
+  allowDeleteColumns: boolean;
+  allowDeleteRows: boolean;
+  allowEditObjects: boolean;
+  allowEditScenarios: boolean;
+  allowFormatCells: boolean;
+  allowFormatColumns: boolean;
+  allowFormatRows: boolean;
+  allowInsertColumns: boolean;
+  allowInsertHyperlinks: boolean;
+  allowInsertRows: boolean;
+  allowPivotTables: boolean;
+  allowSort: boolean;
+  selectionMode: "Normal" | "Unlocked" | "None";
+}
+
 export interface SheetModel {
   id: string;
   name: string;
+  /** Issue #35: set while the sheet is protected (`Worksheet.protection.protect`); a hash of the password, if one was given. */
+  protection?: { options: SheetProtectionOptions; passwordHash: string | null };
   cells: CellStore;
   /** Rows hidden by a table's auto filter (0-based). */
   hiddenRows: Set<number>;

@@ -70,6 +70,11 @@ export interface WritebackWorkbook {
   readCells(tableName: string, keys: readonly CellKey[]): Promise<CellState[]>;
   /** Writes content (when given) and then fill (when given) to these cells; missing cells are skipped. */
   writeCells(tableName: string, cells: readonly { key: CellKey; content?: CellContent; fill?: CellFill }[]): Promise<void>;
+  /**
+   * Issue #35: why the table cannot be written now (its sheet or the workbook's structure is
+   * protected), with what to do; null when it can. Asked before anything is written or sent.
+   */
+  checkWritable?(tableName: string): Promise<string | null>;
 }
 
 /** Result of refreshing the table after sending (the refresh engine's report, reduced). */
@@ -110,12 +115,18 @@ export interface WritebackPreview {
 /** Raised when write-back cannot even be prepared (wrong kind of table, table gone, service unreachable). */
 export class WritebackError extends Error {
   constructor(
-    readonly code: "not_writable" | "table_unreadable" | "service_unavailable",
+    readonly code: "not_writable" | "table_unreadable" | "service_unavailable" | "protected",
     message: string,
   ) {
     super(message);
     this.name = "WritebackError";
   }
+}
+
+/** Issue #35: refuses (`protected`) before anything is written or sent when the table's sheet or the workbook's structure is protected. */
+async function refuseIfProtected(workbook: WritebackWorkbook, tableName: string): Promise<void> {
+  const refusal = workbook.checkWritable ? await workbook.checkWritable(tableName) : null;
+  if (refusal) throw new WritebackError("protected", refusal);
 }
 
 /** The record kind of a binding, or null when the table is not a projects/proposals snapshot. */
@@ -188,6 +199,7 @@ export async function prepareWriteback(deps: WritebackDeps, binding: WritebackBi
   }
   const endpoint = binding.source.endpoint as SnapshotEndpoint;
   const warnings: string[] = [];
+  await refuseIfProtected(deps.workbook, binding.tableName);
 
   let stored: Baseline | null = null;
   let baseline: Baseline | null = null;
@@ -336,6 +348,8 @@ export async function confirmWriteback(
   preview: WritebackPreview,
   options: { signal?: AbortSignal; onProgress?: (text: string) => void } = {},
 ): Promise<WritebackOutcome> {
+  // Protection may have come since the preview: nothing is sent to a table that cannot be written after.
+  await refuseIfProtected(deps.workbook, preview.binding.tableName);
   const outcomes = await sendWriteback(deps.client, preview.kind, preview.changes, {
     signal: options.signal,
     onRecord: (done, total) => options.onProgress?.(`Sent ${done} of ${total} record${total === 1 ? "" : "s"}…`),

@@ -119,8 +119,12 @@ export interface RefreshReport {
   delta?: DeltaSummary;
 }
 
-/** Failures meaning another runtime holds the table: nothing of its binding or info line is written. */
-const OTHERS_TABLE = new Set(["table_busy", "lock_lost"]);
+/**
+ * Failures after which nothing of the binding, its info line or the refresh log is written: another
+ * runtime holds the table (its own binding and info line are on the way), or (issue #35) the sheet or
+ * the workbook's structure is protected, which the add-in leaves exactly as the user protected it.
+ */
+const OTHERS_TABLE = new Set(["table_busy", "lock_lost", "protected"]);
 
 function abortError(signal: AbortSignal): Error {
   const reason: unknown = signal.reason;
@@ -159,7 +163,7 @@ export async function refreshOne(target: RefreshTarget, binding: Binding, source
     r.warnings.push(`The table's info line could not be updated: ${failureFrom(e, now(), options.secrets ?? []).message}`);
   }
   try {
-    await target.logRefresh?.({
+    if (failure?.code !== "protected") await target.logRefresh?.({
       at: now().toISOString(), bindingId: r.bindingId, tableName: r.tableName, outcome: r.outcome,
       added: r.delta?.added ?? 0, changed: r.delta?.changed ?? 0, removed: r.delta?.removed ?? 0,
       strategy: r.delta?.strategy ?? null, ...(r.delta ? { matchedBy: r.delta.matchedBy } : {}), ms: Date.now() - started, cellsWritten: r.delta?.cellsWritten ?? 0,

@@ -65,13 +65,15 @@ async function main(): Promise<void> {
   setStatus("Running the scenarios in this new workbook…", "running");
   const sheets = await sheetNames();
   let report: SelfTestReport;
+  let probes: Transcript["probes"];
   try {
     const out = await runKit({ serviceUrl }, { begin: (n) => recorder.begin(n), end: () => recorder.end(), syncs: () => recorder.syncs, onResult: addRow });
     report = { kit: "ppm-selftest", host, ...(out.refused ? { refused: out.refused } : {}), scenarios: out.results };
+    probes = out.probes;
   } catch (e) {
     report = { kit: "ppm-selftest", host, refused: `The kit could not start: ${e instanceof Error ? e.message : String(e)}`, scenarios: [] };
   }
-  const transcript: Transcript = { format: TRANSCRIPT_FORMAT, version: TRANSCRIPT_VERSION, recordedAt: new Date().toISOString(), host, workbook: { sheets }, scrubbed: false, scenarios: recorder.scenarios };
+  const transcript: Transcript = { format: TRANSCRIPT_FORMAT, version: TRANSCRIPT_VERSION, recordedAt: new Date().toISOString(), host, workbook: { sheets }, scrubbed: false, scenarios: recorder.scenarios, ...(probes ? { probes } : {}) };
   // The transcript first (the command waits for the results, then saves the transcript it has).
   const saved = await post("transcript", serializeTranscript(transcript));
   const sent = await post("results", JSON.stringify(report));

@@ -20,6 +20,7 @@ import { excelWritebackWorkbook, findBinding } from "../workbook/writeback";
 import { readBindings } from "../workbook/bindingStore";
 import type { Table } from "../table/model";
 import type { ScenarioResult } from "./core/report";
+import { runProbes, type ProbeAnswers } from "./probes";
 import { CONTROL_HEADER, CONTROL_HEADER_VALUE } from "../reference/controlHeader";
 
 /** The setting that marks a workbook as the kit's own (it was new when the kit first ran in it). */
@@ -41,6 +42,8 @@ interface Env {
   control(path: string): Promise<void>;
   /** Bindings made by earlier scenarios, by name. */
   readonly tables: Map<string, { bindingId: string; tableName: string; sheetName: string }>;
+  /** What the probes found (issue #35), for the transcript's `probes` section. */
+  readonly probes: ProbeAnswers;
 }
 
 export interface Scenario {
@@ -317,6 +320,11 @@ export const SCENARIOS: readonly Scenario[] = [
     },
   },
   {
+    // Issue #35: what Microsoft does not document, asked of this Excel (src/selftest/probes.ts).
+    name: "probes: answers only real Excel can give",
+    run: (env) => runProbes(env.probes, { runId: Math.floor(Math.random() * 36 ** 6).toString(36) }),
+  },
+  {
     name: "worksheet functions",
     // The self-test variant is a plain task pane without the shared runtime and the CustomFunctions
     // extension point that PPM.* formulas need (its manifest must not replace the real add-in's), so
@@ -383,7 +391,7 @@ export interface KitHooks {
  * Runs the scenarios in order. Refuses (running nothing, writing nothing) in a workbook that is not
  * new; `refused` says why.
  */
-export async function runKit(options: KitOptions, hooks: KitHooks = {}, scenarios: readonly Scenario[] = SCENARIOS): Promise<{ refused?: string; results: ScenarioResult[] }> {
+export async function runKit(options: KitOptions, hooks: KitHooks = {}, scenarios: readonly Scenario[] = SCENARIOS): Promise<{ refused?: string; results: ScenarioResult[]; probes?: ProbeAnswers }> {
   // The check and the mark are the transcript's first section, so a transcript replays from a new workbook.
   hooks.begin?.(SETUP);
   let refused: string | null;
@@ -408,7 +416,7 @@ export async function runKit(options: KitOptions, hooks: KitHooks = {}, scenario
     if (!r.ok) throw new Error(`The reference service refused ${path.split("?")[0]} (HTTP ${r.status}).`);
   };
   await control("/__control/reset");
-  const env: Env = { engine: createEngine(), connection, client: new PpmClient(connection), control, tables: new Map() };
+  const env: Env = { engine: createEngine(), connection, client: new PpmClient(connection), control, tables: new Map(), probes: {} };
   const results: ScenarioResult[] = [];
   for (const s of scenarios) {
     if (s.skip) {
@@ -432,5 +440,5 @@ export async function runKit(options: KitOptions, hooks: KitHooks = {}, scenario
     results.push(r);
     hooks.onResult?.(r);
   }
-  return { results };
+  return { results, ...(Object.keys(env.probes).length ? { probes: env.probes } : {}) };
 }

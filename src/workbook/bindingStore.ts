@@ -6,6 +6,7 @@
  */
 import { BINDING_SETTING_PREFIX, bindingSettingKey, parseBinding, serializeBinding, type Binding } from "../refresh/binding";
 import { WriteError } from "./blocks";
+import { keepSetting } from "./settle";
 
 /**
  * Budget for everything the add-in keeps in document settings (bindings and table locks), in
@@ -18,12 +19,17 @@ export const SETTINGS_BUDGET_CHARS = 256_000;
 /** Settings keys the add-in owns (bindings `ppm.binding.*`, locks `ppm.lock.*`, legacy baselines). */
 export const ADDIN_SETTING_PREFIX = "ppm.";
 
-/** Loads the settings (one `sync`) and applies {@link checkSettingsBudget}. */
-export async function loadAndCheckSettingsBudget(context: Excel.RequestContext, key: string, json: string): Promise<void> {
+/**
+ * Loads the settings (one `sync`) and applies {@link checkSettingsBudget}; returns what `key` holds
+ * now (null: absent), for {@link keepSetting}.
+ */
+export async function loadAndCheckSettingsBudget(context: Excel.RequestContext, key: string, json: string): Promise<{ value: unknown } | null> {
   const settings = context.workbook.settings;
   settings.load("items/key,items/value");
   await context.sync();
   checkSettingsBudget(settings.items, key, json);
+  const was = settings.items.find((s) => s.key === key);
+  return was ? { value: was.value } : null;
 }
 
 /**
@@ -126,8 +132,12 @@ export async function saveBindingStatus(context: Excel.RequestContext, read: Bin
   if (secrets.some((t) => t.length >= 4 && json.includes(t))) throw new WriteError("write_failed", "The refresh status was not stored: it would contain a credential.");
   // No budget read (a request that loads every setting): a status is a few hundred characters and
   // replaces the previous one, far inside the room between the add-in's budget and Excel's limit.
-  context.workbook.settings.add(statusSettingKey(read.id), json);
+  const key = statusSettingKey(read.id);
+  const was = context.workbook.settings.getItemOrNullObject(key);
+  was.load("value");
+  context.workbook.settings.add(key, json);
   await context.sync();
+  keepSetting(context, { key, value: json, mode: "cas", previous: was.isNullObject ? null : { value: was.value } });
 }
 
 /**
@@ -174,22 +184,27 @@ export function queueSaveBinding(context: Excel.RequestContext, binding: Binding
 /** Stores a binding (one `sync`). @throws BindingError if it would contain a secret. */
 export async function saveBinding(context: Excel.RequestContext, binding: Binding, secrets: readonly string[] = []): Promise<void> {
   const json = serializeBinding(binding, secrets);
-  await loadAndCheckSettingsBudget(context, bindingSettingKey(binding.id), json);
+  const previous = await loadAndCheckSettingsBudget(context, bindingSettingKey(binding.id), json);
   queueBindingSetting(context, binding.id, json);
   await context.sync();
+  keepSetting(context, { key: bindingSettingKey(binding.id), value: json, mode: "cas", previous });
 }
 
 /** Removes a binding; the table itself stays as plain data. */
 export async function deleteBinding(context: Excel.RequestContext, id: string): Promise<boolean> {
-  const item = context.workbook.settings.getItemOrNullObject(bindingSettingKey(id));
-  const flag = context.workbook.settings.getItemOrNullObject(OPEN_FLAG_PREFIX + id);
-  const status = context.workbook.settings.getItemOrNullObject(statusSettingKey(id));
+  const keys = [bindingSettingKey(id), OPEN_FLAG_PREFIX + id, statusSettingKey(id)];
+  const items = keys.map((k) => {
+    const item = context.workbook.settings.getItemOrNullObject(k);
+    item.load("value");
+    return item;
+  });
   await context.sync();
-  if (item.isNullObject) return false;
-  item.delete();
-  if (!flag.isNullObject) flag.delete();
-  if (!status.isNullObject) status.delete();
+  if (items[0].isNullObject) return false;
+  const present = items.map((item, i) => ({ item, key: keys[i] })).filter((x) => !x.item.isNullObject);
+  for (const { item } of present) item.delete();
   await context.sync();
+  // Issue #35: a co-author's stale settings copy could put them back; settled with the batch.
+  for (const { item, key } of present) keepSetting(context, { key, deleted: true, mode: "cas", previous: { value: item.value } });
   return true;
 }
 

@@ -51,6 +51,8 @@ export type WriteErrorCode =
   | "no_changes"
   | "lock_lost"
   | "changed_during_refresh"
+  /** Issue #35: the sheet or the workbook's structure is protected (`protection.ts`); nothing was written. */
+  | "protected"
   | "write_failed";
 
 /** The writer's one error type: a machine `code` and a message for the person reading it. */
@@ -58,7 +60,7 @@ export class WriteError extends Error {
   constructor(
     readonly code: WriteErrorCode,
     message: string,
-    readonly details: { rowsWritten?: number; address?: string; cause?: unknown; holder?: string; lockedUntil?: string } = {},
+    readonly details: { rowsWritten?: number; address?: string; cause?: unknown; holder?: string; lockedUntil?: string; sheet?: string; protection?: "sheet" | "structure" } = {},
   ) {
     super(message);
     this.name = code === "cancelled" ? "AbortError" : "WriteError";

@@ -33,7 +33,10 @@
  * read), the wait before the read-back is at least twice `lockTiming.propagationMs` (a co-author's
  * write made just before ours reached it has reached us by then; ours reached them, so they refuse),
  * and the read-back must find the lock exactly as written (same owner, same version). The limits are
- * in src/workbook/README.md ("Table locks under co-authoring"). That wait is paid once per table: a
+ * in src/workbook/README.md ("Table locks under co-authoring"). Issue #35: Excel's flag lags, so where
+ * the document may be co-authored a false flag is not believed while it may lag or when someone else
+ * is seen ({@link coauthorsPossible}); a solo user otherwise waits only the short wait ("What the
+ * co-authoring wait costs" in the README). That wait is paid once per table: a
  * caller that already holds the lock (refresh on open claims it before fetching, then refreshes)
  * passes its owner id on (`LockOptions.owner`), and the lock is reused after one read that finds it
  * still that owner's — no second write, no second wait; a lock that changed hands is refused.
@@ -73,10 +76,15 @@
  * again, and Excel has no in-request comparison of a request's constant with stored state beyond a
  * lookup's existence. A fence that no settings write can restore must live outside the settings (e.g.
  * a very hidden sheet per owner, `worksheets.getItem`), at the price of structural changes that merge-
- * conflict under co-authoring: not taken. For whoever merges #35's retry after an erased lock: each
- * attempt must write the fence with the lock (and revoke the previous owner's) for (1) to hold.
+ * conflict under co-authoring: not taken. Merged with #35's retry after an erased lock: each attempt
+ * writes the fence with the lock (and revokes the previous owner's), and a holder that writes its
+ * erased lock again writes its fence in the same request, so (1) holds; (2) holds because a takeover
+ * is contended, and a contended lock always waits the co-authoring bound where the document may be
+ * shared (`coauthorsPossible`). The revoked fence's deletion, and the fence deleted with a released or
+ * cleared lock, are also settled with the batch (`settle.ts`).
  */
 import { WriteError } from "./blocks";
+import { keepSetting } from "./settleRegistry";
 
 /** Every lock setting starts with this; the rest is the table name in lower case (Excel names are case-insensitive). */
 export const LOCK_SETTING_PREFIX = "ppm.lock.";
@@ -106,7 +114,50 @@ export const lockTiming = {
    * co-authoring session the lock waits twice this (there and back) before it reads back.
    */
   propagationMs: 5_000,
+  /**
+   * Issue #35: whether this document may be co-authored at all. `getIsActiveCollabSession()` lags
+   * ("there might be some delay", Excel.Workbook): a colleague who has just joined is not in it yet,
+   * so a false answer proves nothing, and wherever co-authoring is possible the lock waits the
+   * co-authoring bound and a refresh takes the co-authoring path. The add-in runtime sets this from
+   * the document's address (`src/addin/runtime.ts`: only a workbook in the cloud can be co-authored);
+   * elsewhere (a local file, the Node tests, the bench) false: only Excel's flag says so.
+   */
+  mayBeShared: (): boolean => false,
+  /** Issue #35: acquisitions tried when a co-author's stale settings write erased the lock before its read-back. */
+  attempts: 3,
+  /**
+   * Issue #35: how long `getIsActiveCollabSession()` may lag behind the session. Microsoft gives no
+   * figure ("there might be some delay"); 30 s is the emulated host's default lag. Within this long of
+   * this runtime's start, or of Excel last saying co-authors are present, a false flag is not believed
+   * (see {@link coauthorsPossible}).
+   */
+  flagLagMs: 30_000,
 };
+
+/** Issue #35: this runtime's start (realm clock), and when Excel last said co-authors were present. */
+const presence = { startedAt: Date.now(), coauthorsSeenAt: Number.NEGATIVE_INFINITY };
+
+/**
+ * Issue #35, the cost decision (src/workbook/README.md, "What the co-authoring wait costs"): where the
+ * document may be co-authored, whether a lock must wait the co-authoring bound (`2 × propagationMs`)
+ * before its read-back although Excel's flag says "alone". Only when the false flag cannot be
+ * trusted or someone else is seen:
+ * - this runtime started less than `flagLagMs` ago (a colleague whose runtime this is may have just
+ *   joined: its own flag lags too), or Excel said co-authors were present less than `flagLagMs` ago
+ *   (they may still be: the flag lags on the way out as well);
+ * - `contended`: the first read found another owner's lock on the table (live or not: someone else
+ *   refreshes it), or a read-back found the lock erased (a co-author's stale settings write).
+ * A solo user refreshing a workbook in the cloud, its pane open for longer than the lag, therefore
+ * waits what a local file waits (≥ 250 ms), not 10 s.
+ */
+function coauthorsPossible(now: number, contended: boolean): boolean {
+  return contended || now - presence.startedAt < lockTiming.flagLagMs || now - presence.coauthorsSeenAt < lockTiming.flagLagMs;
+}
+
+/** Issue #35: Excel said co-authors are present (any reader of the flag may tell). */
+export function noteCoauthors(now = Date.now()): void {
+  presence.coauthorsSeenAt = now;
+}
 
 export interface LockRecord {
   owner: string;
@@ -191,6 +242,9 @@ export function fenceSettingKey(owner: string): string {
   return FENCE_SETTING_PREFIX + owner;
 }
 
+/** What a live fence holds. */
+const FENCE_VALUE = "1";
+
 /**
  * Queues deleting a fence whether or not it exists (a method on a null object would fail the request):
  * it is added (or replaced), then deleted.
@@ -248,6 +302,9 @@ export function lockHolds(lock: LockRecord, now: number, ttlMs = LOCK_TTL_MS): b
 /** Forgets what {@link lockExpiry} remembered (tests). */
 export function resetLockMemory(): void {
   firstSeen.clear();
+  // A fresh runtime (issue #35): started now, no co-author seen yet.
+  presence.startedAt = Date.now();
+  presence.coauthorsSeenAt = Number.NEGATIVE_INFINITY;
 }
 
 function busy(tableName: string, held: LockRecord, now: number): WriteError {
@@ -302,6 +359,20 @@ async function readLock(context: Excel.RequestContext, key: string): Promise<Loc
 
 const realSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
+/** A fresh owner id: one per acquisition, so even a double click in one runtime is told apart. */
+const newOwner = () => `o${Date.now().toString(36)}${Math.floor(Math.random() * 36 ** 8).toString(36)}`;
+
+/**
+ * The wait between writing a lock and reading it back, for a first read that took `rtt` ms: let a
+ * write another runtime sent at the same time land (see the module comment); where the document may
+ * be co-authored, at least twice the propagation bound (a co-author's write made before ours reached
+ * them reaches us within one bound, and ours reaches them).
+ */
+function settleMs(rtt: number, shared: boolean): number {
+  const settle = Math.min(lockTiming.maxSettleMs, Math.max(lockTiming.minSettleMs, lockTiming.rttFactor * rtt));
+  return shared ? Math.max(settle, 2 * lockTiming.propagationMs + lockTiming.rttFactor * rtt) : settle;
+}
+
 /**
  * Takes the lock of one table or throws `WriteError("table_busy")` naming the table and who holds it.
  * Writes nothing to the sheet.
@@ -311,37 +382,61 @@ export async function acquireTableLock(context: Excel.RequestContext, tableName:
   const sleep = options.sleep ?? realSleep;
   const ttl = options.ttlMs ?? LOCK_TTL_MS;
   const key = lockSettingKey(tableName);
-  const owner = options.owner ?? `o${Date.now().toString(36)}${Math.floor(Math.random() * 36 ** 8).toString(36)}`;
+  const owner = options.owner ?? newOwner();
   const started = Date.now();
   const collab = isCollabSession(context);
-  const current = await readLock(context, key);
+  let current = await readLock(context, key);
   const rtt = Date.now() - started;
-  if (options.owner !== undefined) return reuseHeldLock(context, tableName, key, current, options.owner, ttl, now, collab.value);
-  if (current && current.owner !== owner && lockHolds(current, now().getTime())) throw busy(tableName, current, now().getTime());
-  const stamp = now().toISOString();
-  const record: LockRecord = { owner, holder: options.holder ?? "another window", acquiredAt: stamp, renewedAt: stamp, expiresAt: new Date(now().getTime() + ttl).toISOString() };
-  // Taking over: the previous owner's fence goes first, in the request that writes this lock and its fence.
-  if (current && current.owner !== owner) queueRevokeFence(context, fenceSettingKey(current.owner));
-  context.workbook.settings.add(key, JSON.stringify(record));
-  context.workbook.settings.add(fenceSettingKey(owner), "1");
-  await context.sync();
-  // Let a write another runtime sent at the same time land before reading back (see the module comment).
-  let settle = Math.min(lockTiming.maxSettleMs, Math.max(lockTiming.minSettleMs, lockTiming.rttFactor * rtt));
-  // Co-authors' copies: a write made before ours reached them reaches us within the propagation bound, and ours reaches them.
-  if (collab.value) settle = Math.max(settle, 2 * lockTiming.propagationMs + lockTiming.rttFactor * rtt);
-  if (settle > 0) await sleep(settle);
-  const after = await readLock(context, key);
-  if (!after || after.owner !== owner || lockVersion(after) !== lockVersion(record)) {
-    // Lost the race: this owner's fence goes (it would let nothing through: this refresh writes nothing).
-    try {
-      queueRevokeFence(context, fenceSettingKey(owner));
-      await context.sync();
-    } catch {
-      /* a leftover fence of an owner that never writes is harmless */
+  if (collab.value) noteCoauthors();
+  // Issue #35: a false flag proves nothing (it lags); where the document may be co-authored the refresh
+  // takes the co-authoring path (`collab` of the lock) whatever the flag says.
+  const shared = collab.value || lockTiming.mayBeShared();
+  if (options.owner !== undefined) return reuseHeldLock(context, tableName, key, current, options.owner, ttl, now, shared);
+  // The co-authoring wait only when it is needed (see coauthorsPossible): Excel says co-authors are
+  // here, or the document may be co-authored and the flag cannot be trusted or someone else is seen
+  // (a takeover always is: the old owner's revoked fence is durable before this lock is used).
+  let contended = current !== null && current.owner !== owner;
+  for (let attempt = 1; ; attempt++) {
+    if (current && current.owner !== owner && lockHolds(current, now().getTime())) throw busy(tableName, current, now().getTime());
+    const stamp = now().toISOString();
+    const record: LockRecord = { owner, holder: options.holder ?? "another window", acquiredAt: stamp, renewedAt: stamp, expiresAt: new Date(now().getTime() + ttl).toISOString() };
+    // Taking over: the previous owner's fence goes first, in the request that writes this lock and its fence (issue #34).
+    const revoked = current && current.owner !== owner ? fenceSettingKey(current.owner) : null;
+    if (revoked) queueRevokeFence(context, revoked);
+    context.workbook.settings.add(key, JSON.stringify(record));
+    context.workbook.settings.add(fenceSettingKey(owner), FENCE_VALUE);
+    // eslint-disable-next-line office-addins/no-context-sync-in-loop -- a retry only after a co-author's write erased the lock (issue #35), at most `attempts` times
+    await context.sync();
+    // Issue #35: a co-author's stale settings copy could put the revoked fence back; settled with the batch.
+    if (revoked) keepSetting(context, { key: revoked, deleted: true, mode: "cas", previous: { value: FENCE_VALUE } }, shared);
+    const full = collab.value || (lockTiming.mayBeShared() && coauthorsPossible(Date.now(), contended));
+    const settle = settleMs(rtt, full);
+    if (settle > 0) await sleep(settle);
+    const after = await readLock(context, key);
+    if (after && after.owner === owner && lockVersion(after) === lockVersion(record)) {
+      // The short wait where the document may be co-authored: until the co-authoring bound has passed,
+      // a co-author's stale settings write can still erase the lock; the holder then writes it again.
+      const retakeUntil = shared && !full ? Date.now() + 2 * lockTiming.propagationMs : 0;
+      return heldLock(context, tableName, key, record, ttl, now, true, shared, retakeUntil);
     }
-    throw busy(tableName, after ?? record, now().getTime());
+    if (after || attempt >= lockTiming.attempts) {
+      // Lost the race (or gave up): this owner's fence goes (it would let nothing through: this refresh writes nothing).
+      try {
+        queueRevokeFence(context, fenceSettingKey(owner));
+        // eslint-disable-next-line office-addins/no-context-sync-in-loop -- once, on the way out of the loop (it throws below)
+        await context.sync();
+      } catch {
+        /* a leftover fence of an owner that never writes is harmless */
+      }
+      if (after) throw busy(tableName, after, now().getTime());
+      throw new WriteError("table_busy", `The table "${tableName}" could not be locked for this refresh: a colleague's add-in changed this workbook's settings at the same moment ${attempt} times in a row, which erased the lock each time. Nothing was written. Refresh again in a moment.`);
+    }
+    // Issue #35: the key is gone. A co-author's settings write from a copy that had not received
+    // ours replaced the collection (nobody holds the table): take it again (lock and fence), waiting
+    // again, the full co-authoring bound this time (a co-author is there).
+    current = null;
+    contended = true;
   }
-  return heldLock(context, tableName, key, record, ttl, now, true, collab.value);
 }
 
 /**
@@ -364,23 +459,38 @@ function reuseHeldLock(context: Excel.RequestContext, tableName: string, key: st
  * The {@link TableLock} of a lock this runtime holds (`record` as stored); `releases`: its release
  * deletes it; `collab`: Excel said co-authors are present when it was read.
  */
-function heldLock(context: Excel.RequestContext, tableName: string, key: string, held: LockRecord, ttl: number, now: () => Date, releases: boolean, collab: boolean): TableLock {
+function heldLock(context: Excel.RequestContext, tableName: string, key: string, held: LockRecord, ttl: number, now: () => Date, releases: boolean, collab: boolean, retakeUntil = 0): TableLock {
   const owner = held.owner;
   const fenceKey = fenceSettingKey(owner);
   let record = held;
   let lastCheck = Date.now();
   let lost = false;
   let seenBy: LockRecord | null = null;
+  /**
+   * Issue #35: the stored lock is ours but an older version (a co-author's stale copy put it back), or
+   * it vanished after a read that saw it before `retakeUntil` (a lock taken with the short wait, not
+   * yet durable: a co-author's stale copy may have erased it, with its fence; nobody else holds the
+   * table): written again at once, with its fence.
+   */
+  let reverted = false;
+  /** When the last read that found the lock in place was SENT (it vanished after that). */
+  let seenAt = Date.now();
   /** A fence check is queued: the next request begins with it. */
   let fenceQueued = false;
   /** Every request begins with the fence ({@link TableLock.fenceEachRequest}). */
   let fenceAll = false;
-  const check = (value: LockRecord | null) => {
+  /** `value`: the lock as a read sent at `sentAt` found it. */
+  const check = (value: LockRecord | null, sentAt: number) => {
     lastCheck = Date.now();
-    if (!value || value.owner !== owner) {
+    if (value) seenAt = Math.max(seenAt, sentAt);
+    if (!value && seenAt < retakeUntil) {
+      reverted = true;
+      retakeUntil = Date.now() + 2 * lockTiming.propagationMs;
+      noteCoauthors();
+    } else if (!value || value.owner !== owner) {
       lost = true;
       seenBy = value;
-    }
+    } else if (lockVersion(value) !== lockVersion(record)) reverted = true;
   };
   const queueFence = () => {
     if (fenceQueued) return;
@@ -444,7 +554,8 @@ function heldLock(context: Excel.RequestContext, tableName: string, key: string,
       if (lost) throw lockLost(tableName, seenBy);
       // Read with every request, fenced or not: a lock written over by a runtime that does not know of
       // fences (an older version of the add-in) is seen at the next request all the same.
-      check(await readOwn());
+      const sentAt = Date.now();
+      check(await readOwn(), sentAt);
     },
   } as unknown as Excel.RequestContext;
   const lock: TableLock = {
@@ -469,13 +580,17 @@ function heldLock(context: Excel.RequestContext, tableName: string, key: string,
     },
     async ensure() {
       if (lost) throw lockLost(tableName, seenBy);
-      if (Date.now() - lastCheck > CHECK_FRESH_MS) check(await readOwn());
+      const sentAt = Date.now();
+      if (sentAt - lastCheck > CHECK_FRESH_MS) check(await readOwn(), sentAt);
       if (lost) throw lockLost(tableName, seenBy);
       const t = now().getTime();
-      if (t - Date.parse(record.renewedAt ?? record.acquiredAt) > ttl / 2) {
+      if (reverted || t - Date.parse(record.renewedAt ?? record.acquiredAt) > ttl / 2) {
         // Renewed in a request of its own, right after the check above.
-        record = { ...record, renewedAt: new Date(t).toISOString(), expiresAt: new Date(t + ttl).toISOString() };
+        record = { ...record, renewedAt: new Date(Math.max(t, Date.parse(record.renewedAt ?? record.acquiredAt) + 1)).toISOString(), expiresAt: new Date(t + ttl).toISOString() };
         context.workbook.settings.add(key, JSON.stringify(record));
+        // Issue #35: an erased lock lost its fence with it (one collection): both are written again.
+        if (reverted) context.workbook.settings.add(fenceKey, FENCE_VALUE);
+        reverted = false;
         await send();
       }
     },
@@ -486,18 +601,7 @@ function heldLock(context: Excel.RequestContext, tableName: string, key: string,
         if (fenceQueued) await send().catch(() => undefined);
         return;
       }
-      try {
-        const still = await readOwn();
-        if (still && still.owner === owner) {
-          // The lock first: were the fence gone (a co-author's settings write replaced the collection),
-          // its delete would fail the request after the lock's delete had run.
-          context.workbook.settings.getItemOrNullObject(key).delete();
-          context.workbook.settings.getItemOrNullObject(fenceKey).delete();
-          await send();
-        }
-      } catch {
-        /* the lock expires by itself */
-      }
+      await releaseOwned(context, key, owner, collab);
     },
   };
   return lock;
@@ -519,12 +623,33 @@ export async function readTableLock(context: Excel.RequestContext, tableName: st
  * @returns false when the lock was already gone or has another owner now.
  */
 export async function clearTableLock(context: Excel.RequestContext, tableName: string, owner: string): Promise<boolean> {
-  const key = lockSettingKey(tableName);
-  const current = await readLock(context, key);
-  if (!current || current.owner !== owner) return false;
-  context.workbook.settings.getItemOrNullObject(key).delete();
   // Its fence with it: a refresh still running under the cleared lock has its next write refused by Excel.
-  queueRevokeFence(context, fenceSettingKey(owner));
-  await context.sync();
-  return true;
+  return releaseOwned(context, lockSettingKey(tableName), owner, false, true);
+}
+
+/**
+ * Deletes the lock `key` and its fence when the lock is still `owner`'s (one read, one write); false
+ * when it was gone or another's. The lock's delete goes first: were the fence gone (a co-author's
+ * settings write replaced the collection), its delete would fail the request after the lock's had run
+ * (issue #34). Issue #35: a co-author's stale settings copy can put a deleted lock or fence back, so
+ * both deletions are settled with the batch's other writes (`settle.ts`). Never throws unless
+ * `rethrow` (a lock left behind expires).
+ */
+async function releaseOwned(context: Excel.RequestContext, key: string, owner: string, collab: boolean, rethrow = false): Promise<boolean> {
+  try {
+    const item = context.workbook.settings.getItemOrNullObject(key);
+    item.load("value");
+    await context.sync();
+    if (item.isNullObject || parseLock(item.value)?.owner !== owner) return false;
+    const fenceKey = fenceSettingKey(owner);
+    item.delete();
+    queueRevokeFence(context, fenceKey);
+    await context.sync();
+    keepSetting(context, { key, deleted: true, mode: "cas", previous: { value: item.value } }, collab);
+    keepSetting(context, { key: fenceKey, deleted: true, mode: "cas", previous: { value: FENCE_VALUE } }, collab);
+    return true;
+  } catch (e) {
+    if (rethrow) throw e;
+    return false;
+  }
 }

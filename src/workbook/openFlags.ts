@@ -11,6 +11,7 @@
  */
 import type { Binding } from "../refresh/binding";
 import { readBindings } from "./bindingStore";
+import { keepSetting } from "./settle";
 
 /** Prefix of the flag settings (the binding id follows). */
 export const OPEN_FLAG_PREFIX = "ppm.open.";
@@ -34,8 +35,12 @@ export async function setRefreshOnOpen(context: Excel.RequestContext, bindingId:
   const { bindings } = await readBindings(context);
   const current = bindings.find((b) => b.id === bindingId);
   if (!current) throw Object.assign(new Error(`No table binding "${bindingId}" in this workbook.`), { code: "table_missing" });
+  const was = context.workbook.settings.getItemOrNullObject(openFlagKey(bindingId));
+  was.load("value");
   context.workbook.settings.add(openFlagKey(bindingId), on);
   await context.sync();
+  // Issue #35: kept against a co-author's stale settings copy (settled with the batch).
+  keepSetting(context, { key: openFlagKey(bindingId), value: on, mode: "cas", previous: was.isNullObject ? null : { value: was.value } });
   const { refreshOnOpen: _drop, ...rest } = current;
   void _drop;
   const binding: Binding = on ? { ...rest, refreshOnOpen: true } : rest;

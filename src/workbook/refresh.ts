@@ -54,7 +54,9 @@ import { queueUntracked } from "./untracked";
 import { gatherRows, predictChecksum, readChecks, recheck, storeChecks, type ChecksGeometry, type ChecksReading } from "./checksums";
 import { alignByFingerprint } from "../refresh/align";
 import { changeSheetName, dropChanges, isOwnChangeSheet, queueChangeSheet, writeChangeRecord } from "./changes";
-import { markerKey, queueCopy, queueDropMarker, queueMarker, recoverInterruptedRefreshes, rollbackSheetName } from "./recovery";
+import { dropMarkerIfPresent, markerKey, queueCopy, queueDropMarker, queueMarker, queueMarkerDone, recoverInterruptedRefreshes, rollbackSheetName } from "./recovery";
+import { keepSetting, settleSettings } from "./settle";
+import { protectedError, queueProtection } from "./protection";
 
 /** Rows per write when cells are written from memory instead of copied inside Excel (co-authors). */
 const MEMORY_ROWS_PER_WRITE = 2_000;
@@ -115,7 +117,7 @@ function fallsBack(e: unknown): boolean {
 /**
  * Writes a validated table over a bound Excel table (see the module comment for the strategy).
  * @throws WriteError: `table_busy`, `table_missing`, `table_changed`, `too_many_rows`, `occupied`,
- * `adjacent_table` (nothing written); `cancelled`, `payload_too_large`, `settings_full`, `write_failed`
+ * `adjacent_table`, `protected` (nothing written); `cancelled`, `payload_too_large`, `settings_full`, `write_failed`
  * (previous data restored, or the table marked); `lock_lost` (another refresh owns the table now).
  */
 export async function writeRefresh(context: Excel.RequestContext, binding: Binding, table: Table, options: RefreshWriteOptions = {}): Promise<RefreshWriteResult> {
@@ -200,7 +202,13 @@ async function writeLocked(context: Excel.RequestContext, lock: TableLock, bindi
   rollback.load("visibility");
   // The last refresh's changes ("Show changes"): removed below, before anything is written.
   const changeSheet = queueChangeSheet(context, binding.id);
+  // Issue #35: the sheet's and the workbook's protection, read with these (no request of its own).
+  const protection = queueProtection(context, [sheet]);
   await context.sync();
+  const locked = protection();
+  if (locked.sheets[0] || locked.structure) {
+    throw protectedError("refresh", { sheet: sheet.name, table: binding.tableName, sheetProtected: locked.sheets[0], structureProtected: locked.structure });
+  }
   let adoptRollback = false;
   if (!rollback.isNullObject && rollback.visibility !== "VeryHidden") {
     // An empty one is this table's, from a runtime that died between adding it and hiding it.
@@ -361,8 +369,12 @@ async function writeLocked(context: Excel.RequestContext, lock: TableLock, bindi
   }
   const region: Rect = { row: bodyRow, column: geometry.firstColumn, rowCount: Math.max(geometry.bodyRows, plan.bodyRows) + totalsRows, columnCount: width };
   if (backupSheet) queueCopy(backupSheet, sheet, region);
-  queueMarker(context, { bindingId: binding.id, owner: lock.owner, startedAt: now().toISOString(), rollback: backupSheet ? rollbackName : null, table: oldRect, region });
+  const markerJson = queueMarker(context, { bindingId: binding.id, owner: lock.owner, startedAt: now().toISOString(), rollback: backupSheet ? rollbackName : null, table: oldRect, region });
   await context.sync();
+  /** The marker as this refresh last wrote it (its committed form once the commit ran). */
+  let markerJsonNow = markerJson;
+  /** Issue #35: a deleted marker a co-author's stale settings copy could put back is settled with the batch. */
+  const keepMarkerDropped = () => keepSetting(context, { key: markerKey(binding.id), deleted: true, mode: "cas", previous: { value: markerJsonNow } }, lock.collab);
   /** Queues clearing the copy (its marker goes in a request of its own, {@link dropMarker}). */
   const clearBackup = () => {
     if (backupSheet) rangeOf(backupSheet, region).clear("All");
@@ -370,9 +382,8 @@ async function writeLocked(context: Excel.RequestContext, lock: TableLock, bindi
   /** Removes the marker after a restore; left behind, the next start finds the copy gone and only says so. */
   const dropMarker = async () => {
     try {
-      lock.fence();
-      queueDropMarker(context, binding.id);
-      await context.sync();
+      // The delete leads with the fence (issue #34); only a marker still there is deleted (issue #35).
+      if (await dropMarkerIfPresent(context, binding.id, () => lock.fence())) keepMarkerDropped();
     } catch {
       /* see above */
     }
@@ -805,8 +816,16 @@ async function writeLocked(context: Excel.RequestContext, lock: TableLock, bindi
       setInfo(completeInfo());
     }
     // The marker goes with the commit: from here on the new data is the table's, never restored over.
-    queueDropMarker(context, binding.id);
+    // Turned into its committed form, not deleted (issue #35: a co-author's whole-collection write can
+    // have erased it, and deleting a setting that is gone fails the request after the rest of it was
+    // applied); the refresh's last request deletes it.
+    markerJsonNow = queueMarkerDone(context, binding.id, lock.owner);
     await context.sync();
+    if (stored) {
+      // Issue #35: the binding is settled with the batch (a co-author's stale copy can put the old one back).
+      const was = settings.items.find((s) => s.key === bindingSettingKey(stored.id));
+      keepSetting(context, { key: bindingSettingKey(stored.id), value: serializeBinding(stored, options.secrets ?? []), mode: "cas", previous: was ? { value: was.value } : null }, lock.collab);
+    }
     return { summary, stored };
   };
 
@@ -935,9 +954,8 @@ async function writeLocked(context: Excel.RequestContext, lock: TableLock, bindi
   if (strategy === "delta" && lock.collab && checks && (await changedSinceRead(checks))) {
     // A co-author changed the table after it was read (issue #26, hazard 4): nothing is written yet,
     // so the refresh starts over from the table as it is now; this one leaves no marker behind.
-    lock.fence();
-    queueDropMarker(context, binding.id);
-    await context.sync();
+    // The delete leads with the fence (issue #34); only a marker still there is deleted (issue #35).
+    if (await dropMarkerIfPresent(context, binding.id, () => lock.fence())) keepMarkerDropped();
     throw new RemoteChange();
   }
   try {
@@ -991,8 +1009,12 @@ async function writeLocked(context: Excel.RequestContext, lock: TableLock, bindi
   // The fence already queued leads this last request; none after it.
   lock.fenceEachRequest(false);
   try {
+    // The committed marker goes first: if a co-author's write erased it meanwhile, the request fails
+    // before clearing the copy, which no live marker names (the next start clears it).
+    queueDropMarker(context, binding.id);
     clearBackup();
     await context.sync();
+    keepMarkerDropped();
   } catch {
     /* a copy no marker names is never restored from: the next refresh overwrites it */
   }
@@ -1062,6 +1084,12 @@ export interface TableRefreshOptions extends RefreshOptions {
   delta?: boolean;
   /** The owner id of the table's lock when the caller already holds it (see {@link RefreshWriteOptions.lockOwner}). */
   lockOwner?: string;
+  /**
+   * Issue #35: wait out the co-authoring window and repair the settings writes a co-author's stale copy
+   * undid (`settle.ts`) before returning (default true; the add-in's engine settles after handing the
+   * report back instead). Nothing to settle outside a document that may be co-authored.
+   */
+  settle?: boolean;
 }
 
 /**
@@ -1073,7 +1101,9 @@ export async function refreshTable(context: Excel.RequestContext, bindingId: str
   const { bindings } = await target.listBindings();
   const binding = bindings.find((b) => b.id === bindingId);
   if (!binding) throw new WriteError("table_missing", `No table binding "${bindingId}" in this workbook.`);
-  return refreshOne(target, binding, source, options);
+  const report = await refreshOne(target, binding, source, options);
+  if (options.settle !== false) await settleSettings(context);
+  return report;
 }
 
 /** Refreshes every bound table in the workbook (see `refreshAll` in `src/refresh/engine.ts`). */
@@ -1082,5 +1112,7 @@ export async function refreshAllTables(
   resolveSource: (binding: Binding) => RefreshSource | null,
   options: TableRefreshOptions = {},
 ): ReturnType<typeof refreshAll> {
-  return refreshAll(excelRefreshTarget(context, options), resolveSource, options);
+  const reports = await refreshAll(excelRefreshTarget(context, options), resolveSource, options);
+  if (options.settle !== false) await settleSettings(context);
+  return reports;
 }

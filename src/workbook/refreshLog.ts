@@ -13,6 +13,7 @@
 import type { RefreshLogEntry } from "../refresh/engine";
 import { appendToLog, parseRefreshLog, REFRESH_LOG_KEY, refreshLogKey, tableLogBudget } from "../refresh/refreshLog";
 import { BINDING_SETTING_PREFIX } from "../refresh/binding";
+import { keepSetting } from "./settle";
 
 /**
  * This runtime's writer id (one per JavaScript realm, i.e. per add-in runtime): five random base-36
@@ -85,4 +86,16 @@ export async function appendRefreshLog(context: Excel.RequestContext, entry: Ref
   context.workbook.settings.add(key, appendToLog(entries, entry, budget).json);
   for (const k of folded) context.workbook.settings.getItemOrNullObject(k).delete();
   await context.sync();
+  // Issue #35: a co-author's stale settings copy can put an older log back or erase it: settled with
+  // the batch, appending this entry again if it is missing. A folded key coming back only repeats
+  // entries, which reading merges.
+  const id = JSON.stringify(parseRefreshLog([entry])[0] ?? entry);
+  keepSetting(context, {
+    key,
+    mode: "merge",
+    merge: (stored) => {
+      const now = stored === undefined ? [] : parseRefreshLog(stored);
+      return now.some((e) => JSON.stringify(e) === id) ? undefined : appendToLog([...now].sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0)), entry, budget).json;
+    },
+  });
 }

@@ -15,6 +15,7 @@ import { TOKEN_COLUMN } from "../records/fields";
 import type { SheetValue } from "../records/values";
 import { readBindings } from "./bindingStore";
 import { loadPropertiesInBlocks } from "./blocks";
+import { tableProtection } from "./protection";
 import { rewritableCell } from "./cells";
 import type { Binding } from "../refresh/binding";
 
@@ -211,6 +212,7 @@ function portOver(context: Excel.RequestContext): WritebackWorkbook {
     saveBaseline: (b) => saveBaseline(context, b),
     readCells: (name, keys) => readCellStates(context, name, keys),
     writeCells: (name, cells) => writeCellStates(context, name, cells),
+    checkWritable: async (name) => (await tableProtection(context, name, "write-back"))?.message ?? null,
   };
 }
 
@@ -225,6 +227,7 @@ export function excelWritebackWorkbook(run: <T>(work: (context: Excel.RequestCon
     saveBaseline: (b) => run((ctx) => saveBaseline(ctx, b)),
     readCells: (tableName, keys) => run((ctx) => readCellStates(ctx, tableName, keys)),
     writeCells: (tableName, cells) => run((ctx) => writeCellStates(ctx, tableName, cells)),
+    checkWritable: (tableName) => run(async (ctx) => (await tableProtection(ctx, tableName, "write-back"))?.message ?? null),
   };
 }
 

@@ -24,6 +24,8 @@ import { infoComplete, infoFailed, infoInProgress } from "./info";
 import { findOccupiedCell, findTouchingTable, prepareCalculation, setEvery, type CalculationGuard } from "./sheet";
 import { throwIfAborted, writeInBlocks, WriteError } from "./blocks";
 import { checkSettingsBudget, queueBindingSetting } from "./bindingStore";
+import { keepSetting } from "./settle";
+import { protectedError, queueProtection } from "./protection";
 
 export { WriteError } from "./blocks";
 
@@ -150,8 +152,8 @@ export function queueColumnFormats(sheet: Excel.Worksheet, bodyRow: number, firs
 
 /**
  * Imports a table into the workbook as a new Excel table and stores its binding.
- * @throws WriteError (`invalid_table`, `cell_too_long`, `too_many_rows`, `too_many_columns`, `occupied`, `cancelled`,
- * `payload_too_large`, `write_failed`); every code except the last three means nothing was written.
+ * @throws WriteError (`invalid_table`, `cell_too_long`, `too_many_rows`, `too_many_columns`, `occupied`, `protected`,
+ * `cancelled`, `payload_too_large`, `write_failed`); every code except the last three means nothing was written.
  */
 export async function importTable(context: Excel.RequestContext, table: Table, options: ImportOptions): Promise<ImportResult> {
   const now = options.now ?? (() => new Date());
@@ -195,8 +197,16 @@ export async function importTable(context: Excel.RequestContext, table: Table, o
   wbNames.load("items/name");
   const settings = wb.settings;
   settings.load("items/key,items/value");
+  // Issue #35: the target sheet's and the workbook's protection, read with these.
+  const protection = queueProtection(context, chosen ? [chosen] : []);
   let syncs = 1;
   await context.sync();
+  const locked = protection();
+  const intoExisting = !!chosen && !chosen.isNullObject;
+  if ((intoExisting && locked.sheets[0]) || (!intoExisting && locked.structure)) {
+    const sheetName = intoExisting ? chosen.name : options.target?.sheetName ?? deriveSheetName(sheetLabel(options.binding.source), sheets.items.map((s) => s.name));
+    throw protectedError("import", { sheet: sheetName, sheetProtected: intoExisting && locked.sheets[0], structureProtected: locked.structure, addsSheet: !intoExisting });
+  }
   // Sheet-scoped names can be asked for only once the sheets are known.
   const scopedNames = sheets.items.map((s) => {
     const n = s.names;
@@ -322,10 +332,13 @@ export async function importTable(context: Excel.RequestContext, table: Table, o
     // No calculation is asked for: Excel's own mode decides (sheet.ts, issue #34).
     syncs++;
     await context.sync();
+    // Issue #35: a new binding a co-author's stale settings copy could erase is settled with the batch.
+    keepSetting(context, { key: bindingSettingKey(partial.id), value: bindingJson, mode: "cas", previous: null });
     // The row fingerprints a later delta refresh plans from (issue #15, delta.ts): ≈ 6 % more
     // request bytes now instead of reading the whole table back at the first refresh. Without them
     // that refresh reads the table once, so a failure here is not the import's.
-    try {
+    // Under structure protection (issue #35) the hidden sheets they live on cannot be added: the first refresh reads the table instead.
+    if (!locked.structure) try {
       // With Excel's block checksums of the same rows (issue #24: the first refresh reads only what moved).
       syncs += await storeRowHashes(context, partial, rows.hashes(), plans.map((p) => p.numberFormat), options.targetRequestBytes, {
         geometry: { sheet: sheetName, top: headerRow + 1, left: anchor.column, width: table.columns.length, rows: table.rows.length },

@@ -1,6 +1,19 @@
 /** Shared by the two-client tests (issue #26). */
-import { resetLockMemory } from "../../src/workbook/lock";
+import { lockTiming, resetLockMemory } from "../../src/workbook/lock";
 import type { OfficeLike } from "../../src/addin/runtime";
+import { Workbook, createRequestContext } from "../../src/emulator";
+import { importTable } from "../../src/workbook/writer";
+import { bindingDraft, finRows, finTable, TOKEN } from "../workbook/helpers";
+
+/**
+ * Every two-client test is about a workbook in the cloud (co-authoring needs one): the workbook layer
+ * treats it as possibly co-authored whatever Excel's lagging flag says (issue #35), as the add-in
+ * runtime does for a document with an https address (`documentMayBeShared`).
+ */
+lockTiming.mayBeShared = () => true;
+
+/** The address Office reports for a workbook co-authors share (OneDrive / SharePoint). */
+export const CLOUD_URL = "https://contoso.sharepoint.com/sites/finance/Shared%20Documents/Portfolio.xlsx";
 
 /** Runs the promises while advancing jest's fake clock in small steps (the lock waits on timers). */
 export async function drive<T>(promises: Array<Promise<T>>): Promise<Array<PromiseSettledResult<T>>> {
@@ -29,7 +42,7 @@ export function fakeOffice(startup = "Load") {
   const office = {
     context: {
       requirements: { isSetSupported: () => true },
-      document: { addHandlerAsync: () => undefined },
+      document: { url: CLOUD_URL, addHandlerAsync: () => undefined },
     },
     addin: {
       setStartupBehavior: async (b: unknown) => {
@@ -45,4 +58,14 @@ export function fakeOffice(startup = "Load") {
     onReady: () => undefined,
   };
   return { office: office as unknown as OfficeLike, rec };
+}
+
+/** A workbook with two bound tables, b1 (financials) and b2 (budget), 5 rows each, etag `"e1"`, imported at `at`. */
+export async function twoBindings(at: Date): Promise<Workbook> {
+  const wb = new Workbook({ currentYear: 2025 });
+  for (const id of ["b1", "b2"]) {
+    const t = finTable(finRows(5), { key: id === "b1" ? "financials" : "budget", etag: '"e1"' });
+    await importTable(createRequestContext(wb), t, { binding: bindingDraft(t, id), secrets: [TOKEN], now: () => at });
+  }
+  return wb;
 }

@@ -1,10 +1,11 @@
 /**
  * Issue #26: the two-client host (src/emulator/coauthoring.ts). Each client holds its own copy; a
- * change reaches the other after d; settings last-writer-wins per key; a concurrent structural change
+ * change reaches the other after d; settings are one value (a write sends the whole collection, issue
+ * #35); the collaboration flag lags (issue #35); a concurrent structural change
  * is a merge conflict that reloads the later client; the reload injector kills a runtime at any request.
  */
 import { createRequestContext, inspect, seed } from "../../src/emulator";
-import { CoauthoringSession } from "../../src/emulator/coauthoring";
+import { COLLAB_FLAG_DELAY_MS, CoauthoringSession } from "../../src/emulator/coauthoring";
 
 async function setSetting(ctx: Excel.RequestContext, key: string, value: unknown): Promise<void> {
   ctx.workbook.settings.add(key, value);
@@ -37,7 +38,7 @@ describe("two clients of one document", () => {
     expect(inspect(session.document, "Sheet1!A1").values).toEqual([["x"]]);
   });
 
-  it("settings resolve last-writer-wins per key by arrival order; neither copy is overwritten by an older write arriving late", async () => {
+  it("settings are one value (issue #35): a write sends the writer's whole collection, so a co-author's key it had not received vanishes; a later collection is never replaced by an older one arriving late", async () => {
     jest.useFakeTimers();
     const session = new CoauthoringSession(null, { delayMs: 500 });
     const ann = session.addClient();
@@ -45,33 +46,70 @@ describe("two clients of one document", () => {
     const a = createRequestContext(ann.workbook);
     const b = createRequestContext(ben.workbook);
     await setSetting(a, "k", "from Ann");
-    await setSetting(b, "k", "from Ben");
     await setSetting(a, "only", "Ann's");
-    // Before delivery each copy reads only its own write.
+    // Ben has not received Ann's two writes: his collection is { k: "from Ben" }.
+    await setSetting(b, "k", "from Ben");
     expect(await readSetting(a, "k")).toBe("from Ann");
-    expect(await readSetting(b, "k")).toBe("from Ben");
     expect(await readSetting(b, "only")).toBeNull();
     await jest.advanceTimersByTimeAsync(500);
+    for (const ctx of [a, b]) {
+      expect(await readSetting(ctx, "k")).toBe("from Ben");
+      // Ann's key never reached Ben's copy before his write replaced the collection: gone everywhere.
+      expect(await readSetting(ctx, "only")).toBeNull();
+    }
+    expect([...session.document.settings.keys()]).toEqual(["k"]);
+    // The change records what Ben meant to write and delivers his whole collection.
+    const last = session.changes()[session.changes().length - 1];
+    expect(last.settings).toEqual([["k", JSON.stringify("from Ben")]]);
+    expect(last.settingsWhole).toEqual([["k", JSON.stringify("from Ben")]]);
+    // A write made after receiving everything keeps every key.
+    await setSetting(b, "again", 1);
+    await jest.advanceTimersByTimeAsync(500);
     expect(await readSetting(a, "k")).toBe("from Ben");
-    expect(await readSetting(b, "k")).toBe("from Ben");
-    expect(await readSetting(b, "only")).toBe("Ann's");
+    expect(await readSetting(a, "again")).toBe(1);
   });
 
-  it("getIsActiveCollabSession is true while two clients are open", async () => {
+  for (const lag of [0, 500, 5_000]) {
+    it(`getIsActiveCollabSession lags the session by collabFlagDelayMs = ${lag} ms: true that long after a second client joined, false that long after it left`, async () => {
+      jest.useFakeTimers();
+      const session = new CoauthoringSession(null, { collabFlagDelayMs: lag });
+      const ann = session.addClient();
+      const ask = async () => {
+        const ctx = createRequestContext(ann.workbook);
+        const r = ctx.workbook.getIsActiveCollabSession();
+        await ctx.sync();
+        // eslint-disable-next-line office-addins/load-object-before-read, office-addins/call-sync-before-read -- a ClientResult, read after the sync above
+        return r.value;
+      };
+      await jest.advanceTimersByTimeAsync(lag + 1);
+      expect(await ask()).toBe(false);
+      const ben = session.addClient();
+      if (lag > 0) {
+        expect(await ask()).toBe(false);
+        await jest.advanceTimersByTimeAsync(lag - 1);
+        expect(await ask()).toBe(false);
+        await jest.advanceTimersByTimeAsync(1);
+      }
+      expect(await ask()).toBe(true);
+      ben.close();
+      if (lag > 0) {
+        expect(await ask()).toBe(true);
+        await jest.advanceTimersByTimeAsync(lag);
+      }
+      expect(await ask()).toBe(false);
+    });
+  }
+
+  it("the flag's default lag is COLLAB_FLAG_DELAY_MS (30 s)", async () => {
+    jest.useFakeTimers();
     const session = new CoauthoringSession();
+    expect(session.collabFlagDelayMs).toBe(COLLAB_FLAG_DELAY_MS);
+    expect(COLLAB_FLAG_DELAY_MS).toBe(30_000);
     const ann = session.addClient();
-    const ask = async () => {
-      const ctx = createRequestContext(ann.workbook);
-      const r = ctx.workbook.getIsActiveCollabSession();
-      await ctx.sync();
-      // eslint-disable-next-line office-addins/load-object-before-read, office-addins/call-sync-before-read -- a ClientResult, read after the sync above
-      return r.value;
-    };
-    expect(await ask()).toBe(false);
-    const ben = session.addClient();
-    expect(await ask()).toBe(true);
-    ben.close();
-    expect(await ask()).toBe(false);
+    session.addClient();
+    expect(session.collabFlag(ann)).toBe(false);
+    await jest.advanceTimersByTimeAsync(COLLAB_FLAG_DELAY_MS);
+    expect(session.collabFlag(ann)).toBe(true);
   });
 
   it("concurrent cell edits to different cells merge; a concurrent structural change is a merge conflict that reloads the later client", async () => {

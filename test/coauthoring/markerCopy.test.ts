@@ -32,12 +32,18 @@ function info(wb: WorkbookModel): string {
   return typeof v === "string" ? v : "";
 }
 
-/** Imported and refreshed once alone: the table's rollback sheet exists, its copy cleared. */
+/**
+ * Imported and refreshed once alone: the table's rollback sheet exists, its copy cleared. Alone means
+ * a workbook that could not be co-authored then (a local file, later put in the cloud): issue #35's
+ * refresh takes the co-authoring path, without a rollback sheet, wherever the document may be shared.
+ */
 async function refreshedAlone(): Promise<Workbook> {
   const wb = new Workbook({ currentYear: 2025 });
   const t = finTable(finRows(30));
   await importTable(createRequestContext(wb), t, { binding: bindingDraft(t, "b1"), secrets: [TOKEN], now: fixedNow });
-  const r = await refreshTable(createRequestContext(wb), "b1", keyedSource(finRows(30, 1)), { applyQuery: noQuery, now: () => T0 });
+  const shared = lockModule.lockTiming.mayBeShared;
+  lockModule.lockTiming.mayBeShared = () => false;
+  const r = await refreshTable(createRequestContext(wb), "b1", keyedSource(finRows(30, 1)), { applyQuery: noQuery, now: () => T0 }).finally(() => (lockModule.lockTiming.mayBeShared = shared));
   expect(r.outcome).toBe("updated");
   expect(wb.sheets.some((s) => s.name.startsWith("ppm_rb_"))).toBe(true);
   return wb;

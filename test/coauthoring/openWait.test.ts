@@ -144,7 +144,7 @@ describe("refresh on open in a co-authoring session waits once per flagged table
     lockModule.lockTiming.minSettleMs = 250;
     try {
       const started = Date.now();
-      const [r] = await drive([refreshTable(ctx, "b1", source(finRows(6, 100)), { applyQuery: (t) => ({ table: t }), holder: "Refresh on open", lockOwner: claim.owner, delta: false })]);
+      const [r] = await drive([refreshTable(ctx, "b1", source(finRows(6, 100)), { applyQuery: (t) => ({ table: t }), holder: "Refresh on open", lockOwner: claim.owner, delta: false, settle: false })]);
       expect((r as PromiseFulfilledResult<{ outcome: string }>).value.outcome).toBe("updated");
       expect(Date.now() - started).toBeLessThan(lockModule.lockTiming.minSettleMs);
       // Still the claim's own lock (the refresh neither rewrote nor released it: the claimer releases).

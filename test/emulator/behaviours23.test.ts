@@ -5,17 +5,10 @@
  * suspended calculation, values null above 5 million cells) are tested with #21.
  */
 import { Workbook, createExcelNamespace, createRequestContext, inspect, loadWorkbook, seed, serializeWorkbook, snapshot } from "../../src/emulator";
+import { failure } from "./helpers";
 
 const newWorkbook = () => new Workbook({ currentYear: 2025, platform: "web" });
 
-async function failure(p: Promise<unknown>): Promise<{ code: string; message: string }> {
-  try {
-    await p;
-  } catch (e) {
-    return e as { code: string; message: string };
-  }
-  throw new Error("expected a failure");
-}
 
 describe("Range.copyFrom tiles a source over a larger destination", () => {
   it("a 2x2 source into a 2x6 destination gives 3 copies (formulas moved per copy)", async () => {

@@ -9,7 +9,7 @@ import { Workbook, answerRequest, createExcelNamespace, officeJs, seed, serializ
 import { runKit, SCENARIOS, SELFTEST_MARK, SETUP } from "../../src/selftest/scenarios";
 import { BridgeRecorder } from "../../src/selftest/recorder";
 import { replayTranscript, formatReplay } from "../../src/selftest/core/replay";
-import { TRANSCRIPT_FORMAT, TRANSCRIPT_VERSION, type Transcript } from "../../src/selftest/core/transcript";
+import { recordKit } from "./helpers";
 import { CONTROL } from "../helpers/control";
 
 let service: ReferenceService;
@@ -76,34 +76,15 @@ describe("the kit never touches a workbook it did not create", () => {
 
 describe("the scenarios on the emulated host", () => {
   it("pass in a new workbook, and their transcript replays with 0 differences", async () => {
-    const wb = new Workbook({ currentYear: 2025 });
-    g.Excel = createExcelNamespace(wb);
-    const recorder = new BridgeRecorder();
-    const uninstall = recorder.install();
-    let out: Awaited<ReturnType<typeof runKit>>;
-    try {
-      out = await runKit({ serviceUrl: service.url }, { begin: (n) => recorder.begin(n), end: () => recorder.end(), syncs: () => recorder.syncs });
-    } finally {
-      uninstall();
-    }
+    const { wb, out, transcript } = await recordKit(service.url);
     const failed = out.results.filter((r) => r.status === "failed");
     expect(failed).toEqual([]);
     expect(out.results.map((r) => r.status)).toEqual(SCENARIOS.map((s) => (s.skip ? "skipped" : "passed")));
     expect(out.results.filter((r) => r.status === "passed").every((r) => r.syncs > 0)).toBe(true);
     // The kit marked the workbook as its own.
     expect(serializeWorkbook(wb)).toContain(SELFTEST_MARK);
-
-    const transcript: Transcript = {
-      format: TRANSCRIPT_FORMAT,
-      version: TRANSCRIPT_VERSION,
-      recordedAt: new Date().toISOString(),
-      host: { platform: "OfficeOnline", version: "emulated", emulated: true, profile: "web" },
-      workbook: { sheets: ["Sheet1"] },
-      scrubbed: false,
-      scenarios: recorder.scenarios,
-    };
     // The transcript starts with the check for a new workbook: it replays on a new workbook.
-    expect(recorder.scenarios[0].name).toBe(SETUP);
+    expect(transcript.scenarios[0].name).toBe(SETUP);
     const replayWb = new Workbook({ currentYear: 2025 });
     const report = await replayTranscript(transcript, (r) => answerRequest(replayWb, r));
     expect(formatReplay(report)).toMatch(/, 0 differences/);

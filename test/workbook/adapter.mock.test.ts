@@ -103,8 +103,9 @@ describe("binding store", () => {
     const mock = new OfficeMockObject({
       workbook: {
         settings: {
-          item: { isNullObject: false, delete() { deleted++; } },
-          none: { isNullObject: true },
+          // deleteBinding reads each key's value first (issue #35: kept against a co-author's stale copy).
+          item: { isNullObject: false, value: "{}", delete() { deleted++; } },
+          none: { isNullObject: true, value: "" },
           getItemOrNullObject(k: string) { return k === "ppm.binding.b1" ? this.item : this.none; },
         },
       },

@@ -1,7 +1,12 @@
 /** Shared builders for the emulator-backed workbook tests. */
-import { Workbook, createRequestContext } from "../../src/emulator";
-import { draftBinding } from "../../src/refresh/binding";
+import { Workbook, createExcelNamespace, createRequestContext } from "../../src/emulator";
+import { bindingColumns, draftBinding } from "../../src/refresh/binding";
 import { importTable, type ImportOptions } from "../../src/workbook/writer";
+import { PpmClient } from "../../src/service/client";
+import { sourceFromClient } from "../../src/refresh/source";
+import { refreshTable } from "../../src/workbook/refresh";
+import { excelWritebackWorkbook } from "../../src/workbook/writeback";
+import { recordsServiceFrom, type WritebackDeps } from "../../src/records";
 import type { Column, CellValue, Table } from "../../src/table/model";
 import type { RefreshSource } from "../../src/refresh/source";
 
@@ -102,4 +107,33 @@ export async function twoTables(n = 40): Promise<{ wb: Workbook; sheetA: string;
   expect(ra.address.replace(/^.*!/, "")).toBe(rb.address.replace(/^.*!/, ""));
   expect(ra.sheetName).not.toBe(rb.sheetName);
   return { wb, sheetA: ra.sheetName, sheetB: rb.sheetName };
+}
+
+/**
+ * The reference service's projects snapshot imported into a new emulated workbook (binding `bproj`),
+ * with the write-back dependencies over it, as the pane wires them: Excel batches through the
+ * workbook's own `Excel.run`, the real records client and the real refresh engine.
+ */
+export async function importedProjects(serviceUrl: string) {
+  const wb = new Workbook({ currentYear: 2026 });
+  const Excel = createExcelNamespace(wb);
+  const client = new PpmClient({ id: "c1", name: "Acme", baseUrl: serviceUrl, token: "demo-acme-token", apiAuth: "demo-api-auth", apiSecret: "demo-api-secret" });
+  const table = await client.fetchSnapshot("projects");
+  const imported = await Excel.run((context) =>
+    importTable(context, table, {
+      binding: { v: 1, id: "bproj", connectionId: "c1", environment: serviceUrl, companyId: "acme", source: { kind: "snapshot", endpoint: "projects" }, query: null, columns: bindingColumns(table.columns), schemaVersion: null, validators: { etag: table.meta.etag, lastModified: null, generatedAt: null } },
+    }),
+  );
+  const run = <T>(work: (c: Excel.RequestContext) => Promise<T>) => Excel.run((context) => work(context));
+  const records = recordsServiceFrom(client);
+  const deps: WritebackDeps = {
+    client: records,
+    workbook: excelWritebackWorkbook(run),
+    customFields: () => records.customFields(),
+    refresh: async (b) => {
+      const report = await run((context) => refreshTable(context, b.id, sourceFromClient(client)));
+      return { outcome: report.outcome, message: report.failure?.message, binding: report.binding };
+    },
+  };
+  return { wb, Excel, run, deps, binding: imported.binding, tableName: imported.tableName, sheetName: imported.sheetName, records, client };
 }

@@ -5,15 +5,11 @@
  * edits survive the refresh as typed and marked, number formats are left alone.
  */
 import { startReferenceService, type ReferenceService } from "../../src/reference/server";
-import { PpmClient } from "../../src/service/client";
-import { bindingColumns } from "../../src/refresh/binding";
 import { sourceFromClient } from "../../src/refresh/source";
-import { importTable } from "../../src/workbook/writer";
 import { refreshTable } from "../../src/workbook/refresh";
 import {
   afterTableRefresh,
   beforeTableRefresh,
-  excelWritebackWorkbook,
   ownFill,
   readBaseline,
   readTableCells,
@@ -22,9 +18,10 @@ import {
   writeRecordSheet,
   toSheetValues,
 } from "../../src/workbook/writeback";
-import { confirmWriteback, discardHeld, MARK_FILL, prepareForEditing, prepareWriteback, recordsServiceFrom, type WritebackDeps } from "../../src/records";
-import { createExcelNamespace, inspect, Workbook } from "../../src/emulator";
+import { confirmWriteback, discardHeld, MARK_FILL, prepareForEditing, prepareWriteback, type WritebackDeps } from "../../src/records";
+import { inspect } from "../../src/emulator";
 import { CONTROL } from "../helpers/control";
+import { importedProjects } from "./helpers";
 
 let svc: ReferenceService;
 beforeAll(async () => {
@@ -38,37 +35,9 @@ beforeEach(async () => {
 });
 
 async function importProjects() {
-  const wb = new Workbook({ currentYear: 2026 });
-  const Excel = createExcelNamespace(wb);
-  const client = new PpmClient({ id: "c1", name: "Acme", baseUrl: svc.url, token: "demo-acme-token", apiAuth: "demo-api-auth", apiSecret: "demo-api-secret" });
-  const table = await client.fetchSnapshot("projects");
-  const imported = await Excel.run((context) =>
-    importTable(context, table, {
-      binding: {
-        v: 1,
-        id: "bproj",
-        connectionId: "c1",
-        environment: svc.url,
-        companyId: "acme",
-        source: { kind: "snapshot", endpoint: "projects" },
-        query: null,
-        columns: bindingColumns(table.columns),
-        schemaVersion: null,
-        validators: { etag: table.meta.etag, lastModified: null, generatedAt: null },
-      },
-    }),
-  );
-  const run = <T>(work: (c: Excel.RequestContext) => Promise<T>) => Excel.run((context) => work(context));
-  const records = recordsServiceFrom(client);
-  const deps: WritebackDeps = {
-    client: records,
-    workbook: excelWritebackWorkbook(run),
-    customFields: () => records.customFields(),
-    refresh: async (b) => {
-      const report = await run((context) => refreshTable(context, b.id, sourceFromClient(client)));
-      return { outcome: report.outcome, message: report.failure?.message, binding: report.binding };
-    },
-  };
+  const t = await importedProjects(svc.url);
+  const { run } = t;
+  const imported = t;
   /** Types into one cell of the table as a user would (Excel's typed-input rules apply). */
   const type = async (token: string, field: string, text: string) => {
     const cells = await run((context) => readTableCells(context, imported.tableName));
@@ -84,7 +53,7 @@ async function importProjects() {
     const row = cells.rows.find((x) => x[cells.columns.indexOf("project_token")] === token)!;
     return row[cells.columns.indexOf(field)];
   };
-  return { wb, Excel, run, deps, binding: imported.binding, tableName: imported.tableName, type, cell, records, client };
+  return { ...t, type, cell };
 }
 
 /** Number format and fill of one cell of the table, read straight from the emulated workbook. */

@@ -49,6 +49,12 @@ export interface ReplayReport {
   readonly differences: Difference[];
   /** Host-chosen ids that differed and were mapped (not differences). */
   readonly mappedIds: number;
+  /**
+   * Issue #35: the probe answers the transcript's host recorded (its `probes` section), shown beside
+   * the differences: the probe scenario's own requests are compared like any other, so an answer the
+   * emulated host gives differently is a difference of that scenario.
+   */
+  readonly probes?: Transcript["probes"];
 }
 
 const ID_KEYS = new Set(["_Id", "_ReferenceId", "Id"]);
@@ -216,7 +222,7 @@ export async function replayTranscript(t: Transcript, answer: Answerer): Promise
       for (const d of c.found) differences.push({ scenario: s.name, exchange: i + 1, ...d });
     }
   }
-  return { exchanges, differences, mappedIds: ids.size };
+  return { exchanges, differences, mappedIds: ids.size, ...(t.probes ? { probes: t.probes } : {}) };
 }
 
 const show = (v: unknown): string => {
@@ -231,6 +237,7 @@ const show = (v: unknown): string => {
 export function formatReplay(r: ReplayReport, limit = 50): string {
   const lines = r.differences.slice(0, limit).map((d) => `${d.kind.padEnd(7)} ${printable(d.scenario)} #${d.exchange} ${printable(d.where)}: recorded ${show(d.recorded)}, emulated host ${show(d.replayed)}`);
   if (r.differences.length > limit) lines.push(`… and ${r.differences.length - limit} more`);
+  for (const [name, value] of Object.entries(r.probes ?? {})) lines.push(`probe   ${name}: ${JSON.stringify(value)} (recorded)`);
   const kinds = (["refusal", "error", "result", "value"] as const).map((k) => `${r.differences.filter((d) => d.kind === k).length} ${k}`).join(", ");
   lines.push(`replay: ${r.exchanges} requests, ${r.differences.length} difference${r.differences.length === 1 ? "" : "s"} (${kinds})${r.mappedIds ? `; ${r.mappedIds} host ids mapped` : ""}`);
   return lines.join("\n");

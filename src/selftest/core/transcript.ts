@@ -56,6 +56,11 @@ export interface Transcript {
   /** True once `scrubTranscript` replaced cell values and sheet names with placeholders. */
   readonly scrubbed: boolean;
   readonly scenarios: TranscriptScenario[];
+  /**
+   * Issue #35: what the `probes` scenario found (src/selftest/probes.ts), by name: the answers Microsoft
+   * does not document (verdicts and figures no response carries). Absent when the probes did not run.
+   */
+  readonly probes?: Readonly<Record<string, string | number | boolean | null>>;
 }
 
 export class TranscriptError extends Error {
@@ -101,6 +106,10 @@ export function parseTranscript(text: string): Transcript {
     });
   });
   if (typeof raw.recordedAt !== "string") throw new TranscriptError('Transcript "recordedAt" must be a date-time text.');
+  if (raw.probes !== undefined) {
+    const p = raw.probes;
+    if (!isObject(p) || !Object.values(p).every((v) => v === null || ["string", "number", "boolean"].includes(typeof v))) throw new TranscriptError('Transcript "probes" must map names to texts, numbers, true/false or null.');
+  }
   return raw as unknown as Transcript;
 }
 
@@ -109,7 +118,7 @@ export function parseTranscript(text: string): Transcript {
  * which requests changed and the file stays readable.
  */
 export function serializeTranscript(t: Transcript): string {
-  const head = { format: t.format, version: t.version, recordedAt: t.recordedAt, host: t.host, workbook: t.workbook, scrubbed: t.scrubbed };
+  const head = { format: t.format, version: t.version, recordedAt: t.recordedAt, host: t.host, workbook: t.workbook, scrubbed: t.scrubbed, ...(t.probes ? { probes: t.probes } : {}) };
   const headText = JSON.stringify(head, null, 1).replace(/\n\}$/, "");
   const scenarios = t.scenarios.map((s) => {
     const lines = s.exchanges.map((x) => `   ${JSON.stringify(x)}`);
