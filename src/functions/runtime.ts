@@ -53,6 +53,8 @@ export const WORKBOOK_READ_TTL_MS = 2_000;
 export class FunctionsRuntime {
   private bindingsRead: { at: number; value: Promise<Binding[]> } | null = null;
   private viewsRead: { at: number; value: Promise<ViewsDocument> } | null = null;
+  /** Invocations whose result is read from the workbook (PPM.ASOF, PPM.VIEW): run again when it changes. */
+  private readonly workbookReaders = new Set<() => void>();
 
   constructor(private readonly deps: FunctionsDeps) {}
 
@@ -77,10 +79,16 @@ export class FunctionsRuntime {
     return this.viewsRead.value;
   }
 
-  /** Forget the workbook reads (a view was saved, a table imported). */
+  /**
+   * The workbook's bindings or views changed (a refresh ended, a table was imported, a view saved):
+   * forget the reads, and run again every formula whose result came from them. Without this a
+   * `PPM.ASOF("ppm_financials")` typed before a refresh kept the first generation's time for good
+   * (issue #37): its table's binding is in the workbook, not in a dataset a revalidation updates.
+   */
   workbookChanged(): void {
     this.bindingsRead = null;
     this.viewsRead = null;
+    for (const rerun of [...this.workbookReaders]) rerun();
   }
 
   private async connectionFor(arg: unknown): Promise<Connection> {
@@ -104,7 +112,7 @@ export class FunctionsRuntime {
    * Runs `compute` now and whenever a dataset it read changes; sets each result (or Excel error)
    * on the invocation until it is cancelled.
    */
-  private stream(invocation: Invocation, compute: (read: (conn: Connection, dataset: string) => Promise<DatasetEntry>) => Promise<unknown>): void {
+  private stream(invocation: Invocation, compute: (read: (conn: Connection, dataset: string) => Promise<DatasetEntry>) => Promise<unknown>, readsWorkbook = false): void {
     const subscriptions = new Map<string, () => void>();
     let cancelled = false;
     let waiting: (() => void) | null = null;
@@ -133,12 +141,15 @@ export class FunctionsRuntime {
       }
       if (!cancelled && mine === seq) invocation.setResult(result);
     };
+    const rerun = (): void => void run();
+    if (readsWorkbook) this.workbookReaders.add(rerun);
     invocation.onCanceled = () => {
       cancelled = true;
       waiting?.();
       waiting = null;
       for (const off of subscriptions.values()) off();
       subscriptions.clear();
+      this.workbookReaders.delete(rerun);
     };
     void run();
   }
@@ -166,7 +177,7 @@ export class FunctionsRuntime {
       if (!v) throw new FunctionError("#N/A", `This workbook has no view named "${name.trim()}"${doc.views.length ? ` (it has: ${doc.views.map((x) => x.name).join(", ")})` : ""}.`);
       const conn = await this.connectionFor(connection);
       return runQuery(await read(conn, v.dataset), v.query, this.deps.now?.());
-    });
+    }, true);
   }
 
   asOf(target: unknown, connection: unknown, invocation: Invocation): void {
@@ -187,7 +198,7 @@ export class FunctionsRuntime {
       const conn = await this.connectionFor(connection);
       const entry = await read(conn, name);
       return asOfText(entry.table.meta.generatedAt, entry.staleReason);
-    });
+    }, true);
   }
 }
 

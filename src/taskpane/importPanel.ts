@@ -471,6 +471,7 @@ export function importPanel(ctx: PaneContext, engine: Engine, d: ManifestDataset
     }
     try {
       await engine.saveView({ name: viewName.value, dataset: d.key, query, environment: conn?.baseUrl, companyId, savedAt: ctx.now().toISOString() }, ctx.secrets());
+      ctx.runtime?.workbookChanged?.(); // a =PPM.VIEW of that name shows it now
       viewNote.textContent = `Saved view ${viewName.value.trim()}. Use it with =PPM.VIEW("${viewName.value.trim()}") or import it from the Datasets list.`;
     } catch (e) {
       viewNote.textContent = e instanceof Error ? e.message : String(e);

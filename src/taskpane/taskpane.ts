@@ -52,7 +52,10 @@ void Office.onReady(() => {
   if (missing) ctx.status(missing);
   mountOpenRefreshNotes(ctx);
   mountFormulaConsent(ctx);
-  ctx.on("bindings", () => runtime.bindingsChanged());
+  ctx.on("bindings", () => {
+    runtime.bindingsChanged();
+    runtime.workbookChanged();
+  });
   // With the shared runtime this page may have been loaded with the document, pane hidden
   // (startup behaviour "load"): refresh the flagged tables and follow the selection for the ribbon.
   if (runtime.shared) void runtime.start();

@@ -94,6 +94,7 @@ export function viewsSection(ctx: PaneContext, companyId: () => string | null): 
   async function remove(engine: Engine, v: SavedView): Promise<void> {
     try {
       await engine.deleteView(v.name);
+      ctx.runtime?.workbookChanged?.(); // a =PPM.VIEW of it says so now
       ctx.status(`Deleted view ${v.name}.`);
       await refresh();
     } catch (e) {

@@ -400,3 +400,40 @@ describe("consent: PPM formulas in a workbook from elsewhere (follow-up to #28)"
     expect(await datasetRequests("projects")).toHaveLength(1);
   });
 });
+
+describe("PPM.ASOF of a table follows its refreshes (issue #37, item 1)", () => {
+  const bound = (generatedAt: string, lastFailure?: { at: string; code: string; message: string }): Binding =>
+    ({ connectionId: "c1", environment: svc.url, companyId: "acme", tableName: "ppm_financials", lastRefreshAt: generatedAt, validators: { generatedAt }, ...(lastFailure ? { lastFailure } : {}) }) as Binding;
+
+  it("a formula typed before the refreshes shows each refresh's generation, as one typed after them does", async () => {
+    // The workbook's bindings, as the runtime reads them: replaced in place as a refresh does.
+    const bindings = [bound("2026-01-15T12:20:00Z")];
+    const { rt } = setup({ bindings });
+    const early = new FakeInvocation();
+    rt.asOf("ppm_financials", undefined, early);
+    await settled([early]);
+    expect(early.last).toBe("as of 2026-01-15 12:20 UTC");
+
+    bindings[0] = bound("2026-01-15T12:28:00Z");
+    rt.workbookChanged(); // what the runtime does when a refresh ends (the lock is released)
+    await settled([early], 2);
+    expect(early.last).toBe("as of 2026-01-15 12:28 UTC");
+
+    bindings[0] = bound("2026-01-15T12:31:00Z");
+    rt.workbookChanged();
+    await settled([early], 3);
+    const late = new FakeInvocation();
+    rt.asOf("PPM_FINANCIALS", undefined, late);
+    await settled([late]);
+    expect([early.last, late.last]).toEqual(["as of 2026-01-15 12:31 UTC", "as of 2026-01-15 12:31 UTC"]);
+
+    // A failed refresh: the same generation, now stale. A cancelled formula is no longer re-run.
+    bindings[0] = bound("2026-01-15T12:31:00Z", { at: "2026-01-15T12:40:00Z", code: "server_error", message: "The service answered HTTP 503." });
+    late.onCanceled?.();
+    rt.workbookChanged();
+    await settled([early], 4);
+    expect(early.last).toBe("as of 2026-01-15 12:31 UTC (stale: the last refresh failed: The service answered HTTP 503.)");
+    await new Promise((r) => setTimeout(r, 20));
+    expect(late.results).toHaveLength(1);
+  });
+});

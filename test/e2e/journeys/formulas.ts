@@ -11,7 +11,7 @@ import { check, checkEqual, E2EFailure, type E2E, type Journey } from "../harnes
 import { parseCsvText } from "../../../src/service";
 import { PpmClient } from "../../../src/service";
 import { applyQuery, parseQuery } from "../../../src/query";
-import { toExcel } from "../../../src/functions/logic";
+import { asOfText, toExcel } from "../../../src/functions/logic";
 import type { Table } from "../../../src/table/model";
 import { ACME_TOKEN, openTab } from "./connections";
 import { refreshAndSummarise } from "./refresh";
@@ -132,8 +132,12 @@ async function allowFormulas(t: E2E): Promise<void> {
     await bar.waitFor();
     await t.until("the bar to count both waiting formulas", async () => ((await bar.getAttribute("data-waiting")) === "2" ? true : null));
     checkEqual((await t.requests()).filter((r) => r.path.startsWith("/api/")).length, 0, "requests to the service before Allow");
+    // The download Allow starts is held back, so what the cells say while it loads can be seen.
+    await t.control("delay", { path: "/api/bi/v1/projects", ms: 8000, count: 1 });
     await t.id("formula-consent-allow").click();
     await bar.waitFor({ state: "detached" });
+    // Loading is #BUSY!, not the permission question's #N/A (issue #37, item 2).
+    await t.until("Z1 to show #BUSY! while its data loads after Allow", async () => ((await t.cell("Z1")).value === "#BUSY!" ? true : null));
     await t.until("the blocked probe to fill after Allow", async () => ((await t.cell("Z1")).value === "project_token" ? true : null), 30_000);
     await t.until("the second blocked formula to fill after Allow", async () => ((await t.cell("Z3")).value === "pt_acme_0001" ? true : null), 30_000);
     await t.typeInCell("Z3", "");
@@ -152,6 +156,8 @@ export const formulaValues: Journey = {
     await t.typeInCell("A1", '=PPM.VALUE("projects","pt_acme_0001","budget_contingency")');
     await t.typeInCell("A2", '=PPM.VALUE("financials","PRJ-0001|2026|1","budget")');
     await t.typeInCell("A4", `=PPM.QUERY("financials","${SUMMARY}")`);
+    // A report header's "as of", typed before the refreshes below (issue #37, item 1).
+    await t.typeInCell("G1", '=PPM.ASOF("ppm_financials")');
     const projects = await oracle(t, "projects");
     const financials = await oracle(t, "financials");
     const pc = (n: string) => projects.columns.findIndex((c) => c.name === n);
@@ -160,6 +166,7 @@ export const formulaValues: Journey = {
     const f1 = financials.rows.find((r) => r[fc("project_id")] === "PRJ-0001" && r[fc("fiscal_year")] === 2026 && r[fc("period_number")] === 1)!;
     checkEqual((await settledCell(t, "A1")).value, String(toExcel(projects.columns[pc("budget_contingency")], p1[pc("budget_contingency")])), "PPM.VALUE(projects, …, budget_contingency)");
     checkEqual((await settledCell(t, "A2")).value, String(f1[fc("budget")]), "PPM.VALUE(financials, composite key, budget)");
+    checkEqual((await settledCell(t, "G1")).value, await infoLineAsOf(t, "ppm_financials"), "PPM.ASOF of the imported table, as its info line says");
     await settledCell(t, "A4");
     const want = asText([["fiscal_year", "total", "spent"], ...applyQuery(financials, parseQuery(SUMMARY)).table.rows]);
     checkEqual(await blockValues(t, 3, 0, want.length, 3), want, "PPM.QUERY($apply=groupby…) spilled from A4, header first");
@@ -223,9 +230,17 @@ export const formulaRegeneration: Journey = {
     await t.clearRequests();
     await openTab(t, "refresh");
     await refreshAndSummarise(t, () => t.id("refresh-all").click());
-    const want = asText([["fiscal_year", "total", "spent"], ...applyQuery(await oracle(t, "financials"), parseQuery(SUMMARY)).table.rows]);
+    const fresh = await oracle(t, "financials");
+    const want = asText([["fiscal_year", "total", "spent"], ...applyQuery(fresh, parseQuery(SUMMARY)).table.rows]);
     await t.until("the spilled summary to show the new generation", async () => JSON.stringify(await blockValues(t, 3, 0, want.length, 3)) === JSON.stringify(want), 30_000);
     check(JSON.stringify(await blockValues(t, 4, 2, 1, 1)) !== JSON.stringify(before), "the spent total changed");
+    // The "as of" typed before this refresh follows it, as one typed now does (issue #37, item 1).
+    const generated = fresh.meta.generatedAt;
+    checkEqual(await infoLineAsOf(t, "ppm_financials"), asOfText(generated, null), "the refreshed table's info line");
+    await t.until("PPM.ASOF(ppm_financials), typed before the refresh, to show the new generation", async () => ((await t.cell("G1")).value === asOfText(generated, null) ? true : null), 30_000);
+    await t.typeInCell("G2", '=PPM.ASOF("financials")');
+    checkEqual((await settledCell(t, "G2")).value, asOfText(generated, null), "PPM.ASOF of the dataset, typed after the refresh");
+    await t.typeInCell("G2", "");
     const conditional = (await t.requests()).filter((r) => r.method === "GET" && r.path === "/api/bi/v1/financials");
     // The bound table's refresh and the formulas' revalidation: each one conditional request (and the oracle's own).
     check(conditional.length <= 3, `financials requests after the regeneration (${JSON.stringify(conditional)})`);
@@ -289,6 +304,16 @@ export const savedView: Journey = {
     checkEqual(await blockValues(t, 0, 11, 8, 3), paneRows, "=PPM.VIEW spills the view's rows");
   },
 };
+
+/** "as of …" as the table's info line states its generation (`… · generated 2026-01-15 06:00 UTC · …`). */
+async function infoLineAsOf(t: E2E, table: string): Promise<string> {
+  const place = await t.table(table);
+  const cells = await t.sheetValues(place.sheet);
+  const info = cells[place.headerRow - 2]?.[place.firstColumn]?.value ?? "";
+  const m = /generated (\d{4}-\d\d-\d\d \d\d:\d\d) UTC/.exec(info);
+  if (!m) throw new E2EFailure(`no generation time in the info line of ${table}: ${info}`);
+  return `as of ${m[1]} UTC`;
+}
 
 async function tableNames(t: E2E): Promise<string[]> {
   return t.page.evaluate(() => {
