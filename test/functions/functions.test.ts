@@ -213,7 +213,7 @@ describe("connections", () => {
     const inv = new FakeInvocation();
     rt.value("projects", "pt_acme_0001", "status", undefined, inv);
     await settled([inv]);
-    expect(inv.last).toEqual({ error: "#N/A", message: "No PPM connection on this device. Open the PPM pane (Connections) and add one." });
+    expect(inv.last).toEqual({ error: "#N/A", message: "No PPM connection on this device. Open the PPM pane's Connect tab and add one." });
     expect(await requests()).toEqual([]);
   });
 
@@ -232,7 +232,7 @@ describe("connections", () => {
     rt.value("projects", "pt_acme_0001", "status", "Globex", named);
     rt.value("projects", "pt_acme_0001", "status", "acme", bad);
     await settled([named, bad]);
-    expect(named.last).toEqual({ error: "#N/A", message: 'No connection named "Globex" on this device. Open the PPM pane (Connections) and add one.' });
+    expect(named.last).toEqual({ error: "#N/A", message: `No connection named "Globex" on this device. Open the PPM pane's Connect tab and add one.` });
     expect(typeof bad.last).toBe("string"); // resolved by name, case-insensitive: a value, not an error
     expect(JSON.stringify([named.results, bad.results])).not.toContain(TOKEN);
   });

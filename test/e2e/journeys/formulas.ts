@@ -104,7 +104,8 @@ async function ensureSheet(t: E2E): Promise<void> {
 
 /**
  * PPM formulas wait for this device's permission in each document (src/addin/formulaConsent.ts).
- * The preview's workbook has no address, so its permission lasts for the page's session: the first
+ * The preview's workbook is a saved file (an address of its own, kept across Reopen workbook), so
+ * this device's answer is remembered for it; in a run it is first asked in this session: the first
  * formula journey of a session sees a probe formula blocked (#N/A, nothing sent, the pane's bar
  * naming the connection and no token), allows, and sees the probe fill without retyping; later
  * journeys find it allowed.
@@ -117,7 +118,7 @@ async function allowFormulas(t: E2E): Promise<void> {
   const first = await settledCell(t, "Z1");
   if (first.value !== "#N/A") {
     checkEqual(first.value, "project_token", "the probe formula, already allowed");
-    // The preview's document has no address: only an Allow earlier in this session can have allowed it.
+    // Only an Allow earlier in this run (this page's session, one workbook file) can have allowed it.
     check(allowedThisSession, "PPM formulas ran before this device allowed them in this workbook");
   } else {
     check((first.message ?? "").includes("need your permission on this device"), `the blocked formula's message: ${first.message ?? ""}`);
@@ -191,7 +192,7 @@ export const formulaErrors: Journey = {
     checkEqual(bad.value, "#VALUE!", "a bad query");
     check(bad.message !== null && /^Bad query: .*\$filter/.test(bad.message), `the message names the problem (${bad.message})`);
     const none = await settledCell(t, "E3");
-    checkEqual([none.value, none.message], ["#N/A", 'No connection named "Globex EU" on this device. Open the PPM pane (Connections) and add one.'], "no connection on this device");
+    checkEqual([none.value, none.message], ["#N/A", `No connection named "Globex EU" on this device. Open the PPM pane's Connect tab and add one.`], "no connection on this device");
     const spill = await settledCell(t, "E6");
     checkEqual(spill.value, "#SPILL!", "a value in the spill range");
     await t.typeInCell("E7", "");
