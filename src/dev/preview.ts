@@ -26,6 +26,18 @@ const SAVED_KEY = "ppm-preview:workbook";
 const STARTUP_KEY = "ppm-preview:startup";
 /** The device the preview stands for ("other": another device, with its own, empty, storage). */
 const DEVICE_KEY = "ppm-preview:device";
+/** The saved file's id: its address is `https://preview.localhost/workbooks/<id>.xlsx`. */
+const FILE_KEY = "ppm-preview:file";
+
+/** The id of the workbook file this session shows (a new one when there is none yet). */
+function fileId(renew = false): string {
+  let id = renew ? null : sessionStorage.getItem(FILE_KEY);
+  if (!id) {
+    id = Math.random().toString(36).slice(2, 10);
+    sessionStorage.setItem(FILE_KEY, id);
+  }
+  return id;
+}
 /** Ribbon control ids of manifest.xml and the preview's buttons for them. */
 const RIBBON_BUTTONS: Record<string, string> = { "PPM.RefreshAll": "ribbon-refresh-all", "PPM.RefreshTable": "ribbon-refresh-table" };
 /** Controls the manifest starts disabled (`<Enabled>false</Enabled>`): the runtime enables them. */
@@ -96,6 +108,8 @@ class PreviewPage {
     workbook: () => this.workbook,
     notify: (text) => this.notify(text),
     partitionKey: sessionStorage.getItem(DEVICE_KEY) === "other" ? "ppm-preview-other-device" : "ppm-preview",
+    officeTheme: new URLSearchParams(location.search).get("theme") === "dark" ? "dark" : "light",
+    documentUrl: () => `https://preview.localhost/workbooks/${fileId()}.xlsx`,
     openDialog: (url, options) => this.openDialog(url, options),
     dialogMessage: (frame, message) => this.dialogMessage(frame, message),
     sharedRuntime: this.shared,
@@ -143,6 +157,7 @@ class PreviewPage {
     this.showRuntime();
     $("preview-reset").addEventListener("click", () => {
       sessionStorage.removeItem(SAVED_KEY);
+      fileId(true); // another file: another address
       this.savedFile = null;
       // A new document: it does not load the add-in (its startup behaviour is the default, none).
       sessionStorage.removeItem(STARTUP_KEY);
@@ -153,8 +168,11 @@ class PreviewPage {
     });
     window.addEventListener("resize", () => this.queueRender());
     // The scenario toolbar: the service's control hooks, the pane's width and theme (issue #25).
-    new ScenarioControls(defaultServiceUrl() === "(none)" ? null : defaultServiceUrl(), () => {
-      this.frame.src = `preview-taskpane.html${location.search}`;
+    new ScenarioControls(defaultServiceUrl() === "(none)" ? null : defaultServiceUrl(), (theme) => {
+      // Office's theme changes; the add-in is not restarted (no refresh on open runs, the pane keeps
+      // its section). The pane reads the theme again when it gets the focus.
+      this.host.officeTheme = theme;
+      this.frame.contentWindow?.focus();
     }).start();
   }
 
