@@ -17,7 +17,7 @@ import {
   FILTER_OP_LABELS,
   SUMMARY_METHODS,
   SUMMARY_METHOD_LABELS,
-  TYPE_WORDS,
+  sheetTypeWords,
   buildQuery,
   columnsFor,
   isSummaryActive,
@@ -71,7 +71,7 @@ export function importPanel(ctx: PaneContext, engine: Engine, d: ManifestDataset
 
   // --- builder: columns to keep ---
   const colBoxes = columns.map((c) =>
-    checkbox({ label: [document.createTextNode(c.name), h("span", { class: "type" }, ` ${TYPE_WORDS[c.type]}`)], testid: "query-column", data: { column: c.name }, checked: true }),
+    checkbox({ label: [document.createTextNode(c.name), h("span", { class: "type" }, ` ${sheetTypeWords(c)}`)], testid: "query-column", data: { column: c.name }, checked: true }),
   );
   const setAll = (on: boolean) => {
     for (const b of colBoxes) b.box.checked = on;
@@ -149,7 +149,7 @@ export function importPanel(ctx: PaneContext, engine: Engine, d: ManifestDataset
 
   // --- builder: the Summarize step (OData $apply: groupby + aggregate) ---
   const groupBoxes = columns.map((c) =>
-    checkbox({ label: [document.createTextNode(c.name), h("span", { class: "type" }, ` ${TYPE_WORDS[c.type]}`)], testid: "summary-group-column", data: { column: c.name } }),
+    checkbox({ label: [document.createTextNode(c.name), h("span", { class: "type" }, ` ${sheetTypeWords(c)}`)], testid: "summary-group-column", data: { column: c.name } }),
   );
   const groupFs = h(
     "fieldset",
