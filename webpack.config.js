@@ -236,6 +236,9 @@ module.exports = async (env, options) => {
     optimization: { runtimeChunk: "single" },
     performance: { hints: false },
     stats: "errors-warnings",
+    // `npm start` is quiet unless given --verbose (PPM_VERBOSE): the dev server's info lines ("wait
+    // until bundle finished: /taskpane.html" for every request during a build) are left out.
+    infrastructureLogging: { level: process.env.PPM_VERBOSE === "1" ? "info" : "warn" },
     devServer: {
       port: devPort,
       host: "localhost",
