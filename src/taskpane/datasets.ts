@@ -40,7 +40,13 @@ export interface DatasetView {
   importable: boolean;
 }
 
-export const NO_EXPORT_NOTE = "no export yet — retry after the next generation";
+/**
+ * The words for a dataset without a usable export, one for the pane, the CLI (`ppm datasets`:
+ * "no export yet") and `ppm doctor` (issue #37: "Never generated" here, "no usable export" there).
+ * "Never generated" could be false: a dataset may have been generated without success.
+ */
+export const NO_EXPORT = "no export yet";
+export const NO_EXPORT_NOTE = "retry after the service's next generation (the add-in never starts one)";
 export const EMPTY_NOTE = "0 rows";
 
 /**
@@ -114,7 +120,7 @@ export function datasetView(d: DatasetEntryLike, now: Date): DatasetView {
     rowCount,
     rowsText: rowCount === null ? "—" : `${formatCount(rowCount)} row${rowCount === 1 ? "" : "s"}`,
     generatedAt,
-    generatedRelative: generatedAt ? formatRelative(generatedAt, now) : "never generated",
+    generatedRelative: generatedAt ? formatRelative(generatedAt, now) : NO_EXPORT,
     generatedAbsolute: formatAbsolute(generatedAt),
     formats,
     formatsText: formats.join(", "),

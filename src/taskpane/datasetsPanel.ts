@@ -144,7 +144,7 @@ export function mountDatasets(panel: HTMLElement, ctx: PaneContext, onShown: (l:
         "div",
         { class: "meta" },
         v.generatedAt ? "Generated " : "",
-        h("time", { "data-testid": "dataset-generated", datetime: v.generatedAt ?? null, title: v.generatedAbsolute || null }, v.generatedAt ? v.generatedRelative : "Never generated"),
+        h("time", { "data-testid": "dataset-generated", datetime: v.generatedAt ?? null, title: v.generatedAbsolute || null }, v.generatedAt ? v.generatedRelative : "No export yet"),
         v.generatedAbsolute ? h("span", { class: "abs" }, " (", h("span", { "data-testid": "dataset-generated-absolute" }, v.generatedAbsolute), ")") : null,
       ),
       v.note ? h("div", { class: `note state-note ${v.state}`, "data-testid": "dataset-state-note" }, v.note) : null,

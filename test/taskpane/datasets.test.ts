@@ -57,8 +57,8 @@ describe("dataset view", () => {
 
   it("a never-generated dataset is disabled with the retry note", () => {
     const v = datasetView(entry({ key: "risks", name: undefined, artifacts: { latest_successful_generated_at: null, row_count: null } }), now);
-    expect(v).toMatchObject({ name: "risks", state: "no_export", importable: false, note: NO_EXPORT_NOTE, rowsText: "—", generatedRelative: "never generated" });
-    expect(NO_EXPORT_NOTE).toBe("no export yet — retry after the next generation");
+    expect(v).toMatchObject({ name: "risks", state: "no_export", importable: false, note: NO_EXPORT_NOTE, rowsText: "—", generatedRelative: "no export yet" });
+    expect(NO_EXPORT_NOTE).toBe("retry after the service's next generation (the add-in never starts one)");
   });
 
   it("a zero-row dataset is importable and says 0 rows", () => {

@@ -129,7 +129,9 @@ export const notGeneratedAndBroken: Journey = {
     checkEqual(await risks.getAttribute("data-state"), "no_export", "risks state");
     check(await t.isDisabled(risks.getByTestId("dataset-import")), "risks import is disabled");
     const note = await risks.getByTestId("dataset-state-note").innerText();
-    check(note.includes("retry after the next generation"), `risks note (${note})`);
+    check(note.includes("retry after the service's next generation"), `risks note (${note})`);
+    // The same words as `ppm datasets` (issue #37, item 9).
+    checkEqual(await risks.getByTestId("dataset-generated").innerText(), "No export yet", "risks' generation line");
     await risks.scrollIntoViewIfNeeded();
     await t.screenshotPane("12-not-generated");
 
