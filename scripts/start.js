@@ -377,7 +377,7 @@ async function main() {
       : null,
     "  Sideload into Excel (it loads add-ins over https only):",
     devPort === DEFAULT_DEV_PORT || !addinUrl
-      ? `    Manifest         : manifest.xml (points at https://localhost:${DEFAULT_DEV_PORT})`
+      ? `    Manifest         : ${path.join(root, "manifest.xml")} (points at https://localhost:${DEFAULT_DEV_PORT})`
       : `    Manifest         : save ${addinUrl}/manifest.xml (this port's; the repository's manifest.xml points at port ${DEFAULT_DEV_PORT})`,
     `    Desktop Excel    : npm run sideload${devPort === DEFAULT_DEV_PORT ? "" : ` -- --port ${devPort}`}   (another terminal; Windows or Mac, with office-addin-debugging; it says so where there is no desktop Excel)`,
     "    Excel on the web : Home > Add-ins > More add-ins > My add-ins > Upload My Add-in > the manifest",
