@@ -50,7 +50,7 @@ function defaultTableName(key: string): string {
 export function importPanel(ctx: PaneContext, engine: Engine, d: ManifestDatasetInfo, companyId: string, close: () => void): HTMLElement {
   const uid = `imp-${d.key.replace(/[^A-Za-z0-9_-]/g, "_")}`;
   const formats = importFormats(d.formats);
-  const columns = d.columns.map((c) => ({ name: c.name, type: c.type }));
+  const columns = d.columns.map((c) => ({ name: c.name, type: c.type, ...(c.sourceType ? { sourceType: c.sourceType } : {}) }));
   // `auto`: the alias is still the suggested one, so it follows the method and column.
   const summary: { groupBy: string[]; aggregates: Array<SummaryAggregate & { auto: boolean }> } = { groupBy: [], aggregates: [] };
   const state: BuilderState = { ...EMPTY_BUILDER, filters: [], summary };

@@ -86,10 +86,8 @@ export const listDatasets: Journey = {
     checkEqual(await risks.getAttribute("data-state"), "no_export", "risks state (listed, never generated)");
     checkEqual(await risks.getAttribute("aria-disabled"), "true", "risks row is disabled");
     check(await t.isDisabled(risks.getByTestId("dataset-import")), "risks cannot be imported");
-    check(
-      (await risks.getByTestId("dataset-state-note").innerText()).includes("no export yet"),
-      "risks says there is no export yet",
-    );
+    checkEqual(await risks.getByTestId("dataset-generated").innerText(), "No export yet", "risks says there is no export yet");
+    check((await risks.getByTestId("dataset-state-note").innerText()).includes("retry after the service's next generation"), "risks says when to retry");
 
     const milestones = datasetRow(t, "milestones");
     checkEqual(await milestones.getAttribute("data-state"), "empty", "milestones state");
