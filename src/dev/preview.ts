@@ -69,6 +69,9 @@ class PreviewPage {
   private selection: Selection = { row: 0, col: 0 };
   private editing: { row: number; col: number; input: HTMLInputElement } | null = null;
   private renderQueued = false;
+  /** The sheet the grid last drew, and where each sheet was scrolled (as Excel keeps per sheet). */
+  private drawnSheet: string | null = null;
+  private readonly scrollBySheet = new Map<string, { left: number; top: number }>();
   private readonly grid = $<HTMLTableElement>("grid");
   private readonly scroller = $<HTMLDivElement>("grid-scroll");
   private readonly tabs = $<HTMLElement>("tabs");
@@ -277,6 +280,15 @@ class PreviewPage {
     if (!sheet) {
       this.grid.replaceChildren();
       return;
+    }
+    if (sheet !== this.drawnSheet) {
+      // Another sheet: its own scroll position, from A1 the first time (issue #37: the previous
+      // sheet's horizontal scroll hid column A of a new sheet).
+      if (this.drawnSheet !== null) this.scrollBySheet.set(this.drawnSheet, { left: this.scroller.scrollLeft, top: this.scroller.scrollTop });
+      const to = this.scrollBySheet.get(sheet) ?? { left: 0, top: 0 };
+      this.scroller.scrollLeft = to.left;
+      this.scroller.scrollTop = to.top;
+      this.drawnSheet = sheet;
     }
     const used = wb.usedExtent(sheet);
     const rows = Math.max(MIN_ROWS, used.rows + MARGIN_ROWS, this.selection.row + 1 + MARGIN_ROWS);

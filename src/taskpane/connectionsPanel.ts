@@ -33,6 +33,17 @@ export function sameEnvironment(a: string, b: string): boolean {
   return norm(a) === norm(b);
 }
 
+/**
+ * The address field's hint (issue #37: it said "(https)" beside a pre-filled http://localhost
+ * address). The rule of the connection store: https, or http to this computer only.
+ */
+export function addressHint(prefilled: string): string {
+  const local = /^http:\/\/(localhost|127\.0\.0\.1)(:\d+)?(\/|$)/i.test(prefilled);
+  return local
+    ? "The base URL of your company's environment: https, or http on this computer only (as the pre-filled demo service)."
+    : "The base URL of your company's environment (https).";
+}
+
 /** Mounts the section. */
 export function mountConnections(panel: HTMLElement, ctx: PaneContext): ConnectionHooks {
   const formHost = h("div", { class: "form-host" });
@@ -71,7 +82,7 @@ export function mountConnections(panel: HTMLElement, ctx: PaneContext): Connecti
       { class: "card", "data-testid": "connection-form", "data-mode": mode, "aria-label": editing ? `Edit ${editing.name}` : "Add a connection", novalidate: true },
       h("h3", {}, editing ? `Edit ${editing.name}` : "Add a connection"),
       withHint(name, "For you, e.g. \"Acme (EU)\"."),
-      withHint(baseUrl, "The base URL of your company's environment (https)."),
+      withHint(baseUrl, addressHint(ctx.defaultServiceUrl)),
       tokenField,
       h(
         "details",
@@ -258,12 +269,12 @@ export function mountConnections(panel: HTMLElement, ctx: PaneContext): Connecti
       const m = await engine.manifest(conn);
       ctx.store.setCompanyId(id, m.companyId);
       tests.set(id, { state: "ok", companyId: m.companyId, datasets: m.datasets.length });
-      ctx.status(`${conn.name}: connected to company ${m.companyId}, ${m.datasets.length.toLocaleString("en-US")} dataset${m.datasets.length === 1 ? "" : "s"}.`, scope);
+      ctx.announce(`${conn.name}: connected to company ${m.companyId}, ${m.datasets.length.toLocaleString("en-US")} dataset${m.datasets.length === 1 ? "" : "s"}.`, scope);
       ctx.changed("connections");
     } catch (e) {
       const view = describeError(e, { connectionId: id, baseUrl: conn.baseUrl, secrets: ctx.secrets() });
       tests.set(id, { state: "error", view });
-      ctx.status(`${conn.name}: ${view.title}.`, scope);
+      ctx.announce(`${conn.name}: ${view.title}.`, scope);
     }
     render();
   }

@@ -62,6 +62,17 @@ export function datasetState(d: DatasetEntryLike): DatasetState {
   return a.row_count === 0 ? "empty" : "ready";
 }
 
+/**
+ * The line after an import, worded the same for a dataset, a snapshot and a saved view (issue #37):
+ * `Imported 120 rows of financials into financials (json) › ppm_financials.` — the sheet › table
+ * form the Refresh tab uses too.
+ */
+export function importedText(r: { what: string; rowCount: number; sheetName: string; tableName: string; fetchedRows?: number; warnings?: readonly string[] }): string {
+  const filtered = r.fetchedRows !== undefined && r.fetchedRows !== r.rowCount ? ` (${formatCount(r.fetchedRows)} received, local query applied)` : "";
+  const warnings = r.warnings?.length ? ` ${r.warnings.join(" ")}` : "";
+  return `Imported ${formatCount(r.rowCount)} row${r.rowCount === 1 ? "" : "s"} of ${r.what} into ${r.sheetName} › ${r.tableName}${filtered}.${warnings}`;
+}
+
 /** `1234` → `"1,234"`. Fixed locale so screenshots and tests do not depend on the machine. */
 export function formatCount(n: number): string {
   return n.toLocaleString("en-US");

@@ -72,7 +72,7 @@ export function mountDatasets(panel: HTMLElement, ctx: PaneContext, onShown: (l:
             h("p", {}, "Snapshots and records may still be available in their tabs."),
           ),
         );
-        ctx.status(`${conn.name}: reporting is not enabled for this company.`);
+        ctx.announce(`${conn.name}: reporting is not enabled for this company.`);
         return;
       }
       if (isPpmError(e, "route_absent")) {
@@ -82,7 +82,7 @@ export function mountDatasets(panel: HTMLElement, ctx: PaneContext, onShown: (l:
       }
       const view = describeError(e, { connectionId: conn.id, baseUrl: conn.baseUrl, secrets: ctx.secrets() });
       replace(body, ctx.errorPanel(view, { retry: () => void load(true) }));
-      ctx.status(view.title);
+      ctx.announce(view.title);
     } finally {
       if (loading?.controller === controller) loading = null;
     }

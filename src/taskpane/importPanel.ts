@@ -8,7 +8,7 @@
 import { h, replace } from "./dom";
 import type { ManifestDatasetInfo } from "../service/manifest";
 import type { LocalQuery } from "../query";
-import { formatCount, importFormats } from "./datasets";
+import { formatCount, importedText, importFormats } from "./datasets";
 import { describeError } from "./errorView";
 import {
   BuilderError,
@@ -443,10 +443,9 @@ export function importPanel(ctx: PaneContext, engine: Engine, d: ManifestDataset
         }),
       );
       if (result) {
-        const filtered = result.fetchedRows !== result.rowCount ? ` (${formatCount(result.fetchedRows)} received, local query applied)` : "";
         ctx.finishJob({
           state: "done",
-          text: `Imported ${formatCount(result.rowCount)} row${result.rowCount === 1 ? "" : "s"} of ${d.key} into ${result.sheetName} › ${result.tableName}${filtered}.${result.warnings.length ? ` ${result.warnings.join(" ")}` : ""}`,
+          text: importedText({ what: d.key, ...result }),
           rows: result.rowCount,
           table: result.tableName,
           sheet: result.sheetName,

@@ -294,7 +294,7 @@ export function mountRefresh(panel: HTMLElement, ctx: PaneContext, onShown: (l: 
       ),
     );
     renderChanges();
-    ctx.status(s.common ? `Refresh: none of the ${s.items.length} tables was refreshed. ${s.common.reason}` : `Refresh: ${s.headline}.`);
+    ctx.announce(s.common ? `Refresh: none of the ${s.items.length} tables was refreshed. ${s.common.reason}` : `Refresh: ${s.headline}.`);
   }
 
   /**

@@ -33,7 +33,7 @@ export const wrongToken: Journey = {
     const activeId = () => t.tp.locator("[data-testid=connection-item][data-active=true]").getAttribute("data-connection-id");
     const before = await t.id("connection-item").count();
     const inUse = await activeId();
-    const storedToken = () => t.frame().evaluate((id) => Object.entries(localStorage).find(([k]) => k.endsWith(`ppm.v1.secret.${id}`))?.[1] ?? "", acmeId);
+    const storedToken = (): Promise<string> => t.frame().evaluate((id) => (Object.entries(localStorage) as Array<[string, string]>).find(([k]) => k.endsWith(`ppm.v1.secret.${id}`))?.[1] ?? "", acmeId);
     const kept = await storedToken();
 
     // A new connection whose token the service refuses is not saved, and the one in use stays (issue #37, item 5).
