@@ -69,6 +69,8 @@ class PreviewPage {
   private selection: Selection = { row: 0, col: 0 };
   private editing: { row: number; col: number; input: HTMLInputElement } | null = null;
   private renderQueued = false;
+  /** Selections made in the grid that the workbook has not taken yet. */
+  private selecting = 0;
   /** The sheet the grid last drew, and where each sheet was scrolled (as Excel keeps per sheet). */
   private drawnSheet: string | null = null;
   private readonly scrollBySheet = new Map<string, { left: number; top: number }>();
@@ -274,7 +276,10 @@ class PreviewPage {
     if (!wb) return;
     const started = performance.now();
     const sel = wb.selection();
-    if (sel && !this.editing) this.selection = sel;
+    // While a selection the user made is on its way to the workbook, a redraw (a formula's result
+    // arriving meanwhile) must not show the workbook's previous selection again: under load that
+    // flicker lasted seconds (issue #37: "timed out waiting for A4 to be selected").
+    if (sel && !this.editing && this.selecting === 0) this.selection = sel;
     this.renderTabs(wb);
     const sheet = wb.activeSheet();
     if (!sheet) {
@@ -447,10 +452,15 @@ class PreviewPage {
 
   private async select(row: number, col: number): Promise<void> {
     this.selection = { row, col };
+    this.selecting++;
     this.ensureVisible(row);
     this.render();
     const wb = this.workbook;
-    if (wb) await wb.select(row, col);
+    try {
+      if (wb) await wb.select(row, col);
+    } finally {
+      this.selecting--;
+    }
   }
 
   private goTo(text: string): void {

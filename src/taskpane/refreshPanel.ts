@@ -43,7 +43,9 @@ export function mountRefresh(panel: HTMLElement, ctx: PaneContext, onShown: (l: 
   const selectedBtn = h("fluent-button", { type: "button", appearance: "primary", "data-testid": "refresh-selected", onclick: () => void refreshSelected() }, "Refresh selected table");
   const allBtn = h("fluent-button", { type: "button", "data-testid": "refresh-all", onclick: () => void refreshAll() }, "Refresh all");
   const logHost = h("div", { class: "log-host" });
-  const logBtn = h("fluent-button", { type: "button", appearance: "subtle", "data-testid": "refresh-log-open", "aria-expanded": "false", onclick: () => void toggleLog() }, "Refresh log");
+  // A disclosure button: its role as an attribute, so aria-expanded is allowed on it for every
+  // reader of the DOM (Fluent's own role is in ElementInternals; issue #37, axe-core).
+  const logBtn = h("fluent-button", { type: "button", role: "button", appearance: "subtle", "data-testid": "refresh-log-open", "aria-expanded": "false", onclick: () => void toggleLog() }, "Refresh log");
   const reloadBtn = h("fluent-button", { type: "button", appearance: "subtle", "data-testid": "bound-tables-reload", onclick: () => void loadTables() }, "Reload list");
 
   /** The last ribbon "Refresh all" (stored by the command runtime, which shares this storage). */

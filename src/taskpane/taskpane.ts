@@ -7,7 +7,7 @@ import { addinRuntime } from "../addin/runtime";
 import { isDark } from "./theme";
 import { mountOpenRefreshNotes } from "./openRefreshView";
 import { mountFormulaConsent } from "./formulaConsentView";
-import { loadFluent } from "./controls";
+import { loadFluent, mirrorDisabled } from "./controls";
 import { describeMissing, missingCapabilities } from "../addin/platform";
 
 declare const __PPM_DEFAULT_SERVICE_URL__: string;
@@ -46,6 +46,7 @@ void Office.onReady(() => {
   const root = document.getElementById("app");
   if (!root) return;
   applyTheme();
+  mirrorDisabled(root);
   window.addEventListener("focus", applyTheme);
   document.addEventListener("visibilitychange", () => {
     if (document.visibilityState === "visible") applyTheme();

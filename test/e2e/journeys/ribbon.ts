@@ -155,7 +155,7 @@ export const ribbonSeparateRuntimes: Journey = {
       await tp.getByTestId("open-refresh-unsupported").waitFor();
       await page.getByTestId("ribbon-refresh-all").click();
       const dialog = page.getByTestId("preview-dialog");
-      await dialog.waitFor({ timeout: 30_000 });
+      await dialog.waitFor();
       const summary = page.frameLocator("[data-testid=preview-dialog] iframe").getByTestId("ribbon-summary");
       await t.until("the summary text", async () => (await summary.innerText()).trim() !== "");
       checkEqual((await summary.innerText()).split("\n")[0], "No PPM tables in this workbook to refresh.", "the command's summary");
