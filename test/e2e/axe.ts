@@ -48,10 +48,14 @@ export async function axeFrame(frame: Frame): Promise<Violation[]> {
   }
   // What the user sees once still: transitions (a button's colours after a theme switch or a
   // click) measured half way would be colours nobody reads. Endless ones (a busy bar) are left be.
+  // Counted in frames, not awaited: a transition whose element changed meanwhile can leave its
+  // `finished` promise unsettled (seen in Chromium), and a frame count is no wall-clock budget.
   await frame.evaluate(async () => {
-    const finite = document.getAnimations().filter((a) => Number.isFinite(Number(a.effect?.getComputedTiming().endTime)));
-    await Promise.all(finite.map((a) => a.finished.catch(() => undefined)));
-    await new Promise<void>((r) => requestAnimationFrame(() => r()));
+    for (let i = 0; i < 240; i++) {
+      const running = document.getAnimations().filter((a) => a.playState === "running" && Number.isFinite(Number(a.effect?.getComputedTiming().endTime)));
+      if (running.length === 0) break;
+      await new Promise<void>((r) => requestAnimationFrame(() => r()));
+    }
   });
   return frame.evaluate(async () => {
     type Result = { violations: Array<{ id: string; impact?: string | null; help: string; nodes: Array<{ target: unknown[]; failureSummary?: string }> }> };

@@ -64,16 +64,13 @@ export const IDLE_MS = 20_000;
 
 /**
  * Runs in every frame before its own scripts (main.ts installs it with `addInitScript`): counts the
- * frame's DOM changes, the journeys' measure of whether the page is still doing something.
+ * frame's DOM changes, the journeys' measure of whether the page is still doing something. Plain
+ * JavaScript text, as the browser runs it (a function would be compiled with helpers of tsx's).
  */
-export const ACTIVITY_SCRIPT = (): void => {
-  const w = window as unknown as { __ppmActivity?: number };
-  w.__ppmActivity = 0;
-  const bump = (): void => {
-    w.__ppmActivity = (w.__ppmActivity ?? 0) + 1;
-  };
-  new MutationObserver(bump).observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
-};
+export const ACTIVITY_SCRIPT = `(() => {
+  window.__ppmActivity = 0;
+  new MutationObserver(() => { window.__ppmActivity += 1; }).observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
+})();`;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

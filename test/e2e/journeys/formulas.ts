@@ -173,7 +173,7 @@ export const formulaValues: Journey = {
     checkEqual(await blockValues(t, 3, 0, want.length, 3), want, "PPM.QUERY($apply=groupby…) spilled from A4, header first");
     const spilled = await t.page.locator('#grid td[data-address="B5"]').getAttribute("data-spilled");
     checkEqual(spilled, "true", "B5 shows the spilled array (no formula of its own)");
-    await t.screenshot("34-formulas");
+    await t.screenshot("42-formulas");
   },
 };
 
