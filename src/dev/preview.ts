@@ -71,6 +71,25 @@ class PreviewPage {
   private renderQueued = false;
   /** Selections made in the grid that the workbook has not taken yet. */
   private selecting = 0;
+  /**
+   * What the user does in the grid (type, select, switch sheets) reaches the workbook in the order
+   * it was done, one request after the other, as Excel takes input. `#grid[data-pending]` counts
+   * what has not arrived yet, so a test waits for that state, not for a while (issue #37: an Enter's
+   * move to the next cell landed after a later click under load, and the later cell lost).
+   */
+  private userQueue: Promise<unknown> = Promise.resolve();
+  private pending = 0;
+
+  private user<T>(op: () => Promise<T>): Promise<T> {
+    this.pending++;
+    this.grid.dataset.pending = String(this.pending);
+    const p = this.userQueue.then(op);
+    this.userQueue = p.catch(() => undefined);
+    return p.finally(() => {
+      this.pending--;
+      this.grid.dataset.pending = String(this.pending);
+    });
+  }
   /** The sheet the grid last drew, and where each sheet was scrolled (as Excel keeps per sheet). */
   private drawnSheet: string | null = null;
   private readonly scrollBySheet = new Map<string, { left: number; top: number }>();
@@ -408,7 +427,7 @@ class PreviewPage {
   private async activateSheet(name: string): Promise<void> {
     const wb = this.workbook;
     if (!wb) return;
-    await wb.activate(name);
+    await this.user(() => wb.activate(name));
     this.scroller.scrollTop = 0;
     this.selection = wb.selection() ?? { row: 0, col: 0 };
     this.render();
@@ -455,9 +474,11 @@ class PreviewPage {
     this.selecting++;
     this.ensureVisible(row);
     this.render();
+    // Sideways too, as Excel brings the selected cell into view (A1 after editing Z1 showed column A cut).
+    this.grid.querySelector<HTMLElement>("td.selected")?.scrollIntoView({ block: "nearest", inline: "nearest" });
     const wb = this.workbook;
     try {
-      if (wb) await wb.select(row, col);
+      if (wb) await this.user(() => wb.select(row, col));
     } finally {
       this.selecting--;
     }
@@ -512,7 +533,9 @@ class PreviewPage {
       if (e.key === "Enter" || e.key === "Tab") {
         e.preventDefault();
         const [dr, dc] = e.key === "Enter" ? [1, 0] : [0, 1];
-        void this.commitEdit().then(() => this.select(row + dr, col + dc)).then(() => this.scroller.focus());
+        // Both now, in this order: the move must not wait for the write and land after a later click.
+        const written = this.commitEdit();
+        void Promise.all([written, this.select(row + dr, col + dc)]).then(() => this.scroller.focus());
       } else if (e.key === "Escape") {
         e.preventDefault();
         this.editing = null;
@@ -534,7 +557,7 @@ class PreviewPage {
     const wb = this.workbook;
     if (!wb) return;
     try {
-      await wb.typeInto(row, col, text);
+      await this.user(() => wb.typeInto(row, col, text));
     } catch (err) {
       this.notify(`Excel could not take that input: ${(err as Error).message ?? String(err)}`);
     }

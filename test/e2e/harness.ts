@@ -403,8 +403,14 @@ export class E2E {
     };
   }
 
+  /** Waits until what the user did in the grid has reached the workbook (the preview's `data-pending`). */
+  async gridIdle(): Promise<void> {
+    await this.until("the grid's input to reach the workbook", () => this.page.evaluate(() => (document.getElementById("grid")?.dataset.pending ?? "0") === "0"));
+  }
+
   /** Types an address (`C5`, `Sheet1!C5`) into the name box and presses Enter (selects that cell). */
   async goTo(address: string): Promise<void> {
+    await this.gridIdle();
     const box = this.page.getByTestId("preview-name-box");
     await box.fill(address);
     await box.press("Enter");
@@ -415,7 +421,8 @@ export class E2E {
       this.page.evaluate(
         ([a, s]) =>
           !!document.querySelector(`#grid td.selected[data-address="${a}"]`) &&
-          (s === null || document.getElementById("grid")?.dataset.sheet === s),
+          (s === null || document.getElementById("grid")?.dataset.sheet === s) &&
+          (document.getElementById("grid")?.dataset.pending ?? "0") === "0",
         [cell, sheet] as const,
       ),
     );
@@ -429,6 +436,7 @@ export class E2E {
     await editor.fill(text);
     await editor.press("Enter");
     await editor.waitFor({ state: "detached" });
+    await this.gridIdle();
   }
 
   /** Counters of the emulated workbook (syncs, cell writes), to prove that something did not happen. */

@@ -46,7 +46,7 @@ const JOURNEY_IDLE_MS = 60_000;
  * A broken build (say, the connection journey fails) would make every later journey wait for
  * what never comes: after this many failed journeys in a row the rest are reported as not run.
  */
-const MAX_FAILURES_IN_A_ROW = 3;
+const MAX_FAILURES_IN_A_ROW = 5;
 /** Playwright's own waits (clicks, waitFor) never give up first: the journey's watchdog decides. */
 const PLAYWRIGHT_TIMEOUT_MS = 30 * 60_000;
 

@@ -303,6 +303,18 @@ export const savedView: Journey = {
     await t.typeInCell("L1", `=PPM.VIEW("${VIEW}")`);
     await settledCell(t, "L1");
     checkEqual(await blockValues(t, 0, 11, 8, 3), paneRows, "=PPM.VIEW spills the view's rows");
+
+    // The last formula journey: the formulas go, so the journeys after it count only their own
+    // requests. (The preview's workbook is a saved file: allowed here, they would fetch on reopen.)
+    await t.page.evaluate(async (sheet) => {
+      type Ctx = { workbook: { worksheets: { getItem(n: string): { delete(): void } } }; sync(): Promise<void> };
+      const wb = (window as unknown as { __ppmPreviewHost?: { workbook(): { Excel: { run(fn: (c: Ctx) => Promise<void>): Promise<void> } } | null } }).__ppmPreviewHost?.workbook();
+      await wb?.Excel.run(async (ctx) => {
+        ctx.workbook.worksheets.getItem(sheet).delete();
+        await ctx.sync();
+      });
+    }, SHEET);
+    await t.until("the formulas sheet to go", async () => !(await t.sheetNames()).includes(SHEET));
   },
 };
 

@@ -27,6 +27,7 @@ import { beforeFluent } from "./fluentLate";
 import { changeCounts, previewControls, serviceDown } from "./truth";
 import { formulaErrors, formulaOneRequest, formulaRegeneration, formulaValues, savedView } from "./formulas";
 import { editAddressKeepsSecrets, reopenAsksFirst, summaryPageOutsideDialog } from "./secrets";
+import { terminal } from "./terminal";
 
 export const JOURNEYS: Journey[] = [
   previewGrid,
@@ -75,6 +76,7 @@ export const JOURNEYS: Journey[] = [
   previewControls,
   serviceDown,
   changeCounts,
+  terminal,
   // Last: its table is bound to a service of its own, whose connection it removes again, so the
   // refresh journeys above never meet a table without a connection.
   largerThanSheet,
