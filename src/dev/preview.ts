@@ -196,7 +196,10 @@ class PreviewPage {
       // Office's theme changes; the add-in is not restarted (no refresh on open runs, the pane keeps
       // its section). The pane reads the theme again when it gets the focus.
       this.host.officeTheme = theme;
+      // As the user going back to the pane: its window gets the focus. (A focus() from this page
+      // does not always raise the event in a headless browser, so the event is sent as well.)
       this.frame.contentWindow?.focus();
+      this.frame.contentWindow?.dispatchEvent(new Event("focus"));
     }).start();
   }
 

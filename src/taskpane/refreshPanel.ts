@@ -7,7 +7,7 @@
 import { h, replace } from "./dom";
 import type { Binding } from "../refresh/binding";
 import type { RefreshReport } from "../refresh/engine";
-import { describeError, describeFailure, refreshFailureView } from "./errorView";
+import { describeError, describeFailure, refreshFailureNote } from "./errorView";
 import { formatAbsolute, formatCount, formatRelative } from "./datasets";
 import { countsText, LAST_RIBBON_REFRESH_KEY, NEW_EXPORT_SAME_ROWS, resolveConnectionId, summarize, where, type RefreshSummary } from "../addin/refreshSummary";
 import type { PaneContext, TabName } from "./context";
@@ -254,13 +254,13 @@ export function mountRefresh(panel: HTMLElement, ctx: PaneContext, onShown: (l: 
         { class: "failure-group", "data-testid": "refresh-summary-group", "data-group": String(n), "data-tables": String(g.bindingIds.length) },
         // Said against the headline's count: "2 of the 3 tables that failed, for the same reason" (issue #37).
         s.common ? null : h("p", { class: "strong" }, `${g.bindingIds.length} of the ${s.failed} tables that were not refreshed failed the same way:`),
-        ctx.errorPanel(refreshFailureView(describeFailure({ code: g.code, message: g.reason }, { connectionId: g.connectionId, secrets: ctx.secrets() }), g.bindingIds.length), { retry: () => void refreshAll() }),
+        ctx.errorPanel(describeFailure({ code: g.code, message: g.reason }, { connectionId: g.connectionId, secrets: ctx.secrets(), refreshedTables: g.bindingIds.length }), { retry: () => void refreshAll() }),
       ),
     );
     const items = s.items.map((i) => {
       const failed = i.outcome === "failed";
       const grouped = groupOf.get(i.bindingId);
-      const view = failed && grouped === undefined ? refreshFailureView(describeFailure({ code: i.code ?? "error", message: i.reason ?? "" }, { connectionId: i.connectionId, secrets: ctx.secrets() })) : null;
+      const view = failed && grouped === undefined ? describeFailure({ code: i.code ?? "error", message: i.reason ?? "" }, { connectionId: i.connectionId, secrets: ctx.secrets(), refreshedTables: 1 }) : null;
       // A service that could not be reached (or answered too late) for this table alone: its
       // message with the details and Retry / Edit connection, as a run's shared reason has (issue #25).
       const unreachable = view !== null && (i.code === "network" || i.code === "timeout");
@@ -278,6 +278,8 @@ export function mountRefresh(panel: HTMLElement, ctx: PaneContext, onShown: (l: 
         i.outcome === "updated" ? h("div", { class: "changes", "data-changes-for": i.bindingId, "data-where": "summary", "data-table": i.tableName }) : null,
         // The reason once: the service's own sentence (the panel's title would only repeat it).
         failed && grouped === undefined && !unreachable ? h("span", { "data-testid": "refresh-summary-reason", class: "reason" }, ` — ${i.reason}`) : null,
+        // What the failed refresh wrote, where no panel says it (issue #37: "Nothing was changed" was false).
+        failed && grouped === undefined && !tokenButtons && refreshFailureNote(i.code ?? "error") ? h("div", { class: "note", "data-testid": "refresh-summary-kept" }, refreshFailureNote(i.code ?? "error")) : null,
         ...i.warnings.map((w) => h("div", { class: "note" }, w)),
         tokenButtons,
         failed && i.code === "table_busy"

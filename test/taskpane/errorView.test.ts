@@ -1,7 +1,7 @@
 import { PpmError, type PpmErrorCode } from "../../src/service/errors";
 import { QueryError } from "../../src/query/errors";
 import { REPORTING_ERRORS } from "../../src/contract/contract";
-import { ERROR_TEXT, describeError, describeFailure, refreshFailureView } from "../../src/taskpane/errorView";
+import { ERROR_TEXT, describeError, describeFailure } from "../../src/taskpane/errorView";
 
 const TOKEN = "demo-acme-token";
 
@@ -154,7 +154,8 @@ describe("failures read back from a binding say only what is known (issue #25)",
 
 describe("a refresh's failure says what the refresh did to the workbook (issue #37, item 3)", () => {
   it("a 503 shared by three tables: their data is kept, their info lines now say ⚠ Not refreshed, a highlight was removed; never 'nothing was changed'", () => {
-    const v = refreshFailureView(describeFailure({ code: "server_error", message: "The service answered HTTP 503 (service unavailable) to GET /api/bi/v1/financials." }), 3);
+    // As the Refresh tab asks for a run's shared reason (three tables, one 503).
+    const v = describeFailure({ code: "server_error", message: "The service answered HTTP 503 (service unavailable) to GET /api/bi/v1/financials." }, { refreshedTables: 3 });
     expect(v.action).not.toMatch(/[Nn]othing (in the workbook )?was (changed|written)/);
     expect(v.action).toMatch(/temporary problem/);
     expect(v.action).toMatch(/The 3 tables keep their data; their info lines now start with “⚠ Not refreshed”, and Show changes highlights, if any, were removed\.$/);
@@ -169,13 +170,14 @@ describe("a refresh's failure says what the refresh did to the workbook (issue #
       ["row_shape", "Row 3 has 2 cells."],
       ["network", "Could not reach localhost:4100; the browser does not say why."],
     ]) {
-      const v = refreshFailureView(describeFailure({ code, message }));
+      const v = describeFailure({ code, message }, { refreshedTables: 1 });
       expect([code, /[Nn]othing (in the workbook )?was (changed|written)/.test(v.action)]).toEqual([code, false]);
       expect(v.action).toMatch(/The table keeps its data; its info line now starts with “⚠ Not refreshed”/);
     }
     for (const code of ["table_busy", "lock_lost", "cancelled", "no_connection"]) {
-      const v = describeFailure({ code, message: "m" });
-      expect(refreshFailureView(v)).toEqual(v);
+      expect(describeFailure({ code, message: "m" }, { refreshedTables: 1 })).toEqual(describeFailure({ code, message: "m" }));
     }
+    // An import's failure keeps its sentence: there nothing was written.
+    expect(describeFailure({ code: "server_error", message: "503" }).action).toMatch(/Nothing in the workbook was changed\.$/);
   });
 });

@@ -117,7 +117,8 @@ export const previewControls: Journey = {
     // Every table of the failing service (issue #37, item 3): what the summary says the refresh did
     // is true. Their data stays, but their info lines are marked and a highlight is removed.
     const all503 = await refreshAndSummarise(t, () => t.id("refresh-all").click());
-    check(all503.failed >= 3, `several tables failed (${JSON.stringify(all503)})`);
+    check(all503.failed >= 1 && all503.updated === 0, `the service's tables failed (${JSON.stringify(all503)})`);
+    t.note(`Refresh all against HTTP 503: ${all503.failed} tables not refreshed, ${all503.items.filter((i) => i.panel !== null).length} error panels`);
     const said = await t.id("refresh-summary").innerText();
     check(!/nothing (in the workbook )?was (changed|written)/i.test(said), `no "nothing was changed" after a refresh that marked the tables (${said})`);
     check(/keeps? (its|their) data; (its|their) info lines? now starts? with “⚠ Not refreshed”/.test(said), `the summary says what the refresh wrote (${said})`);
