@@ -119,6 +119,8 @@ export function mountApp(root: HTMLElement, opts: AppOptions): PaneContext {
       if (tab !== currentTab) {
         panels.get(currentTab)?.querySelectorAll(".error-panel").forEach((p) => p.remove());
         replace(resultHost);
+        // The status line too, now that it is in view under the tabs (issue #37).
+        statusEl.textContent = "";
         // Notes that only report something past (the refresh on open's outcome) go too; a question
         // or a note with something left to do stays until answered or dismissed.
         notices.querySelectorAll("[data-transient]").forEach((n) => n.remove());

@@ -78,6 +78,23 @@ async function blockValues(t: E2E, r0: number, c0: number, rows: number, cols: n
 
 const asText = (rows: Array<Array<string | number | boolean | null>>): string[][] => rows.map((r) => r.map((v) => (v === null || v === "" ? "" : String(v))));
 
+/** Adds (and activates) or deletes the formulas sheet through the preview's Excel. */
+async function sheetOp(t: E2E, op: "add" | "delete"): Promise<void> {
+  await t.page.evaluate(
+    async ([sheet, what]) => {
+      type Sheets = { add(n: string): { activate(): void }; getItem(n: string): { delete(): void } };
+      type Ctx = { workbook: { worksheets: Sheets }; sync(): Promise<void> };
+      const wb = (window as unknown as { __ppmPreviewHost?: { workbook(): { Excel: { run(fn: (c: Ctx) => Promise<void>): Promise<void> } } | null } }).__ppmPreviewHost?.workbook();
+      await wb?.Excel.run(async (ctx) => {
+        if (what === "add") ctx.workbook.worksheets.add(sheet).activate();
+        else ctx.workbook.worksheets.getItem(sheet).delete();
+        await ctx.sync();
+      });
+    },
+    [SHEET, op] as const,
+  );
+}
+
 async function ensureSheet(t: E2E): Promise<void> {
   const registered = await t.until("the add-in's custom functions to be registered", () =>
     t.frame().evaluate(() => {
@@ -90,14 +107,7 @@ async function ensureSheet(t: E2E): Promise<void> {
     await t.openSheet(SHEET);
     return;
   }
-  await t.page.evaluate(async (sheet) => {
-    type Ctx = { workbook: { worksheets: { add(n: string): { activate(): void } } }; sync(): Promise<void> };
-    const wb = (window as unknown as { __ppmPreviewHost?: { workbook(): { Excel: { run(fn: (c: Ctx) => Promise<void>): Promise<void> } } | null } }).__ppmPreviewHost?.workbook();
-    await wb?.Excel.run(async (ctx) => {
-      ctx.workbook.worksheets.add(sheet).activate();
-      await ctx.sync();
-    });
-  }, SHEET);
+  await sheetOp(t, "add");
   await t.until("the formulas sheet", async () => (await t.activeSheet()) === SHEET);
   await allowFormulas(t);
 }
@@ -306,14 +316,7 @@ export const savedView: Journey = {
 
     // The last formula journey: the formulas go, so the journeys after it count only their own
     // requests. (The preview's workbook is a saved file: allowed here, they would fetch on reopen.)
-    await t.page.evaluate(async (sheet) => {
-      type Ctx = { workbook: { worksheets: { getItem(n: string): { delete(): void } } }; sync(): Promise<void> };
-      const wb = (window as unknown as { __ppmPreviewHost?: { workbook(): { Excel: { run(fn: (c: Ctx) => Promise<void>): Promise<void> } } | null } }).__ppmPreviewHost?.workbook();
-      await wb?.Excel.run(async (ctx) => {
-        ctx.workbook.worksheets.getItem(sheet).delete();
-        await ctx.sync();
-      });
-    }, SHEET);
+    await sheetOp(t, "delete");
     await t.until("the formulas sheet to go", async () => !(await t.sheetNames()).includes(SHEET));
   },
 };
