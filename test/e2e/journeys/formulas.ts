@@ -16,6 +16,7 @@ import type { Table } from "../../../src/table/model";
 import { ACME_TOKEN, openTab } from "./connections";
 import { refreshAndSummarise } from "./refresh";
 import { openImport } from "./datasets";
+import { reopen } from "./openRefresh";
 
 const ROOT = path.resolve(__dirname, "..", "..", "..");
 
@@ -313,6 +314,14 @@ export const savedView: Journey = {
     await t.typeInCell("L1", `=PPM.VIEW("${VIEW}")`);
     await settledCell(t, "L1");
     checkEqual(await blockValues(t, 0, 11, 8, 3), paneRows, "=PPM.VIEW spills the view's rows");
+
+    // The preview's workbook is a saved file (issue #37, item 7): reopened, its PPM formulas are
+    // still allowed on this device; the question does not come back.
+    await reopen(t, false);
+    await t.page.getByTestId("ribbon-open").click();
+    await t.page.locator("#taskpane").waitFor({ state: "visible" });
+    await t.until("the reopened workbook's formulas to calculate", async () => JSON.stringify(await blockValues(t, 0, 11, 8, 3)) === JSON.stringify(paneRows));
+    checkEqual(await t.id("formula-consent").count(), 0, "the formulas' question after Reopen workbook");
 
     // The last formula journey: the formulas go, so the journeys after it count only their own
     // requests. (The preview's workbook is a saved file: allowed here, they would fetch on reopen.)
