@@ -282,8 +282,13 @@ async function main() {
     const child = spawnPrefixed(
       "service",
       process.execPath,
-      // One line per request only with --verbose (issue #37: a walk through the preview printed 242).
-      ["--import", "tsx", "src/reference/main.ts", "--port", String(servicePort), ...(opts.verbose ? [] : ["--quiet"])],
+      // CORS for the dev server's origins only (the task pane and the preview it serves, issue #36);
+      // one line per request only with --verbose (issue #37: a walk through the preview printed 242).
+      [
+        "--import", "tsx", "src/reference/main.ts", "--port", String(servicePort),
+        "--allow-origin", `https://localhost:${devPort}`, "--allow-origin", `http://localhost:${devPort}`,
+        ...(opts.verbose ? [] : ["--quiet"]),
+      ],
       {},
       (line) => {
         if (/listening on http/.test(line)) resolveReady(true);

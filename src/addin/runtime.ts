@@ -16,9 +16,11 @@
 import type { Binding } from "../refresh/binding";
 import type { RefreshReport } from "../refresh/engine";
 import type { Connection } from "../service/connection";
+import { ensureDocumentId, readDocumentId } from "../workbook/documentId";
 import { ConnectionStore, deviceStorage, type StorageLike } from "./connectionStore";
 import type { Engine } from "./engine";
-import { FormulaConsent } from "./formulaConsent";
+import { runExcel } from "./excelRun";
+import { FormulaConsent, type DocumentIdAccess } from "./formulaConsent";
 import { resolveConnectionId } from "./refreshSummary";
 import { RefreshLock, type LockHolder } from "./refreshLock";
 import { RibbonState, type RibbonApi } from "./ribbonState";
@@ -47,6 +49,8 @@ export interface RuntimeOptions {
   /** False when the device blocks storage (connections last for this runtime only). */
   persistent?: boolean;
   loadEngine: () => Promise<Engine>;
+  /** The document's id in its settings, for formula consent (issue #36); without it answers last one runtime. */
+  documentId?: DocumentIdAccess;
   onError?: (where: string, e: unknown) => void;
 }
 
@@ -122,7 +126,7 @@ export class AddinRuntime implements PaneRuntime {
     this.shared = supports("SharedRuntime");
     this.persistent = opts.persistent ?? true;
     this.store = new ConnectionStore(opts.storage, { partitionKey: office?.context?.partitionKey });
-    this.formulaConsent = new FormulaConsent({ storage: opts.storage, key: (name) => this.store.key(name), documentUrl: () => this.documentUrl(), onError: opts.onError });
+    this.formulaConsent = new FormulaConsent({ storage: opts.storage, key: (name) => this.store.key(name), documentUrl: () => this.documentUrl(), documentId: opts.documentId, onError: opts.onError });
     const ribbon = office?.ribbon;
     const api: RibbonApi | null =
       this.shared && supports("RibbonApi") && typeof ribbon?.requestUpdate === "function"
@@ -405,6 +409,10 @@ export function addinRuntime(): AddinRuntime {
       storage,
       persistent,
       loadEngine: () => import(/* webpackChunkName: "engine" */ "./engine").then((m) => m.createEngine()),
+      documentId: {
+        read: () => runExcel((context) => readDocumentId(context)),
+        ensure: () => runExcel((context) => ensureDocumentId(context)),
+      },
       onError: (where, e) => console.warn(`PPM for Excel (${where}):`, e instanceof Error ? e.message : e),
     });
   }

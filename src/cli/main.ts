@@ -7,14 +7,14 @@
  *     PPM_TOKEN=... npm run ppm -- export financials --env https://eu.example.com --out fin.csv --cache .ppm-cache
  *
  * The token is read from `PPM_TOKEN`, a file (`--token-file FILE`, refused unless only its owner
- * can read it) or standard input (`--token-stdin`); `--token` works but is discouraged (it shows in
- * process lists and shell history). It is never printed.
+ * can read it) or standard input (`--token-stdin`); `--token` is refused (issue #36: a token on the
+ * command line shows in every user's process list and stays in shell history). It is never printed.
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { parseArgs } from "node:util";
 import { applyQuery, createQuerySink, formatQuery, parseQuery } from "../query";
-import { findView, parseViews, type SavedView } from "../views/views";
+import { findView, parseViews, ViewError, VIEWS_FORMAT, type SavedView, type ViewsDocument } from "../views/views";
 import { type Connection, normalizeBaseUrl } from "../service/connection";
 import { type DatasetFormat, PpmClient } from "../service/client";
 import { PpmError, type PpmErrorCode, redactSecrets } from "../service/errors";
@@ -109,6 +109,7 @@ Commands:
       file with a UTF-8 byte order mark, so Excel on Windows reads it as UTF-8.
       --view NAME --views FILE runs a saved view (a file exported from the PPM pane's Views):
       its dataset (KEY may be left out) and its query, so the rows equal the pane's import of it.
+      --cache DIR must be a directory of yours that no other user can write to (created 0700).
 
 Options for every command:
   --env URL        environment base URL (or PPM_ENV)
@@ -116,11 +117,10 @@ Options for every command:
                    readable by its owner only (chmod 600 FILE), or it is refused
   --token-stdin    read the company API token from standard input, e.g.
                    secret-tool lookup ppm acme | ppm datasets --env URL --token-stdin
-  --token TOKEN    company API token on the command line; discouraged: other users of this
-                   computer can see it in the process list, and it stays in shell history
 
-The token comes from --token-file, --token-stdin or --token (one of them), else from the PPM_TOKEN
-environment variable. Prefer PPM_TOKEN, --token-file or --token-stdin.
+The token comes from --token-file or --token-stdin (one of them), else from the PPM_TOKEN
+environment variable. --token TOKEN is refused: other users of this computer could see the token
+in the process list, and it would stay in shell history.
 
 More options:
   --basic          authenticate reporting calls with Basic instead of the Company-Api-Token header
@@ -187,7 +187,7 @@ function intOption(v: string | boolean | undefined, name: string, min: number): 
 }
 
 /** Where this run's token came from; messages name it instead of a "stored token" the CLI has none of. */
-type TokenSource = "PPM_TOKEN" | "--token" | "--token-file" | "--token-stdin";
+type TokenSource = "PPM_TOKEN" | "--token-file" | "--token-stdin";
 let tokenSource: TokenSource = "PPM_TOKEN";
 
 /** The secrets of this run, for redaction (a token read from a file or stdin joins them once read). */
@@ -198,52 +198,83 @@ function firstLine(text: string): string {
   return text.replace(/^\uFEFF/, "").split(/\r?\n/, 1)[0].trim();
 }
 
+/** How much a `--token-file` may hold (a token is a line; anything larger is not a token file). */
+const MAX_TOKEN_FILE_BYTES = 64 * 1024;
+/**
+ * How much a `--views` file may hold: the pane's views live in the workbook's settings, whose budget
+ * for everything the add-in keeps there is 256,000 characters (src/workbook/bindingStore.ts), so an
+ * export of them is smaller; 1 MiB leaves room and refuses anything that is not one.
+ */
+export const MAX_VIEWS_FILE_BYTES = 1024 * 1024;
+
+/**
+ * Reads a file an option names, checked on the opened file (so it cannot be swapped in between):
+ * a regular file (a FIFO, a device such as /dev/zero or a directory is refused at once: the file is
+ * opened without blocking and nothing is read before the check), at most `maxBytes`, and whatever
+ * `check` adds. Messages name the option and the file, never anything read from it.
+ */
+function readOptionFile(option: string, file: string, maxBytes: number, check?: (st: fs.Stats) => void): string {
+  let fd: number;
+  try {
+    // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer.
+    fd = fs.openSync(file, fs.constants.O_RDONLY | (fs.constants.O_NONBLOCK ?? 0));
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    throw new UsageError(`${option} ${file}: ${code === "ENOENT" ? "no such file" : code === "EACCES" ? "permission denied" : `cannot be opened (${code ?? "error"})`}`);
+  }
+  try {
+    const st = fs.fstatSync(fd);
+    if (!st.isFile()) throw new UsageError(`${option} ${file}: not a regular file`);
+    check?.(st);
+    if (st.size > maxBytes) throw new UsageError(`${option} ${file} is too large (${st.size} bytes; at most ${maxBytes}).`);
+    // At most one byte beyond the cap is read: a file that grew after the check is refused too.
+    const buf = Buffer.alloc(maxBytes + 1);
+    let n = 0;
+    for (;;) {
+      const got = fs.readSync(fd, buf, n, buf.length - n, null);
+      if (got === 0) break;
+      n += got;
+      if (n > maxBytes) throw new UsageError(`${option} ${file} is too large (more than ${maxBytes} bytes).`);
+    }
+    return buf.subarray(0, n).toString("utf8");
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
 /**
  * Reads `--token-file FILE`: a regular file that only its owner can read or write (mode 0600 or
  * 0400, like ssh's private keys), checked on the opened file so it cannot be swapped in between.
  * On Windows the POSIX mode says nothing about who can read the file, so it is not checked there.
  */
 function readTokenFile(file: string, io: CliIo): string {
-  let fd: number;
-  try {
-    fd = fs.openSync(file, "r");
-  } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
-    throw new UsageError(`--token-file ${file}: ${code === "ENOENT" ? "no such file" : code === "EACCES" ? "permission denied" : (e as Error).message}`);
-  }
-  try {
-    const st = fs.fstatSync(fd);
-    if (!st.isFile()) throw new UsageError(`--token-file ${file}: not a regular file`);
-    if ((io.platform ?? process.platform) !== "win32") {
-      const mode = st.mode & 0o777;
-      if ((mode & 0o077) !== 0) {
-        throw new UsageError(
-          `--token-file ${file} is readable or writable by other users (mode ${mode.toString(8).padStart(4, "0")}); refusing to use it. Run: chmod 600 ${file}`,
-        );
-      }
-      const uid = typeof process.getuid === "function" ? process.getuid() : undefined;
-      if (uid !== undefined && uid !== 0 && st.uid !== uid) throw new UsageError(`--token-file ${file} belongs to another user; refusing to use it.`);
+  const text = readOptionFile("--token-file", file, MAX_TOKEN_FILE_BYTES, (st) => {
+    if ((io.platform ?? process.platform) === "win32") return;
+    const mode = st.mode & 0o777;
+    if ((mode & 0o077) !== 0) {
+      throw new UsageError(`--token-file ${file} is readable or writable by other users (mode ${mode.toString(8).padStart(4, "0")}); refusing to use it. Run: chmod 600 ${file}`);
     }
-    if (st.size > 64 * 1024) throw new UsageError(`--token-file ${file} is too large to be a token file (${st.size} bytes).`);
-    return firstLine(fs.readFileSync(fd, "utf8"));
-  } finally {
-    fs.closeSync(fd);
-  }
+    const uid = typeof process.getuid === "function" ? process.getuid() : undefined;
+    if (uid !== undefined && uid !== 0 && st.uid !== uid) throw new UsageError(`--token-file ${file} belongs to another user; refusing to use it.`);
+  });
+  return firstLine(text);
 }
+
+/** The message that refuses `--token`, naming the three ways that keep the token out of the process list. */
+export const TOKEN_OPTION_REFUSED =
+  "--token is not accepted: a token on the command line is visible to every user of this computer (ps) and stays in shell history. " +
+  "Use --token-file FILE (a file only you can read), --token-stdin (e.g. from a password manager) or the PPM_TOKEN environment variable.";
 
 /** The company API token of this run and where it came from (one of the options, else PPM_TOKEN). */
 async function resolveToken(p: Parsed, io: CliIo): Promise<{ token: string; source: TokenSource }> {
+  if (p.values.token !== undefined) throw new UsageError(TOKEN_OPTION_REFUSED);
   const given: TokenSource[] = [];
-  if (str(p.values.token) !== undefined) given.push("--token");
   if (str(p.values["token-file"]) !== undefined) given.push("--token-file");
   if (p.values["token-stdin"]) given.push("--token-stdin");
   if (given.length > 1) throw new UsageError(`use one of ${given.join(", ")}, not several`);
   const source = given[0] ?? "PPM_TOKEN";
   let token: string | undefined;
-  if (source === "--token") {
-    token = str(p.values.token);
-    io.stderr("warning: --token is discouraged (other users can see it in the process list, and it stays in shell history); use --token-file FILE, --token-stdin or PPM_TOKEN instead\n");
-  } else if (source === "--token-file") {
+  if (source === "--token-file") {
     token = readTokenFile(str(p.values["token-file"])!, io);
     if (!token) throw new UsageError(`--token-file ${str(p.values["token-file"])} is empty`);
   } else if (source === "--token-stdin") {
@@ -255,7 +286,7 @@ async function resolveToken(p: Parsed, io: CliIo): Promise<{ token: string; sour
     if (!token) throw new UsageError("no company API token: set the PPM_TOKEN environment variable, or use --token-file FILE or --token-stdin");
   }
   if (token && !runSecrets.includes(token)) runSecrets.push(token);
-  return { token: token!, source };
+  return { token, source };
 }
 
 /** Everything needed to talk to the service, from options and environment. */
@@ -288,7 +319,7 @@ async function clientFrom(p: Parsed, io: CliIo, store?: FileValidatorStore): Pro
  * it names where the token came from instead.
  */
 function cliText(e: PpmError): { message: string; action: string } {
-  const source = { PPM_TOKEN: "the PPM_TOKEN environment variable", "--token": "--token", "--token-file": "the --token-file file", "--token-stdin": "--token-stdin" }[tokenSource];
+  const source = { PPM_TOKEN: "the PPM_TOKEN environment variable", "--token-file": "the --token-file file", "--token-stdin": "--token-stdin" }[tokenSource];
   const fix = (t: string) => t.replace(/the stored (?:company API )?token/gi, `the token in ${source}`);
   // The client's actions speak of the pane's controls (a connection, a field, a section to hide);
   // the CLI's own words where they differ.
@@ -353,7 +384,7 @@ export async function runCli(argv: string[], io: CliIo = processIo()): Promise<n
   }
 }
 
-/** Values given to --token on the command line (so they can be redacted from any message). */
+/** Values given to --token on the command line (refused, but still redacted from any message). */
 function tokenArgs(argv: string[]): string[] {
   const out: string[] = [];
   argv.forEach((a, i) => {
@@ -534,6 +565,11 @@ async function datasets(p: Parsed, io: CliIo): Promise<number> {
 // ------------------------------------------------------------------ export
 
 async function exportCommand(p: Parsed, io: CliIo): Promise<number> {
+  // The token first (issue #36): every message after this can redact it, a file that holds it read
+  // as --views included. Reading it sends nothing.
+  const cacheDir = str(p.values.cache);
+  const store = cacheDir ? new FileValidatorStore(path.resolve(cacheDir)) : undefined;
+  const client = await clientFrom(p, io, store);
   // A saved view (issue #28) names the dataset and the query; read it before anything is sent.
   const view = readViewOption(p);
   const key = p.positionals[0] ?? view?.dataset;
@@ -549,8 +585,8 @@ async function exportCommand(p: Parsed, io: CliIo): Promise<number> {
   const excelSafe = p.values["excel-safe"] === true;
   if (excelSafe && outputFormat !== "csv") throw new UsageError("--excel-safe applies to CSV output only");
   if (p.values.mkdir && !out) throw new UsageError("--mkdir needs --out FILE");
-  const cacheDir = str(p.values.cache);
   if (cacheDir && !out) throw new UsageError("--cache needs --out FILE (an unchanged export is not rewritten, so it must be kept in a file)");
+  if (cacheDir) checkCacheDirectory(path.resolve(cacheDir), io);
   const queryText = view ? formatQuery(view.query) || undefined : str(p.values.query);
   // Parse the query before any download so a typo costs nothing.
   const query = view ? (queryText !== undefined ? view.query : undefined) : queryText !== undefined ? parseQuery(queryText) : undefined;
@@ -565,8 +601,6 @@ async function exportCommand(p: Parsed, io: CliIo): Promise<number> {
   const byteExact = format === "csv" && outputFormat === "csv" && !query && !excelSafe;
   const raw: Uint8Array[] = [];
 
-  const store = cacheDir ? new FileValidatorStore(path.resolve(cacheDir)) : undefined;
-  const client = await clientFrom(p, io, store);
   const outPath = out ? path.resolve(out) : undefined;
   // The cache entry is only valid for the same output file, query and output format, and only while that file exists.
   const identity = { out: outPath ?? null, query: queryText ?? null, outputFormat, ...(excelSafe ? { excelSafe } : {}) };
@@ -658,21 +692,59 @@ function readViewOption(p: Parsed): SavedView | null {
   }
   if (file === undefined) throw new UsageError("--view needs --views FILE (a views file exported from the PPM pane)");
   if (p.values.query !== undefined) throw new UsageError("--view and --query cannot be combined: the view holds its query");
-  let text: string;
-  try {
-    text = fs.readFileSync(path.resolve(file), "utf8");
-  } catch (e) {
-    throw new UsageError(`cannot read --views ${file}: ${e instanceof Error ? e.message : String(e)}`);
-  }
-  let doc;
-  try {
-    doc = parseViews(text);
-  } catch (e) {
-    throw new UsageError(`${file}: ${e instanceof Error ? e.message : String(e)}`);
-  }
+  // Like --token-file: a regular file of bounded size, opened without blocking (issue #36).
+  const text = readOptionFile("--views", file, MAX_VIEWS_FILE_BYTES);
+  const doc = viewsDocument(file, text);
   const view = findView(doc, name);
   if (!view) throw new UsageError(`${file} has no view named "${name}" (it has: ${doc.views.map((v) => v.name).join(", ") || "none"})`);
   return view;
+}
+
+/**
+ * The views document in `text`. A file that is not one (not JSON, not a PPM views document) is
+ * refused without quoting anything of it: a JSON parser's message quotes the text it choked on,
+ * and `--views` may name a file that holds a secret (`--views tok --token-file tok`). Names of
+ * views appear in messages only once the file has shown itself a views document.
+ */
+function viewsDocument(file: string, text: string): ViewsDocument {
+  const notViews = (why: string) => new UsageError(`--views ${file} is not a views file exported from the PPM pane (${why}).`);
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch {
+    throw notViews("not JSON");
+  }
+  if (raw === null || typeof raw !== "object" || (raw as Record<string, unknown>).format !== VIEWS_FORMAT) throw notViews(`no "format": "${VIEWS_FORMAT}"`);
+  try {
+    return parseViews(raw);
+  } catch (e) {
+    throw new UsageError(`--views ${file}: ${e instanceof ViewError ? e.message : "not a valid views document"}`);
+  }
+}
+
+/**
+ * `--cache DIR` (issue #36): the cache decides whether an export is "unchanged", so only its owner
+ * may write there. An existing directory must belong to this user and not be writable by group or
+ * others (a world-writable one, such as /tmp, would let anyone plant entries); a missing one is
+ * created 0700. Checked before anything is sent. Not on Windows, where the POSIX mode says nothing.
+ */
+function checkCacheDirectory(dir: string, io: CliIo): void {
+  let st: fs.Stats;
+  try {
+    st = fs.statSync(dir);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== "ENOENT") throw new UsageError(`--cache ${dir}: cannot be used (${(e as NodeJS.ErrnoException).code ?? "error"})`);
+    fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+    st = fs.statSync(dir);
+  }
+  if (!st.isDirectory()) throw new UsageError(`--cache ${dir} is not a directory`);
+  if ((io.platform ?? process.platform) === "win32") return;
+  const uid = typeof process.getuid === "function" ? process.getuid() : undefined;
+  if (uid !== undefined && st.uid !== uid) throw new UsageError(`--cache ${dir} belongs to another user; refusing to use it (its entries decide what counts as unchanged). Use a directory of your own.`);
+  const mode = st.mode & 0o777;
+  if ((mode & 0o022) !== 0) {
+    throw new UsageError(`--cache ${dir} is writable by other users (mode ${mode.toString(8).padStart(4, "0")}); refusing to use it: anyone could plant entries that make an export report "unchanged". Run: chmod go-w ${dir}`);
+  }
 }
 
 function isDirectory(dir: string): boolean {

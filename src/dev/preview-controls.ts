@@ -2,7 +2,9 @@
  * The browser preview's scenario toolbar (issue #25): everything a demo or a test needs to show the
  * pane in every state, without a terminal. Each control calls the reference service's loopback-only
  * control hooks (`/__control/...`, src/reference/control.ts), the same ones the README lists with a
- * copyable `curl`, and the result line shows that `curl` after each action:
+ * copyable `curl`, and the result line shows that `curl` after each action. Every call carries the
+ * hooks' header (`X-PPM-Control: 1`, issue #36): the service allows it in a preflight from the dev
+ * server's origin only, so no other web page can drive the service.
  *
  * - regenerate a dataset: all rows, or a given number of rows changed, added and removed;
  * - make the service fail: HTTP 503, slow (3 s before every answer), unreachable (connections
@@ -21,6 +23,10 @@ const API_PATHS = "/api/*";
 const SLOW_MS = 3000;
 export const PANE_WIDTHS = [320, 350, 450] as const;
 const WIDTH_KEY = "ppm-preview:pane-width";
+/** The control hooks' header (src/reference/controlHeader.ts; the preview may not import the service). */
+const CONTROL_HEADERS = { "X-PPM-Control": "1" };
+/** The same header as a curl option, after the address (so the hint still starts `curl -X POST 'address'`). */
+const CURL_HEADER = "-H 'X-PPM-Control: 1'";
 const START_KEY = "ppm-preview:service-start";
 
 type Failing = "none" | "503" | "slow" | "drop";
@@ -128,7 +134,7 @@ export class ScenarioControls {
   /** The service's status, or the standby listener's while it is stopped; null when neither answers. */
   private async status(): Promise<ServiceStatus | null> {
     try {
-      const res = await fetch(`${this.serviceUrl}/__control/status`, { cache: "no-store" });
+      const res = await fetch(`${this.serviceUrl}/__control/status`, { cache: "no-store", headers: CONTROL_HEADERS });
       if (res.ok) return (await res.json()) as ServiceStatus;
     } catch {
       // Stopped (refused) or not there: ask the standby listener, if this page stopped it.
@@ -136,7 +142,7 @@ export class ScenarioControls {
     const start = sessionStorage.getItem(START_KEY);
     if (!start) return null;
     try {
-      const res = await fetch(start.replace(/start$/, "status"), { cache: "no-store" });
+      const res = await fetch(start.replace(/start$/, "status"), { cache: "no-store", headers: CONTROL_HEADERS });
       return res.ok ? ((await res.json()) as ServiceStatus) : null;
     } catch {
       return null;
@@ -157,7 +163,7 @@ export class ScenarioControls {
     if (!body) return;
     sessionStorage.setItem(START_KEY, String(body.start));
     this.showState("stopped", "stopped");
-    this.say("Service stopped: its port refuses connections (as when the process is not running).", `curl -X POST '${this.serviceUrl}/__control/stop'`);
+    this.say("Service stopped: its port refuses connections (as when the process is not running).", `curl -X POST '${this.serviceUrl}/__control/stop' ${CURL_HEADER}`);
   }
 
   private async startService(): Promise<void> {
@@ -166,7 +172,7 @@ export class ScenarioControls {
     const body = await this.post(start, "start");
     if (!body) return;
     sessionStorage.removeItem(START_KEY);
-    this.say(`Service started again at ${String(body.url ?? this.serviceUrl)}.`, `curl -X POST '${start}'`);
+    this.say(`Service started again at ${String(body.url ?? this.serviceUrl)}.`, `curl -X POST '${start}' ${CURL_HEADER}`);
     await this.refreshState();
   }
 
@@ -217,7 +223,7 @@ export class ScenarioControls {
   }
 
   private curl(action: string, params: Record<string, string>): string {
-    return `curl -X POST '${this.serviceUrl}/__control/${action}?${new URLSearchParams(params).toString()}'`;
+    return `curl -X POST '${this.serviceUrl}/__control/${action}?${new URLSearchParams(params).toString()}' ${CURL_HEADER}`;
   }
 
   private control(action: string, params: Record<string, string>, quiet = false): Promise<Answer | null> {
@@ -227,7 +233,7 @@ export class ScenarioControls {
 
   private async post(url: string, action: string, quiet = false): Promise<Answer | null> {
     try {
-      const res = await fetch(url, { method: "POST", cache: "no-store" });
+      const res = await fetch(url, { method: "POST", cache: "no-store", headers: CONTROL_HEADERS });
       const body = (await res.json().catch(() => ({}))) as Answer;
       if (!res.ok) {
         if (!quiet) this.say(`${action} failed: ${typeof body.message === "string" ? body.message : `HTTP ${res.status}`}`);

@@ -571,10 +571,12 @@ class PreviewPage {
     const wb = this.workbook;
     const sheet = wb?.activeSheet();
     const { row, col } = this.selection;
-    this.nameBox.value = cellAddress(row, col);
+    // As in Excel, a render (a formula's result arriving) never overwrites what the user is typing
+    // into the name box or the formula bar.
+    if (document.activeElement !== this.nameBox) this.nameBox.value = cellAddress(row, col);
     if (!wb || !sheet) return;
     const cell = wb.cell(sheet, row, col);
-    this.formulaText.value = cell.formula ?? cell.editText;
+    if (document.activeElement !== this.formulaText) this.formulaText.value = cell.formula ?? cell.editText;
   }
 
   /**

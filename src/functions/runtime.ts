@@ -11,7 +11,7 @@
  */
 import type { BindingOrigin } from "../addin/refreshSummary";
 import type { ConnectionSummary } from "../addin/connectionStore";
-import { FORMULA_CONSENT_MESSAGE, type FormulaConsent } from "../addin/formulaConsent";
+import { formulaConsentMessage, type ConsentConnection, type FormulaConsent } from "../addin/formulaConsent";
 import type { Binding } from "../refresh/binding";
 import type { Connection } from "../service/connection";
 import { findView, type ViewsDocument } from "../views/views";
@@ -35,15 +35,18 @@ export interface FunctionsDeps {
   views(): Promise<ViewsDocument>;
   /** Excel's error value for a cell (`new CustomFunctions.Error(code, message)` in Excel). */
   error(code: ExcelErrorValue, message: string): unknown;
-  /** This device's permission for PPM formulas in this document: nothing is fetched without it. */
+  /** This device's permission for PPM formulas in this document, per connection: nothing is fetched without it. */
   consent: Pick<FormulaConsent, "allowed" | "block">;
   now?: () => Date;
 }
 
-/** A formula stopped before any request: this device has not allowed PPM formulas in this document. */
+/** A formula stopped before any request: this device has not allowed PPM formulas to use this connection in this document. */
 class ConsentNeeded extends FunctionError {
-  constructor(readonly source: string) {
-    super("#N/A", FORMULA_CONSENT_MESSAGE);
+  constructor(
+    readonly connection: ConsentConnection,
+    name: string,
+  ) {
+    super("#N/A", formulaConsentMessage(name));
   }
 }
 
@@ -103,8 +106,10 @@ export class FunctionsRuntime {
     const summary = pickConnection(this.deps.connections(), arg, origins);
     const conn = this.deps.connection(summary.id);
     if (!conn || conn.token === "") throw new FunctionError("#N/A", `The connection "${summary.name}" has no token on this device. Open the PPM pane and use Update token.`);
-    // Checked on every call, before any request: a workbook from someone else reads nothing until allowed.
-    if (!this.deps.consent.allowed()) throw new ConsentNeeded(`${summary.name} (${environmentName(summary.baseUrl)})`);
+    // Checked on every call, before any request, for this connection: a workbook from someone else
+    // reads nothing until allowed, and an allowed workbook reads nothing with another connection.
+    const who: ConsentConnection = { id: summary.id, baseUrl: summary.baseUrl, label: `${summary.name} (${environmentName(summary.baseUrl)})` };
+    if (!(await this.deps.consent.allowed(who))) throw new ConsentNeeded(who, summary.name);
     return conn;
   }
 
@@ -131,9 +136,10 @@ export class FunctionsRuntime {
         result = this.deps.error(fe.code, fe.message);
         // Blocked: run again when the user allows PPM formulas in the pane (one wait per invocation).
         if (e instanceof ConsentNeeded && !cancelled && mine === seq) {
-          if (this.deps.consent.allowed()) return void run(); // allowed meanwhile
+          if (await this.deps.consent.allowed(e.connection)) return void run(); // allowed meanwhile
+          if (cancelled || mine !== seq) return;
           waiting?.();
-          waiting = this.deps.consent.block(e.source, () => {
+          waiting = this.deps.consent.block(e.connection, () => {
             waiting = null;
             void run();
           });

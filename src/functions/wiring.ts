@@ -41,9 +41,9 @@ export function functionsRuntime(): FunctionsRuntime {
     bindings: async () => (await runExcel((context) => readBindings(context))).bindings,
     views: () => runExcel((context) => readViews(context)),
     consent: {
-      allowed: () => shared.formulaConsent.allowed(),
-      block: (source, retry) =>
-        shared.formulaConsent.block(source, () => {
+      allowed: (connection) => shared.formulaConsent.allowed(connection),
+      block: (connection, retry) =>
+        shared.formulaConsent.block(connection, () => {
           restartAfterAllow();
           retry();
         }),

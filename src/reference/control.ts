@@ -1,14 +1,26 @@
 /**
- * Test hooks under `/__control/...`: outside the spec's paths, answered only to loopback peers.
- * They switch the service between states a client must cope with (new export, faults, slowness,
- * absent route groups, reporting on/off) and show a credential-free request log.
+ * Test hooks under `/__control/...`: outside the spec's paths. They switch the service between
+ * states a client must cope with (new export, faults, slowness, absent route groups, reporting
+ * on/off) and show a credential-free request log.
+ *
+ * Who may use them (issue #36): a loopback peer (this machine), addressing this machine (`Host`,
+ * checked for every request in server.ts), with the request header `X-PPM-Control: 1`, and not from
+ * a web page on an origin the service does not allow. A browser adds no custom header to a
+ * cross-origin request without a preflight, and the preflight is refused for every origin but the
+ * add-in's (cors.ts): so a page elsewhere, which the local browser would otherwise happily send as a
+ * loopback peer, cannot reach them at all, not even "blind" (a form post or a no-cors fetch).
+ * `curl -X POST -H 'X-PPM-Control: 1' http://127.0.0.1:4100/__control/reset` still works.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { CONTROL_HEADER, CONTROL_HEADER_VALUE } from "./controlHeader";
+import { foreignOrigin, type AllowedOrigins } from "./cors";
 import { companyById, datasetByKey } from "./data";
 import { sendJson, sendNotFound, type QueryParam } from "./http";
 import { ROUTE_GROUPS, type RouteGroup, type ServiceState } from "./state";
 
 export const CONTROL_PREFIX = "/__control/";
+
+export { CONTROL_HEADER, CONTROL_HEADER_VALUE } from "./controlHeader";
 
 const LOOPBACK = new Set(["127.0.0.1", "::1", "::ffff:127.0.0.1"]);
 
@@ -52,16 +64,31 @@ export interface Lifecycle {
   start(): Promise<string>;
 }
 
-/** Answers a `/__control/...` request; unknown actions and non-loopback peers get a plain 404. */
+/**
+ * Why a control request is refused (403), or null: from a page on an origin the service does not
+ * allow, or without the control header. A non-loopback peer gets a plain 404 before this.
+ */
+export function controlRefusal(req: IncomingMessage, allowed: AllowedOrigins): string | null {
+  if (foreignOrigin(req, allowed)) return `Control hooks do not answer pages on ${String(req.headers.origin)}.`;
+  if (req.headers[CONTROL_HEADER.toLowerCase()] !== CONTROL_HEADER_VALUE) {
+    return `Control hooks need the request header ${CONTROL_HEADER}: ${CONTROL_HEADER_VALUE} (curl -X POST -H '${CONTROL_HEADER}: ${CONTROL_HEADER_VALUE}' …).`;
+  }
+  return null;
+}
+
+/** Answers a `/__control/...` request; unknown actions and non-loopback peers get a plain 404, refused ones 403. */
 export async function handleControl(
   state: ServiceState,
   req: IncomingMessage,
   res: ServerResponse,
   path: string,
   query: readonly QueryParam[],
+  allowed: AllowedOrigins,
   lifecycle?: Lifecycle,
 ): Promise<void> {
   if (!isLoopback(req)) return sendNotFound(res);
+  const refused = controlRefusal(req, allowed);
+  if (refused) return sendJson(res, 403, { error: "control_refused", message: refused });
   const action = path.slice(CONTROL_PREFIX.length);
   const method = req.method ?? "GET";
 

@@ -1,9 +1,12 @@
 /**
  * CLI: `npm run service -- [--port N] [--dataset-rows financials=200000] [--absent snapshot]
- * [--no-expose-headers] [--quiet]`. Binds 127.0.0.1 only; default port 4100. Prints the URL and the
- * demo credentials (demo values only; they are documented) and stops on SIGINT/SIGTERM.
+ * [--no-expose-headers] [--allow-origin ORIGIN]... [--quiet]`. Binds 127.0.0.1 only; default port
+ * 4100. `--allow-origin` (repeatable) lists the origins CORS answers, in place of the default (the
+ * dev server's, https and http://localhost:3000; `npm start -- --port N` passes its own). Prints the
+ * URL and the demo credentials (demo values only; they are documented) and stops on SIGINT/SIGTERM.
  */
 import { COMPANIES } from "./data";
+import { allowedOrigins, DEFAULT_ALLOWED_ORIGINS } from "./cors";
 import { startReferenceService, type ReferenceServiceOptions } from "./server";
 import { ROUTE_GROUPS, type RouteGroup } from "./state";
 
@@ -44,6 +47,16 @@ export function parseArgs(argv: readonly string[]): ReferenceServiceOptions {
         }
         break;
       }
+      case "--allow-origin": {
+        const v = next();
+        try {
+          allowedOrigins([v]);
+        } catch (e) {
+          throw new Error(`--allow-origin: ${(e as Error).message}`);
+        }
+        opts.allowedOrigins = [...(opts.allowedOrigins ?? []), v];
+        break;
+      }
       case "--no-expose-headers":
         opts.exposeHeaders = false;
         break;
@@ -63,7 +76,7 @@ async function main(): Promise<void> {
     opts = parseArgs(process.argv.slice(2));
   } catch (e) {
     console.error(`reference service: ${(e as Error).message}`);
-    console.error("usage: npm run service -- [--port N] [--dataset-rows financials=200000] [--absent snapshot|record|reporting] [--no-expose-headers] [--quiet]");
+    console.error("usage: npm run service -- [--port N] [--dataset-rows financials=200000] [--absent snapshot|record|reporting] [--no-expose-headers] [--allow-origin ORIGIN]... [--quiet]");
     process.exitCode = 2;
     return;
   }
@@ -88,6 +101,7 @@ async function main(): Promise<void> {
     return;
   }
   console.log(`PPM reference service listening on ${svc.url}`);
+  console.log(`  CORS for ${(opts.allowedOrigins ?? DEFAULT_ALLOWED_ORIGINS).join(", ")} (--allow-origin); control hooks need the header X-PPM-Control: 1`);
   for (const c of COMPANIES) {
     console.log(
       `  company ${c.id}: Company-Api-Token ${c.token} (reporting ${c.reportingEnabled ? "enabled" : "disabled"}); ` +

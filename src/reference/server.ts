@@ -40,13 +40,16 @@
  *   `$` options are rejected on every reporting path, `$metadata` and the manifest included.
  *   No `WWW-Authenticate` challenge on 401 (a browser would show its own login dialog).
  * - Unknown routes, paths of an absent group, and control paths from a non-loopback peer →
- *   404 `text/plain` `Not Found`. Wrong methods → 405 `text/plain` with `Allow`.
- * - CORS: every response has `Access-Control-Allow-Origin` (the request's Origin, else `*`) and
- *   `Vary: Origin`; any OPTIONS is a preflight answered 204 (for every path, so that an absent
- *   route shows as a 404 and not as a CORS failure) with Allow-Methods, Allow-Headers and Max-Age;
- *   `Access-Control-Allow-Private-Network` when asked; `Access-Control-Expose-Headers` lists ETag,
- *   Last-Modified, X-Service-*, OData-Version and Retry-After unless started with
- *   `exposeHeaders: false`.
+ *   404 `text/plain` `Not Found`. Wrong methods → 405 `text/plain` with `Allow`. A `Host` that does
+ *   not name this machine (localhost, 127.0.0.1, [::1]) → 421 `text/plain`, for every request.
+ * - CORS (cors.ts), for the allowed origins only (`allowedOrigins`, default the dev server's
+ *   `https://localhost:3000` and `http://localhost:3000`): every response to one has
+ *   `Access-Control-Allow-Origin` (that origin); every response has `Vary: Origin`; any OPTIONS is a
+ *   preflight, answered 204 for an allowed origin (for every path, so that an absent route shows as
+ *   a 404 and not as a CORS failure) with Allow-Methods, Allow-Headers and Max-Age and
+ *   `Access-Control-Allow-Private-Network` when asked, and 403 without CORS headers for any other;
+ *   `Access-Control-Expose-Headers` lists ETag, Last-Modified, X-Service-*, OData-Version and
+ *   Retry-After unless started with `exposeHeaders: false`.
  * - Snapshots: `Company-Api-Token` header (401 JSON `{ error: "unauthorized", message }`); globex
  *   works. List rows: `project_token`, `project_name`, `project_type`, `status`, `start_date` and
  *   custom fields as display-name keys. Resource rows add `resource_name`, `project_token` and
@@ -59,7 +62,8 @@
  *   `{ error: "invalid_custom_field", message, field, value }`; unknown name → 400
  *   `{ error: "unknown_custom_field", message, field }`; bad JSON → 400 `invalid_json`; nothing of a
  *   rejected request is saved. Saved numeric values are normalised ("12,5" → "12.5", "+7" → "7").
- * - Control hooks (loopback only, JSON answers): POST `/__control/regenerate?company=&dataset=`
+ * - Control hooks (loopback only, with the request header `X-PPM-Control: 1`, never from a page on
+ *   an origin not allowed: 403 `control_refused`; JSON answers): POST `/__control/regenerate?company=&dataset=`
  *   (also makes `risks`/`timesheets` servable; `&changed=&added=&removed=&seed=` fractions regenerate only
  *   those rows, see README), `/__control/reset`,
  *   `/__control/fault?path=&status=&count=&retryAfter=` (429/503 carry Retry-After; `status=drop`
@@ -71,8 +75,8 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { answerPreflight, applyCors, isPreflight } from "./cors";
-import { CONTROL_PREFIX, handleControl, isLoopback, redactQuery, type Lifecycle } from "./control";
+import { allowedOrigins as originSet, answerPreflight, applyCors, DEFAULT_ALLOWED_ORIGINS, isPreflight, localHostHeader, refuseHost, type AllowedOrigins } from "./cors";
+import { CONTROL_PREFIX, controlRefusal, handleControl, isLoopback, redactQuery, type Lifecycle } from "./control";
 import { parseQuery, sendJson, sendMethodNotAllowed, sendNotFound, splitUrl, waitUnlessClosed } from "./http";
 import { handleRecord, matchRecordRoute } from "./records";
 import { handleReporting, matchReportingRoute } from "./reporting";
@@ -91,6 +95,11 @@ export interface ReferenceServiceOptions {
   exposeHeaders?: boolean;
   /** When false, logs one line per request (method, path, status; never query or headers). Default true. */
   quiet?: boolean;
+  /**
+   * The origins CORS answers (the pages that call the service: the add-in's dev server, the e2e
+   * suite's file server, the self-test kit's page). Default {@link DEFAULT_ALLOWED_ORIGINS}.
+   */
+  allowedOrigins?: readonly string[];
 }
 
 export interface ReferenceService {
@@ -112,6 +121,7 @@ export async function startReferenceService(opts: ReferenceServiceOptions = {}):
   const state = new ServiceState(opts.datasetRows ?? {}, opts.absentGroups ?? []);
   const exposeHeaders = opts.exposeHeaders ?? true;
   const quiet = opts.quiet ?? true;
+  const allowed = originSet(opts.allowedOrigins ?? DEFAULT_ALLOWED_ORIGINS);
 
   let port = 0;
   /**
@@ -126,10 +136,13 @@ export async function startReferenceService(opts: ReferenceServiceOptions = {}):
     async stop() {
       if (standby) return `${standby.url}/__control/start`;
       const stand = createServer((req, res) => {
-        applyCors(req, res, exposeHeaders);
-        if (isPreflight(req)) return answerPreflight(req, res);
+        if (!localHostHeader(req)) return refuseHost(res);
+        applyCors(req, res, exposeHeaders, allowed);
+        if (isPreflight(req)) return answerPreflight(req, res, allowed);
         const { path } = splitUrl(req.url);
         if (!isLoopback(req)) return sendNotFound(res);
+        const refused = controlRefusal(req, allowed);
+        if (refused) return sendJson(res, 403, { error: "control_refused", message: refused });
         if (path === `${CONTROL_PREFIX}status` && req.method === "GET") return sendJson(res, 200, lifecycle.status());
         if (path !== `${CONTROL_PREFIX}start` || req.method !== "POST") return sendJson(res, 503, { error: "stopped", message: `The reference service is stopped; POST ${CONTROL_PREFIX}start here to start it again.` });
         lifecycle.start().then(
@@ -161,7 +174,7 @@ export async function startReferenceService(opts: ReferenceServiceOptions = {}):
   };
 
   const server: Server = createServer((req, res) => {
-    handle(state, exposeHeaders, quiet, lifecycle, req, res).catch((err: unknown) => {
+    handle(state, { exposeHeaders, quiet, allowed }, lifecycle, req, res).catch((err: unknown) => {
       if (!quiet) console.error("reference service: internal error:", err instanceof Error ? err.message : String(err));
       if (!res.headersSent) sendJson(res, 500, { error: "internal_error", message: "The reference service failed." });
       else res.destroy();
@@ -200,8 +213,7 @@ function listen(server: Server, port: number): Promise<void> {
 
 async function handle(
   state: ServiceState,
-  exposeHeaders: boolean,
-  quiet: boolean,
+  { exposeHeaders, quiet, allowed }: { exposeHeaders: boolean; quiet: boolean; allowed: AllowedOrigins },
   lifecycle: Lifecycle,
   req: IncomingMessage,
   res: ServerResponse,
@@ -219,10 +231,11 @@ async function handle(
     if (!quiet) console.log(`${method} ${path} ${res.statusCode}${complete ? "" : " (aborted)"} ${Date.now() - started}ms`);
   });
 
-  applyCors(req, res, exposeHeaders);
-  if (isPreflight(req)) return answerPreflight(req, res);
+  if (!localHostHeader(req)) return refuseHost(res);
+  applyCors(req, res, exposeHeaders, allowed);
+  if (isPreflight(req)) return answerPreflight(req, res, allowed);
   const query = parseQuery(rawQuery);
-  if (isControl) return handleControl(state, req, res, path, query, lifecycle);
+  if (isControl) return handleControl(state, req, res, path, query, allowed, lifecycle);
 
   const delay = state.takeDelay(path);
   if (delay && delay.ms > 0) await waitUnlessClosed(res, delay.ms);

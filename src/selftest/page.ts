@@ -2,13 +2,14 @@
  * The self-test page (`selftest.html`, the self-test variant's task pane; `preview-selftest.html` in
  * the preview). Once Office is ready it wraps the request bridge (every request and answer go into
  * the transcript), runs the workbook scenarios in this workbook — only if it is a new one — and posts
- * the transcript and the results to the test server (`office-addin-test-server`, on
- * `https://localhost:<testServerPort>`; Microsoft's `sendTestResults` for the results).
+ * the transcript and the results to the kit's test server (cli/testServer.ts, on
+ * `https://localhost:<testServerPort>`), each with the run's nonce from this page's address: the
+ * server takes posts with it only (issue #36).
  *
  * Query parameters: `service` (the reference service, default http://localhost:4100),
- * `testServerPort` (default 4201), `profile` (the preview's platform profile).
+ * `testServerPort` (default 4201), `nonce` (this run's, put there by `npm run test:excel`),
+ * `profile` (the preview's platform profile).
  */
-import { sendTestResults } from "office-addin-test-helpers";
 import { BridgeRecorder } from "./recorder";
 import { runKit, sheetNames } from "./scenarios";
 import { TRANSCRIPT_FORMAT, TRANSCRIPT_VERSION, serializeTranscript, type Transcript } from "./core/transcript";
@@ -17,6 +18,17 @@ import type { ScenarioResult, SelfTestReport } from "./core/report";
 const params = new URLSearchParams(location.search);
 const serviceUrl = params.get("service") ?? "http://localhost:4100";
 const port = Number(params.get("testServerPort") ?? "4201");
+const nonce = params.get("nonce") ?? "";
+
+/** Posts to the test server with this run's nonce; true when it took the post. */
+async function post(route: "transcript" | "results", body: string): Promise<boolean> {
+  try {
+    const r = await fetch(`https://localhost:${port}/${route}`, { method: "POST", body, headers: { "Content-Type": "application/json", "X-PPM-Kit-Nonce": nonce }, cache: "no-store" });
+    return r.ok;
+  } catch {
+    return false;
+  }
+}
 
 function setStatus(text: string, state: string): void {
   const el = document.getElementById("status");
@@ -61,14 +73,8 @@ async function main(): Promise<void> {
   }
   const transcript: Transcript = { format: TRANSCRIPT_FORMAT, version: TRANSCRIPT_VERSION, recordedAt: new Date().toISOString(), host, workbook: { sheets }, scrubbed: false, scenarios: recorder.scenarios };
   // The transcript first (the command waits for the results, then saves the transcript it has).
-  let saved = false;
-  try {
-    const r = await fetch(`https://localhost:${port}/transcript`, { method: "POST", body: serializeTranscript(transcript), headers: { "Content-Type": "application/json" }, cache: "no-store" });
-    saved = r.ok;
-  } catch {
-    saved = false;
-  }
-  const sent = await sendTestResults(report, port);
+  const saved = await post("transcript", serializeTranscript(transcript));
+  const sent = await post("results", JSON.stringify(report));
   const failed = report.scenarios.filter((s) => s.status === "failed").length;
   const summary = report.refused ?? `${report.scenarios.filter((s) => s.status === "passed").length} passed, ${failed} failed.`;
   setStatus(`${summary} ${sent ? "Results sent to the test server" : `The test server (https://localhost:${port}) did not take the results`}${saved ? ", with the transcript." : "."}`, report.refused || failed ? "failed" : "passed");

@@ -20,6 +20,7 @@ import { excelWritebackWorkbook, findBinding } from "../workbook/writeback";
 import { readBindings } from "../workbook/bindingStore";
 import type { Table } from "../table/model";
 import type { ScenarioResult } from "./core/report";
+import { CONTROL_HEADER, CONTROL_HEADER_VALUE } from "../reference/controlHeader";
 
 /** The setting that marks a workbook as the kit's own (it was new when the kit first ran in it). */
 export const SELFTEST_MARK = "ppm.selftest";
@@ -402,7 +403,8 @@ export async function runKit(options: KitOptions, hooks: KitHooks = {}, scenario
     apiSecret: options.apiSecret ?? "demo-api-secret",
   };
   const control = async (path: string): Promise<void> => {
-    const r = await fetch(new URL(path, options.serviceUrl).href, { method: "POST", cache: "no-store" });
+    // The control hooks' header (src/reference/controlHeader.ts): the service's CORS allows it for this page's origin only.
+    const r = await fetch(new URL(path, options.serviceUrl).href, { method: "POST", cache: "no-store", headers: { [CONTROL_HEADER]: CONTROL_HEADER_VALUE } });
     if (!r.ok) throw new Error(`The reference service refused ${path.split("?")[0]} (HTTP ${r.status}).`);
   };
   await control("/__control/reset");

@@ -2,7 +2,8 @@
  * The pane's question for PPM formulas (follow-up to issue #28, see src/addin/formulaConsent.ts):
  * while formulas of a workbook from elsewhere wait for this device's permission, a message bar names
  * what they would read from (connection names and addresses, never a token) with Allow and Not now.
- * Allow remembers the answer for this document on this device and the waiting formulas run again;
+ * Allow remembers the answer for this document on this device, for exactly the connections the bar
+ * names (issue #36: the request it rendered is what is allowed), and the waiting formulas run again;
  * Not now hides the bar (the formulas stay `#N/A`) until more formulas are blocked.
  */
 import { h, replace } from "./dom";
@@ -35,7 +36,7 @@ export function mountFormulaConsent(ctx: PaneContext): void {
       title: "Allow PPM formulas in this workbook?",
       text: formulaConsentText(request),
       textTestid: "formula-consent-text",
-      yes: { label: "Allow", testid: "formula-consent-allow", onClick: () => consent.allow() },
+      yes: { label: "Allow", testid: "formula-consent-allow", onClick: () => void consent.allow(request) },
       no: { label: "Not now", testid: "formula-consent-not-now", onClick: notNow },
       data: { waiting: String(request.waiting) },
     });

@@ -11,6 +11,7 @@ import { PpmClient } from "../../src/service/client";
 import { applyQuery, parseQuery } from "../../src/query";
 import type { Table } from "../../src/table/model";
 import { useAcmeWorkbook } from "./helpers";
+import { CONTROL } from "../helpers/control";
 
 /** Rows of `table` by the values of `key`, each with the rest of its values (JSON, for comparing). */
 function byKey(table: Table, key: readonly string[]): Map<string, string> {
@@ -69,7 +70,7 @@ describe("change counts are what the regeneration applied (issue #25)", () => {
       onProgress: () => undefined,
     });
     const before = applyQuery(await exportNow(), query).table;
-    const res = await fetch(`${env.service.url}/__control/regenerate?${new URLSearchParams({ company: "acme", dataset: "financials", ...regen }).toString()}`, { method: "POST" });
+    const res = await fetch(`${env.service.url}/__control/regenerate?${new URLSearchParams({ company: "acme", dataset: "financials", ...regen }).toString()}`, { method: "POST", headers: CONTROL });
     expect(res.status).toBe(200);
     const after = applyQuery(await exportNow(), query).table;
     const { bindings } = await engine.listBindings();

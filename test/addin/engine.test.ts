@@ -6,6 +6,7 @@ import { createEngine, type ImportRequest } from "../../src/addin/engine";
 import { resolveConnectionId } from "../../src/addin/refreshSummary";
 import { EmulatedExcelError, inspect, serializeWorkbook, snapshot } from "../../src/emulator";
 import { TOKEN, useAcmeWorkbook } from "./helpers";
+import { CONTROL } from "../helpers/control";
 
 describe("engine: import and refresh as the task pane does", () => {
   const env = useAcmeWorkbook();
@@ -54,12 +55,12 @@ describe("engine: import and refresh as the task pane does", () => {
   });
 
   it("applies the local query before writing and never sends a $ option", async () => {
-    await fetch(`${env.service.url}/__control/requests`, { method: "DELETE" });
+    await fetch(`${env.service.url}/__control/requests`, { method: "DELETE", headers: CONTROL });
     const engine = createEngine();
     const r = await engine.importSource(request({ source: { kind: "dataset", key: "financials", format: "odata" }, query: { filter: "fiscal_year eq 2026", select: ["project_id", "budget"], top: 4 } }));
     expect(r.rowCount).toBe(4);
     expect(inspect(env.wb, "'financials (odata)'!A2:B2").values).toEqual([["project_id", "budget"]]);
-    const log = (await (await fetch(`${env.service.url}/__control/requests`)).json()) as { requests: Array<{ path: string; query: string }> };
+    const log = (await (await fetch(`${env.service.url}/__control/requests`, { headers: CONTROL })).json()) as { requests: Array<{ path: string; query: string }> };
     expect(log.requests.length).toBeGreaterThan(0);
     // `$metadata` is a path, not an option; no query string may carry a `$` option.
     for (const q of log.requests) expect(q.query).not.toContain("$");
@@ -94,7 +95,7 @@ describe("engine: import and refresh as the task pane does", () => {
     const engine = createEngine();
     await engine.importSource(request({}));
     const before = inspect(env.wb, "'financials (json)'!A3:L3").values;
-    await fetch(`${env.service.url}/__control/regenerate?company=acme&dataset=financials`, { method: "POST" });
+    await fetch(`${env.service.url}/__control/regenerate?company=acme&dataset=financials`, { method: "POST", headers: CONTROL });
     const connections = env.store.list().map((c) => ({ ...c, companyId: "acme" }));
     const res = await engine.refreshAll((b) => (resolveConnectionId(b, connections) ? env.conn : null), { secrets: env.store.allSecrets() });
     expect(res.reports.map((x) => x.outcome)).toEqual(["updated"]);
@@ -109,7 +110,7 @@ describe("engine: import and refresh as the task pane does", () => {
     const { bindings } = await engine.listBindings();
     const id = bindings[0].id;
     expect((await engine.changeHighlights())[id]).toEqual({ available: false, shown: false });
-    await fetch(`${env.service.url}/__control/regenerate?company=acme&dataset=financials&changed=0.05&added=0.03&removed=0.03&seed=15`, { method: "POST" });
+    await fetch(`${env.service.url}/__control/regenerate?company=acme&dataset=financials&changed=0.05&added=0.03&removed=0.03&seed=15`, { method: "POST", headers: CONTROL });
     const report = await engine.refreshOne(id, env.conn, { secrets: env.store.allSecrets() });
     expect(report.delta?.strategy).toBe("delta");
     expect((await engine.changeHighlights())[id]).toEqual({ available: true, shown: false });

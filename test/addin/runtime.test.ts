@@ -13,6 +13,7 @@ import { readTableLock } from "../../src/workbook/lock";
 import { sourceFromClient } from "../../src/refresh/source";
 import { MemoryStorage } from "../helpers/memoryStorage";
 import { fakeDialogUi, waitFor } from "../helpers/fakeDialog";
+import { CONTROL } from "../helpers/control";
 
 const TOKEN = "demo-acme-token";
 
@@ -72,7 +73,7 @@ describe("shared runtime against the reference service", () => {
   let wb: InstanceType<typeof Workbook>;
   let storage: MemoryStorage;
 
-  const control = (path: string, method = "POST") => fetch(`${service.url}/__control/${path}`, { method }).then((r) => r.json() as Promise<unknown>);
+  const control = (path: string, method = "POST") => fetch(`${service.url}/__control/${path}`, { method, headers: CONTROL }).then((r) => r.json() as Promise<unknown>);
   const requests = async (): Promise<LoggedRequest[]> => ((await control("requests", "GET")) as { requests: LoggedRequest[] }).requests;
   const exportsOf = (log: LoggedRequest[], dataset: string) => log.filter((r) => r.method === "GET" && r.path.startsWith(`/api/bi/v1/${dataset}`));
 

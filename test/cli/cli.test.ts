@@ -11,6 +11,8 @@ import { startReferenceService, type ReferenceService } from "../../src/referenc
 import { parseCsvText, PpmClient } from "../../src/service";
 import { applyQuery, parseQuery } from "../../src/query";
 import { tableToCsv } from "../../src/cli/output";
+import { CONTROL } from "../helpers/control";
+import { DEFAULT_ALLOWED_ORIGINS } from "../../src/reference/cors";
 
 const ROOT = path.resolve(__dirname, "../..");
 const BIN = path.join(ROOT, "bin/ppm.js");
@@ -21,7 +23,9 @@ let hidden: ReferenceService;
 let tmp: string;
 
 beforeAll(async () => {
-  [svc, hidden] = await Promise.all([startReferenceService({ port: 0 }), startReferenceService({ port: 0, exposeHeaders: false })]);
+  // CORS for the add-in origins doctor is asked about here (the service answers only the origins it is told, issue #36).
+  const allowedOrigins = [...DEFAULT_ALLOWED_ORIGINS, "https://addin.example.com", "http://localhost:3456", "https://localhost:3456", "http://localhost:3457"];
+  [svc, hidden] = await Promise.all([startReferenceService({ port: 0, allowedOrigins }), startReferenceService({ port: 0, exposeHeaders: false })]);
   tmp = fs.mkdtempSync(path.join(os.tmpdir(), "ppm-cli-"));
 });
 afterAll(async () => {
@@ -29,7 +33,7 @@ afterAll(async () => {
   if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
 });
 beforeEach(async () => {
-  await fetch(`${svc.url}/__control/reset`, { method: "POST" });
+  await fetch(`${svc.url}/__control/reset`, { method: "POST", headers: CONTROL });
 });
 
 interface Run {
@@ -101,7 +105,7 @@ describe("ppm doctor", () => {
     expect(report.checks.find((c) => c.check === "reporting enabled")?.result).toBe("FAIL");
     expect(report.checks.find((c) => c.check === "routes: snapshot")?.result).toBe("ok");
 
-    await fetch(`${svc.url}/__control/absent?groups=snapshot`, { method: "POST" });
+    await fetch(`${svc.url}/__control/absent?groups=snapshot`, { method: "POST", headers: CONTROL });
     const a = await ppm(["doctor", "--env", svc.url, "--origin", "https://addin.example.com"]);
     expect(a.code).toBe(0);
     expect(a.stdout).toMatch(/routes: snapshot\s+warn\s+absent/);
@@ -157,14 +161,14 @@ describe("ppm export", () => {
     expect(second.code).toBe(0);
     expect(second.stderr).toContain("unchanged");
     expect(fs.statSync(out).mtime.getTime()).toBe(old.getTime());
-    const log = (await (await fetch(`${svc.url}/__control/requests`)).json()) as { requests: Array<{ path: string; status: number }> };
+    const log = (await (await fetch(`${svc.url}/__control/requests`, { headers: CONTROL })).json()) as { requests: Array<{ path: string; status: number }> };
     expect(log.requests.filter((q) => q.path === "/api/bi/v1/financials.csv").map((q) => q.status)).toEqual([200, 304]);
     // And again: an unchanged run keeps the cache entry usable.
     const again = await ppm(["export", "financials", "--env", svc.url, "--out", out, "--cache", cache]);
     expect(again.stderr).toContain("unchanged");
     expect(fs.statSync(out).mtime.getTime()).toBe(old.getTime());
 
-    await fetch(`${svc.url}/__control/regenerate?company=acme&dataset=financials`, { method: "POST" });
+    await fetch(`${svc.url}/__control/regenerate?company=acme&dataset=financials`, { method: "POST", headers: CONTROL });
     const third = await ppm(["export", "financials", "--env", svc.url, "--out", out, "--cache", cache]);
     expect(third.code).toBe(0);
     expect(third.stderr).toContain("written");
@@ -255,10 +259,8 @@ describe("ppm export", () => {
     expect(all(wrong)).not.toContain("export-WRONG-token");
 
     const flag = await ppm(["export", "financials", "--env", svc.url, "--token", "flag-WRONG-token"], {});
-    expect(flag.code).toBe(3);
-    expect(flag.stderr).toContain("--token is discouraged");
-    expect(flag.stderr).toMatch(/action: Check the token in --token/);
-    expect(all(flag)).not.toMatch(/stored/i);
+    expect(flag.code).toBe(2);
+    expect(flag.stderr).toContain("--token is not accepted");
     expect(all(flag)).not.toContain("flag-WRONG-token");
 
     const ng = await ppm(["export", "risks", "--env", svc.url]);
@@ -342,14 +344,14 @@ describe("ppm CLI rules (issue #13, point 14)", () => {
   });
 
   it("--out into a missing directory is a usage error (nothing downloaded) unless --mkdir", async () => {
-    await fetch(`${svc.url}/__control/requests`, { method: "DELETE" });
+    await fetch(`${svc.url}/__control/requests`, { method: "DELETE", headers: CONTROL });
     const missing = path.join(tmp, "no", "such", "dir", "fin.csv");
     const r = await ppm(["export", "financials", "--env", svc.url, "--out", missing]);
     expect(r.code).toBe(2);
     expect(r.stderr).toContain(`the directory of --out does not exist: ${path.dirname(missing)}`);
     expect(r.stderr).toContain("--mkdir");
     expect(fs.existsSync(path.join(tmp, "no"))).toBe(false);
-    const log = (await (await fetch(`${svc.url}/__control/requests`)).json()) as { requests: Array<{ path: string }> };
+    const log = (await (await fetch(`${svc.url}/__control/requests`, { headers: CONTROL })).json()) as { requests: Array<{ path: string }> };
     expect(log.requests.filter((q) => q.path.startsWith("/api/"))).toEqual([]);
 
     const m = await ppm(["export", "financials", "--env", svc.url, "--out", missing, "--mkdir"]);

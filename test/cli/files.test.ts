@@ -4,40 +4,20 @@
  * come from a file that only its owner can read, or from standard input, instead of the command line.
  */
 import { execFile } from "node:child_process";
-import * as crypto from "node:crypto";
 import * as fs from "node:fs";
-import * as os from "node:os";
 import * as path from "node:path";
-import { startReferenceService, type ReferenceService } from "../../src/reference/server";
 import { runCli, type CliIo } from "../../src/cli/main";
 import { FileValidatorStore, writeFileAtomic } from "../../src/service/node";
+import { CONTROL } from "../helpers/control";
+import { cliFixture } from "./fixture";
 
 const ROOT = path.resolve(__dirname, "../..");
 const BIN = path.join(ROOT, "bin/ppm.js");
 const TOKEN = "demo-acme-token";
 const posix = process.platform !== "win32";
 
-let svc: ReferenceService;
-let tmp: string;
-
-beforeAll(async () => {
-  svc = await startReferenceService({ port: 0 });
-  tmp = fs.mkdtempSync(path.join(os.tmpdir(), "ppm-cli-files-"));
-});
-afterAll(async () => {
-  await svc?.close();
-  if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
-});
-beforeEach(async () => {
-  await fetch(`${svc.url}/__control/reset`, { method: "POST" });
-});
-
-/** A fresh directory under the test's temp directory. */
-function dir(name: string): string {
-  const d = path.join(tmp, `${name}-${crypto.randomBytes(4).toString("hex")}`);
-  fs.mkdirSync(d);
-  return d;
-}
+const fixture = cliFixture("ppm-cli-files-");
+const dir = fixture.dir;
 
 /** Runs the CLI in this process (so a link can be planted at a name that contains this process's id). */
 async function inProcess(args: string[], env: Record<string, string> = { PPM_TOKEN: TOKEN }, stdin?: string): Promise<{ code: number; out: string; err: string }> {
@@ -69,7 +49,7 @@ const mode = (file: string) => fs.statSync(file).mode & 0o777;
     const out = path.join(d, "fin.csv");
     // The name the CLI used for its temporary file before issue #22, for this very process.
     fs.symlinkSync(victim, `${out}.${process.pid}.tmp`);
-    const r = await inProcess(["export", "financials", "--env", svc.url, "--out", out]);
+    const r = await inProcess(["export", "financials", "--env", fixture.svc().url, "--out", out]);
     expect(r.code).toBe(0);
     expect(fs.readFileSync(victim, "utf8")).toBe("precious");
     expect(fs.lstatSync(out).isFile()).toBe(true);
@@ -82,14 +62,14 @@ const mode = (file: string) => fs.statSync(file).mode & 0o777;
     const d = dir("cache-link");
     const cache = path.join(d, "cache");
     const out = path.join(d, "fin.csv");
-    expect((await inProcess(["export", "financials", "--env", svc.url, "--out", out, "--cache", cache])).code).toBe(0);
+    expect((await inProcess(["export", "financials", "--env", fixture.svc().url, "--out", out, "--cache", cache])).code).toBe(0);
     const [entry] = fs.readdirSync(cache);
     expect(entry).toMatch(/^[0-9a-f]{32}\.json$/);
     const victim = path.join(d, "victim.txt");
     fs.writeFileSync(victim, "precious");
     fs.symlinkSync(victim, path.join(cache, `${entry}.${process.pid}.tmp`));
-    await fetch(`${svc.url}/__control/regenerate?company=acme&dataset=financials`, { method: "POST" });
-    expect((await inProcess(["export", "financials", "--env", svc.url, "--out", out, "--cache", cache])).code).toBe(0);
+    await fetch(`${fixture.svc().url}/__control/regenerate?company=acme&dataset=financials`, { method: "POST", headers: CONTROL });
+    expect((await inProcess(["export", "financials", "--env", fixture.svc().url, "--out", out, "--cache", cache])).code).toBe(0);
     expect(fs.readFileSync(victim, "utf8")).toBe("precious");
     expect(fs.lstatSync(path.join(cache, entry)).isFile()).toBe(true);
     expect(JSON.parse(fs.readFileSync(path.join(cache, entry), "utf8"))).toMatchObject({ validators: expect.any(Object) as unknown });
@@ -115,7 +95,7 @@ const mode = (file: string) => fs.statSync(file).mode & 0o777;
     fs.writeFileSync(victim, "precious");
     const out = path.join(d, "fin.csv");
     fs.symlinkSync(victim, out);
-    expect((await inProcess(["export", "financials", "--env", svc.url, "--out", out])).code).toBe(0);
+    expect((await inProcess(["export", "financials", "--env", fixture.svc().url, "--out", out])).code).toBe(0);
     expect(fs.readFileSync(victim, "utf8")).toBe("precious");
     expect(fs.lstatSync(out).isSymbolicLink()).toBe(false);
   });
@@ -127,14 +107,14 @@ const mode = (file: string) => fs.statSync(file).mode & 0o777;
     const cache = path.join(d, "cache");
     fs.writeFileSync(out, "old", { mode: 0o644 });
     fs.chmodSync(out, 0o644);
-    const r = await ppm(["export", "financials", "--env", svc.url, "--out", out, "--cache", cache], { PPM_TOKEN: TOKEN });
+    const r = await ppm(["export", "financials", "--env", fixture.svc().url, "--out", out, "--cache", cache], { PPM_TOKEN: TOKEN });
     expect(r.code).toBe(0);
     expect(mode(out).toString(8)).toBe("600");
     expect(mode(cache).toString(8)).toBe("700");
     const entries = fs.readdirSync(cache);
     expect(entries.length).toBe(1);
     for (const e of entries) expect(mode(path.join(cache, e)).toString(8)).toBe("600");
-    expect((await ppm(["export", "financials", "--env", svc.url, "--out", json, "--output-format", "json"], { PPM_TOKEN: TOKEN })).code).toBe(0);
+    expect((await ppm(["export", "financials", "--env", fixture.svc().url, "--out", json, "--output-format", "json"], { PPM_TOKEN: TOKEN })).code).toBe(0);
     expect(mode(json).toString(8)).toBe("600");
     // A store written directly (the same code path as the CLI's cache).
     const store = new FileValidatorStore(path.join(d, "direct"));
@@ -150,63 +130,64 @@ describe("ppm: the token from a file or from standard input", () => {
     fs.writeFileSync(file, `${TOKEN}\n`);
     for (const m of [0o644, 0o640, 0o604, 0o660]) {
       fs.chmodSync(file, m);
-      await fetch(`${svc.url}/__control/requests`, { method: "DELETE" });
-      const r = await ppm(["datasets", "--env", svc.url, "--token-file", file]);
+      await fetch(`${fixture.svc().url}/__control/requests`, { method: "DELETE", headers: CONTROL });
+      const r = await ppm(["datasets", "--env", fixture.svc().url, "--token-file", file]);
       expect({ m: m.toString(8), code: r.code }).toEqual({ m: m.toString(8), code: 2 });
       expect(r.stderr).toContain(`chmod 600 ${file}`);
       expect(r.stderr).toContain(`mode 0${m.toString(8)}`);
       expect(`${r.stdout}${r.stderr}`).not.toContain(TOKEN);
-      const log = (await (await fetch(`${svc.url}/__control/requests`)).json()) as { requests: unknown[] };
+      const log = (await (await fetch(`${fixture.svc().url}/__control/requests`, { headers: CONTROL })).json()) as { requests: unknown[] };
       expect(log.requests).toEqual([]);
     }
     fs.chmodSync(file, 0o600);
-    const ok = await ppm(["datasets", "--env", svc.url, "--token-file", file]);
+    const ok = await ppm(["datasets", "--env", fixture.svc().url, "--token-file", file]);
     expect(ok.code).toBe(0);
     expect(ok.stdout).toContain("financials");
     expect(`${ok.stdout}${ok.stderr}`).not.toContain(TOKEN);
     fs.chmodSync(file, 0o400);
-    expect((await ppm(["datasets", "--env", svc.url, "--token-file", file])).code).toBe(0);
+    expect((await ppm(["datasets", "--env", fixture.svc().url, "--token-file", file])).code).toBe(0);
   });
 
   it("--token-file: a missing or empty file is a usage error; a wrong token in it is named by its source", async () => {
     const d = dir("tokfile2");
-    expect((await ppm(["datasets", "--env", svc.url, "--token-file", path.join(d, "nope")])).stderr).toContain("no such file");
+    expect((await ppm(["datasets", "--env", fixture.svc().url, "--token-file", path.join(d, "nope")])).stderr).toContain("no such file");
     const empty = path.join(d, "empty");
     fs.writeFileSync(empty, "\n", { mode: 0o600 });
-    const e = await ppm(["datasets", "--env", svc.url, "--token-file", empty]);
+    const e = await ppm(["datasets", "--env", fixture.svc().url, "--token-file", empty]);
     expect(e.code).toBe(2);
     expect(e.stderr).toContain("is empty");
     const wrong = path.join(d, "wrong");
     fs.writeFileSync(wrong, "file-WRONG-token\r\n", { mode: 0o600 });
     fs.chmodSync(wrong, 0o600);
-    const w = await ppm(["datasets", "--env", svc.url, "--token-file", wrong]);
+    const w = await ppm(["datasets", "--env", fixture.svc().url, "--token-file", wrong]);
     expect(w.code).toBe(3);
     expect(w.stderr).toContain("--token-file");
     expect(w.stderr).not.toContain("WRONG");
   });
 
   it("--token-stdin reads the first line of standard input; PPM_TOKEN is not needed", async () => {
-    const r = await ppm(["datasets", "--env", svc.url, "--token-stdin"], {}, `${TOKEN}\n`);
+    const r = await ppm(["datasets", "--env", fixture.svc().url, "--token-stdin"], {}, `${TOKEN}\n`);
     expect(r.code).toBe(0);
     expect(r.stdout).toContain("financials");
-    const w = await ppm(["datasets", "--env", svc.url, "--token-stdin"], { PPM_TOKEN: TOKEN }, "stdin-WRONG-token\n");
+    const w = await ppm(["datasets", "--env", fixture.svc().url, "--token-stdin"], { PPM_TOKEN: TOKEN }, "stdin-WRONG-token\n");
     expect(w.code).toBe(3);
     expect(w.stderr).toContain("--token-stdin");
     expect(w.stderr).not.toContain("WRONG");
-    const none = await ppm(["datasets", "--env", svc.url, "--token-stdin"], {}, "");
+    const none = await ppm(["datasets", "--env", fixture.svc().url, "--token-stdin"], {}, "");
     expect(none.code).toBe(2);
     expect(none.stderr).toContain("held no token");
   });
 
-  it("one token option at a time; --token still works but warns and points at the safer ways", async () => {
-    const both = await inProcess(["datasets", "--env", svc.url, "--token", TOKEN, "--token-stdin"], {}, TOKEN);
+  it("one token option at a time; --token is refused (#36) and points at the safer ways", async () => {
+    const both = await inProcess(["datasets", "--env", fixture.svc().url, "--token-file", "/nonexistent", "--token-stdin"], {}, TOKEN);
     expect(both.code).toBe(2);
-    expect(both.err).toContain("use one of --token, --token-stdin");
+    expect(both.err).toContain("use one of --token-file, --token-stdin");
     expect(both.err).not.toContain(TOKEN);
-    const flag = await inProcess(["datasets", "--env", svc.url, "--token", TOKEN], {});
-    expect(flag.code).toBe(0);
-    expect(flag.err).toMatch(/--token is discouraged.*--token-file FILE, --token-stdin or PPM_TOKEN/);
-    const missing = await inProcess(["datasets", "--env", svc.url], {});
+    const flag = await inProcess(["datasets", "--env", fixture.svc().url, "--token", TOKEN], {});
+    expect(flag.code).toBe(2);
+    expect(flag.err).toMatch(/--token is not accepted.*--token-file FILE.*--token-stdin.*PPM_TOKEN/);
+    expect(flag.err).not.toContain(TOKEN);
+    const missing = await inProcess(["datasets", "--env", fixture.svc().url], {});
     expect(missing.code).toBe(2);
     expect(missing.err).toMatch(/PPM_TOKEN.*--token-file FILE or --token-stdin/);
   });

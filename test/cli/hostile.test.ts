@@ -9,6 +9,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { startReferenceService, type ReferenceService } from "../../src/reference/server";
 import { csvRecords, startHostileService, type HostileService, type Reply, type RequestInfo } from "../helpers/hostileService";
+import { CONTROL } from "../helpers/control";
 
 const ROOT = path.resolve(__dirname, "../..");
 const BIN = path.join(ROOT, "bin/ppm.js");
@@ -30,7 +31,7 @@ afterAll(async () => {
 });
 beforeEach(async () => {
   svc.clear();
-  await fetch(`${ref.url}/__control/reset`, { method: "POST" });
+  await fetch(`${ref.url}/__control/reset`, { method: "POST", headers: CONTROL });
 });
 
 interface Run {

@@ -17,6 +17,7 @@ import { CoauthoringSession, type CoauthorClient } from "../../src/emulator/coau
 import * as lockModule from "../../src/workbook/lock";
 import { MemoryStorage } from "../helpers/memoryStorage";
 import { fakeOffice } from "./helpers";
+import { CONTROL } from "../helpers/control";
 
 const TOKEN = "demo-acme-token";
 
@@ -28,7 +29,7 @@ describe("hazard 7: refresh on open at most once across co-authors, never turned
   const als = new AsyncLocalStorage<CoauthorClient>();
   let single: InstanceType<typeof Workbook>;
 
-  const control = (path: string, method = "POST") => fetch(`${service.url}/__control/${path}`, { method }).then((r) => r.json() as Promise<unknown>);
+  const control = (path: string, method = "POST") => fetch(`${service.url}/__control/${path}`, { method, headers: CONTROL }).then((r) => r.json() as Promise<unknown>);
   const exportsOf = async (dataset: string) =>
     ((await control("requests", "GET")) as { requests: Array<{ method: string; path: string; status: number }> }).requests.filter((r) => r.method === "GET" && r.path.startsWith(`/api/bi/v1/${dataset}`));
 

@@ -12,6 +12,7 @@ import { startReferenceService, type ReferenceService } from "../../src/referenc
 import { Workbook, createExcelNamespace } from "../../src/emulator";
 import { MemoryStorage } from "../helpers/memoryStorage";
 import { fakeDialogUi, settle, waitFor } from "../helpers/fakeDialog";
+import { CONTROL } from "../helpers/control";
 
 describe("summary dialog", () => {
   it("its address carries no text: the page shows only what the command sends it", () => {
@@ -159,7 +160,7 @@ describe("refreshAll command against the reference service and the workbook emul
   });
 
   it("reports unchanged, then updated after a regeneration, and stores the last summary", async () => {
-    await fetch(`${service.url}/__control/reset`, { method: "POST" });
+    await fetch(`${service.url}/__control/reset`, { method: "POST", headers: CONTROL });
     const wb = new Workbook({});
     g.Excel = createExcelNamespace(wb);
     const storage = new MemoryStorage();
@@ -209,7 +210,7 @@ describe("refreshAll command against the reference service and the workbook emul
 
     expect(await run()).toBe("0 updated, 1 unchanged, 0 failed\nfinancials (json) › ppm_financials: unchanged, 60 rows");
     // A partial regeneration: the ribbon's summary carries the rows added, changed and removed (#15).
-    const r = await fetch(`${service.url}/__control/regenerate?company=acme&dataset=financials&changed=0.2&added=0.1&removed=0.1&seed=3`, { method: "POST" });
+    const r = await fetch(`${service.url}/__control/regenerate?company=acme&dataset=financials&changed=0.2&added=0.1&removed=0.1&seed=3`, { method: "POST", headers: CONTROL });
     expect(r.ok).toBe(true);
     const applied = (await r.json()) as { changed: number; added: number; removed: number };
     // This table's local query drops a key column (period_number), so rows match by position: the

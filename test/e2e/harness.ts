@@ -19,6 +19,7 @@ import type { Frame, FrameLocator, Locator, Page } from "playwright-core";
 import { columnLetters } from "../../src/emulator/address";
 import type { CaptureServer } from "./capture-server";
 import { axeFrame, COMBOS, describe as describeAudits, previewLook, setPreviewLook, type Audit } from "./axe";
+import { CONTROL } from "../helpers/control";
 
 export interface RequestLogEntry {
   at: string;
@@ -454,7 +455,7 @@ export class E2E {
   /** Calls a control hook of the reference service (the main one unless `serviceUrl` names the other). */
   async control(action: string, params: Record<string, string | number> = {}, method = "POST", serviceUrl = this.serviceUrl): Promise<unknown> {
     const qs = new URLSearchParams(Object.entries(params).map(([k, v]) => [k, String(v)])).toString();
-    const res = await fetch(`${serviceUrl}/__control/${action}${qs ? `?${qs}` : ""}`, { method });
+    const res = await fetch(`${serviceUrl}/__control/${action}${qs ? `?${qs}` : ""}`, { method, headers: CONTROL });
     const body = await res.text();
     if (!res.ok) throw new E2EFailure(`control ${action} answered ${res.status}: ${body}`);
     return body ? JSON.parse(body) : null;

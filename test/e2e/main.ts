@@ -25,6 +25,7 @@ import { ACTIVITY_SCRIPT, E2E, type ExtraServiceOptions, type Journey } from "./
 import { JOURNEYS } from "./journeys";
 import { startStaticServer, type StaticServer } from "./static-server";
 import { startCaptureServer, type CaptureServer } from "./capture-server";
+import { CONTROL } from "../helpers/control";
 
 const root = path.resolve(__dirname, "..", "..");
 /**
@@ -127,16 +128,19 @@ async function main(): Promise<number> {
   let passed = 0;
   let failed = 0;
   try {
-    service = await startReferenceService({ port: 0, quiet: true });
+    // The file server first: the services answer CORS for its origin only (issue #36), as they do
+    // for the dev server's under `npm start`. It serves the build directory as the build fills it.
+    files = await startStaticServer(outDir);
+    const allowedOrigins = [files.origin];
+    service = await startReferenceService({ port: 0, quiet: true, allowedOrigins });
     // A second environment: older feature set (no snapshot or record routes) and a large financials export.
-    otherService = await startReferenceService({ port: 0, quiet: true, absentGroups: ["snapshot", "record"], datasetRows: { financials: 10_000 } });
+    otherService = await startReferenceService({ port: 0, quiet: true, absentGroups: ["snapshot", "record"], datasetRows: { financials: 10_000 }, allowedOrigins });
     const build = await buildAddin(root, outDir, service.url);
     const sizes = Object.entries(build.assets)
       .sort(([a], [b]) => a.localeCompare(b))
       .map(([name, size]) => `${name} ${kb(size)}`)
       .join(", ");
     console.log(`e2e: development build in ${(build.ms / 1000).toFixed(1)} s (unminified: ${sizes})`);
-    files = await startStaticServer(outDir);
     browser = await chromium.launch({
       executablePath: browserPath,
       headless: true,
@@ -217,7 +221,7 @@ async function main(): Promise<number> {
     const publish = !process.env.PPM_E2E_INIT_SCRIPT;
     // Journeys may start services of their own (started on demand, closed with the others).
     const startExtraService = async (opts: ExtraServiceOptions): Promise<string> => {
-      const extra = await startReferenceService({ port: 0, quiet: true, ...opts });
+      const extra = await startReferenceService({ port: 0, quiet: true, ...opts, allowedOrigins });
       extraServices.push(extra);
       ours.push(extra.url);
       return extra.url;
@@ -296,7 +300,7 @@ async function main(): Promise<number> {
     }
     // The core journeys again on each other platform profile: fresh services, a fresh browser context.
     for (const profileId of extraProfiles) {
-      for (const url of [service.url, otherService.url]) await fetch(`${url}/__control/reset`, { method: "POST" });
+      for (const url of [service.url, otherService.url]) await fetch(`${url}/__control/reset`, { method: "POST", headers: CONTROL });
       const ctx = await newContext();
       await ctx.grantPermissions(["clipboard-read", "clipboard-write"], { origin: files.origin });
       // The policy holds on every profile's pages too.

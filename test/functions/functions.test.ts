@@ -10,17 +10,24 @@ import { FormulaData } from "../../src/functions/data";
 import { FunctionsRuntime, type Invocation } from "../../src/functions/runtime";
 import { MAX_SPILL_CELLS, spill, toExcel } from "../../src/functions/logic";
 import { MemoryStorage, type ConnectionSummary } from "../../src/addin/connectionStore";
-import { FormulaConsent, formulaConsentText } from "../../src/addin/formulaConsent";
+import { FormulaConsent, formulaConsentText, type ConsentConnection, type DocumentIdAccess } from "../../src/addin/formulaConsent";
+import { newDocumentId } from "../../src/workbook/documentId";
 import type { Binding } from "../../src/refresh/binding";
 import { emptyDocument, upsertView, type ViewsDocument } from "../../src/views/views";
 import type { Table } from "../../src/table/model";
 import { useReferenceService } from "../helpers/referenceService";
+import { CONTROL } from "../helpers/control";
 
 const TOKEN = "demo-acme-token";
 const svc = useReferenceService({ clearLog: true });
+/** The consent of the tests that are not about consent: a document allowed for both connections. */
+let allowed: FormulaConsent;
+beforeAll(async () => {
+  allowed = await allowedConsent();
+});
 
 async function requests(): Promise<Array<{ method: string; path: string; status: number }>> {
-  const r = (await (await fetch(`${svc.url}/__control/requests`)).json()) as { requests: Array<{ method: string; path: string; status: number }> };
+  const r = (await (await fetch(`${svc.url}/__control/requests`, { headers: CONTROL })).json()) as { requests: Array<{ method: string; path: string; status: number }> };
   return r.requests;
 }
 const datasetRequests = async (key: string) => (await requests()).filter((r) => r.path === `/api/bi/v1/${key}`);
@@ -42,18 +49,47 @@ class FakeInvocation implements Invocation {
   }
 }
 
-/** The runtime's consent over a device's storage (for a document this device allowed, by default). */
-function deviceConsent(storage = new MemoryStorage(), url: () => string | null = () => null): FormulaConsent {
-  return new FormulaConsent({ storage, key: (n) => `pk|${n}`, documentUrl: url });
+/**
+ * A document as formula consent sees it: the id in its settings (null: none yet), and what was
+ * written there. `readOnly`: writing the id fails (a file opened read-only).
+ */
+class FakeDocument implements DocumentIdAccess {
+  writes = 0;
+  constructor(
+    public id: string | null = null,
+    private readonly readOnly = false,
+  ) {}
+  read(): Promise<string | null> {
+    return Promise.resolve(this.id);
+  }
+  ensure(): Promise<string> {
+    if (this.id !== null) return Promise.resolve(this.id);
+    if (this.readOnly) return Promise.reject(new Error("The document is read-only."));
+    this.writes++;
+    this.id = newDocumentId();
+    return Promise.resolve(this.id);
+  }
 }
-function allowedConsent(): FormulaConsent {
+
+/** The runtime's consent over a device's storage, for a document at `url` carrying `doc`'s id. */
+function deviceConsent(storage = new MemoryStorage(), url: () => string | null = () => null, doc: DocumentIdAccess | undefined = new FakeDocument()): FormulaConsent {
+  return new FormulaConsent({ storage, key: (n) => `pk|${n}`, documentUrl: url, documentId: doc });
+}
+
+/** The two connections of the tests' device, as consent names them. */
+const ACME = (): ConsentConnection => ({ id: "c1", baseUrl: svc.url, label: `Acme (${svc.url})` });
+const GLOBEX = (): ConsentConnection => ({ id: "c2", baseUrl: svc.url, label: `Globex (${svc.url})` });
+
+/** A document this device allowed PPM formulas in, for both connections. */
+async function allowedConsent(): Promise<FormulaConsent> {
   const c = deviceConsent(new MemoryStorage(), () => "https://contoso.sharepoint.com/mine.xlsx");
-  c.allow();
+  await c.allow({ connections: [ACME(), GLOBEX()] });
   return c;
 }
 
 function setup(opts: { connections?: ConnectionSummary[]; bindings?: Binding[]; views?: ViewsDocument; token?: string; consent?: FormulaConsent } = {}) {
   const conn: Connection = { id: "c1", name: "Acme", baseUrl: svc.url, token: opts.token ?? TOKEN };
+  const globex: Connection = { id: "c2", name: "Globex", baseUrl: svc.url, token: "demo-globex-token" };
   const data = new FormulaData({
     source: (c) => {
       const client = new PpmClient(c, { validators: new MemoryValidatorStore() });
@@ -67,11 +103,11 @@ function setup(opts: { connections?: ConnectionSummary[]; bindings?: Binding[]; 
   const rt = new FunctionsRuntime({
     data,
     connections: () => connections,
-    connection: (id) => (id === "c1" ? conn : null),
+    connection: (id) => (id === "c1" ? conn : id === "c2" ? globex : null),
     bindings: () => Promise.resolve(opts.bindings ?? []),
     views: () => Promise.resolve(opts.views ?? emptyDocument()),
     error: (code, message): CellError => ({ error: code, message }),
-    consent: opts.consent ?? allowedConsent(),
+    consent: opts.consent ?? allowed,
   });
   return { rt, data, conn };
 }
@@ -103,7 +139,7 @@ describe("PPM.VALUE", () => {
   it("500 formulas of one recalculation cost one dataset request, and each equals the export's cell", async () => {
     const { rt } = setup();
     const table = await oracle("financials");
-    await fetch(`${svc.url}/__control/requests`, { method: "DELETE" });
+    await fetch(`${svc.url}/__control/requests`, { method: "DELETE", headers: CONTROL });
     const col = (n: string) => table.columns.findIndex((c) => c.name === n);
     const invs: FakeInvocation[] = [];
     const expected: unknown[] = [];
@@ -162,7 +198,7 @@ describe("PPM.VALUE", () => {
 
   it("a first load that failed (503) is tried again by the next revalidation, and the formula then shows its value", async () => {
     const { rt, data } = setup();
-    await fetch(`${svc.url}/__control/fault?path=/api/bi/v1/projects&status=503&count=3`, { method: "POST" });
+    await fetch(`${svc.url}/__control/fault?path=/api/bi/v1/projects&status=503&count=3`, { method: "POST", headers: CONTROL });
     const inv = new FakeInvocation();
     rt.value("projects", "pt_acme_0001", "status", undefined, inv);
     await settled([inv]);
@@ -258,7 +294,7 @@ describe("after a regeneration", () => {
     const before = sum.last;
     await data.revalidate();
     expect(sum.results).toHaveLength(1); // 304: nothing new set
-    await fetch(`${svc.url}/__control/regenerate?company=acme&dataset=financials`, { method: "POST" });
+    await fetch(`${svc.url}/__control/regenerate?company=acme&dataset=financials`, { method: "POST", headers: CONTROL });
     await data.revalidate();
     await settled([sum, cell], 2);
     expect(sum.last).not.toEqual(before);
@@ -282,7 +318,7 @@ describe("after a regeneration", () => {
     rt.value("projects", "pt_acme_0001", "status", undefined, p);
     await settled([p]);
     p.onCanceled?.();
-    await fetch(`${svc.url}/__control/fault?path=/api/bi/v1/financials&status=503&count=5`, { method: "POST" });
+    await fetch(`${svc.url}/__control/fault?path=/api/bi/v1/financials&status=503&count=5`, { method: "POST", headers: CONTROL });
     await data.revalidate();
     await settled([asof], 2);
     expect(asof.last).toMatch(/^as of 2026-01-15 06:00 UTC \(stale: /);
@@ -305,9 +341,11 @@ describe("PPM.VIEW", () => {
   });
 });
 
-describe("consent: PPM formulas in a workbook from elsewhere (follow-up to #28)", () => {
+describe("consent: PPM formulas in a workbook from elsewhere (#28, per document and connection since #36)", () => {
   const URL_A = "https://contoso.sharepoint.com/sites/fin/Shared%20Documents/budget.xlsx";
   const URL_B = "https://fabrikam.example/stranger.xlsx";
+  const GLOBEX_SUMMARY = (): ConnectionSummary => ({ id: "c2", name: "Globex", baseUrl: svc.url, companyId: "globex", hasToken: true, hasRecordCredentials: false });
+  const ACME_SUMMARY = (): ConnectionSummary => ({ id: "c1", name: "Acme", baseUrl: svc.url, companyId: "acme", hasToken: true, hasRecordCredentials: false });
 
   /** A device's storage that shows what was written to it. */
   class SeenStorage extends MemoryStorage {
@@ -320,12 +358,13 @@ describe("consent: PPM formulas in a workbook from elsewhere (follow-up to #28)"
 
   it("blocks every function with #N/A and sends nothing until allowed; Allow re-runs them and they get values", async () => {
     const storage = new SeenStorage();
-    const consent = deviceConsent(storage, () => URL_A);
+    const doc = new FakeDocument();
+    const consent = deviceConsent(storage, () => URL_A, doc);
     const { rt } = setup({ consent, views: upsertView(emptyDocument(), { name: "Big", dataset: "projects", query: parseQuery("$top=2") }) });
     const table = await oracle("projects");
-    await fetch(`${svc.url}/__control/requests`, { method: "DELETE" });
+    await fetch(`${svc.url}/__control/requests`, { method: "DELETE", headers: CONTROL });
     const seen: Array<{ waiting: number; sources: string[] } | null> = [];
-    consent.onChange((r) => seen.push(r));
+    consent.onChange((r) => seen.push(r && { waiting: r.waiting, sources: r.sources }));
     const invs = Array.from({ length: 4 }, () => new FakeInvocation());
     const keyCol = table.columns.findIndex((c) => c.name === "project_token");
     rt.value("projects", table.rows[0][keyCol], "project_token", undefined, invs[0]);
@@ -333,53 +372,156 @@ describe("consent: PPM formulas in a workbook from elsewhere (follow-up to #28)"
     rt.view("Big", undefined, invs[2]);
     rt.asOf("projects", undefined, invs[3]);
     await settled(invs);
-    for (const inv of invs) expectError(inv.last, "#N/A", "need your permission on this device: open the PPM pane and choose Allow");
+    for (const inv of invs) expectError(inv.last, "#N/A", 'need your permission on this device to read with "Acme": open the PPM pane and choose Allow');
     // Nothing reached the service (its request log is empty), and no token is in any message.
     expect(await requests()).toEqual([]);
     await new Promise((r) => setTimeout(r, 0));
     expect(seen[seen.length - 1]).toEqual({ waiting: 4, sources: [`Acme (${svc.url})`] });
     expect(JSON.stringify([seen, invs.map((i) => i.results)])).not.toContain(TOKEN);
-    // The pane's question names the connection and its address, and no token.
+    // The pane's question names the connection and its address, says what Excel itself can do with
+    // data in cells, and holds no token.
     const question = formulaConsentText(consent.request()!);
-    expect(question).toBe(`4 PPM formulas in this workbook read data with your connection on this device: Acme (${svc.url}). Nothing has been sent. Allow PPM formulas in this workbook on this device? (Only for workbooks you trust: formulas can put your data into cells.)`);
+    expect(question).toBe(
+      `4 PPM formulas in this workbook want to read data with your connection Acme (${svc.url}) on this device. Nothing has been sent. ` +
+        "Allow PPM formulas in this workbook to use it on this device? Once data is in cells, Excel itself can send it anywhere (for example with WEBSERVICE or IMAGE formulas), " +
+        "and anyone who can edit this workbook can add such formulas: allow only workbooks whose authors and editors you trust.",
+    );
+    expect(doc.writes).toBe(0); // nothing is written into the document before Allow
 
-    consent.allow();
+    await consent.allow(consent.request()!);
     await settled(invs, 2);
     expect(invs[0].last).toBe(table.rows[0][keyCol]);
     expect((invs[1].last as unknown[][]).length).toBe(4);
     expect((invs[2].last as unknown[][]).length).toBe(3);
     expect(String(invs[3].last)).toMatch(/^as of /);
     expect(consent.request()).toBeNull();
-    // The answer is on this device, keyed by a hash: the address itself is not stored.
-    expect(storage.written[0]).toMatch(/^pk\|ppm\.v1\.formulaConsent\.[0-9a-f]{32}$/);
+    // Allow wrote a random id into the document, and the answer on this device is keyed by a hash:
+    // neither the address, the id nor the connection is stored.
+    expect(doc.writes).toBe(1);
+    expect(doc.id).toMatch(/^[0-9a-f]{32}$/);
+    expect(storage.written[0]).toMatch(/^pk\|ppm\.v2\.formulaConsent\.[0-9a-f]{32}$/);
+    expect(Object.keys(JSON.parse(storage.written[1]) as object)).toEqual(["answer", "at"]);
     expect(JSON.parse(storage.written[1])).toMatchObject({ answer: "allow" });
-    expect(JSON.stringify(storage.written)).not.toMatch(/contoso|demo-acme/);
+    expect(JSON.stringify(storage.written)).not.toMatch(/contoso|demo-acme|127\.0\.0\.1/);
+    expect(JSON.stringify(storage.written)).not.toContain(doc.id!);
   });
 
-  it("asks again for another document's address; a document without an address is asked, for this runtime only", async () => {
+  it("finding 1: a workbook allowed for Acme asks again for a formula naming Globex, and sends nothing until allowed", async () => {
+    // Globex's reporting on, so the formula can get its value once allowed.
+    await fetch(`${svc.url}/__control/reporting?company=globex&enabled=true`, { method: "POST", headers: CONTROL });
+    try {
+      const consent = deviceConsent(new MemoryStorage(), () => URL_A);
+      const { rt } = setup({ consent, connections: [ACME_SUMMARY(), GLOBEX_SUMMARY()] });
+      await consent.allow({ connections: [ACME()] });
+      const acme = new FakeInvocation();
+      rt.query("projects", "$select=project_token&$top=1", "Acme", acme);
+      await settled([acme]);
+      expect(acme.last).toEqual([["project_token"], ["pt_acme_0001"]]);
+      await fetch(`${svc.url}/__control/requests`, { method: "DELETE", headers: CONTROL });
+      const globex = new FakeInvocation();
+      rt.value("projects", "pt_globex_0001", "project_name", "Globex", globex);
+      await settled([globex]);
+      expectError(globex.last, "#N/A", 'need your permission on this device to read with "Globex"');
+      // Nothing reached the service: Globex's token was never sent.
+      expect(await requests()).toEqual([]);
+      await new Promise((r) => setTimeout(r, 0));
+      const request = consent.request()!;
+      expect(request).toMatchObject({ waiting: 1, sources: [`Globex (${svc.url})`] });
+      expect(formulaConsentText(request)).toContain(`your connection Globex (${svc.url})`);
+      await consent.allow(request);
+      await settled([globex], 2);
+      expect(await datasetRequests("projects")).toHaveLength(1);
+      const oracleGlobex = await new PpmClient({ id: "o", name: "g", baseUrl: svc.url, token: "demo-globex-token" }).fetchDataset("projects", { format: "json", conditional: false });
+      if (oracleGlobex.status !== "updated") throw new Error("no table");
+      const cols = oracleGlobex.table.columns.map((c) => c.name);
+      const row = oracleGlobex.table.rows.find((r) => r[cols.indexOf("project_token")] === "pt_globex_0001")!;
+      expect(globex.last).toBe(row[cols.indexOf("project_name")]);
+    } finally {
+      await fetch(`${svc.url}/__control/reporting?company=globex&enabled=false`, { method: "POST", headers: CONTROL });
+    }
+  });
+
+  it("finding 1: another file at an allowed address is asked again, whatever id it carries, unless it is the allowed document", async () => {
     const storage = new MemoryStorage();
-    let url: string | null = URL_A;
-    const consent = deviceConsent(storage, () => url);
-    consent.allow();
-    expect(deviceConsent(storage, () => URL_A).allowed()).toBe(true);
-    url = URL_B;
-    expect(consent.allowed()).toBe(true); // this runtime's answer holds for its own document
-    const other = deviceConsent(storage, () => URL_B);
-    expect(other.allowed()).toBe(false);
-    const { rt } = setup({ consent: other });
+    const original = new FakeDocument();
+    await deviceConsent(storage, () => URL_A, original).allow({ connections: [ACME()] });
+    // A new runtime on the allowed document (same address, same id): allowed without asking.
+    expect(await deviceConsent(storage, () => URL_A, new FakeDocument(original.id)).allowed(ACME())).toBe(true);
+    // A different file put at the same address: no id, another id, or one that cannot be read.
+    expect(await deviceConsent(storage, () => URL_A, new FakeDocument(null)).allowed(ACME())).toBe(false);
+    expect(await deviceConsent(storage, () => URL_A, new FakeDocument(newDocumentId())).allowed(ACME())).toBe(false);
+    const unreadable: DocumentIdAccess = { read: () => Promise.reject(new Error("busy")), ensure: () => Promise.reject(new Error("busy")) };
+    expect(await deviceConsent(storage, () => URL_A, unreadable).allowed(ACME())).toBe(false);
+    // A copy carrying the id (a co-author's copy, a planted file) at another address.
+    expect(await deviceConsent(storage, () => URL_B, new FakeDocument(original.id)).allowed(ACME())).toBe(false);
+    // And the formulas of a stranger's file at the allowed address send nothing.
+    const { rt } = setup({ consent: deviceConsent(storage, () => URL_A, new FakeDocument(null)) });
+    await fetch(`${svc.url}/__control/requests`, { method: "DELETE", headers: CONTROL });
     const inv = new FakeInvocation();
     rt.query("projects", "", undefined, inv);
     await settled([inv]);
     expectError(inv.last, "#N/A", "choose Allow");
-    expect(await datasetRequests("projects")).toHaveLength(0);
-    // No address (a new workbook, or Office not telling): asked; the answer is not stored.
+    expect(await requests()).toEqual([]);
+  });
+
+  it("a connection deleted and created again under the same name, or moved to another environment, is asked again; a renamed one is not", async () => {
+    const storage = new MemoryStorage();
+    const doc = new FakeDocument();
+    await deviceConsent(storage, () => URL_A, doc).allow({ connections: [ACME()] });
+    const later = () => deviceConsent(storage, () => URL_A, new FakeDocument(doc.id));
+    expect(await later().allowed({ ...ACME(), label: "Acme EU (renamed)" })).toBe(true);
+    expect(await later().allowed({ ...ACME(), id: "c-0000abcd" })).toBe(false); // re-created: a new random id
+    expect(await later().allowed({ ...ACME(), baseUrl: "https://acme.example/ppm" })).toBe(false); // edited to another environment
+  });
+
+  it("Allow allows the connections of the question the user saw, not a connection blocked while it was on screen", async () => {
+    const consent = deviceConsent(new MemoryStorage(), () => URL_A);
+    const { rt } = setup({ consent, connections: [ACME_SUMMARY(), GLOBEX_SUMMARY()] });
+    const acme = new FakeInvocation();
+    rt.query("projects", "$top=1", "Acme", acme);
+    await settled([acme]);
+    await new Promise((r) => setTimeout(r, 0));
+    const shown = consent.request()!;
+    expect(shown.sources).toEqual([`Acme (${svc.url})`]);
+    const globex = new FakeInvocation();
+    rt.query("projects", "$top=1", "Globex", globex);
+    await settled([globex]);
+    await fetch(`${svc.url}/__control/requests`, { method: "DELETE", headers: CONTROL });
+    await consent.allow(shown);
+    await settled([acme], 2);
+    await new Promise((r) => setTimeout(r, 50));
+    expect(globex.results).toHaveLength(1);
+    expect(consent.request()).toMatchObject({ waiting: 1, sources: [`Globex (${svc.url})`] });
+    expect(await consent.allowed(GLOBEX())).toBe(false);
+  });
+
+  it("a document without an address, or whose id cannot be written, is asked, and the answer holds for this runtime only", async () => {
     const noUrlStorage = new SeenStorage();
-    const noUrl = deviceConsent(noUrlStorage, () => null);
-    expect(noUrl.allowed()).toBe(false);
-    noUrl.allow();
-    expect(noUrl.allowed()).toBe(true);
+    const noUrlDoc = new FakeDocument();
+    const noUrl = deviceConsent(noUrlStorage, () => null, noUrlDoc);
+    expect(await noUrl.allowed(ACME())).toBe(false);
+    await noUrl.allow({ connections: [ACME()] });
+    expect(await noUrl.allowed(ACME())).toBe(true);
+    expect(await noUrl.allowed(GLOBEX())).toBe(false); // per connection, in a session too
     expect(noUrlStorage.written).toEqual([]);
-    expect(deviceConsent(noUrlStorage, () => null).allowed()).toBe(false);
+    expect(noUrlDoc.writes).toBe(0);
+    expect(await deviceConsent(noUrlStorage, () => null, noUrlDoc).allowed(ACME())).toBe(false);
+    // A read-only file: the id cannot be written, so nothing is stored; this runtime is allowed.
+    const errors: string[] = [];
+    const roStorage = new SeenStorage();
+    const ro = new FormulaConsent({ storage: roStorage, key: (n) => n, documentUrl: () => URL_A, documentId: new FakeDocument(null, true), onError: (where) => errors.push(where) });
+    await ro.allow({ connections: [ACME()] });
+    expect(await ro.allowed(ACME())).toBe(true);
+    expect(roStorage.written).toEqual([]);
+    expect(errors).toEqual(["formula consent"]);
+  });
+
+  it("an existing document id is kept at Allow (co-authors and other devices agree on one)", async () => {
+    const doc = new FakeDocument(newDocumentId());
+    const id = doc.id;
+    await deviceConsent(new MemoryStorage(), () => URL_A, doc).allow({ connections: [ACME()] });
+    expect(doc.id).toBe(id);
+    expect(doc.writes).toBe(0);
   });
 
   it("a cancelled blocked formula is forgotten and not re-run on Allow", async () => {
@@ -392,7 +534,8 @@ describe("consent: PPM formulas in a workbook from elsewhere (follow-up to #28)"
     await settled([kept, gone]);
     gone.onCanceled?.();
     expect(consent.request()?.waiting).toBe(1);
-    consent.allow();
+    await fetch(`${svc.url}/__control/requests`, { method: "DELETE", headers: CONTROL });
+    await consent.allow(consent.request()!);
     await settled([kept], 2);
     await new Promise((r) => setTimeout(r, 50));
     expect(gone.results).toHaveLength(1);

@@ -1,5 +1,6 @@
 /** Shared by the test files that talk to the reference service over real HTTP on 127.0.0.1. */
 import { startReferenceService, type ReferenceService } from "../../src/reference/server";
+import { CONTROL } from "./control";
 
 export interface ReferenceServiceOptions {
   /** Also empty the service's request log before each test (for tests that count requests). */
@@ -25,10 +26,10 @@ export function useReferenceService(opts: ReferenceServiceOptions = {}): { reado
   });
   beforeEach(async () => {
     const url = started().url;
-    const reset = await fetch(`${url}/__control/reset`, { method: "POST" });
+    const reset = await fetch(`${url}/__control/reset`, { method: "POST", headers: CONTROL });
     const said = await reset.text();
     if (!reset.ok) throw new Error(`the reference service's reset failed: ${reset.status} ${said}`);
-    if (opts.clearLog) await fetch(`${url}/__control/requests`, { method: "DELETE" });
+    if (opts.clearLog) await fetch(`${url}/__control/requests`, { method: "DELETE", headers: CONTROL });
   });
   return {
     get url() {

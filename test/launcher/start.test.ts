@@ -8,6 +8,7 @@ import { spawn, type ChildProcess } from "child_process";
 import * as http from "http";
 import * as path from "path";
 import { freePort } from "../helpers/freePort";
+import { CONTROL } from "../helpers/control";
 
 const root = path.resolve(__dirname, "..", "..");
 const launcher = path.join(root, "scripts", "start.js");
@@ -174,6 +175,23 @@ describe("npm start with a port already taken", () => {
   });
 });
 
+describe("npm start -- --port N: the reference service's CORS (issue #36)", () => {
+  it("answers the dev server's origins on that port, and no other", async () => {
+    const [devPort, servicePort] = [await freePort(), await freePort()];
+    const run = launch(["--port", String(devPort), "--service-port", String(servicePort), "--test-dev-server", stub]);
+    running.push(run.child);
+    await run.waitFor(/Task pane {9}: http:\/\/localhost:\d+\/taskpane\.html/, 20000);
+    const preflight = async (origin: string) => {
+      const res = await fetch(`http://127.0.0.1:${servicePort}/__control/status`, { method: "OPTIONS", headers: { Origin: origin, "Access-Control-Request-Method": "GET", "Access-Control-Request-Headers": "x-ppm-control" } });
+      return [res.status, res.headers.get("access-control-allow-origin")];
+    };
+    expect(await preflight(`https://localhost:${devPort}`)).toEqual([204, `https://localhost:${devPort}`]);
+    expect(await preflight(`http://localhost:${devPort}`)).toEqual([204, `http://localhost:${devPort}`]);
+    expect(await preflight("https://localhost:3000")).toEqual([403, null]);
+    expect(await preflight("https://evil.example.com")).toEqual([403, null]);
+  }, 60000);
+});
+
 describe("npm start when the reference service dies", () => {
   it("reports the real signal and exit status, restarts it a bounded number of times, then says it stopped while the dev server keeps running", async () => {
     const [devPort, servicePort] = [await freePort(), await freePort()];
@@ -225,7 +243,7 @@ describe("npm start is quiet by default (issue #37)", () => {
     const run = launch(["--port", String(devPort), "--service-port", String(servicePort), "--test-dev-server", stub, ...extra]);
     running.push(run.child);
     await run.waitFor(/Task pane {9}: http:\/\/localhost:\d+\/taskpane\.html/, 20000);
-    expect((await fetch(`http://127.0.0.1:${servicePort}/__control/status`)).status).toBe(200);
+    expect((await fetch(`http://127.0.0.1:${servicePort}/__control/status`, { headers: CONTROL })).status).toBe(200);
     if (extra.includes("--verbose")) await run.waitFor(/\[service\] GET \/__control\/status 200/, 5000);
     else await new Promise((r) => setTimeout(r, 500));
     run.child.kill("SIGTERM");

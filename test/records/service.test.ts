@@ -30,6 +30,7 @@ import {
   type WritebackDeps,
 } from "../../src/records";
 import type { Table } from "../../src/table/model";
+import { CONTROL } from "../helpers/control";
 
 let svc: ReferenceService;
 const conn = (over: Partial<Connection> = {}): Connection => ({
@@ -49,7 +50,7 @@ afterAll(async () => {
   await svc.close();
 });
 beforeEach(async () => {
-  const r = await fetch(`${svc.url}/__control/reset`, { method: "POST" });
+  const r = await fetch(`${svc.url}/__control/reset`, { method: "POST", headers: CONTROL });
   expect(r.status).toBe(200);
 });
 

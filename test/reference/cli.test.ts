@@ -20,6 +20,8 @@ describe("parseArgs", () => {
       quiet: true,
     });
     expect(parseArgs(["--port=4321"]).port).toBe(4321);
+    // CORS for the origins given (npm start passes its dev server's), in place of the default.
+    expect(parseArgs(["--allow-origin", "https://localhost:3100", "--allow-origin", "http://localhost:3100"]).allowedOrigins).toEqual(["https://localhost:3100", "http://localhost:3100"]);
   });
 
   test.each([
@@ -30,6 +32,9 @@ describe("parseArgs", () => {
     [["--dataset-rows", "financials=-1"], /key=count/],
     [["--absent", "snapshots"], /--absent takes/],
     [["--bogus"], /unknown argument '--bogus'/],
+    [["--allow-origin"], /--allow-origin needs a value/],
+    [["--allow-origin", "*"], /--allow-origin: '\*' is not an origin/],
+    [["--allow-origin", "https://localhost:3000/taskpane.html"], /not an http\(s\) origin/],
   ])("%j is refused with a clear message", (argv, message) => {
     expect(() => parseArgs(argv)).toThrow(message);
   });

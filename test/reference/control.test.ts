@@ -1,9 +1,13 @@
-/** Test hooks: fault, delay (incl. slow streaming), absent groups, request log, reset, loopback-only. */
+/** Test hooks: fault, delay (incl. slow streaming), absent groups, request log, reset; loopback-only, with their header, never from another origin's page. */
+import * as http from "node:http";
+import { execFile } from "node:child_process";
+import { promisify } from "node:util";
 import type { Manifest } from "../../src/contract/contract";
 import type { ReferenceService } from "../../src/reference/server";
 import { redactQuery } from "../../src/reference/control";
 import type { RequestLogEntry } from "../../src/reference/state";
 import { ACME_TOKEN, acme, control, get, json, start, type RequestLogReply } from "./helpers";
+import { CONTROL } from "../helpers/control";
 
 let svc: ReferenceService;
 beforeAll(async () => {
@@ -47,7 +51,7 @@ test("fault 429 carries Retry-After; 500 does not; other paths are untouched", a
 
 test("fault with a trailing * matches a prefix; preflights do not consume faults", async () => {
   await control(svc.url, "fault?path=/api/bi/*&status=503&count=1");
-  const pre = await fetch(svc.url + "/api/bi/v1/financials", { method: "OPTIONS", headers: { Origin: "https://x", "Access-Control-Request-Method": "GET" } });
+  const pre = await fetch(svc.url + "/api/bi/v1/financials", { method: "OPTIONS", headers: { Origin: "https://localhost:3000", "Access-Control-Request-Method": "GET" } });
   expect(pre.status).toBe(204);
   const res = await get(svc.url, "/api/bi/odata/v1", acme());
   expect(res.status).toBe(503);
@@ -55,7 +59,7 @@ test("fault with a trailing * matches a prefix; preflights do not consume faults
 });
 
 test("fault rejects a bad status", async () => {
-  const res = await fetch(svc.url + "/__control/fault?path=/x&status=200", { method: "POST" });
+  const res = await fetch(svc.url + "/__control/fault?path=/x&status=200", { method: "POST", headers: CONTROL });
   expect(res.status).toBe(400);
   expect((await json(res)).error).toBe("bad_request");
 });
@@ -131,12 +135,12 @@ test("absentGroups option starts a service with groups absent, and reset keeps t
 });
 
 test("absent rejects unknown group names", async () => {
-  const res = await fetch(svc.url + "/__control/absent?groups=snapshots", { method: "POST" });
+  const res = await fetch(svc.url + "/__control/absent?groups=snapshots", { method: "POST", headers: CONTROL });
   expect(res.status).toBe(400);
 });
 
 test("request log: method, path, redacted query, status; never credential values", async () => {
-  await fetch(svc.url + "/__control/requests", { method: "DELETE" });
+  await fetch(svc.url + "/__control/requests", { method: "DELETE", headers: CONTROL });
   await (await get(svc.url, `/api/bi/v1/manifest?company_api_token=${ACME_TOKEN}&x=1`)).arrayBuffer();
   await (await get(svc.url, `/api/bi/v1/financials?Company-Api-Token=${ACME_TOKEN}`)).arrayBuffer();
   await (await get(svc.url, "/api/bi/v1/nope", acme())).arrayBuffer();
@@ -175,7 +179,100 @@ test("reporting toggle switches a company's 403 on and off", async () => {
 });
 
 test("unknown control action → plain 404", async () => {
-  const res = await fetch(svc.url + "/__control/nope", { method: "POST" });
+  const res = await fetch(svc.url + "/__control/nope", { method: "POST", headers: CONTROL });
   expect(res.status).toBe(404);
   expect(await res.text()).toBe("Not Found");
 });
+
+// Finding 6 (issue #36): `/__control` checked only for a loopback peer, which a local browser is.
+describe("who may use the control hooks", () => {
+  /** A raw HTTP request (fetch cannot send another Host), with the service's answer. */
+  function raw(method: string, path: string, headers: Record<string, string>): Promise<{ status: number; body: string }> {
+    const { port } = new URL(svc.url);
+    return new Promise((resolve, reject) => {
+      const req = http.request({ host: "127.0.0.1", port, method, path, headers, setHost: false }, (res) => {
+        let body = "";
+        res.on("data", (d: Buffer) => (body += d.toString()));
+        res.on("end", () => resolve({ status: res.statusCode ?? 0, body }));
+      });
+      req.on("error", reject);
+      req.end();
+    });
+  }
+  const faults = async () => ((await control<{ faults: unknown[] }>(svc.url, "status", "GET")).faults);
+
+  test("without the X-PPM-Control header: 403, and nothing changes", async () => {
+    await control(svc.url, "fault?path=/api/x&status=503&count=unlimited");
+    for (const [method, action] of [["POST", "reset"], ["POST", "stop"], ["POST", "regenerate?company=acme&dataset=financials"], ["GET", "requests"], ["DELETE", "requests"], ["GET", "status"]]) {
+      const res = await fetch(`${svc.url}/__control/${action}`, { method });
+      expect(res.status).toBe(403);
+      const body = (await res.json()) as { error: string; message: string };
+      expect(body.error).toBe("control_refused");
+      expect(body.message).toContain("X-PPM-Control: 1");
+      const wrong = await fetch(`${svc.url}/__control/${action}`, { method, headers: { "X-PPM-Control": "yes" } });
+      expect(wrong.status).toBe(403);
+      await wrong.arrayBuffer();
+    }
+    expect(await faults()).toHaveLength(1);
+    expect((await get(svc.url, "/api/bi/v1/manifest", acme())).status).toBe(200);
+  });
+
+  test("from a page on another origin: 403 even with the header (a preflight would have been refused first)", async () => {
+    await control(svc.url, "fault?path=/api/x&status=503&count=unlimited");
+    const res = await fetch(`${svc.url}/__control/reset`, { method: "POST", headers: { ...CONTROL, Origin: "https://evil.example.com" } });
+    expect(res.status).toBe(403);
+    expect(res.headers.get("access-control-allow-origin")).toBeNull();
+    expect(await faults()).toHaveLength(1);
+    const pre = await fetch(`${svc.url}/__control/reset`, { method: "OPTIONS", headers: { Origin: "https://evil.example.com", "Access-Control-Request-Method": "POST", "Access-Control-Request-Headers": "x-ppm-control" } });
+    expect(pre.status).toBe(403);
+    // The dev server's page (the browser preview's toolbar) passes: preflight allows the header, the call works.
+    const ours = await fetch(`${svc.url}/__control/reset`, { method: "OPTIONS", headers: { Origin: "https://localhost:3000", "Access-Control-Request-Method": "POST", "Access-Control-Request-Headers": "x-ppm-control" } });
+    expect(ours.status).toBe(204);
+    expect(list(ours.headers.get("access-control-allow-headers"))).toContain("x-ppm-control");
+    const reset = await fetch(`${svc.url}/__control/reset`, { method: "POST", headers: { ...CONTROL, Origin: "https://localhost:3000" } });
+    expect(reset.status).toBe(200);
+    expect(reset.headers.get("access-control-allow-origin")).toBe("https://localhost:3000");
+    expect(await faults()).toEqual([]);
+  });
+
+  test("a Host that does not name this machine (DNS rebinding) is refused with 421, for every path", async () => {
+    await control(svc.url, "fault?path=/api/x&status=503&count=unlimited");
+    const { port } = new URL(svc.url);
+    for (const host of [`rebind.evil.example:${port}`, "evil.example", `127.0.0.1.evil.example:${port}`, `localhost.evil.example:${port}`, ""]) {
+      const c = await raw("POST", "/__control/reset", { ...CONTROL, Host: host });
+      expect(c.status).toBe(421);
+      const m = await raw("GET", "/api/bi/v1/manifest", { ...acme(), Host: host });
+      expect(m.status).toBe(421);
+    }
+    expect(await faults()).toHaveLength(1);
+    for (const host of [`127.0.0.1:${port}`, `localhost:${port}`, `LOCALHOST:${port}`, "localhost", `[::1]:${port}`]) {
+      expect((await raw("GET", "/__control/status", { ...CONTROL, Host: host })).status).toBe(200);
+    }
+  });
+
+  test("the stopped service's standby listener applies the same rules", async () => {
+    const stop = await control<{ start: string }>(svc.url, "stop");
+    const start = stop.start;
+    expect((await fetch(start, { method: "POST" })).status).toBe(403);
+    expect((await fetch(start, { method: "POST", headers: { ...CONTROL, Origin: "https://evil.example.com" } })).status).toBe(403);
+    const pre = await fetch(start, { method: "OPTIONS", headers: { Origin: "https://evil.example.com", "Access-Control-Request-Method": "POST", "Access-Control-Request-Headers": "x-ppm-control" } });
+    expect(pre.status).toBe(403);
+    expect((await fetch(start, { method: "POST", headers: CONTROL })).status).toBe(200);
+    await new Promise((r) => setTimeout(r, 150));
+    expect((await get(svc.url, "/api/bi/v1/manifest", acme())).status).toBe(200);
+  });
+
+  test("the curl the docs and the preview's toolbar show works, and the same call without the header does not", async () => {
+    // Exactly the toolbar's hint (header after the address), run by curl (asynchronously: the service is in this process).
+    const status = async (args: string[]) => (await run("curl", ["-s", "-o", "/dev/null", "-w", "%{http_code}", ...args])).stdout;
+    const url = `${svc.url}/__control/fault?path=%2Fapi%2Fx&count=0`;
+    expect(await status(["-X", "POST", url, "-H", "X-PPM-Control: 1"])).toBe("200");
+    expect(await status(["-X", "POST", url])).toBe("403");
+  });
+});
+
+const run = promisify(execFile);
+
+function list(v: string | null): string[] {
+  return (v ?? "").split(",").map((x) => x.trim().toLowerCase()).filter((x) => x !== "");
+}

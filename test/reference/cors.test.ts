@@ -1,5 +1,6 @@
 /** CORS for a task pane on another origin: preflights, allowed request headers, exposed response headers. */
 import type { ReferenceService } from "../../src/reference/server";
+import { allowedOrigins, DEFAULT_ALLOWED_ORIGINS } from "../../src/reference/cors";
 import { acme, start } from "./helpers";
 
 const ORIGIN = "https://localhost:3000";
@@ -67,13 +68,19 @@ describe("with exposed headers (default)", () => {
     }
   });
 
-  test("a Private Network Access preflight is allowed", async () => {
-    const res = await fetch(svc.url + "/api/bi/v1/financials", {
-      method: "OPTIONS",
-      headers: { Origin: "https://addin.example.com", "Access-Control-Request-Method": "GET", "Access-Control-Request-Private-Network": "true" },
-    });
-    expect(res.status).toBe(204);
-    expect(res.headers.get("access-control-allow-private-network")).toBe("true");
+  test("a Private Network Access preflight is allowed from the add-in's origin, and refused from any other", async () => {
+    const ask = (origin: string) =>
+      fetch(svc.url + "/api/bi/v1/financials", {
+        method: "OPTIONS",
+        headers: { Origin: origin, "Access-Control-Request-Method": "GET", "Access-Control-Request-Private-Network": "true" },
+      });
+    const ours = await ask(ORIGIN);
+    expect(ours.status).toBe(204);
+    expect(ours.headers.get("access-control-allow-private-network")).toBe("true");
+    const theirs = await ask("https://evil.example.com");
+    expect(theirs.status).toBe(403);
+    expect(theirs.headers.get("access-control-allow-private-network")).toBeNull();
+    expect(theirs.headers.get("access-control-allow-origin")).toBeNull();
   });
 
   test("dataset responses vary on the credential headers too", async () => {
@@ -82,11 +89,30 @@ describe("with exposed headers (default)", () => {
     expect(list(res.headers.get("vary"))).toEqual(expect.arrayContaining(["origin", "company-api-token", "authorization"]));
   });
 
-  test("without Origin the response allows any origin", async () => {
+  test("without Origin (not a browser) the response carries no CORS header, and no wildcard", async () => {
     const res = await fetch(svc.url + "/api/bi/v1/manifest", { headers: acme() });
     await res.arrayBuffer();
-    expect(res.headers.get("access-control-allow-origin")).toBe("*");
+    expect(res.status).toBe(200);
+    expect(res.headers.get("access-control-allow-origin")).toBeNull();
   });
+
+  // Finding 6 (issue #36): the service reflected any Origin.
+  test.each(["https://evil.example.com", "http://localhost:3001", "https://localhost", "null", "http://127.0.0.1:3000"])(
+    "a page on %s gets no CORS header on any answer, and its preflights are refused",
+    async (origin) => {
+      for (const path of ["/api/bi/v1/financials", "/api/bi/v1/manifest", "/nope"]) {
+        const res = await fetch(svc.url + path, { headers: acme({ Origin: origin }) });
+        await res.arrayBuffer();
+        expect(res.headers.get("access-control-allow-origin")).toBeNull();
+        expect(res.headers.get("access-control-expose-headers")).toBeNull();
+        expect(list(res.headers.get("vary"))).toContain("origin");
+        const pre = await fetch(svc.url + path, { method: "OPTIONS", headers: { Origin: origin, "Access-Control-Request-Method": "GET", "Access-Control-Request-Headers": "company-api-token" } });
+        expect(pre.status).toBe(403);
+        expect(pre.headers.get("access-control-allow-origin")).toBeNull();
+        expect(pre.headers.get("access-control-allow-headers")).toBeNull();
+      }
+    },
+  );
 
   test("304 responses carry CORS headers", async () => {
     const first = await fetch(svc.url + "/api/bi/v1/financials", { headers: acme({ Origin: ORIGIN }) });
@@ -124,5 +150,26 @@ describe("exposeHeaders: false", () => {
       headers: { Origin: ORIGIN, "Access-Control-Request-Method": "GET", "Access-Control-Request-Headers": "company-api-token" },
     });
     expect(res.status).toBe(204);
+  });
+});
+
+describe("allowed origins", () => {
+  test("are the dev server's by default, and exactly those given otherwise", async () => {
+    expect(DEFAULT_ALLOWED_ORIGINS).toEqual(["https://localhost:3000", "http://localhost:3000"]);
+    const svc = await start({ allowedOrigins: ["http://localhost:41234"] });
+    try {
+      const pre = (origin: string) => fetch(svc.url + "/api/bi/v1/manifest", { method: "OPTIONS", headers: { Origin: origin, "Access-Control-Request-Method": "GET" } }).then((r) => r.status);
+      expect(await pre("http://localhost:41234")).toBe(204);
+      expect(await pre("https://localhost:3000")).toBe(403);
+    } finally {
+      await svc.close();
+    }
+  });
+
+  test("anything that is not an http(s) origin is refused at start", async () => {
+    for (const bad of ["*", "null", "localhost:3000", "https://localhost:3000/taskpane.html", "ftp://localhost", "https://user:pw@localhost:3000"]) {
+      await expect(start({ allowedOrigins: [bad] })).rejects.toThrow(/origin/);
+    }
+    expect([...allowedOrigins(["https://LocalHost:3000/", "http://localhost:80"])]).toEqual(["https://localhost:3000", "http://localhost"]);
   });
 });

@@ -4,6 +4,7 @@ import { TRICKY_TEXT } from "../../src/reference/data";
 import type { ReferenceService } from "../../src/reference/server";
 import type { Manifest } from "../../src/contract/contract";
 import { acme, control, get, json, start, type ExportReply, type RegenerateReply } from "./helpers";
+import { CONTROL } from "../helpers/control";
 
 let svc: ReferenceService;
 beforeAll(async () => {
@@ -313,7 +314,7 @@ describe("regeneration", () => {
   });
 
   test("regenerate rejects unknown company or dataset", async () => {
-    const res = await fetch(svc.url + "/__control/regenerate?company=acme&dataset=nope", { method: "POST" });
+    const res = await fetch(svc.url + "/__control/regenerate?company=acme&dataset=nope", { method: "POST", headers: CONTROL });
     expect(res.status).toBe(400);
     expect((await json(res)).error).toBe("bad_request");
   });

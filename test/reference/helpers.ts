@@ -2,6 +2,7 @@
 import type { ColumnDef } from "../../src/contract/contract";
 import { startReferenceService, type ReferenceService, type ReferenceServiceOptions } from "../../src/reference/server";
 import type { RequestLogEntry } from "../../src/reference/state";
+import { CONTROL } from "../helpers/control";
 
 /** One row of a list, export or OData body, as the tests read it. */
 export type Row = Record<string, unknown>;
@@ -64,7 +65,7 @@ export async function get(base: string, path: string, headers: Record<string, st
 
 /** Calls a control hook; `T` is the shape the test expects of its JSON answer (not checked). */
 export async function control<T = Row>(base: string, pathAndQuery: string, method = "POST"): Promise<T> {
-  const res = await fetch(base + "/__control/" + pathAndQuery, { method });
+  const res = await fetch(base + "/__control/" + pathAndQuery, { method, headers: CONTROL });
   if (!res.ok) throw new Error(`control ${pathAndQuery} answered ${res.status}: ${await res.text()}`);
   return (await res.json()) as T;
 }

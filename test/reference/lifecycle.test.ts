@@ -5,6 +5,7 @@
  */
 import * as net from "node:net";
 import { startReferenceService, type ReferenceService } from "../../src/reference/server";
+import { CONTROL } from "../helpers/control";
 
 const TOKEN = "demo-acme-token";
 let svc: ReferenceService;
@@ -17,7 +18,7 @@ afterEach(async () => {
 });
 
 const post = async (url: string) => {
-  const res = await fetch(url, { method: "POST" });
+  const res = await fetch(url, { method: "POST", headers: CONTROL });
   return { status: res.status, body: (await res.json()) as Record<string, unknown> };
 };
 const manifest = () => fetch(`${svc.url}/api/bi/v1/manifest`, { headers: { "Company-Api-Token": TOKEN } });
@@ -41,16 +42,16 @@ describe("stop and start", () => {
     for (let i = 0; i < 20 && !(await refused(svc.port)); i++) await new Promise((r) => setTimeout(r, 25));
     expect(await refused(svc.port)).toBe(true);
     await expect(manifest()).rejects.toThrow();
-    const status = (await (await fetch(start.replace(/start$/, "status"))).json()) as unknown;
+    const status = (await (await fetch(start.replace(/start$/, "status"), { headers: CONTROL })).json()) as unknown;
     expect(status).toMatchObject({ running: false, start });
     expect(await post(start)).toMatchObject({ status: 200, body: { ok: true, running: true, url: svc.url } });
     expect((await manifest()).status).toBe(200);
-    expect(await (await fetch(`${svc.url}/__control/status`)).json()).toMatchObject({ running: true });
+    expect(await (await fetch(`${svc.url}/__control/status`, { headers: CONTROL })).json()).toMatchObject({ running: true });
   });
 
   it("while stopped, the standby listener answers only start and status (503 otherwise); close() works while stopped", async () => {
     const a = await post(`${svc.url}/__control/stop`);
-    const other = await fetch(String(a.body.start).replace(/start$/, "reset"), { method: "POST" });
+    const other = await fetch(String(a.body.start).replace(/start$/, "reset"), { method: "POST", headers: CONTROL });
     expect(other.status).toBe(503);
     expect(await other.json()).toMatchObject({ error: "stopped" });
   });
@@ -60,7 +61,7 @@ describe("failures until cleared", () => {
   it("status=drop closes the connection without an answer; count=unlimited keeps failing until count=0", async () => {
     expect(await post(`${svc.url}/__control/fault?path=/api/*&status=drop&count=unlimited`)).toMatchObject({ status: 200, body: { status: "drop", count: "unlimited" } });
     for (let i = 0; i < 4; i++) await expect(manifest()).rejects.toThrow(/fetch failed/);
-    expect(await (await fetch(`${svc.url}/__control/status`)).json()).toMatchObject({ faults: [{ path: "/api/*", status: "drop", remaining: "unlimited" }] });
+    expect(await (await fetch(`${svc.url}/__control/status`, { headers: CONTROL })).json()).toMatchObject({ faults: [{ path: "/api/*", status: "drop", remaining: "unlimited" }] });
     await post(`${svc.url}/__control/fault?path=/api/*&count=0`);
     expect((await manifest()).status).toBe(200);
     await post(`${svc.url}/__control/fault?path=/api/*&status=503&count=unlimited&retryAfter=0`);

@@ -7,6 +7,7 @@ import type { ReferenceService } from "../../src/reference/server";
 import { planDelta, type TableRows } from "../../src/refresh/delta";
 import type { CellValue } from "../../src/table/model";
 import { acme, control, get, json, start } from "./helpers";
+import { CONTROL } from "../helpers/control";
 
 let svc: ReferenceService;
 beforeAll(async () => {
@@ -150,7 +151,7 @@ test("an empty export gets added rows (at least one for any fraction above 0); r
 test("bad fractions or seed → 400 bad_request, and nothing is regenerated", async () => {
   const before = await exportOf(svc.url, "financials");
   for (const q of ["changed=2", "changed=abc", "added=-0.1", "removed=1e-3", "changed=0.1&seed=-1", "changed=0.1&seed=x", "changed=0.1&seed=4294967296"]) {
-    const res = await fetch(`${svc.url}/__control/regenerate?company=acme&dataset=financials&${q}`, { method: "POST" });
+    const res = await fetch(`${svc.url}/__control/regenerate?company=acme&dataset=financials&${q}`, { method: "POST", headers: CONTROL });
     expect(res.status).toBe(400);
     const body = await json(res);
     expect(body.error).toBe("bad_request");

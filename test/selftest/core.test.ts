@@ -7,7 +7,7 @@ import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import { spawnSync } from "child_process";
-import { Scrubber, shapeOf } from "../../src/selftest/core/scrub";
+import { RankMaps, Scrubber, shapeOf } from "../../src/selftest/core/scrub";
 import { parseTranscript, TRANSCRIPT_FORMAT, type Transcript } from "../../src/selftest/core/transcript";
 import { mapIds, mapRequestIds, replayTranscript, type HostReply } from "../../src/selftest/core/replay";
 import { formatTable, parseReport, reportPassed, type SelfTestReport } from "../../src/selftest/core/report";
@@ -23,7 +23,7 @@ describe("placeholders", () => {
   });
 
   it("are consistent and never shared by two texts (ignoring case, as Excel names are)", () => {
-    const s = new Scrubber(() => 0.5);
+    const s = new Scrubber();
     const a = s.text("Budget");
     expect(s.text("Budget")).toBe(a);
     const b = s.text("Actual");
@@ -35,16 +35,33 @@ describe("placeholders", () => {
     expect(s.text("#N/A")).toBe("#N/A");
   });
 
-  it("map numbers through one increasing map, so order is kept and no number stays", () => {
-    const s = new Scrubber(() => 0.25);
-    const xs = [-3, 0, 1, 2.5, 45000.25];
-    const ys = xs.map((x) => s.number(x));
-    expect(ys.every((y, i) => i === 0 || y > ys[i - 1])).toBe(true);
-    expect(ys.some((y, i) => y === xs[i])).toBe(false);
+  it("map numbers per column by a random rank order: equal stays equal within a column, nothing else (#36)", () => {
+    const ranks = new RankMaps();
+    const xs = [-3, 0, 1, 2.5, 45000.25, 1, -0];
+    for (const x of xs) ranks.collect(x, 0);
+    for (const x of [2026, 2027, 1]) ranks.collect(x, 1);
+    const distinct = [-3, 0, 1, 2.5, 45000.25];
+    const mapped = distinct.map((x) => ranks.map(x, 0));
+    // Distinct whole numbers from 1 on, one per distinct number; equal where the original is equal (-0 is 0).
+    expect(new Set(mapped).size).toBe(distinct.length);
+    expect(mapped.every((y) => Number.isInteger(y) && y >= 1)).toBe(true);
+    expect(ranks.map(1, 0)).toBe(mapped[2]);
+    expect(ranks.map(-0, 0)).toBe(ranks.map(0, 0));
+    // Another column has a map of its own.
+    expect(new Set([2026, 2027, 1].map((x) => ranks.map(x, 1))).size).toBe(3);
+    expect(() => ranks.map(42, 0)).toThrow(/did not see/);
+    // The values are random gaps added up, dealt out in a random order: with draws that keep the
+    // order the values are the gaps alone; with draws that reverse it, so is the order.
+    const keep = new RankMaps(() => 0.999);
+    for (const x of [1, 2, 1000, 1e9]) keep.collect(x, 0);
+    expect([1, 2, 1000, 1e9].map((x) => keep.map(x, 0))).toEqual([1000, 2000, 3000, 4000]);
+    const flip = new RankMaps(() => 0);
+    for (const x of [1, 2, 1000, 1e9]) flip.collect(x, 0);
+    expect([1, 2, 1000, 1e9].map((x) => flip.map(x, 0))).toEqual([2, 3, 4, 1]);
   });
 
   it("map formulas' text literals, sheet names and structured references, keeping functions and references", () => {
-    const s = new Scrubber(() => 0.5);
+    const s = new Scrubber();
     const budget = s.text("budget");
     const sheet = s.text("My data");
     expect(s.formula("=[@budget]*2")).toBe(`=[@${budget}]*2`);
@@ -156,11 +173,14 @@ describe("the self-test variant's manifest", () => {
   const xmllint = spawnSync("xmllint", ["--version"]).status === 0;
   const schema = path.join(root, "..", "shared", "schemas", "office-addin-manifest", "OfficeAppManifestV1_1.xsd");
   (xmllint && fs.existsSync(schema) ? it : it.skip)("validates against the manifest schema (xmllint, offline)", () => {
-    const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "ppm-manifest-")), "manifest-selftest.xml");
-    fs.writeFileSync(file, variant);
-    const r = spawnSync("xmllint", ["--noout", "--nonet", "--schema", schema, file], { encoding: "utf8" });
-    expect(r.stderr).toContain("validates");
-    expect(r.status).toBe(0);
+    // Also with this run's nonce and ports in the page's address (issue #36), its & escaped.
+    for (const text of [variant, selfTestManifest(source, "https://localhost:3000", { testServerPort: "4201", nonce: "ab".repeat(16), service: "http://localhost:4100" })]) {
+      const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "ppm-manifest-")), "manifest-selftest.xml");
+      fs.writeFileSync(file, text);
+      const r = spawnSync("xmllint", ["--noout", "--nonet", "--schema", schema, file], { encoding: "utf8" });
+      expect(r.stderr).toContain("validates");
+      expect(r.status).toBe(0);
+    }
   });
 });
 

@@ -10,6 +10,7 @@ import { runKit, SCENARIOS, SELFTEST_MARK, SETUP } from "../../src/selftest/scen
 import { BridgeRecorder } from "../../src/selftest/recorder";
 import { replayTranscript, formatReplay } from "../../src/selftest/core/replay";
 import { TRANSCRIPT_FORMAT, TRANSCRIPT_VERSION, type Transcript } from "../../src/selftest/core/transcript";
+import { CONTROL } from "../helpers/control";
 
 let service: ReferenceService;
 const g = globalThis as unknown as { Excel?: unknown };
@@ -46,7 +47,7 @@ describe("the kit never touches a workbook it did not create", () => {
     expect(actions.filter((a) => a.ActionType === 4)).toEqual([]);
     expect(actions.filter((a) => a.ActionType === 3 && !/^_(Keep|Remove)/.test(a.Name)).map((a) => a.Name)).toEqual([]);
     // Nothing was asked of the service either.
-    const log = (await (await fetch(`${service.url}/__control/requests`)).json()) as { requests: unknown[] };
+    const log = (await (await fetch(`${service.url}/__control/requests`, { headers: CONTROL })).json()) as { requests: unknown[] };
     expect(log.requests).toEqual([]);
   });
 

@@ -6,6 +6,7 @@
  */
 import * as fs from "fs";
 import * as path from "path";
+import { mulberry32 } from "../../bench/random";
 import { readTranscriptFile } from "../../src/selftest/cli/hostReplay";
 import { replayOnEmulatedHost } from "../../src/selftest/cli/replayHost";
 import { formatReplay } from "../../src/selftest/core/replay";
@@ -135,6 +136,84 @@ describe("scrubbing", () => {
     expect(texts.size).toBeGreaterThan(200);
     expect(numbers.size).toBeGreaterThan(500);
   });
+
+  /**
+   * Every number of a `Values` block, with its scrubbed counterpart, per column position: the two
+   * transcripts have the same shape, so they are walked side by side.
+   */
+  function numberPairs(a: unknown, b: unknown, out = new Map<number, Array<[number, number]>>()): Map<number, Array<[number, number]>> {
+    if (Array.isArray(a) && Array.isArray(b)) a.forEach((x, i) => numberPairs(x, b[i], out));
+    else if (a && typeof a === "object" && b && typeof b === "object") {
+      for (const [k, x] of Object.entries(a)) {
+        const y = (b as Record<string, unknown>)[k];
+        if (k === "Values" && Array.isArray(x) && Array.isArray(y)) {
+          x.forEach((row: unknown, i) => {
+            if (!Array.isArray(row)) return;
+            row.forEach((c: unknown, j) => {
+              const d = ((y[i] as unknown[]) ?? [])[j];
+              if (typeof c === "number" && typeof d === "number") (out.get(j) ?? out.set(j, []).get(j)!).push([c, d]);
+            });
+          });
+        } else numberPairs(x, y, out);
+      }
+    }
+    return out;
+  }
+
+  /** The least-squares line x ≈ a·y + b through `pairs` ([x, y]). */
+  function fit(pairs: Array<[number, number]>): (y: number) => number {
+    const n = pairs.length;
+    const my = pairs.reduce((s, [, y]) => s + y, 0) / n;
+    const mx = pairs.reduce((s, [x]) => s + x, 0) / n;
+    const syy = pairs.reduce((s, [, y]) => s + (y - my) ** 2, 0);
+    const sxy = pairs.reduce((s, [x, y]) => s + (x - mx) * (y - my), 0);
+    const a = syy === 0 ? 0 : sxy / syy;
+    return (y) => a * (y - my) + mx;
+  }
+
+  /**
+   * How many of a column's distinct numbers `line` gives back: nearer to the number than to any
+   * other number of the column (so rounding to the column's own numbers would name it).
+   */
+  function recovered(pairs: Array<[number, number]>, line: (y: number) => number): number {
+    const byX = new Map(pairs);
+    const xs = [...byX.keys()].sort((a, b) => a - b);
+    return xs.filter((x, i) => Math.abs(line(byX.get(x)!) - x) < Math.min(i > 0 ? x - xs[i - 1] : Infinity, i < xs.length - 1 ? xs[i + 1] - x : Infinity) / 2).length;
+  }
+
+  it("finding 7: no linear fit gives the numbers back, not even the best one per column, nor one learnt from a known column", () => {
+    for (const seed of [1, 2, 3]) {
+      const s = scrubTranscript(original, mulberry32(seed)); // seeded: the same scrub every run
+      const columns = [...numberPairs(original.scenarios, s.scenarios)].map(([j, pairs]) => ({ j, pairs, distinct: new Set(pairs.map(([x]) => x)).size }));
+      const rich = columns.filter((c) => c.distinct >= 20);
+      expect(rich.length).toBeGreaterThanOrEqual(5); // budgets, costs, ids, variances, serial dates…
+      // No more than chance names (a line through a column's numbers is nearest to one or two of
+      // them whatever the map); before #36 a line gave back every one.
+      const chance = (c: { distinct: number }) => Math.max(3, c.distinct * 0.02);
+      // The attack of the finding: a column whose values are known (the fiscal years, few and
+      // guessable) gives the map, and the map gives every other number.
+      const known = columns.filter((c) => c.distinct >= 2).sort((a, b) => a.distinct - b.distinct)[0];
+      const learnt = fit(known.pairs);
+      for (const c of rich.filter((r) => r.j !== known.j)) expect([seed, c.j, recovered(c.pairs, learnt) <= chance(c)]).toEqual([seed, c.j, true]);
+      // Nor the best line for a column, fitted on all its true pairs.
+      for (const c of rich) expect([seed, c.j, recovered(c.pairs, fit(c.pairs)) <= chance(c)]).toEqual([seed, c.j, true]);
+      // What survives: equality within a column (the same number, the same placeholder).
+      for (const c of columns) {
+        const seen = new Map<number, number>();
+        for (const [x, y] of c.pairs) expect(seen.get(x) ?? seen.set(x, y).get(x)).toBe(y);
+      }
+    }
+  });
+
+  it("a scrubbed transcript with one cell's type altered shows that column's difference", async () => {
+    const t = clone(scrubbed);
+    const hit = exchanges(t).find(({ x }) => x.answer.kind === "response" && JSON.stringify(x.answer.body).includes('"Values":[[') && (x.answer.body as Body).Results?.some((r) => typeof (r.Value as { Values?: unknown[][] })?.Values?.[1]?.[3] === "number"));
+    expect(hit).toBeDefined();
+    const r = (hit!.x.answer as { body: Body }).body.Results!.find((v) => typeof (v.Value as { Values?: unknown[][] })?.Values?.[1]?.[3] === "number")!;
+    (r.Value as { Values: unknown[][] }).Values[1][3] = "text now";
+    const report = await replayOnEmulatedHost(t);
+    expect(report.differences).toEqual([expect.objectContaining({ kind: "value", where: expect.stringMatching(/\.Values\[\*\]\[3\]$/) as unknown })]);
+  }, 60_000);
 
   it("keeps the shape: same-shaped placeholders, the same number of requests, formats and error codes", () => {
     expect(scrubbed.scrubbed).toBe(true);

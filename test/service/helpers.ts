@@ -4,6 +4,7 @@
  */
 import type { Connection } from "../../src/service";
 import { PpmError } from "../../src/service";
+import { CONTROL } from "../helpers/control";
 
 export const ACME_TOKEN = "demo-acme-token";
 export const GLOBEX_TOKEN = "demo-globex-token";
@@ -20,7 +21,7 @@ export function globex(baseUrl: string, extra: Partial<Connection> = {}): Connec
 
 /** POSTs a control action of the reference service (`regenerate?company=acme&dataset=financials`, ...). */
 export async function control(baseUrl: string, action: string): Promise<unknown> {
-  const r = await fetch(`${baseUrl}/__control/${action}`, { method: "POST" });
+  const r = await fetch(`${baseUrl}/__control/${action}`, { method: "POST", headers: CONTROL });
   if (!r.ok) throw new Error(`control ${action} failed: ${r.status} ${await r.text()}`);
   return r.json();
 }
@@ -33,13 +34,13 @@ export interface LoggedRequest {
 }
 
 export async function requestLog(baseUrl: string): Promise<LoggedRequest[]> {
-  const r = await fetch(`${baseUrl}/__control/requests`);
+  const r = await fetch(`${baseUrl}/__control/requests`, { headers: CONTROL });
   const body = (await r.json()) as { requests: LoggedRequest[] };
   return body.requests.filter((q) => !q.path.startsWith("/__control/"));
 }
 
 export async function clearLog(baseUrl: string): Promise<void> {
-  await fetch(`${baseUrl}/__control/requests`, { method: "DELETE" });
+  await fetch(`${baseUrl}/__control/requests`, { method: "DELETE", headers: CONTROL });
 }
 
 /** The URL a `fetch` was called with, whichever of its input forms was used. */

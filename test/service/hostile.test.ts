@@ -7,6 +7,7 @@ import { startReferenceService, type ReferenceService } from "../../src/referenc
 import { PpmClient, PpmError, parseCsvText, type DatasetFormat } from "../../src/service";
 import { csvRecords, startHostileService, type HostileService, type Upstream } from "../helpers/hostileService";
 import { acme, expectPpmError } from "./helpers";
+import { CONTROL } from "../helpers/control";
 
 let ref: ReferenceService;
 let svc: HostileService;
@@ -21,7 +22,7 @@ afterAll(async () => {
 });
 beforeEach(async () => {
   svc.clear();
-  await fetch(`${ref.url}/__control/reset`, { method: "POST" });
+  await fetch(`${ref.url}/__control/reset`, { method: "POST", headers: CONTROL });
 });
 
 const client = (opts: ConstructorParameters<typeof PpmClient>[1] = {}) => new PpmClient(acme(svc.url), { retries: 0, ...opts });
@@ -203,7 +204,7 @@ describe("item 6: CSV and OData cut at a row boundary", () => {
   it("a newer export than the manifest described is checked against the fresh manifest", async () => {
     const c = client();
     await c.manifest();
-    await fetch(`${ref.url}/__control/regenerate?company=acme&dataset=financials`, { method: "POST" });
+    await fetch(`${ref.url}/__control/regenerate?company=acme&dataset=financials`, { method: "POST", headers: CONTROL });
     const r = await c.fetchDataset("financials", { format: "csv", conditional: false });
     expect(r.status === "updated" && r.table.rows.length).toBe(120);
     svc.on(PATH.csv, cutCsv(100));

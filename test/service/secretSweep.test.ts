@@ -16,6 +16,7 @@ import { refreshTable } from "../../src/workbook/refresh";
 import { describeError, describeFailure } from "../../src/taskpane/errorView";
 import { Workbook, createRequestContext, serializeWorkbook } from "../../src/emulator";
 import { csvRecords, echoAll, echoedForms, startHostileService, type Behaviour, type HostileService } from "../helpers/hostileService";
+import { CONTROL } from "../helpers/control";
 
 const ROOT = path.resolve(__dirname, "../..");
 const BIN = path.join(ROOT, "bin/ppm.js");
@@ -138,7 +139,7 @@ function errorTexts(e: unknown): string {
 describe("secret redaction on every error path", () => {
   beforeEach(async () => {
     svc.clear();
-    await fetch(`${ref.url}/__control/reset`, { method: "POST" });
+    await fetch(`${ref.url}/__control/reset`, { method: "POST", headers: CONTROL });
   });
 
   it("(control) the token's Base64, Base64url and unpadded forms all differ", () => {
@@ -228,7 +229,7 @@ describe("secret redaction in CLI output", () => {
     await Promise.all(pool.map((p) => p.close()));
   });
   beforeEach(async () => {
-    await fetch(`${ref.url}/__control/reset`, { method: "POST" });
+    await fetch(`${ref.url}/__control/reset`, { method: "POST", headers: CONTROL });
   });
 
   function ppm(args: string[]): Promise<string> {

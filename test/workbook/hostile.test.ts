@@ -13,6 +13,7 @@ import { describeError, describeFailure } from "../../src/taskpane/errorView";
 import { Workbook, createRequestContext, serializeWorkbook, toWorkbookFile } from "../../src/emulator";
 import { csvRecords, startHostileService, type HostileService } from "../helpers/hostileService";
 import type { DatasetFormat } from "../../src/service";
+import { CONTROL } from "../helpers/control";
 
 const TOKEN = "demo-acme-token";
 let ref: ReferenceService;
@@ -28,7 +29,7 @@ afterAll(async () => {
 });
 beforeEach(async () => {
   svc.clear();
-  await fetch(`${ref.url}/__control/reset`, { method: "POST" });
+  await fetch(`${ref.url}/__control/reset`, { method: "POST", headers: CONTROL });
 });
 
 const client = () => new PpmClient({ id: "conn-acme", name: "Acme", baseUrl: svc.url, token: TOKEN }, { retries: 0 });
@@ -104,7 +105,7 @@ describe("refresh of a cut or foreign answer leaves the previous table exactly a
     const wb = new Workbook();
     const first = await firstImport(wb, format);
     expect(first.rowCount).toBe(120);
-    await fetch(`${ref.url}/__control/regenerate?company=acme&dataset=financials`, { method: "POST" });
+    await fetch(`${ref.url}/__control/regenerate?company=acme&dataset=financials`, { method: "POST", headers: CONTROL });
     svc.on(PATH[format], behaviour);
     const before = toWorkbookFile(wb);
     const report = await refreshTable(createRequestContext(wb), first.binding.id, sourceFromClient(client()), { secrets: [TOKEN] });

@@ -14,6 +14,7 @@ import { refreshTable } from "../../src/workbook/refresh";
 import { readBindings } from "../../src/workbook/bindingStore";
 import { Workbook, createRequestContext, inspect, loadWorkbook, seed, serializeWorkbook, toWorkbookFile } from "../../src/emulator";
 import type { Table } from "../../src/table/model";
+import { CONTROL } from "../helpers/control";
 
 const TOKEN = "demo-acme-token";
 let svc: ReferenceService;
@@ -81,7 +82,7 @@ it("refreshes a saved workbook with only the binding and a token: 304 first, new
   expect(requests).toBe(1);
   expect(reopened.stats.cellsWritten).toBe(cells);
 
-  const regen = await fetch(`${svc.url}/__control/regenerate?company=acme&dataset=financials`, { method: "POST" });
+  const regen = await fetch(`${svc.url}/__control/regenerate?company=acme&dataset=financials`, { method: "POST", headers: CONTROL });
   expect(regen.ok).toBe(true);
   const second = await refreshTable(createRequestContext(reopened), binding.id, sourceFromClient(colleague), { applyQuery: identity, secrets: [TOKEN] });
   expect(second.outcome).toBe("updated");
@@ -140,7 +141,7 @@ it("refresh re-applies the stored local query with the query engine", async () =
     query,
   });
   expect(first.binding.columns.map((c) => c.name)).toEqual(["project_id", "fiscal_year", "budget"]);
-  const regen = await fetch(`${svc.url}/__control/regenerate?company=acme&dataset=financials`, { method: "POST" });
+  const regen = await fetch(`${svc.url}/__control/regenerate?company=acme&dataset=financials`, { method: "POST", headers: CONTROL });
   expect(regen.ok).toBe(true);
   const report = await refreshTable(createRequestContext(wb), first.binding.id, sourceFromClient(client));
   // A regeneration moves actual costs only: with the query re-applied, this table's rows are the
@@ -179,7 +180,7 @@ it("a summary ($apply) is imported and refreshed through the streaming sink, equ
   expect(first.rowCount).toBe(before.rows.length);
   expect(inspect(wb, `'financials (json)'!A3:D${before.rows.length + 2}`).values).toEqual(before.rows);
 
-  await fetch(`${svc.url}/__control/regenerate?company=acme&dataset=financials`, { method: "POST" });
+  await fetch(`${svc.url}/__control/regenerate?company=acme&dataset=financials`, { method: "POST", headers: CONTROL });
   const report = await refreshTable(createRequestContext(wb), first.binding.id, sourceFromClient(client));
   expect(report.outcome).toBe("updated");
   const after = await expectedFor();

@@ -24,6 +24,7 @@ import {
 } from "../../src/workbook/writeback";
 import { confirmWriteback, discardHeld, MARK_FILL, prepareForEditing, prepareWriteback, recordsServiceFrom, type WritebackDeps } from "../../src/records";
 import { createExcelNamespace, inspect, Workbook } from "../../src/emulator";
+import { CONTROL } from "../helpers/control";
 
 let svc: ReferenceService;
 beforeAll(async () => {
@@ -33,7 +34,7 @@ afterAll(async () => {
   await svc.close();
 });
 beforeEach(async () => {
-  await fetch(`${svc.url}/__control/reset`, { method: "POST" });
+  await fetch(`${svc.url}/__control/reset`, { method: "POST", headers: CONTROL });
 });
 
 async function importProjects() {
@@ -249,7 +250,7 @@ describe("write-back in the workbook emulator", () => {
     await t.type("pt_acme_0001", BUDGET, "x1");
     await confirmWriteback(t.deps, await prepareWriteback(t.deps, t.binding));
     expect(await look(t, "pt_acme_0001", BUDGET)).toMatchObject({ fill: MARK_FILL });
-    await fetch(`${svc.url}/__control/regenerate?company=acme&dataset=projects`, { method: "POST" });
+    await fetch(`${svc.url}/__control/regenerate?company=acme&dataset=projects`, { method: "POST", headers: CONTROL });
     await t.records.updateRecord("project", "pt_acme_0005", { custom_fields: { Sponsor: "Someone" } });
     const report = await t.run(async (ctx) => {
       const held = await beforeTableRefresh(ctx, t.binding.id);

@@ -5,19 +5,24 @@
  *   npm run test:excel -- --host web          Excel on the web: serves it and prints the manifest to upload
  *   npm run test:excel -- --host emulated     the same kit on the emulated host, in headless Chromium
  *
- * Every route starts the reference service (demo data) and Microsoft's `office-addin-test-server`,
+ * Every route starts the reference service (demo data) and the kit's test server (testServer.ts:
+ * 127.0.0.1 only, posts only with this run's nonce, from the page's origin, the first report only),
  * runs the self-test page's scenarios inside a new workbook, waits for the page to post its results
  * and transcript, prints the scenario × result table, saves the transcript and exits 0 (all passed),
  * 1 (a scenario failed, or the kit refused the workbook) or 2 (the route cannot run here: no desktop
- * Excel, no browser).
+ * Excel, no browser). Every file it writes (the self-test manifest, the transcript) goes through the
+ * CLI's writer: a new 0600 file created exclusively, renamed over the target (issue #36).
  *
  * With `--host emulated` the saved transcript is also replayed on the emulated host at once: a run
  * whose own transcript does not replay with 0 differences fails.
  */
+import { randomBytes } from "crypto";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import { spawn, spawnSync, type ChildProcess } from "child_process";
+import { writeFileAtomic } from "../../service/node";
+import { printable } from "../core/printable";
 import { startReferenceService, type ReferenceService } from "../../reference/server";
 import { isProfileId, type ProfileId } from "../../emulator/profiles";
 import { formatTable, parseReport, reportPassed, type SelfTestReport } from "../core/report";
@@ -111,16 +116,29 @@ function webSteps(manifestPath: string): string {
     "Excel on the web:",
     "  1. npm run test:excel -- --host web     (starts the reference service, the dev server on https://localhost:3000 and the test server on https://localhost:4201, and waits)",
     "  2. In Excel on the web, create a NEW blank workbook (https://excel.new). The kit runs only in a new, empty workbook; it refuses any other.",
-    `  3. Insert > Add-ins > Upload My Add-in, and choose ${manifestPath}. The self-test pane opens and runs; the command prints the table.`,
+    `  3. Insert > Add-ins > Upload My Add-in, and choose ${manifestPath} (the one this run wrote: it carries this run's key, and the test server takes results from no other). The self-test pane opens and runs; the command prints the table.`,
     "  (Your browser must trust the development certificate of https://localhost: run `npx office-addin-dev-certs install` once.)",
   ].join("\n");
 }
 
-function writeSelfTestManifest(): string {
-  fs.mkdirSync(OUT_DIR, { recursive: true });
-  const file = path.join(OUT_DIR, "manifest-selftest.xml");
-  fs.writeFileSync(file, selfTestManifest(fs.readFileSync(path.join(root, "manifest.xml"), "utf8")));
+/** The real dev server's origin, where Excel loads the self-test page from. */
+const DEV_ORIGIN = "https://localhost:3000";
+
+/**
+ * Writes the self-test manifest for this run (its page address carries the run's nonce and the test
+ * server's port) to `dir`/manifest-selftest.xml, through the CLI's atomic 0600 writer.
+ */
+export function writeSelfTestManifest(query: Readonly<Record<string, string>>, dir = OUT_DIR): string {
+  fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const file = path.join(dir, "manifest-selftest.xml");
+  writeFileAtomic(file, [selfTestManifest(fs.readFileSync(path.join(root, "manifest.xml"), "utf8"), DEV_ORIGIN, query)]);
   return file;
+}
+
+/** Saves a transcript (its directory made if need be) through the CLI's atomic 0600 writer. */
+export function saveTranscript(file: string, t: Transcript): void {
+  fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
+  writeFileAtomic(file, [serializeTranscript(t)]);
 }
 
 function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
@@ -145,8 +163,7 @@ async function finish(o: Options, server: KitServer, label: string, replayIt: bo
   let t: Transcript = parseTranscript(text);
   if (o.scrub) t = scrubTranscript(t);
   const file = transcriptFile(o, label);
-  fs.mkdirSync(path.dirname(file), { recursive: true });
-  fs.writeFileSync(file, serializeTranscript(t));
+  saveTranscript(file, t);
   console.log(`\ntranscript: ${exchangeCount(t)} requests and answers saved to ${path.relative(process.cwd(), file)}${o.scrub ? " (scrubbed: cell values and names replaced, safe to share)" : ""}`);
   if (replayIt) {
     const r = await replayOnEmulatedHost(t);
@@ -208,11 +225,12 @@ async function runEmulated(o: Options): Promise<number> {
   const started = Date.now();
   const closers: Array<() => Promise<unknown>> = [];
   try {
-    const service: ReferenceService = await startReferenceService({ port: 0, quiet: true });
-    closers.push(() => service.close());
+    // The test server first: the page is served from its origin, the only one the service answers (CORS).
     const server = await startKitServer(o.testServerPort ?? 0, { throwawayCertificate: true });
     closers.push(() => server.close());
-    console.log(`test:excel: reference service ${service.url}; test server https://localhost:${server.port} (office-addin-test-server)`);
+    const service: ReferenceService = await startReferenceService({ port: 0, quiet: true, allowedOrigins: [server.origin] });
+    closers.push(() => service.close());
+    console.log(`test:excel: reference service ${service.url}; test server ${server.origin}`);
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "ppm-selftest-"));
     closers.push(() => Promise.resolve(fs.rmSync(dir, { recursive: true, force: true })));
     await buildSelfTestPage(dir);
@@ -227,7 +245,7 @@ async function runEmulated(o: Options): Promise<number> {
     page.on("pageerror", (e) => errors.push(e.message));
     page.on("console", (m) => void (m.type() === "error" && errors.push(m.text())));
     const file = o.profile === "web" ? "preview-selftest.html" : `preview-selftest.${o.profile}.html`;
-    const url = `${site}${file}?service=${encodeURIComponent(service.url)}&testServerPort=${server.port}&profile=${o.profile}`;
+    const url = `${site}${file}?${new URLSearchParams({ service: service.url, testServerPort: String(server.port), nonce: server.nonce, profile: o.profile }).toString()}`;
     console.log(`test:excel: running the kit on the emulated ${o.profile} host (${site}${file})`);
     await page.goto(url);
     try {
@@ -236,7 +254,7 @@ async function runEmulated(o: Options): Promise<number> {
       return code;
     } catch (e) {
       const status = await page.locator("#status").textContent().catch(() => null);
-      console.error(`test:excel: ${e instanceof Error ? e.message : String(e)}${status ? `\n  the page says: ${status}` : ""}${errors.length ? `\n  page errors:\n    ${errors.slice(0, 10).join("\n    ")}` : ""}`);
+      console.error(printable(`test:excel: ${e instanceof Error ? e.message : String(e)}`) + (status ? `\n  the page says: ${printable(status)}` : "") + (errors.length ? `\n  page errors:\n    ${errors.slice(0, 10).map(printable).join("\n    ")}` : ""));
       return 1;
     }
   } finally {
@@ -252,7 +270,10 @@ function npx(args: string[], opts: { env?: NodeJS.ProcessEnv } = {}): ChildProce
 }
 
 async function runRealExcel(o: Options): Promise<number> {
-  const manifest = writeSelfTestManifest();
+  // This run's nonce, in the manifest's page address: the test server takes posts with it only.
+  const nonce = randomBytes(16).toString("hex");
+  const testServerPort = o.testServerPort ?? 4201;
+  const manifest = writeSelfTestManifest({ testServerPort: String(testServerPort), nonce, service: "http://localhost:4100" });
   const rel = path.relative(process.cwd(), manifest);
   if (o.host === "excel") {
     const excel = findDesktopExcel();
@@ -268,13 +289,13 @@ async function runRealExcel(o: Options): Promise<number> {
   const closers: Array<() => Promise<unknown>> = [];
   const children: ChildProcess[] = [];
   try {
-    const service = await startReferenceService({ port: 4100, quiet: true });
+    const service = await startReferenceService({ port: 4100, quiet: true, allowedOrigins: [DEV_ORIGIN] });
     closers.push(() => service.close());
-    const server = await startKitServer(o.testServerPort ?? 4201, { throwawayCertificate: false });
+    const server = await startKitServer(testServerPort, { throwawayCertificate: false, pageOrigin: DEV_ORIGIN, nonce });
     closers.push(() => server.close());
     // The dev server (https with the trusted development certificates, as `npm start`).
     children.push(npx(["webpack", "serve", "--mode", "development"]));
-    console.log(`test:excel: reference service ${service.url}, test server https://localhost:${server.port}, dev server https://localhost:3000 (building…)`);
+    console.log(`test:excel: reference service ${service.url}, test server ${server.origin}, dev server ${DEV_ORIGIN} (building…)`);
     if (o.host === "excel") {
       // office-addin-debugging opens a NEW workbook with the self-test add-in in it (office-addin-dev-settings'
       // sideload makes a fresh document from a template); the kit checks again that the workbook is new.

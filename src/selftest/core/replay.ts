@@ -15,10 +15,16 @@
  * - **Messages are not compared** (they are worded per host and per language); codes are.
  * - **A scrubbed transcript** (`scrubTranscript`) has placeholders in place of cell values: values
  *   (`values`, `text`, `formulas`, a setting's `value`) are then compared by type only (text,
- *   number, boolean, empty; an Excel error value such as `#N/A` exactly). Everything else — which
- *   results, addresses, number formats, counts, names, error codes, refusals — is compared exactly.
+ *   number, boolean, empty; an Excel error value such as `#N/A` exactly). Its numbers are dealt out
+ *   in a random order per column (issue #36), so the emulated host sorts them into another row order
+ *   than Excel sorted the originals: every block of cells (a 2-D array: values, types, formats) is
+ *   compared by its rows and columns and, per column, by how many cells of each type (values) or
+ *   each exact content (everything else) it holds, not row by row. A scrubbed transcript cannot
+ *   show a difference in row order; an unscrubbed one can. Everything else — which results,
+ *   addresses, counts, names, error codes, refusals — is compared exactly.
  */
 import type { RecordedAnswer, Transcript } from "./transcript";
+import { printable } from "./printable";
 
 /** What a host answers one request (the shape of the emulated host's `HostAnswer`). */
 export type HostReply = { readonly kind: "response"; readonly body: string } | { readonly kind: "refused"; readonly code: number; readonly message?: string };
@@ -53,6 +59,9 @@ export const EXCEL_ERROR_VALUES = new Set(["#NULL!", "#DIV/0!", "#VALUE!", "#REF
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 
+/** A 2-D array of cells (rows of columns). */
+const isBlock = (v: unknown): v is unknown[][] => Array.isArray(v) && v.length > 0 && v.every((r) => Array.isArray(r));
+
 function typeOf(v: unknown): string {
   if (v === null || v === undefined) return "empty";
   if (typeof v === "string") return EXCEL_ERROR_VALUES.has(v) ? v : v === "" ? "empty" : "text";
@@ -75,6 +84,7 @@ class Comparison {
       }
       return;
     }
+    if (this.byType && isBlock(rec) && isBlock(rep)) return this.block(rec, rep, where, inValue);
     if (Array.isArray(rec) && Array.isArray(rep)) {
       if (rec.length !== rep.length) {
         this.found.push({ kind: "value", where: `${where}.length`, recorded: rec.length, replayed: rep.length });
@@ -94,6 +104,29 @@ class Comparison {
     }
     const same = this.byType && inValue ? typeOf(rec) === typeOf(rep) : Object.is(rec, rep) || (rec === 0 && rep === 0);
     if (!same) this.found.push({ kind: "value", where, recorded: rec, replayed: rep });
+  }
+
+  /**
+   * A block of cells of a scrubbed transcript: the same rows and columns, and per column the same
+   * count of each type (`byType`: cell values) or of each exact content (types, formats).
+   */
+  private block(rec: unknown[][], rep: unknown[][], where: string, byType: boolean): void {
+    if (rec.length !== rep.length) this.found.push({ kind: "value", where: `${where}.length`, recorded: rec.length, replayed: rep.length });
+    const width = (b: unknown[][]) => Math.max(0, ...b.map((r) => r.length));
+    if (width(rec) !== width(rep)) this.found.push({ kind: "value", where: `${where}[0].length`, recorded: width(rec), replayed: width(rep) });
+    for (let j = 0; j < Math.min(width(rec), width(rep)); j++) {
+      const count = (b: unknown[][]) => {
+        const m = new Map<string, number>();
+        for (const r of b) {
+          const t = byType ? typeOf(r[j]) : JSON.stringify(r[j]);
+          m.set(t, (m.get(t) ?? 0) + 1);
+        }
+        return [...m].sort().map(([t, n]) => `${n} ${t}`).join(", ");
+      };
+      const a = count(rec);
+      const b = count(rep);
+      if (a !== b) this.found.push({ kind: "value", where: `${where}[*][${j}]`, recorded: a, replayed: b });
+    }
   }
 
   answer(rec: RecordedAnswer, rep: HostReply): void {
@@ -188,12 +221,15 @@ export async function replayTranscript(t: Transcript, answer: Answerer): Promise
 
 const show = (v: unknown): string => {
   const text = v === undefined ? "(absent)" : JSON.stringify(v);
-  return text.length > 60 ? `${text.slice(0, 57)}...` : text;
+  return printable(text.length > 60 ? `${text.slice(0, 57)}...` : text);
 };
 
-/** The report as lines of text: one line per difference (at most `limit`), then a total. */
+/**
+ * The report as lines of text: one line per difference (at most `limit`), then a total. Everything
+ * taken from the transcript (scenario names, paths, values) is made printable (core/printable.ts).
+ */
 export function formatReplay(r: ReplayReport, limit = 50): string {
-  const lines = r.differences.slice(0, limit).map((d) => `${d.kind.padEnd(7)} ${d.scenario} #${d.exchange} ${d.where}: recorded ${show(d.recorded)}, emulated host ${show(d.replayed)}`);
+  const lines = r.differences.slice(0, limit).map((d) => `${d.kind.padEnd(7)} ${printable(d.scenario)} #${d.exchange} ${printable(d.where)}: recorded ${show(d.recorded)}, emulated host ${show(d.replayed)}`);
   if (r.differences.length > limit) lines.push(`… and ${r.differences.length - limit} more`);
   const kinds = (["refusal", "error", "result", "value"] as const).map((k) => `${r.differences.filter((d) => d.kind === k).length} ${k}`).join(", ");
   lines.push(`replay: ${r.exchanges} requests, ${r.differences.length} difference${r.differences.length === 1 ? "" : "s"} (${kinds})${r.mappedIds ? `; ${r.mappedIds} host ids mapped` : ""}`);

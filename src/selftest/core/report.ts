@@ -3,6 +3,7 @@
  * prints. A report from real Excel and one from the emulated host have the same shape, so two runs
  * can be put side by side (`formatTable(a, b)`). Pure logic: no Office, no DOM.
  */
+import { printable } from "./printable";
 
 export type ScenarioStatus = "passed" | "failed" | "skipped" | "not run";
 
@@ -53,8 +54,11 @@ export function reportPassed(r: SelfTestReport): boolean {
 }
 
 export function hostLabel(r: SelfTestReport): string {
-  return r.host.emulated ? `emulated (${r.host.profile ?? r.host.platform})` : `Excel ${r.host.platform} ${r.host.version}`;
+  return printable(r.host.emulated ? `emulated (${r.host.profile ?? r.host.platform})` : `Excel ${r.host.platform} ${r.host.version}`);
 }
+
+/** Cut to `n` characters, made printable (a report is posted by a page: its text is not trusted, issue #36). */
+const cut = (s: string, n: number): string => printable(s.length > n ? `${s.slice(0, n - 1)}…` : s);
 
 /**
  * The scenario × result table: one row per scenario, one column per report (a real-Excel run and an
@@ -70,14 +74,15 @@ export function formatTable(...reports: SelfTestReport[]): string {
   };
   const header = ["scenario", ...reports.map(hostLabel), "detail"];
   // The detail is the last column, whole (issue #37: it was cut at 90 characters, and the end of a
-  // failure's detail is often what says why); only the rule under the header stops at 90.
-  const rows = names.map((n) => [n, ...reports.map((r) => cell(r, n)), reports[0]?.scenarios.find((x) => x.name === n)?.detail ?? ""]);
+  // failure's detail is often what says why); only the rule under the header stops at 90. Every cell
+  // is made printable (a report is posted by a page: its text is not trusted, issue #36).
+  const rows = names.map((n) => [cut(n, 90), ...reports.map((r) => cell(r, n)), printable(reports[0]?.scenarios.find((x) => x.name === n)?.detail ?? "")]);
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (i === header.length - 1 ? Math.min(r[i].length, 90) : r[i].length))));
   const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i])).join(" | ").trimEnd();
   const out = [line(header), widths.map((w) => "-".repeat(w)).join("-|-"), ...rows.map(line)];
   for (const r of reports) {
     const count = (st: ScenarioStatus) => r.scenarios.filter((s) => s.status === st).length;
-    out.push(`${hostLabel(r)}: ${r.refused ? `REFUSED: ${r.refused}` : `${count("passed")} passed, ${count("failed")} failed, ${count("skipped")} skipped, ${count("not run")} not run`}`);
+    out.push(`${hostLabel(r)}: ${r.refused ? `REFUSED: ${printable(r.refused)}` : `${count("passed")} passed, ${count("failed")} failed, ${count("skipped")} skipped, ${count("not run")} not run`}`);
   }
   return out.join("\n");
 }

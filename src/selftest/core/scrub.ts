@@ -15,9 +15,20 @@
  *   valid where the original was, and typed input keeps its kind (`1,234.5` → `1,111.1`, still a
  *   number). A clash is told apart by changing letters or digits from the end. Kept as they are:
  *   empty text, `TRUE`/`FALSE`, Excel's error values (`#N/A`).
- * - **Numbers** in cell values go through one secret increasing map per transcript (`a·x + b`, a
- *   and b random and not written down): none of the original numbers stays, and their order does
- *   (a sorted table stays sorted the same way).
+ * - **Numbers** (issue #36): per column, by a random rank order. Each column position of the value
+ *   blocks (the j-th column of every 2-D array of cell values, formulas' constants and `ValuesAsJson`
+ *   cells; single values such as a setting's are one more "column") has a map of its own: its n
+ *   distinct numbers get n distinct whole numbers (1 + random gaps of 1…1000, added up), dealt out
+ *   in a random order. What survives, per column: which numbers are equal (the same number, the
+ *   same placeholder). What does not: any value, sign, magnitude, order, difference or ratio, and
+ *   anything across columns (a known fiscal year says nothing about a budget). One `a·x + b` for the
+ *   whole transcript, as before #36, gave every number back exactly from two known ones; a map that
+ *   kept the order would still give a number's rank in its column, which is its value in a column
+ *   of consecutive whole numbers (periods, years, counts) and roughly its value wherever the
+ *   column's range and spread are known. So a sorted table is no longer sorted in a scrubbed
+ *   transcript, and its replay compares each block of cells by column (replay.ts).
+ *   The text Excel shows for a number (`Text`, read beside `Values`) becomes the scrubbed number's
+ *   digits; a `Text` read alone is a text like any other (its length and its digits' positions stay).
  * - **Formulas** keep their functions, operators, cell references and numbers; their text literals,
  *   sheet names and structured references (`Table1[@[Budget]]`) are mapped. A formula that is
  *   really a constant (what `formulas` returns for a value) is scrubbed as the value.
@@ -67,17 +78,66 @@ function variant(base: string, n: number): string | null {
   return k > 0 ? null : chars.join("");
 }
 
-/** The scrubber of one transcript: its text map and its secret number map. */
+/** Which number map a number belongs to: a column position of a value block, or a single value. */
+export type NumberColumn = number | "single";
+
+/**
+ * The numbers of a transcript, per column, and their random rank maps: {@link collect} every number
+ * first (the scrubber's first pass), then {@link map} gives each its scrubbed value.
+ */
+export class RankMaps {
+  private readonly seen = new Map<NumberColumn, Set<number>>();
+  private maps: Map<NumberColumn, Map<number, number>> | null = null;
+
+  constructor(private readonly random: () => number = Math.random) {}
+
+  collect(x: number, column: NumberColumn): void {
+    if (!Number.isFinite(x)) return;
+    let set = this.seen.get(column);
+    if (!set) this.seen.set(column, (set = new Set()));
+    set.add(Object.is(x, -0) ? 0 : x);
+  }
+
+  /** The scrubbed value of `x` in `column` (which must have been collected). */
+  map(x: number, column: NumberColumn): number {
+    if (!Number.isFinite(x)) return x;
+    this.maps ??= this.build();
+    const y = this.maps.get(column)?.get(Object.is(x, -0) ? 0 : x);
+    if (y === undefined) throw new Error("A number was scrubbed that the first pass did not see.");
+    return y;
+  }
+
+  private build(): Map<NumberColumn, Map<number, number>> {
+    const out = new Map<NumberColumn, Map<number, number>>();
+    for (const [column, set] of this.seen) {
+      const m = new Map<number, number>();
+      let y = 0;
+      const ys: number[] = [];
+      for (let i = 0; i < set.size; i++) ys.push((y += 1 + Math.floor(this.random() * 1000)));
+      for (let i = ys.length - 1; i > 0; i--) {
+        const k = Math.floor(this.random() * (i + 1));
+        [ys[i], ys[k]] = [ys[k], ys[i]];
+      }
+      [...set].forEach((x, i) => m.set(x, ys[i]));
+      out.set(column, m);
+    }
+    return out;
+  }
+}
+
+/** The scrubber of one transcript: its text map and its numbers' rank maps. */
 export class Scrubber {
   private readonly texts = new Map<string, string>();
   private readonly taken = new Set<string>();
-  private readonly a: number;
-  private readonly b: number;
 
-  constructor(random: () => number = Math.random) {
-    this.a = 1.37 + random() * 1.34;
-    this.b = 1 + random() * 997;
-  }
+  /**
+   * @param ranks the transcript's number maps; `collecting`: this is the first pass, which only
+   *   records the numbers (its output is thrown away).
+   */
+  constructor(
+    private readonly ranks: RankMaps = new RankMaps(),
+    private readonly collecting = false,
+  ) {}
 
   /** Placeholder of a text (the same text, the same placeholder). */
   text(s: string): string {
@@ -94,15 +154,27 @@ export class Scrubber {
     return p;
   }
 
-  number(x: number): number {
-    return Number.isFinite(x) ? this.a * x + this.b : x;
+  number(x: number, column: NumberColumn = "single"): number {
+    if (this.collecting) {
+      this.ranks.collect(x, column);
+      return x;
+    }
+    return this.ranks.map(x, column);
   }
 
-  /** A cell value: text, number; booleans and empty stay. */
-  value(v: unknown): unknown {
+  /**
+   * A cell value, or a block of them: text, number (by its column in a block); booleans and empty
+   * stay; a `ValuesAsJson` cell keeps its type names and has its text and numbers scrubbed.
+   */
+  value(v: unknown, column: NumberColumn = "single"): unknown {
     if (typeof v === "string") return this.text(v);
-    if (typeof v === "number") return this.number(v);
-    if (Array.isArray(v)) return v.map((x) => this.value(x));
+    if (typeof v === "number") return this.number(v, column);
+    if (Array.isArray(v)) return v.map((x, j) => (Array.isArray(x) ? x.map((c, k) => this.value(c, k)) : this.value(x, column === "single" ? j : column)));
+    if (isObject(v)) {
+      const out: Record<string, unknown> = {};
+      for (const [k, x] of Object.entries(v)) out[k] = /^(type|basicType|errorType|errorSubType)$/.test(k) ? x : this.value(x, column);
+      return out;
+    }
     return v;
   }
 
@@ -223,15 +295,33 @@ function scrubArguments(s: Scrubber, on: Kind, method: string, args: unknown[], 
 /** Scrubs a property written with SetProperty. */
 function scrubSet(s: Scrubber, on: Kind, property: string, value: unknown): unknown {
   if (property === "Values" || property === "Text") return s.value(value);
-  if (/^Formulas/.test(property)) return mapCells(value, (c) => (typeof c === "string" ? s.formula(c) : s.value(c)));
+  if (/^Formulas/.test(property)) return mapCells(value, (c, j) => (typeof c === "string" ? s.formula(c) : s.value(c, j)));
   if (property === "Formula") return typeof value === "string" ? s.formula(value) : value;
   if (property === "Name" && (on === "worksheet" || on === "table" || on === "column" || on === "name")) return typeof value === "string" ? s.text(value) : value;
   if (property === "Value" && (on === "setting" || on === "name")) return typeof value === "string" ? s.text(value) : s.value(value);
   return value;
 }
 
-function mapCells(v: unknown, f: (c: unknown) => unknown): unknown {
-  return Array.isArray(v) ? v.map((x) => mapCells(x, f)) : f(v);
+/** Maps the cells of a block (or a row, or one cell), telling `f` each cell's column. */
+function mapCells(v: unknown, f: (c: unknown, column: NumberColumn) => unknown): unknown {
+  if (!Array.isArray(v)) return f(v, "single");
+  return v.map((x, j) => (Array.isArray(x) ? x.map((c, k) => f(c, k)) : f(x, j)));
+}
+
+/**
+ * `Text` read beside `Values`: the text of a number cell is the scrubbed number's digits (the shown
+ * text would keep the original's length and format, hence its magnitude); other cells as texts.
+ */
+function numberTexts(s: Scrubber, text: unknown, values: unknown[]): unknown {
+  if (!Array.isArray(text)) return s.value(text);
+  return text.map((row: unknown, i) => {
+    const vrow = values[i];
+    if (!Array.isArray(row) || !Array.isArray(vrow)) return s.value(row);
+    return row.map((c: unknown, j) => {
+      const v: unknown = vrow[j];
+      return typeof v === "number" && typeof c === "string" ? String(s.number(v, j)) : s.value(c, j);
+    });
+  });
 }
 
 /** Scrubs a result value of an object of kind `on`. */
@@ -241,6 +331,7 @@ function scrubResult(s: Scrubber, on: Kind, v: unknown): unknown {
   const out: Record<string, unknown> = {};
   for (const [k, x] of Object.entries(v)) {
     if (k === "_Items") out[k] = Array.isArray(x) ? x.map((item) => scrubResult(s, COLLECTION_ITEM[on] ?? "other", item)) : x;
+    else if (k === "Text" && Array.isArray(v.Values)) out[k] = numberTexts(s, x, v.Values);
     else if (k === "Values" || k === "Text" || k === "ValuesAsJson") out[k] = s.value(x);
     else if (/^Formulas/.test(k)) {
       const values = v.Values;
@@ -249,7 +340,7 @@ function scrubResult(s: Scrubber, on: Kind, v: unknown): unknown {
             Array.isArray(row)
               ? row.map((c: unknown, j) => {
                   const constant = Array.isArray(values) && Array.isArray(values[i]) && (values[i] as unknown[])[j] === c;
-                  return typeof c === "string" && !constant ? s.formula(c) : s.value(c);
+                  return typeof c === "string" && !constant ? s.formula(c) : s.value(c, j);
                 })
               : row,
           )
@@ -334,17 +425,22 @@ function scrubExchange(s: Scrubber, x: RecordedExchange, references: Map<string,
 }
 
 /**
- * A scrubbed copy of a transcript (see the file comment). `random` chooses the number map (tests
- * pass a fixed one).
+ * A scrubbed copy of a transcript (see the file comment). Two passes: the first only collects the
+ * numbers of every column (their rank maps need them all), the second scrubs. `random` draws the
+ * rank maps' gaps (tests pass a fixed one; by default `Math.random`, never written down).
  */
 export function scrubTranscript(t: Transcript, random: () => number = Math.random): Transcript {
-  const s = new Scrubber(random);
-  const references = new Map<string, Kind>();
+  const ranks = new RankMaps(random);
   const hostIds = hostIdsOf(t);
-  return {
-    ...t,
-    scrubbed: true,
-    workbook: { ...t.workbook, sheets: t.workbook.sheets.map((n) => s.text(n)) },
-    scenarios: t.scenarios.map((sc) => ({ name: sc.name, exchanges: sc.exchanges.map((x) => scrubExchange(s, x, references, hostIds)) })),
+  const pass = (s: Scrubber): Transcript => {
+    const references = new Map<string, Kind>();
+    return {
+      ...t,
+      scrubbed: true,
+      workbook: { ...t.workbook, sheets: t.workbook.sheets.map((n) => s.text(n)) },
+      scenarios: t.scenarios.map((sc) => ({ name: sc.name, exchanges: sc.exchanges.map((x) => scrubExchange(s, x, references, hostIds)) })),
+    };
   };
+  pass(new Scrubber(ranks, true));
+  return pass(new Scrubber(ranks));
 }

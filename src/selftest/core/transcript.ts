@@ -11,6 +11,14 @@
 export const TRANSCRIPT_FORMAT = "ppm-richapi-transcript";
 export const TRANSCRIPT_VERSION = 1;
 
+/**
+ * The most a transcript may hold, as text (issue #36): what the kit's server takes from the page and
+ * what `host:replay` reads or decompresses. The kit's own full run measures 1,798,154 bytes (the
+ * emulated web host, test/transcripts/emulated-web.json.gz, which gzips to 174 KB); real Excel's
+ * answers carry the same values with longer messages and more ids, so 16 MiB leaves nine times that.
+ */
+export const MAX_TRANSCRIPT_BYTES = 16 * 1024 * 1024;
+
 /** What the host answered one request: a response body (parsed JSON), or the bridge's refusal. */
 export type RecordedAnswer =
   | { readonly kind: "response"; readonly body: unknown }
@@ -67,8 +75,9 @@ export function parseTranscript(text: string): Transcript {
   let raw: unknown;
   try {
     raw = JSON.parse(text);
-  } catch (e) {
-    throw new TranscriptError(`Not a transcript: the file is not JSON (${e instanceof Error ? e.message : String(e)}).`);
+  } catch {
+    // The parser's message would quote the file: name the problem only.
+    throw new TranscriptError("Not a transcript: the file is not JSON.");
   }
   if (!isObject(raw) || raw.format !== TRANSCRIPT_FORMAT) throw new TranscriptError(`Not a transcript: "format" is not "${TRANSCRIPT_FORMAT}".`);
   if (raw.version !== TRANSCRIPT_VERSION) throw new TranscriptError(`Transcript version ${JSON.stringify(raw.version)} is not supported (this kit reads version ${TRANSCRIPT_VERSION}).`);

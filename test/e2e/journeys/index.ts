@@ -28,6 +28,7 @@ import { changeCounts, previewControls, serviceDown } from "./truth";
 import { formulaErrors, formulaOneRequest, formulaRegeneration, formulaValues, savedView } from "./formulas";
 import { editAddressKeepsSecrets, reopenAsksFirst, summaryPageOutsideDialog } from "./secrets";
 import { terminal } from "./terminal";
+import { foreignPageCannotDriveService, hostFilesUnderPolicy } from "./security";
 
 export const JOURNEYS: Journey[] = [
   previewGrid,
@@ -77,6 +78,9 @@ export const JOURNEYS: Journey[] = [
   serviceDown,
   changeCounts,
   terminal,
+  // Issue #36, each in a browser context of its own.
+  foreignPageCannotDriveService,
+  hostFilesUnderPolicy,
   // Last: its table is bound to a service of its own, whose connection it removes again, so the
   // refresh journeys above never meet a table without a connection.
   largerThanSheet,

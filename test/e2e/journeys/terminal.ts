@@ -11,6 +11,7 @@ import * as path from "node:path";
 import { check, checkEqual, type E2E, type Journey } from "../harness";
 import { ACME_TOKEN } from "./connections";
 import { freePort } from "../../helpers/freePort";
+import { CONTROL } from "../../helpers/control";
 
 const ROOT = path.resolve(__dirname, "..", "..", "..");
 
@@ -36,7 +37,7 @@ async function quietStart(t: E2E): Promise<string> {
     // A walk through the pane makes requests; quiet, none of them is printed.
     const answered = await fetch(`http://127.0.0.1:${svc}/api/bi/v1/manifest`, { headers: { "Company-Api-Token": ACME_TOKEN } });
     checkEqual(answered.status, 200, "the launcher's service answers");
-    await fetch(`http://127.0.0.1:${svc}/__control/status`);
+    checkEqual((await fetch(`http://127.0.0.1:${svc}/__control/status`, { headers: CONTROL })).status, 200, "the launcher's service answers a control request");
   } finally {
     child.kill("SIGTERM");
     await exited;

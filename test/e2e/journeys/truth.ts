@@ -92,7 +92,7 @@ export const previewControls: Journey = {
     await bar(t, "preview-regen-dataset").selectOption("financials");
     await bar(t, "preview-regen-company").selectOption("acme");
     const all = await toolbar(t, () => bar(t, "preview-regen-all").click());
-    check(/financials \(acme\) regenerated: every row regenerated/.test(all) && all.includes("curl -X POST") && all.includes("/__control/regenerate?company=acme&dataset=financials"), `the result and its curl (${all})`);
+    check(/financials \(acme\) regenerated: every row regenerated/.test(all) && all.includes("curl -X POST") && all.includes("/__control/regenerate?company=acme&dataset=financials") && all.includes("-H 'X-PPM-Control: 1'"), `the result and its curl, with the control header (${all})`);
     const full = await refreshTable(t, fin);
     checkEqual(full.items.map((i) => [i.table, i.outcome]), [[fin, "updated"]], "after regenerating every row");
 
@@ -159,7 +159,7 @@ export const previewControls: Journey = {
     );
     checkEqual(refused, "ECONNREFUSED", "the stopped service's port refuses connections");
     const start = await toolbar(t, () => bar(t, "preview-service-start").click());
-    check(/Service started again/.test(start) && /curl -X POST 'http:\/\/127\.0\.0\.1:\d+\/__control\/start'/.test(start), `start and its curl (${start})`);
+    check(/Service started again/.test(start) && /curl -X POST 'http:\/\/127\.0\.0\.1:\d+\/__control\/start' -H 'X-PPM-Control: 1'/.test(start), `start and its curl (${start})`);
     await serviceState(t, "running");
     const ok = await refreshTable(t, fin);
     check(ok.items[0]?.outcome !== "failed", `refresh after start (${JSON.stringify(ok.items)})`);
