@@ -120,3 +120,16 @@ describe("documentation links", () => {
     }
   });
 });
+
+describe("README.md (issue #37)", () => {
+  it("is at most 350 lines: the walkthrough, the two commands, Excel, administrators and links; the rest lives in docs/", () => {
+    const lines = fs.readFileSync(path.join(root, "README.md"), "utf8").split("\n").length;
+    expect(lines).toBeLessThanOrEqual(350);
+  });
+
+  it("links every document in docs/", () => {
+    const readme = fs.readFileSync(path.join(root, "README.md"), "utf8");
+    const unlinked = fs.readdirSync(path.join(root, "docs")).filter((f) => f.endsWith(".md") && !readme.includes(`(docs/${f}`));
+    expect(unlinked).toEqual([]);
+  });
+});
