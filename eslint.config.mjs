@@ -63,6 +63,20 @@ export default tseslint.config(
     files: ["src/contract/zod.ts"],
     rules: { "no-restricted-imports": "off" },
   },
+  // Issue #34: the add-in calculates exactly its own formulas (Range.calculate); Application.calculate
+  // recalculates every open workbook, in manual mode too, and a suspended API calculation obliges the
+  // add-in to it. The emulator only answers these (test/architecture.test.ts checks the same).
+  {
+    files: ["src/**/*.ts"],
+    ignores: ["src/emulator/**"],
+    rules: {
+      "no-restricted-syntax": [
+        "error",
+        { selector: "CallExpression[callee.property.name='calculate'][callee.object.property.name='application']", message: "Application.calculate recalculates every open workbook: calculate the add-in's own ranges (Range.calculate)." },
+        { selector: "MemberExpression[property.name='suspendApiCalculationUntilNextSync']", message: "A suspended API calculation obliges the add-in to recalculate the workbook: leave calculation to the user's mode." },
+      ],
+    },
+  },
   {
     files: ["test/**/*.ts"],
     rules: {

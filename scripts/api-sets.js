@@ -12,7 +12,7 @@ const path = require("path");
 
 const CLASSES = [
   "Application", "AutoFilter", "ConditionalFormat", "ConditionalFormatCollection", "ConditionalFormatRule", "ConditionalRangeFill",
-  "ConditionalRangeFormat", "CustomConditionalFormat", "FunctionResult", "Functions", "NamedItem", "NamedItemCollection", "Range",
+  "ConditionalRangeFormat", "CultureInfo", "CustomConditionalFormat", "FunctionResult", "Functions", "NamedItem", "NamedItemCollection", "NumberFormatInfo", "Range",
   "RangeFill", "RangeFormat", "Setting", "SettingCollection", "Table", "TableCollection", "TableColumn", "TableColumnCollection",
   "TableRow", "TableRowCollection", "TableSort", "Workbook", "Worksheet", "WorksheetCollection",
 ];

@@ -389,3 +389,44 @@ describe("network access", () => {
     expect(globalFetchCalls(tampered, engine)).toHaveLength(1);
   });
 });
+
+describe("calculation (issue #34): the add-in calculates its own formulas only", () => {
+  /**
+   * `file:line` of every call that would calculate more than the add-in's own cells, or oblige it to:
+   * `Application.calculate` (every open workbook, in manual mode too; recognised by its receiver or by
+   * its `Excel.CalculationType` argument) and `suspendApiCalculationUntilNextSync` (after which "it is
+   * the developer's responsibility to re-calc the workbook").
+   */
+  function applicationCalculations(file: string, text = fs.readFileSync(file, "utf8")): string[] {
+    const sf = ts.createSourceFile(file, text, ts.ScriptTarget.ES2022, true);
+    const out: string[] = [];
+    const visit = (n: ts.Node): void => {
+      if (ts.isPropertyAccessExpression(n) && n.name.text === "suspendApiCalculationUntilNextSync") out.push(`${rel(file)}:${sf.getLineAndCharacterOfPosition(n.getStart()).line + 1}`);
+      if (ts.isCallExpression(n) && ts.isPropertyAccessExpression(n.expression) && n.expression.name.text === "calculate") {
+        const receiver = n.expression.expression.getText(sf);
+        const typed = n.arguments.some((a) => (ts.isStringLiteral(a) && /^(Recalculate|Full|FullRebuild)$/.test(a.text)) || /CalculationType/.test(a.getText(sf)));
+        if (/application$/i.test(receiver) || typed) out.push(`${rel(file)}:${sf.getLineAndCharacterOfPosition(n.getStart()).line + 1}`);
+      }
+      ts.forEachChild(n, visit);
+    };
+    visit(sf);
+    return out;
+  }
+
+  it("no Application.calculate and no suspended API calculation anywhere in src/ (the emulator only answers them)", () => {
+    const files = allSrc.filter((f) => folderOf(f) !== "emulator");
+    expect(files.length).toBeGreaterThan(50);
+    expect(files.flatMap((f) => applicationCalculations(f))).toEqual([]);
+  });
+
+  it("finds each form when planted (and leaves Range.calculate and Worksheet.calculate alone)", () => {
+    const planted = [
+      'context.application.calculate("Recalculate" as Excel.CalculationType);',
+      "const app = context.application; app.calculate(Excel.CalculationType.full);",
+      'x.calculate("FullRebuild");',
+      "context.application.suspendApiCalculationUntilNextSync();",
+      "sheet.getRange(\"B1:B9\").calculate(); sheet.calculate(false);",
+    ].join("\n");
+    expect(applicationCalculations(path.join(src, "planted.ts"), planted)).toEqual(["src/planted.ts:1", "src/planted.ts:2", "src/planted.ts:3", "src/planted.ts:4"]);
+  });
+});

@@ -48,7 +48,7 @@ export interface ReportLike {
   warnings: string[];
   binding: BindingOrigin & { sheetName?: string };
   /** What an update wrote (issue #15). */
-  delta?: { added: number; changed: number; removed: number; strategy: "delta" | "full"; exact?: boolean; matchedBy?: "key" | "position" };
+  delta?: { added: number; changed: number; removed: number; strategy: "delta" | "full"; exact?: boolean; matchedBy?: "key" | "position"; byContent?: number; byPosition?: number };
   /** Unchanged although the service had a new export: the table's rows came out the same (issue #37). */
   newExport?: boolean;
 }
@@ -69,7 +69,7 @@ export interface SummaryItem {
   /** Unchanged although the service had a new export (a local query whose result did not change). */
   newExport?: true;
   /** Rows added, changed and removed by an update (issue #15). */
-  counts?: { added: number; changed: number; removed: number; strategy: "delta" | "full"; exact: boolean; matchedBy: "key" | "position" };
+  counts?: { added: number; changed: number; removed: number; strategy: "delta" | "full"; exact: boolean; matchedBy: "key" | "position"; byContent?: number; byPosition?: number };
 }
 
 export interface RefreshSummary {
@@ -111,7 +111,10 @@ export function summarize(
   const items: SummaryItem[] = reports.map((r) => {
     const item: SummaryItem = { bindingId: r.bindingId, tableName: r.tableName, ...(r.binding.sheetName ? { sheetName: r.binding.sheetName } : {}), outcome: r.outcome, rowCount: r.rowCount, warnings: [...r.warnings] };
     if (r.outcome === "unchanged" && r.newExport) item.newExport = true;
-    if (r.outcome === "updated" && r.delta) item.counts = { added: r.delta.added, changed: r.delta.changed, removed: r.delta.removed, strategy: r.delta.strategy, exact: r.delta.exact !== false, matchedBy: r.delta.matchedBy ?? "key" };
+    if (r.outcome === "updated" && r.delta) {
+      const d = r.delta;
+      item.counts = { added: d.added, changed: d.changed, removed: d.removed, strategy: d.strategy, exact: d.exact !== false, matchedBy: d.matchedBy ?? "key", ...(d.byContent !== undefined ? { byContent: d.byContent, byPosition: d.byPosition ?? 0 } : {}) };
+    }
     if (r.outcome === "failed") {
       item.reason = r.failure?.message ?? "Unknown failure.";
       item.code = r.failure?.code ?? "error";
@@ -146,14 +149,17 @@ export function summarize(
  * snapshot's, or a summary's group-by columns (issue #25). Rows matched by position (no key, or a
  * key the table does not hold) cannot be called changed, added or removed: "12 rows rewritten (no
  * key to match rows by), 1 fewer row". After a full rewrite that had no plan to count from,
- * "rewritten in full, changes not counted" and how the row count moved.
+ * "rewritten in full, changes not counted" and how the row count moved. Without a key, how the rows
+ * were matched to their records, which their own cells follow (issue #34): "; 1,180 rows matched by
+ * identical content, 20 by position".
  */
-export function countsText(c: { added: number; changed: number; removed: number; exact?: boolean; matchedBy?: "key" | "position" }): string {
+export function countsText(c: { added: number; changed: number; removed: number; exact?: boolean; matchedBy?: "key" | "position"; byContent?: number; byPosition?: number }): string {
   const n = (x: number) => x.toLocaleString("en-US");
   const rows = (x: number) => `${n(x)} row${x === 1 ? "" : "s"}`;
   const moved = c.added > 0 ? `, ${rows(c.added).replace(/ rows?$/, (w) => ` more${w}`)}` : c.removed > 0 ? `, ${rows(c.removed).replace(/ rows?$/, (w) => ` fewer${w}`)}` : "";
-  if (c.exact === false) return `rewritten in full, changes not counted${moved}`;
-  if (c.matchedBy === "position") return `${rows(c.changed)} rewritten (no key to match rows by)${moved}`;
+  const ways = c.byContent !== undefined ? `; ${rows(c.byContent)} matched by identical content, ${n(c.byPosition ?? 0)} by position` : "";
+  if (c.exact === false) return `rewritten in full, changes not counted${moved}${ways}`;
+  if (c.matchedBy === "position") return `${rows(c.changed)} rewritten (no key to match rows by)${moved}${ways}`;
   return `${n(c.added)} added, ${n(c.changed)} changed, ${n(c.removed)} removed`;
 }
 

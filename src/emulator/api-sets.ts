@@ -20,6 +20,7 @@ export const API_SETS: Readonly<Record<string, readonly [string, string]>> = {
   "AutoFilter.clearColumnCriteria": ["ExcelApi", "1.14"],
   "ConditionalFormat.getRanges": ["ExcelApi", "1.9"],
   "ConditionalFormatCollection.getItemOrNullObject": ["ExcelApi", "1.14"],
+  "CultureInfo.datetimeFormat": ["ExcelApi", "1.12"],
   "NamedItem.arrayValues": ["ExcelApi", "1.7"],
   "NamedItem.comment": ["ExcelApi", "1.4"],
   "NamedItem.delete": ["ExcelApi", "1.4"],

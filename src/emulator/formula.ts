@@ -16,6 +16,13 @@ import { MAX_COLUMNS, MAX_ROWS, Rect, columnIndexOf, columnLetters, rectContains
 import type { SheetModel, TableModel } from "./shapes";
 import { CellError, CellValue, isCellError, numberText } from "./values";
 
+/** The parts of a culture that turn numbers and logical values into text inside a formula (`locales.ts`). */
+export interface FormulaLocale {
+  readonly decimalSeparator: string;
+  readonly profile: { readonly trueText: string; readonly falseText: string };
+}
+const EN_US: FormulaLocale = { decimalSeparator: ".", profile: { trueText: "TRUE", falseText: "FALSE" } };
+
 const REF_AT = /^(\$?)([A-Za-z]{1,3})(\$?)(\d+)/;
 const IDENT_CHAR = /[A-Za-z0-9_.\\]/;
 
@@ -83,6 +90,8 @@ export interface FormulaWorkbook {
   hasFormula?(sheet: SheetModel, r: number, c: number): boolean;
   /** What a defined name refers to (`=Sheet1!$C$5`), as seen from a formula on `sheet`; undefined: no such name. */
   nameFormula?(name: string, sheet: SheetModel | null): string | undefined;
+  /** The culture numbers and logical values are written in when turned into text (issue #34); absent: en-US. */
+  readonly locale?: FormulaLocale;
 }
 
 export interface EvalContext {
@@ -105,6 +114,8 @@ interface ArrayValue {
   rows: number;
   cols: number;
   data: CellValue[];
+  /** Known to hold numbers only (a SEQUENCE, an arithmetic result): not checked again element by element. */
+  numeric?: boolean;
 }
 type Value = CellValue | RangeValue | ArrayValue;
 
@@ -240,6 +251,112 @@ function parseCellRef(s: string): { r: number; c: number } {
   return { r: Number(m[2]) - 1, c: columnIndexOf(m[1]) };
 }
 
+/** Operations with a loop of their own over numeric arrays (the checksum formulas: tens of thousands of elements). */
+type FastOp = "+" | "-" | "*" | "MOD";
+
+/**
+ * `op` over two numeric arrays broadcast to `n` elements (each either n long or one long), in one tight
+ * loop; null when a result is not a finite number or a divisor is 0 (the caller's general path gives
+ * the error values element by element).
+ */
+function allNumbers(data: readonly CellValue[]): boolean {
+  for (let i = 0; i < data.length; i++) if (typeof data[i] !== "number") return false;
+  return true;
+}
+
+function fastPair(op: FastOp, a: number[], b: number[], n: number): number[] | null {
+  if ((a.length !== n && a.length !== 1) || (b.length !== n && b.length !== 1)) return null;
+  if (op === "MOD" && (b.length === 1 ? b[0] === 0 : b.includes(0))) return null;
+  // One loop per operation and shape (an array by a number, a number by an array, two arrays): these
+  // run over every character of a checksum's block, tens of thousands of times per formula.
+  const sa = a.length === n && n > 1, sb = b.length === n && n > 1;
+  const out = new Array<number>(n).fill(0);
+  switch (op) {
+    case "+":
+      if (sa && !sb) {
+        const y = b[0];
+        for (let i = 0; i < n; i++) {
+          const x = a[i];
+          out[i] = x + y;
+        }
+      } else if (!sa && sb) {
+        const x = a[0];
+        for (let i = 0; i < n; i++) {
+          const y = b[i];
+          out[i] = x + y;
+        }
+      } else {
+        for (let i = 0; i < n; i++) {
+          const x = a[sa ? i : 0], y = b[sb ? i : 0];
+          out[i] = x + y;
+        }
+      }
+      break;
+    case "-":
+      if (sa && !sb) {
+        const y = b[0];
+        for (let i = 0; i < n; i++) {
+          const x = a[i];
+          out[i] = x - y;
+        }
+      } else if (!sa && sb) {
+        const x = a[0];
+        for (let i = 0; i < n; i++) {
+          const y = b[i];
+          out[i] = x - y;
+        }
+      } else {
+        for (let i = 0; i < n; i++) {
+          const x = a[sa ? i : 0], y = b[sb ? i : 0];
+          out[i] = x - y;
+        }
+      }
+      break;
+    case "*":
+      if (sa && !sb) {
+        const y = b[0];
+        for (let i = 0; i < n; i++) {
+          const x = a[i];
+          out[i] = x * y;
+        }
+      } else if (!sa && sb) {
+        const x = a[0];
+        for (let i = 0; i < n; i++) {
+          const y = b[i];
+          out[i] = x * y;
+        }
+      } else {
+        for (let i = 0; i < n; i++) {
+          const x = a[sa ? i : 0], y = b[sb ? i : 0];
+          out[i] = x * y;
+        }
+      }
+      break;
+    case "MOD":
+      if (sa && !sb) {
+        const y = b[0];
+        for (let i = 0; i < n; i++) {
+          const x = a[i];
+          out[i] = x - y * Math.floor(x / y);
+        }
+      } else if (!sa && sb) {
+        const x = a[0];
+        for (let i = 0; i < n; i++) {
+          const y = b[i];
+          out[i] = x - y * Math.floor(x / y);
+        }
+      } else {
+        for (let i = 0; i < n; i++) {
+          const x = a[sa ? i : 0], y = b[sb ? i : 0];
+          out[i] = x - y * Math.floor(x / y);
+        }
+      }
+      break;
+  }
+  for (let i = 0; i < n; i++) if (!Number.isFinite(out[i])) return null;
+  return out;
+}
+
 class Evaluator {
   private pos = 0;
   constructor(private readonly toks: Token[], private readonly ctx: EvalContext) {}
@@ -272,16 +389,19 @@ class Evaluator {
    * The same result as lifting `f` over two arguments, in one loop, when both are numbers or arrays of
    * numbers of broadcastable sizes (the checksum formulas' shape: thousands of elements); else null.
    */
-  private numericPair(a: Value, b: Value, f: (x: number, y: number) => number | CellError): ArrayValue | null {
+  private numericPair(a: Value, b: Value, f: (x: number, y: number) => number | CellError, op?: FastOp): ArrayValue | null {
     if (!isArray(a) && !isArray(b)) return null;
     const ga = isArray(a) ? a : typeof a === "number" ? { kind: "array" as const, rows: 1, cols: 1, data: [a] } : null;
     const gb = isArray(b) ? b : typeof b === "number" ? { kind: "array" as const, rows: 1, cols: 1, data: [b] } : null;
     if (!ga || !gb) return null;
     const rows = Math.max(ga.rows, gb.rows), cols = Math.max(ga.cols, gb.cols);
     if ((ga.rows !== 1 && ga.rows !== rows) || (gb.rows !== 1 && gb.rows !== rows) || (ga.cols !== 1 && ga.cols !== cols) || (gb.cols !== 1 && gb.cols !== cols)) return null;
-    for (const x of ga.data) if (typeof x !== "number") return null;
-    for (const x of gb.data) if (typeof x !== "number") return null;
+    if (!(ga.numeric || allNumbers(ga.data)) || !(gb.numeric || allNumbers(gb.data))) return null;
     const da = ga.data as number[], db = gb.data as number[];
+    if (op) {
+      const fast = fastPair(op, da, db, rows * cols);
+      if (fast) return { kind: "array", rows, cols, data: fast, numeric: true };
+    }
     const data = new Array<CellValue>(rows * cols);
     for (let r = 0; r < rows; r++) {
       const ra = ga.rows === 1 ? 0 : r * ga.cols, rb = gb.rows === 1 ? 0 : r * gb.cols;
@@ -293,15 +413,22 @@ class Evaluator {
     return { kind: "array", rows, cols, data };
   }
 
+  /** Cell values of ranges already read by this evaluation (a LET name used several times is read once). */
+  private grids = new Map<RangeValue, ArrayValue>();
+
   /** A range's cell values, or an array, as an array; a scalar as a 1×1 array. */
   private grid(v: Value): ArrayValue {
     if (isArray(v)) return v;
     if (isRange(v)) {
+      const known = this.grids.get(v);
+      if (known) return known;
       const { r0, c0, r1, c1 } = v.rect;
       const rows = r1 - r0 + 1, cols = c1 - c0 + 1;
       const data: CellValue[] = new Array<CellValue>(rows * cols).fill(null);
       this.ctx.wb.forEachStoredCell(v.sheet, v.rect, (r, c) => (data[(r - r0) * cols + (c - c0)] = this.ctx.wb.valueAt(v.sheet, r, c)));
-      return { kind: "array", rows, cols, data };
+      const g: ArrayValue = { kind: "array", rows, cols, data };
+      this.grids.set(v, g);
+      return g;
     }
     return { kind: "array", rows: 1, cols: 1, data: [v] };
   }
@@ -345,10 +472,19 @@ class Evaluator {
     }
     return v;
   }
+  /**
+   * A value as text inside a formula (`&`, CONCAT, TEXTJOIN, LEN, MID, …): a number with at most 15
+   * significant digits (values.ts `numberText`) and the culture's decimal separator, a logical value
+   * under the culture's name for it (`locales.ts`).
+   */
   private str(v: CellValue): string | CellError {
     if (v === null) return "";
-    if (typeof v === "boolean") return v ? "TRUE" : "FALSE";
-    if (typeof v === "number") return String(v);
+    const locale = this.ctx.wb.locale ?? EN_US;
+    if (typeof v === "boolean") return v ? locale.profile.trueText : locale.profile.falseText;
+    if (typeof v === "number") {
+      const t = numberText(v);
+      return locale.decimalSeparator === "." ? t : t.replace(".", locale.decimalSeparator);
+    }
     if (typeof v === "string") return v;
     return v;
   }
@@ -378,15 +514,19 @@ class Evaluator {
     let left = this.additive();
     while (this.peekOp("&")) {
       this.pos++;
-      const a = this.str(this.scalar(left));
-      const b = this.str(this.scalar(this.additive()));
-      left = isCellError(a) ? a : isCellError(b) ? b : a + b;
+      const right = this.additive();
+      // Element by element over arrays and multi-cell ranges (dynamic arrays, see `lift`).
+      left = this.lift([left, right], ([p, q]) => {
+        const a = this.str(p);
+        const b = this.str(q);
+        return isCellError(a) ? a : isCellError(b) ? b : a + b;
+      });
     }
     return left;
   }
 
-  private arith(a: Value, b: Value, f: (x: number, y: number) => number | CellError): Value {
-    const fast = this.numericPair(a, b, f);
+  private arith(a: Value, b: Value, f: (x: number, y: number) => number | CellError, op?: FastOp): Value {
+    const fast = this.numericPair(a, b, f, op);
     if (fast) return fast;
     return this.lift([a, b], ([p, q]) => {
       const x = this.num(p);
@@ -404,7 +544,7 @@ class Evaluator {
     while ((op = this.peekOp("+", "-"))) {
       this.pos++;
       const right = this.term();
-      left = this.arith(left, right, op === "+" ? (x, y) => x + y : (x, y) => x - y);
+      left = this.arith(left, right, op === "+" ? (x, y) => x + y : (x, y) => x - y, op === "+" ? "+" : "-");
     }
     return left;
   }
@@ -415,7 +555,7 @@ class Evaluator {
     while ((op = this.peekOp("*", "/"))) {
       this.pos++;
       const right = this.power();
-      left = this.arith(left, right, op === "*" ? (x, y) => x * y : (x, y) => (y === 0 ? DIV0 : x / y));
+      left = this.arith(left, right, op === "*" ? (x, y) => x * y : (x, y) => (y === 0 ? DIV0 : x / y), op === "*" ? "*" : undefined);
     }
     return left;
   }
@@ -643,7 +783,9 @@ class Evaluator {
         if (name === "SUM" && args.length === 1 && isArray(args[0])) {
           // One array (the checksums' shape): numbers summed, text and logicals skipped, an error returned.
           let total = 0;
-          for (const v of args[0].data) {
+          const data = args[0].data;
+          for (let i = 0; i < data.length; i++) {
+            const v = data[i];
             if (typeof v === "number") total += v;
             else if (v !== null && typeof v === "object") return v;
           }
@@ -670,10 +812,21 @@ class Evaluator {
         return inner ? this.call(inner, args.slice(1)) : VALUE;
       }
       case "IF": {
+        // docs (IF function); over an array or multi-cell range of conditions, one result per element
+        // (dynamic arrays, `lift`): each element takes its own branch's element.
         if (args.length < 2 || args.length > 3) return VALUE;
-        const c = bool(args[0]);
+        const cond = args[0];
+        if (isArray(cond) || (isRange(cond) && (cond.rect.r0 !== cond.rect.r1 || cond.rect.c0 !== cond.rect.c1))) {
+          const has3 = args.length === 3;
+          return this.lift(has3 ? [cond, args[1], args[2]] : [cond, args[1]], ([x, a, b]) => {
+            const c = bool(x);
+            if (isCellError(c)) return c;
+            return c ? a : has3 ? b : false;
+          });
+        }
+        const c = bool(cond);
         if (isCellError(c)) return c;
-        return c ? this.scalar(args[1]) : args.length === 3 ? this.scalar(args[2]) : false;
+        return c ? args[1] : args.length === 3 ? args[2] : false;
       }
       case "IFERROR": {
         if (args.length !== 2) return VALUE;
@@ -739,9 +892,9 @@ class Evaluator {
         if (rows < 0 || cols < 0) return VALUE;
         if (rows === 0 || cols === 0) return err("#CALC!");
         if (rows * cols > MAX_ROWS * 16) return err("#NUM!");
-        const data = new Array<CellValue>(rows * cols);
-        for (let i = 0; i < data.length; i++) data[i] = n[2] + i * n[3];
-        return { kind: "array", rows, cols, data };
+        const data: number[] = [];
+        for (let i = 0; i < rows * cols; i++) data.push(n[2] + i * n[3]);
+        return { kind: "array", rows, cols, data, numeric: data.every(Number.isFinite) };
       }
       case "MID": {
         // docs (MID function): start_num < 1 or num_chars < 0 is #VALUE!; past the end is "".
@@ -750,7 +903,14 @@ class Evaluator {
         if (typeof t0 === "string" && isArray(a0) && typeof b0 === "number" && b0 >= 0 && a0.data.every((x) => typeof x === "number" && x >= 1)) {
           // Characters of one text at many positions (the checksums' shape), in one loop.
           const len = Math.trunc(b0);
-          return { kind: "array", rows: a0.rows, cols: a0.cols, data: (a0.data as number[]).map((p) => t0.substr(Math.trunc(p) - 1, len)) };
+          const at = a0.data as number[];
+          if (len === 1 && at.every((p, i) => p === i + 1)) {
+            // Every character in order (MID(t, SEQUENCE(LEN(t)), 1)): the text's UTF-16 code units, "" past its end.
+            const data: string[] = t0.slice(0, at.length).split("");
+            while (data.length < at.length) data.push("");
+            return { kind: "array", rows: a0.rows, cols: a0.cols, data };
+          }
+          return { kind: "array", rows: a0.rows, cols: a0.cols, data: at.map((p) => t0.substr(Math.trunc(p) - 1, len)) };
         }
         return this.lift(args, ([t, a, b]) => {
           const x = this.str(t), st = this.num(a), cnt = this.num(b);
@@ -768,7 +928,16 @@ class Evaluator {
         if (args.length !== 1) return VALUE;
         const a0 = args[0];
         if (isArray(a0) && a0.data.every((x) => typeof x === "string" && x !== "")) {
-          return { kind: "array", rows: a0.rows, cols: a0.cols, data: (a0.data as string[]).map((x) => { const cp = x.codePointAt(0)!; return cp >= 0xd800 && cp <= 0xdfff ? VALUE : cp; }) };
+          const data: CellValue[] = [];
+          let numeric = true;
+          for (const x of a0.data as string[]) {
+            const cp = x.codePointAt(0)!;
+            if (cp >= 0xd800 && cp <= 0xdfff) {
+              data.push(VALUE);
+              numeric = false;
+            } else data.push(cp);
+          }
+          return { kind: "array", rows: a0.rows, cols: a0.cols, data, numeric };
         }
         return this.lift(args, ([v]) => {
           const x = this.str(v);
@@ -781,7 +950,7 @@ class Evaluator {
       case "MOD": {
         // docs (MOD function): n - d*INT(n/d); the result has the sign of the divisor; d = 0 is #DIV/0!.
         if (args.length !== 2) return VALUE;
-        return this.arith(args[0], args[1], (x, y) => (y === 0 ? DIV0 : x - y * Math.floor(x / y)));
+        return this.arith(args[0], args[1], (x, y) => (y === 0 ? DIV0 : x - y * Math.floor(x / y)), "MOD");
       }
       case "TEXTJOIN": {
         // docs (TEXTJOIN function): delimiter between every joined item (text1… may be ranges or arrays,
@@ -798,8 +967,8 @@ class Evaluator {
           for (const v of g) {
             if (isCellError(v)) return v;
             if (ignore && (v === null || v === "")) continue;
-            // Numbers as Excel writes them into text: at most 15 significant digits (values.ts numberText).
-            const x = typeof v === "number" ? numberText(v) : (this.str(v) as string);
+            // Numbers as Excel writes them into text: at most 15 significant digits, the culture's decimal separator (`str`).
+            const x = this.str(v) as string;
             parts.push(x);
             length += x.length + delim.length;
             if (length > 32767 + delim.length) return VALUE;
@@ -810,12 +979,44 @@ class Evaluator {
       }
       case "ISTEXT":
       case "ISNUMBER":
+      case "ISLOGICAL":
       case "ISBLANK":
       case "ISERROR": {
         // docs (IS functions): TRUE/FALSE per value, never an error; over a range or array, one per cell.
         if (args.length !== 1) return VALUE;
         return this.lift(args, ([v]) =>
-          name === "ISTEXT" ? typeof v === "string" : name === "ISNUMBER" ? typeof v === "number" : name === "ISBLANK" ? v === null : isCellError(v));
+          name === "ISTEXT" ? typeof v === "string" : name === "ISNUMBER" ? typeof v === "number" : name === "ISLOGICAL" ? typeof v === "boolean" : name === "ISBLANK" ? v === null : isCellError(v));
+      }
+      case "SUBSTITUTE": {
+        // docs (SUBSTITUTE function): SUBSTITUTE(text, old_text, new_text, [instance_num]): every
+        // occurrence, or only the instance_num-th; an empty old_text changes nothing.
+        if (args.length < 3 || args.length > 4) return VALUE;
+        return this.lift(args, ([t, o, n, k]) => {
+          const text = this.str(t), from = this.str(o), to = this.str(n);
+          if (isCellError(text)) return text;
+          if (isCellError(from)) return from;
+          if (isCellError(to)) return to;
+          if (from === "") return text;
+          if (args.length === 3) return text.split(from).join(to);
+          const nth = this.num(k);
+          if (isCellError(nth)) return nth;
+          if (Math.trunc(nth) < 1) return VALUE;
+          let at = -1;
+          for (let i = 0; i < Math.trunc(nth); i++) {
+            at = text.indexOf(from, at + 1);
+            if (at < 0) return text;
+          }
+          return text.slice(0, at) + to + text.slice(at + from.length);
+        });
+      }
+      case "ROWS":
+      case "COLUMNS": {
+        // docs (ROWS, COLUMNS functions): the number of rows (columns) in a reference or array.
+        if (args.length !== 1) return VALUE;
+        const a = args[0];
+        if (isRange(a)) return name === "ROWS" ? a.rect.r1 - a.rect.r0 + 1 : a.rect.c1 - a.rect.c0 + 1;
+        if (isArray(a)) return name === "ROWS" ? a.rows : a.cols;
+        return isCellError(a) ? a : 1;
       }
       case "ISFORMULA": {
         // docs (ISFORMULA function): TRUE when the reference holds a formula; over a range, one value

@@ -18,6 +18,8 @@ import { dateSerial } from "./typed-input";
 export type HostObject =
   | { type: "Workbook" }
   | { type: "Application" }
+  | { type: "CultureInfo" }
+  | { type: "NumberFormatInfo" }
   | { type: "WorksheetCollection" }
   | { type: "Worksheet"; sheetId: string }
   | { type: "Range"; sheetId: string; rect: Rect }
@@ -190,13 +192,27 @@ const Application: TypeDef<"Application"> = {
           throw invalidArgument(`calculationMode must be Automatic, AutomaticExceptTables or Manual; got ${String(v)}.`);
         }
         const wasManual = h.wb.calculationMode === "Manual";
+        // Automatic mode had every formula current: those results are what manual mode keeps showing.
+        if (!wasManual && v === "Manual") h.wb.freezeResults();
         h.wb.stats.calculationModeSets++;
         h.wb.calculationMode = v;
         if (wasManual && v !== "Manual") h.wb.calculateAll();
       },
     },
+    /**
+     * ExcelApi 1.11 (docs, Excel.Application): `decimalSeparator` / `thousandsSeparator`, "the string
+     * used as the decimal separator for numeric values. This is based on the local Excel settings", and
+     * `useSystemSeparators`, "Specifies if the system separators of Excel are enabled" (`locales.ts`).
+     */
+    DecimalSeparator: { get: (_o, h) => h.wb.locale.decimalSeparator },
+    ThousandsSeparator: { get: (_o, h) => h.wb.locale.thousandsSeparator },
+    UseSystemSeparators: { get: (_o, h) => h.wb.locale.useSystemSeparators },
   },
-  defaults: ["CalculationMode"],
+  defaults: ["CalculationMode", "DecimalSeparator", "ThousandsSeparator", "UseSystemSeparators"],
+  nav: {
+    /** ExcelApi 1.11: "Provides information based on current system culture settings" (`locales.ts`). */
+    CultureInfo: () => ({ type: "CultureInfo" }),
+  },
   calls: {
     SuspendApiCalculationUntilNextSync: (_o, _a, h) => {
       h.wb.calculationSuspended = true;
@@ -219,11 +235,30 @@ const Application: TypeDef<"Application"> = {
         throw invalidArgument(`calculate: calculationType must be Recalculate, Full or FullRebuild; got ${JSON.stringify(args[0])}.`);
       }
       if (args[0] !== "Recalculate") h.wb.customFunctions.restartAll();
-      h.wb.calculateAll();
+      h.wb.calculateAll(`application ${args[0]}`);
       h.changed();
       return undefined;
     },
   },
+};
+
+/**
+ * `Application.cultureInfo` (ExcelApi 1.11): `name`, "the culture name in the format
+ * languagecode2-country/regioncode2 (e.g., "zh-cn" or "en-us")", and `numberFormat`.
+ */
+const CultureInfo: TypeDef<"CultureInfo"> = {
+  scalars: { Name: { get: (_o, h) => h.wb.locale.profile.cultureName } },
+  defaults: ["Name"],
+  nav: { NumberFormat: () => ({ type: "NumberFormatInfo" }) },
+};
+
+/** `CultureInfo.numberFormat` (ExcelApi 1.11): the system culture's separators, "based on current system settings". */
+const NumberFormatInfo: TypeDef<"NumberFormatInfo"> = {
+  scalars: {
+    NumberDecimalSeparator: { get: (_o, h) => h.wb.locale.profile.decimalSeparator },
+    NumberGroupSeparator: { get: (_o, h) => h.wb.locale.profile.thousandsSeparator },
+  },
+  defaults: ["NumberDecimalSeparator", "NumberGroupSeparator"],
 };
 
 function sheetKey(h: HostContext, key: unknown): SheetModel | undefined {
@@ -329,6 +364,14 @@ const Worksheet: TypeDef<"Worksheet"> = {
     },
   },
   calls: {
+    /** `calculate(markAllDirty)` (ExcelApi 1.6): "Calculates all cells on a worksheet" (`WorkbookModel.calculateCells`). */
+    Calculate: (o, args, h) => {
+      const sheet = sheetOf(h, o.sheetId);
+      bool(args[0], "calculate: markAllDirty");
+      h.wb.calculateCells(sheet, null, `worksheet ${sheet.name}`);
+      h.changed();
+      return undefined;
+    },
     Activate: (o, _a, h) => {
       h.wb.activateSheet(sheetOf(h, o.sheetId));
       h.changed();
@@ -489,6 +532,13 @@ const Range: TypeDef<"Range"> = {
   },
   calls: {
     _KeepReference: () => undefined,
+    /** `calculate()` (ExcelApi 1.6): "Calculates a range of cells on a worksheet" (`WorkbookModel.calculateCells`). */
+    Calculate: (o, _a, h) => {
+      const sheet = sheetOf(h, o.sheetId);
+      h.wb.calculateCells(sheet, o.rect, `range ${h.wb.addressOf(sheet, o.rect)}`);
+      h.changed();
+      return undefined;
+    },
     /** The library's check before it splits a large write into row blocks (`setRangePropertiesInBulk`). */
     _ValidateArraySize: (o, args) => {
       const rows = int(args[0], "rows"), cols = int(args[1], "columns");
@@ -1188,6 +1238,10 @@ export function describeHostObject(o: HostObject, h: HostContext): string {
       return "workbook";
     case "Application":
       return "application";
+    case "CultureInfo":
+      return "application.cultureInfo";
+    case "NumberFormatInfo":
+      return "application.cultureInfo.numberFormat";
     case "WorksheetCollection":
       return "worksheets";
     case "Worksheet":
@@ -1236,6 +1290,8 @@ export function describeHostObject(o: HostObject, h: HostContext): string {
 export const TYPES: { readonly [T in HostType]: TypeDef<T> } = {
   Workbook,
   Application,
+  CultureInfo,
+  NumberFormatInfo,
   WorksheetCollection,
   Worksheet,
   Range,

@@ -16,7 +16,12 @@
  * The response: `{ Results: [{ ActionId, Value }], TraceIds }` with the wire's PascalCase property
  * names, collections as `{ _Items: [...] }`; a failure stops the request there and adds
  * `Error: { Code, Message, ActionIndex, Location, HttpStatusCode }` (actions before it stay applied,
- * as in Excel), which the library turns into `OfficeExtension.Error` with its `debugInfo`.
+ * as in Excel), which the library turns into `OfficeExtension.Error` with its `debugInfo`. Docs
+ * (learn.microsoft.com/javascript/api/office/officeextension.error, the `traceMessages` example: a
+ * batch inserts its third and fourth paragraphs and fails on the fifth): "All other commands after the
+ * failed command in the batch are not executed". The refresh's lock fence relies on exactly this
+ * (src/workbook/lock.ts, "Fencing"; issue #34): an Instantiate that cannot resolve `getItem(key)`
+ * fails there, and nothing queued after it runs.
  */
 import { EmulatedExcelError, ErrorCodes, invalidArgument, itemNotFound } from "./errors";
 import { TYPES, describeHostObject, type ArgRefs, type HostContext, type HostObject, type HostType, type TypeDef } from "./host-objects";

@@ -42,6 +42,8 @@ export type { PlatformProfile, ProfileId } from "./profiles";
 export { MAX_ROWS, MAX_COLUMNS, parseAddress, formatRect, cellAddress } from "./address";
 export { parseTypedInput, dateSerial } from "./typed-input";
 export { formatCellText } from "./format";
+export { LOCALES, localeSettings } from "./locales";
+export type { LocaleId, LocaleProfile, LocaleSettings } from "./locales";
 
 /** The emulated workbook (alias of {@link WorkbookModel}). */
 export const Workbook = WorkbookModel;

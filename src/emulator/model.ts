@@ -33,6 +33,7 @@ import { CellValue, isCellError, toApiValue, valueTypeOf } from "./values";
 import { Cell, CellStore, FormatFill, RowCells, StoredValue } from "./cells";
 import type { ConditionalFormatModel, FilterCriteria, ObstacleKind, SheetModel, SortField, TableColumnModel, TableModel } from "./shapes";
 import { currentProfileId, profile, type ProfileId } from "./profiles";
+import { localeSettings, type LocaleId, type LocaleSettings } from "./locales";
 import { CustomFunctionHost } from "./custom-functions";
 import { cellAddress } from "./address";
 
@@ -93,6 +94,12 @@ export interface WorkbookStats {
   copyFromCalls: number;
   /** `application.calculate(...)` calls applied (issue #21: after writes under suspended calculation). */
   calculateCalls?: number;
+  /**
+   * Every calculation asked for, in order (issue #34: the host records what was calculated):
+   * `application <type>` (every open workbook), `worksheet <name>` (`Worksheet.calculate`), or
+   * `range <address>` (`Range.calculate`).
+   */
+  calculations?: string[];
   /** Formula cells evaluated by eager calculation (`WorkbookOptions.eagerCalculation`). */
   formulaEvaluations?: number;
 }
@@ -116,6 +123,7 @@ export function emptyStats(): WorkbookStats {
     calculationModeSets: 0,
     copyFromCalls: 0,
     calculateCalls: 0,
+    calculations: [],
   };
 }
 
@@ -167,6 +175,15 @@ export interface WorkbookOptions {
    * calculation saves (`bench/calculation.ts`, issue #21); off by default (reads stay lazy).
    */
   eagerCalculation?: boolean;
+  /**
+   * The culture of the Excel that has the workbook open (`locales.ts`, issue #34): number and logical
+   * text inside formulas, and the separators and culture the Application reports. Like the calculation
+   * mode, the application's and not saved with the file. Default en-US.
+   */
+  locale?: LocaleId;
+  /** Excel's own separators ("Use system separators" off); default: the culture's. */
+  decimalSeparator?: string;
+  thousandsSeparator?: string;
 }
 
 /** Days between the 1900 and the 1904 date systems' serial 0 (documented: 1,462 days). */
@@ -253,14 +270,20 @@ export class WorkbookModel {
    */
   readonly nameFormulas = new Map<string, { name: string; formula: string; sheetId?: string }>();
   /**
-   * True after a sync changed cells under `suspendApiCalculationUntilNextSync()`: formulas keep the
-   * results they had (their dependents were not recalculated) until a calculation is asked for
-   * (`application.calculate`). Docs (Application.suspendApiCalculationUntilNextSync): "Once set, it is
-   * the developer's responsibility to re-calc the workbook, to ensure that any dependencies are
-   * propagated". Whether a later automatic recalculation picks those cells up is not documented: the
-   * stricter reading (it does not) is emulated.
+   * Sheets whose formulas keep the results they had because a sync changed cells under
+   * `suspendApiCalculationUntilNextSync()` (every sheet of the workbook then: any formula may depend on
+   * the change), until a calculation is asked for: `application.calculate` (all of them),
+   * `Worksheet.calculate` (that sheet); `Range.calculate` recalculates its cells and leaves the sheet
+   * pending. Docs (Application.suspendApiCalculationUntilNextSync): "Once set, it is the developer's
+   * responsibility to re-calc the workbook, to ensure that any dependencies are propagated". Whether a
+   * later automatic recalculation picks those cells up is not documented: the stricter reading (it
+   * does not) is emulated.
    */
-  apiCalculationPending = false;
+  readonly pendingSheets = new Set<string>();
+  /** True while any sheet waits for a calculation asked for (see {@link pendingSheets}). */
+  get apiCalculationPending(): boolean {
+    return this.pendingSheets.size > 0;
+  }
   /**
    * Test hook (issue #21): the host (`host.ts`) calls it before it applies each action of a request
    * (`load`, `set <property>`, a method) and before each method object path it resolves
@@ -292,6 +315,8 @@ export class WorkbookModel {
   readonly oversizeRequestError: "RequestPayloadSizeLimitExceeded" | "GeneralException";
   readonly settingsLimitChars: number;
   readonly eagerCalculation: boolean;
+  /** The culture and separators of the Excel the workbook is open in (`locales.ts`); the application's, not the file's. */
+  locale: LocaleSettings;
   /**
    * Set when this copy's runtime died (co-authoring reload, `coauthoring.ts`): the host refuses every
    * later request with this reason (the bridge answers it as failed, 5001).
@@ -317,6 +342,7 @@ export class WorkbookModel {
     this.oversizeRequestError = options.oversizeRequestError ?? "RequestPayloadSizeLimitExceeded";
     this.settingsLimitChars = options.settingsLimitChars ?? 1024 * 1024;
     this.eagerCalculation = options.eagerCalculation ?? false;
+    this.locale = localeSettings(options.locale ?? "en-US", { decimalSeparator: options.decimalSeparator, thousandsSeparator: options.thousandsSeparator });
     const first = options.firstSheetName === undefined ? "Sheet1" : options.firstSheetName;
     if (first !== null) {
       const s = this.addSheet(first);
@@ -630,7 +656,8 @@ export class WorkbookModel {
     if (f === undefined) return row.v[c] ?? this.spilledValue(sheet, r, c);
     const cg = row.cg === null ? undefined : row.cg[c];
     const cv = row.cv === null ? undefined : row.cv[c];
-    if (cg === this.calcGeneration || (cg !== undefined && !this.recalculates())) return cv ?? null;
+    const forced = this.forcing !== null && this.forcing.has(sheet, r, c);
+    if (!forced && (cg === this.calcGeneration || (cg !== undefined && !this.recalculates(sheet)))) return cv ?? null;
     if (this.evalDepth >= MAX_EVAL_DEPTH) throw TOO_DEEP;
     // Mark before evaluating so a circular reference reads the stale value instead of recursing forever.
     row.setCached(c, cv ?? 0, this.calcGeneration);
@@ -652,28 +679,82 @@ export class WorkbookModel {
     }
   }
 
-  private recalculates(): boolean {
-    return this.calculationMode !== "Manual" && !this.apiCalculationPending;
+  /** False when a formula on `sheet` keeps its last result: manual mode, or API calculation pending there. */
+  private recalculates(sheet: SheetModel): boolean {
+    return this.calculationMode !== "Manual" && !this.pendingSheets.has(sheet.id);
   }
 
   /**
-   * Called after changes: in automatic mode all formulas become stale (recalculated when read); in
-   * manual mode they stay as they are. A change made while API calculation is suspended leaves every
-   * formula with the result it had (see {@link apiCalculationPending}): their results are fixed first.
+   * Called after changes: in automatic mode formulas become stale (recalculated when read); in manual
+   * mode, and on sheets waiting for a calculation, they keep their results (the generation still moves
+   * on, so a later calculation of that sheet sees them stale). A change made while API calculation is
+   * suspended leaves every formula with the result it had (see {@link pendingSheets}): their results
+   * are fixed first (`beginBatch`).
    */
   invalidateCalculation(): void {
     if (this.calculationSuspended && this.calculationMode !== "Manual") {
-      // The formulas keep the results `beginBatch` fixed until a calculation is asked for.
-      this.apiCalculationPending = true;
-      return;
+      for (const s of this.sheets) this.pendingSheets.add(s.id);
     }
-    if (this.calculationMode !== "Manual") this.calcGeneration++;
+    this.calcGeneration++;
   }
 
-  /** Gives every formula a current result (what Excel shows before the change that follows). */
-  private freezeResults(): void {
-    if (this.apiCalculationPending || this.calculationMode === "Manual") return;
-    this.forEachFormula((s, r, c) => void this.valueAt(s, r, c));
+  /**
+   * Gives every formula a current result (what Excel shows before the change that follows): before a
+   * suspended batch, and when the mode turns to manual (automatic mode had every formula current).
+   */
+  freezeResults(): void {
+    if (this.calculationMode === "Manual") return;
+    this.forEachFormula((s, r, c) => {
+      if (this.recalculates(s)) void this.valueAt(s, r, c);
+    });
+  }
+
+  /**
+   * The cells a `Worksheet.calculate` / `Range.calculate` recalculates now, each once (before a cell of
+   * the set that reads another of the set, that one), whatever the mode; null when none is running.
+   */
+  private forcing: { has(sheet: SheetModel, r: number, c: number): boolean } | null = null;
+
+  /**
+   * Recalculates the formulas of `rect` on `sheet` (the whole sheet when null) now: `Range.calculate`
+   * ("Calculates a range of cells on a worksheet", ExcelApi 1.6) and `Worksheet.calculate(markAllDirty)`
+   * ("Calculates all cells on a worksheet", ExcelApi 1.6). In manual mode too: that is what they are
+   * for. A formula elsewhere that they read keeps the result it has (Excel calculates the cells asked
+   * for, not their precedents on other sheets; VBA `Range.Calculate`: "Calculates … a specified range of
+   * cells"). A worksheet calculated is no longer waiting for a suspended calculation; a range leaves its
+   * sheet waiting (its other formulas keep their results). Recorded in `stats.calculations`.
+   */
+  calculateCells(sheet: SheetModel, rect: Rect | null, what: string): void {
+    (this.stats.calculations ??= []).push(what);
+    if (rect === null) this.pendingSheets.delete(sheet.id);
+    const done = new Set<string>();
+    const inScope = (s: SheetModel, r: number, c: number) => s === sheet && (rect === null || (r >= rect.r0 && r <= rect.r1 && c >= rect.c0 && c <= rect.c1));
+    const outer = this.forcing;
+    this.forcing = {
+      has: (s, r, c) => {
+        if (outer?.has(s, r, c)) return true;
+        if (!inScope(s, r, c)) return false;
+        const key = `${r},${c}`;
+        if (done.has(key)) return false;
+        done.add(key);
+        return true;
+      },
+    };
+    try {
+      const area = rect ?? { r0: 0, c0: 0, r1: MAX_ROWS - 1, c1: MAX_COLUMNS - 1 };
+      sheet.cells.forEachRow((r, row) => {
+        if (row.f === null || r < area.r0 || r > area.r1) return;
+        for (let c = area.c0; c <= Math.min(area.c1, row.f.length - 1); c++) {
+          if (row.f[c] === undefined || done.has(`${r},${c}`)) continue;
+          // A result already current in automatic mode is what a calculation gives (skipped: the same value).
+          const cg = row.cg === null ? undefined : row.cg[c];
+          if (cg === this.calcGeneration && this.recalculates(sheet)) continue;
+          void this.valueAt(sheet, r, c);
+        }
+      });
+    } finally {
+      this.forcing = outer;
+    }
   }
 
   /** Visits every formula cell of the workbook. */
@@ -701,10 +782,11 @@ export class WorkbookModel {
     this.calculationSuspended = true;
   }
 
-  /** `application.calculate()`: recalculates everything regardless of mode. */
-  calculateAll(): void {
-    this.apiCalculationPending = false;
+  /** `application.calculate()`: recalculates everything regardless of mode (every open workbook, in Excel). */
+  calculateAll(what = "application"): void {
+    this.pendingSheets.clear();
     this.stats.calculateCalls = (this.stats.calculateCalls ?? 0) + 1;
+    (this.stats.calculations ??= []).push(what);
     this.calcGeneration++;
     for (const s of this.sheets) s.cells.invalidateAll();
     if (this.eagerCalculation) this.evaluateEveryFormula();
@@ -718,7 +800,7 @@ export class WorkbookModel {
   endBatch(mutated: boolean): void {
     const dirty = this.dirtySheets;
     this.dirtySheets = new Set();
-    if (this.eagerCalculation && mutated && !this.calculationSuspended && this.recalculates()) this.evaluateEveryFormula(dirty);
+    if (this.eagerCalculation && mutated && !this.calculationSuspended && this.calculationMode !== "Manual") this.evaluateEveryFormula(dirty);
   }
 
   /** Sheets whose cells changed in the batch being applied (what Excel marks dirty, by sheet). */

@@ -61,7 +61,15 @@ export function jsonByteLength(value: unknown): number {
  * its predictor treats them as unknown).
  */
 export function numberText(n: number): string {
-  const s = String(Number(n.toPrecision(15)));
-  const e = /^(-?[0-9.]+)e([+-])([0-9]+)$/.exec(s);
-  return e ? `${e[1]}E${e[2]}${e[3].padStart(2, "0")}` : s;
+  let t = numberTexts.get(n);
+  if (t === undefined) {
+    const s = String(Number(n.toPrecision(15)));
+    const e = /^(-?[0-9.]+)e([+-])([0-9]+)$/.exec(s);
+    t = e ? `${e[1]}E${e[2]}${e[3].padStart(2, "0")}` : s;
+    // The checksum formulas turn every number of a block into text several times per calculation.
+    if (numberTexts.size >= 100_000) numberTexts.clear();
+    numberTexts.set(n, t);
+  }
+  return t;
 }
+const numberTexts = new Map<number, string>();

@@ -64,6 +64,12 @@ export const DeltaSummarySchema = z.strictObject({
   exact: z.boolean().optional(),
   /** A delta Excel refused, rewritten in full in the same refresh (issue #21): why, by Excel's error code. */
   fallback: z.string().max(200).optional(),
+  /**
+   * Without a key (issue #34): rows matched by their whole, unchanged content, and the others by
+   * position. Written only then (bindings without them stay readable by earlier builds).
+   */
+  byContent: z.number().int().nonnegative().optional(),
+  byPosition: z.number().int().nonnegative().optional(),
 });
 export type DeltaSummary = z.infer<typeof DeltaSummarySchema>;
 

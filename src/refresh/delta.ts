@@ -175,6 +175,9 @@ interface PlanBase {
   key: string[] | null;
   /** Why rows were matched this way, in one sentence (for the binding and diagnostics). */
   matchReason: string;
+  /** Without a key: rows matched by their unchanged content, and by position (issue #34). */
+  byContent?: number;
+  byPosition?: number;
   counts: DeltaCounts;
   cost: DeltaCost;
   oldRowCount: number;
@@ -232,6 +235,7 @@ export function deltaSummary(plan: DeltaPlan): DeltaSummary {
     changed: plan.counts.changed,
     removed: plan.counts.removed,
     cellsWritten: plan.strategy === "full" ? plan.cost.fullRewriteCells : plan.cost.cellsWritten,
+    ...(plan.byContent !== undefined ? { byContent: plan.byContent, byPosition: plan.byPosition ?? 0 } : {}),
   };
 }
 
@@ -274,6 +278,10 @@ interface Match {
   matchedBy: "key" | "position";
   key: string[] | null;
   reason: string;
+  /** Without a key (issue #34): rows matched by their whole content, unchanged and unique in both tables. */
+  byContent?: number;
+  /** Without a key: the other rows, matched by position (row n with row n, when neither is matched by content). */
+  byPosition?: number;
 }
 
 function indexesOf(columns: readonly Column[], names: readonly string[]): number[] | null {
@@ -346,10 +354,56 @@ function match(old: TableRows, next: TableRows, key: KeyChoice | readonly string
     }
     problems.push(r.problem);
   }
-  const newToOld = new Int32Array(next.rows.length);
-  for (let r = 0; r < newToOld.length; r++) newToOld[r] = r < old.rows.length ? r : -1;
   const why = problems.length === 0 ? choice.reason : problems.join("; ");
-  return { newToOld, matchedBy: "position", key: null, reason: `matched by position: ${why}` };
+  if (!sameColumns(old.columns, next.columns)) {
+    const newToOld = new Int32Array(next.rows.length);
+    for (let r = 0; r < newToOld.length; r++) newToOld[r] = r < old.rows.length ? r : -1;
+    return { newToOld, matchedBy: "position", key: null, reason: `matched by position: ${why}` };
+  }
+  const m = matchByContent(old, next);
+  const rows = (n: number) => `${n.toLocaleString("en-US")} row${n === 1 ? "" : "s"}`;
+  return { ...m, matchedBy: "position", key: null, reason: `matched by content (${rows(m.byContent)} unchanged) and by position (${rows(m.byPosition)}): ${why}` };
+}
+
+/**
+ * Without a key (issue #34, item 5): a row whose whole content is unchanged is the same record wherever
+ * it stands (a user's sort, rows added or removed above it); the other rows are matched by position,
+ * row n with row n when neither is matched by content, as before. Rows alike in every cell cannot be
+ * told apart, and need not be: they are paired in order (the first such old row with the first such
+ * new row, and so on), so each of their user cells stays beside a row showing exactly its record's
+ * content; a copy more in either table is left for position. Decided against the issue's "unique"
+ * reading: matching duplicates by position would put their notes beside whatever record the export
+ * puts on that row, which is the defect itself.
+ */
+export function matchByContent(old: TableRows, next: TableRows): { newToOld: Int32Array; byContent: number; byPosition: number } {
+  const all = next.columns.map((_, i) => i);
+  const read = keyReader(all.length === 1 ? [0, 0] : all);
+  // The old rows of each content, in order: the first in `head`, each one's successor in `following`.
+  const head = new Map<KeyValue, number>();
+  const following = new Int32Array(old.rows.length);
+  for (let i = old.rows.length - 1; i >= 0; i--) {
+    const k = read(old.rows[i]);
+    following[i] = head.get(k) ?? -1;
+    head.set(k, i);
+  }
+  const newToOld = new Int32Array(next.rows.length).fill(-1);
+  const oldTaken = new Uint8Array(old.rows.length);
+  let byContent = 0, byPosition = 0;
+  for (let r = 0; r < next.rows.length; r++) {
+    const k = read(next.rows[r]);
+    const o = head.get(k);
+    if (o === undefined || o < 0) continue;
+    head.set(k, following[o]);
+    newToOld[r] = o;
+    oldTaken[o] = 1;
+    byContent++;
+  }
+  for (let r = 0; r < next.rows.length && r < old.rows.length; r++) {
+    if (newToOld[r] >= 0 || oldTaken[r]) continue;
+    newToOld[r] = r;
+    byPosition++;
+  }
+  return { newToOld, byContent, byPosition };
 }
 
 /**
@@ -357,7 +411,7 @@ function match(old: TableRows, next: TableRows, key: KeyChoice | readonly string
  * (the first candidate whose columns are in both tables and unique in both), or by position when no
  * key qualifies; -1 for a new record. What a refresh moves the user's own cells by (issue #21).
  */
-export function matchRows(old: TableRows, next: TableRows, key: KeyChoice | readonly string[] | null | undefined): { newToOld: Int32Array; matchedBy: "key" | "position"; key: string[] | null; reason: string } {
+export function matchRows(old: TableRows, next: TableRows, key: KeyChoice | readonly string[] | null | undefined): Match {
   return match(old, next, key);
 }
 
@@ -478,7 +532,10 @@ export function planDelta(old: TableRows, next: TableRows, key: KeyChoice | read
   const possible = columnsSame && inOrder;
   const deltaCost = possible ? cellsWritten * model.cell + rangeWrites * model.rangeWrite + rowOperations * model.rowOperation : Infinity;
   const cost: DeltaCost = { cellsWritten, rangeWrites, rowOperations, deltaCost, fullRewriteCells, fullCost, ratio: deltaCost / fullCost };
-  const base: PlanBase = { matchedBy: m.matchedBy, key: m.key, matchReason: m.reason, counts, cost, oldRowCount: oldN, newRowCount: newN, columns: next.columns };
+  const base: PlanBase = {
+    matchedBy: m.matchedBy, key: m.key, matchReason: m.reason, counts, cost, oldRowCount: oldN, newRowCount: newN, columns: next.columns,
+    ...(m.byContent !== undefined ? { byContent: m.byContent, byPosition: m.byPosition ?? 0 } : {}),
+  };
 
   const full = (cause: FullRewriteCause, fullReason: string): FullWritePlan => ({
     ...base,

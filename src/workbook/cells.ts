@@ -244,3 +244,41 @@ export function estimateRowBytes(row: readonly (string | number | boolean)[]): n
 export function headerValues(columns: readonly Column[]): string[][] {
   return [columns.map((c) => c.name)];
 }
+
+/**
+ * Text that Excel would not store as this very text when it is written through `Range.values` or
+ * `Range.formulas` into a cell that is not text-formatted (`@`): typed input (a formula `=…`, `+…`,
+ * `-…`, `@…`; a quote prefix `'…`; an error `#…`; a number, date, time, fraction or percentage, all of
+ * which need a digit; a logical value). The API parses such strings locale-neutrally (docs,
+ * Excel.Range.values: locale-shaped strings are stored as text), so TRUE and FALSE are the only words.
+ * Conservative: a text it flags that Excel would have kept anyway only gains a quote prefix.
+ */
+export function textNeedsQuote(text: string): boolean {
+  const t = text.trim();
+  return /^[=+\-@'#]/.test(t) || /[0-9]/.test(t) || /^(true|false)$/i.test(t);
+}
+
+/**
+ * What to write through `Range.formulas`, right after the cell's number format `format`, so that a
+ * cell read back as `formulas` (`formula`) and `values` (`value`, undefined when not read) holds again
+ * exactly what it held (issue #34, item 4). The formulas getter drops a quote prefix (office-js #6687):
+ * a quote-prefixed `'00123`, `'1/2` or `'=x` reads back as `00123`, `1/2`, `=x` and would be written
+ * back as the number 123, a date, or a live formula. So:
+ * - a string starting with `=` is a formula, unless its value is that very string (a text `=x`, which
+ *   no formula shows but one referring to a cell holding its own text);
+ * - a text (a string that is not a formula) in a cell that is not text-formatted goes back with
+ *   Excel's quote prefix when Excel would otherwise read it as something else ({@link textNeedsQuote});
+ *   in a `@` cell it goes back as it is (every string stays text there);
+ * - numbers, logical values and empty cells as they are.
+ */
+export function rewritableCell(formula: unknown, value: unknown, format: unknown): unknown {
+  if (typeof formula !== "string" || formula === "") return formula;
+  const isFormula = formula.startsWith("=") && value !== formula;
+  if (isFormula || format === TEXT_FORMAT) return formula;
+  return textNeedsQuote(formula) ? `'${formula}` : formula;
+}
+
+/** {@link rewritableCell} over rows: `values` and `formats` at the same positions (`values` null when not read). */
+export function rewritableRows(formulas: readonly (readonly unknown[])[], values: readonly (readonly unknown[])[] | null, formats: (row: number, column: number) => unknown): unknown[][] {
+  return formulas.map((row, r) => row.map((f, c) => rewritableCell(f, values ? values[r]?.[c] : undefined, formats(r, c))));
+}

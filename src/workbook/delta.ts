@@ -255,7 +255,14 @@ export async function sampleRowHashes(context: Excel.RequestContext, bindingId: 
  * A short fingerprint only proposes which old row holds which new row: `src/workbook/refresh.ts`
  * accepts the proposal only where Excel's block checksum equals the one predicted from it.
  */
-export async function readShortHashes(context: Excel.RequestContext, bindingId: string, scratch: Excel.Worksheet, targetResponseBytes?: number): Promise<StoreSlot | null> {
+export async function readShortHashes(
+  context: Excel.RequestContext,
+  bindingId: string,
+  scratch: Excel.Worksheet,
+  targetResponseBytes?: number,
+  /** Awaited right before each request that writes (the scratch formulas, their clearing): the refresh's fence (lock.ts). */
+  beforeWrite?: () => Promise<void>,
+): Promise<StoreSlot | null> {
   const slot = await openStore(context, bindingId, false, false);
   if (!slot) return null;
   const meta = slot.sheet.getRangeByIndexes(1, slot.column, 1, 1);
@@ -273,9 +280,12 @@ export async function readShortHashes(context: Excel.RequestContext, bindingId: 
   const letter = columnLetters(slot.column);
   const sheetRef = `'${rowHashSheetName(bindingId)}'`;
   if (b > 0) {
+    await beforeWrite?.();
     const formulas = Array.from({ length: b }, (_, i) => [`=CONCAT(MID(${sheetRef}!$${letter}$${FIRST_STORE_ROW + i + 1},SEQUENCE(${HASHES_PER_CELL},1,2,${HASH_CHARS}),${SHORT_CHARS}))`]);
-    scratch.getRangeByIndexes(0, 2, b, 1).formulas = formulas;
-    context.application.calculate("Recalculate" as Excel.CalculationType);
+    const area = scratch.getRangeByIndexes(0, 2, b, 1);
+    area.formulas = formulas;
+    // Calculated now whatever the calculation mode: exactly these cells (issue #34: never Application.calculate).
+    area.calculate();
   }
   try {
     const base = b > 0 ? await loadInBlocks(context, (from, count) => scratch.getRangeByIndexes(from, 2, count, 1), b, "values", HASHES_PER_CELL * SHORT_CHARS + 8, targetResponseBytes, { columns: 1 }) : [];
@@ -299,6 +309,7 @@ export async function readShortHashes(context: Excel.RequestContext, bindingId: 
     throw e;
   } finally {
     if (b > 0) {
+      await beforeWrite?.();
       scratch.getRangeByIndexes(0, 2, b, 1).clear("Contents");
       await context.sync();
     }

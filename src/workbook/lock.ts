@@ -37,6 +37,44 @@
  * caller that already holds the lock (refresh on open claims it before fetching, then refreshes)
  * passes its owner id on (`LockOptions.owner`), and the lock is reused after one read that finds it
  * still that owner's — no second write, no second wait; a lock that changed hands is refused.
+ *
+ * Fencing (issue #34, item 6): the checks above are the writer's own reads, and a request can reach
+ * Excel long after it was sent (a stalled network, a frozen runtime): the lock read in the same request
+ * as the write cannot stop it. So the last word is Excel's. Each lock owner has a FENCE, a setting of
+ * its own (`ppm.f.<owner>`, written with the lock); every write request of a refresh begins
+ * with `settings.getItem(<its fence>)` ({@link TableLock.fence}), which fails with ItemNotFound once the
+ * fence is gone, and Excel runs none of the request's later actions (docs, OfficeExtension.Error: "All
+ * other commands after the failed command in the batch are not executed"). Whoever takes a lock over
+ * (an expired one, or one a user cleared) deletes the previous owner's fence in the same request as
+ * its own lock, before it writes anything to the table: from then on no request of the old owner
+ * changes a cell, however late it arrives. A fence that vanished for another reason (a co-author's
+ * settings write replacing the collection) refuses the write too: safe, the refresh stops as if it
+ * had lost its lock. A refresh whose write is refused stops with `lock_lost` and writes nothing more;
+ * the table keeps its "DATA INCOMPLETE" info line and refresh marker, so the new owner (or the next
+ * start) puts the dead refresh's table back before anything else (`recovery.ts`), never a mix.
+ *
+ * Fences under co-authoring, where a client's settings write replaces the WHOLE collection as that
+ * client last knew it (issue #35: a stale co-author's write can put back a deleted key or erase a new
+ * one). Erasing a fence only refuses its owner's writes: safe. Putting back a revoked fence is the
+ * danger: old owner A's stalled request could land after B took over. Why it cannot, within the
+ * propagation bound the lock already rests on: (1) a lock and its fence are written in one request,
+ * and every request that deletes a fence (takeover, release, clear) also rewrites or deletes that
+ * lock, so a collection that holds A's fence also holds A's lock (a snapshot is the state after whole
+ * requests); (2) a takeover writes nothing to the table before its read-back, which waits at least
+ * twice `propagationMs` wherever the document may be shared: a co-author's write made before the
+ * takeover reached it arrives within that wait, and if it put A's fence back it put A's lock back, so
+ * the read-back finds A's lock and B backs off (`table_busy`) before any cell. A's stalled request then
+ * lands on a table nobody else touched, and A (its lock its own again) completes: one export, whole
+ * (test/workbook/fencing.test.ts, "a co-author's stale settings write…"). A co-author's write after the
+ * takeover reached it carries the takeover. Only a write delayed beyond the bound could resurrect A's
+ * fence after B started writing — the same failure the lock itself admits (README, "Table locks under
+ * co-authoring"). A monotonically increasing token would not help: the stale collection restores a
+ * state in which A's token was the current one, so any check inside Excel that passed then passes
+ * again, and Excel has no in-request comparison of a request's constant with stored state beyond a
+ * lookup's existence. A fence that no settings write can restore must live outside the settings (e.g.
+ * a very hidden sheet per owner, `worksheets.getItem`), at the price of structural changes that merge-
+ * conflict under co-authoring: not taken. For whoever merges #35's retry after an erased lock: each
+ * attempt must write the fence with the lock (and revoke the previous owner's) for (1) to hold.
  */
 import { WriteError } from "./blocks";
 
@@ -100,6 +138,20 @@ export interface TableLock {
   /** True once a check found the lock taken by someone else. */
   readonly lost: boolean;
   /**
+   * Call right after {@link ensure} and before queueing a write request: its first action is then the
+   * fence check, so Excel refuses the whole request once the lock changed hands (see "Fencing"). The
+   * request's sync then fails with `WriteError("lock_lost")` and nothing of it is applied.
+   */
+  fence(): void;
+  /** {@link ensure}, then {@link fence}: what every write request of a refresh begins with. */
+  ensureFenced(): Promise<void>;
+  /**
+   * On: from now on every request of this holder begins with the fence (for a phase of several writes
+   * whose requests are sent by helpers: call it right after a sync). Off: no fence is queued after the
+   * next request (the one already queued still leads it).
+   */
+  fenceEachRequest(on: boolean): void;
+  /**
    * Excel said, when the lock was taken, that co-authors have this document open
    * (`getIsActiveCollabSession`): every cell the refresh changes reaches each of them (issue #26).
    */
@@ -125,6 +177,28 @@ export interface LockOptions {
 
 export function lockSettingKey(tableName: string): string {
   return LOCK_SETTING_PREFIX + tableName.toLowerCase();
+}
+
+/** Every fence setting starts with this (see the module comment, "Fencing"). */
+export const FENCE_SETTING_PREFIX = "ppm.f.";
+
+/**
+ * The fence of one lock owner: its existence is what lets that owner's write requests run. Owner ids
+ * are random per acquisition, so the key needs no table name (and stays short: every write request
+ * names it).
+ */
+export function fenceSettingKey(owner: string): string {
+  return FENCE_SETTING_PREFIX + owner;
+}
+
+/**
+ * Queues deleting a fence whether or not it exists (a method on a null object would fail the request):
+ * it is added (or replaced), then deleted.
+ */
+function queueRevokeFence(context: Excel.RequestContext, key: string): void {
+  const settings = context.workbook.settings;
+  settings.add(key, "revoked");
+  settings.getItem(key).delete();
 }
 
 export function parseLock(value: unknown): LockRecord | null {
@@ -246,7 +320,10 @@ export async function acquireTableLock(context: Excel.RequestContext, tableName:
   if (current && current.owner !== owner && lockHolds(current, now().getTime())) throw busy(tableName, current, now().getTime());
   const stamp = now().toISOString();
   const record: LockRecord = { owner, holder: options.holder ?? "another window", acquiredAt: stamp, renewedAt: stamp, expiresAt: new Date(now().getTime() + ttl).toISOString() };
+  // Taking over: the previous owner's fence goes first, in the request that writes this lock and its fence.
+  if (current && current.owner !== owner) queueRevokeFence(context, fenceSettingKey(current.owner));
   context.workbook.settings.add(key, JSON.stringify(record));
+  context.workbook.settings.add(fenceSettingKey(owner), "1");
   await context.sync();
   // Let a write another runtime sent at the same time land before reading back (see the module comment).
   let settle = Math.min(lockTiming.maxSettleMs, Math.max(lockTiming.minSettleMs, lockTiming.rttFactor * rtt));
@@ -254,7 +331,16 @@ export async function acquireTableLock(context: Excel.RequestContext, tableName:
   if (collab.value) settle = Math.max(settle, 2 * lockTiming.propagationMs + lockTiming.rttFactor * rtt);
   if (settle > 0) await sleep(settle);
   const after = await readLock(context, key);
-  if (!after || after.owner !== owner || lockVersion(after) !== lockVersion(record)) throw busy(tableName, after ?? record, now().getTime());
+  if (!after || after.owner !== owner || lockVersion(after) !== lockVersion(record)) {
+    // Lost the race: this owner's fence goes (it would let nothing through: this refresh writes nothing).
+    try {
+      queueRevokeFence(context, fenceSettingKey(owner));
+      await context.sync();
+    } catch {
+      /* a leftover fence of an owner that never writes is harmless */
+    }
+    throw busy(tableName, after ?? record, now().getTime());
+  }
   return heldLock(context, tableName, key, record, ttl, now, true, collab.value);
 }
 
@@ -280,16 +366,74 @@ function reuseHeldLock(context: Excel.RequestContext, tableName: string, key: st
  */
 function heldLock(context: Excel.RequestContext, tableName: string, key: string, held: LockRecord, ttl: number, now: () => Date, releases: boolean, collab: boolean): TableLock {
   const owner = held.owner;
+  const fenceKey = fenceSettingKey(owner);
   let record = held;
   let lastCheck = Date.now();
   let lost = false;
   let seenBy: LockRecord | null = null;
+  /** A fence check is queued: the next request begins with it. */
+  let fenceQueued = false;
+  /** Every request begins with the fence ({@link TableLock.fenceEachRequest}). */
+  let fenceAll = false;
   const check = (value: LockRecord | null) => {
     lastCheck = Date.now();
     if (!value || value.owner !== owner) {
       lost = true;
       seenBy = value;
     }
+  };
+  const queueFence = () => {
+    if (fenceQueued) return;
+    // Microsoft's library instantiates every object it is asked for in the next request, in order
+    // (an Instantiate action on `settings.getItem(key)`): Excel resolves the key there, and a missing
+    // fence fails the request at that action, before anything queued after it (a `load` would only
+    // add bytes: test/workbook/fencing.test.ts shows the request refused).
+    context.workbook.settings.getItem(fenceKey);
+    fenceQueued = true;
+  };
+  /** After a fenced request failed: was it refused because the fence is gone (the lock changed hands)? */
+  const refusedByFence = async (): Promise<boolean> => {
+    try {
+      const fence = context.workbook.settings.getItemOrNullObject(fenceKey);
+      fence.load("key");
+      const item = context.workbook.settings.getItemOrNullObject(key);
+      item.load("value");
+      await context.sync();
+      if (!fence.isNullObject) return false;
+      lost = true;
+      const now = item.isNullObject ? null : parseLock(item.value);
+      seenBy = now?.owner === owner ? null : now;
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  /**
+   * Every request this lock's holder sends: a request that began with the fence and failed is checked
+   * (was the fence gone? then `lock_lost`: nothing of it landed). With {@link fenceAll} the next
+   * request's fence is queued as soon as this one is answered, before anything else is queued.
+   */
+  const send = async (): Promise<void> => {
+    const fenced = fenceQueued;
+    fenceQueued = false;
+    try {
+      await context.sync();
+      // A request that began with the fence and ran proves the lock was this holder's when it ran.
+      if (fenced) lastCheck = Date.now();
+    } catch (e) {
+      if (fenced && (await refusedByFence())) throw lockLost(tableName, seenBy);
+      throw e;
+    } finally {
+      if (fenceAll && !lost) queueFence();
+    }
+  };
+  const readOwn = async (): Promise<LockRecord | null> => {
+    const item = context.workbook.settings.getItemOrNullObject(key);
+    item.load("value");
+    // `send` is this holder's sync (the fence's bookkeeping around `context.sync()`).
+    await send();
+    // eslint-disable-next-line office-addins/call-sync-before-read, office-addins/call-sync-after-load -- synced by `send` just above
+    return item.isNullObject ? null : parseLock(item.value);
   };
   // Every sync of the refresh also reads the lock (see `context` below).
   const guarded = {
@@ -298,10 +442,9 @@ function heldLock(context: Excel.RequestContext, tableName: string, key: string,
     trackedObjects: context.trackedObjects,
     async sync(): Promise<void> {
       if (lost) throw lockLost(tableName, seenBy);
-      const item = context.workbook.settings.getItemOrNullObject(key);
-      item.load("value");
-      await context.sync();
-      check(item.isNullObject ? null : parseLock(item.value));
+      // Read with every request, fenced or not: a lock written over by a runtime that does not know of
+      // fences (an older version of the add-in) is seen at the next request all the same.
+      check(await readOwn());
     },
   } as unknown as Excel.RequestContext;
   const lock: TableLock = {
@@ -312,25 +455,45 @@ function heldLock(context: Excel.RequestContext, tableName: string, key: string,
     get lost() {
       return lost;
     },
+    fence() {
+      // Queued first in the next request (the caller queues its writes after it): Excel stops there when the fence is gone.
+      queueFence();
+    },
+    fenceEachRequest(on: boolean) {
+      fenceAll = on;
+      if (on && !lost) queueFence();
+    },
+    async ensureFenced() {
+      await lock.ensure();
+      lock.fence();
+    },
     async ensure() {
       if (lost) throw lockLost(tableName, seenBy);
-      if (Date.now() - lastCheck > CHECK_FRESH_MS) check(await readLock(context, key));
+      if (Date.now() - lastCheck > CHECK_FRESH_MS) check(await readOwn());
       if (lost) throw lockLost(tableName, seenBy);
       const t = now().getTime();
       if (t - Date.parse(record.renewedAt ?? record.acquiredAt) > ttl / 2) {
         // Renewed in a request of its own, right after the check above.
         record = { ...record, renewedAt: new Date(t).toISOString(), expiresAt: new Date(t + ttl).toISOString() };
         context.workbook.settings.add(key, JSON.stringify(record));
-        await context.sync();
+        await send();
       }
     },
     async release() {
-      if (!releases) return;
+      fenceAll = false;
+      if (!releases) {
+        // The caller that took the lock releases it; a fence still queued is sent now, not with its requests.
+        if (fenceQueued) await send().catch(() => undefined);
+        return;
+      }
       try {
-        const still = await readLock(context, key);
+        const still = await readOwn();
         if (still && still.owner === owner) {
+          // The lock first: were the fence gone (a co-author's settings write replaced the collection),
+          // its delete would fail the request after the lock's delete had run.
           context.workbook.settings.getItemOrNullObject(key).delete();
-          await context.sync();
+          context.workbook.settings.getItemOrNullObject(fenceKey).delete();
+          await send();
         }
       } catch {
         /* the lock expires by itself */
@@ -360,6 +523,8 @@ export async function clearTableLock(context: Excel.RequestContext, tableName: s
   const current = await readLock(context, key);
   if (!current || current.owner !== owner) return false;
   context.workbook.settings.getItemOrNullObject(key).delete();
+  // Its fence with it: a refresh still running under the cleared lock has its next write refused by Excel.
+  queueRevokeFence(context, fenceSettingKey(owner));
   await context.sync();
   return true;
 }

@@ -241,6 +241,8 @@ export async function recoverInterruptedRefreshes(context: Excel.RequestContext,
       const lock = await acquireTableLock(context, tableName, { holder: RECOVERY_HOLDER, now });
       try {
         await lock.ensure();
+        // Every request of the recovery begins with the lock's fence (lock.ts, "Fencing").
+        lock.fenceEachRequest(true);
         report(await recoverOne(lock.context, marker, binding, now));
       } finally {
         await lock.release();

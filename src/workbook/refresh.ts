@@ -25,8 +25,10 @@
  *   restoring the copy), and the summary says so and why.
  * - Every write path sets the columns' number formats before any value (`@` keeps `00317` and
  *   `=SUM(A1)` text), re-applies the user's sort and filter inside the rollback, and ends with one
- *   commit request: recalculation (writes run with API calculation suspended), the final info line and
- *   the binding's success record together, so outcome, info line, binding and sheet always agree.
+ *   commit request: the final info line and the binding's success record together, so outcome, info
+ *   line, binding and sheet always agree. Nothing is calculated but the add-in's own formulas
+ *   (`Range.calculate` of its checksums and scratch cells; issue #34): the user's calculation mode
+ *   decides for the user's formulas (`sheet.ts`).
  */
 import type { Table, CellValue } from "../table/model";
 import type { Binding } from "../refresh/binding";
@@ -34,13 +36,13 @@ import { bindingSettingKey, serializeBinding } from "../refresh/binding";
 import { planResize, type Rect, type TableGeometry } from "../refresh/plan";
 import { refreshAll, refreshOne, type RefreshOptions, type RefreshReport, type RefreshTarget } from "../refresh/engine";
 import type { RefreshSource } from "../refresh/source";
-import { planColumns, TEXT_FORMAT } from "./cells";
+import { planColumns, rewritableRows, TEXT_FORMAT } from "./cells";
 import { a1 } from "./names";
 import { INFO_PREFIX, infoComplete, infoFailed, infoInProgress, infoStale, isStaleInfo } from "./info";
 import { appendRefreshLog } from "./refreshLog";
 import type { BindingFailure } from "../refresh/binding";
 import { findOccupiedCell, findTouchingTable, prepareCalculation, setEvery, type CalculationGuard } from "./sheet";
-import { jsonBytes, loadInBlocks, RANGE_COPY_OVERHEAD_BYTES, RANGE_WRITE_OVERHEAD_BYTES, throwIfAborted, writeInBatches, writeInBlocks, WriteError, type QueuedWrite } from "./blocks";
+import { jsonBytes, loadInBlocks, loadPropertiesInBlocks, RANGE_COPY_OVERHEAD_BYTES, RANGE_WRITE_OVERHEAD_BYTES, throwIfAborted, writeInBatches, writeInBlocks, WriteError, type QueuedWrite } from "./blocks";
 import { queueColumnFormats, queueDateSystemProbe, typedRows, errorText } from "./writer";
 import { checkSettingsBudget, readBindings, saveBinding, saveBindingStatus } from "./bindingStore";
 import { acquireTableLock, type TableLock } from "./lock";
@@ -159,6 +161,20 @@ async function writeLocked(context: Excel.RequestContext, lock: TableLock, bindi
    * the table marked INCOMPLETE for the next start (`recovery.ts`), never a copy.
    */
   const keepCopy = !lock.collab;
+  /**
+   * Runs `f`, whose requests write (helpers that send several), with every request beginning with the
+   * lock's fence (lock.ts, "Fencing": once the lock changed hands Excel refuses each of them whole,
+   * however late it arrives). Single write requests begin with `lock.ensureFenced()` instead.
+   */
+  const fenced = async <T>(f: () => Promise<T>): Promise<T> => {
+    await lock.ensure();
+    lock.fenceEachRequest(true);
+    try {
+      return await f();
+    } finally {
+      lock.fenceEachRequest(false);
+    }
+  };
 
   // --- checks: nothing is written until all of them pass ---
   const lo = context.workbook.tables.getItemOrNullObject(binding.tableName);
@@ -248,8 +264,7 @@ async function writeLocked(context: Excel.RequestContext, lock: TableLock, bindi
   const foreignChangeSheet = !changeSheet.isNullObject && !isOwnChangeSheet(changeSheet);
   if (isOwnChangeSheet(changeSheet)) {
     try {
-      await lock.ensure();
-      await dropChanges(context, lo, binding.id, changeSheet);
+      await fenced(() => dropChanges(context, lo, binding.id, changeSheet));
     } catch (e) {
       if (e instanceof WriteError && e.code === "lock_lost") throw e;
       throw new WriteError("write_failed", `The highlight of the last refresh's changes could not be removed: ${errorText(e)}`, { cause: e });
@@ -262,16 +277,25 @@ async function writeLocked(context: Excel.RequestContext, lock: TableLock, bindi
   const oldRect: Rect = { row: geometry.headerRow, column: geometry.firstColumn, rowCount: geometry.bodyRows + 1 + totalsRows, columnCount: width };
   const newRect: Rect = { ...plan.table, rowCount: plan.table.rowCount + totalsRows };
   const totalsRange = totalsRows ? sheet.getRangeByIndexes(bodyRow + geometry.bodyRows, geometry.firstColumn, 1, width) : null;
-  totalsRange?.load(["formulas", "numberFormat"]);
+  totalsRange?.load(["formulas", "values", "numberFormat"]);
   const infoRange = geometry.headerRow > 0 ? sheet.getRangeByIndexes(geometry.headerRow - 1, geometry.firstColumn, 1, 1) : null;
   infoRange?.load("formulas");
   await context.sync();
   const userColumn = geometry.firstColumn + dataColumns;
-  const userFormulas = geometry.userColumns > 0
-    ? await loadInBlocks(context, (from, count) => sheet.getRangeByIndexes(bodyRow + from, userColumn, count, geometry.userColumns), geometry.bodyRows, "formulas", 64 * geometry.userColumns, options.targetResponseBytes, { columns: geometry.userColumns })
-    : [];
+  /**
+   * The user's own cells. Alone, their formulas (the calculated columns; the cells themselves move by
+   * `copyFrom` from the rollback copy, exactly). With co-authors, where they are written from here,
+   * their values and number formats too: a cell goes to its record's new row with its format, and a
+   * text that the formulas getter gives without its quote prefix (office-js #6687) goes back as text
+   * (`rewritableCell`, issue #34).
+   */
+  const userAt = (from: number, count: number) => sheet.getRangeByIndexes(bodyRow + from, userColumn, count, geometry.userColumns);
+  const userCells = geometry.userColumns > 0 && !keepCopy
+    ? await loadPropertiesInBlocks(context, userAt, geometry.bodyRows, geometry.userColumns, ["formulas", "values", "numberFormat"], { targetResponseBytes: options.targetResponseBytes }).then((p) => ({ formulas: p.formulas, values: p.values, formats: p.numberFormat }))
+    : null;
+  const userFormulas = userCells?.formulas ?? (geometry.userColumns > 0 ? await loadInBlocks(context, userAt, geometry.bodyRows, "formulas", 64 * geometry.userColumns, options.targetResponseBytes, { columns: geometry.userColumns }) : []);
   const calculated = Array.from({ length: geometry.userColumns }, (_, c) => uniformFormula(userFormulas.map((row) => row[c])));
-  const oldTotals = totalsRange ? { formulas: totalsRange.formulas[0] as unknown[], formats: totalsRange.numberFormat[0] as unknown[] } : null;
+  const oldTotals = totalsRange ? { formulas: totalsRange.formulas[0] as unknown[], values: totalsRange.values[0] as unknown[], formats: totalsRange.numberFormat[0] as unknown[] } : null;
   throwIfAborted(options.signal, 0, total);
 
   const infoFormula: unknown = infoRange ? infoRange.formulas[0][0] : null;
@@ -283,8 +307,7 @@ async function writeLocked(context: Excel.RequestContext, lock: TableLock, bindi
     marker.load("value");
     await context.sync();
     if (!marker.isNullObject) {
-      await lock.ensure();
-      const done = await recoverInterruptedRefreshes(context, { binding, lockOwner: lock.owner, now });
+      const done = await fenced(() => recoverInterruptedRefreshes(context, { binding, lockOwner: lock.owner, now }));
       if (done.some((r) => r.outcome === "restored" || r.outcome === "marked")) throw new TableRecovered();
     }
   }
@@ -297,14 +320,37 @@ async function writeLocked(context: Excel.RequestContext, lock: TableLock, bindi
     if (!oldTotals) return;
     const r = sheet.getRangeByIndexes(row, geometry.firstColumn, 1, width);
     r.numberFormat = [oldTotals.formats];
-    r.formulas = [oldTotals.formulas];
+    r.formulas = rewritableRows([oldTotals.formulas], [oldTotals.values], (_, c) => oldTotals.formats[c]) as string[][];
+  };
+  /**
+   * With co-authors: writes putting the user's cells of old rows `from … from+count-1` at body rows
+   * `at …`, each block its number formats first, then its formulas and values as they were (text stays
+   * text: `rewritableCell`).
+   */
+  const userCellWrites = (cells: NonNullable<typeof userCells>, from: number, count: number, at: number): QueuedWrite[] => {
+    const out: QueuedWrite[] = [];
+    for (let r = 0; r < count; r += MEMORY_ROWS_PER_WRITE) {
+      const n = Math.min(MEMORY_ROWS_PER_WRITE, count - r);
+      const formats = cells.formats.slice(from + r, from + r + n);
+      const part = rewritableRows(cells.formulas.slice(from + r, from + r + n), cells.values.slice(from + r, from + r + n), (i, c) => formats[i][c]);
+      const to = at + r;
+      out.push({
+        bytes: jsonBytes(part) + jsonBytes(formats) + 2 * RANGE_WRITE_OVERHEAD_BYTES,
+        queue: () => {
+          const range = sheet.getRangeByIndexes(bodyRow + to, userColumn, n, geometry.userColumns);
+          range.numberFormat = formats as string[][];
+          range.formulas = part as string[][];
+        },
+      });
+    }
+    return out;
   };
 
   // --- the rollback copy: its own request, before the table is touched. Everything of the table's
   // area (old body and totals row, and the rows it will grow into), with formulas and formats ---
   // In the same request, the refresh marker (issue #26, `recovery.ts`): if this runtime dies before
   // the commit, the next start (in any client) restores the table from this copy.
-  await lock.ensure();
+  await lock.ensureFenced();
   let backupSheet: Excel.Worksheet | null = null;
   if (keepCopy && rollback.isNullObject) {
     backupSheet = context.workbook.worksheets.add(rollbackName);
@@ -324,6 +370,7 @@ async function writeLocked(context: Excel.RequestContext, lock: TableLock, bindi
   /** Removes the marker after a restore; left behind, the next start finds the copy gone and only says so. */
   const dropMarker = async () => {
     try {
+      lock.fence();
       queueDropMarker(context, binding.id);
       await context.sync();
     } catch {
@@ -371,7 +418,8 @@ async function writeLocked(context: Excel.RequestContext, lock: TableLock, bindi
   let checks: ChecksReading | null = null;
   if (!noDelta) {
     checks = await readChecks(context, binding.id, checksGeometry, options.targetResponseBytes);
-    if (checks) slot = await readShortHashes(context, binding.id, checks.sheet, options.targetResponseBytes);
+    // Scratch formulas are written (and cleared) on the checksum sheet: those requests are fenced.
+    if (checks) slot = await readShortHashes(context, binding.id, checks.sheet, options.targetResponseBytes, () => lock.ensureFenced());
     slot ??= await openRowHashes(context, binding.id);
     let previous = slot?.formats ?? null;
     if (!previous) {
@@ -488,7 +536,7 @@ async function writeLocked(context: Excel.RequestContext, lock: TableLock, bindi
       // With co-authors, Excel's gathering formulas (written, then cleared) would reach each of them:
       // the rows are read where they are instead (more requests here, nothing for them).
       const got = keepCopy
-        ? await gatherRows(context, checks, checksGeometry, gather, options.targetRequestBytes, options.targetResponseBytes)
+        ? await gatherRows(context, checks, checksGeometry, gather, options.targetRequestBytes, options.targetResponseBytes, () => lock.ensureFenced())
         : await readRowRuns(gather);
       gather.forEach((i, k) => (rows[i] = got[k]));
     }
@@ -544,6 +592,12 @@ async function writeLocked(context: Excel.RequestContext, lock: TableLock, bindi
     const newKeys: CellValue[][] = newAll.map((r) => r.map((v, ci) => (wanted.includes(ci) ? (v === "" ? null : v) : null)));
     match = matchRows({ columns: table.columns, rows: oldRows }, { columns: table.columns, rows: newKeys }, key);
   }
+  if (!planned && geometry.userColumns > 0 && oldCount > 0 && total > 0 && (!match || match.matchedBy === "position")) {
+    // No key (or none unique): the user's cells follow a row whose whole content is unchanged (issue
+    // #34, item 5: a sorted keyless table), the others stay by position. That needs every old data cell.
+    const oldRows = norm(await readRows(0, dataColumns));
+    match = matchRows({ columns: table.columns, rows: oldRows }, { columns: table.columns, rows: norm(source.get(0, total)) }, key);
+  }
   const newToOld: Int32Array = match ? match.newToOld : Int32Array.from({ length: total }, (_, i) => (i < oldCount ? i : -1));
 
   let spans: ReturnType<typeof deltaWrites> | null = null;
@@ -576,8 +630,12 @@ async function writeLocked(context: Excel.RequestContext, lock: TableLock, bindi
   const moves = userCellMoves(newToOld);
   const fresh = total === 0 && oldCount > 0 ? [{ start: 0, count: 1 }] : moves.fresh;
   let guard = null as CalculationGuard | null;
-  const perSync = () => guard?.perSync();
   const summaryFor = (strategy: "delta" | "full", fellBack: string | null): DeltaSummary => {
+    // Without a key: how many rows were matched by content and how many by position (issue #34).
+    const ways = match?.byContent !== undefined ? { byContent: match.byContent, byPosition: match.byPosition ?? 0 } : {};
+    return { ...summaryOf(strategy, fellBack), ...ways };
+  };
+  const summaryOf = (strategy: "delta" | "full", fellBack: string | null): DeltaSummary => {
     if (strategy === "delta" && planned && spans) {
       return { strategy: "delta", matchedBy: planned.matchedBy, key: planned.key, reason: planned.matchReason, added: planned.added, changed: planned.changed, removed: planned.removed, cellsWritten: spans.cells };
     }
@@ -599,12 +657,14 @@ async function writeLocked(context: Excel.RequestContext, lock: TableLock, bindi
    * What they typed is put back by the restore (`growthFound`).
    */
   let growthProbe: Excel.Range | null = null;
-  let growthFound: unknown[][] | null = null;
+  let growthFound: { formats: unknown[][]; formulas: unknown[][] } | null = null;
   const checkGrowth = (probe: Excel.Range | null): void => {
     if (!probe) return;
     const found = probe.formulas as unknown[][];
     if (!found.some((r) => r.some((v) => v !== "" && v !== null))) return;
-    growthFound = found;
+    // Put back as typed: formats first, text as text (`rewritableCell`).
+    const formats = probe.numberFormat as unknown[][];
+    growthFound = { formats, formulas: rewritableRows(found, probe.values as unknown[][], (r, c) => formats[r][c]) };
     throw new WriteError("occupied", `A colleague typed into the rows "${binding.tableName}" grows into (${a1(grownInto!.row, grownInto!.column, grownInto!.rowCount, grownInto!.columnCount)} on "${sheet.name}") while it refreshed, so the refresh was undone and what they typed is kept. Move those cells below the table, then refresh again.`);
   };
   /** One complete write; on success the binding is committed with the data. */
@@ -614,7 +674,7 @@ async function writeLocked(context: Excel.RequestContext, lock: TableLock, bindi
     const prelude = () => {
       if (!backupSheet && grownInto) {
         growthProbe = rangeOf(sheet, grownInto);
-        growthProbe.load("formulas");
+        growthProbe.load(["formulas", "values", "numberFormat"]);
       }
       guard ??= calc.start();
       setInfo(infoInProgress("refresh", binding.source));
@@ -655,14 +715,13 @@ async function writeLocked(context: Excel.RequestContext, lock: TableLock, bindi
           }),
         });
       }
-      await writeInBatches(context, writes, { targetRequestBytes: options.targetRequestBytes, signal: options.signal, beforeBlock: () => lock.ensure(), beforeSync: perSync });
+      await writeInBatches(context, writes, { targetRequestBytes: options.targetRequestBytes, signal: options.signal, beforeBlock: () => lock.ensureFenced() });
     } else {
       const blank = total === 0 ? [new Array<string>(dataColumns).fill("")] : null;
       await writeInBlocks(context, (from, count) => sheet.getRangeByIndexes(bodyRow + from, geometry.firstColumn, count, dataColumns), blank ? { total: 1, get: () => blank } : source, {
         signal: options.signal,
         targetRequestBytes: options.targetRequestBytes,
-        beforeBlock: () => lock.ensure(),
-        beforeSync: perSync,
+        beforeBlock: () => lock.ensureFenced(),
         onProgress: (n) => options.onProgress?.(blank ? 0 : n, total),
         prelude,
       });
@@ -683,15 +742,8 @@ async function writeLocked(context: Excel.RequestContext, lock: TableLock, bindi
           });
           continue;
         }
-        // Co-authors: the cells' formulas and values as read (their cell formats stay where they are).
-        for (let r = 0; r < cp.count; r += MEMORY_ROWS_PER_WRITE) {
-          const part = userFormulas.slice(cp.from + r, cp.from + r + Math.min(MEMORY_ROWS_PER_WRITE, cp.count - r));
-          const at = cp.to + r;
-          userWrites.push({
-            bytes: jsonBytes(part) + RANGE_WRITE_OVERHEAD_BYTES,
-            queue: () => void (ws.getRangeByIndexes(bodyRow + at, userColumn, part.length, geometry.userColumns).formulas = part as string[][]),
-          });
-        }
+        // Co-authors: the cells as read, with their number formats (text stays text).
+        if (userCells) userWrites.push(...userCellWrites(userCells, cp.from, cp.count, cp.to));
       }
       for (const run of fresh) {
         userWrites.push({
@@ -720,18 +772,18 @@ async function writeLocked(context: Excel.RequestContext, lock: TableLock, bindi
         settings.load("items/key,items/value");
       },
     });
-    await writeInBatches(context, userWrites, { targetRequestBytes: options.targetRequestBytes, signal: options.signal, beforeBlock: () => lock.ensure(), beforeSync: perSync });
+    await writeInBatches(context, userWrites, { targetRequestBytes: options.targetRequestBytes, signal: options.signal, beforeBlock: () => lock.ensureFenced() });
 
     phase = "finish";
     // The user's sort and filter, one at a time (Excel for Mac throws re-applying a removed filter,
     // office-js #3086, so only an enabled one is); inside the rollback: a failure restores.
     if (sorted) {
-      await lock.ensure();
+      await lock.ensureFenced();
       lo.sort.reapply();
       await context.sync();
     }
     if (lo.autoFilter.enabled) {
-      await lock.ensure();
+      await lock.ensureFenced();
       lo.autoFilter.reapply();
       await context.sync();
     }
@@ -739,19 +791,17 @@ async function writeLocked(context: Excel.RequestContext, lock: TableLock, bindi
     // With co-authors: Excel's block checksums must show exactly the rows written, at their places.
     if (strategy === "delta") await verifyWritten();
 
-    // The commit: recalculation (the writes suspended it), the final info line and the binding in one request.
+    // The commit: the final info line and the binding in one request (no calculation is asked for: sheet.ts).
     const summary = summaryFor(strategy, fellBack);
     let stored: Binding | null = null;
-    await lock.ensure();
+    await lock.ensureFenced();
     if (options.commit) {
       stored = options.commit(summary);
       const json = serializeBinding(stored, options.secrets ?? []);
       checkSettingsBudget(settings.items, bindingSettingKey(stored.id), json);
-      context.application.calculate("Recalculate" as Excel.CalculationType);
       setInfo(completeInfo());
       context.workbook.settings.add(bindingSettingKey(stored.id), json);
     } else {
-      context.application.calculate("Recalculate" as Excel.CalculationType);
       setInfo(completeInfo());
     }
     // The marker goes with the commit: from here on the new data is the table's, never restored over.
@@ -812,7 +862,7 @@ async function writeLocked(context: Excel.RequestContext, lock: TableLock, bindi
    * the rows it grew into emptied again.
    */
   const restore = async (): Promise<void> => {
-    await lock.ensure();
+    await lock.ensureFenced();
     if (backupSheet) {
       lo.resize(rangeOf(sheet, oldRect));
       queueCopy(sheet, backupSheet, region);
@@ -822,27 +872,28 @@ async function writeLocked(context: Excel.RequestContext, lock: TableLock, bindi
     }
     const kept = memory!;
     const bodyRows = geometry.bodyRows;
-    await writeInBlocks(context, (from, count) => sheet.getRangeByIndexes(bodyRow + from, geometry.firstColumn, count, dataColumns), { total: kept.rows.length, get: (a, b) => kept.rows.slice(a, b) }, {
+    // Text stays text: a text a user typed (quote-prefixed) into a data cell goes back as text.
+    const keptRows = { total: kept.rows.length, get: (a: number, b: number) => rewritableRows(kept.rows.slice(a, b), null, (_, c) => kept.formats[c]) };
+    await writeInBlocks(context, (from, count) => sheet.getRangeByIndexes(bodyRow + from, geometry.firstColumn, count, dataColumns), keptRows, {
       property: "formulas",
       targetRequestBytes: options.targetRequestBytes,
-      beforeBlock: () => lock.ensure(),
+      beforeBlock: () => lock.ensureFenced(),
       prelude: () => {
         lo.resize(rangeOf(sheet, oldRect));
         if (bodyRows > 0) kept.formats.forEach((f, c) => setEvery(sheet.getRangeByIndexes(bodyRow, geometry.firstColumn + c, bodyRows, 1), "numberFormat", f));
       },
     });
-    if (geometry.userColumns > 0 && userFormulas.length > 0) {
-      await writeInBlocks(context, (from, count) => sheet.getRangeByIndexes(bodyRow + from, userColumn, count, geometry.userColumns), { total: userFormulas.length, get: (a, b) => userFormulas.slice(a, b) }, {
-        property: "formulas",
-        targetRequestBytes: options.targetRequestBytes,
-        beforeBlock: () => lock.ensure(),
-      });
-    }
-    await lock.ensure();
+    // The user's cells back at their rows, with their formats (the writes moved them with their records).
+    if (userCells) await writeInBatches(context, userCellWrites(userCells, 0, userCells.formulas.length, 0), { targetRequestBytes: options.targetRequestBytes, beforeBlock: () => lock.ensureFenced() });
+    await lock.ensureFenced();
     const below = region.rowCount - bodyRows - totalsRows;
     if (below > 0) rangeOf(sheet, { row: bodyRow + bodyRows + totalsRows, column: geometry.firstColumn, rowCount: below, columnCount: width }).clear("Contents");
     // What a colleague typed there during the refresh (seen by the first write request) goes back.
-    if (growthFound && grownInto) rangeOf(sheet, grownInto).formulas = growthFound as string[][];
+    if (growthFound && grownInto) {
+      const back = rangeOf(sheet, grownInto);
+      back.numberFormat = growthFound.formats as string[][];
+      back.formulas = growthFound.formulas as string[][];
+    }
     writeTotals(bodyRow + bodyRows);
     if (lo.autoFilter.enabled) lo.autoFilter.reapply();
     await context.sync();
@@ -857,6 +908,7 @@ async function writeLocked(context: Excel.RequestContext, lock: TableLock, bindi
     }
     try {
       await restore();
+      lock.fence();
       setInfo(infoFailed("refresh", binding.source, now().toISOString(), failure.code, failure.message, true));
       clearBackup();
       await context.sync();
@@ -864,6 +916,7 @@ async function writeLocked(context: Excel.RequestContext, lock: TableLock, bindi
     } catch (restoreErr) {
       if (restoreErr instanceof WriteError && restoreErr.code === "lock_lost") throw restoreErr;
       try {
+        lock.fence();
         if (ownsInfo) {
           setInfo(infoFailed("refresh", binding.source, now().toISOString(), failure.code, failure.message, false));
           sheet.getRangeByIndexes(geometry.headerRow - 1, geometry.firstColumn, 1, 1).numberFormat = [[TEXT_FORMAT]];
@@ -882,6 +935,7 @@ async function writeLocked(context: Excel.RequestContext, lock: TableLock, bindi
   if (strategy === "delta" && lock.collab && checks && (await changedSinceRead(checks))) {
     // A co-author changed the table after it was read (issue #26, hazard 4): nothing is written yet,
     // so the refresh starts over from the table as it is now; this one leaves no marker behind.
+    lock.fence();
     queueDropMarker(context, binding.id);
     await context.sync();
     throw new RemoteChange();
@@ -904,6 +958,10 @@ async function writeLocked(context: Excel.RequestContext, lock: TableLock, bindi
   options.onProgress?.(total, total);
 
   // --- after the commit nothing can fail the refresh: fingerprints, the change record, the copy ---
+  // Each of these requests begins with the lock's fence too: a late one must not land over a refresh
+  // that took the table over since (above all the clearing of the rollback copy, which would empty
+  // that refresh's copy).
+  lock.fenceEachRequest(true);
   const warnings: string[] = [];
   try {
     // The fingerprints of the rows as written: the delta's, or those taken while the blocks were typed.
@@ -930,6 +988,8 @@ async function writeLocked(context: Excel.RequestContext, lock: TableLock, bindi
       }
     }
   }
+  // The fence already queued leads this last request; none after it.
+  lock.fenceEachRequest(false);
   try {
     clearBackup();
     await context.sync();

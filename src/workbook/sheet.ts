@@ -86,34 +86,34 @@ export async function findTouchingTable(context: Excel.RequestContext, sheet: Ex
 }
 
 /**
- * Calculation during a long write. The application's calculation mode is never changed: it is
- * application-wide (every open workbook) and nothing restores it when the add-in's runtime dies
- * mid-write (office-js #2770, #6922). Instead each write `sync` suspends API calculation until it ends
- * (`suspendApiCalculationUntilNextSync`, ExcelApi 1.6), which lapses by itself.
+ * Calculation during a write (issue #34). The add-in never changes the calculation mode (it is
+ * application-wide, every open workbook, and nothing restores it when the add-in's runtime dies
+ * mid-write: office-js #2770, #6922), never suspends API calculation and never calls
+ * `Application.calculate` (which recalculates every open workbook, in manual mode too: docs,
+ * Excel.Application.calculate, "Recalculate all currently opened workbooks in Excel"). After
+ * `suspendApiCalculationUntilNextSync` "it is the developer's responsibility to re-calc the workbook"
+ * (docs), and the only ways to do that are that call or `Worksheet.calculate` per sheet, whose order
+ * across sheets decides whether a chain of formulas over several sheets ends up current. So the mode
+ * the user chose decides: in automatic mode Excel recalculates what each write request made dirty (only
+ * the dependents of the cells written), in manual mode nothing of the user's is calculated until the
+ * user asks (F9), and the add-in calculates exactly its own formulas when it reads them
+ * (`Range.calculate`: the block checksums, the gathering and scratch cells).
  */
 export interface CalculationGuard {
-  /** Queue before each `sync` of the write. */
-  perSync(): void;
   /** Kept for the callers' shape: there is no mode to restore. */
   restore(): void;
 }
 
-/** The calculation guard of one write; nothing is read from Excel. */
+/** The calculation guard of one write; nothing is read from Excel. Screen updating is suspended once per write (ExcelApi 1.9). */
 export function prepareCalculation(context: Excel.RequestContext): { app: Excel.Application; start(): CalculationGuard } {
   const app = context.application;
-  const calc = apiSupported("ExcelApi", "1.6");
   const screen = apiSupported("ExcelApi", "1.9");
   return {
     app,
     start(): CalculationGuard {
       // Called once per write, as the docs ask: repeated calls make the Excel window flicker.
       if (screen) app.suspendScreenUpdatingUntilNextSync();
-      return {
-        perSync: () => {
-          if (calc) app.suspendApiCalculationUntilNextSync();
-        },
-        restore: () => undefined,
-      };
+      return { restore: () => undefined };
     },
   };
 }

@@ -15,6 +15,7 @@ import { TOKEN_COLUMN } from "../records/fields";
 import type { SheetValue } from "../records/values";
 import { readBindings } from "./bindingStore";
 import { loadPropertiesInBlocks } from "./blocks";
+import { rewritableCell } from "./cells";
 import type { Binding } from "../refresh/binding";
 
 /** Converts Excel's `values` + `valueTypes` into sheet values (errors kept as errors, empties as null). */
@@ -134,7 +135,7 @@ export async function readCellStates(context: Excel.RequestContext, tableName: s
     const at = where.at(key);
     if (!at) return [];
     const cell = where.body.getCell(at.row, at.column);
-    cell.load("formulas,numberFormat");
+    cell.load("formulas,values,numberFormat");
     cell.format.fill.load("color,pattern,tintAndShade");
     return [{ key, cell }];
   });
@@ -142,10 +143,12 @@ export async function readCellStates(context: Excel.RequestContext, tableName: s
   await context.sync();
   return reads.map(({ key, cell }) => {
     const fill = cell.format.fill;
+    const numberFormat = String((cell.numberFormat as unknown as unknown[][])[0][0]);
     return {
       projectToken: key.projectToken,
       field: key.field,
-      content: { formula: cell.formulas[0][0] as string | number | boolean, numberFormat: String((cell.numberFormat as unknown as unknown[][])[0][0]) },
+      // Written back after this very format: text stays text (a quote-prefixed `'00123` keeps its prefix; issue #34).
+      content: { formula: rewritableCell(cell.formulas[0][0], cell.values[0][0], numberFormat) as string | number | boolean, numberFormat },
       fill: ownFill(fill.color, fill.pattern, fill.tintAndShade),
     };
   });

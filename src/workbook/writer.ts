@@ -282,7 +282,6 @@ export async function importTable(context: Excel.RequestContext, table: Table, o
           rowsWritten = n;
           options.onProgress?.(n, total);
         },
-        beforeSync: () => guard?.perSync(),
         prelude: () => {
           started = true;
           guard ??= calc.start();
@@ -320,9 +319,7 @@ export async function importTable(context: Excel.RequestContext, table: Table, o
     queueBindingSetting(context, partial.id, bindingJson);
     if (created) sheet.activate();
     guard?.restore();
-    // The values went in with API calculation suspended; recalculating is the add-in's job (docs:
-    // Application.suspendApiCalculationUntilNextSync), so formulas reading this area show the data.
-    context.application.calculate("Recalculate" as Excel.CalculationType);
+    // No calculation is asked for: Excel's own mode decides (sheet.ts, issue #34).
     syncs++;
     await context.sync();
     // The row fingerprints a later delta refresh plans from (issue #15, delta.ts): ≈ 6 % more

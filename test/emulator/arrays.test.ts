@@ -105,3 +105,21 @@ test("INDEX (reference form) gives the cell at row and column, a reference (docs
   // A reference, so an empty cell is seen as blank (not as 0).
   expect(await calc(setup, '=LET(v,INDEX(A2:B5,4,1),IF(ISBLANK(v),"",v))')).toBe("");
 });
+
+test("ISLOGICAL, SUBSTITUTE, ROWS, COLUMNS (issue #34; docs examples: SUBSTITUTE(\"Sales Data\",\"Sales\",\"Cost\") is Cost Data, SUBSTITUTE(\"Quarter 1, 2011\",\"1\",\"2\",3) is Quarter 1, 2012; ROWS(C1:E4) is 4, COLUMNS(C1:E4) 3)", async () => {
+  expect(await calc([["A1:C1", [[true, 1, "x"]]]], "=SUM(ISLOGICAL(A1:C1)*1)")).toBe(1);
+  expect(await calc([], '=SUBSTITUTE("Sales Data","Sales","Cost")')).toBe("Cost Data");
+  expect(await calc([], '=SUBSTITUTE("Quarter 1, 2008","1","2",1)')).toBe("Quarter 2, 2008");
+  expect(await calc([], '=SUBSTITUTE("Quarter 1, 2011","1","2",3)')).toBe("Quarter 1, 2012");
+  expect(await calc([], '=SUBSTITUTE("abc","","x")')).toBe("abc");
+  expect(await calc([], "=ROWS(C1:E4)*10+COLUMNS(C1:E4)")).toBe(43);
+  expect(await calc([], "=ROWS(SEQUENCE(7,2))*10+COLUMNS(SEQUENCE(7,2))")).toBe(72);
+});
+
+test("IF and & over arrays: one result per element, each from its own branch (dynamic arrays)", async () => {
+  const setup: Array<[string, unknown[][]]> = [["A1:C1", [[1, "t", 3]]]];
+  expect(await calc(setup, '=TEXTJOIN("|",FALSE,IF(ISNUMBER(A1:C1),"n"&A1:C1,"s"&A1:C1))')).toBe("n1|st|n3");
+  // An element the other branch would fail on (IF("t") is #VALUE!) is never chosen.
+  expect(await calc(setup, '=TEXTJOIN("|",FALSE,IF(ISTEXT(A1:C1),"s",IF(A1:C1,"x","y")))')).toBe("x|s|x");
+  expect(await calc(setup, '=TEXTJOIN("|",FALSE,IF(ISTEXT(A1:C1),A1:C1))')).toBe("FALSE|t|FALSE");
+});

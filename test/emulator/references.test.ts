@@ -111,11 +111,19 @@ describe("cells Excel will not shift through", () => {
   });
 
   it("unmerge lets the cells move again", async () => {
-    const { context, data } = await dataAndReport();
+    const { wb, context, data } = await dataAndReport();
     data.getRange("A9:B9").merge();
+    await context.sync();
+    // Merged: the delete that would move A9:B9 is refused, nothing moves.
+    data.getRange("A3:B3").delete("Up");
+    expect(await context.sync().then(() => null, (x: unknown) => (x as { code: string }).code)).toBe("InvalidOperation");
+    expect(inspect(wb, "Data!A3:B4").values).toEqual([[2, 20], [3, 30]]);
+    // Unmerged (issue #34, item 7: this test asserted nothing): the same delete moves the cells below up.
     data.getRange("A9:B9").unmerge();
     data.getRange("A3:B3").delete("Up");
     await context.sync();
+    expect(inspect(wb, "Data!A3:B5").values).toEqual([[3, 30], [4, 40], [5, 50]]);
+    expect(inspect(wb, "Data!A6:B6").values).toEqual([["", ""]]);
   });
 });
 

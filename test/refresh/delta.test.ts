@@ -6,6 +6,7 @@ import {
   deltaSummary,
   DeltaSummarySchema,
   DELTA_MAX_COST_RATIO,
+  matchByContent,
   planDelta,
   type DeltaPlan,
   type DeltaWritePlan,
@@ -145,13 +146,13 @@ describe("planDelta: keyed matching", () => {
 });
 
 describe("planDelta: position fallback", () => {
-  it("without a key, matches by position and says so", () => {
+  it("without a key, matches unchanged rows by content and the rest by position, and says so", () => {
     const old = table(rows([1, 2, 3]));
     const next = table([row(1), row(2, 7), row(3), row(4)]);
     const plan = asDelta(planDelta(old, next, null, ALWAYS_DELTA));
     expect(plan.matchedBy).toBe("position");
     expect(plan.key).toBeNull();
-    expect(plan.matchReason).toBe("matched by position: no key was given");
+    expect(plan.matchReason).toBe("matched by content (2 rows unchanged) and by position (1 row): no key was given");
     expect(plan.changes).toEqual([{ row: 1, oldRow: 1, column: 2, value: 7 }]);
     expect(plan.inserted).toEqual([{ start: 3, rows: [row(4)] }]);
     expect(applyPlan(old, plan)).toEqual(next);
@@ -162,11 +163,11 @@ describe("planDelta: position fallback", () => {
   it("duplicate keys in the old or the new data fall back to position, naming the problem", () => {
     const dupOld = planDelta(table(rows([1, 2, 1])), table(rows([1, 2])), ["id"], ALWAYS_DELTA);
     expect(dupOld.matchedBy).toBe("position");
-    expect(dupOld.matchReason).toBe("matched by position: key (id) is not unique in the previous data (row 3 repeats row 1)");
+    expect(dupOld.matchReason).toBe("matched by content (2 rows unchanged) and by position (0 rows): key (id) is not unique in the previous data (row 3 repeats row 1)");
     const dupNewOld = planDelta(table(rows([1, 2])), table(rows([1, 2, 2])), ["id"], ALWAYS_DELTA);
-    expect(dupNewOld.matchReason).toBe("matched by position: key (id) is not unique in the new data (row 3 repeats an earlier row)");
+    expect(dupNewOld.matchReason).toBe("matched by content (2 rows unchanged) and by position (0 rows): key (id) is not unique in the new data (row 3 repeats an earlier row)");
     const dupNewFresh = planDelta(table(rows([1])), table(rows([1, 9, 9])), ["id"], ALWAYS_DELTA);
-    expect(dupNewFresh.matchReason).toBe("matched by position: key (id) is not unique in the new data (9 repeats)");
+    expect(dupNewFresh.matchReason).toBe("matched by content (1 row unchanged) and by position (0 rows): key (id) is not unique in the new data (9 repeats)");
     for (const [o, n, p] of [
       [rows([1, 2, 1]), rows([1, 2]), dupOld],
       [rows([1, 2]), rows([1, 2, 2]), dupNewOld],
@@ -206,7 +207,7 @@ describe("planDelta: position fallback", () => {
     const pos = planDelta(strip(old), strip(next), choice, ALWAYS_DELTA);
     expect(pos.matchedBy).toBe("position");
     expect(pos.matchReason).toBe(
-      "matched by position: key column project_token not in the table; key (work_type, resource_id, npt_category_id, fiscal_year, period_number) is not unique in the previous data (row 2 repeats row 1)",
+      "matched by content (2 rows unchanged) and by position (1 row): key column project_token not in the table; key (work_type, resource_id, npt_category_id, fiscal_year, period_number) is not unique in the previous data (row 2 repeats row 1)",
     );
   });
 });
@@ -292,7 +293,7 @@ describe("chooseKey", () => {
     expect(chooseKey({ kind: "dataset", key: "nope", format: "json" }, metadata).reason).toBe("$metadata has no entity set for dataset nope");
     expect(chooseKey({ kind: "dataset", key: "x", format: "json" }, { entitySets: [{ name: "x", keys: [] }] }).reason).toBe("$metadata declares no key for dataset x");
     const plan = planDelta(table(rows([1])), table(rows([1])), chooseKey({ kind: "dataset", key: "x", format: "json" }, null));
-    expect(plan.matchReason).toBe("matched by position: the service's $metadata was not available, so no key is known");
+    expect(plan.matchReason).toBe("matched by content (1 row unchanged) and by position (0 rows): the service's $metadata was not available, so no key is known");
   });
 
   it("uses the snapshots' identifying fields", () => {
@@ -454,3 +455,37 @@ describe("planDelta properties (fast-check)", () => {
     expect(checked).toBeGreaterThan(RUNS / 4);
   });
 });
+
+describe("matchByContent (issue #34, item 5: no key)", () => {
+  it("a sorted table: every unchanged, unique row finds its record wherever it stands; a changed one is matched by position", () => {
+    const old = table([row(3), row(1), row(2), row(4)]);
+    // The export's order, record 4 changed.
+    const next = table([row(1), row(2), row(3), row(4, 99)]);
+    expect(matchByContent(old, next)).toEqual({ newToOld: Int32Array.from([1, 2, 0, 3]), byContent: 3, byPosition: 1 });
+  });
+
+  it("rows alike in every cell are paired in order, each note beside a row showing its record's content; the rest by position", () => {
+    const old = table([row(1), row(1), row(2), row(5)]);
+    const next = table([row(2), row(1), row(1), row(6)]);
+    // Row 2 by content (old 2); the two alike rows in order (new 1 ↔ old 0, new 2 ↔ old 1); new 3 ↔ old 3 by position.
+    expect(matchByContent(old, next)).toEqual({ newToOld: Int32Array.from([2, 0, 1, 3]), byContent: 3, byPosition: 1 });
+  });
+
+  it("a copy more in one table is left to position (or is new / removed)", () => {
+    const old = table([row(1), row(1), row(1), row(3)]);
+    const next = table([row(1), row(2), row(1)]);
+    // The first two copies pair in order; new 1's positional partner (old 1) is taken: a new record; old 2 and old 3 are removed.
+    expect(matchByContent(old, next)).toEqual({ newToOld: Int32Array.from([0, -1, 1]), byContent: 2, byPosition: 0 });
+    const more = table([row(4), row(1), row(1), row(1)]);
+    // Three new copies, two old: the third new copy (row 3) takes old row 3 by position.
+    expect(matchByContent(table([row(1), row(1), row(9), row(8)]), more)).toEqual({ newToOld: Int32Array.from([-1, 0, 1, 3]), byContent: 2, byPosition: 1 });
+  });
+
+  it("the plan's summary says how many rows were matched which way", () => {
+    const plan = planDelta(table([row(3), row(4), row(1), row(2)]), table([row(1), row(4, 7), row(2), row(3)]), null, ALWAYS_DELTA);
+    // 1, 2 and 3 by content; record 4 changed and stands where it stood (row 2): by position.
+    expect(deltaSummary(plan)).toMatchObject({ matchedBy: "position", byContent: 3, byPosition: 1 });
+    expect(plan.matchReason).toMatch(/^matched by content \(3 rows unchanged\) and by position \(1 row\)/);
+  });
+});
+

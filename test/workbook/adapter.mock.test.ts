@@ -25,7 +25,7 @@ function preloadIsNullObject(obj: OfficeMockObject): void {
 }
 
 describe("prepareCalculation", () => {
-  it("never touches the application's calculation mode; suspends API calculation per sync", async () => {
+  it("never touches the application's calculation mode and never suspends API calculation (issue #34: the user's mode decides)", async () => {
     const calls: string[] = [];
     const mock = new OfficeMockObject({
       application: {
@@ -36,14 +36,12 @@ describe("prepareCalculation", () => {
     }) as unknown as Ctx & { application: { calculationMode: string } };
     const calc = prepareCalculation(mock);
     const guard = calc.start();
-    guard.perSync();
-    guard.perSync();
     guard.restore();
     await mock.sync();
     mock.application.load("calculationMode");
     await mock.sync();
     expect(mock.application.calculationMode).toBe("Automatic");
-    expect(calls).toEqual(["screen", "api", "api"]);
+    expect(calls).toEqual(["screen"]);
   });
 });
 

@@ -98,18 +98,23 @@ describe("budgets of a 2,000 × 12 table (deterministic: bytes, syncs, cells)", 
     expect(strategies).toEqual(["full", "delta", "full"]);
   });
 
-  it("import: 6 syncs, 244,615 bytes sent, 6,200 received, 48,055 cells", () => {
+  it("import: 6 syncs, 251,871 bytes sent, 6,200 received, 48,056 cells", () => {
     // Issue #24 item 3: ≈ 7.4 KB more than before for Excel's block checksums (one formula per block
     // on the binding's very hidden sheet; 23 cells: 17 formulas, id, state, and the scratch clears),
     // so that the first refresh reads only what moved; their sheet is looked up in the fingerprint
     // store's request and their formulas written in its requests, so no sync is added. Issue #26:
     // +100 bytes, the fingerprints' sheet is the binding's own (`ppm_rh_<hash>`, its visibility checked).
-    expectWithin("import", costs.import!, { syncs: 6, requestBytes: 244_615, responseBytes: 6_200, maxRequestBytes: 214_197, maxResponseBytes: 4_005, cellsWritten: 48_055 });
+    // Issue #34: +7.3 KB and one cell for the checksum that no ordinary edit fools and no locale
+    // changes (≈ 750 characters per block formula instead of ≈ 330, and one block more: a cell's token
+    // carries its type), and −30 bytes without the `application.calculate` of the commit.
+    expectWithin("import", costs.import!, { syncs: 6, requestBytes: 251_871, responseBytes: 6_200, maxRequestBytes: 214_197, maxResponseBytes: 4_005, cellsWritten: 48_056 });
   });
 
   it("refresh with every row changed (a delta cannot pay: full rewrite)", () => {
     // The checksums and the short fingerprints are read (≈ 6 KB) before the full rewrite is decided.
-    expectWithin("everyRowChanged", costs.everyRowChanged!, { syncs: 33, requestBytes: 273_143, responseBytes: 31_977, maxRequestBytes: 216_055, maxResponseBytes: 6_702, cellsWritten: 48_011 });
+    // Issue #34: +1.7 KB sent, +0.5 KB received: every write request begins with the lock's fence
+    // (≈ 190 bytes sent, ≈ 55 received), taking the lock writes the fence and releasing it deletes it.
+    expectWithin("everyRowChanged", costs.everyRowChanged!, { syncs: 33, requestBytes: 274_870, responseBytes: 32_504, maxRequestBytes: 216_128, maxResponseBytes: 6_733, cellsWritten: 48_011 });
   });
 
   it("delta at 1 % changed, 0.1 % added, 0.1 % removed", () => {
@@ -117,29 +122,35 @@ describe("budgets of a 2,000 × 12 table (deterministic: bytes, syncs, cells)", 
     // operation per column) beside the 75 value cells, plus the scratch cells Excel gathers the changed
     // records' old rows in. The response was 229,977 bytes before issue #24 item 3 (the data columns
     // read back as `formulas`): now the blocks' checksums, the short fingerprints and the gathered rows.
-    expectWithin("delta", costs.delta!, { syncs: 35, requestBytes: 64_598, responseBytes: 35_245, maxRequestBytes: 15_900, maxResponseBytes: 6_714, cellsWritten: 24_341 });
+    // Issue #34: +2.7 KB sent, +1 KB received for the lock's fence at the start of its 15 write requests,
+    // the fence's own setting, and the longer checksum formula of the last block (rewritten: one row fewer).
+    expectWithin("delta", costs.delta!, { syncs: 35, requestBytes: 67_256, responseBytes: 36_293, maxRequestBytes: 15_977, maxResponseBytes: 6_745, cellsWritten: 24_341 });
   });
 
   it("full rewrite with deltas switched off", () => {
-    expectWithin("fullRewrite", costs.fullRewrite!, { syncs: 26, requestBytes: 265_360, responseBytes: 23_951, maxRequestBytes: 216_697, maxResponseBytes: 4_503, cellsWritten: 48_010 });
+    // Issue #34: +2.7 KB sent, +1 KB received: the lock's fence leads every write request.
+    expectWithin("fullRewrite", costs.fullRewrite!, { syncs: 26, requestBytes: 268_098, responseBytes: 24_915, maxRequestBytes: 216_774, maxResponseBytes: 4_563, cellsWritten: 48_010 });
   });
 
-  it("the delta moves at most 99,843 bytes both ways (282,000 before issue #24 item 3), under 35 % of a full rewrite's even at 2,000 rows", () => {
+  it("the delta moves at most 103,549 bytes both ways (282,000 before issue #24 item 3), under 36 % of a full rewrite's even at 2,000 rows", () => {
+    // 99,843 and 35 % before issue #34: the lock's fence (≈ 245 bytes each of the 15 write requests) is
+    // a fixed cost per request, which weighs at 2,000 rows; at 200,000 the bench holds the delta at ≤ 10 %.
     const both = (c: Cost) => c.requestBytes + c.responseBytes;
-    expect(both(costs.delta!)).toBeLessThanOrEqual(99_843 + 2 * TIMESTAMP_SLACK_BYTES);
-    expect(both(costs.delta!) / both(costs.fullRewrite!)).toBeLessThanOrEqual(0.35);
+    expect(both(costs.delta!)).toBeLessThanOrEqual(103_549 + 2 * TIMESTAMP_SLACK_BYTES);
+    expect(both(costs.delta!) / both(costs.fullRewrite!)).toBeLessThanOrEqual(0.36);
   });
 
-  it("the delta sends at most a quarter of the full rewrite's request bytes", () => {
+  it("the delta sends at most about a quarter (25.5 %) of the full rewrite's request bytes", () => {
     // A fifth before issue #24 item 3: the checksum reads, the short fingerprints' formulas and the
     // gathering of old rows cost ≈ 12 KB of requests per refresh whatever the table's size, which
     // weighs at 2,000 rows; at 200,000 the bench holds the delta's requests at 4 % (check ≤ 5 %).
-    expect(costs.delta!.requestBytes / costs.fullRewrite!.requestBytes).toBeLessThanOrEqual(0.25);
+    // Issue #34: 0.251, the lock's fence at the start of each write request (a fixed cost per request).
+    expect(costs.delta!.requestBytes / costs.fullRewrite!.requestBytes).toBeLessThanOrEqual(0.255);
   });
 });
 
-describe("rotated rows without a key (issue #24 item 3: a full rewrite moves ≤ 1.05× the import)", () => {
-  it("are matched by position: the fingerprints decide a full rewrite before anything of the table is read", async () => {
+describe("rotated rows without a key (issue #24 item 3: never more than ≈ the import's bytes)", () => {
+  it("are matched by their identical content: a delta that moves the records inside Excel, nothing of the table read", async () => {
     const table = tableMaker();
     const wb = new Workbook({ currentYear: 2025 });
     const ctx = createRequestContext(wb);
@@ -158,9 +169,16 @@ describe("rotated rows without a key (issue #24 item 3: a full rewrite moves ≤
       expect(r.outcome).toBe("updated");
       strategy = r.delta?.strategy ?? "none";
     });
-    expect(strategy).toBe("full");
+    // Issue #34 (item 5): every rotated row is unchanged and unique, so it is its record wherever it
+    // stands; the records are copied to their new rows from the rollback copy (inside Excel) and no
+    // cell value is sent. Before, matched by position, every row differed and the refresh rewrote the
+    // table in full. (From 8,000 rows the sampled fingerprints still decide a full rewrite before
+    // anything is read: the bench's rotated scenario, ≤ 1.05× the import.)
+    expect(strategy).toBe("delta");
     // Seen failing before the position rule: 2,000 rows read back (≈ 200 KB) before a full rewrite, 1.8× the import.
     expect(cost.responseBytes).toBeLessThan(40_000);
+    // What is sent: the copies, a new base of fingerprints (the order changed) and the checksums: ≈ 0.28× the import.
+    expect(cost.requestBytes).toBeLessThan(imported.requestBytes * 0.3);
     // At 2,000 rows the fixed costs (rollback copy, fingerprints, refresh log, column formats) weigh
     // 0.2× the import; at 200,000 rows the bench holds the same scenario to ≤ 1.05×.
     expect((cost.requestBytes + cost.responseBytes) / (imported.requestBytes + imported.responseBytes)).toBeLessThanOrEqual(1.25);

@@ -101,6 +101,17 @@ test("a value typed over and typed back leaves nothing to rewrite, and the resul
   });
 });
 
+test("an error value in a data cell makes its block's checksum an error: the block is read and rewritten (issue #34, item 7)", async () => {
+  await expectEqualToFullRewrite((wb) => {
+    write(wb, "D50", "=1/0", "formulas");
+    expect(inspect(wb, at("D50")).values[0][0]).toBe("#DIV/0!");
+  });
+});
+
+test("a character outside the BMP typed into a data cell (MID splits it: an error) is read and rewritten (issue #34, item 7)", async () => {
+  await expectEqualToFullRewrite((wb) => write(wb, "B60", "typed \u{1F600} here"));
+});
+
 test("an edit in the last, partial block is rewritten", async () => {
   await expectEqualToFullRewrite((wb) => write(wb, `D${ROWS + 1}`, 999));
 });
