@@ -20,6 +20,9 @@ import type { DatasetEntry, FormulaData } from "./data";
 import { asFunctionError, asOfText, FunctionError, lookupValue, readOptions, runQuery, type ExcelErrorValue } from "./logic";
 
 /** The part of `CustomFunctions.StreamingInvocation` the functions use. */
+
+/** What a formula blocked until Allow shows while its data loads after Allow (issue #37, item 2). */
+export const LOADING_AFTER_ALLOW = "Loading: PPM formulas are allowed in this workbook on this device; the value follows when the data is here.";
 export interface Invocation {
   setResult(value: unknown): void;
   onCanceled?: () => void;
@@ -141,6 +144,11 @@ export class FunctionsRuntime {
           waiting?.();
           waiting = this.deps.consent.block(e.connection, () => {
             waiting = null;
+            // Allowed: the question's message is no longer true while the data loads (issue #37,
+            // item 2). Only Excel can show #BUSY!, for a call of its own, and the one way to make it
+            // call again, Application.calculate, recalculates every open workbook, which the add-in
+            // never does (issue #34): the cell says it is loading until the value comes.
+            if (!cancelled && mine === seq) invocation.setResult(this.deps.error("#N/A", LOADING_AFTER_ALLOW));
             void run();
           });
         }

@@ -40,14 +40,7 @@ export function functionsRuntime(): FunctionsRuntime {
     connection: (id) => shared.store.connection(id),
     bindings: async () => (await runExcel((context) => readBindings(context))).bindings,
     views: () => runExcel((context) => readViews(context)),
-    consent: {
-      allowed: (connection) => shared.formulaConsent.allowed(connection),
-      block: (connection, retry) =>
-        shared.formulaConsent.block(connection, () => {
-          restartAfterAllow();
-          retry();
-        }),
-    },
+    consent: shared.formulaConsent,
     error: (code: ExcelErrorValue, message: string) =>
       new CustomFunctions.Error(code === "#N/A" ? CustomFunctions.ErrorCode.notAvailable : CustomFunctions.ErrorCode.invalidValue, message),
   });
@@ -60,29 +53,6 @@ export function functionsRuntime(): FunctionsRuntime {
   shared.onWorkbookChanged(() => runtime?.workbookChanged());
   setInterval(() => void cache.revalidate(), REVALIDATE_EVERY_MS);
   return runtime;
-}
-
-let restartQueued = false;
-
-/**
- * After Allow (issue #37): a blocked formula showed `#N/A` ("…need your permission…"), and a
- * streaming function cannot set `#BUSY!` itself (CustomFunctions.ErrorCode has no such code), so the
- * cell kept that message for the whole download. A full calculation makes Excel call every PPM
- * formula anew ("Receive and handle data with custom functions": a manual recalculation cancels a
- * streaming function and triggers a new call), and a new call shows `#BUSY!` until its data is
- * there. One calculation for all the formulas Allow releases; the formulas are also run again in
- * place, so they fill even where Excel would not call them anew (src/taskpane/TESTING.md, item 15).
- */
-function restartAfterAllow(): void {
-  if (restartQueued) return;
-  restartQueued = true;
-  queueMicrotask(() => {
-    restartQueued = false;
-    void runExcel(async (context) => {
-      context.workbook.application.calculate("Full" as Excel.CalculationType);
-      await context.sync();
-    }).catch(() => undefined); // the in-place runs still fill the cells
-  });
 }
 
 /** The formula cache of this runtime (the pane's "Refresh formulas", tests). */

@@ -254,7 +254,7 @@ async function refreshOneInner(target: RefreshTarget, binding: Binding, source: 
     // Counted rows (matched by key or position), none added, changed or removed, and no cell written
     // (a cell typed over since is put back, and counts as written): the table's rows are what they were.
     const d = written.delta;
-    const same = d !== undefined && d.exact !== false && d.added === 0 && d.changed === 0 && d.removed === 0 && d.cellsWritten === 0;
+    const same = d !== undefined && d.exact !== false && d.added === 0 && d.changed === 0 && d.removed === 0 && d.cellsWritten === 0 && !d.rowsMoved;
     return same ? { ...report(updated, "unchanged"), delta: d, newExport: true } : { ...report(updated, "updated"), delta: d };
   } catch (err) {
     return fail(err);

@@ -389,7 +389,9 @@ describe("consent: PPM formulas in a workbook from elsewhere (#28, per document 
     expect(doc.writes).toBe(0); // nothing is written into the document before Allow
 
     await consent.allow(consent.request()!);
-    await settled(invs, 2);
+    // While the data loads, each cell says so instead of asking again (issue #37, item 2), then gets its value.
+    await settled(invs, 3);
+    for (const inv of invs) expectError(inv.results[1], "#N/A", "Loading: PPM formulas are allowed in this workbook on this device");
     expect(invs[0].last).toBe(table.rows[0][keyCol]);
     expect((invs[1].last as unknown[][]).length).toBe(4);
     expect((invs[2].last as unknown[][]).length).toBe(3);
@@ -429,7 +431,7 @@ describe("consent: PPM formulas in a workbook from elsewhere (#28, per document 
       expect(request).toMatchObject({ waiting: 1, sources: [`Globex (${svc.url})`] });
       expect(formulaConsentText(request)).toContain(`your connection Globex (${svc.url})`);
       await consent.allow(request);
-      await settled([globex], 2);
+      await settled([globex], 3); // the permission question, "Loading: …" (issue #37), the value
       expect(await datasetRequests("projects")).toHaveLength(1);
       const oracleGlobex = await new PpmClient({ id: "o", name: "g", baseUrl: svc.url, token: "demo-globex-token" }).fetchDataset("projects", { format: "json", conditional: false });
       if (oracleGlobex.status !== "updated") throw new Error("no table");

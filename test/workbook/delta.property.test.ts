@@ -120,7 +120,7 @@ async function runCase(n: number, e1: Edit[], e2: Edit[], u1: Typed, u2: Typed):
     }
     // A new export whose rows the table already holds, with no cell to put back, is "unchanged"
     // (issue #37): the delta wrote nothing. The full rewrite writes every cell: "updated".
-    const wroteNothing = (r: RefreshReport) => r.delta !== undefined && r.delta.added + r.delta.changed + r.delta.removed + r.delta.cellsWritten === 0;
+    const wroteNothing = (r: RefreshReport) => r.delta !== undefined && r.delta.added + r.delta.changed + r.delta.removed + r.delta.cellsWritten === 0 && !r.delta.rowsMoved;
     expect(reports[0].outcome).toBe(wroteNothing(reports[0]) ? "unchanged" : "updated");
     expect(reports[1].outcome).toBe("updated");
     strategies.push(reports[0].delta?.strategy);

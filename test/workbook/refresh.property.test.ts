@@ -151,8 +151,8 @@ async function refreshWith(wb: Workbook, next: Table, delta: boolean, failAt: nu
 }
 
 /** The delta refresh wrote no cell: no row added, changed or removed, and no typed-over cell put back. */
-const wroteNothing = (r: { delta?: { added: number; changed: number; removed: number; cellsWritten: number } }) =>
-  r.delta !== undefined && r.delta.added + r.delta.changed + r.delta.removed + r.delta.cellsWritten === 0;
+const wroteNothing = (r: { delta?: { added: number; changed: number; removed: number; cellsWritten: number; rowsMoved?: number } }) =>
+  r.delta !== undefined && r.delta.added + r.delta.changed + r.delta.removed + r.delta.cellsWritten === 0 && !r.delta.rowsMoved;
 
 let cases = 0;
 let deltas = 0;

@@ -148,8 +148,14 @@ async function allowFormulas(t: E2E): Promise<void> {
     await t.control("delay", { path: "/api/bi/v1/projects", ms: 8000, count: 1 });
     await t.id("formula-consent-allow").click();
     await bar.waitFor({ state: "detached" });
-    // Loading is #BUSY!, not the permission question's #N/A (issue #37, item 2).
-    await t.until("Z1 to show #BUSY! while its data loads after Allow", async () => ((await t.cell("Z1")).value === "#BUSY!" ? true : null));
+    // While its data loads after Allow, the cell no longer asks for permission (issue #37, item 2):
+    // it says it is loading (the add-in cannot make Excel show #BUSY! without recalculating every
+    // open workbook, which it never does: issue #34).
+    await t.until("Z1 to say it is loading while its data loads after Allow", async () => {
+      const c = await t.cell("Z1");
+      const message = (await t.page.locator('#grid td[data-address="Z1"]').getAttribute("data-error-message")) ?? "";
+      return c.value === "#N/A" && message.startsWith("Loading:") && !message.includes("need your permission") ? true : null;
+    });
     await t.until("the blocked probe to fill after Allow", async () => ((await t.cell("Z1")).value === "project_token" ? true : null), 30_000);
     await t.until("the second blocked formula to fill after Allow", async () => ((await t.cell("Z3")).value === "pt_acme_0001" ? true : null), 30_000);
     await t.typeInCell("Z3", "");
