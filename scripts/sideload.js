@@ -32,7 +32,10 @@ Options:
   -h, --help print this help
 
 Excel on the web (any system, Linux included): Home > Add-ins > More add-ins > My add-ins >
-Upload My Add-in, and choose the manifest this command names.
+Upload My Add-in, and choose the manifest this command names (its absolute path).
+
+Exit status: 0 sideloaded (or removed); 1 it could not be done now (npm start not running, or
+serving http); 2 a usage error, or no desktop Excel on this computer (as \`npm run test:excel\`).
 `;
 
 function fail(message, code = 1) {
@@ -101,14 +104,15 @@ function desktopExcel() {
 async function main() {
   const opts = parseArgs(process.argv.slice(2));
   if (opts.help) return void process.stdout.write(HELP);
-  const manifest = manifestFor(opts.port);
-  const rel = path.relative(process.cwd(), manifest) || manifest;
-  const web = `Excel on the web instead: Home > Add-ins > More add-ins > My add-ins > Upload My Add-in > ${rel}`;
+  // The absolute path: what a user pastes into Excel's upload dialog, and the same from any folder
+  // (issue #37: a path relative to the working directory was printed when it was shorter).
+  const manifest = path.resolve(manifestFor(opts.port));
+  const web = `Excel on the web instead: Home > Add-ins > More add-ins > My add-ins > Upload My Add-in > ${manifest}`;
   const startCmd = `npm start${opts.port === pkg.config.dev_server_port ? "" : ` -- --port ${opts.port}`}`;
 
   const excel = desktopExcel();
   if (!excel.found) {
-    if (opts.stop) fail(`${excel.why}, so there is nothing to remove.`);
+    if (opts.stop) fail(`${excel.why}, so there is nothing to remove.`, 2);
     // Excel on the web loads the pane from this machine too: say whether it could, now.
     const scheme = await probe(opts.port);
     const now =
@@ -117,7 +121,8 @@ async function main() {
         : scheme === "http"
           ? `But npm start serves http on port ${opts.port}, and Excel loads add-ins over https only: run \`npx office-addin-dev-certs install\` where you have admin rights and restart npm start first.\n  Without Excel: the browser preview, http://localhost:${opts.port}/preview.html`
           : `Start the task pane first: ${startCmd} (in another terminal); Excel loads it over https only.`;
-    fail(`${excel.why}, so nothing was sideloaded.\n  ${web}\n  ${now}`);
+    // Status 2, as `npm run test:excel` without Excel: nothing failed, this machine cannot do it.
+    fail(`${excel.why}, so nothing was sideloaded.\n  ${web}\n  ${now}`, 2);
   }
 
   if (!opts.stop) {
@@ -137,7 +142,7 @@ async function main() {
   const args = opts.stop
     ? [cli, "stop", manifest, "desktop"]
     : [cli, "start", manifest, "desktop", "--app", "excel", "--no-debug", "--dev-server-port", String(opts.port)];
-  console.log(`${opts.stop ? "Removing" : "Sideloading"} ${rel} ${opts.stop ? "from" : "into"} desktop Excel (${excel.found}) with office-addin-debugging…`);
+  console.log(`${opts.stop ? "Removing" : "Sideloading"} ${manifest} ${opts.stop ? "from" : "into"} desktop Excel (${excel.found}) with office-addin-debugging…`);
   const child = spawn(process.execPath, args, { cwd: root, stdio: "inherit" });
   child.on("exit", (code) => {
     if (code === 0 && !opts.stop) console.log("Done: Excel opens with the add-in; find it on the Data tab > Portfolio > Open. `npm run sideload -- --stop` removes it.");

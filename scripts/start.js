@@ -35,6 +35,8 @@ prints their addresses once both answer. Ctrl+C stops both.
 Options:
   --port N           port of the task pane dev server (default ${DEFAULT_DEV_PORT}; env PPM_DEV_PORT)
   --service-port N   port of the reference service (default ${DEFAULT_SERVICE_PORT}; env PPM_SERVICE_PORT)
+  --verbose          also print every request the reference service answers and webpack's
+                     progress lines (quiet by default: errors, warnings and restarts only)
   -h, --help         print this help and exit
 
 A flag wins over its environment variable. Other environment variables:
@@ -69,6 +71,7 @@ function parseArgs(argv, env) {
     devPort: env.PPM_DEV_PORT ? parsePort(env.PPM_DEV_PORT, "PPM_DEV_PORT") : DEFAULT_DEV_PORT,
     servicePort: env.PPM_SERVICE_PORT ? parsePort(env.PPM_SERVICE_PORT, "PPM_SERVICE_PORT") : DEFAULT_SERVICE_PORT,
     testDevServer: null,
+    verbose: false,
   };
   for (let i = 0; i < argv.length; i++) {
     const eq = argv[i].indexOf("=");
@@ -90,6 +93,9 @@ function parseArgs(argv, env) {
         break;
       case "--service-port":
         opts.servicePort = parsePort(value(), "--service-port");
+        break;
+      case "--verbose":
+        opts.verbose = true;
         break;
       case "--test-dev-server":
         opts.testDevServer = path.resolve(value());
@@ -276,8 +282,13 @@ async function main() {
     const child = spawnPrefixed(
       "service",
       process.execPath,
-      // CORS for the dev server's origins only (the task pane and the preview it serves, issue #36).
-      ["--import", "tsx", "src/reference/main.ts", "--port", String(servicePort), "--allow-origin", `https://localhost:${devPort}`, "--allow-origin", `http://localhost:${devPort}`],
+      // CORS for the dev server's origins only (the task pane and the preview it serves, issue #36);
+      // one line per request only with --verbose (issue #37: a walk through the preview printed 242).
+      [
+        "--import", "tsx", "src/reference/main.ts", "--port", String(servicePort),
+        "--allow-origin", `https://localhost:${devPort}`, "--allow-origin", `http://localhost:${devPort}`,
+        ...(opts.verbose ? [] : ["--quiet"]),
+      ],
       {},
       (line) => {
         if (/listening on http/.test(line)) resolveReady(true);
@@ -320,6 +331,8 @@ async function main() {
     PPM_SERVICE_URL: process.env.PPM_SERVICE_URL || serviceUrl,
     PPM_DEV_PORT: String(devPort),
     PPM_LAUNCH_ID: launchId,
+    // webpack.config.js: the dev server's progress lines ("wait until bundle finished: …") only with --verbose.
+    ...(opts.verbose ? { PPM_VERBOSE: "1" } : {}),
   };
   const devArgs = opts.testDevServer
     ? [opts.testDevServer]
@@ -331,7 +344,7 @@ async function main() {
     if (m) httpReason = m[1];
   });
   running.add(devServer);
-  log(`task pane dev server starting (pid ${devServer.pid})`);
+  log(`task pane dev server starting (pid ${devServer.pid}); its first build takes up to a minute`);
   let devServerAlive = true;
   devServer.on("exit", async (code, signal) => {
     running.delete(devServer);
@@ -369,11 +382,12 @@ async function main() {
       : null,
     "  Sideload into Excel (it loads add-ins over https only):",
     devPort === DEFAULT_DEV_PORT || !addinUrl
-      ? `    Manifest         : manifest.xml (points at https://localhost:${DEFAULT_DEV_PORT})`
+      ? `    Manifest         : ${path.join(root, "manifest.xml")} (points at https://localhost:${DEFAULT_DEV_PORT})`
       : `    Manifest         : save ${addinUrl}/manifest.xml (this port's; the repository's manifest.xml points at port ${DEFAULT_DEV_PORT})`,
     `    Desktop Excel    : npm run sideload${devPort === DEFAULT_DEV_PORT ? "" : ` -- --port ${devPort}`}   (another terminal; Windows or Mac, with office-addin-debugging; it says so where there is no desktop Excel)`,
     "    Excel on the web : Home > Add-ins > More add-ins > My add-ins > Upload My Add-in > the manifest",
     "  Then: Data tab > Portfolio > Open.  Ctrl+C stops both servers.",
+    opts.verbose ? null : "  Quiet: errors and warnings only. `npm start -- --verbose` also prints every service request and webpack's progress.",
     "",
   ];
   console.log(lines.filter((l) => l !== null).join("\n"));

@@ -277,6 +277,27 @@ export class ConnectionStore {
    * @throws ConnectionInputError naming the field to correct; nothing is stored then.
    */
   save(input: ConnectionInput): ConnectionSummary {
+    const { list, editing, meta, secrets } = this.validate(input);
+    const next = editing ? list.map((c) => (c.id === meta.id ? meta : c)) : [...list, meta];
+    this.writeSecrets(meta.id, secrets);
+    this.writeMeta(next);
+    return this.summary(meta);
+  }
+
+  /**
+   * The connection `save(input)` would store, with its secrets, without storing anything: the pane
+   * asks the service whether it accepts the token before saving (issue #37).
+   * @throws ConnectionInputError as `save` does.
+   */
+  candidate(input: ConnectionInput): Connection {
+    const { meta, secrets } = this.validate(input, false);
+    const conn: Connection = { id: meta.id, name: meta.name, baseUrl: meta.baseUrl, token: secrets.token ?? "" };
+    if (secrets.apiAuth) conn.apiAuth = secrets.apiAuth;
+    if (secrets.apiSecret) conn.apiSecret = secrets.apiSecret;
+    return conn;
+  }
+
+  private validate(input: ConnectionInput, allocate = true): { list: StoredMeta[]; editing: StoredMeta | undefined; meta: StoredMeta; secrets: StoredSecrets } {
     const list = this.readMeta();
     const editing = input.id !== undefined ? list.find((c) => c.id === input.id) : undefined;
     if (input.id !== undefined && !editing) throw new ConnectionInputError("id", "This connection no longer exists on this device.");
@@ -329,11 +350,8 @@ export class ConnectionStore {
 
     // A changed address or token may point at another company: the learnt company id is stale.
     const companyId = editing && editing.baseUrl === baseUrl && !token ? editing.companyId : null;
-    const meta: StoredMeta = { id: editing ? editing.id : this.uniqueId(list), name, baseUrl, companyId };
-    const next = editing ? list.map((c) => (c.id === meta.id ? meta : c)) : [...list, meta];
-    this.writeSecrets(meta.id, secrets);
-    this.writeMeta(next);
-    return this.summary(meta);
+    const meta: StoredMeta = { id: editing ? editing.id : allocate ? this.uniqueId(list) : "new-connection", name, baseUrl, companyId };
+    return { list, editing, meta, secrets };
   }
 
   private uniqueId(list: StoredMeta[]): string {

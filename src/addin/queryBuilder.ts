@@ -8,6 +8,7 @@ import type { LocalQuery, SplitUrl } from "../query";
 import { formatColumnRef } from "../query/columns";
 import { AGGREGATE_METHODS, type AggregateMethod } from "../query/applyParser";
 import type { Column, ColumnType } from "../table/model";
+import { isIdentifierColumn } from "../workbook/cells";
 
 /** Operators offered by the builder (value = OData operator or function name). */
 export const FILTER_OPS = ["eq", "ne", "gt", "ge", "lt", "le", "contains", "startswith", "endswith"] as const;
@@ -321,14 +322,27 @@ export const TYPE_WORDS: Record<ColumnType, string> = {
   datetime: "date and time",
 };
 
+/**
+ * What a dataset column becomes in the sheet, in words (issue #37: `external_ref` was called a
+ * "whole number" and written as text, so SUM over it gave 0). The writer's rule
+ * (`planColumns`, src/workbook/cells.ts): identifier columns (`*_id`, `*_token`) are always text;
+ * an integer column is text when a value has 16 or more digits (Excel keeps 15), which the pane can
+ * only announce for columns that can hold such values (Int64), not know before the download.
+ */
+export function sheetTypeWords(c: Pick<Column, "name" | "type" | "sourceType">): string {
+  if (c.type !== "text" && isIdentifierColumn(c.name)) return "identifier, written as text";
+  if (c.type === "integer" && /Int64$/i.test(c.sourceType ?? "")) return "whole number, written as text when over 15 digits";
+  return TYPE_WORDS[c.type];
+}
+
 /** A result column's type in words (see {@link TYPE_WORDS}). */
 export function typeLabel(c: Pick<Column, "type">): string {
   return TYPE_WORDS[c.type];
 }
 
 /** What a result will hold: `fiscal_year (whole number), project_id (text), total_budget (decimal), rows (whole number)`. */
-export function resultText(columns: readonly Pick<Column, "name" | "type">[]): string {
-  return columns.map((c) => `${c.name} (${typeLabel(c)})`).join(", ");
+export function resultText(columns: readonly Pick<Column, "name" | "type" | "sourceType">[]): string {
+  return columns.map((c) => `${c.name} (${sheetTypeWords(c)})`).join(", ");
 }
 
 /** True when the query changes nothing (the complete table is imported). */

@@ -49,6 +49,8 @@ export interface ReportLike {
   binding: BindingOrigin & { sheetName?: string };
   /** What an update wrote (issue #15). */
   delta?: { added: number; changed: number; removed: number; strategy: "delta" | "full"; exact?: boolean; matchedBy?: "key" | "position"; byContent?: number; byPosition?: number };
+  /** Unchanged although the service had a new export: the table's rows came out the same (issue #37). */
+  newExport?: boolean;
 }
 
 export interface SummaryItem {
@@ -64,6 +66,8 @@ export interface SummaryItem {
   /** Connection used (or that would be used); set for 401 so "Update token" acts on exactly it. */
   connectionId?: string;
   warnings: string[];
+  /** Unchanged although the service had a new export (a local query whose result did not change). */
+  newExport?: true;
   /** Rows added, changed and removed by an update (issue #15). */
   counts?: { added: number; changed: number; removed: number; strategy: "delta" | "full"; exact: boolean; matchedBy: "key" | "position"; byContent?: number; byPosition?: number };
 }
@@ -106,6 +110,7 @@ export function summarize(
 ): RefreshSummary {
   const items: SummaryItem[] = reports.map((r) => {
     const item: SummaryItem = { bindingId: r.bindingId, tableName: r.tableName, ...(r.binding.sheetName ? { sheetName: r.binding.sheetName } : {}), outcome: r.outcome, rowCount: r.rowCount, warnings: [...r.warnings] };
+    if (r.outcome === "unchanged" && r.newExport) item.newExport = true;
     if (r.outcome === "updated" && r.delta) {
       const d = r.delta;
       item.counts = { added: d.added, changed: d.changed, removed: d.removed, strategy: d.strategy, exact: d.exact !== false, matchedBy: d.matchedBy ?? "key", ...(d.byContent !== undefined ? { byContent: d.byContent, byPosition: d.byPosition ?? 0 } : {}) };
@@ -158,6 +163,9 @@ export function countsText(c: { added: number; changed: number; removed: number;
   return `${n(c.added)} added, ${n(c.changed)} changed, ${n(c.removed)} removed`;
 }
 
+/** Why a table is "unchanged" although the service had a new export (issue #37). */
+export const NEW_EXPORT_SAME_ROWS = "a new export, and none of this table's rows changed";
+
 /** "sheet › table", or the table alone when its sheet is not known. */
 export function where(i: { tableName: string; sheetName?: string }): string {
   return i.sheetName ? `${i.sheetName} › ${i.tableName}` : i.tableName;
@@ -189,7 +197,7 @@ export function summaryText(s: RefreshSummary, maxLines = 20): string {
       .map((i) =>
         i.outcome === "failed"
           ? `${where(i)}: failed: ${i.reason ?? i.code ?? "unknown reason"}`
-          : `${where(i)}: ${i.outcome}, ${i.rowCount.toLocaleString("en-US")} row${i.rowCount === 1 ? "" : "s"}${i.outcome === "updated" && i.counts ? ` — ${countsText(i.counts)}` : ""}`,
+          : `${where(i)}: ${i.outcome}, ${i.rowCount.toLocaleString("en-US")} row${i.rowCount === 1 ? "" : "s"}${i.outcome === "updated" && i.counts ? ` — ${countsText(i.counts)}` : ""}${i.newExport ? ` — ${NEW_EXPORT_SAME_ROWS}` : ""}`,
       ),
     ...s.broken.map((b) => `${b.key}: failed: ${b.message}`),
   ];

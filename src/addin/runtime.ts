@@ -74,6 +74,12 @@ export interface PaneRuntime {
   answerOpenConsent(allow: boolean): Promise<OpenRefreshOutcome>;
   /** The workbook's bindings changed (import, delete): the ribbon's "Refresh this table" may change. */
   bindingsChanged(): void;
+  /**
+   * The workbook's tables or saved views changed (an import, a view saved or deleted): the PPM
+   * formulas that read them (`PPM.ASOF` of a table, `PPM.VIEW`) are run again. A refresh says so
+   * itself when it releases the lock.
+   */
+  workbookChanged?(): void;
   /** Whether PPM formulas may fetch in this document on this device; the pane asks (see formulaConsent.ts). */
   readonly formulaConsent?: FormulaConsent;
 }
@@ -117,6 +123,7 @@ export class AddinRuntime implements PaneRuntime {
   private openRun: Promise<OpenRefreshOutcome> | null = null;
   private readonly openListeners = new Set<(o: OpenRefreshOutcome) => void>();
   private selectionRun: Promise<void> | null = null;
+  private readonly workbookListeners = new Set<() => void>();
   private selectionAgain = false;
   private tracking = false;
 
@@ -142,9 +149,24 @@ export class AddinRuntime implements PaneRuntime {
     this.ribbon = new RibbonState(api, (e) => this.opts.onError?.("ribbon", e));
     this.lock.onChange((holder) => {
       void this.ribbon.set({ busy: holder !== null });
-      // A refresh can add, move or drop tables: look at the selection again once it is over.
-      if (!holder) this.bindingsChanged();
+      // A refresh can add, move or drop tables: look at the selection again once it is over, and
+      // tell the formulas that read the bindings (PPM.ASOF of a table).
+      if (!holder) {
+        this.bindingsChanged();
+        this.workbookChanged();
+      }
     });
+  }
+
+  /** See {@link PaneRuntime.workbookChanged}. */
+  workbookChanged(): void {
+    for (const l of [...this.workbookListeners]) l();
+  }
+
+  /** Calls `listener` whenever the workbook's tables or views changed (the worksheet functions listen). */
+  onWorkbookChanged(listener: () => void): () => void {
+    this.workbookListeners.add(listener);
+    return () => this.workbookListeners.delete(listener);
   }
 
   /** The one engine of this runtime (its chunk loaded on first use). */

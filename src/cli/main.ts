@@ -462,8 +462,21 @@ async function doctor(p: Parsed, io: CliIo): Promise<number> {
   if (reportingOk) {
     try {
       const m = await client.manifest();
-      const usable = m.datasets.filter((d) => d.usable).length;
-      add({ check: "manifest", result: "ok", detail: `company ${m.companyId}, api ${m.apiVersion}: ${m.datasets.length} dataset(s), ${usable} with a usable export` });
+      // The manifest's word ("an export exists") and then each export's own answer (issue #37: the
+      // manifest lists timesheets as generated, yet every download of it answers 422).
+      const listed = m.datasets.filter((d) => d.usable);
+      const none = m.datasets.filter((d) => !d.usable).map((d) => d.key);
+      add({ check: "manifest", result: "ok", detail: `company ${m.companyId}, api ${m.apiVersion}: ${m.datasets.length} dataset(s); ${listed.length} with an export${none.length ? `, ${none.length} with no export yet (${none.join(", ")})` : ""}` });
+      const broken: string[] = [];
+      for (const d of listed) {
+        const e = await client.probeExport(d.key);
+        if (e) broken.push(`${d.key}: ${cliText(e).message}`);
+      }
+      add({
+        check: "exports",
+        result: broken.length ? "warn" : "ok",
+        detail: broken.length ? `${listed.length - broken.length} of ${listed.length} can be downloaded; ${broken.join("; ")}` : `all ${listed.length} can be downloaded`,
+      });
     } catch (e) {
       if (!(e instanceof PpmError)) throw e;
       const t = cliText(e);
@@ -535,7 +548,8 @@ async function datasets(p: Parsed, io: CliIo): Promise<number> {
     io.stdout(`${JSON.stringify({ api_version: m.apiVersion, company_id: m.companyId, datasets: out }, null, 2)}\n`);
     return EXIT.ok;
   }
-  const statusText = { ready: "ready", empty: "ready (0 rows)", no_export: "no usable export" } as const;
+  // The pane's words (issue #37): "no export yet", not "no usable export" beside the pane's other name for it.
+  const statusText = { ready: "ready", empty: "ready (0 rows)", no_export: "no export yet" } as const;
   io.stdout(
     textTable(
       ["KEY", "STATUS", "ROWS", "GENERATED", "SCHEMA", "FORMATS", "NAME"],

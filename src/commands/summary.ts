@@ -27,7 +27,7 @@ function byId<T extends HTMLElement>(id: string): T {
 
 function start(office: DialogOffice): void {
   const title = byId<HTMLHeadingElement>("title");
-  const text = byId<HTMLPreElement>("text");
+  const text = byId<HTMLDivElement>("text");
   const working = byId<HTMLProgressElement>("working");
   const close = byId<HTMLButtonElement>("close");
   const ui = office.context?.ui;
@@ -48,7 +48,19 @@ function start(office: DialogOffice): void {
     document.body.dataset.state = m.state;
     title.textContent = summaryTitle(m.state);
     title.className = m.state === "failed" ? "failed" : "";
-    text.textContent = m.text;
+    // The headline, then one list item per table (issue #37: one block of text ran the tables
+    // together). Text nodes only: the lines carry table names and service messages.
+    const [headline, ...lines] = m.text.split("\n");
+    const p = document.createElement("p");
+    p.className = "headline";
+    p.textContent = headline ?? "";
+    const list = document.createElement("ul");
+    for (const line of lines) {
+      const li = document.createElement("li");
+      li.textContent = line;
+      list.appendChild(li);
+    }
+    text.replaceChildren(p, ...(lines.length ? [list] : []));
     working.hidden = m.state !== "working";
     // While the command runs: "Hide" (the summary takes its place when it ends).
     close.textContent = m.state === "working" ? "Hide" : "Close";

@@ -58,6 +58,17 @@ export interface PreviewHostApi {
   setStartupBehavior(behavior: string): void;
   /** `Office.ribbon.requestUpdate`: the preview's ribbon buttons take the enabled states. */
   ribbonUpdate(data: unknown): void;
+  /**
+   * Office's theme as `Office.context.officeTheme` reports it now (the toolbar switches it without
+   * reloading the add-in, as changing Office's theme does not restart it; issue #37).
+   */
+  officeTheme?: "light" | "dark";
+  /**
+   * `Office.context.document.url`: the preview's workbook is a saved file with an address of its
+   * own, kept across "Reopen workbook" (a new one for "New workbook"), so what this device answered
+   * for a document (PPM formulas, refresh on open) is remembered as for a saved file in Excel.
+   */
+  documentUrl?(): string | null;
 }
 
 /** The `Office.Dialog` the preview hands out. */
@@ -229,8 +240,11 @@ function install(): void {
     displayLanguage: "en-US",
     contentLanguage: "en-US",
     partitionKey: params.get("partitionKey") ?? host?.partitionKey,
-    // `?theme=dark` gives the colours of Office's dark theme, to try the pane's theme handling.
-    officeTheme: params.get("theme") === "dark" ? DARK_THEME : LIGHT_THEME,
+    // Office's current theme: the preview toolbar's (or `?theme=dark` on a page of its own), read
+    // each time, as a theme switched while the add-in runs is.
+    get officeTheme() {
+      return (host?.officeTheme ?? (params.get("theme") === "dark" ? "dark" : "light")) === "dark" ? DARK_THEME : LIGHT_THEME;
+    },
     requirements: {
       /**
        * The platform profile's requirement sets (`?profile=`); `?sharedRuntime=0` models Excel
@@ -243,6 +257,9 @@ function install(): void {
     },
     document: {
       settings: documentSettings(workbook),
+      get url(): string | undefined {
+        return host?.documentUrl?.() ?? undefined;
+      },
       /**
        * `Office.context.document.addHandlerAsync(Office.EventType.DocumentSelectionChanged, …)`:
        * fired after a sync that moved the selection (the user clicking in the grid, or code

@@ -10,7 +10,7 @@
  * - make the service fail: HTTP 503, slow (3 s before every answer), unreachable (connections
  *   closed unanswered), or not at all;
  * - stop and start the service (its port really closes; a standby address starts it again);
- * - the task pane's width (320, 350 or 450 px) and Office's light or dark theme.
+ * - the task pane's width (320, 350 or 450 px) and Office's light or dark theme (without restarting the add-in).
  *
  * Dev only: part of preview.html, never of the add-in.
  */
@@ -56,11 +56,11 @@ export class ScenarioControls {
 
   /**
    * @param serviceUrl the reference service `npm start` runs (the preview's default environment), or null.
-   * @param reloadPane reloads the task pane frame with the page's current query (theme change).
+   * @param switchTheme switches Office's theme as the add-in sees it (without restarting it).
    */
   constructor(
     private readonly serviceUrl: string | null,
-    private readonly reloadPane: () => void,
+    private readonly switchTheme: (theme: "light" | "dark") => void,
   ) {}
 
   start(): void {
@@ -99,14 +99,19 @@ export class ScenarioControls {
     document.body.dataset.paneWidth = String(w);
   }
 
-  /** Office's theme is read when the add-in starts, so the pane is reloaded with it (the workbook is kept). */
+  /**
+   * Switches Office's theme. Changing it in Office does not restart an add-in (so nothing runs as if
+   * the workbook were opened again; issue #37); Excel raises no event either, so the pane reads
+   * `Office.context.officeTheme` again when it gets the focus, which this gives it. The address
+   * keeps the theme for a reload of the page.
+   */
   private setTheme(theme: "light" | "dark"): void {
     const url = new URL(location.href);
     if (theme === "dark") url.searchParams.set("theme", "dark");
     else url.searchParams.delete("theme");
     history.replaceState(null, "", url);
-    this.reloadPane();
-    this.say(`Office theme: ${theme}. The task pane was reloaded with it.`);
+    this.switchTheme(theme);
+    this.say(`Office theme: ${theme}. The task pane applies it when it has the focus, as in Excel; the add-in was not restarted.`);
   }
 
   private async refreshState(): Promise<void> {

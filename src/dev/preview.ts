@@ -26,6 +26,18 @@ const SAVED_KEY = "ppm-preview:workbook";
 const STARTUP_KEY = "ppm-preview:startup";
 /** The device the preview stands for ("other": another device, with its own, empty, storage). */
 const DEVICE_KEY = "ppm-preview:device";
+/** The saved file's id: its address is `https://preview.localhost/workbooks/<id>.xlsx`. */
+const FILE_KEY = "ppm-preview:file";
+
+/** The id of the workbook file this session shows (a new one when there is none yet). */
+function fileId(renew = false): string {
+  let id = renew ? null : sessionStorage.getItem(FILE_KEY);
+  if (!id) {
+    id = Math.random().toString(36).slice(2, 10);
+    sessionStorage.setItem(FILE_KEY, id);
+  }
+  return id;
+}
 /** Ribbon control ids of manifest.xml and the preview's buttons for them. */
 const RIBBON_BUTTONS: Record<string, string> = { "PPM.RefreshAll": "ribbon-refresh-all", "PPM.RefreshTable": "ribbon-refresh-table" };
 /** Controls the manifest starts disabled (`<Enabled>false</Enabled>`): the runtime enables them. */
@@ -57,6 +69,30 @@ class PreviewPage {
   private selection: Selection = { row: 0, col: 0 };
   private editing: { row: number; col: number; input: HTMLInputElement } | null = null;
   private renderQueued = false;
+  /** Selections made in the grid that the workbook has not taken yet. */
+  private selecting = 0;
+  /**
+   * What the user does in the grid (type, select, switch sheets) reaches the workbook in the order
+   * it was done, one request after the other, as Excel takes input. `#grid[data-pending]` counts
+   * what has not arrived yet, so a test waits for that state, not for a while (issue #37: an Enter's
+   * move to the next cell landed after a later click under load, and the later cell lost).
+   */
+  private userQueue: Promise<unknown> = Promise.resolve();
+  private pending = 0;
+
+  private user<T>(op: () => Promise<T>): Promise<T> {
+    this.pending++;
+    this.grid.dataset.pending = String(this.pending);
+    const p = this.userQueue.then(op);
+    this.userQueue = p.catch(() => undefined);
+    return p.finally(() => {
+      this.pending--;
+      this.grid.dataset.pending = String(this.pending);
+    });
+  }
+  /** The sheet the grid last drew, and where each sheet was scrolled (as Excel keeps per sheet). */
+  private drawnSheet: string | null = null;
+  private readonly scrollBySheet = new Map<string, { left: number; top: number }>();
   private readonly grid = $<HTMLTableElement>("grid");
   private readonly scroller = $<HTMLDivElement>("grid-scroll");
   private readonly tabs = $<HTMLElement>("tabs");
@@ -96,6 +132,8 @@ class PreviewPage {
     workbook: () => this.workbook,
     notify: (text) => this.notify(text),
     partitionKey: sessionStorage.getItem(DEVICE_KEY) === "other" ? "ppm-preview-other-device" : "ppm-preview",
+    officeTheme: new URLSearchParams(location.search).get("theme") === "dark" ? "dark" : "light",
+    documentUrl: () => `https://preview.localhost/workbooks/${fileId()}.xlsx`,
     openDialog: (url, options) => this.openDialog(url, options),
     dialogMessage: (frame, message) => this.dialogMessage(frame, message),
     sharedRuntime: this.shared,
@@ -143,6 +181,7 @@ class PreviewPage {
     this.showRuntime();
     $("preview-reset").addEventListener("click", () => {
       sessionStorage.removeItem(SAVED_KEY);
+      fileId(true); // another file: another address
       this.savedFile = null;
       // A new document: it does not load the add-in (its startup behaviour is the default, none).
       sessionStorage.removeItem(STARTUP_KEY);
@@ -153,8 +192,14 @@ class PreviewPage {
     });
     window.addEventListener("resize", () => this.queueRender());
     // The scenario toolbar: the service's control hooks, the pane's width and theme (issue #25).
-    new ScenarioControls(defaultServiceUrl() === "(none)" ? null : defaultServiceUrl(), () => {
-      this.frame.src = `preview-taskpane.html${location.search}`;
+    new ScenarioControls(defaultServiceUrl() === "(none)" ? null : defaultServiceUrl(), (theme) => {
+      // Office's theme changes; the add-in is not restarted (no refresh on open runs, the pane keeps
+      // its section). The pane reads the theme again when it gets the focus.
+      this.host.officeTheme = theme;
+      // As the user going back to the pane: its window gets the focus. (A focus() from this page
+      // does not always raise the event in a headless browser, so the event is sent as well.)
+      this.frame.contentWindow?.focus();
+      this.frame.contentWindow?.dispatchEvent(new Event("focus"));
     }).start();
   }
 
@@ -253,12 +298,24 @@ class PreviewPage {
     if (!wb) return;
     const started = performance.now();
     const sel = wb.selection();
-    if (sel && !this.editing) this.selection = sel;
+    // While a selection the user made is on its way to the workbook, a redraw (a formula's result
+    // arriving meanwhile) must not show the workbook's previous selection again: under load that
+    // flicker lasted seconds (issue #37: "timed out waiting for A4 to be selected").
+    if (sel && !this.editing && this.selecting === 0) this.selection = sel;
     this.renderTabs(wb);
     const sheet = wb.activeSheet();
     if (!sheet) {
       this.grid.replaceChildren();
       return;
+    }
+    if (sheet !== this.drawnSheet) {
+      // Another sheet: its own scroll position, from A1 the first time (issue #37: the previous
+      // sheet's horizontal scroll hid column A of a new sheet).
+      if (this.drawnSheet !== null) this.scrollBySheet.set(this.drawnSheet, { left: this.scroller.scrollLeft, top: this.scroller.scrollTop });
+      const to = this.scrollBySheet.get(sheet) ?? { left: 0, top: 0 };
+      this.scroller.scrollLeft = to.left;
+      this.scroller.scrollTop = to.top;
+      this.drawnSheet = sheet;
     }
     const used = wb.usedExtent(sheet);
     const rows = Math.max(MIN_ROWS, used.rows + MARGIN_ROWS, this.selection.row + 1 + MARGIN_ROWS);
@@ -373,7 +430,7 @@ class PreviewPage {
   private async activateSheet(name: string): Promise<void> {
     const wb = this.workbook;
     if (!wb) return;
-    await wb.activate(name);
+    await this.user(() => wb.activate(name));
     this.scroller.scrollTop = 0;
     this.selection = wb.selection() ?? { row: 0, col: 0 };
     this.render();
@@ -417,10 +474,17 @@ class PreviewPage {
 
   private async select(row: number, col: number): Promise<void> {
     this.selection = { row, col };
+    this.selecting++;
     this.ensureVisible(row);
     this.render();
+    // Sideways too, as Excel brings the selected cell into view (A1 after editing Z1 showed column A cut).
+    this.grid.querySelector<HTMLElement>("td.selected")?.scrollIntoView({ block: "nearest", inline: "nearest" });
     const wb = this.workbook;
-    if (wb) await wb.select(row, col);
+    try {
+      if (wb) await this.user(() => wb.select(row, col));
+    } finally {
+      this.selecting--;
+    }
   }
 
   private goTo(text: string): void {
@@ -472,7 +536,9 @@ class PreviewPage {
       if (e.key === "Enter" || e.key === "Tab") {
         e.preventDefault();
         const [dr, dc] = e.key === "Enter" ? [1, 0] : [0, 1];
-        void this.commitEdit().then(() => this.select(row + dr, col + dc)).then(() => this.scroller.focus());
+        // Both now, in this order: the move must not wait for the write and land after a later click.
+        const written = this.commitEdit();
+        void Promise.all([written, this.select(row + dr, col + dc)]).then(() => this.scroller.focus());
       } else if (e.key === "Escape") {
         e.preventDefault();
         this.editing = null;
@@ -494,7 +560,7 @@ class PreviewPage {
     const wb = this.workbook;
     if (!wb) return;
     try {
-      await wb.typeInto(row, col, text);
+      await this.user(() => wb.typeInto(row, col, text));
     } catch (err) {
       this.notify(`Excel could not take that input: ${(err as Error).message ?? String(err)}`);
     }

@@ -163,6 +163,23 @@ export class CustomFunctionHost {
     this.cancel(ci);
   }
 
+  /**
+   * A full recalculation (`application.calculate(Full | FullRebuild)`, Excel's Ctrl+Alt+F9): every
+   * live invocation is cancelled and the next calculation of its cell calls the function anew, so
+   * the cell shows `#BUSY!` until the new invocation sets a result. Source: "Receive and handle data
+   * with custom functions" (Excel cancels a function "when the user triggers recalculation
+   * manually. In this case, a new function call is triggered following the cancellation"). Which of
+   * the API's calculation types counts as that is not documented; the host takes a full calculation
+   * as the manual one (a `Recalculate` only calculates dirty cells, and a custom function's cell is
+   * not dirty), and the self-test kit's list asks real Excel (src/taskpane/TESTING.md).
+   */
+  restartAll(): void {
+    const all = [...this.cells.values()];
+    this.cells.clear();
+    for (const ci of all) this.cancel(ci);
+    if (all.length > 0) this.changed();
+  }
+
   /** Cells with a live invocation (to release the ones whose formula went away). */
   cellKeys(): string[] {
     return [...this.cells.keys()];

@@ -230,12 +230,14 @@ const Application: TypeDef<"Application"> = {
      * `application.calculate(calculationType)` (ExcelApi 1.1): every type recalculates everything here,
      * and ends a suspension of API calculation (docs: Application.suspendApiCalculationUntilNextSync,
      * "Once set, it is the developer's responsibility to re-calc the workbook"). The type is required
-     * (Excel.CalculationType: Recalculate, Full, FullRebuild).
+     * (Excel.CalculationType: Recalculate, Full, FullRebuild). Full and FullRebuild also call every
+     * custom function anew (custom-functions.ts, `restartAll`).
      */
     Calculate: (_o, args, h) => {
       if (args[0] !== "Recalculate" && args[0] !== "Full" && args[0] !== "FullRebuild") {
         throw invalidArgument(`calculate: calculationType must be Recalculate, Full or FullRebuild; got ${JSON.stringify(args[0])}.`);
       }
+      if (args[0] !== "Recalculate") h.wb.customFunctions.restartAll();
       h.wb.calculateAll(`application ${args[0]}`);
       h.changed();
       return undefined;

@@ -14,7 +14,7 @@ import type { ConnectionSummary } from "../addin/connectionStore";
 import { resolveConnectionId, type BindingOrigin } from "../addin/refreshSummary";
 import { FunctionError } from "./logic";
 
-const ADD_ONE = "Open the PPM pane (Connections) and add one.";
+const ADD_ONE = "Open the PPM pane's Connect tab and add one.";
 
 export function pickConnection(connections: readonly ConnectionSummary[], arg: unknown, origins: readonly BindingOrigin[]): ConnectionSummary {
   const withToken = (c: ConnectionSummary): ConnectionSummary => {

@@ -20,6 +20,9 @@ import type { DatasetEntry, FormulaData } from "./data";
 import { asFunctionError, asOfText, FunctionError, lookupValue, readOptions, runQuery, type ExcelErrorValue } from "./logic";
 
 /** The part of `CustomFunctions.StreamingInvocation` the functions use. */
+
+/** What a formula blocked until Allow shows while its data loads after Allow (issue #37, item 2). */
+export const LOADING_AFTER_ALLOW = "Loading: PPM formulas are allowed in this workbook on this device; the value follows when the data is here.";
 export interface Invocation {
   setResult(value: unknown): void;
   onCanceled?: () => void;
@@ -56,6 +59,8 @@ export const WORKBOOK_READ_TTL_MS = 2_000;
 export class FunctionsRuntime {
   private bindingsRead: { at: number; value: Promise<Binding[]> } | null = null;
   private viewsRead: { at: number; value: Promise<ViewsDocument> } | null = null;
+  /** Invocations whose result is read from the workbook (PPM.ASOF, PPM.VIEW): run again when it changes. */
+  private readonly workbookReaders = new Set<() => void>();
 
   constructor(private readonly deps: FunctionsDeps) {}
 
@@ -80,10 +85,16 @@ export class FunctionsRuntime {
     return this.viewsRead.value;
   }
 
-  /** Forget the workbook reads (a view was saved, a table imported). */
+  /**
+   * The workbook's bindings or views changed (a refresh ended, a table was imported, a view saved):
+   * forget the reads, and run again every formula whose result came from them. Without this a
+   * `PPM.ASOF("ppm_financials")` typed before a refresh kept the first generation's time for good
+   * (issue #37): its table's binding is in the workbook, not in a dataset a revalidation updates.
+   */
   workbookChanged(): void {
     this.bindingsRead = null;
     this.viewsRead = null;
+    for (const rerun of [...this.workbookReaders]) rerun();
   }
 
   private async connectionFor(arg: unknown): Promise<Connection> {
@@ -109,7 +120,7 @@ export class FunctionsRuntime {
    * Runs `compute` now and whenever a dataset it read changes; sets each result (or Excel error)
    * on the invocation until it is cancelled.
    */
-  private stream(invocation: Invocation, compute: (read: (conn: Connection, dataset: string) => Promise<DatasetEntry>) => Promise<unknown>): void {
+  private stream(invocation: Invocation, compute: (read: (conn: Connection, dataset: string) => Promise<DatasetEntry>) => Promise<unknown>, readsWorkbook = false): void {
     const subscriptions = new Map<string, () => void>();
     let cancelled = false;
     let waiting: (() => void) | null = null;
@@ -133,18 +144,26 @@ export class FunctionsRuntime {
           waiting?.();
           waiting = this.deps.consent.block(e.connection, () => {
             waiting = null;
+            // Allowed: the question's message is no longer true while the data loads (issue #37,
+            // item 2). Only Excel can show #BUSY!, for a call of its own, and the one way to make it
+            // call again, Application.calculate, recalculates every open workbook, which the add-in
+            // never does (issue #34): the cell says it is loading until the value comes.
+            if (!cancelled && mine === seq) invocation.setResult(this.deps.error("#N/A", LOADING_AFTER_ALLOW));
             void run();
           });
         }
       }
       if (!cancelled && mine === seq) invocation.setResult(result);
     };
+    const rerun = (): void => void run();
+    if (readsWorkbook) this.workbookReaders.add(rerun);
     invocation.onCanceled = () => {
       cancelled = true;
       waiting?.();
       waiting = null;
       for (const off of subscriptions.values()) off();
       subscriptions.clear();
+      this.workbookReaders.delete(rerun);
     };
     void run();
   }
@@ -172,7 +191,7 @@ export class FunctionsRuntime {
       if (!v) throw new FunctionError("#N/A", `This workbook has no view named "${name.trim()}"${doc.views.length ? ` (it has: ${doc.views.map((x) => x.name).join(", ")})` : ""}.`);
       const conn = await this.connectionFor(connection);
       return runQuery(await read(conn, v.dataset), v.query, this.deps.now?.());
-    });
+    }, true);
   }
 
   asOf(target: unknown, connection: unknown, invocation: Invocation): void {
@@ -193,7 +212,7 @@ export class FunctionsRuntime {
       const conn = await this.connectionFor(connection);
       const entry = await read(conn, name);
       return asOfText(entry.table.meta.generatedAt, entry.staleReason);
-    });
+    }, true);
   }
 }
 

@@ -47,11 +47,10 @@ export function functionsRuntime(): FunctionsRuntime {
   // Every refresh (pane, ribbon, refresh on open) ends by releasing the lock: the formulas' datasets
   // are then revalidated too, one conditional request each.
   shared.lock.onChange((holder) => {
-    if (holder === null) {
-      runtime?.workbookChanged();
-      void cache.revalidate();
-    }
+    if (holder === null) void cache.revalidate();
   });
+  // After a refresh, an import or a saved view, the formulas that read the workbook run again.
+  shared.onWorkbookChanged(() => runtime?.workbookChanged());
   setInterval(() => void cache.revalidate(), REVALIDATE_EVERY_MS);
   return runtime;
 }

@@ -77,13 +77,13 @@ function firstKey(v: unknown): string | undefined {
  * when the connection has everything. The text says what to do, never echoes a credential.
  */
 export function recordCredentialsProblem(conn: { token?: string; apiAuth?: string; apiSecret?: string } | null | undefined): string | null {
-  if (!conn) return "No connection is set up. Add a connection with the company API token and the record credentials (api-auth and api-secret) under Connections.";
+  if (!conn) return "No connection is set up. Add a connection with the company API token and the record credentials (api-auth and api-secret) in the PPM pane's Connect tab.";
   const missing: string[] = [];
   if (!conn.token) missing.push("the company API token");
   if (!conn.apiAuth) missing.push("api-auth");
   if (!conn.apiSecret) missing.push("api-secret");
   if (missing.length === 0) return null;
-  return `Opening, creating and updating records needs ${joinList(missing)} on this connection. Add ${missing.length === 1 ? "it" : "them"} under Connections (edit the connection); your service administrator issues the record credentials.`;
+  return `Opening, creating and updating records needs ${joinList(missing)} on this connection. Add ${missing.length === 1 ? "it" : "them"} in the Connect tab (edit the connection); your service administrator issues the record credentials.`;
 }
 
 function joinList(items: string[]): string {

@@ -80,7 +80,26 @@ async function main(): Promise<void> {
     process.exitCode = 2;
     return;
   }
-  const svc = await startReferenceService(opts);
+  let svc: Awaited<ReturnType<typeof startReferenceService>>;
+  try {
+    svc = await startReferenceService(opts);
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code !== "EADDRINUSE" && code !== "EACCES") throw e;
+    // Most often `npm start` runs, whose service holds the default port (issue #37: a bare
+    // EADDRINUSE gave no hint). Say so, and what to type instead.
+    const args = process.argv.slice(2).filter((a, i, all) => a !== "--port" && all[i - 1] !== "--port" && !a.startsWith("--port="));
+    const other = (opts.port ?? DEFAULT_PORT) + 1;
+    console.error(
+      code === "EADDRINUSE"
+        ? `reference service: port ${opts.port} is already in use (EADDRINUSE). If \`npm start\` is running, its reference service is there (it uses ${DEFAULT_PORT} unless given --service-port): use that one, stop it, or start this one on another port:`
+        : `reference service: port ${opts.port} needs privileges this user does not have (EACCES). Choose another port:`,
+    );
+    console.error(`  npm run service -- --port ${other}${args.length ? ` ${args.join(" ")}` : ""}`);
+    console.error(`and point a connection (Connect tab › Add connection) at http://localhost:${other}.`);
+    process.exitCode = 1;
+    return;
+  }
   console.log(`PPM reference service listening on ${svc.url}`);
   console.log(`  CORS for ${(opts.allowedOrigins ?? DEFAULT_ALLOWED_ORIGINS).join(", ")} (--allow-origin); control hooks need the header X-PPM-Control: 1`);
   for (const c of COMPANIES) {

@@ -70,6 +70,12 @@ export const DeltaSummarySchema = z.strictObject({
    */
   byContent: z.number().int().nonnegative().optional(),
   byPosition: z.number().int().nonnegative().optional(),
+  /**
+   * Rows a delta moved to new positions without writing their cells (copied inside Excel, issue #34):
+   * a refresh that moved rows changed the table, so it is not "unchanged" (issue #37). Written only
+   * when some moved.
+   */
+  rowsMoved: z.number().int().positive().optional(),
 });
 export type DeltaSummary = z.infer<typeof DeltaSummarySchema>;
 

@@ -117,6 +117,12 @@ export interface RefreshReport {
   binding: Binding;
   /** What an "updated" refresh wrote: delta or full rewrite, rows added/changed/removed (issue #15). */
   delta?: DeltaSummary;
+  /**
+   * The service had a new export, but this table's rows came out the same (a local query or summary
+   * whose result did not change): reported "unchanged", not "updated" with 0 added, 0 changed, 0
+   * removed (issue #37). The info line and the binding name the new generation.
+   */
+  newExport?: true;
 }
 
 /**
@@ -249,7 +255,11 @@ async function refreshOneInner(target: RefreshTarget, binding: Binding, source: 
       updated = success(written.delta);
       await target.saveBinding(updated);
     }
-    return { ...report(updated, "updated"), delta: written.delta };
+    // Counted rows (matched by key or position), none added, changed or removed, and no cell written
+    // (a cell typed over since is put back, and counts as written): the table's rows are what they were.
+    const d = written.delta;
+    const same = d !== undefined && d.exact !== false && d.added === 0 && d.changed === 0 && d.removed === 0 && d.cellsWritten === 0 && !d.rowsMoved;
+    return same ? { ...report(updated, "unchanged"), delta: d, newExport: true } : { ...report(updated, "updated"), delta: d };
   } catch (err) {
     return fail(err);
   }

@@ -831,6 +831,24 @@ export class PpmClient {
    * (`OPTIONS /api/v1/project`, `PUT`, the record headers) and reports it in `recordPreflightOk`;
    * records are optional, so that result does not change `ok`.
    */
+  /**
+   * Whether a dataset's export can be downloaded now: its JSON export is requested and only the
+   * answer's status is read (the body is cancelled). The manifest lists an export that may still be
+   * unusable (issue #37: `ppm doctor` counted timesheets as usable, whose every request answers 422).
+   * @returns null when the service answers 2xx, else the error the download would raise.
+   */
+  async probeExport(key: string, opts: CallOptions = {}): Promise<PpmError | null> {
+    try {
+      await this.transport.send({ method: "GET", group: "reporting", path: PATHS.exportJson(key), datasetKey: key, accept: "application/json", signal: opts.signal }, async ({ response }) => {
+        await response.body?.cancel().catch(() => undefined);
+      });
+      return null;
+    } catch (e) {
+      if (isPpmError(e, "cancelled") || !(e instanceof PpmError)) throw e;
+      return e;
+    }
+  }
+
   async checkCors(origin: string, opts: CallOptions = {}): Promise<CorsReport> {
     const lowerList = (v: string | null) => (v ?? "").split(",").map((s) => s.trim().toLowerCase()).filter(Boolean);
     const preflight = (group: "reporting" | "record", path: string, method: string, headers: readonly string[]) =>

@@ -34,8 +34,9 @@ export interface AppOptions {
 }
 
 const TABS: Array<{ name: TabName; label: string; a11y?: string }> = [
-  // "Connect", not "Connections": five labels on one line in a 320 px pane (issue #25).
-  { name: "connections", label: "Connect", a11y: "Connections" },
+  // "Connect", not "Connections": five labels on one line in a 320 px pane (issue #25). Named as it
+  // reads (issue #37: a name other than the visible label fails WCAG 2.5.3, and voice control).
+  { name: "connections", label: "Connect" },
   { name: "datasets", label: "Datasets" },
   { name: "snapshots", label: "Snapshots" },
   { name: "refresh", label: "Refresh" },
@@ -101,6 +102,13 @@ export function mountApp(root: HTMLElement, opts: AppOptions): PaneContext {
     status(text, scope) {
       if (!inScope(scope)) return; // another connection's, or an earlier task's
       // Re-set even when equal, so screen readers announce a repeated message.
+      statusEl.classList.remove("visually-hidden");
+      statusEl.textContent = "";
+      statusEl.textContent = text;
+    },
+    announce(text, scope) {
+      if (!inScope(scope)) return;
+      statusEl.classList.add("visually-hidden");
       statusEl.textContent = "";
       statusEl.textContent = text;
     },
@@ -111,6 +119,8 @@ export function mountApp(root: HTMLElement, opts: AppOptions): PaneContext {
       if (tab !== currentTab) {
         panels.get(currentTab)?.querySelectorAll(".error-panel").forEach((p) => p.remove());
         replace(resultHost);
+        // The status line too, now that it is in view under the tabs (issue #37).
+        statusEl.textContent = "";
         // Notes that only report something past (the refresh on open's outcome) go too; a question
         // or a note with something left to do stays until answered or dismissed.
         notices.querySelectorAll("[data-transient]").forEach((n) => n.remove());
@@ -173,7 +183,8 @@ export function mountApp(root: HTMLElement, opts: AppOptions): PaneContext {
       job = { controller, kind, cancel: stop };
       replace(resultHost);
       replace(progressHost, h("div", { class: "progress", "data-testid": "progress", "data-job": kind }, labelEl, bar, h("div", { class: "progress-row" }, rowsEl, cancel)));
-      ctx.status(label, scope);
+      // The progress shows the label; the status region only says it.
+      ctx.announce(label, scope);
       // The button that started the job is disabled while it runs, which would drop focus to the
       // page: it goes to Cancel instead (issue #25), where Enter or Esc stops the job.
       const active = root.ownerDocument.activeElement;
@@ -232,7 +243,9 @@ export function mountApp(root: HTMLElement, opts: AppOptions): PaneContext {
       );
       replace(progressHost);
       replace(resultHost, el);
-      ctx.status(result.text);
+      // Shown in the result bar above; said once more, for screen readers only (issue #37: every
+      // message appeared twice, there and in a footer the Import bar covered).
+      ctx.announce(result.text);
       // After an import the result is what the user looks for next: focus it (it names the table and
       // sheet); after a failure or a cancel too, when focus would otherwise be lost with the progress.
       const active = root.ownerDocument.activeElement;
@@ -311,9 +324,11 @@ export function mountApp(root: HTMLElement, opts: AppOptions): PaneContext {
     ),
     h("div", { class: "nav", "data-testid": "nav" }, tabs.el, progressHost),
     resultHost,
+    // The one status line, under the navigation where results appear (not a footer a section's
+    // sticky bar covers; issue #37).
+    statusEl,
     notices,
     ...[...panels.values()],
-    statusEl,
     h("footer", { class: "foot" }, `v${opts.version}`),
   );
   renderSelect();

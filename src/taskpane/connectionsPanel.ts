@@ -8,6 +8,8 @@ import { describeError, type ErrorView } from "./errorView";
 import { tokenForm } from "./tokenForm";
 import type { PaneContext } from "./context";
 import { confirmDialog, focusControl, setInvalid, textInput, withHint } from "./controls";
+import { checkToken, refusedText, type TokenCheck } from "./checkToken";
+import type { Connection } from "../service/connection";
 
 type TestResult = { state: "pending" } | { state: "ok"; companyId: string; datasets: number } | { state: "error"; view: ErrorView };
 
@@ -29,6 +31,17 @@ export function sameEnvironment(a: string, b: string): boolean {
     }
   };
   return norm(a) === norm(b);
+}
+
+/**
+ * The address field's hint (issue #37: it said "(https)" beside a pre-filled http://localhost
+ * address). The rule of the connection store: https, or http to this computer only.
+ */
+export function addressHint(prefilled: string): string {
+  const local = /^http:\/\/(localhost|127\.0\.0\.1)(:\d+)?(\/|$)/i.test(prefilled);
+  return local
+    ? "The base URL of your company's environment: https, or http on this computer only (as the pre-filled demo service)."
+    : "The base URL of your company's environment (https).";
 }
 
 /** Mounts the section. */
@@ -69,7 +82,7 @@ export function mountConnections(panel: HTMLElement, ctx: PaneContext): Connecti
       { class: "card", "data-testid": "connection-form", "data-mode": mode, "aria-label": editing ? `Edit ${editing.name}` : "Add a connection", novalidate: true },
       h("h3", {}, editing ? `Edit ${editing.name}` : "Add a connection"),
       withHint(name, "For you, e.g. \"Acme (EU)\"."),
-      withHint(baseUrl, "The base URL of your company's environment (https)."),
+      withHint(baseUrl, addressHint(ctx.defaultServiceUrl)),
       tokenField,
       h(
         "details",
@@ -117,26 +130,19 @@ export function mountConnections(panel: HTMLElement, ctx: PaneContext): Connecti
       showMoved();
     });
     /**
-     * Another connection on this device to the same environment and company, found by asking the
-     * service which company the new token belongs to (the company is the token's, not typed in).
-     * Any failure here means "not known": the form saves and the test afterwards shows the error.
+     * Another connection on this device to the same environment and company: the company is the
+     * one the service said the new token belongs to (not typed in). A connection whose company is
+     * not known yet is asked once.
      */
-    const findTwin = async (): Promise<ConnectionSummary | undefined> => {
-      const sameEnv = ctx.store.list().filter((c) => sameEnvironment(c.baseUrl, baseUrl.value));
-      if (sameEnv.length === 0 || token.value.trim() === "") return undefined;
-      try {
-        const engine = await ctx.engine();
-        const mine = await engine.manifest({ id: "new-connection-check", name: name.value.trim() || "new connection", baseUrl: baseUrl.value.trim(), token: token.value.trim() });
-        for (const c of sameEnv) {
-          let company = c.companyId;
-          if (!company) {
-            const conn = ctx.store.connection(c.id);
-            company = conn ? await engine.manifest(conn).then((m) => m.companyId).catch(() => null) : null;
-          }
-          if (company === mine.companyId) return { ...c, companyId: company };
+    const findTwin = async (company: string, url: string): Promise<ConnectionSummary | undefined> => {
+      const sameEnv = ctx.store.list().filter((c) => c.id !== editing?.id && sameEnvironment(c.baseUrl, url));
+      for (const c of sameEnv) {
+        let known = c.companyId;
+        if (!known) {
+          const conn = ctx.store.connection(c.id);
+          known = conn ? await ctx.engine().then((engine) => engine.manifest(conn)).then((m) => m.companyId).catch(() => null) : null;
         }
-      } catch {
-        /* unknown: save, and let the connection test explain */
+        if (known === company) return { ...c, companyId: known };
       }
       return undefined;
     };
@@ -144,39 +150,67 @@ export function mountConnections(panel: HTMLElement, ctx: PaneContext): Connecti
       ev.preventDefault();
       if (!checking) void submit();
     });
+    const showInputError = (e: unknown): void => {
+      const f = e instanceof ConnectionInputError ? inputs[e.field] : null;
+      error.textContent = e instanceof Error ? e.message : "The connection could not be saved.";
+      if (f) {
+        setInvalid(f, true);
+        focusControl(f);
+      }
+    };
     const submit = async (): Promise<void> => {
       for (const i of Object.values(inputs)) if (i) setInvalid(i, false);
-      // A second connection to the same environment and company is most often a mistake that
-      // later makes tables ambiguous: ask first, once per filled-in form.
-      if (!editing && !duplicateConfirmed) {
-        checking = true;
-        saveBtn.disabled = true;
-        const twin = await findTwin().finally(() => {
-          checking = false;
-          saveBtn.disabled = false;
-        });
-        if (twin) {
-          // A question, not an error: Cancel (focused, and Esc) keeps the one connection there is.
-          await confirmDialog({
-            title: "Add a second connection?",
-            message: `"${twin.name}" already connects to company ${twin.companyId} on ${twin.baseUrl}. Tables are refreshed with one connection per environment and company; use "Update token" on it instead, or add this one anyway.`,
-            testid: "connection-duplicate",
-            confirm: { label: "Add anyway", testid: "connection-duplicate-confirm", onClick: () => ((duplicateConfirmed = true), void submit()) },
-            cancel: { label: "Cancel", testid: "connection-duplicate-cancel", onClick: () => closeForm(true) },
-          }).open();
-          return;
-        }
+      error.textContent = "";
+      const input = { id: editing?.id, name: name.value, baseUrl: baseUrl.value, token: token.value, apiAuth: apiAuth.value, apiSecret: apiSecret.value };
+      let candidate: Connection;
+      try {
+        candidate = ctx.store.candidate(input);
+      } catch (e) {
+        showInputError(e);
+        return;
+      }
+      // The service is asked first (issue #37): a token it refuses is not saved, and never replaces
+      // the connection in use.
+      checking = true;
+      saveBtn.disabled = true;
+      form.dataset.checking = "true";
+      const checkingNote = h("p", { class: "note", "data-testid": "connection-checking" }, `Checking the token with ${addressOrigin(candidate.baseUrl) ?? candidate.baseUrl}…`);
+      error.before(checkingNote);
+      let check: TokenCheck;
+      let twin: ConnectionSummary | undefined;
+      try {
+        check = await checkToken(ctx, candidate);
+        // A second connection to the same environment and company is most often a mistake that
+        // later makes tables ambiguous: ask first, once per filled-in form.
+        if (check.state === "accepted" && check.companyId !== null && !editing && !duplicateConfirmed) twin = await findTwin(check.companyId, candidate.baseUrl);
+      } finally {
+        checking = false;
+        saveBtn.disabled = false;
+        delete form.dataset.checking;
+        checkingNote.remove();
+      }
+      if (check.state === "refused") {
+        error.textContent = refusedText(candidate.baseUrl);
+        setInvalid(token, true);
+        focusControl(token);
+        return;
+      }
+      if (twin) {
+        // A question, not an error: Cancel (focused, and Esc) keeps the one connection there is.
+        await confirmDialog({
+          title: "Add a second connection?",
+          message: `"${twin.name}" already connects to company ${twin.companyId} on ${twin.baseUrl}. Tables are refreshed with one connection per environment and company; use "Update token" on it instead, or add this one anyway.`,
+          testid: "connection-duplicate",
+          confirm: { label: "Add anyway", testid: "connection-duplicate-confirm", onClick: () => ((duplicateConfirmed = true), void submit()) },
+          cancel: { label: "Cancel", testid: "connection-duplicate-cancel", onClick: () => closeForm(true) },
+        }).open();
+        return;
       }
       let saved: ConnectionSummary;
       try {
-        saved = ctx.store.save({ id: editing?.id, name: name.value, baseUrl: baseUrl.value, token: token.value, apiAuth: apiAuth.value, apiSecret: apiSecret.value });
+        saved = ctx.store.save(input);
       } catch (e) {
-        const f = e instanceof ConnectionInputError ? inputs[e.field] : null;
-        error.textContent = e instanceof Error ? e.message : "The connection could not be saved.";
-        if (f) {
-          setInvalid(f, true);
-          focusControl(f);
-        }
+        showInputError(e);
         return;
       }
       // Secrets leave the DOM as soon as they are stored.
@@ -184,12 +218,33 @@ export function mountConnections(panel: HTMLElement, ctx: PaneContext): Connecti
       apiSecret.value = "";
       tests.delete(saved.id);
       closeForm(false);
+      const previous = ctx.store.activeId();
+      const droppedRecord = !!editing?.hasRecordCredentials && !saved.hasRecordCredentials;
+      const dropped = droppedRecord ? ` The record credentials of ${addressOrigin(editing.baseUrl) ?? editing.baseUrl} were not kept for the new address.` : "";
+      // A token or address changed: earlier test results are stale (the "credentials" listeners).
       ctx.changed("connections");
       ctx.changed("credentials");
+      if (check.state === "unchecked") {
+        // Saved, but not known to work: it does not take the place of a connection in use.
+        tests.set(saved.id, { state: "error", view: { ...check.view, connectionId: saved.id } });
+        const keep = previous !== null && previous !== saved.id && ctx.store.get(previous) !== null;
+        if (keep) render();
+        else ctx.setActive(saved.id);
+        const using = keep ? ` "${ctx.store.get(previous)?.name ?? ""}" is still the connection in use; choose Use on "${saved.name}" once it works.` : "";
+        ctx.status(`Connection "${saved.name}" saved, but not checked: ${check.view.title}.${using}${dropped}`);
+        return;
+      }
+      if (check.companyId !== null) {
+        ctx.store.setCompanyId(saved.id, check.companyId);
+        tests.set(saved.id, { state: "ok", companyId: check.companyId, datasets: check.datasets });
+      }
       ctx.setActive(saved.id);
-      const droppedRecord = !!editing?.hasRecordCredentials && !saved.hasRecordCredentials;
-      ctx.status(`Connection "${saved.name}" saved.${droppedRecord ? ` The record credentials of ${addressOrigin(editing.baseUrl) ?? editing.baseUrl} were not kept for the new address.` : ""} Testing it…`);
-      void test(saved.id);
+      if (check.companyId !== null) {
+        ctx.status(`Connection "${saved.name}" saved: connected to company ${check.companyId}, ${check.datasets.toLocaleString("en-US")} dataset${check.datasets === 1 ? "" : "s"}.${dropped}`);
+      } else {
+        ctx.status(`Connection "${saved.name}" saved.${dropped} Testing it…`);
+        void test(saved.id);
+      }
     };
     replace(formHost, form);
     addButton.disabled = true;
@@ -214,12 +269,12 @@ export function mountConnections(panel: HTMLElement, ctx: PaneContext): Connecti
       const m = await engine.manifest(conn);
       ctx.store.setCompanyId(id, m.companyId);
       tests.set(id, { state: "ok", companyId: m.companyId, datasets: m.datasets.length });
-      ctx.status(`${conn.name}: connected to company ${m.companyId}, ${m.datasets.length.toLocaleString("en-US")} dataset${m.datasets.length === 1 ? "" : "s"}.`, scope);
+      ctx.announce(`${conn.name}: connected to company ${m.companyId}, ${m.datasets.length.toLocaleString("en-US")} dataset${m.datasets.length === 1 ? "" : "s"}.`, scope);
       ctx.changed("connections");
     } catch (e) {
       const view = describeError(e, { connectionId: id, baseUrl: conn.baseUrl, secrets: ctx.secrets() });
       tests.set(id, { state: "error", view });
-      ctx.status(`${conn.name}: ${view.title}.`, scope);
+      ctx.announce(`${conn.name}: ${view.title}.`, scope);
     }
     render();
   }
@@ -314,7 +369,13 @@ export function mountConnections(panel: HTMLElement, ctx: PaneContext): Connecti
         ? tokenForm(
             ctx,
             c.id,
-            () => void test(c.id),
+            // The form asked the service already: its answer is this connection's test result.
+            (check) => {
+              if (check.state === "unchecked") tests.set(c.id, { state: "error", view: { ...check.view, connectionId: c.id } });
+              else if (check.state === "accepted" && check.companyId !== null) tests.set(c.id, { state: "ok", companyId: check.companyId, datasets: check.datasets });
+              else void test(c.id);
+              render();
+            },
             () => {
               tokenFor = null;
               render();

@@ -65,6 +65,12 @@ export interface PaneContext {
    * applies: the active connection is another one now, or a later task has started since.
    */
   status(text: string, scope?: StatusScope): void;
+  /**
+   * Says `text` to screen readers only (the status region, visually hidden): for what the pane
+   * shows anyway in a place of its own (a job's progress and result, a refresh summary, a test
+   * result), so no message is on screen twice (issue #37).
+   */
+  announce(text: string, scope?: StatusScope): void;
   /** Starts a task that reports in the status line; its number scopes its messages. */
   beginTask(): number;
   /** Switches tab (and moves focus to it when `focus`). */

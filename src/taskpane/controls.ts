@@ -63,6 +63,34 @@ export function setDisabled(el: Element, disabled: boolean): void {
   el.toggleAttribute("disabled", disabled);
 }
 
+/** The Fluent controls whose disabled state is their `disabled` attribute. */
+const FLUENT_CONTROLS = "fluent-button, fluent-checkbox, fluent-radio, fluent-dropdown, fluent-text-input, fluent-textarea";
+
+/**
+ * Mirrors every Fluent control's `disabled` attribute as `aria-disabled` on its element, from now
+ * on. Fluent states it through ElementInternals, which assistive technology reads but tools that
+ * read the DOM (axe-core, Accessibility Insights) do not: they took a disabled button's dimmed text
+ * for a contrast failure (issue #37). WCAG 1.4.3 exempts inactive controls; this makes them known as
+ * inactive to every reader.
+ */
+export function mirrorDisabled(root: Element): void {
+  const sync = (el: Element) => {
+    if (el.hasAttribute("disabled")) el.setAttribute("aria-disabled", "true");
+    else el.removeAttribute("aria-disabled");
+  };
+  root.querySelectorAll(FLUENT_CONTROLS).forEach(sync);
+  new MutationObserver((records) => {
+    for (const r of records) {
+      if (r.type === "attributes" && r.target instanceof Element && r.target.matches(FLUENT_CONTROLS)) sync(r.target);
+      for (const n of r.addedNodes) {
+        if (!(n instanceof Element)) continue;
+        if (n.matches(FLUENT_CONTROLS)) sync(n);
+        n.querySelectorAll(FLUENT_CONTROLS).forEach(sync);
+      }
+    }
+  }).observe(root, { subtree: true, childList: true, attributes: true, attributeFilter: ["disabled"] });
+}
+
 /** Moves focus into a control; a Fluent one is focused once it is defined and rendered. */
 export function focusControl(el: HTMLElement): void {
   const tag = el.localName;
@@ -206,14 +234,24 @@ export function radioGroup(o: { label: string; choices: RadioChoice[]; value: st
     { "aria-labelledby": captionId, orientation: "vertical", name, "data-testid": o.testid ?? null },
     ...o.choices.map((c) => {
       const id = nextId("radio");
+      const labelId = nextId("rl");
       return h(
         "div",
         { class: "radio" },
-        withAttrs(h("fluent-radio", { id, name, "data-testid": c.testid, disabled: c.disabled ? true : null }), { value: c.value, checked: c.value === o.value }),
-        h("label", { for: id }, c.label),
+        // The radio's role, state and name as attributes too (issue #37): Fluent gives them through
+        // ElementInternals only, yet sets aria-posinset/aria-setsize on the element, which tools
+        // reading the DOM (axe-core) refused on an element without a role.
+        withAttrs(h("fluent-radio", { id, name, role: "radio", "aria-labelledby": labelId, "aria-checked": String(c.value === o.value), "data-testid": c.testid, disabled: c.disabled ? true : null }), { value: c.value, checked: c.value === o.value }),
+        h("label", { for: id, id: labelId }, c.label),
       );
     }),
   );
+  // aria-checked follows the radio the user checked (it sends the event before the group unchecks
+  // the others); setRadioValue sets it too.
+  group.addEventListener("change", (ev) => {
+    const r = ev.target instanceof Element ? ev.target.closest("fluent-radio") : null;
+    if (r?.checked) for (const x of group.querySelectorAll("fluent-radio")) x.setAttribute("aria-checked", String(x === r));
+  });
   const onchange = o.onchange;
   if (onchange) {
     // The radio that got checked sends the event (the group unchecks the others only after it
@@ -238,6 +276,7 @@ export function setRadioValue(group: HTMLElement, value: string): void {
   for (const r of group.querySelectorAll<FluentRadioElement>("fluent-radio")) {
     const on = r.getAttribute("value") === value;
     r.toggleAttribute("checked", on);
+    r.setAttribute("aria-checked", String(on));
     if (defined("fluent-radio")) r.checked = on;
   }
 }
@@ -256,9 +295,14 @@ export interface SelectOption {
  */
 export function select(o: { label: string; hideLabel?: boolean; testid: string; options: SelectOption[]; value?: string }): { control: FluentDropdownElement; label: HTMLElement } {
   const label = h("span", { class: o.hideLabel ? "visually-hidden" : "label", id: nextId("dd") }, o.label);
-  const control = h("fluent-dropdown", { "data-testid": o.testid }, h("fluent-listbox", {}));
+  const control = h("fluent-dropdown", { "data-testid": o.testid }, h("fluent-listbox", { id: nextId("lb") }));
   setSelectOptions(control, o.options, o.value);
-  onControl(control, (inner) => inner.setAttribute("aria-labelledby", label.id));
+  onControl(control, (inner) => {
+    inner.setAttribute("aria-labelledby", label.id);
+    // A combobox states whether its list is open (ARIA 1.2): Fluent binds aria-expanded to `open`,
+    // which is undefined (no attribute) until the list first opens (issue #37, axe-core).
+    if (!inner.hasAttribute("aria-expanded")) inner.setAttribute("aria-expanded", "false");
+  });
   label.addEventListener("click", () => focusControl(control));
   return { control, label };
 }
@@ -266,7 +310,7 @@ export function select(o: { label: string; hideLabel?: boolean; testid: string; 
 /** Replaces the options of a dropdown and selects `value` (or the first option). */
 export function setSelectOptions(dd: FluentDropdownElement, options: SelectOption[], value?: string): void {
   const chosen = options.some((x) => x.value === value) ? value : options[0]?.value;
-  const listbox = dd.querySelector("fluent-listbox") ?? dd.appendChild(h("fluent-listbox", {}));
+  const listbox = dd.querySelector("fluent-listbox") ?? dd.appendChild(h("fluent-listbox", { id: nextId("lb") }));
   replace(listbox, ...options.map((x) => withAttrs(h("fluent-option", {}, x.label), { value: x.value, selected: x.value === chosen })));
 }
 

@@ -40,7 +40,13 @@ export interface DatasetView {
   importable: boolean;
 }
 
-export const NO_EXPORT_NOTE = "no export yet — retry after the next generation";
+/**
+ * The words for a dataset without a usable export, one for the pane, the CLI (`ppm datasets`:
+ * "no export yet") and `ppm doctor` (issue #37: "Never generated" here, "no usable export" there).
+ * "Never generated" could be false: a dataset may have been generated without success.
+ */
+export const NO_EXPORT = "no export yet";
+export const NO_EXPORT_NOTE = "retry after the service's next generation (the add-in never starts one)";
 export const EMPTY_NOTE = "0 rows";
 
 /**
@@ -54,6 +60,17 @@ export function datasetState(d: DatasetEntryLike): DatasetState {
     return "no_export";
   }
   return a.row_count === 0 ? "empty" : "ready";
+}
+
+/**
+ * The line after an import, worded the same for a dataset, a snapshot and a saved view (issue #37):
+ * `Imported 120 rows of financials into financials (json) › ppm_financials.` — the sheet › table
+ * form the Refresh tab uses too.
+ */
+export function importedText(r: { what: string; rowCount: number; sheetName: string; tableName: string; fetchedRows?: number; warnings?: readonly string[] }): string {
+  const filtered = r.fetchedRows !== undefined && r.fetchedRows !== r.rowCount ? ` (${formatCount(r.fetchedRows)} received, local query applied)` : "";
+  const warnings = r.warnings?.length ? ` ${r.warnings.join(" ")}` : "";
+  return `Imported ${formatCount(r.rowCount)} row${r.rowCount === 1 ? "" : "s"} of ${r.what} into ${r.sheetName} › ${r.tableName}${filtered}.${warnings}`;
 }
 
 /** `1234` → `"1,234"`. Fixed locale so screenshots and tests do not depend on the machine. */
@@ -114,7 +131,7 @@ export function datasetView(d: DatasetEntryLike, now: Date): DatasetView {
     rowCount,
     rowsText: rowCount === null ? "—" : `${formatCount(rowCount)} row${rowCount === 1 ? "" : "s"}`,
     generatedAt,
-    generatedRelative: generatedAt ? formatRelative(generatedAt, now) : "never generated",
+    generatedRelative: generatedAt ? formatRelative(generatedAt, now) : NO_EXPORT,
     generatedAbsolute: formatAbsolute(generatedAt),
     formats,
     formatsText: formats.join(", "),

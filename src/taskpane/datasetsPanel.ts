@@ -72,7 +72,7 @@ export function mountDatasets(panel: HTMLElement, ctx: PaneContext, onShown: (l:
             h("p", {}, "Snapshots and records may still be available in their tabs."),
           ),
         );
-        ctx.status(`${conn.name}: reporting is not enabled for this company.`);
+        ctx.announce(`${conn.name}: reporting is not enabled for this company.`);
         return;
       }
       if (isPpmError(e, "route_absent")) {
@@ -82,7 +82,7 @@ export function mountDatasets(panel: HTMLElement, ctx: PaneContext, onShown: (l:
       }
       const view = describeError(e, { connectionId: conn.id, baseUrl: conn.baseUrl, secrets: ctx.secrets() });
       replace(body, ctx.errorPanel(view, { retry: () => void load(true) }));
-      ctx.status(view.title);
+      ctx.announce(view.title);
     } finally {
       if (loading?.controller === controller) loading = null;
     }
@@ -144,7 +144,7 @@ export function mountDatasets(panel: HTMLElement, ctx: PaneContext, onShown: (l:
         "div",
         { class: "meta" },
         v.generatedAt ? "Generated " : "",
-        h("time", { "data-testid": "dataset-generated", datetime: v.generatedAt ?? null, title: v.generatedAbsolute || null }, v.generatedAt ? v.generatedRelative : "Never generated"),
+        h("time", { "data-testid": "dataset-generated", datetime: v.generatedAt ?? null, title: v.generatedAbsolute || null }, v.generatedAt ? v.generatedRelative : "No export yet"),
         v.generatedAbsolute ? h("span", { class: "abs" }, " (", h("span", { "data-testid": "dataset-generated-absolute" }, v.generatedAbsolute), ")") : null,
       ),
       v.note ? h("div", { class: `note state-note ${v.state}`, "data-testid": "dataset-state-note" }, v.note) : null,

@@ -41,6 +41,11 @@ export interface ErrorContext {
   secrets?: readonly string[];
   /** When the request was sent, if the error does not say (ISO). */
   requestTime?: string;
+  /**
+   * The failure ended a refresh of this many tables (issue #37): the action then says what the
+   * refresh wrote (the info line marked, a highlight removed) instead of "nothing was changed".
+   */
+  refreshedTables?: number;
 }
 
 interface CodeText {
@@ -183,7 +188,7 @@ const WORKBOOK_TITLES: Record<string, { title: string; action: string }> = {
   write_failed: { title: "Writing to the sheet failed", action: "Retry. The previous data was restored where possible; the info line above the table says what happened." },
   no_connection: {
     title: "No connection on this device for this table",
-    action: "Add a connection to the table's environment and company with your own token (Connections tab), test it, then refresh again.",
+    action: "Add a connection to the table's environment and company with your own token (Connect tab), test it, then refresh again.",
   },
 };
 
@@ -358,12 +363,42 @@ function isOfficeError(e: unknown): boolean {
   return isNamed(e, "RichApi.Error") || isNamed(e, "OfficeExtension.Error");
 }
 
+/** Failures after which a refresh leaves the table's info line alone (src/refresh/engine.ts: cancelled, another runtime's table). */
+const NOT_MARKED = new Set(["cancelled", "table_busy", "lock_lost", "no_connection"]);
+
+/**
+ * The view of a refresh's failure, saying what the refresh did to the workbook (issue #37): the
+ * data is kept, but the info line above each table now starts with "⚠ Not refreshed" and the
+ * highlight of its last changes was removed (src/workbook/refresh.ts, `writeStaleMark`). The error
+ * texts were written for an import, where "Nothing in the workbook was changed" is true; after a
+ * refresh it was not.
+ * @param tables how many tables failed this way (the sentence is about one table or several).
+ */
+export function refreshFailureView(view: ErrorView, tables = 1): ErrorView {
+  const note = refreshFailureNote(view.code, tables);
+  if (note === null) return view;
+  const said = view.action
+    .replace(/\s*(Nothing in the workbook was changed|Nothing was changed in the workbook|Nothing was written)\.\s*/g, " ")
+    .replace(/, so nothing was written and the previous data was kept\./, ", so the previous data was kept.")
+    .replace(/, so nothing was written\./, ".")
+    .trim();
+  return { ...view, action: `${said} ${note}`.trim() };
+}
+
+/** What a failed refresh wrote, for `tables` tables that failed with `code`; null when it wrote nothing (see {@link refreshFailureView}). */
+export function refreshFailureNote(code: string, tables = 1): string | null {
+  if (NOT_MARKED.has(code)) return null;
+  return tables === 1
+    ? "The table keeps its data; its info line now starts with “⚠ Not refreshed”, and a Show changes highlight, if any, was removed."
+    : `The ${tables} tables keep their data; their info lines now start with “⚠ Not refreshed”, and Show changes highlights, if any, were removed.`;
+}
+
 /** The on-screen form of a stored failure record (a binding's `lastFailure`, a refresh report line). */
 export function describeFailure(failure: { code: string; message: string }, ctx: ErrorContext = {}): ErrorView {
-  if (Object.prototype.hasOwnProperty.call(ERROR_TEXT, failure.code)) {
-    // Only the code and the message were kept: how often the request was sent is not known, so
-    // nothing is said about it (`stored`).
-    return describeError(new PpmError(failure.code as PpmErrorCode, failure.message, { details: { stored: true } }), ctx);
-  }
-  return describeError(Object.assign(new Error(failure.message), { code: failure.code }), ctx);
+  const view = Object.prototype.hasOwnProperty.call(ERROR_TEXT, failure.code)
+    ? // Only the code and the message were kept: how often the request was sent is not known, so
+      // nothing is said about it (`stored`).
+      describeError(new PpmError(failure.code as PpmErrorCode, failure.message, { details: { stored: true } }), ctx)
+    : describeError(Object.assign(new Error(failure.message), { code: failure.code }), ctx);
+  return ctx.refreshedTables !== undefined ? refreshFailureView(view, ctx.refreshedTables) : view;
 }

@@ -7,6 +7,7 @@
  * Not now hides the bar (the formulas stay `#N/A`) until more formulas are blocked.
  */
 import { h, replace } from "./dom";
+import { questionCard } from "./question";
 import type { PaneContext } from "./context";
 import { formulaConsentText, type FormulaConsentRequest } from "../addin/formulaConsent";
 
@@ -29,17 +30,16 @@ export function mountFormulaConsent(ctx: PaneContext): void {
       dismissedAt = request.waiting;
       replace(host);
     };
-    const bar = h(
-      "fluent-message-bar",
-      { intent: "warning", layout: "multiline", role: "group", "aria-label": "Allow PPM formulas in this workbook?", "data-testid": "formula-consent", "data-waiting": String(request.waiting) },
-      h("span", { "data-testid": "formula-consent-text" }, formulaConsentText(request)),
-      h(
-        "div",
-        { class: "actions", slot: "actions" },
-        h("fluent-button", { type: "button", appearance: "primary", size: "small", "data-testid": "formula-consent-allow", onclick: () => void consent.allow(request) }, "Allow"),
-        h("fluent-button", { type: "button", size: "small", "data-testid": "formula-consent-not-now", onclick: notNow }, "Not now"),
-      ),
-    );
+    // The same question card as refresh on open's (issue #37): a question, not a warning bar.
+    const bar = questionCard({
+      testid: "formula-consent",
+      title: "Allow PPM formulas in this workbook?",
+      text: formulaConsentText(request),
+      textTestid: "formula-consent-text",
+      yes: { label: "Allow", testid: "formula-consent-allow", onClick: () => void consent.allow(request) },
+      no: { label: "Not now", testid: "formula-consent-not-now", onClick: notNow },
+      data: { waiting: String(request.waiting) },
+    });
     replace(host, bar);
   };
   consent.onChange(render);

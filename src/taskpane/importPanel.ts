@@ -8,7 +8,7 @@
 import { h, replace } from "./dom";
 import type { ManifestDatasetInfo } from "../service/manifest";
 import type { LocalQuery } from "../query";
-import { formatCount, importFormats } from "./datasets";
+import { formatCount, importedText, importFormats } from "./datasets";
 import { describeError } from "./errorView";
 import {
   BuilderError,
@@ -17,7 +17,7 @@ import {
   FILTER_OP_LABELS,
   SUMMARY_METHODS,
   SUMMARY_METHOD_LABELS,
-  TYPE_WORDS,
+  sheetTypeWords,
   buildQuery,
   columnsFor,
   isSummaryActive,
@@ -50,7 +50,7 @@ function defaultTableName(key: string): string {
 export function importPanel(ctx: PaneContext, engine: Engine, d: ManifestDatasetInfo, companyId: string, close: () => void): HTMLElement {
   const uid = `imp-${d.key.replace(/[^A-Za-z0-9_-]/g, "_")}`;
   const formats = importFormats(d.formats);
-  const columns = d.columns.map((c) => ({ name: c.name, type: c.type }));
+  const columns = d.columns.map((c) => ({ name: c.name, type: c.type, ...(c.sourceType ? { sourceType: c.sourceType } : {}) }));
   // `auto`: the alias is still the suggested one, so it follows the method and column.
   const summary: { groupBy: string[]; aggregates: Array<SummaryAggregate & { auto: boolean }> } = { groupBy: [], aggregates: [] };
   const state: BuilderState = { ...EMPTY_BUILDER, filters: [], summary };
@@ -71,7 +71,7 @@ export function importPanel(ctx: PaneContext, engine: Engine, d: ManifestDataset
 
   // --- builder: columns to keep ---
   const colBoxes = columns.map((c) =>
-    checkbox({ label: [document.createTextNode(c.name), h("span", { class: "type" }, ` ${TYPE_WORDS[c.type]}`)], testid: "query-column", data: { column: c.name }, checked: true }),
+    checkbox({ label: [document.createTextNode(c.name), h("span", { class: "type" }, ` ${sheetTypeWords(c)}`)], testid: "query-column", data: { column: c.name }, checked: true }),
   );
   const setAll = (on: boolean) => {
     for (const b of colBoxes) b.box.checked = on;
@@ -149,7 +149,7 @@ export function importPanel(ctx: PaneContext, engine: Engine, d: ManifestDataset
 
   // --- builder: the Summarize step (OData $apply: groupby + aggregate) ---
   const groupBoxes = columns.map((c) =>
-    checkbox({ label: [document.createTextNode(c.name), h("span", { class: "type" }, ` ${TYPE_WORDS[c.type]}`)], testid: "summary-group-column", data: { column: c.name } }),
+    checkbox({ label: [document.createTextNode(c.name), h("span", { class: "type" }, ` ${sheetTypeWords(c)}`)], testid: "summary-group-column", data: { column: c.name } }),
   );
   const groupFs = h(
     "fieldset",
@@ -443,10 +443,9 @@ export function importPanel(ctx: PaneContext, engine: Engine, d: ManifestDataset
         }),
       );
       if (result) {
-        const filtered = result.fetchedRows !== result.rowCount ? ` (${formatCount(result.fetchedRows)} received, local query applied)` : "";
         ctx.finishJob({
           state: "done",
-          text: `Imported ${formatCount(result.rowCount)} row${result.rowCount === 1 ? "" : "s"} of ${d.key} into ${result.sheetName} › ${result.tableName}${filtered}.${result.warnings.length ? ` ${result.warnings.join(" ")}` : ""}`,
+          text: importedText({ what: d.key, ...result }),
           rows: result.rowCount,
           table: result.tableName,
           sheet: result.sheetName,
@@ -471,6 +470,7 @@ export function importPanel(ctx: PaneContext, engine: Engine, d: ManifestDataset
     }
     try {
       await engine.saveView({ name: viewName.value, dataset: d.key, query, environment: conn?.baseUrl, companyId, savedAt: ctx.now().toISOString() }, ctx.secrets());
+      ctx.runtime?.workbookChanged?.(); // a =PPM.VIEW of that name shows it now
       viewNote.textContent = `Saved view ${viewName.value.trim()}. Use it with =PPM.VIEW("${viewName.value.trim()}") or import it from the Datasets list.`;
     } catch (e) {
       viewNote.textContent = e instanceof Error ? e.message : String(e);

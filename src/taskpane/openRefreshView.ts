@@ -11,6 +11,7 @@ import { h, replace } from "./dom";
 import type { PaneContext } from "./context";
 import { missingConnectionNote, openConsentText, type OpenRefreshOutcome } from "../addin/startup";
 import { summarize } from "../addin/refreshSummary";
+import { questionCard } from "./question";
 
 export function mountOpenRefreshNotes(ctx: PaneContext): void {
   const found = ctx.runtime;
@@ -27,6 +28,9 @@ export function mountOpenRefreshNotes(ctx: PaneContext): void {
     return h("fluent-button", { type: "button", appearance: "transparent", size: "small", "aria-label": "Dismiss", onclick: () => el.remove() }, "✕");
   }
 
+  /** The user answered "Refresh on this device" here: the refresh that follows ran now, not when the workbook opened. */
+  let allowedHere = false;
+
   function render(outcome: OpenRefreshOutcome): void {
     if (outcome.state === "none") return replace(host);
     const parts: HTMLElement[] = [];
@@ -37,27 +41,26 @@ export function mountOpenRefreshNotes(ctx: PaneContext): void {
     } else {
       if (outcome.state === "consent") {
         const answer = (allow: boolean) => {
+          allowedHere = allow;
           for (const b of el.querySelectorAll<HTMLElement & { disabled: boolean }>("fluent-button")) b.disabled = true;
           void runtime.answerOpenConsent(allow);
         };
-        const el = h(
-          "div",
-          { class: "note", role: "group", "aria-label": "Refresh when this workbook opens?", "data-testid": "open-refresh-consent", "data-tables": String(outcome.tables.length) },
-          h("p", { "data-testid": "open-refresh-consent-text" }, openConsentText(outcome.tables)),
-          h(
-            "div",
-            { class: "actions" },
-            h("fluent-button", { type: "button", appearance: "primary", size: "small", "data-testid": "open-refresh-consent-allow", onclick: () => answer(true) }, "Refresh on this device"),
-            h("fluent-button", { type: "button", size: "small", "data-testid": "open-refresh-consent-deny", onclick: () => answer(false) }, "Not on this device"),
-          ),
-        );
+        const el = questionCard({
+          testid: "open-refresh-consent",
+          title: "Refresh when this workbook opens?",
+          text: openConsentText(outcome.tables),
+          textTestid: "open-refresh-consent-text",
+          yes: { label: "Refresh on this device", testid: "open-refresh-consent-allow", onClick: () => answer(true) },
+          no: { label: "Not on this device", testid: "open-refresh-consent-deny", onClick: () => answer(false) },
+          data: { tables: String(outcome.tables.length) },
+        });
         parts.push(el);
       } else if (outcome.state === "declined") {
         const el = h("p", { class: "note", role: "status", "data-testid": "open-refresh-declined" });
         replace(
           el,
           `This workbook's tables are not refreshed when it opens on this device (your choice). Refresh them from the Refresh tab, or `,
-          h("fluent-button", { type: "button", appearance: "transparent", size: "small", "data-testid": "open-refresh-consent-allow", onclick: () => void runtime.answerOpenConsent(true) }, "refresh on open here"),
+          h("fluent-button", { type: "button", appearance: "transparent", size: "small", "data-testid": "open-refresh-consent-allow", onclick: () => ((allowedHere = true), void runtime.answerOpenConsent(true)) }, "refresh on open here"),
           dismiss(el),
         );
         parts.push(el);
@@ -76,7 +79,9 @@ export function mountOpenRefreshNotes(ctx: PaneContext): void {
           "data-failed": String(s.failed),
         });
         const failedNote = s.failed > 0 ? " The Refresh tab shows why." : "";
-        replace(el, `Refreshed when the workbook opened: ${s.headline}.${failedNote}`, dismiss(el));
+        // After the user's yes the tables were refreshed then, not when the workbook opened (issue #37).
+        replace(el, `${allowedHere ? "Refreshed on this device, as you allowed" : "Refreshed when the workbook opened"}: ${s.headline}.${failedNote}`, dismiss(el));
+        allowedHere = false;
         parts.push(el);
       }
       const note = missingConnectionNote(outcome.missing);

@@ -7,9 +7,9 @@
 import { h, replace } from "./dom";
 import type { Binding } from "../refresh/binding";
 import type { RefreshReport } from "../refresh/engine";
-import { describeError, describeFailure } from "./errorView";
+import { describeError, describeFailure, refreshFailureNote } from "./errorView";
 import { formatAbsolute, formatCount, formatRelative } from "./datasets";
-import { countsText, LAST_RIBBON_REFRESH_KEY, resolveConnectionId, summarize, where, type RefreshSummary } from "../addin/refreshSummary";
+import { countsText, LAST_RIBBON_REFRESH_KEY, NEW_EXPORT_SAME_ROWS, resolveConnectionId, summarize, where, type RefreshSummary } from "../addin/refreshSummary";
 import type { PaneContext, TabName } from "./context";
 import type { Connection } from "../service/connection";
 import { busyText } from "../addin/refreshLock";
@@ -43,7 +43,9 @@ export function mountRefresh(panel: HTMLElement, ctx: PaneContext, onShown: (l: 
   const selectedBtn = h("fluent-button", { type: "button", appearance: "primary", "data-testid": "refresh-selected", onclick: () => void refreshSelected() }, "Refresh selected table");
   const allBtn = h("fluent-button", { type: "button", "data-testid": "refresh-all", onclick: () => void refreshAll() }, "Refresh all");
   const logHost = h("div", { class: "log-host" });
-  const logBtn = h("fluent-button", { type: "button", appearance: "subtle", "data-testid": "refresh-log-open", "aria-expanded": "false", onclick: () => void toggleLog() }, "Refresh log");
+  // A disclosure button: its role as an attribute, so aria-expanded is allowed on it for every
+  // reader of the DOM (Fluent's own role is in ElementInternals; issue #37, axe-core).
+  const logBtn = h("fluent-button", { type: "button", role: "button", appearance: "subtle", "data-testid": "refresh-log-open", "aria-expanded": "false", onclick: () => void toggleLog() }, "Refresh log");
   const reloadBtn = h("fluent-button", { type: "button", appearance: "subtle", "data-testid": "bound-tables-reload", onclick: () => void loadTables() }, "Reload list");
 
   /** The last ribbon "Refresh all" (stored by the command runtime, which shares this storage). */
@@ -250,14 +252,15 @@ export function mountRefresh(panel: HTMLElement, ctx: PaneContext, onShown: (l: 
       h(
         "div",
         { class: "failure-group", "data-testid": "refresh-summary-group", "data-group": String(n), "data-tables": String(g.bindingIds.length) },
-        s.common ? null : h("p", { class: "strong" }, `${g.bindingIds.length} tables were not refreshed:`),
-        ctx.errorPanel(describeFailure({ code: g.code, message: g.reason }, { connectionId: g.connectionId, secrets: ctx.secrets() }), { retry: () => void refreshAll() }),
+        // Said against the headline's count: "2 of the 3 tables that failed, for the same reason" (issue #37).
+        s.common ? null : h("p", { class: "strong" }, `${g.bindingIds.length} of the ${s.failed} tables that were not refreshed failed the same way:`),
+        ctx.errorPanel(describeFailure({ code: g.code, message: g.reason }, { connectionId: g.connectionId, secrets: ctx.secrets(), refreshedTables: g.bindingIds.length }), { retry: () => void refreshAll() }),
       ),
     );
     const items = s.items.map((i) => {
       const failed = i.outcome === "failed";
       const grouped = groupOf.get(i.bindingId);
-      const view = failed && grouped === undefined ? describeFailure({ code: i.code ?? "error", message: i.reason ?? "" }, { connectionId: i.connectionId, secrets: ctx.secrets() }) : null;
+      const view = failed && grouped === undefined ? describeFailure({ code: i.code ?? "error", message: i.reason ?? "" }, { connectionId: i.connectionId, secrets: ctx.secrets(), refreshedTables: 1 }) : null;
       // A service that could not be reached (or answered too late) for this table alone: its
       // message with the details and Retry / Edit connection, as a run's shared reason has (issue #25).
       const unreachable = view !== null && (i.code === "network" || i.code === "timeout");
@@ -269,11 +272,14 @@ export function mountRefresh(panel: HTMLElement, ctx: PaneContext, onShown: (l: 
         h("span", { class: "strong" }, where(i)),
         failed ? ": not refreshed" : `: ${i.outcome}`,
         i.outcome !== "failed" ? ` (${formatCount(i.rowCount)} rows)` : "",
+        i.newExport ? h("span", { class: "counts", "data-testid": "refresh-summary-new-export" }, ` — ${NEW_EXPORT_SAME_ROWS}`) : null,
         i.counts ? h("span", { class: "counts", "data-testid": "refresh-summary-counts", "data-strategy": i.counts.strategy, "data-matched-by": i.counts.matchedBy, "data-exact": String(i.counts.exact), "data-added": String(i.counts.added), "data-changed": String(i.counts.changed), "data-removed": String(i.counts.removed) }, ` — ${countsText(i.counts)}${i.counts.strategy === "delta" ? " (only these written)" : ""}`) : null,
         i.counts?.strategy === "full" ? h("div", { class: "note", "data-testid": "refresh-summary-no-highlight" }, "Rewritten in full, so the changed cells are not known one by one and cannot be highlighted.") : null,
         i.outcome === "updated" ? h("div", { class: "changes", "data-changes-for": i.bindingId, "data-where": "summary", "data-table": i.tableName }) : null,
         // The reason once: the service's own sentence (the panel's title would only repeat it).
         failed && grouped === undefined && !unreachable ? h("span", { "data-testid": "refresh-summary-reason", class: "reason" }, ` — ${i.reason}`) : null,
+        // What the failed refresh wrote, where no panel says it (issue #37: "Nothing was changed" was false).
+        failed && grouped === undefined && !tokenButtons && refreshFailureNote(i.code ?? "error") ? h("div", { class: "note", "data-testid": "refresh-summary-kept" }, refreshFailureNote(i.code ?? "error")) : null,
         ...i.warnings.map((w) => h("div", { class: "note" }, w)),
         tokenButtons,
         failed && i.code === "table_busy"
@@ -292,7 +298,7 @@ export function mountRefresh(panel: HTMLElement, ctx: PaneContext, onShown: (l: 
       ),
     );
     renderChanges();
-    ctx.status(s.common ? `Refresh: none of the ${s.items.length} tables was refreshed. ${s.common.reason}` : `Refresh: ${s.headline}.`);
+    ctx.announce(s.common ? `Refresh: none of the ${s.items.length} tables was refreshed. ${s.common.reason}` : `Refresh: ${s.headline}.`);
   }
 
   /**
@@ -435,7 +441,7 @@ export function mountRefresh(panel: HTMLElement, ctx: PaneContext, onShown: (l: 
                     " · ",
                     h("strong", {}, e.tableName),
                     " · ",
-                    h("span", { class: `outcome ${e.outcome}` }, e.outcome === "failed" ? `failed (${e.code ?? "error"})` : e.outcome === "updated" && e.strategy === "delta" ? "updated (delta)" : e.outcome === "updated" ? "updated (full rewrite)" : e.outcome),
+                    h("span", { class: `outcome ${e.outcome}` }, e.outcome === "failed" ? `failed (${e.code ?? "error"})` : e.outcome === "updated" && e.strategy === "delta" ? "updated (delta)" : e.outcome === "updated" ? "updated (full rewrite)" : e.outcome === "unchanged" && e.strategy !== null ? "unchanged (a new export, the same rows)" : e.outcome),
                   ),
                   h(
                     "div",

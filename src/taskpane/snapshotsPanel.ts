@@ -5,7 +5,7 @@
  */
 import { h, replace } from "./dom";
 import { describeError } from "./errorView";
-import { formatCount } from "./datasets";
+import { importedText } from "./datasets";
 import { destinationChoice, noConnection } from "./common";
 import type { PaneContext, TabName } from "./context";
 import { radioValue } from "./controls";
@@ -94,7 +94,7 @@ export function mountSnapshots(panel: HTMLElement, ctx: PaneContext, onShown: (l
       if (result) {
         ctx.finishJob({
           state: "done",
-          text: `Imported ${formatCount(result.rowCount)} row${result.rowCount === 1 ? "" : "s"} of ${s.label} into table ${result.tableName} on sheet ${result.sheetName}.${result.warnings.length ? ` ${result.warnings.join(" ")}` : ""}`,
+          text: importedText({ what: s.label, ...result }),
           rows: result.rowCount,
           table: result.tableName,
           sheet: result.sheetName,

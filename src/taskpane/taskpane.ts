@@ -7,33 +7,50 @@ import { addinRuntime } from "../addin/runtime";
 import { isDark } from "./theme";
 import { mountOpenRefreshNotes } from "./openRefreshView";
 import { mountFormulaConsent } from "./formulaConsentView";
-import { loadFluent } from "./controls";
+import { loadFluent, mirrorDisabled } from "./controls";
 import { describeMissing, missingCapabilities } from "../addin/platform";
 
 declare const __PPM_DEFAULT_SERVICE_URL__: string;
 declare const __PPM_VERSION__: string;
 
-/** Applies Office's theme colours (when the host gives them) as CSS variables, and Fluent's tokens to match. */
+/** The theme last applied ("light" or "dark" and Office's colours), so a repeated check changes nothing. */
+let appliedTheme = "";
+
+/**
+ * Applies Office's theme colours (when the host gives them) as CSS variables, and Fluent's tokens to
+ * match. Called at start and whenever the pane's window gets the focus or becomes visible: Excel
+ * raises no event when the user switches Office's theme (`OfficeThemeChanged` is Outlook's only), so
+ * the pane looks again when the user comes back to it.
+ */
 function applyTheme(): void {
   const theme = (Office.context as { officeTheme?: Office.OfficeTheme } | undefined)?.officeTheme;
   const dark = !!theme?.bodyBackgroundColor && isDark(theme.bodyBackgroundColor);
+  const key = JSON.stringify([dark, theme?.bodyBackgroundColor, theme?.bodyForegroundColor, theme?.controlBackgroundColor, theme?.controlForegroundColor]);
+  if (key === appliedTheme) return;
+  appliedTheme = key;
   // Fluent UI components arrive in their own chunk, requested here before the pane is built; the
   // pane's elements upgrade in place when it has loaded.
   void loadFluent().then((m) => m.applyFluentTheme(dark)).catch(() => undefined);
-  if (!theme) return;
   const s = document.documentElement.style;
-  if (theme.bodyBackgroundColor) s.setProperty("--body-bg", theme.bodyBackgroundColor);
-  if (theme.bodyForegroundColor) s.setProperty("--body-fg", theme.bodyForegroundColor);
-  if (theme.controlBackgroundColor) s.setProperty("--control-bg", theme.controlBackgroundColor);
-  if (theme.controlForegroundColor) s.setProperty("--control-fg", theme.controlForegroundColor);
+  const set = (name: string, value: string | undefined) => (value ? s.setProperty(name, value) : s.removeProperty(name));
+  set("--body-bg", theme?.bodyBackgroundColor);
+  set("--body-fg", theme?.bodyForegroundColor);
+  set("--control-bg", theme?.controlBackgroundColor);
+  set("--control-fg", theme?.controlForegroundColor);
   // Office's dark and black themes: switch the neutral palette too, not only the four colours.
-  if (theme.bodyBackgroundColor && isDark(theme.bodyBackgroundColor)) document.documentElement.dataset.theme = "dark";
+  if (dark) document.documentElement.dataset.theme = "dark";
+  else delete document.documentElement.dataset.theme;
 }
 
 void Office.onReady(() => {
   const root = document.getElementById("app");
   if (!root) return;
   applyTheme();
+  mirrorDisabled(root);
+  window.addEventListener("focus", applyTheme);
+  document.addEventListener("visibilitychange", () => {
+    if (document.visibilityState === "visible") applyTheme();
+  });
   // The runtime shared with the ribbon's commands (one store, engine and lock; see src/addin/runtime.ts).
   const runtime = addinRuntime();
   const ctx = mountApp(root, {
@@ -52,7 +69,10 @@ void Office.onReady(() => {
   if (missing) ctx.status(missing);
   mountOpenRefreshNotes(ctx);
   mountFormulaConsent(ctx);
-  ctx.on("bindings", () => runtime.bindingsChanged());
+  ctx.on("bindings", () => {
+    runtime.bindingsChanged();
+    runtime.workbookChanged();
+  });
   // With the shared runtime this page may have been loaded with the document, pane hidden
   // (startup behaviour "load"): refresh the flagged tables and follow the selection for the ribbon.
   if (runtime.shared) void runtime.start();

@@ -2,9 +2,10 @@
 import { h } from "./dom";
 import type { PaneContext } from "./context";
 import { focusControl, setInvalid, textInput } from "./controls";
+import { checkToken, refusedText, type TokenCheck } from "./checkToken";
 
 /** The "Update token" form for one connection; used by the connection list and by error panels. */
-export function tokenForm(ctx: PaneContext, connectionId: string, onSaved: () => void, onClose: () => void): HTMLFormElement {
+export function tokenForm(ctx: PaneContext, connectionId: string, onSaved: (check: TokenCheck) => void, onClose: () => void): HTMLFormElement {
   const name = ctx.store.get(connectionId)?.name ?? connectionId;
   const input = textInput({ label: `New company API token for ${name}`, type: "password", testid: "token-input", spellcheck: false, required: true });
   const err = h("div", { class: "field-error", role: "alert", "data-testid": "token-error" });
@@ -24,22 +25,47 @@ export function tokenForm(ctx: PaneContext, connectionId: string, onSaved: () =>
   form.addEventListener("keydown", (ev) => {
     if (ev.key === "Escape") onClose();
   });
+  const fail = (message: string) => {
+    err.textContent = message;
+    setInvalid(input, true);
+    focusControl(input);
+  };
+  let checking = false;
   form.addEventListener("submit", (ev) => {
     ev.preventDefault();
+    if (!checking) void save();
+  });
+  /** The service is asked first (issue #37): a token it refuses is not stored over the one there is. */
+  const save = async (): Promise<void> => {
+    err.textContent = "";
+    setInvalid(input, false);
+    const meta = ctx.store.get(connectionId);
+    if (!meta) return fail("This connection no longer exists on this device.");
+    if (input.value.trim() === "") return fail("Enter the new company API token.");
+    let check: TokenCheck;
+    checking = true;
+    form.dataset.checking = "true";
+    try {
+      check = await checkToken(ctx, ctx.store.candidate({ id: connectionId, name: meta.name, baseUrl: meta.baseUrl, token: input.value }));
+    } catch (e) {
+      return fail((e as Error).message);
+    } finally {
+      checking = false;
+      delete form.dataset.checking;
+    }
+    if (check.state === "refused") return fail(refusedText(meta.baseUrl));
     try {
       ctx.store.setToken(connectionId, input.value);
     } catch (e) {
-      err.textContent = (e as Error).message;
-      setInvalid(input, true);
-      focusControl(input);
-      return;
+      return fail((e as Error).message);
     }
     input.value = "";
+    if (check.state === "accepted" && check.companyId !== null) ctx.store.setCompanyId(connectionId, check.companyId);
     ctx.changed("credentials");
-    ctx.status(`Token updated for ${name}.`);
+    ctx.status(check.state === "unchecked" ? `Token saved for ${name}, but not checked: ${check.view.title}.` : `Token updated for ${name}.`);
     onClose();
-    onSaved();
-  });
+    onSaved(check);
+  };
   queueMicrotask(() => focusControl(input));
   return form;
 }

@@ -6,7 +6,7 @@
  */
 import { h, replace } from "./dom";
 import { describeError } from "./errorView";
-import { formatCount } from "./datasets";
+import { importedText } from "./datasets";
 import type { PaneContext } from "./context";
 import type { Engine } from "../addin/engine";
 import type { SavedView } from "../views/views";
@@ -81,7 +81,7 @@ export function viewsSection(ctx: PaneContext, companyId: () => string | null): 
         }),
       );
       if (result) {
-        ctx.finishJob({ state: "done", text: `Imported view ${v.name}: ${formatCount(result.rowCount)} row${result.rowCount === 1 ? "" : "s"} into table ${result.tableName} on sheet ${result.sheetName}.`, rows: result.rowCount, table: result.tableName, sheet: result.sheetName });
+        ctx.finishJob({ state: "done", text: importedText({ what: `view ${v.name}`, ...result }), rows: result.rowCount, table: result.tableName, sheet: result.sheetName });
         ctx.changed("bindings");
       }
     } catch (e) {
@@ -94,6 +94,7 @@ export function viewsSection(ctx: PaneContext, companyId: () => string | null): 
   async function remove(engine: Engine, v: SavedView): Promise<void> {
     try {
       await engine.deleteView(v.name);
+      ctx.runtime?.workbookChanged?.(); // a =PPM.VIEW of it says so now
       ctx.status(`Deleted view ${v.name}.`);
       await refresh();
     } catch (e) {

@@ -34,7 +34,11 @@ export function isValidSheetName(name: string): boolean {
   return name.length >= 1 && name.length <= 31 && !/[:\\/?*[\]]/.test(name) && !name.startsWith("'") && !name.endsWith("'") && name.toLowerCase() !== "history";
 }
 
-/** A valid, unused sheet name for a key: the key itself, then `key (2)`, ... (case-insensitive). */
+/**
+ * A valid, unused sheet name for a key: the key itself, then `key 2`, `key 3`, ... (case-insensitive).
+ * Not Excel's `(2)` for a copied sheet: after the label's own parentheses it read
+ * `financials (json) (2)` (issue #37).
+ */
 export function deriveSheetName(key: string, taken: Iterable<string>): string {
   const used = new Set([...taken].map((t) => t.toLowerCase()));
   let base = key.replace(SHEET_BAD, "_").replace(/^'+|'+$/g, "").trim() || "PPM";
@@ -42,7 +46,7 @@ export function deriveSheetName(key: string, taken: Iterable<string>): string {
   base = base.slice(0, 31);
   if (!used.has(base.toLowerCase())) return base;
   for (let i = 2; ; i++) {
-    const suffix = ` (${i})`;
+    const suffix = ` ${i}`;
     const candidate = base.slice(0, 31 - suffix.length) + suffix;
     if (!used.has(candidate.toLowerCase())) return candidate;
   }

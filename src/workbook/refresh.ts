@@ -648,7 +648,8 @@ async function writeLocked(context: Excel.RequestContext, lock: TableLock, bindi
   };
   const summaryOf = (strategy: "delta" | "full", fellBack: string | null): DeltaSummary => {
     if (strategy === "delta" && planned && spans) {
-      return { strategy: "delta", matchedBy: planned.matchedBy, key: planned.key, reason: planned.matchReason, added: planned.added, changed: planned.changed, removed: planned.removed, cellsWritten: spans.cells };
+      const rowsMoved = spans.copies.reduce((n, cp) => n + cp.count, 0);
+      return { strategy: "delta", matchedBy: planned.matchedBy, key: planned.key, reason: planned.matchReason, added: planned.added, changed: planned.changed, removed: planned.removed, cellsWritten: spans.cells, ...(rowsMoved > 0 ? { rowsMoved } : {}) };
     }
     const why = fellBack ?? noDelta ?? "a full rewrite was chosen";
     const extra = fellBack ? { fallback: fellBack } : {};

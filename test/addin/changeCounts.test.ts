@@ -6,7 +6,7 @@
  * workbook emulator as `Excel`, the engine calls the pane makes.
  */
 import { createEngine } from "../../src/addin/engine";
-import { countsText, summarize } from "../../src/addin/refreshSummary";
+import { countsText, summarize, summaryText } from "../../src/addin/refreshSummary";
 import { PpmClient } from "../../src/service/client";
 import { applyQuery, parseQuery } from "../../src/query";
 import type { Table } from "../../src/table/model";
@@ -56,7 +56,7 @@ describe("change counts are what the regeneration applied (issue #25)", () => {
   };
 
   /** Imports financials with `queryText`, regenerates part of it, refreshes; the report's counts and the oracle's. */
-  async function scenario(queryText: string, regen: Record<string, string>) {
+  async function scenario(queryText: string, regen: Record<string, string>, outcome: "updated" | "unchanged" = "updated") {
     const engine = createEngine();
     const query = parseQuery(queryText);
     await engine.importSource({
@@ -75,8 +75,8 @@ describe("change counts are what the regeneration applied (issue #25)", () => {
     const after = applyQuery(await exportNow(), query).table;
     const { bindings } = await engine.listBindings();
     const report = await engine.refreshOne(bindings[0].id, env.conn, { secrets: env.store.allSecrets() });
-    expect(report.outcome).toBe("updated");
-    return { report, before, after };
+    expect(report.outcome).toBe(outcome);
+    return { report, before, after, engine };
   }
 
   it("a summary is keyed by its group-by columns: added, changed and removed groups are counted as groups", async () => {
@@ -113,5 +113,20 @@ describe("change counts are what the regeneration applied (issue #25)", () => {
     const fewer = before.rows.length - after.rows.length;
     // Issue #34: and how the rows were matched to their records without a key.
     expect(text).toMatch(new RegExp(`^\\d+ rows? rewritten \\(no key to match rows by\\), ${fewer} fewer rows?; \\d+ rows? matched by identical content, \\d+ by position$`));
+  });
+
+  it("a table whose local query result did not change is unchanged, not 'updated — 0 added, 0 changed, 0 removed' (issue #37)", async () => {
+    // Only amounts change; the table keeps the key columns of one project, so its rows stay the same.
+    const { report, before, after, engine } = await scenario("$filter=project_id eq 'PRJ-0001'&$select=project_id,fiscal_year,period_number", { changed: "0.2", seed: "3" }, "unchanged");
+    expect(diff(before, after, ["project_id", "fiscal_year", "period_number"])).toEqual({ added: 0, changed: 0, removed: 0 });
+    expect(report.newExport).toBe(true);
+    const s = summarize([report]);
+    expect([s.updated, s.unchanged, s.headline]).toEqual([0, 1, "0 updated, 1 unchanged, 0 failed"]);
+    expect(s.items[0].counts).toBeUndefined();
+    expect(summaryText(s).split("\n")[1]).toMatch(/: unchanged, \d+ rows — a new export, and none of this table's rows changed$/);
+    const log = await engine.readRefreshLog();
+    expect(log[log.length - 1]).toMatchObject({ outcome: "unchanged", added: 0, changed: 0, removed: 0 });
+    // The binding and the info line name the new generation all the same.
+    expect(report.binding.validators.generatedAt).toBe(after.meta.generatedAt);
   });
 });

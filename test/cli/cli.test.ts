@@ -78,6 +78,13 @@ describe("ppm doctor", () => {
     expect(r.stdout).toContain("The add-in would work");
     expect(all(r)).not.toContain(TOKEN);
     expect(all(r)).not.toContain("demo-api-secret");
+    // Issue #37, item 9: the manifest's word, then each export's own answer. The demo's timesheets is
+    // listed as generated but answers 422, so doctor does not count it as usable, and export agrees.
+    const flat = r.stdout.replace(/\s+/g, " "); // the table wraps its details
+    expect(flat).toMatch(/manifest ok company acme, api \S+: 6 dataset\(s\); 5 with an export, 1 with no export yet \(risks\)/);
+    expect(flat).toMatch(/exports warn 4 of 5 can be downloaded; timesheets: The cached export of "timesheets" on \S+ is unusable/);
+    const ts = await ppm(["export", "timesheets", "--env", svc.url], { PPM_TOKEN: TOKEN });
+    expect([ts.code, /unusable/.test(ts.stderr)]).toEqual([4, true]);
   });
 
   it("fails with the auth exit code on a wrong token, without echoing it", async () => {
@@ -121,7 +128,7 @@ describe("ppm datasets", () => {
     const r = await ppm(["datasets", "--env", svc.url]);
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/financials\s+ready\s+120/);
-    expect(r.stdout).toMatch(/risks\s+no usable export\s+-/);
+    expect(r.stdout).toMatch(/risks\s+no export yet\s+-/);
     expect(r.stdout).toMatch(/milestones\s+ready \(0 rows\)\s+0/);
     const j = await ppm(["datasets", "--env", svc.url, "--json"]);
     const body = JSON.parse(j.stdout) as { company_id: string; datasets: Array<{ key: string; status: string; usable: boolean }> };

@@ -6,12 +6,19 @@
  * and check results where a user or Excel would see them: grid cells (`data-*` attributes that
  * mirror what the emulated workbook holds) and the task pane's documented `data-testid`s. The
  * control hooks set up the service's state (regenerate, delay); they never make a step pass.
+ *
+ * **Waiting follows the page, not the clock (issue #37).** A wait ends when its state is reached,
+ * and fails only when nothing has happened for a while: no change in any frame's DOM (counted by
+ * {@link ACTIVITY_SCRIPT}), no request, no new answer from the probe. A slow or loaded machine
+ * takes longer but keeps making progress, so it never runs out of a fixed time budget; a stuck
+ * page is still caught, after `idleMs` of stillness.
  */
 import * as fs from "fs";
 import * as path from "path";
 import type { Frame, FrameLocator, Locator, Page } from "playwright-core";
 import { columnLetters } from "../../src/emulator/address";
 import type { CaptureServer } from "./capture-server";
+import { axeFrame, COMBOS, describe as describeAudits, previewLook, setPreviewLook, type Audit } from "./axe";
 import { CONTROL } from "../helpers/control";
 
 export interface RequestLogEntry {
@@ -53,6 +60,21 @@ export interface Journey {
 
 export class E2EFailure extends Error {}
 
+/** How long a wait accepts a page in which nothing changes before it fails (see the file's comment). */
+export const IDLE_MS = 20_000;
+
+/**
+ * Runs in every frame before its own scripts (main.ts installs it with `addInitScript`): counts the
+ * frame's DOM changes, the journeys' measure of whether the page is still doing something. Plain
+ * JavaScript text, as the browser runs it (a function would be compiled with helpers of tsx's).
+ */
+export const ACTIVITY_SCRIPT = `(() => {
+  window.__ppmActivity = 0;
+  new MutationObserver(() => { window.__ppmActivity += 1; }).observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
+})();`;
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
 /** Options of an extra reference service one journey starts for itself (see {@link E2E.startService}). */
 export interface ExtraServiceOptions {
   /** Row counts per dataset key, e.g. `{ financials: 2_000_000 }` (rows are generated as they stream). */
@@ -77,11 +99,17 @@ export class E2E {
   /** Figures a journey measured (printed under its result line; never asserted: no timed assertions). */
   readonly notes: string[] = [];
 
+  /** Every accessibility audit of this run (main.ts prints the count). */
+  readonly audits: Audit[] = [];
+
   /**
    * @param serviceUrl the main reference service (demo data).
    * @param otherServiceUrl a second environment of the same service: no snapshot routes, and a
    *   10,000-row `financials` (several environments side by side, absent routes, a large import).
    */
+  /** Requests the page's context started or finished (part of {@link activity}). */
+  private network = 0;
+
   constructor(
     readonly page: Page,
     readonly serviceUrl: string,
@@ -92,6 +120,26 @@ export class E2E {
     private readonly capture?: () => Promise<CaptureServer>,
   ) {
     this.tp = page.frameLocator("#taskpane");
+    const bump = () => void this.network++;
+    page.context().on("request", bump);
+    page.context().on("requestfinished", bump);
+    page.context().on("requestfailed", bump);
+  }
+
+  /**
+   * A number that changes whenever the page does something: DOM changes in any of its frames (the
+   * task pane, the grid, dialogs) and requests. Waits compare it to tell a slow page from a stuck one.
+   */
+  async activity(): Promise<number> {
+    let n = this.network;
+    for (const f of this.page.frames()) {
+      try {
+        n += await f.evaluate(() => (window as unknown as { __ppmActivity?: number }).__ppmActivity ?? 0);
+      } catch {
+        n += 1; // navigating: that is activity too
+      }
+    }
+    return n;
   }
 
   /**
@@ -130,7 +178,6 @@ export class E2E {
     return this.tp.getByTestId(testId);
   }
 
-  /** Waits for an element to be visible; fails with a sentence saying what the user should have seen. */
   /**
    * Disabled, for native controls and Fluent UI web components alike: Playwright's isDisabled()
    * only counts native form controls and aria-disabled, while a Fluent button is a form-associated
@@ -195,18 +242,24 @@ export class E2E {
     await this.until(`option ${value} to be selected in ${String(loc)}`, () => loc.evaluate((el, v) => (el as { value?: unknown }).value === v, value));
   }
 
-  async expectVisible(loc: Locator, what: string, timeoutMs = 15_000): Promise<void> {
+  /** Waits for an element to be visible; fails with a sentence saying what the user should have seen. */
+  async expectVisible(loc: Locator, what: string, idleMs = IDLE_MS): Promise<void> {
     try {
-      await loc.waitFor({ state: "visible", timeout: timeoutMs });
-    } catch {
-      throw new E2EFailure(`${what} (not shown within ${timeoutMs / 1000} s: ${String(loc)})`);
+      await this.until(`${String(loc)} to be visible`, () => loc.isVisible(), idleMs);
+    } catch (e) {
+      throw new E2EFailure(`${what} (not shown: ${e instanceof Error ? e.message : String(e)})`);
     }
   }
 
-  /** Polls `probe` until it returns a truthy value; fails with `what` after `timeoutMs`. */
-  async until<T>(what: string, probe: () => Promise<T> | T, timeoutMs = 15_000): Promise<NonNullable<T>> {
-    const end = Date.now() + timeoutMs;
+  /**
+   * Polls `probe` until it returns a truthy value. Fails with `what` only when the page has done
+   * nothing for `idleMs` (no DOM change in any frame, no request, no new probe result): a slow
+   * machine makes progress and is waited for, a stuck page is not (issue #37).
+   */
+  async until<T>(what: string, probe: () => Promise<T> | T, idleMs = IDLE_MS): Promise<NonNullable<T>> {
     let last: unknown;
+    let seen: string | null = null;
+    let changedAt = Date.now();
     for (;;) {
       try {
         const v = await probe();
@@ -215,13 +268,19 @@ export class E2E {
       } catch (err) {
         last = err instanceof Error ? err.message : err;
       }
-      if (Date.now() > end) throw new E2EFailure(`timed out waiting for ${what} (last: ${JSON.stringify(last)})`);
-      await new Promise((r) => setTimeout(r, 100));
+      const now = `${await this.activity()}|${JSON.stringify(last)}`;
+      if (now !== seen) {
+        seen = now;
+        changedAt = Date.now();
+      } else if (Date.now() - changedAt > Math.max(idleMs, IDLE_MS)) {
+        throw new E2EFailure(`timed out waiting for ${what}: nothing changed in the page for ${Math.round(Math.max(idleMs, IDLE_MS) / 1000)} s (last: ${JSON.stringify(last)})`);
+      }
+      await sleep(100);
     }
   }
 
   /** Waits until a locator's attribute has the wanted value (or satisfies the predicate). */
-  async attr(loc: Locator, name: string, want: string | ((v: string | null) => boolean), timeoutMs = 15_000): Promise<string | null> {
+  async attr(loc: Locator, name: string, want: string | ((v: string | null) => boolean), timeoutMs = IDLE_MS): Promise<string | null> {
     const ok = typeof want === "string" ? (v: string | null) => v === want : want;
     let seen: string | null = null;
     await this.until(
@@ -345,8 +404,14 @@ export class E2E {
     };
   }
 
+  /** Waits until what the user did in the grid has reached the workbook (the preview's `data-pending`). */
+  async gridIdle(): Promise<void> {
+    await this.until("the grid's input to reach the workbook", () => this.page.evaluate(() => (document.getElementById("grid")?.dataset.pending ?? "0") === "0"));
+  }
+
   /** Types an address (`C5`, `Sheet1!C5`) into the name box and presses Enter (selects that cell). */
   async goTo(address: string): Promise<void> {
+    await this.gridIdle();
     const box = this.page.getByTestId("preview-name-box");
     await box.fill(address);
     await box.press("Enter");
@@ -357,7 +422,8 @@ export class E2E {
       this.page.evaluate(
         ([a, s]) =>
           !!document.querySelector(`#grid td.selected[data-address="${a}"]`) &&
-          (s === null || document.getElementById("grid")?.dataset.sheet === s),
+          (s === null || document.getElementById("grid")?.dataset.sheet === s) &&
+          (document.getElementById("grid")?.dataset.pending ?? "0") === "0",
         [cell, sheet] as const,
       ),
     );
@@ -371,6 +437,7 @@ export class E2E {
     await editor.fill(text);
     await editor.press("Enter");
     await editor.waitFor({ state: "detached" });
+    await this.gridIdle();
   }
 
   /** Counters of the emulated workbook (syncs, cell writes), to prove that something did not happen. */
@@ -405,8 +472,42 @@ export class E2E {
 
   // ---- evidence -----------------------------------------------------------------------------------
 
-  /** Saves a screenshot of the whole preview (grid + task pane) as docs/screenshots/<name>.png. */
+  /**
+   * Audits the screen the journey shows now with axe-core (test/e2e/axe.ts): the task pane, and an
+   * open Office dialog, each in Office's light and dark themes at 320 and 450 px; the pane is put
+   * back as it was. Fails on any serious or critical violation (issue #37). Every screenshot is
+   * audited, so every screen the README shows is.
+   */
+  async audit(screen: string): Promise<void> {
+    const pane = this.frame();
+    const paneShown = await this.page.locator("#pane").isVisible();
+    const dialogHandle = (await this.page.getByTestId("preview-dialog").isVisible().catch(() => false)) ? await this.page.getByTestId("preview-dialog").locator("iframe").elementHandle() : null;
+    const dialog = dialogHandle ? await dialogHandle.contentFrame() : null;
+    if (!paneShown && !dialog) return;
+    const was = await previewLook(this.page);
+    const found: Audit[] = [];
+    // The pointer off the pane: a hovered button's colours are not its colours.
+    await this.page.mouse.move(1, 1);
+    try {
+      for (const look of COMBOS) {
+        if (paneShown) {
+          await setPreviewLook(this.page, pane, look, (what, probe) => this.until(what, probe));
+          found.push({ screen, frame: "task pane", ...look, violations: await axeFrame(pane) });
+        }
+        // The dialog's page has no theme of its own and its own size: audited once.
+        if (dialog && look.theme === "light" && look.width === 320) found.push({ screen, frame: "dialog", ...look, violations: await axeFrame(dialog) });
+      }
+    } finally {
+      if (paneShown) await setPreviewLook(this.page, pane, was, (what, probe) => this.until(what, probe));
+    }
+    this.audits.push(...found);
+    const bad = found.filter((a) => a.violations.length > 0);
+    if (bad.length > 0) throw new E2EFailure(`accessibility (axe-core): serious or critical violations on ${screen}:\n${describeAudits(bad)}`);
+  }
+
+  /** Saves a screenshot of the whole preview (grid + task pane) as docs/screenshots/<name>.png, after auditing the screen. */
   async screenshot(name: string): Promise<void> {
+    await this.audit(name);
     fs.mkdirSync(this.screenshotDir, { recursive: true });
     await this.page.screenshot({ path: path.join(this.screenshotDir, `${name}.png`) });
   }
@@ -417,8 +518,9 @@ export class E2E {
     return path.join(this.screenshotDir, `${name}.png`);
   }
 
-  /** Saves a screenshot of the task pane alone (for the README's screen-by-screen list). */
+  /** Saves a screenshot of the task pane alone (for the README's screen-by-screen list), after auditing the screen. */
   async screenshotPane(name: string): Promise<void> {
+    await this.audit(name);
     fs.mkdirSync(this.screenshotDir, { recursive: true });
     await this.page.locator("#taskpane").screenshot({ path: path.join(this.screenshotDir, `${name}.png`) });
   }

@@ -69,20 +69,47 @@ describe("custom functions in the emulated host", () => {
     expect(calls).toHaveLength(1);
   });
 
-  it("a changed formula cancels the previous invocation (onCanceled) and starts a new one", async () => {
+  /** A1 holds =PPM.ECHO(1), invoked once; `cancelled()` counts that invocation's cancellations. */
+  async function echoInA1() {
     const { wb, calls } = setup();
     await write(wb, "A1", [["=PPM.ECHO(1)"]]);
     await read(wb, "A1");
     await tick();
-    let cancelled = 0;
-    calls[0].inv.onCanceled = () => cancelled++;
+    let count = 0;
+    calls[0].inv.onCanceled = () => count++;
+    return { wb, calls, cancelled: () => count };
+  }
+
+  it("a changed formula cancels the previous invocation (onCanceled) and starts a new one", async () => {
+    const { wb, calls, cancelled } = await echoInA1();
     await write(wb, "A1", [["=PPM.ECHO(2)"]]);
     await read(wb, "A1");
     await tick();
-    expect(cancelled).toBe(1);
+    expect(cancelled()).toBe(1);
     expect(calls.map((c) => c.args[0])).toEqual([1, 2]);
     calls[0].inv.setResult("late"); // a cancelled invocation's result is ignored
     expect(await read(wb, "A1")).toEqual([["#BUSY!"]]);
+  });
+
+  it("a full calculation (Ctrl+Alt+F9) cancels every invocation and calls the function anew: #BUSY! until it answers; Recalculate does not", async () => {
+    const { wb, calls, cancelled } = await echoInA1();
+    calls[0].inv.setResult({ code: "#N/A", message: "waiting" });
+    const calculate = async (type: string) => {
+      const context = createRequestContext(wb);
+      context.workbook.application.calculate(type as Excel.CalculationType);
+      await context.sync();
+    };
+    await calculate("Recalculate");
+    await tick();
+    expect([calls.length, cancelled(), (await read(wb, "A1"))[0][0]]).toEqual([1, 0, "#N/A"]);
+    await calculate("Full");
+    expect(await read(wb, "A1")).toEqual([["#BUSY!"]]);
+    await tick();
+    expect([calls.length, cancelled()]).toEqual([2, 1]);
+    calls[0].inv.setResult("late"); // the cancelled invocation's result is ignored
+    expect(await read(wb, "A1")).toEqual([["#BUSY!"]]);
+    calls[1].inv.setResult(7);
+    expect(await read(wb, "A1")).toEqual([[7]]);
   });
 
   it("a CustomFunctions.Error shows its code, with its message kept for the error indicator; an exception is #VALUE!", async () => {

@@ -249,7 +249,7 @@ describe("connections", () => {
     const inv = new FakeInvocation();
     rt.value("projects", "pt_acme_0001", "status", undefined, inv);
     await settled([inv]);
-    expect(inv.last).toEqual({ error: "#N/A", message: "No PPM connection on this device. Open the PPM pane (Connections) and add one." });
+    expect(inv.last).toEqual({ error: "#N/A", message: "No PPM connection on this device. Open the PPM pane's Connect tab and add one." });
     expect(await requests()).toEqual([]);
   });
 
@@ -268,7 +268,7 @@ describe("connections", () => {
     rt.value("projects", "pt_acme_0001", "status", "Globex", named);
     rt.value("projects", "pt_acme_0001", "status", "acme", bad);
     await settled([named, bad]);
-    expect(named.last).toEqual({ error: "#N/A", message: 'No connection named "Globex" on this device. Open the PPM pane (Connections) and add one.' });
+    expect(named.last).toEqual({ error: "#N/A", message: `No connection named "Globex" on this device. Open the PPM pane's Connect tab and add one.` });
     expect(typeof bad.last).toBe("string"); // resolved by name, case-insensitive: a value, not an error
     expect(JSON.stringify([named.results, bad.results])).not.toContain(TOKEN);
   });
@@ -389,7 +389,9 @@ describe("consent: PPM formulas in a workbook from elsewhere (#28, per document 
     expect(doc.writes).toBe(0); // nothing is written into the document before Allow
 
     await consent.allow(consent.request()!);
-    await settled(invs, 2);
+    // While the data loads, each cell says so instead of asking again (issue #37, item 2), then gets its value.
+    await settled(invs, 3);
+    for (const inv of invs) expectError(inv.results[1], "#N/A", "Loading: PPM formulas are allowed in this workbook on this device");
     expect(invs[0].last).toBe(table.rows[0][keyCol]);
     expect((invs[1].last as unknown[][]).length).toBe(4);
     expect((invs[2].last as unknown[][]).length).toBe(3);
@@ -429,7 +431,7 @@ describe("consent: PPM formulas in a workbook from elsewhere (#28, per document 
       expect(request).toMatchObject({ waiting: 1, sources: [`Globex (${svc.url})`] });
       expect(formulaConsentText(request)).toContain(`your connection Globex (${svc.url})`);
       await consent.allow(request);
-      await settled([globex], 2);
+      await settled([globex], 3); // the permission question, "Loading: …" (issue #37), the value
       expect(await datasetRequests("projects")).toHaveLength(1);
       const oracleGlobex = await new PpmClient({ id: "o", name: "g", baseUrl: svc.url, token: "demo-globex-token" }).fetchDataset("projects", { format: "json", conditional: false });
       if (oracleGlobex.status !== "updated") throw new Error("no table");
@@ -541,5 +543,42 @@ describe("consent: PPM formulas in a workbook from elsewhere (#28, per document 
     expect(gone.results).toHaveLength(1);
     expect(await datasetRequests("financials")).toHaveLength(0);
     expect(await datasetRequests("projects")).toHaveLength(1);
+  });
+});
+
+describe("PPM.ASOF of a table follows its refreshes (issue #37, item 1)", () => {
+  const bound = (generatedAt: string, lastFailure?: { at: string; code: string; message: string }): Binding =>
+    ({ connectionId: "c1", environment: svc.url, companyId: "acme", tableName: "ppm_financials", lastRefreshAt: generatedAt, validators: { generatedAt }, ...(lastFailure ? { lastFailure } : {}) }) as Binding;
+
+  it("a formula typed before the refreshes shows each refresh's generation, as one typed after them does", async () => {
+    // The workbook's bindings, as the runtime reads them: replaced in place as a refresh does.
+    const bindings = [bound("2026-01-15T12:20:00Z")];
+    const { rt } = setup({ bindings });
+    const early = new FakeInvocation();
+    rt.asOf("ppm_financials", undefined, early);
+    await settled([early]);
+    expect(early.last).toBe("as of 2026-01-15 12:20 UTC");
+
+    bindings[0] = bound("2026-01-15T12:28:00Z");
+    rt.workbookChanged(); // what the runtime does when a refresh ends (the lock is released)
+    await settled([early], 2);
+    expect(early.last).toBe("as of 2026-01-15 12:28 UTC");
+
+    bindings[0] = bound("2026-01-15T12:31:00Z");
+    rt.workbookChanged();
+    await settled([early], 3);
+    const late = new FakeInvocation();
+    rt.asOf("PPM_FINANCIALS", undefined, late);
+    await settled([late]);
+    expect([early.last, late.last]).toEqual(["as of 2026-01-15 12:31 UTC", "as of 2026-01-15 12:31 UTC"]);
+
+    // A failed refresh: the same generation, now stale. A cancelled formula is no longer re-run.
+    bindings[0] = bound("2026-01-15T12:31:00Z", { at: "2026-01-15T12:40:00Z", code: "server_error", message: "The service answered HTTP 503." });
+    late.onCanceled?.();
+    rt.workbookChanged();
+    await settled([early], 4);
+    expect(early.last).toBe("as of 2026-01-15 12:31 UTC (stale: the last refresh failed: The service answered HTTP 503.)");
+    await new Promise((r) => setTimeout(r, 20));
+    expect(late.results).toHaveLength(1);
   });
 });

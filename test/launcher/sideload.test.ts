@@ -27,17 +27,19 @@ const linux = process.platform === "linux";
 describe("npm run sideload", () => {
   (linux ? it : it.skip)("without desktop Excel (Linux) says so plainly, names the manifest for Excel on the web, and sideloads nothing", async () => {
     const r = await sideload([]);
-    expect(r.code).toBe(1);
+    // Status 2, as `npm run test:excel` without Excel (issue #37); the manifest by its absolute path.
+    expect(r.code).toBe(2);
     expect(r.stderr).toContain("there is no desktop Excel for Linux, so nothing was sideloaded.");
-    expect(r.stderr).toContain("Upload My Add-in > manifest.xml");
+    expect(r.stderr).toContain(`Upload My Add-in > ${path.join(root, "manifest.xml")}\n`);
     expect(r.stdout).not.toContain("office-addin-debugging…");
   });
 
   (linux ? it : it.skip)("for another port names (and writes) that port's manifest", async () => {
     const r = await sideload(["--port", "3001"]);
-    expect(r.code).toBe(1);
+    expect(r.code).toBe(2);
     const written = path.join(state, "manifest-3001.xml");
-    expect(r.stderr).toContain(written);
+    // The absolute path, wherever the checkout and the working directory are (issue #37).
+    expect(r.stderr).toContain(`Upload My Add-in > ${written}\n`);
     const text = fs.readFileSync(written, "utf8");
     expect(text).toContain("https://localhost:3001/taskpane.html");
     expect(text).not.toContain("localhost:3000");
@@ -51,7 +53,7 @@ describe("npm run sideload", () => {
     const port = (server.address() as AddressInfo).port;
     try {
       const r = await sideload(["--port", String(port)]);
-      expect(r.code).toBe(1);
+      expect(r.code).toBe(2);
       expect(r.stderr).toContain(`But npm start serves http on port ${port}, and Excel loads add-ins over https only`);
       expect(r.stderr).toContain("npx office-addin-dev-certs install");
       expect(r.stderr).toContain(`the browser preview, http://localhost:${port}/preview.html`);
@@ -60,7 +62,7 @@ describe("npm run sideload", () => {
     }
     // The same port, now that nothing answers there.
     const none = await sideload(["--port", String(port)]);
-    expect(none.code).toBe(1);
+    expect(none.code).toBe(2);
     expect(none.stderr).toContain(`Start the task pane first: npm start -- --port ${port}`);
     expect(none.stderr).not.toContain("preview.html");
   });
@@ -71,6 +73,18 @@ describe("npm run sideload", () => {
     expect(bad.stderr).toContain("--port must be a port number");
     const help = await sideload(["--help"]);
     expect(help.code).toBe(0);
-    for (const w of ["--port N", "--stop", "office-addin-debugging", "Upload My Add-in"]) expect(help.stdout).toContain(w);
+    for (const w of ["--port N", "--stop", "office-addin-debugging", "Upload My Add-in", "Exit status"]) expect(help.stdout).toContain(w);
+  });
+
+  (linux ? it : it.skip)("prints the same absolute manifest path from any working directory", async () => {
+    const elsewhere = fs.mkdtempSync(path.join(os.tmpdir(), "ppm-cwd-"));
+    try {
+      const r = await new Promise<{ stderr: string }>((resolve) =>
+        execFile(process.execPath, [path.join(root, "scripts/sideload.js")], { cwd: elsewhere, env: { PATH: process.env.PATH, HOME: state, PPM_STATE_DIR: state } }, (_e, _o, stderr) => resolve({ stderr })),
+      );
+      expect(r.stderr).toContain(`Upload My Add-in > ${path.join(root, "manifest.xml")}\n`);
+    } finally {
+      fs.rmSync(elsewhere, { recursive: true, force: true });
+    }
   });
 });

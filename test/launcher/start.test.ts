@@ -8,6 +8,7 @@ import { spawn, type ChildProcess } from "child_process";
 import * as http from "http";
 import * as path from "path";
 import { freePort } from "../helpers/freePort";
+import { CONTROL } from "../helpers/control";
 
 const root = path.resolve(__dirname, "..", "..");
 const launcher = path.join(root, "scripts", "start.js");
@@ -233,4 +234,52 @@ describe("npm start when the reference service dies", () => {
       if (blocker) await closeServer(blocker);
     }
   }, 90000);
+});
+
+describe("npm start is quiet by default (issue #37)", () => {
+  /** Starts the launcher (stub dev server), asks its service one question, and returns what it printed. */
+  async function oneRequest(extra: string[]): Promise<string> {
+    const [devPort, servicePort] = [await freePort(), await freePort()];
+    const run = launch(["--port", String(devPort), "--service-port", String(servicePort), "--test-dev-server", stub, ...extra]);
+    running.push(run.child);
+    await run.waitFor(/Task pane {9}: http:\/\/localhost:\d+\/taskpane\.html/, 20000);
+    expect((await fetch(`http://127.0.0.1:${servicePort}/__control/status`, { headers: CONTROL })).status).toBe(200);
+    if (extra.includes("--verbose")) await run.waitFor(/\[service\] GET \/__control\/status 200/, 5000);
+    else await new Promise((r) => setTimeout(r, 500));
+    run.child.kill("SIGTERM");
+    await run.exited;
+    return run.output();
+  }
+
+  it("prints no line per service request, and says how to see them", async () => {
+    const out = await oneRequest([]);
+    expect(out).not.toMatch(/\[service\] (GET|POST|OPTIONS) /);
+    expect(out).toContain("`npm start -- --verbose` also prints every service request");
+    expect(out).toContain("[service] PPM reference service listening on");
+  }, 60000);
+
+  it("--verbose prints each request the service answers", async () => {
+    const out = await oneRequest(["--verbose"]);
+    expect(out).toMatch(/\[service\] GET \/__control\/status 200/);
+    expect(out).not.toContain("Quiet:");
+  }, 60000);
+});
+
+describe("npm run service on a port that is taken (issue #37)", () => {
+  it("says the port is taken, that npm start may hold it, and the command with another port; exit status 1", async () => {
+    const port = await freePort();
+    const other = await otherProgram(port);
+    try {
+      const child = spawn(process.execPath, ["--import", "tsx", path.join(root, "src/reference/main.ts"), "--port", String(port), "--dataset-rows", "financials=2000000"], { cwd: root, stdio: ["ignore", "pipe", "pipe"] });
+      let err = "";
+      child.stderr.on("data", (d: Buffer) => (err += d.toString()));
+      const code = await new Promise<number | null>((r) => child.on("exit", (c) => r(c)));
+      expect(code).toBe(1);
+      expect(err).toContain(`port ${port} is already in use (EADDRINUSE). If \`npm start\` is running, its reference service is there`);
+      expect(err).toContain(`npm run service -- --port ${port + 1} --dataset-rows financials=2000000`);
+      expect(err).not.toMatch(/at .*\.ts:\d+/); // a sentence, not a stack trace
+    } finally {
+      await closeServer(other);
+    }
+  }, 60000);
 });

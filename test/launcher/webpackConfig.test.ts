@@ -53,6 +53,11 @@ describe("production build and ADDIN_BASE_URL", () => {
     });
   });
 
+  it("the dev server does not rebuild for what the CLI, the tests and git write (issue #37: README step 6's export rebuilt the pane)", async () => {
+    const ignored = (await withEnv({ ADDIN_BASE_URL: undefined }, () => makeConfig({}, { mode: "development" }))).watchOptions?.ignored;
+    expect(ignored).toEqual(expect.arrayContaining(["**/exports/**", "**/test-results/**", "**/.git/**", "**/node_modules/**"]));
+  });
+
   it("the config builds with an https ADDIN_BASE_URL, and development needs none", async () => {
     await withEnv({ ADDIN_BASE_URL: "https://addins.example.com/ppm/" }, async () => {
       expect((await makeConfig({}, { mode: "production" })).entry).toHaveProperty("taskpane");

@@ -140,6 +140,13 @@ describe("the scenario table", () => {
     expect(text).toContain("emulated (web): 0 passed, 1 failed, 1 skipped, 0 not run");
   });
 
+  it("prints a long detail whole: its end is often what says why (issue #37)", () => {
+    const detail = `${"the table after the refresh differs from a full rewrite in ".repeat(3)}cell C12: 1,234.50 instead of 1234.5`;
+    const text = formatTable({ ...real, scenarios: [{ ...real.scenarios[0], status: "failed", detail }] });
+    expect(text).toContain(detail);
+    expect(Math.max(...text.split("\n").slice(1, 2).map((l) => l.length))).toBeLessThan(200); // the rule under the header stays short
+  });
+
   it("passes only when nothing failed and the kit ran", () => {
     expect(reportPassed(real)).toBe(true);
     expect(reportPassed(emulated)).toBe(false);

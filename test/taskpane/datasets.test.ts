@@ -8,6 +8,7 @@ import {
   formatRelative,
   importFormats,
   type DatasetEntryLike,
+  importedText,
 } from "../../src/taskpane/datasets";
 
 const now = new Date("2026-11-21T12:00:00Z");
@@ -57,8 +58,8 @@ describe("dataset view", () => {
 
   it("a never-generated dataset is disabled with the retry note", () => {
     const v = datasetView(entry({ key: "risks", name: undefined, artifacts: { latest_successful_generated_at: null, row_count: null } }), now);
-    expect(v).toMatchObject({ name: "risks", state: "no_export", importable: false, note: NO_EXPORT_NOTE, rowsText: "—", generatedRelative: "never generated" });
-    expect(NO_EXPORT_NOTE).toBe("no export yet — retry after the next generation");
+    expect(v).toMatchObject({ name: "risks", state: "no_export", importable: false, note: NO_EXPORT_NOTE, rowsText: "—", generatedRelative: "no export yet" });
+    expect(NO_EXPORT_NOTE).toBe("retry after the service's next generation (the add-in never starts one)");
   });
 
   it("a zero-row dataset is importable and says 0 rows", () => {
@@ -112,5 +113,13 @@ describe("search and formats", () => {
   it("offers known formats only, JSON when none is named", () => {
     expect(importFormats(["CSV", "json", "parquet"])).toEqual(["json", "csv"]);
     expect(importFormats([])).toEqual(["json"]);
+  });
+});
+
+describe("the line after an import (issue #37: dataset and snapshot lines were worded differently)", () => {
+  it("says the same for a dataset, a snapshot and a view: rows, what, sheet › table", () => {
+    expect(importedText({ what: "financials", rowCount: 120, sheetName: "financials (json)", tableName: "ppm_financials" })).toBe("Imported 120 rows of financials into financials (json) › ppm_financials.");
+    expect(importedText({ what: "Projects", rowCount: 1, sheetName: "projects (snapshot)", tableName: "ppm_projects", warnings: ["A note."] })).toBe("Imported 1 row of Projects into projects (snapshot) › ppm_projects. A note.");
+    expect(importedText({ what: "view Top", rowCount: 7, fetchedRows: 120, sheetName: "financials (json) 2", tableName: "ppm_financials_2" })).toBe("Imported 7 rows of view Top into financials (json) 2 › ppm_financials_2 (120 received, local query applied).");
   });
 });

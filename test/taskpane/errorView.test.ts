@@ -151,3 +151,33 @@ describe("failures read back from a binding say only what is known (issue #25)",
     expect(`${n.message} ${n.action} ${(n.more ?? []).join(" ")}`).not.toMatch(/Local Network|LocalNetworkAccess/);
   });
 });
+
+describe("a refresh's failure says what the refresh did to the workbook (issue #37, item 3)", () => {
+  it("a 503 shared by three tables: their data is kept, their info lines now say ⚠ Not refreshed, a highlight was removed; never 'nothing was changed'", () => {
+    // As the Refresh tab asks for a run's shared reason (three tables, one 503).
+    const v = describeFailure({ code: "server_error", message: "The service answered HTTP 503 (service unavailable) to GET /api/bi/v1/financials." }, { refreshedTables: 3 });
+    expect(v.action).not.toMatch(/[Nn]othing (in the workbook )?was (changed|written)/);
+    expect(v.action).toMatch(/temporary problem/);
+    expect(v.action).toMatch(/The 3 tables keep their data; their info lines now start with “⚠ Not refreshed”, and Show changes highlights, if any, were removed\.$/);
+  });
+
+  it("every failure the refresh marks stale gets the sentence, for one table; one that leaves the table alone does not", () => {
+    for (const [code, message] of [
+      ["rate_limited", "429"],
+      ["timeout", "The service took too long."],
+      ["incomplete_export", "Fewer rows arrived."],
+      ["unexpected_content", "An HTML page."],
+      ["row_shape", "Row 3 has 2 cells."],
+      ["network", "Could not reach localhost:4100; the browser does not say why."],
+    ]) {
+      const v = describeFailure({ code, message }, { refreshedTables: 1 });
+      expect([code, /[Nn]othing (in the workbook )?was (changed|written)/.test(v.action)]).toEqual([code, false]);
+      expect(v.action).toMatch(/The table keeps its data; its info line now starts with “⚠ Not refreshed”/);
+    }
+    for (const code of ["table_busy", "lock_lost", "cancelled", "no_connection"]) {
+      expect(describeFailure({ code, message: "m" }, { refreshedTables: 1 })).toEqual(describeFailure({ code, message: "m" }));
+    }
+    // An import's failure keeps its sentence: there nothing was written.
+    expect(describeFailure({ code: "server_error", message: "503" }).action).toMatch(/Nothing in the workbook was changed\.$/);
+  });
+});

@@ -289,6 +289,6 @@ describe("bindings travel with the file and hold no secret", () => {
     const { wb } = await imported(finRows(1));
     const table = finTable(finRows(1));
     const second = await importTable(createRequestContext(wb), table, { binding: bindingDraft(table, "b2"), now: fixedNow });
-    expect([second.tableName, second.sheetName]).toEqual(["ppm_financials_2", "financials (json) (2)"]);
+    expect([second.tableName, second.sheetName]).toEqual(["ppm_financials_2", "financials (json) 2"]);
   });
 });

@@ -144,7 +144,12 @@ it("refresh re-applies the stored local query with the query engine", async () =
   const regen = await fetch(`${svc.url}/__control/regenerate?company=acme&dataset=financials`, { method: "POST", headers: CONTROL });
   expect(regen.ok).toBe(true);
   const report = await refreshTable(createRequestContext(wb), first.binding.id, sourceFromClient(client));
-  expect(report.outcome).toBe("updated");
+  // A regeneration moves actual costs only: with the query re-applied, this table's rows are the
+  // same, so the refresh says "unchanged" with a new export (issue #37); without it they would not be.
+  expect([report.outcome, report.newExport]).toEqual(["unchanged", true]);
+  const whole = await client.fetchDataset("financials", { format: "json", conditional: false });
+  if (whole.status !== "updated") throw new Error("expected data");
+  expect(report.rowCount).toBe(whole.table.rows.filter((r) => (r[3] as number) >= 2025 && (r[5] as number) > 0).length);
   const n = report.rowCount;
   expect(n).toBeGreaterThan(0);
   const body = inspect(wb, `'financials (json)'!A3:C${n + 2}`).values;
@@ -156,7 +161,8 @@ it("refresh re-applies the stored local query with the query engine", async () =
 it("a summary ($apply) is imported and refreshed through the streaming sink, equal to the query on the complete table", async () => {
   const client = new PpmClient({ id: "conn-acme", name: "Acme", baseUrl: svc.url, token: TOKEN });
   const wb = new Workbook();
-  const query = parseQuery("$apply=groupby((fiscal_year,project_id),aggregate(budget with sum as total_budget,$count as periods))&$orderby=project_id");
+  // actual_cost: what a regeneration moves, so the refreshed summary differs.
+  const query = parseQuery("$apply=groupby((fiscal_year,project_id),aggregate(actual_cost with sum as total_cost,$count as periods))&$orderby=project_id");
   const expectedFor = async () => {
     const whole = await client.fetchDataset("financials", { format: "json", conditional: false });
     if (whole.status !== "updated") throw new Error("expected data");
@@ -170,7 +176,7 @@ it("a summary ($apply) is imported and refreshed through the streaming sink, equ
     query,
     sourceRows: 300,
   });
-  expect(first.binding.columns.map((c) => [c.name, c.type])).toEqual([["fiscal_year", "integer"], ["project_id", "text"], ["total_budget", "decimal"], ["periods", "integer"]]);
+  expect(first.binding.columns.map((c) => [c.name, c.type])).toEqual([["fiscal_year", "integer"], ["project_id", "text"], ["total_cost", "decimal"], ["periods", "integer"]]);
   expect(first.rowCount).toBe(before.rows.length);
   expect(inspect(wb, `'financials (json)'!A3:D${before.rows.length + 2}`).values).toEqual(before.rows);
 

@@ -18,7 +18,7 @@ describe("table names", () => {
 describe("sheet names", () => {
   it("are valid and unique", () => {
     expect(deriveSheetName("financials", [])).toBe("financials");
-    expect(deriveSheetName("financials", ["Financials"])).toBe("financials (2)");
+    expect(deriveSheetName("financials", ["Financials"])).toBe("financials 2");
     expect(deriveSheetName("a/b:c", [])).toBe("a_b_c");
     expect(deriveSheetName("history", [])).toBe("History data");
     const long = deriveSheetName("x".repeat(40), ["x".repeat(31)]);
@@ -45,6 +45,6 @@ describe("sheet labels", () => {
   it("carry the source and its form, as the pane words them", () => {
     expect(sheetLabel({ kind: "dataset", key: "financials", format: "csv" })).toBe("financials (csv)");
     expect(sheetLabel({ kind: "snapshot", endpoint: "projects" })).toBe("projects (snapshot)");
-    expect(deriveSheetName(sheetLabel({ kind: "dataset", key: "financials", format: "csv" }), ["financials (csv)"])).toBe("financials (csv) (2)");
+    expect(deriveSheetName(sheetLabel({ kind: "dataset", key: "financials", format: "csv" }), ["financials (csv)"])).toBe("financials (csv) 2");
   });
 });

@@ -73,8 +73,11 @@ export function formatTable(...reports: SelfTestReport[]): string {
     return s.status === "passed" ? `ok ${(s.ms / 1000).toFixed(1)} s, ${s.syncs} syncs` : s.status.toUpperCase();
   };
   const header = ["scenario", ...reports.map(hostLabel), "detail"];
-  const rows = names.map((n) => [cut(n, 90), ...reports.map((r) => cell(r, n)), cut(reports[0]?.scenarios.find((x) => x.name === n)?.detail ?? "", 90)]);
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
+  // The detail is the last column, whole (issue #37: it was cut at 90 characters, and the end of a
+  // failure's detail is often what says why); only the rule under the header stops at 90. Every cell
+  // is made printable (a report is posted by a page: its text is not trusted, issue #36).
+  const rows = names.map((n) => [cut(n, 90), ...reports.map((r) => cell(r, n)), printable(reports[0]?.scenarios.find((x) => x.name === n)?.detail ?? "")]);
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (i === header.length - 1 ? Math.min(r[i].length, 90) : r[i].length))));
   const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i])).join(" | ").trimEnd();
   const out = [line(header), widths.map((w) => "-".repeat(w)).join("-|-"), ...rows.map(line)];
   for (const r of reports) {

@@ -23,7 +23,7 @@ export const mountRecords: MountRecords = (container: HTMLElement, ctx: RecordsC
   type Screen = "open" | "form" | "writeback";
   const panel = (name: Screen) => h("div", { id: `records-panel-${name}`, role: "tabpanel", "aria-labelledby": `records-tab-${name}`, "data-testid": `records-panel-${name}` });
   const panels = { open: panel("open"), form: panel("form"), writeback: panel("writeback") };
-  const labels: Record<Screen, string> = { open: "Open", form: "Create / edit", writeback: "Write back from sheet" };
+  const labels: Record<Screen, string> = { open: "Open", form: "Create / edit", writeback: "Write back" };
   const tabs = tabList({
     label: "Records",
     class: "records-tabs",

@@ -40,7 +40,16 @@ export function mountWritebackScreen(panel: HTMLElement, s: RecordsScreenContext
   const wbRefresh = h("div", { "data-testid": "records-wb-refresh", role: "status" });
   const wbHeld = h("div", { "data-testid": "records-wb-held-list" });
   const confirm = h("fluent-button", { type: "button", appearance: "primary", "data-testid": "records-wb-confirm", disabled: true }, "Send changes");
-  const cancel = btn("records-wb-cancel", "Discard preview", () => clearPreview());
+  // Closes the list only (issue #37: "Discard preview" read as discarding the edits, which stayed in
+  // the sheet under a status that still said "Check the changes, then send them.").
+  const cancel = btn("records-wb-cancel", "Close preview", () => {
+    const had = preview?.changes.length ?? 0;
+    clearPreview();
+    wbStatus.textContent = had
+      ? `Preview closed; nothing was sent. Your edits are still in the sheet: Detect changes lists them again, or type the old values back.`
+      : "Preview closed.";
+    wbStatus.dataset.state = "closed";
+  });
   let bindings: WritebackBinding[] = [];
   let preview: WritebackPreview | null = null;
   let busy = false;
@@ -48,6 +57,8 @@ export function mountWritebackScreen(panel: HTMLElement, s: RecordsScreenContext
 
   function updateConfirm(): void {
     confirm.disabled = busy || !preview || preview.recordsToUpdate === 0 || s.credsProblem() !== null;
+    // Nothing to close while no preview is shown.
+    cancel.disabled = busy || !preview;
   }
 
   async function loadTables(): Promise<void> {

@@ -1,4 +1,5 @@
-import { check, checkEqual, type E2E, type Journey } from "../harness";
+import { check, checkEqual, E2EFailure, type E2E, type Journey } from "../harness";
+import { axeFrame } from "../axe";
 import { openTab } from "./connections";
 import { openImport } from "./datasets";
 
@@ -87,7 +88,9 @@ async function checkNames(t: E2E, where: string, expect: Record<string, string[]
 /**
  * Keyboard and screen-reader basics, checked on the live task pane: the section tabs follow the
  * ARIA tabs pattern (arrow keys, Home, End), and every visible control in every section, form,
- * the import panel and a confirmation dialog has an accessible name.
+ * the import panel and a confirmation dialog has an accessible name. Each of those screens is also
+ * audited with axe-core in both themes at 320 and 450 px (`t.audit`; the other journeys audit
+ * theirs at every screenshot), and so is the help page.
  */
 export const accessibility: Journey = {
   name: "accessibility: tabs work with arrow keys; every visible control in every section, form and dialog has a name",
@@ -107,14 +110,17 @@ export const accessibility: Journey = {
       await t.id(`tab-${tab}`).click();
       await t.attr(t.id(`tab-${tab}`), "aria-selected", "true");
       checkEqual(await t.id(`panel-${tab}`).isVisible(), true, `panel ${tab} visible`);
-      controls += await checkNames(t, tab, { tab: ["Connections", "Datasets", "Snapshots", "Refresh", "Records"], combobox: ["Connection"] });
+      controls += await checkNames(t, tab, { tab: ["Connect", "Datasets", "Snapshots", "Refresh", "Records"], combobox: ["Connection"] });
+      await t.audit(`the ${tab} section`);
     }
     await t.id("records-tab-form").click();
     await t.id("records-panel-form").waitFor();
     controls += await checkNames(t, "records: create / edit", { combobox: ["Kind", "Action"], textbox: ["Add a custom field"], checkbox: ["Numeric"] });
+    await t.audit("records: create / edit");
     await t.id("records-tab-writeback").click();
     await t.id("records-panel-writeback").waitFor();
     controls += await checkNames(t, "records: write back", { combobox: ["Table"] });
+    await t.audit("records: write back");
     await t.id("records-tab-open").click();
 
     // The connection form: text inputs named by their labels (inside the Fluent component).
@@ -122,6 +128,7 @@ export const accessibility: Journey = {
     await t.id("connection-add").click();
     await t.id("connection-form").waitFor();
     controls += await checkNames(t, "the connection form", { textbox: ["Name", "Environment address", "Company API token"] });
+    await t.audit("the connection form");
     await t.id("connection-cancel").click();
 
     // A confirmation dialog: named by its question, its buttons by their text.
@@ -129,6 +136,7 @@ export const accessibility: Journey = {
     await t.id("connection-remove-dialog").waitFor();
     controls += await checkNames(t, "the remove dialog", { alertdialog: [`Remove ${await t.id("connection-item-name").first().innerText()}?`], button: ["Remove", "Keep"] });
     check(await t.id("connection-remove-cancel").evaluate((el) => el === document.activeElement), "the dialog focuses Keep");
+    await t.audit("the remove dialog");
     await t.page.keyboard.press("Escape");
     await t.id("connection-remove-dialog").waitFor({ state: "detached" });
     checkEqual(await t.id("connection-item").count() > 0, true, "Esc kept the connection");
@@ -147,10 +155,25 @@ export const accessibility: Journey = {
       textbox: ["Filter 1 value", "Aggregate 1: name of its result column", "Or paste an OData address or $filter=… / $apply=… text (replaces the options above)"],
       spinbutton: ["Keep the first N rows"],
     });
+    await t.audit("the import panel with a filter and the Summarize step");
     await t.id("query-filter-remove").click();
     await t.id("summary-aggregate-remove").click();
     await t.id("summary-toggle").click();
     await t.id("import-close").click();
     t.note(`${controls} named controls checked in the accessibility tree`);
+
+    // The help page (help.html, the manifest's SupportUrl), opened as a page of its own at both widths.
+    const help = await t.page.context().newPage();
+    try {
+      for (const width of [320, 450]) {
+        await help.setViewportSize({ width, height: 800 });
+        await help.goto(`${t.origin}/help.html`);
+        const found = await axeFrame(help.mainFrame());
+        t.audits.push({ screen: "the help page", frame: "page", theme: "light", width, violations: found });
+        if (found.length > 0) throw new E2EFailure(`accessibility (axe-core): the help page at ${width} px: ${found.map((v) => `${v.rule} (${v.impact}): ${v.nodes.join(" | ")}`).join("; ")}`);
+      }
+    } finally {
+      await help.close();
+    }
   },
 };

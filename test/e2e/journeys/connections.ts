@@ -60,6 +60,11 @@ export const addConnection: Journey = {
     await t.id("connection-cancel").click();
 
     await t.id("connection-add").click();
+    // The address hint fits what is pre-filled (issue #37, item 16): the demo service, over http on this computer.
+    const prefilled = await t.inputValue(t.id("connection-base-url"));
+    check(/^http:\/\/(localhost|127\.0\.0\.1):\d+$/.test(prefilled), `the pre-filled address is the local demo service (${prefilled})`);
+    checkEqual(await t.id("connection-form").locator(".hint").nth(1).innerText(), "The base URL of your company's environment: https, or http on this computer only (as the pre-filled demo service).", "the address hint");
+    await t.screenshotPane("40-connection-form");
     await fillConnectionForm(t, {
       name: "Acme (reference)",
       baseUrl: t.serviceUrl,

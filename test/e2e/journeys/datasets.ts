@@ -86,10 +86,8 @@ export const listDatasets: Journey = {
     checkEqual(await risks.getAttribute("data-state"), "no_export", "risks state (listed, never generated)");
     checkEqual(await risks.getAttribute("aria-disabled"), "true", "risks row is disabled");
     check(await t.isDisabled(risks.getByTestId("dataset-import")), "risks cannot be imported");
-    check(
-      (await risks.getByTestId("dataset-state-note").innerText()).includes("no export yet"),
-      "risks says there is no export yet",
-    );
+    checkEqual(await risks.getByTestId("dataset-generated").innerText(), "No export yet", "risks says there is no export yet");
+    check((await risks.getByTestId("dataset-state-note").innerText()).includes("retry after the service's next generation"), "risks says when to retry");
 
     const milestones = datasetRow(t, "milestones");
     checkEqual(await milestones.getAttribute("data-state"), "empty", "milestones state");
@@ -123,6 +121,10 @@ export const importFinancials: Journey = {
     check(await t.isChecked(t.id("import-format-json")), "JSON is the default format");
     const sent = await t.id("query-preview-sent").innerText();
     check(sent.includes("/api/bi/v1/financials") && !sent.includes("$") && !sent.includes(ACME_TOKEN), `what will be sent: ${sent}`);
+    // What each column becomes in the sheet (issue #37, item 11): external_ref is not promised as a number.
+    const words = async (column: string) => (await t.tp.locator(`[data-testid=query-column][data-column="${column}"]`).evaluate((el) => el.closest(".check")?.textContent ?? "")).trim();
+    checkEqual(await words("external_ref"), "external_ref whole number, written as text when over 15 digits", "the import panel's words for external_ref");
+    checkEqual(await words("budget"), "budget decimal", "the import panel's words for budget");
     await t.screenshotPane("04-import-panel");
     const job = await runJob(t, () => t.id("import-start").click());
     checkEqual(job.rows, 120, "rows imported");

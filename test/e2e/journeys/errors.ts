@@ -1,7 +1,27 @@
-import { check, checkEqual, type Journey } from "../harness";
+import { check, checkEqual, type E2E, type Journey } from "../harness";
 import { ACME_TOKEN, GLOBEX_TOKEN, connectionItem, fillConnectionForm, openTab, useConnection } from "./connections";
 import { datasetRow, openImport } from "./datasets";
 import { refreshAndSummarise } from "./refresh";
+
+/**
+ * Stores a token for "Acme (reference)" that the service does not accept, as a token that went
+ * stale would be: saved while the service could not be reached, so it could not be checked.
+ */
+async function storeUncheckedToken(t: E2E, token: string): Promise<void> {
+  await openTab(t, "connections");
+  await t.control("fault", { path: "/api/*", status: "drop", count: "unlimited" });
+  try {
+    await connectionItem(t, "Acme (reference)").getByTestId("connection-update-token").click();
+    await t.id("token-form").waitFor();
+    await t.fill(t.id("token-input"), token);
+    await t.id("token-save").click();
+    await t.id("token-form").waitFor({ state: "detached" });
+    const said = await t.id("status").innerText();
+    check(/saved for Acme \(reference\), but not checked: The service could not be reached\./.test(said), `the pane says the token was not checked (${said})`);
+  } finally {
+    await t.control("fault", { path: "/api/*", count: 0 });
+  }
+}
 
 /** A wrong stored token: the 401 is explained in place and offers updating exactly that connection's token. */
 export const wrongToken: Journey = {
@@ -9,11 +29,36 @@ export const wrongToken: Journey = {
   async run(t) {
     await openTab(t, "connections");
     const acme = connectionItem(t, "Acme (reference)");
+    const acmeId = await acme.getAttribute("data-connection-id");
+    const activeId = () => t.tp.locator("[data-testid=connection-item][data-active=true]").getAttribute("data-connection-id");
+    const before = await t.id("connection-item").count();
+    const inUse = await activeId();
+    const storedToken = (): Promise<string> => t.frame().evaluate((id) => (Object.entries(localStorage) as Array<[string, string]>).find(([k]) => k.endsWith(`ppm.v1.secret.${id}`))?.[1] ?? "", acmeId);
+    const kept = await storedToken();
+
+    // A new connection whose token the service refuses is not saved, and the one in use stays (issue #37, item 5).
+    await t.id("connection-add").click();
+    await t.fill(t.id("connection-name"), "Acme (typo)");
+    await t.fill(t.id("connection-base-url"), t.serviceUrl);
+    await t.fill(t.id("connection-token"), "not-the-right-token");
+    await t.id("connection-save").click();
+    const refusal = t.id("connection-form-error");
+    await t.until("the form to say the token was refused", async () => /refused this token \(401\), so nothing was saved/.test(await refusal.innerText()));
+    checkEqual(await t.id("connection-token").getAttribute("aria-invalid"), "true", "the token field is marked");
+    checkEqual([await t.id("connection-item").count(), await activeId()], [before, inUse], "connections and the one in use after a refused token");
+    await t.id("connection-cancel").click();
+    // The same for Update token: the refused token is not stored over the working one.
     await acme.getByTestId("connection-update-token").click();
     await t.id("token-form").waitFor();
     await t.fill(t.id("token-input"), "not-the-right-token");
     await t.id("token-save").click();
-    await t.id("token-form").waitFor({ state: "detached" });
+    await t.until("Update token to say the token was refused", async () => /refused this token \(401\)/.test(await t.id("token-error").innerText()));
+    checkEqual(await storedToken(), kept, "the stored token after a refused update");
+    await t.id("token-cancel").click();
+
+    // A token saved while the service cannot be reached is not checked: it is stored, and the first
+    // request after that explains the 401 in place.
+    await storeUncheckedToken(t, "not-the-right-token");
 
     await openTab(t, "datasets");
     await t.id("datasets-reload").click();
@@ -84,7 +129,9 @@ export const notGeneratedAndBroken: Journey = {
     checkEqual(await risks.getAttribute("data-state"), "no_export", "risks state");
     check(await t.isDisabled(risks.getByTestId("dataset-import")), "risks import is disabled");
     const note = await risks.getByTestId("dataset-state-note").innerText();
-    check(note.includes("retry after the next generation"), `risks note (${note})`);
+    check(note.includes("retry after the service's next generation"), `risks note (${note})`);
+    // The same words as `ppm datasets` (issue #37, item 9).
+    checkEqual(await risks.getByTestId("dataset-generated").innerText(), "No export yet", "risks' generation line");
     await risks.scrollIntoViewIfNeeded();
     await t.screenshotPane("12-not-generated");
 
@@ -112,12 +159,8 @@ export const notGeneratedAndBroken: Journey = {
 export const staleTokenOnRefresh: Journey = {
   name: "errors: refresh with a stale token → tables fail with the reason, only the stale mark written → update token in place → retry succeeds",
   async run(t) {
-    await openTab(t, "connections");
+    await storeUncheckedToken(t, "expired-token");
     const acme = connectionItem(t, "Acme (reference)");
-    await acme.getByTestId("connection-update-token").click();
-    await t.fill(t.id("token-input"), "expired-token");
-    await t.id("token-save").click();
-    await t.id("token-form").waitFor({ state: "detached" });
 
     await openTab(t, "refresh");
     const writes = (await t.workbookStats()).cellWrites;

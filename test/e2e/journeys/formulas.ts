@@ -11,11 +11,12 @@ import { check, checkEqual, E2EFailure, type E2E, type Journey } from "../harnes
 import { parseCsvText } from "../../../src/service";
 import { PpmClient } from "../../../src/service";
 import { applyQuery, parseQuery } from "../../../src/query";
-import { toExcel } from "../../../src/functions/logic";
+import { asOfText, toExcel } from "../../../src/functions/logic";
 import type { Table } from "../../../src/table/model";
 import { ACME_TOKEN, openTab } from "./connections";
 import { refreshAndSummarise } from "./refresh";
 import { openImport } from "./datasets";
+import { reopen } from "./openRefresh";
 
 const ROOT = path.resolve(__dirname, "..", "..", "..");
 
@@ -78,6 +79,23 @@ async function blockValues(t: E2E, r0: number, c0: number, rows: number, cols: n
 
 const asText = (rows: Array<Array<string | number | boolean | null>>): string[][] => rows.map((r) => r.map((v) => (v === null || v === "" ? "" : String(v))));
 
+/** Adds (and activates) or deletes the formulas sheet through the preview's Excel. */
+async function sheetOp(t: E2E, op: "add" | "delete"): Promise<void> {
+  await t.page.evaluate(
+    async ([sheet, what]) => {
+      type Sheets = { add(n: string): { activate(): void }; getItem(n: string): { delete(): void } };
+      type Ctx = { workbook: { worksheets: Sheets }; sync(): Promise<void> };
+      const wb = (window as unknown as { __ppmPreviewHost?: { workbook(): { Excel: { run(fn: (c: Ctx) => Promise<void>): Promise<void> } } | null } }).__ppmPreviewHost?.workbook();
+      await wb?.Excel.run(async (ctx) => {
+        if (what === "add") ctx.workbook.worksheets.add(sheet).activate();
+        else ctx.workbook.worksheets.getItem(sheet).delete();
+        await ctx.sync();
+      });
+    },
+    [SHEET, op] as const,
+  );
+}
+
 async function ensureSheet(t: E2E): Promise<void> {
   const registered = await t.until("the add-in's custom functions to be registered", () =>
     t.frame().evaluate(() => {
@@ -90,21 +108,15 @@ async function ensureSheet(t: E2E): Promise<void> {
     await t.openSheet(SHEET);
     return;
   }
-  await t.page.evaluate(async (sheet) => {
-    type Ctx = { workbook: { worksheets: { add(n: string): { activate(): void } } }; sync(): Promise<void> };
-    const wb = (window as unknown as { __ppmPreviewHost?: { workbook(): { Excel: { run(fn: (c: Ctx) => Promise<void>): Promise<void> } } | null } }).__ppmPreviewHost?.workbook();
-    await wb?.Excel.run(async (ctx) => {
-      ctx.workbook.worksheets.add(sheet).activate();
-      await ctx.sync();
-    });
-  }, SHEET);
+  await sheetOp(t, "add");
   await t.until("the formulas sheet", async () => (await t.activeSheet()) === SHEET);
   await allowFormulas(t);
 }
 
 /**
  * PPM formulas wait for this device's permission in each document (src/addin/formulaConsent.ts).
- * The preview's workbook has no address, so its permission lasts for the page's session: the first
+ * The preview's workbook is a saved file (an address of its own, kept across Reopen workbook), so
+ * this device's answer is remembered for it; in a run it is first asked in this session: the first
  * formula journey of a session sees a probe formula blocked (#N/A, nothing sent, the pane's bar
  * naming the connection and no token), allows, and sees the probe fill without retyping; later
  * journeys find it allowed.
@@ -117,7 +129,7 @@ async function allowFormulas(t: E2E): Promise<void> {
   const first = await settledCell(t, "Z1");
   if (first.value !== "#N/A") {
     checkEqual(first.value, "project_token", "the probe formula, already allowed");
-    // The preview's document has no address: only an Allow earlier in this session can have allowed it.
+    // Only an Allow earlier in this run (this page's session, one workbook file) can have allowed it.
     check(allowedThisSession, "PPM formulas ran before this device allowed them in this workbook");
   } else {
     check((first.message ?? "").includes("need your permission on this device"), `the blocked formula's message: ${first.message ?? ""}`);
@@ -132,8 +144,18 @@ async function allowFormulas(t: E2E): Promise<void> {
     await bar.waitFor();
     await t.until("the bar to count both waiting formulas", async () => ((await bar.getAttribute("data-waiting")) === "2" ? true : null));
     checkEqual((await t.requests()).filter((r) => r.path.startsWith("/api/")).length, 0, "requests to the service before Allow");
+    // The download Allow starts is held back, so what the cells say while it loads can be seen.
+    await t.control("delay", { path: "/api/bi/v1/projects", ms: 8000, count: 1 });
     await t.id("formula-consent-allow").click();
     await bar.waitFor({ state: "detached" });
+    // While its data loads after Allow, the cell no longer asks for permission (issue #37, item 2):
+    // it says it is loading (the add-in cannot make Excel show #BUSY! without recalculating every
+    // open workbook, which it never does: issue #34).
+    await t.until("Z1 to say it is loading while its data loads after Allow", async () => {
+      const c = await t.cell("Z1");
+      const message = (await t.page.locator('#grid td[data-address="Z1"]').getAttribute("data-error-message")) ?? "";
+      return c.value === "#N/A" && message.startsWith("Loading:") && !message.includes("need your permission") ? true : null;
+    });
     await t.until("the blocked probe to fill after Allow", async () => ((await t.cell("Z1")).value === "project_token" ? true : null), 30_000);
     await t.until("the second blocked formula to fill after Allow", async () => ((await t.cell("Z3")).value === "pt_acme_0001" ? true : null), 30_000);
     await t.typeInCell("Z3", "");
@@ -152,6 +174,8 @@ export const formulaValues: Journey = {
     await t.typeInCell("A1", '=PPM.VALUE("projects","pt_acme_0001","budget_contingency")');
     await t.typeInCell("A2", '=PPM.VALUE("financials","PRJ-0001|2026|1","budget")');
     await t.typeInCell("A4", `=PPM.QUERY("financials","${SUMMARY}")`);
+    // A report header's "as of", typed before the refreshes below (issue #37, item 1).
+    await t.typeInCell("G1", '=PPM.ASOF("ppm_financials")');
     const projects = await oracle(t, "projects");
     const financials = await oracle(t, "financials");
     const pc = (n: string) => projects.columns.findIndex((c) => c.name === n);
@@ -160,12 +184,13 @@ export const formulaValues: Journey = {
     const f1 = financials.rows.find((r) => r[fc("project_id")] === "PRJ-0001" && r[fc("fiscal_year")] === 2026 && r[fc("period_number")] === 1)!;
     checkEqual((await settledCell(t, "A1")).value, String(toExcel(projects.columns[pc("budget_contingency")], p1[pc("budget_contingency")])), "PPM.VALUE(projects, …, budget_contingency)");
     checkEqual((await settledCell(t, "A2")).value, String(f1[fc("budget")]), "PPM.VALUE(financials, composite key, budget)");
+    checkEqual((await settledCell(t, "G1")).value, await infoLineAsOf(t, "ppm_financials"), "PPM.ASOF of the imported table, as its info line says");
     await settledCell(t, "A4");
     const want = asText([["fiscal_year", "total", "spent"], ...applyQuery(financials, parseQuery(SUMMARY)).table.rows]);
     checkEqual(await blockValues(t, 3, 0, want.length, 3), want, "PPM.QUERY($apply=groupby…) spilled from A4, header first");
     const spilled = await t.page.locator('#grid td[data-address="B5"]').getAttribute("data-spilled");
     checkEqual(spilled, "true", "B5 shows the spilled array (no formula of its own)");
-    await t.screenshot("34-formulas");
+    await t.screenshot("42-formulas");
   },
 };
 
@@ -184,7 +209,7 @@ export const formulaErrors: Journey = {
     checkEqual(bad.value, "#VALUE!", "a bad query");
     check(bad.message !== null && /^Bad query: .*\$filter/.test(bad.message), `the message names the problem (${bad.message})`);
     const none = await settledCell(t, "E3");
-    checkEqual([none.value, none.message], ["#N/A", 'No connection named "Globex EU" on this device. Open the PPM pane (Connections) and add one.'], "no connection on this device");
+    checkEqual([none.value, none.message], ["#N/A", `No connection named "Globex EU" on this device. Open the PPM pane's Connect tab and add one.`], "no connection on this device");
     const spill = await settledCell(t, "E6");
     checkEqual(spill.value, "#SPILL!", "a value in the spill range");
     await t.typeInCell("E7", "");
@@ -223,9 +248,17 @@ export const formulaRegeneration: Journey = {
     await t.clearRequests();
     await openTab(t, "refresh");
     await refreshAndSummarise(t, () => t.id("refresh-all").click());
-    const want = asText([["fiscal_year", "total", "spent"], ...applyQuery(await oracle(t, "financials"), parseQuery(SUMMARY)).table.rows]);
+    const fresh = await oracle(t, "financials");
+    const want = asText([["fiscal_year", "total", "spent"], ...applyQuery(fresh, parseQuery(SUMMARY)).table.rows]);
     await t.until("the spilled summary to show the new generation", async () => JSON.stringify(await blockValues(t, 3, 0, want.length, 3)) === JSON.stringify(want), 30_000);
     check(JSON.stringify(await blockValues(t, 4, 2, 1, 1)) !== JSON.stringify(before), "the spent total changed");
+    // The "as of" typed before this refresh follows it, as one typed now does (issue #37, item 1).
+    const generated = fresh.meta.generatedAt;
+    checkEqual(await infoLineAsOf(t, "ppm_financials"), asOfText(generated, null), "the refreshed table's info line");
+    await t.until("PPM.ASOF(ppm_financials), typed before the refresh, to show the new generation", async () => ((await t.cell("G1")).value === asOfText(generated, null) ? true : null), 30_000);
+    await t.typeInCell("G2", '=PPM.ASOF("financials")');
+    checkEqual((await settledCell(t, "G2")).value, asOfText(generated, null), "PPM.ASOF of the dataset, typed after the refresh");
+    await t.typeInCell("G2", "");
     const conditional = (await t.requests()).filter((r) => r.method === "GET" && r.path === "/api/bi/v1/financials");
     // The bound table's refresh and the formulas' revalidation: each one conditional request (and the oracle's own).
     check(conditional.length <= 3, `financials requests after the regeneration (${JSON.stringify(conditional)})`);
@@ -287,8 +320,31 @@ export const savedView: Journey = {
     await t.typeInCell("L1", `=PPM.VIEW("${VIEW}")`);
     await settledCell(t, "L1");
     checkEqual(await blockValues(t, 0, 11, 8, 3), paneRows, "=PPM.VIEW spills the view's rows");
+
+    // The preview's workbook is a saved file (issue #37, item 7): reopened, its PPM formulas are
+    // still allowed on this device; the question does not come back.
+    await reopen(t, false);
+    await t.page.getByTestId("ribbon-open").click();
+    await t.page.locator("#taskpane").waitFor({ state: "visible" });
+    await t.until("the reopened workbook's formulas to calculate", async () => JSON.stringify(await blockValues(t, 0, 11, 8, 3)) === JSON.stringify(paneRows));
+    checkEqual(await t.id("formula-consent").count(), 0, "the formulas' question after Reopen workbook");
+
+    // The last formula journey: the formulas go, so the journeys after it count only their own
+    // requests. (The preview's workbook is a saved file: allowed here, they would fetch on reopen.)
+    await sheetOp(t, "delete");
+    await t.until("the formulas sheet to go", async () => !(await t.sheetNames()).includes(SHEET));
   },
 };
+
+/** "as of …" as the table's info line states its generation (`… · generated 2026-01-15 06:00 UTC · …`). */
+async function infoLineAsOf(t: E2E, table: string): Promise<string> {
+  const place = await t.table(table);
+  const cells = await t.sheetValues(place.sheet);
+  const info = cells[place.headerRow - 2]?.[place.firstColumn]?.value ?? "";
+  const m = /generated (\d{4}-\d\d-\d\d \d\d:\d\d) UTC/.exec(info);
+  if (!m) throw new E2EFailure(`no generation time in the info line of ${table}: ${info}`);
+  return `as of ${m[1]} UTC`;
+}
 
 async function tableNames(t: E2E): Promise<string[]> {
   return t.page.evaluate(() => {

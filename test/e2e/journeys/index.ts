@@ -27,6 +27,7 @@ import { beforeFluent } from "./fluentLate";
 import { changeCounts, previewControls, serviceDown } from "./truth";
 import { formulaErrors, formulaOneRequest, formulaRegeneration, formulaValues, savedView } from "./formulas";
 import { editAddressKeepsSecrets, reopenAsksFirst, summaryPageOutsideDialog } from "./secrets";
+import { terminal } from "./terminal";
 import { foreignPageCannotDriveService, hostFilesUnderPolicy } from "./security";
 
 export const JOURNEYS: Journey[] = [
@@ -76,6 +77,7 @@ export const JOURNEYS: Journey[] = [
   previewControls,
   serviceDown,
   changeCounts,
+  terminal,
   // Issue #36, each in a browser context of its own.
   foreignPageCannotDriveService,
   hostFilesUnderPolicy,

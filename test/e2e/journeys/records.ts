@@ -184,6 +184,17 @@ async function mixedWriteBack(t: E2E, opts: { startEditing: boolean; screenshots
     await t.id("records-wb-detect").click();
     await t.attr(t.id("records-wb-status"), "data-state", "preview");
     checkEqual([await change(tB).getAttribute("data-validation"), await change(tB).getByTestId("records-wb-change-new").innerText()], ["valid", "1234.5"], "the retyped value is valid");
+
+    // Close preview (issue #37, item 12): the list goes, nothing is sent, and the status says the
+    // edits are still in the sheet (it no longer asks to check changes no longer listed).
+    await t.id("records-wb-cancel").click();
+    await t.attr(t.id("records-wb-status"), "data-state", "closed");
+    checkEqual(await t.id("records-wb-change").count(), 0, "changes listed after Close preview");
+    const closed = await t.id("records-wb-status").innerText();
+    check(/nothing was sent\. Your edits are still in the sheet/.test(closed) && !/Check the changes/.test(closed), `the status after Close preview (${closed})`);
+    checkEqual((await t.cell(place.address(2, fieldCol))).value, "1234.5", "the edit stays in the sheet");
+    check(await t.isDisabled(t.id("records-wb-cancel")), "Close preview is disabled without a preview");
+    checkEqual((await serviceProject(t, tB))[FIELD], beforeB, "nothing was sent");
   }
 
   if (opts.startEditing) {

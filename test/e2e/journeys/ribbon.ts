@@ -66,6 +66,9 @@ export const ribbonRefreshAll: Journey = {
     // Every table is named with its outcome, not only the failures.
     // Named "sheet › table" (issue #25).
     for (const name of tables) check(new RegExp(`^.+ › ${name}: (updated|unchanged), [\\d,]+ rows?( — .+)?$`, "m").test(text), `the summary names ${name} with its outcome (${text})`);
+    // One list item per table under the headline, not one block of text (issue #37, item 19).
+    checkEqual(await summary.locator(".headline").innerText(), `${updated} updated, ${unchanged} unchanged, ${failed} failed`, "the dialog's headline");
+    checkEqual(await summary.locator("li").count(), tables.length, "one line per table in the dialog");
 
     const after = [];
     for (let i = 1; i <= 10; i++) after.push((await t.cell(full.address(i, 6))).value);
@@ -152,7 +155,7 @@ export const ribbonSeparateRuntimes: Journey = {
       await tp.getByTestId("open-refresh-unsupported").waitFor();
       await page.getByTestId("ribbon-refresh-all").click();
       const dialog = page.getByTestId("preview-dialog");
-      await dialog.waitFor({ timeout: 30_000 });
+      await dialog.waitFor();
       const summary = page.frameLocator("[data-testid=preview-dialog] iframe").getByTestId("ribbon-summary");
       await t.until("the summary text", async () => (await summary.innerText()).trim() !== "");
       checkEqual((await summary.innerText()).split("\n")[0], "No PPM tables in this workbook to refresh.", "the command's summary");

@@ -124,6 +124,9 @@ export const reopenAsksFirst: Journey = {
     await t.id("open-refresh-consent-allow").click();
     const outcome = await openOutcome(t);
     checkEqual([outcome.state, outcome.updated, outcome.failed], ["done", 1, 0], "refreshed once the user agreed (state, updated, failed)");
+    // Said as what happened: refreshed after the answer, not when the workbook opened (issue #37, item 19).
+    check((await t.id("open-refresh-summary").innerText()).startsWith("Refreshed on this device, as you allowed: 1 updated"), `the outcome line after the answer (${await t.id("open-refresh-summary").innerText()})`);
+    await t.screenshotPane("43-open-consent-answered");
     checkEqual(exportsOf(await t.requests(), "/api/bi/v1/financials").map((r) => r.status), [200], "one request after agreeing");
 
     // Remembered on this device: opened again, it refreshes without asking.

@@ -70,7 +70,17 @@ export const importSnapshots: Journey = {
     check(duplicates > 0, "the demo data has overlapping non-project time (otherwise this checks nothing)");
     const expected = projectRes.length + proposalRes.length - duplicates;
 
+    // The grid shows a new sheet from column A, whatever the previous sheet's scroll (issue #37, item 17).
+    const scroller = t.page.getByTestId("preview-grid-scroll");
+    const scrolled = await scroller.evaluate((el) => {
+      el.scrollLeft = 900;
+      return el.scrollLeft;
+    });
+    check(scrolled > 0, `the projects sheet scrolled sideways (${scrolled})`);
     const combined = await importSnapshot(t, "combinedResources");
+    await t.settled();
+    checkEqual(await scroller.evaluate((el) => el.scrollLeft), 0, "the new sheet's grid starts at column A");
+    await t.screenshot("41-new-sheet-from-a1");
     checkEqual(combined.rows, expected, "combined resource rows (projects + proposals − duplicates)");
     const table = await sheetTable(t, combined.table);
     checkEqual(table.rows.length, expected, "combined rows in the sheet");

@@ -71,16 +71,20 @@ export const previewControls: Journey = {
       }
     }
 
-    // --- theme: dark reloads the pane with Office's dark colours; the workbook and connections stay.
+    // --- theme: Office's dark colours, without restarting the add-in (issue #37, item 8): nothing is
+    // sent (no refresh on open runs again), the pane keeps its section, the workbook is the same.
     const tables = await boundTableNames(t);
+    const runtime = await t.id("app").getAttribute("data-runtime");
+    await t.clearRequests();
     await toolbar(t, () => bar(t, "preview-theme").selectOption("dark"));
     await t.until("the pane to apply the dark theme", () => t.frame().evaluate(() => document.documentElement.dataset.theme === "dark"), 30_000);
-    await t.id("app").waitFor({ state: "attached" });
+    checkEqual(await t.id("app").getAttribute("data-runtime"), runtime, "the same runtime (the add-in was not restarted)");
+    checkEqual(await t.id("tab-refresh").getAttribute("aria-selected"), "true", "the pane kept its section");
     checkEqual(await boundTableNames(t), tables, "the bound tables after the theme change (the workbook was kept)");
+    checkEqual((await t.requests()).filter((r) => r.path.startsWith("/api/")).map((r) => r.path), [], "requests to the service caused by the theme change");
     await t.screenshotPane("35-preview-dark-320");
     await toolbar(t, () => bar(t, "preview-theme").selectOption("light"));
     await t.until("the pane to apply the light theme", () => t.frame().evaluate(() => document.documentElement.dataset.theme !== "dark"), 30_000);
-    await t.id("app").waitFor({ state: "attached" });
 
     // --- regenerate: all rows, then a given number of rows; the pane's counts follow.
     const fin = "ppm_financials";
@@ -110,6 +114,17 @@ export const previewControls: Journey = {
     const failed = await refreshTable(t, fin);
     check(failed.items[0]?.outcome === "failed" && /HTTP 503 \(service unavailable\)/.test(failed.items[0].reason), `a 503 (${JSON.stringify(failed.items)})`);
     check(!/had a problem: The service/.test(failed.items[0].reason), "the reason does not repeat itself");
+    // Every table of the failing service (issue #37, item 3): what the summary says the refresh did
+    // is true. Their data stays, but their info lines are marked and a highlight is removed.
+    const all503 = await refreshAndSummarise(t, () => t.id("refresh-all").click());
+    check(all503.failed >= 1 && all503.updated === 0, `the service's tables failed (${JSON.stringify(all503)})`);
+    t.note(`Refresh all against HTTP 503: ${all503.failed} tables not refreshed, ${all503.items.filter((i) => i.panel !== null).length} error panels`);
+    const said = await t.id("refresh-summary").innerText();
+    check(!/nothing (in the workbook )?was (changed|written)/i.test(said), `no "nothing was changed" after a refresh that marked the tables (${said})`);
+    check(/keeps? (its|their) data; (its|their) info lines? now starts? with “⚠ Not refreshed”/.test(said), `the summary says what the refresh wrote (${said})`);
+    for (const heading of said.split("\n").filter((l) => /failed the same way:$/.test(l))) {
+      check(new RegExp(`^\\d+ of the ${all503.failed} tables that were not refreshed failed the same way:$`).test(heading), `a group's heading counts against the headline's ${all503.failed} (${heading})`);
+    }
 
     const slow = await toolbar(t, () => bar(t, "preview-service-fail").selectOption("slow"));
     check(slow.includes("/__control/delay?path=%2Fapi%2F*&ms=3000"), `slow and its curl (${slow})`);
