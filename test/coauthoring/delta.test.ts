@@ -14,24 +14,14 @@ import { importTable } from "../../src/workbook/writer";
 import { Workbook } from "../../src/emulator";
 import type { RefreshSource } from "../../src/refresh/source";
 import type { CellValue } from "../../src/table/model";
-import { bindingDraft, finRows, finTable, TOKEN } from "../workbook/helpers";
+import { bindingDraft, finRows, finTable, keyedSource, TOKEN } from "../workbook/helpers";
 import { drive, useFakeClock } from "./helpers";
 
 const T0 = new Date("2026-02-01T08:00:00Z");
 const ROWS = 120;
 const noQuery = <T>(t: T) => ({ table: t });
 
-function keyed(rows: CellValue[][], generation: number): RefreshSource {
-  const gen = new Date(Date.UTC(2026, 1, 1, 7, 0, generation)).toISOString();
-  return {
-    fetch: async () => ({
-      status: "updated",
-      table: finTable(rows, { generatedAt: gen, etag: `"${gen}"` }),
-      validators: { etag: `"${gen}"`, generatedAt: gen },
-      key: { candidates: [["project_id"]], origin: "metadata", reason: "the key $metadata declares" },
-    }),
-  };
-}
+const keyed = (rows: CellValue[][], generation: number): RefreshSource => keyedSource(rows, new Date(Date.UTC(2026, 1, 1, 7, 0, generation)).toISOString());
 
 const OLD = finRows(ROWS);
 /** 3 rows changed, one removed, one added: a delta. */

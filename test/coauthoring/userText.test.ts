@@ -13,7 +13,7 @@ import { refreshTable } from "../../src/workbook/refresh";
 import { importTable } from "../../src/workbook/writer";
 import type { RefreshSource } from "../../src/refresh/source";
 import type { CellValue } from "../../src/table/model";
-import { bindingDraft, finRows, finTable, TOKEN } from "../workbook/helpers";
+import { bindingDraft, finRows, finTable, keyedSource, TOKEN } from "../workbook/helpers";
 import { drive, useFakeClock } from "./helpers";
 
 const T0 = new Date("2026-02-01T08:00:00Z");
@@ -23,17 +23,7 @@ const OLD = finRows(40);
 const NOTES: Record<number, string> = { 5: "'00123", 6: "'1/2", 7: "'=x", 8: "plain note" };
 const SHOWN: Record<number, string> = { 5: "00123", 6: "1/2", 7: "=x", 8: "plain note" };
 
-function keyed(rows: CellValue[][], generation: number): RefreshSource {
-  const gen = new Date(Date.UTC(2026, 1, 1, 7, 0, generation)).toISOString();
-  return {
-    fetch: async () => ({
-      status: "updated",
-      table: finTable(rows, { generatedAt: gen, etag: `"${gen}"` }),
-      validators: { etag: `"${gen}"`, generatedAt: gen },
-      key: { candidates: [["project_id"]], origin: "metadata", reason: "the key $metadata declares" },
-    }),
-  };
-}
+const keyed = (rows: CellValue[][], generation: number): RefreshSource => keyedSource(rows, new Date(Date.UTC(2026, 1, 1, 7, 0, generation)).toISOString());
 
 async function startWorkbook(): Promise<Workbook> {
   const wb = new Workbook({ currentYear: 2025 });

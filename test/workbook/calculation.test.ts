@@ -12,21 +12,10 @@ import { importTable } from "../../src/workbook/writer";
 import { refreshTable } from "../../src/workbook/refresh";
 import type { RefreshSource } from "../../src/refresh/source";
 import type { CellValue } from "../../src/table/model";
-import { bindingDraft, finRows, finTable, TOKEN } from "./helpers";
+import { bindingDraft, finRows, finTable, keyedSource, TOKEN } from "./helpers";
 
 const noQuery = <T>(t: T) => ({ table: t });
-let generation = 0;
-function keyed(rows: CellValue[][]): RefreshSource {
-  const gen = new Date(Date.UTC(2026, 1, 1, 7, 0, ++generation)).toISOString();
-  return {
-    fetch: async () => ({
-      status: "updated",
-      table: finTable(rows, { generatedAt: gen, etag: `"${gen}"` }),
-      validators: { etag: `"${gen}"`, generatedAt: gen },
-      key: { candidates: [["project_id"]], origin: "metadata", reason: "the key $metadata declares" },
-    }),
-  };
-}
+const keyed = (rows: CellValue[][]): RefreshSource => keyedSource(rows);
 
 describe("manual calculation mode stays manual through a refresh", () => {
   it("a formula that does not depend on the table stays stale, one that does keeps its old result, and the delta still verifies its blocks", async () => {

@@ -13,24 +13,14 @@ import { refreshTable } from "../../src/workbook/refresh";
 import { importTable } from "../../src/workbook/writer";
 import type { RefreshSource } from "../../src/refresh/source";
 import type { CellValue } from "../../src/table/model";
-import { bindingDraft, finRows, finTable, TOKEN } from "./helpers";
+import { bindingDraft, finRows, finTable, keyedSource, TOKEN } from "./helpers";
 
 const T0 = Date.parse("2026-03-01T08:00:00Z");
 const SHEET = "financials (json)";
 const ROWS = 120;
 const noQuery = <T>(t: T) => ({ table: t });
 
-function keyed(rows: CellValue[][], generation: number): RefreshSource {
-  const gen = new Date(Date.UTC(2026, 2, 1, 7, 0, generation)).toISOString();
-  return {
-    fetch: async () => ({
-      status: "updated",
-      table: finTable(rows, { generatedAt: gen, etag: `"${gen}"` }),
-      validators: { etag: `"${gen}"`, generatedAt: gen },
-      key: { candidates: [["project_id"]], origin: "metadata", reason: "the key $metadata declares" },
-    }),
-  };
-}
+const keyed = (rows: CellValue[][], generation: number): RefreshSource => keyedSource(rows, new Date(Date.UTC(2026, 2, 1, 7, 0, generation)).toISOString());
 
 /** What the table shows: every data cell of its body (values), and the info line. */
 function tableState(wb: Workbook): { info: string; body: unknown[][] } {

@@ -81,9 +81,11 @@ export async function rejection(p: Promise<unknown>): Promise<Error & { code?: s
 
 let generation = 0;
 
-/** A source answering new data (a new generation each call), matched by project_id (the key $metadata declares). */
-export function keyedSource(rows: CellValue[][]): RefreshSource & { gen: string } {
-  const gen = new Date(Date.UTC(2026, 1, 1, 7, 0, ++generation)).toISOString();
+/**
+ * A source answering new data, matched by project_id (the key $metadata declares): generated at `gen`,
+ * or a new generation each call.
+ */
+export function keyedSource(rows: CellValue[][], gen = new Date(Date.UTC(2026, 1, 1, 7, 0, ++generation)).toISOString()): RefreshSource & { gen: string } {
   return {
     gen,
     fetch: () =>
