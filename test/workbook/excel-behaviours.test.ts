@@ -12,6 +12,7 @@ import * as ts from "typescript";
 import { EmulatedExcelError, Workbook, createExcelNamespace, createEmulatedContext, createRequestContext, inspect, seed, snapshot, toWorkbookFile } from "../../src/emulator";
 import { importTable } from "../../src/workbook/writer";
 import { refreshTable, refreshAllTables } from "../../src/workbook/refresh";
+import { lockTiming } from "../../src/workbook/lock";
 import { readBaseline, saveBaseline } from "../../src/workbook/writeback";
 import { runExcel, createEngine } from "../../src/addin/engine";
 import { createRefreshAllCommand, reportSummary, type DialogUi } from "../../src/commands/refreshAll";
@@ -299,10 +300,15 @@ describe("B9 two runtimes, one table: a lock in the workbook, the second caller 
     const slow = (seed: number): RefreshSource => ({
       fetch: async () => ({ status: "updated", table: finTable(finRows(60, seed), { generatedAt: GEN2, etag: `"e${seed}"` }), validators: { etag: `"e${seed}"`, generatedAt: GEN2 } }),
     });
+    // A race of two runtimes: the lock's real wait before its read-back (test/helpers/setup.ts sets
+    // its floor to 0 for tests that do not race; without the floor the wait is 3 emulator round trips,
+    // and whether the second lock write lands inside it depends on the machine's timing).
+    const floor = lockTiming.minSettleMs;
+    lockTiming.minSettleMs = 250;
     const [a, b] = await Promise.all([
       refreshTable(createRequestContext(wb), "b1", slow(1), { applyQuery: noQuery, now: later, targetRequestBytes: 2_000 }),
       refreshTable(createRequestContext(wb), "b1", slow(2), { applyQuery: noQuery, now: later, targetRequestBytes: 2_000 }),
-    ]);
+    ]).finally(() => (lockTiming.minSettleMs = floor));
     const outcomes = [a, b].map((r) => r.failure?.code ?? r.outcome).sort();
     expect(outcomes).toEqual(["table_busy", "updated"]);
     // The table holds exactly one of the two refreshes, whole.
