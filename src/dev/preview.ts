@@ -26,7 +26,10 @@ const SAVED_KEY = "ppm-preview:workbook";
 const STARTUP_KEY = "ppm-preview:startup";
 /** The device the preview stands for ("other": another device, with its own, empty, storage). */
 const DEVICE_KEY = "ppm-preview:device";
-/** The saved file's id: its address is `https://preview.localhost/workbooks/<id>.xlsx`. */
+/**
+ * The saved file's id: its address is `C:\\Users\\preview\\Documents\\<id>.xlsx`, a file on this device
+ * (the preview has one user: an https address would make the add-in take the co-authoring path, issue #35).
+ */
 const FILE_KEY = "ppm-preview:file";
 
 /** The id of the workbook file this session shows (a new one when there is none yet). */
@@ -133,7 +136,7 @@ class PreviewPage {
     notify: (text) => this.notify(text),
     partitionKey: sessionStorage.getItem(DEVICE_KEY) === "other" ? "ppm-preview-other-device" : "ppm-preview",
     officeTheme: new URLSearchParams(location.search).get("theme") === "dark" ? "dark" : "light",
-    documentUrl: () => `https://preview.localhost/workbooks/${fileId()}.xlsx`,
+    documentUrl: () => `C:\\Users\\preview\\Documents\\${fileId()}.xlsx`,
     openDialog: (url, options) => this.openDialog(url, options),
     dialogMessage: (frame, message) => this.dialogMessage(frame, message),
     sharedRuntime: this.shared,
