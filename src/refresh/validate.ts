@@ -42,13 +42,23 @@ export function digitsAt(s: string, at: number, count: number): number {
 
 /** True for a real calendar date `YYYY-MM-DD`. */
 export function isCalendarDate(s: string): boolean {
-  if (s.length !== 10 || s.charCodeAt(4) !== 45 || s.charCodeAt(7) !== 45) return false;
+  return s.length === 10 && isCalendarDateAt(s);
+}
+
+/** True when `s` starts with a real calendar date `YYYY-MM-DD` (no substring: this runs per cell). */
+function isCalendarDateAt(s: string): boolean {
+  if (s.length < 10 || s.charCodeAt(4) !== 45 || s.charCodeAt(7) !== 45) return false;
   const y = digitsAt(s, 0, 4), mo = digitsAt(s, 5, 2), d = digitsAt(s, 8, 2);
   if (y < 0 || mo < 0 || d < 0) return false;
   if (mo < 1 || mo > 12 || d < 1) return false;
   const leap = (y % 4 === 0 && y % 100 !== 0) || y % 400 === 0;
   const dim = [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][mo - 1];
   return d <= dim;
+}
+
+/** 0 ≤ n < limit (`digitsAt` gives −1 for a non-digit). */
+function inRange(n: number, limit: number): boolean {
+  return n >= 0 && n < limit;
 }
 
 /** Why `value` is not acceptable for a column of this type, or null when it is. */
@@ -75,7 +85,7 @@ export function checkValue(type: Column["type"], value: CellValue): string | nul
       // The canonical `YYYY-MM-DDTHH:MM:SSZ` of a real day and time is valid without a regular
       // expression or Date.parse (per-cell cost); anything else takes the general check.
       if (typeof value === "string" && value.length === 20 && value.charCodeAt(19) === 90 && value.charCodeAt(10) === 84 && value.charCodeAt(13) === 58 && value.charCodeAt(16) === 58
-        && isCalendarDate(value.slice(0, 10)) && digitsAt(value, 11, 2) >= 0 && digitsAt(value, 11, 2) < 24 && digitsAt(value, 14, 2) >= 0 && digitsAt(value, 14, 2) < 60 && digitsAt(value, 17, 2) >= 0 && digitsAt(value, 17, 2) < 60) return null;
+        && isCalendarDateAt(value) && inRange(digitsAt(value, 11, 2), 24) && inRange(digitsAt(value, 14, 2), 60) && inRange(digitsAt(value, 17, 2), 60)) return null;
       return typeof value === "string" && DATETIME_RE.test(value) && !Number.isNaN(Date.parse(value))
         ? null
         : "not an ISO date-time with offset";
@@ -129,7 +139,7 @@ export function validateTable(table: Table, limit = 5): ValidationIssue[] {
         continue;
       }
       const t = types[c];
-      if (t === "text" || (t === "decimal" && typeof v === "number" && Number.isFinite(v)) || (t === "boolean" && typeof v === "boolean")) continue;
+      if (t === "text" || (t === "decimal" && typeof v === "number" && Number.isFinite(v)) || (t === "boolean" && typeof v === "boolean") || (t === "integer" && Number.isSafeInteger(v))) continue;
       const why = checkValue(t, v);
       if (why) {
         issues.push({ code: "bad_value", message: `Row ${r + 1}, column "${cols[c].name}" (${t}): ${why}.` });

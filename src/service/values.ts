@@ -74,7 +74,49 @@ export function toCell(value: unknown, type: ColumnType): CellValue {
   }
 }
 
+/** Exact powers of ten a double holds (10^0 … 10^22). */
+const POW10 = Array.from({ length: 23 }, (_, k) => 10 ** k);
+
+/**
+ * `-?digits[.digits]` of at most 15 significant digits, read without a pattern or a copy (issue
+ * #38: a CSV export's numbers); the same double `Number()` gives (the digits make an integer a
+ * double holds exactly, divided once by an exact power of ten: Clinger's fast path). Null for
+ * anything else (signs, spaces, exponents, more digits), which the general conversion reads.
+ */
+export function plainNumber(s: string): number | null {
+  const n = s.length;
+  let i = 0;
+  const negative = n > 1 && s.charCodeAt(0) === 45;
+  if (negative) i = 1;
+  if (i >= n) return null;
+  let m = 0;
+  let digits = 0;
+  let scale = 0;
+  let dot = -1;
+  for (; i < n; i++) {
+    const c = s.charCodeAt(i);
+    if (c === 46) {
+      if (dot >= 0 || i === n - 1) return null;
+      dot = i;
+      continue;
+    }
+    if (c < 48 || c > 57) return null;
+    if (m !== 0 || c !== 48) {
+      m = m * 10 + (c - 48);
+      digits++;
+    }
+    if (dot >= 0) scale++;
+  }
+  if (dot === (negative ? 1 : 0) || digits > 15 || scale > 22) return null;
+  const v = scale === 0 ? m : m / POW10[scale];
+  return negative ? -v : v;
+}
+
 function toInteger(value: unknown): CellValue {
+  if (typeof value === "string") {
+    const fast = plainNumber(value);
+    if (fast !== null && Number.isSafeInteger(fast) && value.indexOf(".") < 0) return fast === 0 ? 0 : fast;
+  }
   if (typeof value === "number") {
     if (!Number.isInteger(value)) throw new CellError(`expected an integer, got ${describe(value)}`, describe(value));
     if (Number.isSafeInteger(value)) return value;
@@ -95,6 +137,10 @@ function toInteger(value: unknown): CellValue {
 }
 
 function toDecimal(value: unknown): CellValue {
+  if (typeof value === "string") {
+    const fast = plainNumber(value);
+    if (fast !== null) return fast === 0 ? 0 : fast;
+  }
   if (typeof value === "number") {
     if (!Number.isFinite(value)) throw new CellError(`expected a decimal number, got ${describe(value)}`, describe(value));
     return value === 0 ? 0 : value;
@@ -110,6 +156,8 @@ function toDecimal(value: unknown): CellValue {
 
 function toBoolean(value: unknown): CellValue {
   if (typeof value === "boolean") return value;
+  if (value === "true") return true;
+  if (value === "false") return false;
   if (typeof value === "string") {
     const s = value.trim().toLowerCase();
     if (s === "true" || s === "1") return true;

@@ -1,5 +1,6 @@
 import fc from "fast-check";
 import { csvRecord, parseCsvStream, validateNumericCustomField } from "../../src/service";
+import { CsvStreamParser } from "../../src/service/csv";
 
 /**
  * Independent oracle for the spec's numeric custom-field rule, written as a character scanner
@@ -136,5 +137,51 @@ describe("CSV round trip (property)", () => {
       }),
       { numRuns: 300 },
     );
+  });
+});
+
+/** Records, or the error's message, of a parse of `text` fed in the given pieces. */
+async function recordsOf(text: string, pieces: string[]): Promise<string[][] | string> {
+  const out: string[][] = [];
+  const p = new CsvStreamParser((f) => out.push([...f]));
+  try {
+    for (const piece of pieces) p.push(piece);
+    p.end();
+    return out;
+  } catch (e) {
+    return (e as Error).message;
+  }
+}
+
+describe("CSV chunking (property)", () => {
+  // Raw text, not an encoder's output: unquoted CR and LF, stray quotes, empty lines, both line endings.
+  const rawChar = fc.constantFrom("a", "b", ",", ",", '"', "\r", "\n", "\r\n", "\r\n", "é");
+  const rawText = fc.tuple(fc.constantFrom("h1,h2\r\n", "h1,h2\n"), fc.array(rawChar, { maxLength: 60 })).map(([head, cs]) => head + cs.join(""));
+
+  it("any cut of the text into chunks gives the records (or the error) a character-by-character read gives", async () => {
+    await fc.assert(
+      fc.asyncProperty(rawText, fc.array(fc.nat(), { maxLength: 4 }), async (text, cuts) => {
+        const slow = await recordsOf(text, [...text]);
+        const points = [...new Set(cuts.map((c) => c % (text.length + 1)))].sort((a, b) => a - b);
+        const pieces: string[] = [];
+        let prev = 0;
+        for (const q of [...points, text.length]) {
+          pieces.push(text.slice(prev, q));
+          prev = q;
+        }
+        expect(await recordsOf(text, pieces)).toEqual(slow);
+        expect(await recordsOf(text, [text])).toEqual(slow);
+      }),
+      { numRuns: 3000 },
+    );
+  });
+
+  it("pins the line-ending rules: CRLF text keeps lone CR and LF as data, LF text keeps a CR before the LF", async () => {
+    // CRLF text: a lone LF is data, a lone CR is data, an empty line is one empty field.
+    expect(await recordsOf("a,b\r\nx\ny,z\r\n\r\nc\rd,e\r\n", ["a,b\r\nx\ny,z\r\n\r\nc\rd,e\r\n"])).toEqual([["a", "b"], ["x\ny", "z"], [""], ["c\rd", "e"]]);
+    // LF text: a CR before the LF is data.
+    expect(await recordsOf("a,b\nx,y\r\n", ["a,b\nx,y\r\n"])).toEqual([["a", "b"], ["x", "y\r"]]);
+    // Quoted fields, and quotes inside unquoted ones (data).
+    expect(await recordsOf('a,b\r\n"x,1",y\r\nq"q,z\r\n', ['a,b\r\n"x,1",y\r\nq"q,z\r\n'])).toEqual([["a", "b"], ["x,1", "y"], ['q"q', "z"]]);
   });
 });
