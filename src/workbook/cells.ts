@@ -203,14 +203,18 @@ export function toCell(kind: ColumnPlan["kind"], v: CellValue): string | number 
   }
 }
 
-/** Converts a block of rows [from, to) to a 2-D values array. */
-export function toValues(rows: readonly CellValue[][], plans: readonly ColumnPlan[], from: number, to: number): (string | number | boolean)[][] {
+/**
+ * Converts a block of rows [from, to) to a 2-D values array. With `into`, its arrays are filled
+ * instead of new ones made (a block buffer reused from one write to the next; see `typedRows`).
+ */
+export function toValues(rows: readonly CellValue[][], plans: readonly ColumnPlan[], from: number, to: number, into?: (string | number | boolean)[][]): (string | number | boolean)[][] {
   const kinds = plans.map((p) => p.kind);
   const n = kinds.length;
-  const out = new Array<(string | number | boolean)[]>(to - from);
+  const out = into ?? new Array<(string | number | boolean)[]>(to - from);
+  if (into) into.length = to - from;
   for (let r = from; r < to; r++) {
     const src = rows[r];
-    const row = new Array<string | number | boolean>(n);
+    const row = (into && into[r - from]) || new Array<string | number | boolean>(n);
     for (let c = 0; c < n; c++) {
       const v = src[c];
       const k = kinds[c];

@@ -5,6 +5,15 @@ import { appendToLog, parseRefreshLog, REFRESH_LOG_BUDGET_CHARS } from "../../sr
 import type { RefreshLogEntry } from "../../src/refresh/engine";
 
 describe("rowHash", () => {
+  it("keeps the fingerprints workbooks already store (a changed digit order or alphabet would make every next refresh a full rewrite)", () => {
+    // Pinned from the implementation that wrote them (2026-11-29).
+    expect(rowHash([1, "a", true])).toBe("vLBwHZQ");
+    expect(rowHash([])).toBe("BWQxes3");
+    expect(rowHash([null])).toBe("NrVGnC6");
+    expect(rowHash([1.5, -0, "x".repeat(40), false, 2 ** 60, NaN])).toBe("TFVI8Jb");
+    expect(rowHash(["PRJ-0001", "Project 1", 317, 2026, 1, 92819.15, 83537.23, 24.71, 46023, 46055.8555, false, "9007199254740993"])).toBe(".4uD7hG");
+  });
+
   it("is 7 characters, tells types apart and treats empty and null alike (both are an empty cell)", () => {
     expect(rowHash([1, "a", true])).toHaveLength(HASH_CHARS);
     expect(rowHash([1])).not.toBe(rowHash(["1"]));

@@ -130,6 +130,19 @@ describe("column plans and values", () => {
     expect(values[2][8]).toBe(-3.5);
   });
 
+  it("fills a reused block buffer exactly as it would make a new one (a longer buffer is cut to the block)", () => {
+    const plans = planColumns(table);
+    const fresh = toValues(table.rows, plans, 0, 3);
+    const buffer: (string | number | boolean)[][] = [];
+    expect(toValues(table.rows, plans, 0, 3, buffer)).toBe(buffer);
+    const rowsBefore = [...buffer];
+    expect(buffer).toEqual(fresh);
+    // The next block: the same row arrays, filled again; one row fewer here.
+    expect(toValues(table.rows, plans, 1, 3, buffer)).toEqual(fresh.slice(1));
+    expect(buffer).toHaveLength(2);
+    expect(buffer[0]).toBe(rowsBefore[0]);
+  });
+
   it("recognises identifier columns case-insensitively", () => {
     expect(isIdentifierColumn("Resource_ID")).toBe(true);
     expect(isIdentifierColumn("project_token")).toBe(true);
