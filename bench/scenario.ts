@@ -133,7 +133,9 @@ const heapAtStart = process.memoryUsage().heapUsed;
  * (`--trace-deopt`: "weak objects" on the CSV scanner, the row builder, Microsoft's library,
  * papaparse's parser), so every measured run was one of re-optimisation: the import took 120 ms
  * against 92 ms with minor collections, the baseline 53 ms against 50 (2026-11-29). The budgets are
- * for the import's steady work, which is what the medians of repeated runs are for.
+ * for the import's steady work, which is what the medians of repeated runs are for. (The add-in now
+ * keeps its CSV scanner's and row builder's shapes alive, `KEEP_PARSER_SHAPE` in src/service/csv.ts,
+ * so an import after a full collection, forced here or V8's own, no longer starts unoptimised.)
  */
 function collectPrevious(): void {
   const gc = global.gc as unknown as ((o?: { type: string }) => void) | undefined;

@@ -333,3 +333,12 @@ export function csvField(value: string): string {
 export function csvRecord(fields: readonly string[]): string {
   return `${fields.map(csvField).join(",")}\r\n`;
 }
+
+/**
+ * One parser kept for the life of the module, never used. V8 optimises the scanner for the object
+ * shape its parsers have; when no parser is alive at a full garbage collection that shape is freed,
+ * the optimised code is thrown away ("weak objects" in `--trace-deopt`) and the next import runs
+ * unoptimised code again. Measured on the 10,000-row CSV import after a full collection: about
+ * 10 % of its time (bench/scenario.ts, 2026-11-29).
+ */
+export const KEEP_PARSER_SHAPE = new CsvStreamParser(() => undefined);

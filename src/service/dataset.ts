@@ -429,3 +429,6 @@ export class CsvTableBuilder {
     return { columns: this.columns, rows: this.rows, meta: { ...meta, kind: "dataset", format: "csv" } };
   }
 }
+
+/** One row builder kept for the life of the module, for the reason `KEEP_PARSER_SHAPE` gives (csv.ts). */
+export const KEEP_BUILDER_SHAPE = new CsvTableBuilder(undefined, "");
