@@ -468,7 +468,7 @@ export class Transport {
       return this.error("unknown_dataset", `The dataset "${datasetKey ?? "?"}" is not offered by ${env}.`, base);
     }
     if (known === "not_generated") {
-      return this.error("not_generated", `The dataset "${datasetKey ?? "?"}" has not been generated yet on ${env}.`, base);
+      return this.error("not_generated", `No export yet: ${env} has not generated the dataset "${datasetKey ?? "?"}".`, base);
     }
     if (known === "query_string_token_rejected") {
       return this.error("query_string_token_rejected", "The service rejected a token sent in the address.", base);

@@ -265,7 +265,8 @@ describe("ppm export", () => {
 
     const ng = await ppm(["export", "risks", "--env", svc.url]);
     expect(ng.code).toBe(4);
-    expect(ng.stderr).toContain("not been generated");
+    // The pane's words for this state ("No export yet"), with the service and the dataset (issue #37).
+    expect(ng.stderr).toMatch(/No export yet: .* has not generated the dataset "risks"/);
     expect((await ppm(["export", "nope", "--env", svc.url])).code).toBe(4);
     expect((await ppm(["export", "timesheets", "--env", svc.url])).code).toBe(4);
 
