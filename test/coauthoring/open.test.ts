@@ -46,6 +46,9 @@ describe("hazard 7: refresh on open at most once across co-authors, never turned
     });
     g.Excel = routed;
   });
+  // Each test models runtimes that have just started (the lock's "started recently" clock is the module's load otherwise:
+  // past 30 s on a slow machine, the short wait applied and both clients refreshed).
+  beforeEach(() => lockModule.resetLockMemory());
   afterAll(async () => {
     g.Excel = savedExcel;
     lockModule.lockTiming.propagationMs = savedPropagation;

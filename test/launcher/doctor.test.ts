@@ -9,7 +9,7 @@ import { execFile, spawn, type ChildProcess } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { freePort } from "../helpers/freePort";
+import { freePorts } from "../helpers/freePort";
 
 const root = path.resolve(__dirname, "..", "..");
 const stub = path.join(__dirname, "devServerStub.js");
@@ -46,7 +46,7 @@ afterAll(async () => {
 
 describe("ppm doctor reports what npm start serves", () => {
   it("while npm start runs over http, after it stopped, and before it ever ran", async () => {
-    const [devPort, servicePort] = [await freePort(), await freePort()];
+    const [devPort, servicePort] = await freePorts(2);
     const state = path.join(tmp, "state");
     const env = { HOME: home, PPM_STATE_DIR: state, PPM_DEV_PORT: String(devPort), PPM_TOKEN: "demo-acme-token" };
     const service = `http://localhost:${servicePort}`;

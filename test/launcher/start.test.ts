@@ -7,7 +7,7 @@
 import { spawn, type ChildProcess } from "child_process";
 import * as http from "http";
 import * as path from "path";
-import { freePort } from "../helpers/freePort";
+import { freePort, freePorts } from "../helpers/freePort";
 import { CONTROL } from "../helpers/control";
 
 const root = path.resolve(__dirname, "..", "..");
@@ -126,7 +126,7 @@ describe("npm start -- --help", () => {
 describe("npm start with a port already taken", () => {
   /** Runs the launcher (stub dev server) while another program holds the dev server's or the service's port; after it exits. */
   async function withPortTaken(taken: "dev" | "service"): Promise<{ devPort: number; servicePort: number; code: number | null; err: string; output: string }> {
-    const [devPort, servicePort] = [await freePort(), await freePort()];
+    const [devPort, servicePort] = await freePorts(2);
     const other = await otherProgram(taken === "dev" ? devPort : servicePort);
     try {
       const run = launch(["--port", String(devPort), "--service-port", String(servicePort), "--test-dev-server", stub]);
@@ -160,7 +160,7 @@ describe("npm start with a port already taken", () => {
   });
 
   it("names both ports when both are taken", async () => {
-    const [devPort, servicePort] = [await freePort(), await freePort()];
+    const [devPort, servicePort] = await freePorts(2);
     const others = [await otherProgram(devPort), await otherProgram(servicePort)];
     try {
       const run = launch(["--port", String(devPort), "--service-port", String(servicePort)]);
@@ -177,7 +177,7 @@ describe("npm start with a port already taken", () => {
 
 describe("npm start -- --port N: the reference service's CORS (issue #36)", () => {
   it("answers the dev server's origins on that port, and no other", async () => {
-    const [devPort, servicePort] = [await freePort(), await freePort()];
+    const [devPort, servicePort] = await freePorts(2);
     const run = launch(["--port", String(devPort), "--service-port", String(servicePort), "--test-dev-server", stub]);
     running.push(run.child);
     await run.waitFor(/Task pane {9}: http:\/\/localhost:\d+\/taskpane\.html/, 20000);
@@ -194,7 +194,7 @@ describe("npm start -- --port N: the reference service's CORS (issue #36)", () =
 
 describe("npm start when the reference service dies", () => {
   it("reports the real signal and exit status, restarts it a bounded number of times, then says it stopped while the dev server keeps running", async () => {
-    const [devPort, servicePort] = [await freePort(), await freePort()];
+    const [devPort, servicePort] = await freePorts(2);
     const run = launch(["--port", String(devPort), "--service-port", String(servicePort), "--test-dev-server", stub]);
     running.push(run.child);
     let blocker: http.Server | null = null;
@@ -239,7 +239,7 @@ describe("npm start when the reference service dies", () => {
 describe("npm start is quiet by default (issue #37)", () => {
   /** Starts the launcher (stub dev server), asks its service one question, and returns what it printed. */
   async function oneRequest(extra: string[]): Promise<string> {
-    const [devPort, servicePort] = [await freePort(), await freePort()];
+    const [devPort, servicePort] = await freePorts(2);
     const run = launch(["--port", String(devPort), "--service-port", String(servicePort), "--test-dev-server", stub, ...extra]);
     running.push(run.child);
     await run.waitFor(/Task pane {9}: http:\/\/localhost:\d+\/taskpane\.html/, 20000);

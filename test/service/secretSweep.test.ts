@@ -161,7 +161,8 @@ describe("secret redaction on every error path", () => {
 
   it.each(SCENARIOS.map((s) => [s.name, s] as const))("service client: %s", async (_name, s) => {
     svc.on(P[s.format], s.behaviour);
-    const client = new PpmClient(cliClient(), { retries: 0, timeoutMs: 500 });
+    // A short timeout only where the scenario is the stall: elsewhere a loaded machine's pause must not turn the code into "timeout".
+    const client = new PpmClient(cliClient(), { retries: 0, timeoutMs: s.code === "timeout" ? 500 : 5_000 });
     const e = await client.fetchDataset("financials", { format: s.format, conditional: false }).catch((x: unknown) => x);
     expect((e as PpmError).code).toBe(s.code);
     expectNoLeak(`${s.name}: error`, errorTexts(e));
@@ -171,7 +172,7 @@ describe("secret redaction on every error path", () => {
 
   it("workbook refresh: stored failures, the saved file and the pane's view of them", async () => {
     const wb = new Workbook();
-    const client = () => new PpmClient(cliClient(), { retries: 0, timeoutMs: 500 });
+    const client = (timeoutMs = 5_000) => new PpmClient(cliClient(), { retries: 0, timeoutMs });
     const ids: Record<DatasetFormat, string> = { csv: "", json: "", odata: "" };
     for (const format of ["csv", "json", "odata"] as const) {
       const r = await importSource(createRequestContext(wb), sourceFromClient(client()), {
@@ -187,7 +188,7 @@ describe("secret redaction on every error path", () => {
       svc.clear();
       svc.on(P[s.format], s.behaviour);
       // No secrets handed to the engine: redaction must not depend on the caller remembering them.
-      const report = await refreshTable(createRequestContext(wb), ids[s.format], sourceFromClient(client()), {});
+      const report = await refreshTable(createRequestContext(wb), ids[s.format], sourceFromClient(client(s.code === "timeout" ? 500 : 5_000)), {});
       // The binding has validators, so a 304 answers its conditional request: valid, "unchanged"
       // (the echoed ETag must still not be stored).
       const expected = s.code === "unexpected_not_modified" ? { outcome: "unchanged", code: undefined } : { outcome: "failed", code: s.code };
@@ -199,7 +200,7 @@ describe("secret redaction on every error path", () => {
   }, 60_000);
 
   it("snapshot and record paths", async () => {
-    const client = new PpmClient(cliClient(), { retries: 0, timeoutMs: 500 });
+    const client = new PpmClient(cliClient(), { retries: 0, timeoutMs: 5_000 });
     const texts: string[] = [];
     svc.on("/api/snapshot/projects", (r) => json(200, [{ project_token: echo(r.token), name: 5, [echo(r.token)]: echo(r.token) }, 7]));
     texts.push(errorTexts(await client.fetchSnapshot("projects").catch((x: unknown) => x)));
