@@ -165,6 +165,17 @@ describe("column plans and values", () => {
     expect(reused.hashes()).toEqual(kept.hashes());
   });
 
+  it("typedRows in a 1904 workbook: 1904-01-01 is serial 0, the day before stays text, also in a reused buffer", () => {
+    const dates: Table = { columns: [{ name: "d", type: "date" }], rows: [["1904-01-01"], ["1903-12-31"], ["1904-01-02"]], meta };
+    const plans = planColumns(dates);
+    for (const reuse of [false, true]) {
+      const t = typedRows(dates, plans, true, reuse);
+      expect(t.get(0, 3)).toEqual([[0], ["1903-12-31"], [1]]);
+      // The next block is adjusted once, from its own serials (not from the last block's values).
+      expect(t.get(1, 3)).toEqual([["1903-12-31"], [1]]);
+    }
+  });
+
   it("recognises identifier columns case-insensitively", () => {
     expect(isIdentifierColumn("Resource_ID")).toBe(true);
     expect(isIdentifierColumn("project_token")).toBe(true);
