@@ -1,5 +1,5 @@
 import { decide, planResize, withSuccess, withFailure, withUnchanged, failureFrom, isSameData } from "../../src/refresh/plan";
-import { validateTable, checkColumnsMatch, EXCEL_MAX_ROWS } from "../../src/refresh/validate";
+import { validateTable, checkColumnsMatch, checkValue, digitsAt, isCalendarDate, EXCEL_MAX_ROWS } from "../../src/refresh/validate";
 import { makeBinding, makeTable, rowsOf, COLUMNS } from "./fixtures";
 import type { Table } from "../../src/table/model";
 
@@ -72,6 +72,57 @@ describe("validateTable", () => {
     expect(validateTable(makeTable([], {}, [{ name: "A", type: "text" }, { name: "a", type: "text" }]))[0].code).toBe("duplicate_column");
     expect(validateTable(makeTable(rowsOf(50)))).toEqual([]);
     expect(checkColumnsMatch(makeBinding(), makeTable([]))).toBeNull();
+  });
+});
+
+describe("date and date-time checks (read in place, digit by digit: issue #24 item 2)", () => {
+  it("digitsAt reads ASCII digits only: the characters either side of 0-9 and the end of the text are not digits", () => {
+    expect(digitsAt("x2026", 1, 4)).toBe(2026);
+    expect(digitsAt("1/", 0, 2)).toBe(-1); // '/' is '0' − 1
+    expect(digitsAt("1:", 0, 2)).toBe(-1); // ':' is '9' + 1
+    // Past the end it gives NaN (not −1: NaN fails both comparisons); callers check the length
+    // first, and NaN still never passes a `>= 0` test.
+    expect(digitsAt("1", 0, 2) >= 0).toBe(false);
+  });
+
+  it("a date is exactly YYYY-MM-DD of a real day", () => {
+    for (const s of ["2026-01-01", "2024-02-29", "2000-02-29", "2026-04-30", "2026-11-30", "2026-12-31"]) expect(isCalendarDate(s)).toBe(true);
+    for (const s of [
+      "2026-01-01x", // longer: a date cell holds the date and nothing after it
+      "2026/01/01", "2026-01/01", "2026/01-01", // both separators are hyphens
+      "20x6-01-01", "2026-1/-01", "2026-01-1/", // every field digits only
+      "2026-00-10", "2026-13-01", "2026-01-00", "2026-01-32",
+      "2026-02-29", "1900-02-29", "2100-02-29", // leap years: every 4th, not every 100th, but every 400th
+      "2026-04-31", "2026-06-31", "2026-09-31", "2026-11-31",
+    ]) expect(isCalendarDate(s)).toBe(false);
+    expect(checkValue("date", "1900-02-29")).toBe("not a YYYY-MM-DD date");
+    expect(checkValue("date", "2026-01-01T00:00:00Z")).toBe("not a YYYY-MM-DD date");
+  });
+
+  it("a canonical UTC date-time is valid only with a real day and time; anything else takes the general check", () => {
+    const bad = "not an ISO date-time with offset";
+    for (const s of ["2026-01-01T00:00:00Z", "2024-02-29T23:59:59Z", "2026-12-31T12:30:45Z", "2026-01-01T10:00:00+02:00", "2026-01-01T10:00Z"]) expect(checkValue("datetime", s)).toBeNull();
+    for (const s of [
+      "2026-01-01T23:60:00Z", "2026-01-01T23:59:60Z", "2026-01-01T25:00:00Z", "2026-01-01T99:00:00Z", // time fields in range
+      "2026-01-01Tx0:00:00Z", "2026-01-01T00:/0:00Z", "2026-01-01T00:00:/0Z", // time fields digits only
+      "2026-13-01T00:00:00Z", "2026-00-01T00:00:00Z", "2026-01-00T00:00:00Z", "20x6-01-01T00:00:00Z", // the date part is checked too
+      "2026-01-01T00:00:00X", "2026-01-01 00:00:00Z", "2026-01-01T00-00:00Z", "2026-01-01T00:00-00Z", // the fixed characters
+      "2026-01-01T00:00:00Zjunk", "2026-01-01T00:00:00", // no offset: no defined instant
+    ]) expect(checkValue("datetime", s)).toBe(bad);
+  });
+
+  it("validateTable's fast paths pass only what checkValue would", () => {
+    const cols = [
+      { name: "i", type: "integer" as const },
+      { name: "d", type: "decimal" as const },
+      { name: "b", type: "boolean" as const },
+    ];
+    expect(validateTable(makeTable([[2 ** 53 - 1, 1.5, true]], {}, cols))).toEqual([]);
+    const codes = (row: Table["rows"][number]) => validateTable(makeTable([row], {}, cols)).map((i) => i.message);
+    expect(codes([2 ** 53, 1.5, true])).toEqual(['Row 1, column "i" (integer): not a safe integer.']);
+    expect(codes([1, NaN, true])).toEqual(['Row 1, column "d" (decimal): not a finite number.']);
+    expect(codes([1, Infinity, true])).toEqual(['Row 1, column "d" (decimal): not a finite number.']);
+    expect(codes([1, 1.5, "yes"])).toEqual(['Row 1, column "b" (boolean): not a boolean.']);
   });
 });
 

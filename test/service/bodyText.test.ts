@@ -74,10 +74,19 @@ test("detachString keeps no part of the chunk it was cut from alive (V8 views)",
     timeout: 120_000,
   });
   expect(r.stderr).toBe("");
-  const grown = JSON.parse(r.stdout) as { views: number; json: number; detach: number };
+  const grown = JSON.parse(r.stdout) as Record<"views" | "json" | "detach" | "views13" | "detach13" | "builder" | "builderOtherJoined" | "rowsEmpty" | "rowsRepeated", number>;
   // The views themselves keep every chunk (100 MB): the test can tell.
   expect(grown.views).toBeGreaterThan(50_000_000);
   // A plain new string keeps no chunk: a JSON round trip, and detachString.
   expect(grown.json).toBeLessThan(20_000_000);
   expect(grown.detach).toBeLessThan(20_000_000);
+  // The shortest view V8 makes is 13 characters (the views show it): detachString copies from there.
+  expect(grown.views13).toBeGreaterThan(50_000_000);
+  expect(grown.detach13).toBeLessThan(20_000_000);
+  // The CSV row builder keeps its text cells detached (only a field the parser joined is new already).
+  expect(grown.builder).toBeLessThan(20_000_000);
+  expect(grown.builderOtherJoined).toBeLessThan(20_000_000);
+  // A text repeated row after row is one string shared by the rows (a copy per row was 7 MB more
+  // over the fixture's 100,000 rows, measured 2026-11-29).
+  expect(grown.rowsRepeated - grown.rowsEmpty).toBeLessThan(2_000_000);
 });

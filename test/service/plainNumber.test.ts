@@ -42,3 +42,29 @@ test("cells read through it convert as before: -0 is 0, integers past 2^53 keep 
   expect(toCell(" TRUE ", "boolean")).toBe(true);
   expect(toCell("0", "boolean")).toBe(false);
 });
+
+test("its bounds: 22 decimals are the most it divides by, the characters either side of 0-9 are not digits", () => {
+  // 10^22 is the largest power of ten a double holds exactly: 22 decimals still read (a table one
+  // entry short would divide by undefined and give NaN), 23 go to the general conversion (a bound
+  // one higher would index past the table).
+  expect(plainNumber("0.0000000000000000000001")).toBe(1e-22);
+  expect(plainNumber("-0.0000000000000000000001")).toBe(-1e-22);
+  expect(plainNumber("0.00000000000000000000001")).toBeNull();
+  // '/' (47) and ':' (58) sit just outside '0'..'9' (48..57).
+  for (const s of ["/", ":", "1/2", "1:2", "12:", "-/1"]) expect(plainNumber(s)).toBeNull();
+});
+
+test("leading zeros are not significant digits: they do not count against the 15", () => {
+  // Counting them would send these to the general conversion for nothing (same value, slower).
+  expect(plainNumber("0.000000000000000123")).toBe(Number("0.000000000000000123"));
+  expect(plainNumber("0000000000000000042")).toBe(42);
+  expect(plainNumber("-000000000000000000.5")).toBe(-0.5);
+});
+
+test("an integer column refuses a decimal point even when the value is whole", () => {
+  // The fast path reads "2.0" as the whole number 2; the integer type must still refuse it, as the
+  // general conversion (INT_RE) does.
+  expect(() => toCell("2.0", "integer")).toThrow(/expected an integer/);
+  expect(() => toCell("-7.000", "integer")).toThrow(/expected an integer/);
+  expect(toCell("-7", "integer")).toBe(-7);
+});

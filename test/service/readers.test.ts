@@ -158,6 +158,37 @@ describe("CSV reader on long records (item 4) and any chunking", () => {
   });
 });
 
+describe("CSV table builder", () => {
+  it("a cell that does not fit its column is refused with the column's name and the record's place", () => {
+    // The message and path are built only when a cell fails (issue #38's import CPU); they must still
+    // name the column and the record.
+    const b = new CsvTableBuilder([{ name: "n", type: "integer" }], "financials");
+    b.add(["id", "n"], 0);
+    b.add(["a", "1"], 1);
+    let caught: unknown;
+    try {
+      b.add(["b", "x"], 2);
+    } catch (e) {
+      caught = e;
+    }
+    expect(caught).toBeInstanceOf(BodyShapeError);
+    expect(caught).toMatchObject({ message: 'column "n": expected an integer, got "x"', path: 'record 2, column "n"' });
+  });
+
+  it("a blank line carries no row in a multi-column CSV, and is an empty row in a single-column one", () => {
+    const multi = new CsvTableBuilder(undefined);
+    multi.add(["a", "b"], 0);
+    multi.add([""], 1);
+    multi.add(["x", ""], 2);
+    expect(multi.finish(META).rows).toEqual([["x", null]]);
+    const single = new CsvTableBuilder(undefined);
+    single.add(["a"], 0);
+    single.add([""], 1);
+    single.add(["x"], 2);
+    expect(single.finish(META).rows).toEqual([[null], ["x"]]);
+  });
+});
+
 describe("1-byte, 7-byte and 1,460-byte chunkings give identical tables (item 5)", () => {
   let svc: ReferenceService;
   let columns: Column[];

@@ -14,6 +14,7 @@ import {
   INTEGER_FORMAT,
   DECIMAL_FORMAT,
 } from "../../src/workbook/cells";
+import { typedRows } from "../../src/workbook/writer";
 import type { Table } from "../../src/table/model";
 
 const meta = { key: "t", kind: "dataset" as const, format: "json" as const, schemaVersion: "1", generatedAt: null, etag: null, lastModified: null, fetchedAt: "2026-01-01T00:00:00Z" };
@@ -141,6 +142,38 @@ describe("column plans and values", () => {
     expect(toValues(table.rows, plans, 1, 3, buffer)).toEqual(fresh.slice(1));
     expect(buffer).toHaveLength(2);
     expect(buffer[0]).toBe(rowsBefore[0]);
+  });
+
+  it("typedRows reuses one block buffer only when asked: a refresh keeps its blocks, an import is done with each once sent", () => {
+    const plans = planColumns(table);
+    const fresh = toValues(table.rows, plans, 0, 3);
+    // Default (the refresh: it keeps `get(0, total)` while typing other blocks): every block is new
+    // and stays as it was typed.
+    const kept = typedRows(table, plans);
+    const first = kept.get(0, 2);
+    expect(kept.get(2, 3)).not.toBe(first);
+    expect(first).toEqual(fresh.slice(0, 2));
+    // With `reuse` (the import): the next block is typed into the same arrays.
+    const reused = typedRows(table, plans, false, true);
+    const a = reused.get(0, 2);
+    const rowA = a[0];
+    const b = reused.get(1, 3);
+    expect(b).toBe(a);
+    expect(b[0]).toBe(rowA);
+    expect(b).toEqual(fresh.slice(1, 3));
+    // The fingerprints are the same either way.
+    expect(reused.hashes()).toEqual(kept.hashes());
+  });
+
+  it("typedRows in a 1904 workbook: 1904-01-01 is serial 0, the day before stays text, also in a reused buffer", () => {
+    const dates: Table = { columns: [{ name: "d", type: "date" }], rows: [["1904-01-01"], ["1903-12-31"], ["1904-01-02"]], meta };
+    const plans = planColumns(dates);
+    for (const reuse of [false, true]) {
+      const t = typedRows(dates, plans, true, reuse);
+      expect(t.get(0, 3)).toEqual([[0], ["1903-12-31"], [1]]);
+      // The next block is adjusted once, from its own serials (not from the last block's values).
+      expect(t.get(1, 3)).toEqual([["1903-12-31"], [1]]);
+    }
   });
 
   it("recognises identifier columns case-insensitively", () => {
