@@ -86,7 +86,8 @@ export function checkValue(type: Column["type"], value: CellValue): string | nul
       // expression or Date.parse (per-cell cost); anything else takes the general check.
       if (typeof value === "string" && value.length === 20 && value.charCodeAt(19) === 90 && value.charCodeAt(10) === 84 && value.charCodeAt(13) === 58 && value.charCodeAt(16) === 58
         && isCalendarDateAt(value) && inRange(digitsAt(value, 11, 2), 24) && inRange(digitsAt(value, 14, 2), 60) && inRange(digitsAt(value, 17, 2), 60)) return null;
-      return typeof value === "string" && DATETIME_RE.test(value) && !Number.isNaN(Date.parse(value))
+      // Date.parse rolls an impossible day over (2026-02-30 is 2026-03-02 to V8): the calendar day is checked too.
+      return typeof value === "string" && DATETIME_RE.test(value) && isCalendarDateAt(value) && !Number.isNaN(Date.parse(value))
         ? null
         : "not an ISO date-time with offset";
   }

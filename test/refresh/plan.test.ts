@@ -111,6 +111,13 @@ describe("date and date-time checks (read in place, digit by digit: issue #24 it
     ]) expect(checkValue("datetime", s)).toBe(bad);
   });
 
+  it("a date-time in any other form must name a real day too (V8's Date.parse rolls 2026-02-30 over into March)", () => {
+    const bad = "not an ISO date-time with offset";
+    expect(Number.isNaN(Date.parse("2026-02-30T00:00:00.5Z"))).toBe(false); // the general check alone would pass these
+    for (const s of ["2026-02-30T00:00:00.5Z", "2026-04-31T10:00:00+02:00", "2025-02-29T10:00Z", "2026-02-31T00:00:00Z"]) expect(checkValue("datetime", s)).toBe(bad);
+    for (const s of ["2024-02-29T10:00:00.5Z", "2026-04-30T10:00:00+02:00"]) expect(checkValue("datetime", s)).toBeNull();
+  });
+
   it("validateTable's fast paths pass only what checkValue would", () => {
     const cols = [
       { name: "i", type: "integer" as const },
