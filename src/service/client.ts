@@ -385,10 +385,10 @@ export class PpmClient {
     };
     // Plain try/catch per call (no closure per row: this runs for every row of the export).
     const sink: TableSink | undefined = userSink && {
-      begin(cols) {
+      begin(cols, facts) {
         streamedColumns = cols;
         try {
-          userSink.begin(cols);
+          userSink.begin(cols, facts);
         } catch (e) {
           keep(e);
         }

@@ -362,6 +362,8 @@ export class CsvTableBuilder {
   private readonly previous: Array<string | undefined> = [];
   /** Each column's type, once the header is read. */
   private types: ColumnType[] | null = null;
+  /** Text cells may stay views into the body's text (the sink drops its rows soon). */
+  private readonly views: boolean;
 
   /**
    * With `sink`, the header's columns go to `sink.begin`, each row to `sink.row` instead of into
@@ -372,7 +374,9 @@ export class CsvTableBuilder {
     /** Dataset key, for the message when the header is not the dataset's. */
     private readonly key = "",
     private readonly sink?: TableSink,
-  ) {}
+  ) {
+    this.views = sink?.transient === true;
+  }
 
   /**
    * Adds one CSV record (record 0 is the header). `joined`: indices of fields that are new strings
@@ -398,7 +402,8 @@ export class CsvTableBuilder {
           "unexpected_content",
         );
       }
-      this.sink?.begin(this.columns);
+      // Each cell is converted as it is read (`toCell`): the sink need not check types again.
+      this.sink?.begin(this.columns, { converted: true });
       return;
     }
     const cols = this.columns;
@@ -428,7 +433,8 @@ export class CsvTableBuilder {
       // Strings kept as received are cut from the decoded chunk and would keep all of it alive for
       // as long as the table lives. A joined field is new already: copying a 50 MB cell again
       // cost five times the parse.
-      else out[c] = previous[c] = joined.length > 0 && joined.includes(c) ? v : detachString(v);
+      // A sink that drops its rows soon (`TableSink.transient`) may keep the views: no copy.
+      else out[c] = previous[c] = this.views || (joined.length > 0 && joined.includes(c)) ? v : detachString(v);
     }
     this.count++;
     if (this.sink) this.sink.row(out);

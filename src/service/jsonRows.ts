@@ -496,7 +496,7 @@ export async function scanJsonStream(
 
 /** Rows handed to a sink from a body read whole, with the sink's flush between pieces of them. */
 export async function passThrough(rows: CellValue[][], columns: Column[], sink: TableSink): Promise<void> {
-  sink.begin(columns);
+  sink.begin(columns, { converted: true });
   for (let i = 0; i < rows.length; i++) {
     sink.row(rows[i]);
     if (sink.flush && i % 1000 === 999) await sink.flush();
@@ -543,7 +543,7 @@ export async function tableFromJsonStream(
       c.sink = (row) => {
         if (!begun) {
           begun = true;
-          sink.begin(cols);
+          sink.begin(cols, { converted: true });
         }
         sink.row(row);
       };
@@ -552,7 +552,7 @@ export async function tableFromJsonStream(
   };
   const finish = (c: RowConverter, cols: Column[]): { columns: Column[]; rows: CellValue[][] } => {
     if (!sink) return c.finish();
-    if (!begun) sink.begin(cols);
+    if (!begun) sink.begin(cols, { converted: true });
     return sink.end();
   };
   let converter: RowConverter | null = odata ? makeConverter(columns ?? [], "value", isODataAnnotation) : null;

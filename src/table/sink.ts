@@ -7,8 +7,12 @@
 import type { CellValue, Column } from "./model";
 
 export interface TableSink {
-  /** The source's columns, once, before the first row. May throw to refuse them. */
-  begin(columns: readonly Column[]): void;
+  /**
+   * The source's columns, once, before the first row. May throw to refuse them. `facts.converted`:
+   * every row's cells are already the model's values for their column types (the service client's
+   * readers convert each cell as it is read), so a sink need not check the types again.
+   */
+  begin(columns: readonly Column[], facts?: { converted?: boolean }): void;
   /** One source row: a fresh array (`columns.length` cells) the sink may keep. */
   row(cells: CellValue[]): void;
   /**

@@ -49,7 +49,7 @@ import type { CellValue, Column } from "../table/model";
 import type { TableSink } from "../table/sink";
 import type { Binding, BindingValidators } from "../refresh/binding";
 import { bindingSettingKey, serializeBinding } from "../refresh/binding";
-import { rowValidator, validateColumns, EXCEL_MAX_ROWS, EXCEL_MAX_COLUMNS, type ValidationIssue } from "../refresh/validate";
+import { rowValidator, validateColumns, EXCEL_MAX_CELL_CHARS, EXCEL_MAX_ROWS, EXCEL_MAX_COLUMNS, type ValidationIssue } from "../refresh/validate";
 import { HashPacker } from "../refresh/rowHash";
 import { storeRowHashes } from "./delta";
 import { hasMilliseconds, needsTextDigits, planColumns, headerValues, TEXT_FORMAT, DATETIME_FORMAT, DATETIME_MS_FORMAT, type ColumnPlan } from "./cells";
@@ -163,6 +163,8 @@ export class TableWriter implements TableSink {
   /** Rows are dropped once their block is written (see `TableSink.transient`). */
   readonly transient = true;
   private columns: Column[] | null = null;
+  /** The source converted every cell already (`TableSink.begin`'s facts). */
+  private converted = false;
   private anchor = { row: 0, column: 0 };
   private width = 0;
   private maxRows = 0;
@@ -234,7 +236,9 @@ export class TableWriter implements TableSink {
     return this.columns !== null;
   }
 
-  begin(columns: readonly Column[]): void {
+  begin(columns: readonly Column[], facts?: { converted?: boolean }): void {
+    // Cells the source converted already need only Excel's own limit checked (a cell's length).
+    this.converted = facts?.converted === true;
     const issues = validateColumns(columns, 3);
     if (issues.length) throw this.refusal(issues);
     const o = this.options;
@@ -262,7 +266,13 @@ export class TableWriter implements TableSink {
     if (this.failure !== null) throw this.failure;
     const r = this.received;
     if (r >= this.maxRows) throw (this.failure = this.tooManyRows(r + 1));
-    if (!this.options.known?.validated) {
+    if (this.converted) {
+      if (cells.length !== this.width || tooLong(cells)) {
+        const issues: ValidationIssue[] = [];
+        this.check!(cells, r, issues, 1);
+        throw (this.failure = this.refusal(issues));
+      }
+    } else if (!this.options.known?.validated) {
       const issues: ValidationIssue[] = [];
       if (this.check!(cells, r, issues, 1)) throw (this.failure = this.refusal(issues));
     }
@@ -787,6 +797,15 @@ export class TableWriter implements TableSink {
     }
     return { binding: partial, sheetName: p.sheetName, tableName: p.tableName, address, rowCount: rows, syncs: this.syncs, blocks: this.blocks, shrinks: this.shrinks };
   }
+}
+
+/** True when a cell holds more characters than an Excel cell takes. */
+function tooLong(cells: readonly CellValue[]): boolean {
+  for (let c = 0; c < cells.length; c++) {
+    const v = cells[c];
+    if (typeof v === "string" && v.length > EXCEL_MAX_CELL_CHARS) return true;
+  }
+  return false;
 }
 
 /** An error with a machine `code` (a `PpmError`, a `WriteError`). */
