@@ -264,6 +264,92 @@ describe("a streamed import into a chosen sheet checks the rows as they come", (
   });
 });
 
+/**
+ * A `fetch` for the client that passes the service's answers through, except the financials export's
+ * body, handed on in pieces of 16 KiB: `change` rewrites its text first, `cutAt` ends it with a network
+ * error after that fraction of its bytes (as a connection dropped mid-body).
+ */
+function doctored(opts: { cutAt?: number; change?: (text: string) => string }): typeof fetch {
+  return async (input, init) => {
+    const res = await fetch(input, init);
+    const url = new URL(typeof input === "string" ? input : input instanceof URL ? input.href : input.url);
+    if (!/^\/api\/bi\/v1\/financials(\.csv)?$/.test(url.pathname) || !res.ok) return res;
+    let bytes = new Uint8Array(await res.arrayBuffer());
+    if (opts.change) bytes = new TextEncoder().encode(opts.change(new TextDecoder().decode(bytes)));
+    const end = opts.cutAt === undefined ? bytes.length : Math.floor(bytes.length * opts.cutAt);
+    let at = 0;
+    const body = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        if (at >= end) {
+          if (end < bytes.length) controller.error(new TypeError("terminated"));
+          else controller.close();
+          return;
+        }
+        const next = Math.min(at + 16_384, end);
+        controller.enqueue(bytes.slice(at, next));
+        at = next;
+      },
+    });
+    const headers = new Headers(res.headers);
+    headers.delete("content-length");
+    headers.delete("content-encoding");
+    return new Response(body, { status: res.status, statusText: res.statusText, headers });
+  };
+}
+
+/** The export's text with one period_start date past its 80th percent made an impossible day (`YYYY-MM-32`). */
+function impossibleDateLate(text: string): string {
+  const from = Math.floor(text.length * 0.8);
+  const m = /(\d{4}-\d{2})-01(?=[",])/.exec(text.slice(from));
+  if (!m) throw new Error("no date to break");
+  const at = from + m.index;
+  return `${text.slice(0, at)}${m[1]}-32${text.slice(at + m[0].length)}`;
+}
+
+describe("from the reference service, a body that turns bad part way (real HTTP, the client's own readers)", () => {
+  let svc: ReferenceService;
+  beforeAll(async () => {
+    svc = await startReferenceService({ port: 0, quiet: true, datasetRows: { financials: 15_000 } });
+  });
+  afterAll(async () => {
+    await svc.close();
+  });
+
+  it.each([
+    ["json", "cut"],
+    ["json", "malformed"],
+    ["csv", "cut"],
+    ["csv", "malformed"],
+  ] as const)("%s, %s after blocks were written: the client's error, and the workbook as before but the failure's message", async (format, fault) => {
+    const client = new PpmClient({ id: "conn-1", name: "Acme", baseUrl: svc.url, token: TOKEN }, { retries: 0, fetch: doctored(fault === "cut" ? { cutAt: 0.85 } : { change: impossibleDateLate }) });
+    const wb = new Workbook({ currentYear: 2025 });
+    const err = await rejection(
+      importSource(createRequestContext(wb), sourceFromClient(client), {
+        source: { kind: "dataset", key: "financials", format },
+        connection: { id: "conn-1", baseUrl: svc.url },
+        companyId: "acme",
+        bindingId: "b1",
+        secrets: [TOKEN],
+        now: fixedNow,
+        targetRequestBytes: 100_000,
+      }),
+    );
+    expect(err).toBeInstanceOf(PpmError);
+    expect(err.code).toBe(fault === "cut" ? "network" : "schema_mismatch");
+    if (fault === "malformed") expect(err.message).toMatch(/period_start/);
+    // Blocks had been written: the reads, the first block at 5,000 rows and more.
+    expect(wb.stats.syncCount).toBeGreaterThan(6);
+    expect(snapshot(wb).sheets.flatMap((s) => s.tables)).toEqual([]);
+    expect((await readBindings(createRequestContext(wb))).bindings).toEqual([]);
+    expect([...wb.settings.entries()]).toEqual([]);
+    const added = wb.sheets.map((s) => s.name).filter((n) => n !== "Sheet1");
+    expect(added).toHaveLength(1);
+    expect(String(inspect(wb, `'${added[0]}'!A1`).values[0][0])).toMatch(new RegExp(`^PPM · ⚠ import of dataset financials \\(${format}\\) failed .*\\(${err.code}\\).*nothing was kept`));
+    expect(inspect(wb, `'${added[0]}'!A2:L15002`).values.flat().every((v) => v === "")).toBe(true);
+    expect(inspect(wb, "Sheet1!A1:L20").values.flat().every((v) => v === "")).toBe(true);
+  }, 60_000);
+});
+
 describe("from the reference service (127.0.0.1)", () => {
   let svc: ReferenceService;
   beforeAll(async () => {
