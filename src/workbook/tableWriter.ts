@@ -206,6 +206,16 @@ export class TableWriter implements TableSink {
   private prepared: Prepared | null = null;
   private guard: CalculationGuard | null = null;
   private started = false;
+  /**
+   * A write request was sent (it may have failed after applying part of itself: Excel applies a
+   * request's actions in order and stops at the one that fails, and a lost request may have been
+   * applied whole), so a failure must undo what may be there.
+   */
+  private touched = false;
+  /** The sheet this import adds exists (its request went through, or a refused one had added it). */
+  private sheetAdded = false;
+  /** The last request (table, binding) was sent: a failure must look for a table and a binding to remove. */
+  private committing = false;
   /** The writer's own failure (a `WriteError`, an `UndeclaredField`) or the source's: later calls refuse with it. */
   private failure: Error | null = null;
   private perBlock = FIRST_BLOCK_ROWS;
@@ -370,10 +380,31 @@ export class TableWriter implements TableSink {
     // The writer's own failure (a WriteError), or the source's error as it is.
     const shown = (this.failure ?? err) as Error;
     if (shown instanceof Error) this.failure = shown;
-    if (!this.started || !this.prepared) throw shown;
-    const { sheet } = this.prepared;
+    if (!this.touched || !this.prepared) throw shown;
+    const p = this.prepared;
     const o = this.options;
+    const wb = this.context.workbook;
     try {
+      // A failed request may have applied part of itself, so what is there is looked up afresh: the
+      // sheet this import adds (a proxy from a failed `add` cannot be used), and after the last
+      // request was sent, the table and the binding it creates (else a table over cleared cells and a
+      // binding to it would stay).
+      const sheet = p.created ? wb.worksheets.getItemOrNullObject(p.sheetName) : p.sheet;
+      const table = this.committing ? wb.tables.getItemOrNullObject(p.tableName) : null;
+      const key = bindingSettingKey(this.draft().id);
+      // A binding of that id stored before this import (a caller's own id) is not this import's to remove.
+      const binding = this.committing && !p.settings.items.some((i) => i.key === key) ? wb.settings.getItemOrNullObject(key) : null;
+      if (p.created || this.committing) {
+        sheet.load("name");
+        table?.load("name");
+        binding?.load("key");
+        this.syncs++;
+        await this.context.sync();
+        // Nothing of this import reached the workbook: it stays exactly as it was.
+        if (sheet.isNullObject) throw shown;
+      }
+      if (table && !table.isNullObject) table.delete();
+      if (binding && !binding.isNullObject) binding.delete();
       // Clear what was written (and any rows a failed request reached), then say so where the table would have been.
       const rows = 2 + Math.max(1, this.reached, o.known?.rows ?? 0);
       sheet.getRangeByIndexes(this.anchor.row, this.anchor.column, rows, this.width).clear("Contents");
@@ -387,6 +418,19 @@ export class TableWriter implements TableSink {
       // The "INCOMPLETE" marker written with the first block stays; nothing more can be done here.
     }
     throw shown;
+  }
+
+  /** After a refused first request: whether the sheet this import adds was added all the same (one read). */
+  private async findAddedSheet(): Promise<void> {
+    const p = this.prepared!;
+    const context = this.context;
+    const found = context.workbook.worksheets.getItemOrNullObject(p.sheetName);
+    found.load("name");
+    this.syncs++;
+    await context.sync();
+    if (found.isNullObject) return;
+    p.sheet = found;
+    this.sheetAdded = true;
   }
 
   /**
@@ -463,17 +507,25 @@ export class TableWriter implements TableSink {
       if (!o.known && count > 0) queueColumnFormats(p.sheet, bodyRow + this.written, this.anchor.column, count, plans);
       if (count > 0) p.sheet.getRangeByIndexes(bodyRow + this.written, this.anchor.column, count, this.width).values = block.values.length === count ? block.values : block.values.slice(0, count);
       this.reached = Math.max(this.reached, this.written + count);
+      this.touched = true;
       this.syncs++;
       const from = this.written;
       // One sync per row block is the point: each request must stay under Excel's 5 MB payload limit.
       if (!(await syncOrSplit(this.context, count, (cause) => new WriteError("payload_too_large", `Row ${from + 1} alone is larger than Excel accepts in one request.`, { rowsWritten: from, cause })))) {
-        // The refused request applied nothing: the same rows (and prelude) again, in smaller blocks.
+        // Refused for its size, as far as the error tells (a GeneralException may also be an action
+        // that failed after the earlier ones were applied): the same rows (and prelude) again, in
+        // smaller blocks.
         this.perBlock = Math.ceil(count / 2);
         this.mayGrow = false;
         this.shrinks++;
-        if (first) this.started = false;
+        if (first) {
+          this.started = false;
+          // The sheet may have been added before the request stopped: adding it again would fail.
+          if (p.created) await this.findAddedSheet();
+        }
         continue;
       }
+      if (first && p.created) this.sheetAdded = true;
       this.blocks++;
       this.acknowledge(count);
       if (this.mayGrow) this.perBlock = Math.min(this.byBytes, this.perBlock * 2);
@@ -727,7 +779,7 @@ export class TableWriter implements TableSink {
   /** The first write request's operations: the sheet, the info cell (INCOMPLETE), the header; a known table's formats. */
   private queuePrelude(): void {
     const p = this.prepared!;
-    if (p.created) p.sheet = this.context.workbook.worksheets.add(p.sheetName);
+    if (p.created && !this.sheetAdded) p.sheet = this.context.workbook.worksheets.add(p.sheetName);
     const cell = p.sheet.getRangeByIndexes(this.anchor.row, this.anchor.column, 1, 1);
     cell.numberFormat = [[TEXT_FORMAT]];
     cell.values = [[infoInProgress("import", this.draft().source)]];
@@ -777,6 +829,7 @@ export class TableWriter implements TableSink {
     this.guard?.restore();
     // No calculation is asked for: Excel's own mode decides (sheet.ts, issue #34).
     this.syncs++;
+    this.committing = true;
     await context.sync();
     // Issue #35: a new binding a co-author's stale settings copy could erase is settled with the batch.
     keepSetting(context, { key: bindingSettingKey(partial.id), value: bindingJson, mode: "cas", previous: null });

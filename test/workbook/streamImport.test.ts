@@ -60,8 +60,7 @@ function streamed(wb: Workbook, from: RefreshSource, opts: Partial<Parameters<ty
 }
 
 /** The same table imported whole (`importTable`), for comparison. */
-async function whole(table: Table, opts: Partial<Parameters<typeof importTable>[2]> = {}): Promise<Workbook> {
-  const wb = new Workbook({ currentYear: 2025 });
+async function whole(table: Table, opts: Partial<Parameters<typeof importTable>[2]> = {}, wb = new Workbook({ currentYear: 2025 })): Promise<Workbook> {
   const binding = { ...bindingDraft(table), connectionId: CONNECTION.id };
   await importTable(createRequestContext(wb), table, { binding, secrets: [TOKEN], now: fixedNow, ...opts });
   return wb;
@@ -179,40 +178,87 @@ describe("a streamed import that fails part way leaves the sheet as before", () 
     expect(wb.sheets.map((s) => s.name)).toEqual(["Sheet1"]);
   });
 
-  it("Excel failing at any request: never a table or a binding over partial data", async () => {
-    // A table of several blocks that fits in the first block's 5,000 rows' worth of waiting.
-    const table = finTable(finRows(12_000));
-    let requests = 0;
-    {
-      const wb = new Workbook({ currentYear: 2025 });
-      await streamed(wb, streaming(table), { targetRequestBytes: 200_000 });
-      requests = wb.stats.syncCount;
-    }
+  /**
+   * Runs `run` once clean, then once per request and mode with that request failing: at its first
+   * action (nothing of it applied), at its last (the rest applied), or lost after its last (all of it
+   * applied, the answer lost). Each run ends with the whole import, or with the workbook as before but
+   * the failure's message on the sheet the import added.
+   */
+  async function faultMatrix(rowCount: number, run: (wb: Workbook) => Promise<unknown>): Promise<void> {
+    // A clean run: how many operations each request carries, and what a whole import leaves.
+    const clean = new Workbook({ currentYear: 2025 });
+    const perRequest: number[] = [];
+    clean.faultInjector = () => {
+      const k = clean.stats.syncCount;
+      perRequest[k] = (perRequest[k] ?? 0) + 1;
+      return null;
+    };
+    await run(clean);
+    clean.faultInjector = null;
+    const requests = clean.stats.syncCount;
     expect(requests).toBeGreaterThan(8);
+    const area = `'financials (json)'!A1:H${rowCount + 2}`;
+    const whole = inspect(clean, area).values;
+    const outcomes: Record<string, number> = {};
     for (let k = 1; k <= requests; k++) {
-      const wb = new Workbook({ currentYear: 2025 });
-      let n = 0;
-      let failed = false;
-      wb.faultInjector = () => {
-        if (failed || ++n !== k) return null;
-        failed = true;
-        return new EmulatedExcelError("GeneralException", `injected failure at operation ${k}`);
-      };
-      const outcome = await streamed(wb, streaming(table), { targetRequestBytes: 200_000 }).then(() => "imported", (e: { code?: string }) => e.code ?? "error");
-      const tables = snapshot(wb).sheets.flatMap((s) => s.tables);
-      if (outcome === "imported") {
-        // A failure after the commit (the fingerprints): the data is whole.
-        expect(tables).toHaveLength(1);
-        expect(inspect(wb, "'financials (json)'!A12002").values[0][0]).toBe("12000");
-        continue;
+      const ops = perRequest[k] ?? 0;
+      if (ops === 0) continue;
+      for (const mode of ["first", "last", "lost"] as const) {
+        const wb = new Workbook({ currentYear: 2025 });
+        let seen = 0;
+        let failed = false;
+        wb.faultInjector = () => {
+          if (failed || wb.stats.syncCount !== k) return null;
+          const at = seen++;
+          if (at !== (mode === "first" ? 0 : ops - 1)) return null;
+          failed = true;
+          // An Excel error fails the request at that action (earlier ones applied); any other error loses the request after them.
+          return mode === "lost" ? new Error(`request ${k} lost`) : new EmulatedExcelError("GeneralException", `injected failure in request ${k} (${mode} action)`);
+        };
+        const outcome = await run(wb).then(() => "imported", (e: { code?: string }) => e.code ?? "error");
+        wb.faultInjector = null;
+        const where = `request ${k} of ${requests}, ${mode} action: ${outcome}`;
+        expect([where, failed]).toEqual([where, true]);
+        outcomes[outcome] = (outcomes[outcome] ?? 0) + 1;
+        const tables = snapshot(wb).sheets.flatMap((s) => s.tables);
+        if (outcome === "imported") {
+          // A failure after the commit (the fingerprints, which the first refresh does without): the data is whole.
+          expect([where, tables.length]).toEqual([where, 1]);
+          expect([where, inspect(wb, area).values]).toEqual([where, whole]);
+          expect([where, (await readBindings(createRequestContext(wb))).bindings.length]).toEqual([where, 1]);
+          continue;
+        }
+        // Failed: no table, no binding, no setting at all, no hidden sheet; the one sheet the import
+        // added holds only the failure's message (or does not exist when its request failed first).
+        expect([where, tables]).toEqual([where, []]);
+        expect([where, [...wb.settings.entries()]]).toEqual([where, []]);
+        const names = wb.sheets.map((s) => s.name);
+        expect([where, names.filter((n) => n !== "Sheet1" && n !== "financials (json)")]).toEqual([where, []]);
+        expect([where, inspect(wb, "Sheet1!A1:H20").values.flat().every((v) => v === "")]).toEqual([where, true]);
+        if (names.includes("financials (json)")) {
+          expect([where, String(inspect(wb, "'financials (json)'!A1").values[0][0])]).toEqual([where, expect.stringMatching(/^PPM · ⚠ import of dataset financials \(json\) failed .*nothing was kept/)]);
+          expect([where, inspect(wb, `'financials (json)'!A2:H${rowCount + 2}`).values.flat().every((v) => v === "")]).toEqual([where, true]);
+        }
       }
-      expect(tables).toEqual([]);
-      expect((await readBindings(createRequestContext(wb))).bindings).toEqual([]);
-      const info = wb.sheets.some((s) => s.name === "financials (json)") ? String(inspect(wb, "'financials (json)'!A1").values[0][0]) : "";
-      // Cleared and marked, or (when even that failed) the INCOMPLETE marker of the first block.
-      if (info) expect(info).toMatch(/failed .*nothing was kept|DATA INCOMPLETE/);
     }
-  }, 120_000);
+    // Both outcomes occur: failures before the commit undo everything, failures after it keep the whole table.
+    expect(Object.keys(outcomes).sort()).toEqual(["imported", "write_failed"]);
+  }
+
+  // Before: a first write request that stopped after adding the sheet left "DATA INCOMPLETE" over a
+  // part of a block (its retry added the sheet again and failed), and a last request that stopped
+  // after creating the table and storing the binding left both over cleared cells.
+  it("Excel failing at each request of a streamed import (first action, last action, request lost): the import whole, or the workbook as before", async () => {
+    // 6,000 rows in blocks of about 1,000 (the first held until 5,000 rows arrived): reads, several
+    // blocks, the table's request, the fingerprints' requests.
+    const table = finTable(finRows(6_000));
+    await faultMatrix(6_000, (wb) => streamed(wb, streaming(table), { targetRequestBytes: 100_000 }));
+  }, 300_000);
+
+  it("Excel failing at each request of a whole table's import: the same", async () => {
+    const table = finTable(finRows(3_000));
+    await faultMatrix(3_000, (wb) => whole(table, { targetRequestBytes: 60_000 }, wb));
+  }, 300_000);
 
   it("cancelled between blocks: stops, clears what was written, says so", async () => {
     const ac = new AbortController();
