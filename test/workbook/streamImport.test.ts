@@ -6,7 +6,7 @@
  * the written cells cleared, the info cell saying so, no table, no binding.
  */
 import { expect } from "@jest/globals";
-import { Workbook, createRequestContext, inspect, snapshot, EmulatedExcelError } from "../../src/emulator";
+import { Workbook, createRequestContext, inspect, snapshot, serializeWorkbook, EmulatedExcelError } from "../../src/emulator";
 import { importTable } from "../../src/workbook/writer";
 import { importSource } from "../../src/workbook/importSource";
 import { TableWriter } from "../../src/workbook/tableWriter";
@@ -266,6 +266,41 @@ describe("a streamed import that fails part way leaves the sheet as before", () 
     const err = await rejection(streamed(wb, streaming(table), { targetRequestBytes: target, signal: ac.signal, onProgress: (n) => n >= 7_000 && ac.abort() }));
     expect(err.code).toBe("cancelled");
     await expectNothingKept(wb, "cancelled");
+  });
+});
+
+describe("a streamed import under protection (issue #35) is refused before anything is written, as a whole table's", () => {
+  const table = finTable(finRows(12_000));
+  async function protect(wb: Workbook, what: "sheet" | "structure"): Promise<void> {
+    const ctx = createRequestContext(wb);
+    if (what === "sheet") ctx.workbook.worksheets.getItem("Sheet1").protection.protect();
+    else ctx.workbook.protection.protect();
+    await ctx.sync();
+  }
+
+  it("into a protected sheet: protected, nothing written, the file unchanged", async () => {
+    const wb = new Workbook({ currentYear: 2025 });
+    await protect(wb, "sheet");
+    const before = serializeWorkbook(wb);
+    const err = await rejection(streamed(wb, streaming(table), { targetRequestBytes: 150_000, target: { sheetName: "Sheet1", anchor: "A1" } }));
+    expect(err.code).toBe("protected");
+    expect(err.message).toMatch(/sheet "Sheet1" is protected.*Nothing was written\./);
+    expect(serializeWorkbook(wb)).toBe(before);
+  });
+
+  it("to a new sheet under structure protection: protected, no sheet added; into an existing sheet it streams, without the hidden fingerprint sheets", async () => {
+    const wb = new Workbook({ currentYear: 2025 });
+    await protect(wb, "structure");
+    const before = serializeWorkbook(wb);
+    const err = await rejection(streamed(wb, streaming(table), { targetRequestBytes: 150_000 }));
+    expect(err.code).toBe("protected");
+    expect(err.message).toMatch(/structure is protected, so the import cannot add the sheet "financials \(json\)"/);
+    expect(serializeWorkbook(wb)).toBe(before);
+    const r = await streamed(wb, streaming(table), { targetRequestBytes: 150_000, target: { sheetName: "Sheet1", anchor: "A1" } });
+    expect(r.rowCount).toBe(12_000);
+    expect(r.blocks).toBeGreaterThan(3);
+    expect(wb.sheets.map((s) => s.name)).toEqual(["Sheet1"]);
+    expect((await readBindings(createRequestContext(wb))).bindings.map((b) => b.id)).toEqual(["b1"]);
   });
 });
 
