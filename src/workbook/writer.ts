@@ -9,29 +9,20 @@
  */
 import type { Table } from "../table/model";
 import { validateTable } from "../refresh/validate";
-import type { Binding } from "../refresh/binding";
 import { planColumns } from "./cells";
 import { bytesPerRow, throwIfAborted, WriteError } from "./blocks";
 import { typedRows } from "./typing";
-import { TableWriter, type ImportResult, type ImportTarget } from "./tableWriter";
+import { TableWriter, type BindingDraft, type ImportResult, type TableWriterOptions } from "./tableWriter";
 
 export { WriteError, errorText } from "./blocks";
 export { DATE1904_OFFSET, typedRows, type TypedRows } from "./typing";
 export { queueColumnFormats, queueDateSystemProbe } from "./sheet";
 export type { ImportResult, ImportTarget } from "./tableWriter";
 
-export interface ImportOptions {
+/** The writer's options (target, table name, signal, progress, request size, secrets, clock) for a complete table. */
+export interface ImportOptions extends Omit<TableWriterOptions, "binding" | "known" | "expectedRows"> {
   /** The binding to store, without the parts only the writer knows. */
-  binding: Omit<Binding, "tableName" | "sheetName" | "rowCount" | "lastRefreshAt" | "lastCheckedAt" | "lastFailure">;
-  target?: ImportTarget;
-  /** Table name to use instead of the derived `ppm_<key>` (must be valid and free). */
-  tableName?: string;
-  signal?: AbortSignal;
-  onProgress?: (rowsWritten: number, totalRows: number) => void;
-  targetRequestBytes?: number;
-  /** Credentials that must never be stored (checked against the binding before writing). */
-  secrets?: readonly string[];
-  now?: () => Date;
+  binding: BindingDraft;
 }
 
 /**
