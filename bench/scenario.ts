@@ -29,13 +29,24 @@ const reps = Number(repsArg);
 const settle = () => new Promise((r) => setTimeout(r, 50));
 
 /**
+ * CPU time (user + system) this process has used, in ms (issue #38: a timing that other load on the
+ * machine barely moves). The reference service is another process, serving both sides the same
+ * body, so its CPU counts for neither: the stricter comparison.
+ */
+function cpuMsNow(): number {
+  const c = process.cpuUsage();
+  return (c.user + c.system) / 1000;
+}
+
+/**
  * Fetch + parse of the whole body. With `send` (issue #24 item 2's second baseline) it also makes one
  * `JSON.stringify` of the values the table needs, as rows of cells: the least any add-in must send to
  * Excel once Microsoft's library serialises its requests.
  */
-async function baseline(send = false): Promise<{ ms: number; bytes: number }> {
+async function baseline(send = false): Promise<{ ms: number; cpuMs: number; bytes: number }> {
   await settle();
   const t0 = performance.now();
+  const c0 = cpuMsNow();
   const res = await fetch(url + (format === "json" ? PATHS.exportJson(KEY) : PATHS.exportCsv(KEY)), { headers: { [HEADERS.companyToken]: TOKEN } });
   if (!res.ok) throw new Error(`baseline GET answered ${res.status}`);
   const text = await res.text();
@@ -48,7 +59,7 @@ async function baseline(send = false): Promise<{ ms: number; bytes: number }> {
     if (JSON.stringify(cells).length === 0) throw new Error("nothing serialised");
   }
   const ms = performance.now() - t0;
-  return { ms, bytes: Buffer.byteLength(text, "utf8") };
+  return { ms, cpuMs: cpuMsNow() - c0, bytes: Buffer.byteLength(text, "utf8") };
 }
 
 async function endToEnd() {
@@ -57,6 +68,7 @@ async function endToEnd() {
   const { wb, context } = benchWorkbook();
   await settle();
   const t0 = performance.now();
+  const c0 = cpuMsNow();
   const r = await client.fetchDataset(KEY, { format, conditional: false });
   if (r.status !== "updated") throw new Error("expected data");
   const tFetched = performance.now();
@@ -68,21 +80,24 @@ async function endToEnd() {
     secrets: [TOKEN],
   });
   const ms = performance.now() - t0;
+  const cpuMs = cpuMsNow() - c0;
   const s = statsOf(wb);
   // The emulated Excel's own time (the host answering); the library's serialisation is the add-in's.
   const emulatorMs = s.hostMs;
-  return { ms, fetchParseMs: tFetched - t0, writeMs: ms - (tFetched - t0), emulatorMs, rows: imported.rowCount, columns: r.table.columns.length, s, client, wb, context, requestsBefore: () => requests };
+  return { ms, cpuMs, fetchParseMs: tFetched - t0, writeMs: ms - (tFetched - t0), emulatorMs, rows: imported.rowCount, columns: r.table.columns.length, s, client, wb, context, requestsBefore: () => requests };
 }
 
 /**
  * The same import into a null workbook (bench/sink.ts): Microsoft's library serialising every request,
- * a host that discards the cells. Returns the add-in's own time (the host's answering taken out).
+ * a host that discards the cells. Returns the add-in's own time, wall and CPU (the host's answering
+ * taken out of each).
  */
-async function endToEndSink(): Promise<number> {
+async function endToEndSink(): Promise<{ ms: number; cpuMs: number }> {
   const client = new PpmClient({ id: "bench", name: "bench", baseUrl: url, token: TOKEN });
   const { context, stats } = sinkContext();
   await settle();
   const t0 = performance.now();
+  const c0 = cpuMsNow();
   const r = await client.fetchDataset(KEY, { format, conditional: false });
   if (r.status !== "updated") throw new Error("expected data");
   await importTable(context, r.table, {
@@ -91,8 +106,10 @@ async function endToEndSink(): Promise<number> {
       columns: r.table.columns, schemaVersion: r.table.meta.schemaVersion, validators: r.validators,
     }),
   });
+  const ms = performance.now() - t0 - stats.hostMs;
+  const cpuMs = cpuMsNow() - c0 - stats.hostCpuMs;
   if (stats.discardedCells < r.table.rows.length) throw new Error(`the null host discarded only ${stats.discardedCells} cells`);
-  return performance.now() - t0 - stats.hostMs;
+  return { ms, cpuMs };
 }
 
 /**
@@ -161,6 +178,8 @@ async function main(): Promise<void> {
   const base: number[] = [];
   const baseSend: number[] = [];
   const e2e: number[] = [];
+  const baseCpu: number[] = [];
+  const e2eCpu: number[] = [];
   const fetchParse: number[] = [];
   const write: number[] = [];
   const emu: number[] = [];
@@ -170,6 +189,7 @@ async function main(): Promise<void> {
     global.gc?.();
     const b = await baseline();
     base.push(b.ms);
+    baseCpu.push(b.cpuMs);
     bodyBytes = b.bytes;
     global.gc?.();
     baseSend.push((await baseline(true)).ms);
@@ -177,6 +197,7 @@ async function main(): Promise<void> {
     global.gc?.();
     last = await endToEnd();
     e2e.push(last.ms);
+    e2eCpu.push(last.cpuMs);
     fetchParse.push(last.fetchParseMs);
     write.push(last.writeMs);
     emu.push(last.emulatorMs);
@@ -191,6 +212,11 @@ async function main(): Promise<void> {
     baselineMs: median(base),
     baselineSendMs: median(baseSend),
     endToEndMs: median(e2e),
+    // Issue #38: the same runs on the CPU clock, and the median of each interleaved pair's own ratio.
+    baselineCpuMs: median(baseCpu),
+    endToEndCpuMs: median(e2eCpu),
+    endToEndRatios: pairRatios(e2e, base),
+    endToEndCpuRatios: pairRatios(e2eCpu, baseCpu),
     fetchParseMs: median(fetchParse),
     writeMs: median(write),
     emulatorMs: median(emu),
@@ -236,7 +262,7 @@ async function sinkOnly(): Promise<void> {
   const ms: number[] = [];
   for (let i = 0; i < reps; i++) {
     global.gc?.();
-    ms.push(await endToEndSink());
+    ms.push((await endToEndSink()).ms);
   }
   console.log(JSON.stringify({ sinkMs: median(ms), sinkPeakRssBytes: process.resourceUsage().maxRSS * 1024, sinkStartRssBytes: startRssBytes }));
 }
@@ -257,18 +283,35 @@ async function pairedOnly(): Promise<void> {
     await baseline(true);
     await endToEndSink();
   }
-  const ms: number[] = [];
-  const base: number[] = [];
-  const baseSend: number[] = [];
+  const ms: number[] = [], cpu: number[] = [];
+  const base: number[] = [], baseCpu: number[] = [];
+  const baseSend: number[] = [], baseSendCpu: number[] = [];
   for (let i = 0; i < reps; i++) {
     collectPrevious();
-    base.push((await baseline()).ms);
+    const b = await baseline();
+    base.push(b.ms);
+    baseCpu.push(b.cpuMs);
     collectPrevious();
-    baseSend.push((await baseline(true)).ms);
+    const bs = await baseline(true);
+    baseSend.push(bs.ms);
+    baseSendCpu.push(bs.cpuMs);
     collectPrevious();
-    ms.push(await endToEndSink());
+    const run = await endToEndSink();
+    ms.push(run.ms);
+    cpu.push(run.cpuMs);
   }
-  console.log(JSON.stringify({ pairedSinkMs: median(ms), pairedBaselineMs: median(base), pairedBaselineSendMs: median(baseSend) }));
+  // Issue #38: each pair's own ratio (the import against the baselines run just before it, at the
+  // same moment of the machine), wall and CPU; the checks take their median, the spread is printed.
+  console.log(JSON.stringify({
+    pairedSinkMs: median(ms), pairedBaselineMs: median(base), pairedBaselineSendMs: median(baseSend),
+    pairedSinkCpuMs: median(cpu), pairedBaselineCpuMs: median(baseCpu), pairedBaselineSendCpuMs: median(baseSendCpu),
+    pairedRatios: { wall: pairRatios(ms, base), cpu: pairRatios(cpu, baseCpu), wallSend: pairRatios(ms, baseSend), cpuSend: pairRatios(cpu, baseSendCpu) },
+  }));
+}
+
+/** Each pair's ratio `a[i] / b[i]`, in run order. */
+function pairRatios(a: readonly number[], b: readonly number[]): number[] {
+  return a.map((x, i) => x / b[i]);
 }
 
 /**
