@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- --json] [-- --sizes 10000,50000,200000] [-- --reps 3] [-- --only import|aggregate|delta|limits]
+ * `npm run bench [-- --json] [-- --sizes 10000,50000,200000] [-- --reps 3] [-- --only import|whole-sheet|aggregate|delta|limits] [-- --no-whole-sheet]
  *   [-- --aggregate-rows 2000000] [-- --aggregate-reps 3]`
  *
  * Import benchmark: reference service on loopback → service client (fetch, parse, validate) → typing
@@ -38,6 +38,9 @@ const aggregateRows = Number(argValue("--aggregate-rows") ?? 2_000_000);
 const aggregateReps = Number(argValue("--aggregate-reps") ?? 3);
 const AGG_TIME_BUDGET = 1.5;
 const IMPORT_REFERENCE_ROWS = 200_000;
+/** A whole sheet: Excel's 1,048,576 rows less the info line and the header (issue #38). */
+const WHOLE_SHEET_ROWS = 1_048_574;
+const wholeSheet = !args.includes("--no-whole-sheet");
 const MB = 1024 * 1024;
 const REQUEST_LIMIT = 5 * MB;
 const SYNC_BUDGET_BYTES = 4 * MB;
@@ -45,6 +48,10 @@ const SYNC_BUDGET_BYTES = 4 * MB;
 const FIRST_BLOCK_ROWS = 5_000;
 
 const log = (line = "") => console.log(line);
+const fmt = (n: number, d = 0) => n.toLocaleString("en-US", { minimumFractionDigits: d, maximumFractionDigits: d });
+const pad = (s: string, n: number) => s.padStart(n);
+/** The one-, five- and fifteen-minute load averages (how busy the machine was: issue #38). */
+const loadText = () => os.loadavg().map((l) => fmt(l, 2)).join(" / ");
 /** Progress goes to stderr so stdout is the table (and, with --json, the JSON line last). */
 const progress = (line: string) => console.error(line);
 
@@ -109,6 +116,19 @@ interface Scenario {
   /** The baseline alone in its own process (bench/scenario.ts --baseline-only). */
   baselinePeakRssBytes: number;
   baselineStartRssBytes: number;
+  /** Issue #38: the same interleaved runs on the CPU clock (this process's user + system time). */
+  baselineCpuMs: number;
+  endToEndCpuMs: number;
+  /** Each interleaved pair's own ratio (import ÷ the baseline run just before it), wall and CPU. */
+  endToEndRatios: number[];
+  endToEndCpuRatios: number[];
+  pairedSinkCpuMs: number;
+  pairedBaselineCpuMs: number;
+  pairedBaselineSendCpuMs: number;
+  pairedRatios: { wall: number[]; cpu: number[]; wallSend: number[]; cpuSend: number[] };
+  /** One-minute load average before and after the scenario's processes ran. */
+  loadBefore: number;
+  loadAfter: number;
 }
 
 function child(argv: string[], script = "bench/scenario.ts"): Record<string, unknown> {
@@ -133,29 +153,58 @@ function repsFor(rows: number): number {
   return rows <= 10_000 ? reps * 5 : reps;
 }
 
+/**
+ * Interleaved pairs for the add-in's own import (`--paired`): at least five, so that one pair the
+ * machine slowed on one side cannot move the median (issue #38: the budgets must hold beside one
+ * busy process per core).
+ */
+function pairsFor(rows: number): number {
+  return Math.max(5, repsFor(rows));
+}
+
 function runScenario(url: string, rows: number, format: "json" | "csv", refresh: boolean): Scenario {
   const n = String(repsFor(rows));
+  const loadBefore = os.loadavg()[0];
   const main = child([url, String(rows), format, n, ...(refresh ? ["--refresh"] : [])]);
   const sink = child([url, String(rows), format, n, "--sink"]);
   const base = child([url, String(rows), format, n, "--baseline-only"]);
-  const paired = child([url, String(rows), format, n, "--paired"]);
-  return { ...main, ...sink, ...base, ...paired } as unknown as Scenario;
+  const paired = child([url, String(rows), format, String(pairsFor(rows)), "--paired"]);
+  return { ...main, ...sink, ...base, ...paired, loadBefore, loadAfter: os.loadavg()[0] } as unknown as Scenario;
 }
 
-const fmt = (n: number, d = 0) => n.toLocaleString("en-US", { minimumFractionDigits: d, maximumFractionDigits: d });
-const pad = (s: string, n: number) => s.padStart(n);
+function medianOf(xs: readonly number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+}
+
+/** A ratio's median and spread over the pairs: `1.23× (1.10–1.40, 5 pairs)`. */
+function spread(ratios: readonly number[]): string {
+  return `${fmt(medianOf(ratios), 2)}× (${fmt(Math.min(...ratios), 2)}–${fmt(Math.max(...ratios), 2)}, ${ratios.length} pairs)`;
+}
+
 
 async function main(): Promise<void> {
   const cpu = os.cpus()[0]?.model ?? "unknown CPU";
-  log(`PPM import benchmark: ${cpu}, ${os.cpus().length} cores, ${fmt(os.totalmem() / MB / 1024, 1)} GB, Node ${process.version}, ${reps} measured runs per figure (median; ${repsFor(10_000)} up to 10,000 rows)`);
+  log(`PPM import benchmark: ${cpu}, ${os.cpus().length} cores, ${fmt(os.totalmem() / MB / 1024, 1)} GB, Node ${process.version}, ${reps} measured runs per figure (median; ${repsFor(10_000)} up to 10,000 rows), load average ${loadText()} (1 / 5 / 15 min)`);
   const results: Scenario[] = [];
   const checks: { name: string; ok: boolean; detail: string }[] = [];
   if (only === undefined || only === "import") await importScenarios(results, checks);
-  const aggregate = only === "import" || only === "delta" || only === "limits" ? null : await aggregateScenario(results, checks);
+  const whole = (only === undefined || only === "import" || only === "whole-sheet") && wholeSheet ? await wholeSheetScenario(results, checks) : null;
+  const aggregate = only === undefined || only === "aggregate" ? await aggregateScenario(results, checks) : null;
   const deltaRefresh = only === undefined || only === "delta" ? deltaRefreshScenario(checks) : null;
   const coauthor = only === undefined || only === "delta" ? coauthorScenario(checks) : null;
   const limits = only === undefined || only === "limits" ? limitsScenario(checks) : null;
 
+  if (whole) {
+    log("");
+    log("Issue #38 targets for a whole sheet (open: figures, not yet budget checks):");
+    for (const w of whole) {
+      log(`  ${fmt(w.rows)} ${w.format}: peak RSS ${fmt(w.peakRssBytes / MB)} MB; target ≤ 300 MB${w.referencePeakRssBytes ? `, and ≤ 1.25× the 200,000-row peak: ${fmt(w.peakRssBytes / w.referencePeakRssBytes, 2)}×` : ""}`);
+      log(`  ${fmt(w.rows)} ${w.format}: the add-in's CPU time ÷ fetch+${w.format === "json" ? "JSON.parse" : "papaparse"}'s ${fmt(w.cpuRatio, 2)}× (one pair); target ≤ 1.0×`);
+    }
+  }
+  log("");
+  log(`Load average at the end: ${loadText()} (1 / 5 / 15 min)`);
   log("");
   log("Budget checks:");
   for (const c of checks) log(`  ${c.ok ? "PASS" : "FAIL"}  ${c.name}  (${c.detail})`);
@@ -167,7 +216,7 @@ async function main(): Promise<void> {
   if (asJson) {
     const refresh = results.find((r) => r.unchangedRefresh)?.unchangedRefresh;
     const full = results.find((r) => r.fullChangeRefresh)?.fullChangeRefresh;
-    console.log(JSON.stringify({ machine: { cpu, cores: os.cpus().length, node: process.version }, reps, scenarios: results, unchangedRefresh: refresh ?? null, fullChangeRefresh: full ?? null, growth: importGrowth, aggregate, deltaRefresh, coauthor, limits, checks }));
+    console.log(JSON.stringify({ machine: { cpu, cores: os.cpus().length, node: process.version }, reps, scenarios: results, unchangedRefresh: refresh ?? null, fullChangeRefresh: full ?? null, growth: importGrowth, wholeSheet: whole, aggregate, deltaRefresh, coauthor, limits, checks }));
   }
 }
 
@@ -288,10 +337,6 @@ async function aggregateScenario(results: Scenario[], checks: { name: string; ok
   } finally {
     await stopService(svc);
   }
-  const medianOf = (xs: number[]) => {
-    const s = [...xs].sort((a, b) => a - b);
-    return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
-  };
   // The pair whose CPU ratio is the median stands for the run (its figures are printed); the time
   // ratio is the median of the pairs' own.
   const cpuRatios = pairs.map((p) => p.agg.aggCpuMs / p.base.aggBaselineCpuMs);
@@ -336,6 +381,57 @@ async function aggregateScenario(results: Scenario[], checks: { name: string; ok
   return f;
 }
 
+interface WholeSheetFigures {
+  rows: number;
+  format: "json" | "csv";
+  peakRssBytes: number;
+  syncs: number;
+  maxRequestBytes: number;
+  ms: number;
+  cpuRatio: number;
+  wallRatio: number;
+  /** The same form's peak at 200,000 rows, when that size ran. */
+  referencePeakRssBytes: number | null;
+}
+
+/**
+ * Issue #38: a whole sheet (1,048,574 × 12) imported through Microsoft's library into the host that
+ * discards the cells, JSON and CSV: one run alone in a process (its peak RSS, requests and syncs),
+ * and one interleaved pair with its baseline (wall and CPU clocks). A run is ~20 s; the baseline's
+ * process holds the whole 290 MB body and its parse.
+ */
+async function wholeSheetScenario(results: Scenario[], checks: { name: string; ok: boolean; detail: string }[]): Promise<WholeSheetFigures[]> {
+  const out: WholeSheetFigures[] = [];
+  const { url, child: svc } = await startService(WHOLE_SHEET_ROWS);
+  try {
+    for (const format of ["json", "csv"] as const) {
+      progress(`  running a whole sheet (${fmt(WHOLE_SHEET_ROWS)} rows) ${format}...`);
+      const sink = child([url, String(WHOLE_SHEET_ROWS), format, "0", "--sink"]);
+      const paired = child([url, String(WHOLE_SHEET_ROWS), format, "1", "--paired"]) as unknown as Pick<Scenario, "pairedRatios">;
+      const ref = results.find((r) => r.rows === IMPORT_REFERENCE_ROWS && r.format === format);
+      out.push({
+        rows: WHOLE_SHEET_ROWS, format,
+        peakRssBytes: sink.sinkPeakRssBytes as number, syncs: sink.sinkSyncs as number, maxRequestBytes: sink.sinkMaxRequestBytes as number, ms: sink.sinkMs as number,
+        cpuRatio: medianOf(paired.pairedRatios.cpu), wallRatio: medianOf(paired.pairedRatios.wall),
+        referencePeakRssBytes: ref ? ref.sinkPeakRssBytes : null,
+      });
+    }
+  } finally {
+    await stopService(svc);
+  }
+  log("");
+  log(`A whole sheet (${fmt(WHOLE_SHEET_ROWS)} × 12) into the host that discards the cells: one run alone in a process, and one interleaved pair with its baseline:`);
+  log("form  import ms  syncs  max request MB  peak RSS MB  ÷ its 200,000-row peak  import ÷ fetch+parse (wall)  (CPU)");
+  for (const w of out) {
+    log([
+      pad(w.format, 4), pad(fmt(w.ms), 10), pad(String(w.syncs), 6), pad(fmt(w.maxRequestBytes / MB, 2), 15), pad(fmt(w.peakRssBytes / MB), 12),
+      pad(w.referencePeakRssBytes ? `${fmt(w.peakRssBytes / w.referencePeakRssBytes, 2)}×` : "—", 23), pad(`${fmt(w.wallRatio, 2)}×`, 28), pad(`${fmt(w.cpuRatio, 2)}×`, 6),
+    ].join(" "));
+    checks.push({ name: `${fmt(WHOLE_SHEET_ROWS)} ${w.format}: a whole sheet imports with no request over 5 MB`, ok: w.maxRequestBytes <= REQUEST_LIMIT && w.syncs > 0, detail: `max ${fmt(w.maxRequestBytes / MB, 2)} MB, ${w.syncs} syncs` });
+  }
+  return out;
+}
+
 async function importScenarios(results: Scenario[], checks: { name: string; ok: boolean; detail: string }[]): Promise<void> {
   for (const rows of sizes) {
     const { url, child } = await startService(rows);
@@ -368,7 +464,8 @@ async function importScenarios(results: Scenario[], checks: { name: string; ok: 
       ].join(" "),
     );
     if (r.rows === Math.max(...sizes)) {
-      checks.push({ name: `${r.format}: import ≤ 2.5× baseline`, ok: ratio <= 2.5, detail: `${fmt(ratio, 2)}×` });
+      // The median of the interleaved pairs' own ratios (issue #38); the CPU clock's is printed with the targets below.
+      checks.push({ name: `${r.format}: import ≤ 2.5× baseline`, ok: medianOf(r.endToEndRatios) <= 2.5, detail: spread(r.endToEndRatios) });
       checks.push({ name: `${r.format}: import without the host's own time (the library's included) ≤ 2.5× baseline`, ok: r.endToEndMs - r.emulatorMs <= 2.5 * r.baselineMs, detail: `${fmt((r.endToEndMs - r.emulatorMs) / r.baselineMs, 2)}×` });
       checks.push({ name: `${r.format}: writer's own time with the library's (excl. client parse and host) ≤ 2.5× baseline`, ok: (r.writeMs - r.emulatorMs) <= 2.5 * r.baselineMs, detail: `${fmt((r.writeMs - r.emulatorMs) / r.baselineMs, 2)}×` });
     }
@@ -381,31 +478,53 @@ async function importScenarios(results: Scenario[], checks: { name: string; ok: 
   log("");
   log("The add-in's own import: the same import with Microsoft's library and a host that discards the cells (bench/sink.ts), each in its own process;");
   log("import ms = the add-in's time, the library's serialisation included, the host's answering taken out. send baseline = fetch + parse + one JSON.stringify of the table's values;");
-  log("the import and both baselines run in one process of their own, interleaved (baseline, send baseline, import, …; medians);");
+  log("the import and both baselines run in one process of their own, interleaved (baseline, send baseline, import, …): ms are medians, ratios the median of each pair's own ratio;");
+  log("CPU = user + system time of that process (the reference service is another process; its CPU counts for neither side);");
   log("peak RSS: the import alone in another process;");
   log("last column: the baseline alone (fetch + JSON.parse / papaparse of the whole body) in a process of its own:");
-  log("rows      form  baseline ms  send baseline ms  import ms  ratio  ratio to send baseline  peak RSS MB (x body)  RSS growth MB (x body)  baseline alone: peak RSS MB (x body)");
+  log("rows      form  baseline ms  send baseline ms  import ms  ratio  ratio to send baseline  baseline CPU ms  import CPU ms  CPU ratio  CPU ratio to send  peak RSS MB (x body)  RSS growth MB (x body)  baseline alone: peak RSS MB (x body)");
   for (const r of results) {
+    const p = r.pairedRatios;
     log(
       [
-        pad(fmt(r.rows), 8), pad(r.format, 5), pad(fmt(r.pairedBaselineMs), 12), pad(fmt(r.pairedBaselineSendMs), 17), pad(fmt(r.pairedSinkMs), 10), pad(fmt(r.pairedSinkMs / r.pairedBaselineMs, 2), 6),
-        pad(fmt(r.pairedSinkMs / r.pairedBaselineSendMs, 2), 23),
+        pad(fmt(r.rows), 8), pad(r.format, 5), pad(fmt(r.pairedBaselineMs), 12), pad(fmt(r.pairedBaselineSendMs), 17), pad(fmt(r.pairedSinkMs), 10), pad(fmt(medianOf(p.wall), 2), 6),
+        pad(fmt(medianOf(p.wallSend), 2), 23), pad(fmt(r.pairedBaselineCpuMs), 16), pad(fmt(r.pairedSinkCpuMs), 13), pad(fmt(medianOf(p.cpu), 2), 10), pad(fmt(medianOf(p.cpuSend), 2), 18),
         pad(`${fmt(r.sinkPeakRssBytes / MB)} (${fmt(r.sinkPeakRssBytes / r.bodyBytes, 1)})`, 21),
         pad(`${fmt((r.sinkPeakRssBytes - r.sinkStartRssBytes) / MB)} (${fmt((r.sinkPeakRssBytes - r.sinkStartRssBytes) / r.bodyBytes, 1)})`, 23),
         pad(`${fmt(r.baselinePeakRssBytes / MB)} (${fmt(r.baselinePeakRssBytes / r.bodyBytes, 1)})`, 37),
       ].join(" "),
     );
+    log(`          spread over the pairs: ratio ${spread(p.wall)}, CPU ratio ${spread(p.cpu)}; load average ${fmt(r.loadBefore, 2)} before, ${fmt(r.loadAfter, 2)} after`);
     const largest = r.rows === Math.max(...sizes);
     const smallest = r.rows === Math.min(...sizes);
     if (largest || smallest) {
       // Issue #24 item 2: ≤ 1.5× at 200,000 rows, ≤ 2.0× at 10,000 (fixed costs weigh more there).
       const budget = r.rows >= IMPORT_REFERENCE_ROWS ? 1.5 : 2.0;
-      checks.push({ name: `${fmt(r.rows)} ${r.format}: the add-in's import ≤ ${budget}× fetch+parse`, ok: r.pairedSinkMs <= budget * r.pairedBaselineMs, detail: `${fmt(r.pairedSinkMs / r.pairedBaselineMs, 2)}×` });
+      // Wall time, the median of the interleaved pairs' own ratios (issue #38); CPU: see the targets below.
+      checks.push({ name: `${fmt(r.rows)} ${r.format}: the add-in's import ≤ ${budget}× fetch+parse`, ok: medianOf(p.wall) <= budget, detail: spread(p.wall) });
     }
     if (largest) {
-      checks.push({ name: `${fmt(r.rows)} ${r.format}: the add-in's import ≤ 1.3× fetch+parse+stringify`, ok: r.pairedSinkMs <= 1.3 * r.pairedBaselineSendMs, detail: `${fmt(r.pairedSinkMs / r.pairedBaselineSendMs, 2)}×` });
+      checks.push({ name: `${fmt(r.rows)} ${r.format}: the add-in's import ≤ 1.3× fetch+parse+stringify`, ok: medianOf(p.wallSend) <= 1.3, detail: spread(p.wallSend) });
       checks.push({ name: `${fmt(r.rows)} ${r.format}: the add-in's peak RSS ≤ 1.0× the baseline's own`, ok: r.sinkPeakRssBytes <= r.baselinePeakRssBytes, detail: `${fmt(r.sinkPeakRssBytes / MB)} MB ÷ ${fmt(r.baselinePeakRssBytes / MB)} MB = ${fmt(r.sinkPeakRssBytes / r.baselinePeakRssBytes, 2)}×` });
     }
+  }
+
+  // Issue #38 (open): every timing budget on the CPU clock too, and the add-in's CPU time at 200,000
+  // rows ≤ 0.8× fetch+JSON.parse's and ≤ 1.1× fetch+papaparse's. The wall-time checks above are
+  // issue #24's budgets. On the CPU clock the baseline is cheap (the body's generation is the
+  // service's, another process), so the add-in's own work shows whole: it is printed here, against
+  // each target, until #38's work meets them; a target not yet met is not passed off as a check.
+  log("");
+  log("Issue #38 targets on the CPU clock (open: figures, not yet budget checks):");
+  for (const r of results) {
+    const p = r.pairedRatios;
+    const largest = r.rows === Math.max(...sizes);
+    if (largest) log(`  ${r.format}: emulated import ÷ baseline ${spread(r.endToEndCpuRatios)}; target ≤ 2.5×`);
+    if (largest || r.rows === Math.min(...sizes)) {
+      const target = r.rows === IMPORT_REFERENCE_ROWS ? (r.format === "json" ? "0.8" : "1.1") : r.rows > IMPORT_REFERENCE_ROWS ? "1.5" : "2.0";
+      log(`  ${fmt(r.rows)} ${r.format}: the add-in's import ÷ fetch+${r.format === "json" ? "JSON.parse" : "papaparse"} ${spread(p.cpu)}; target ≤ ${target}×`);
+    }
+    if (largest) log(`  ${fmt(r.rows)} ${r.format}: ÷ fetch+parse+stringify ${spread(p.cpuSend)}; target ≤ 1.3×`);
   }
 
   const refresh = results.find((r) => r.unchangedRefresh)?.unchangedRefresh;

@@ -212,6 +212,13 @@ export function errorDetails(fields: Record<string, string | number | undefined 
  * catch (e) { showError(panel, describeError(e, { connectionId: conn.id, datasetKey: "financials", secrets })); }
  * ```
  */
+/** `message` without a leading `title: ` (any case); the message itself when it does not open so. */
+function withoutTitle(message: string, title: string): string {
+  const prefix = `${title}: `;
+  if (!message.toLowerCase().startsWith(prefix.toLowerCase())) return message;
+  return message.slice(prefix.length);
+}
+
 export function describeError(err: unknown, ctx: ErrorContext = {}): ErrorView {
   const secrets = ctx.secrets ?? [];
   const clean = (s: string) => redactSecrets(s, secrets);
@@ -224,7 +231,9 @@ export function describeError(err: unknown, ctx: ErrorContext = {}): ErrorView {
       ...base,
       code: e.code,
       title: text.title,
-      message: clean(e.message || text.title),
+      // A message that opens with the title (the CLI's "No export yet: …", which has no title line)
+      // is shown without it under the title, so the pane does not say it twice.
+      message: clean(withoutTitle(e.message, text.title) || text.title),
       action: clean(text.action ?? e.action ?? "Retry; if it persists, report it."),
       actions: [...(text.actions ?? [])],
     };

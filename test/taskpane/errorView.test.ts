@@ -26,6 +26,14 @@ describe("describeError", () => {
     }
   });
 
+  it("does not say the title twice: the client's \"No export yet: …\" shows under the title without it", () => {
+    const v = describeError(new PpmError("not_generated", 'No export yet: http://127.0.0.1:3001 has not generated the dataset "risks".', { status: 404 }));
+    expect(v.title).toBe("No export yet");
+    expect(v.message).toBe('http://127.0.0.1:3001 has not generated the dataset "risks".');
+    // A message that only mentions the title elsewhere is kept whole.
+    expect(describeError(new PpmError("not_generated", "Risks: No export yet: x")).message).toBe("Risks: No export yet: x");
+  });
+
   it("401 offers update/forget token for exactly the failing connection", () => {
     const v = describeError(new PpmError("unauthorized", "Credentials missing or wrong", { status: 401 }), { connectionId: "c7" });
     expect(v.actions).toEqual(["updateToken", "forgetToken"]);

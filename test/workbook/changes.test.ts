@@ -155,6 +155,27 @@ describe("Show changes: the highlight", () => {
     expect([fillAt(wb, 5, 1), fillAt(wb, 149, 1), fillAt(wb, 47, 0)]).toEqual([CHANGED_FILL, null, null]);
   });
 
+  it("sizes the mask's requests by what the library really sends: scattered one-cell changes stay under the request target", async () => {
+    // 30 one-cell changes 200 rows apart: 30 one-cell bands. Each costs ~450 request bytes (the range's
+    // framing), not the 152 the mask once guessed (30 × 152 < the target: one ~14 KB request). At a
+    // whole sheet, 1 % changed, that guess sent a 5.65 MB request (bench/deltaRefresh.ts 1048574).
+    const base = finRows(6_000);
+    const { wb } = await imported(base);
+    const next = base.map((r, i) => (i % 200 === 7 ? [r[0], `Changed ${i}`, ...r.slice(2)] : r));
+    const report = await refreshTable(createRequestContext(wb), "b1", keyed(next), { applyQuery: noQuery, now: later });
+    expect(report.delta).toMatchObject({ strategy: "delta", changed: 30, added: 0, removed: 0 });
+    const target = 6_000;
+    const before = wb.stats.requestBytesPerSync.length;
+    await showChanges(createRequestContext(wb), await binding(wb), { targetRequestBytes: target });
+    const sent = wb.stats.requestBytesPerSync.slice(before);
+    // Every request within the target; the mask took several.
+    expect(Math.max(...sent)).toBeLessThanOrEqual(target);
+    expect(sent.filter((b) => b > 2_000).length).toBeGreaterThanOrEqual(3);
+    expect(fillAt(wb, 7, 1)).toBe(CHANGED_FILL);
+    expect(fillAt(wb, 5_807, 1)).toBe(CHANGED_FILL);
+    expect(fillAt(wb, 8, 1)).toBeNull();
+  });
+
   it("is refused when nothing is recorded, after a sort, or after rows were added by hand", async () => {
     const { wb: fresh } = await imported(finRows(20));
     expect((await rejection(showChanges(createRequestContext(fresh), await binding(fresh)))).code).toBe("no_changes");
