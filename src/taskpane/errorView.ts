@@ -204,6 +204,13 @@ export function errorDetails(fields: Record<string, string | number | undefined 
     .join("\n");
 }
 
+/** `message` without a leading `title: ` (any case); the message itself when it does not open so. */
+function withoutTitle(message: string, title: string): string {
+  const prefix = `${title}: `;
+  if (!message.toLowerCase().startsWith(prefix.toLowerCase())) return message;
+  return message.slice(prefix.length);
+}
+
 /**
  * The on-screen form of any thrown value.
  *
@@ -212,13 +219,6 @@ export function errorDetails(fields: Record<string, string | number | undefined 
  * catch (e) { showError(panel, describeError(e, { connectionId: conn.id, datasetKey: "financials", secrets })); }
  * ```
  */
-/** `message` without a leading `title: ` (any case); the message itself when it does not open so. */
-function withoutTitle(message: string, title: string): string {
-  const prefix = `${title}: `;
-  if (!message.toLowerCase().startsWith(prefix.toLowerCase())) return message;
-  return message.slice(prefix.length);
-}
-
 export function describeError(err: unknown, ctx: ErrorContext = {}): ErrorView {
   const secrets = ctx.secrets ?? [];
   const clean = (s: string) => redactSecrets(s, secrets);
