@@ -88,7 +88,7 @@ export function maybeTooLarge(err: unknown): boolean {
  * `tooLarge`; a GeneralException on one item is not about size and is thrown as it is, as is every
  * other error.
  */
-async function syncOrSplit(context: { sync(): Promise<unknown> }, items: number, tooLarge: (cause: unknown) => WriteError): Promise<boolean> {
+export async function syncOrSplit(context: { sync(): Promise<unknown> }, items: number, tooLarge: (cause: unknown) => WriteError): Promise<boolean> {
   try {
     await context.sync();
     return true;
@@ -395,4 +395,15 @@ export async function writeInBatches(
     options.onBatch?.(i);
   }
   return { syncs, largestRequest: largest };
+}
+
+/** The message of an Office or other error, without assuming its shape. */
+export function errorText(err: unknown): string {
+  if (err && typeof err === "object") {
+    const e = err as { code?: unknown; message?: unknown };
+    // eslint-disable-next-line @typescript-eslint/no-base-to-string -- an error of unknown shape without a message: its own toString, if it has one, is the best text there is
+    const msg = typeof e.message === "string" ? e.message : String(err);
+    return typeof e.code === "string" && !msg.includes(e.code) ? `${e.code}: ${msg}` : msg;
+  }
+  return String(err);
 }

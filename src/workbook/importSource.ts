@@ -9,6 +9,7 @@ import { draftBinding, type BindingSource } from "../refresh/binding";
 import type { QueryApplier } from "../refresh/plan";
 import type { RefreshSource } from "../refresh/source";
 import { importTable, type ImportOptions, type ImportResult } from "./writer";
+import { TableWriter, UndeclaredField } from "./tableWriter";
 import { newBindingId } from "./bindingStore";
 
 export interface ImportSourceOptions extends Omit<ImportOptions, "binding"> {
@@ -33,10 +34,18 @@ export interface ImportSourceOptions extends Omit<ImportOptions, "binding"> {
  * written unless the fetch and the query succeeded.
  */
 export async function importSource(context: Excel.RequestContext, from: RefreshSource, options: ImportSourceOptions): Promise<ImportResult> {
+  return importFrom(context, from, options, true);
+}
+
+async function importFrom(context: Excel.RequestContext, from: RefreshSource, options: ImportSourceOptions, stream: boolean): Promise<ImportResult> {
   const query = options.query && Object.keys(options.query).length ? options.query : null;
   const key = options.source.kind === "dataset" ? options.source.key : options.source.endpoint;
   const plan = streamingPlan(query, options.sourceRows, key);
   if (plan.refusal) throw new PpmError("invalid_request", plan.refusal.message, { action: plan.refusal.action, datasetKey: key });
+  // Without a local query the rows go to Excel as they arrive (issue #38: memory does not grow with
+  // the table). An OData collection is read whole: its "declared properties present" check needs
+  // every row (`PpmClient.checkColumns`).
+  if (stream && !query && !(options.source.kind === "dataset" && options.source.format === "odata")) return streamSource(context, from, options);
   // A summary (or a filter over more rows than a sheet) is computed as the rows arrive: only the
   // groups or the kept rows are ever in memory.
   const sink = query && plan.stream ? createQuerySink(query) : undefined;
@@ -60,4 +69,42 @@ export async function importSource(context: Excel.RequestContext, from: RefreshS
       validators: fetched.validators,
     }),
   });
+}
+
+/**
+ * The import of a source without a local query, streamed (issue #38): the rows go through a
+ * {@link TableWriter} as the body arrives, typed and written to Excel a block at a time, so the
+ * add-in never holds the whole table. A failure of the source after the first block (the body cut
+ * short, a malformed row, a row count that does not add up) clears what was written, as an Excel
+ * failure does; a table that fits in the first block is written only once its whole body arrived.
+ */
+async function streamSource(context: Excel.RequestContext, from: RefreshSource, options: ImportSourceOptions): Promise<ImportResult> {
+  const { source, connection, companyId, bindingId, sourceRows } = options;
+  const { target, tableName, signal, onProgress, targetRequestBytes, secrets, now } = options;
+  const rest = { target, tableName, signal, onProgress, targetRequestBytes, secrets, now };
+  const id = bindingId ?? newBindingId();
+  const draft = (columns: Parameters<typeof draftBinding>[0]["columns"], end?: { schemaVersion: string | null; validators: Parameters<typeof draftBinding>[0]["validators"] }) =>
+    draftBinding({ id, connectionId: connection.id, environment: connection.baseUrl, companyId, source, query: null, columns, schemaVersion: end?.schemaVersion ?? null, validators: end?.validators ?? {} });
+  const writer = new TableWriter(context, { ...rest, expectedRows: sourceRows, binding: draft });
+  let fetched: Awaited<ReturnType<RefreshSource["fetch"]>>;
+  try {
+    fetched = await from.fetch(source, { validators: {}, signal: options.signal, sink: writer });
+  } catch (e) {
+    if (!(e instanceof UndeclaredField)) return writer.fail(e);
+    // A field the export's columns do not list becomes an extra column, which a streamed import cannot
+    // add once its header is written: what was written goes, and the table is read whole instead.
+    await writer.discard();
+    return importFrom(context, from, options, false);
+  }
+  if (fetched.status !== "updated") {
+    return writer.fail(new PpmError("unexpected_not_modified", "The source answered 'unchanged' to a request without validators, so there is no data to import."));
+  }
+  const table = fetched.table;
+  // A source that cannot stream returned its table without passing it through the sink.
+  if (!writer.begun) return importTable(context, table, { ...rest, binding: draft(table.columns, { schemaVersion: table.meta.schemaVersion, validators: fetched.validators }) });
+  try {
+    return await writer.finish({ schemaVersion: table.meta.schemaVersion, validators: fetched.validators, generatedAt: table.meta.generatedAt });
+  } catch (e) {
+    return writer.fail(e);
+  }
 }
