@@ -9,7 +9,9 @@ import { draftBinding, type BindingSource } from "../refresh/binding";
 import type { QueryApplier } from "../refresh/plan";
 import type { RefreshSource } from "../refresh/source";
 import { importTable, type ImportOptions, type ImportResult } from "./writer";
-import { TableWriter, UndeclaredField } from "./tableWriter";
+import { TableWriter, TooWideToStream, UndeclaredField } from "./tableWriter";
+import { EXCEL_MAX_ROWS } from "../refresh/validate";
+import { parseCell } from "./names";
 import { newBindingId } from "./bindingStore";
 
 export interface ImportSourceOptions extends Omit<ImportOptions, "binding"> {
@@ -42,10 +44,7 @@ async function importFrom(context: Excel.RequestContext, from: RefreshSource, op
   const key = options.source.kind === "dataset" ? options.source.key : options.source.endpoint;
   const plan = streamingPlan(query, options.sourceRows, key);
   if (plan.refusal) throw new PpmError("invalid_request", plan.refusal.message, { action: plan.refusal.action, datasetKey: key });
-  // Without a local query the rows go to Excel as they arrive (issue #38: memory does not grow with
-  // the table). An OData collection is read whole: its "declared properties present" check needs
-  // every row (`PpmClient.checkColumns`).
-  if (stream && !query && !(options.source.kind === "dataset" && options.source.format === "odata")) return streamSource(context, from, options);
+  if (stream && !query && streams(options)) return streamSource(context, from, options);
   // A summary (or a filter over more rows than a sheet) is computed as the rows arrive: only the
   // groups or the kept rows are ever in memory.
   const sink = query && plan.stream ? createQuerySink(query) : undefined;
@@ -72,6 +71,30 @@ async function importFrom(context: Excel.RequestContext, from: RefreshSource, op
 }
 
 /**
+ * Whether an import without a local query goes to Excel as its rows arrive (issue #38: memory does not
+ * grow with the table), decided before the download. It does when everything a refusal needs is
+ * known before the first write, or cannot refuse; otherwise the table is read whole, checked whole,
+ * and refused with nothing written (the review of #38, R2/R4/R5/R6):
+ * - a reporting dataset as JSON or CSV: an OData collection is read whole, as its "declared
+ *   properties present" check needs every row (`PpmClient.checkColumns`); a snapshot arrives whole
+ *   anyway, and its column plans should see every row;
+ * - to a sheet the import adds: a chosen sheet's area must be checked empty, and free of other tables,
+ *   over every row before anything is written there, and a refusal part way would leave the number
+ *   formats of the rows written on the user's cells;
+ * - a row count from the manifest that fits below the anchor: a larger one is refused, before
+ *   anything is written, once the table is read (it may be stale: the body decides). With no count,
+ *   a table longer than the sheet is refused at the row that does not fit, and the sheet it added then
+ *   holds the failure's message only.
+ */
+function streams(options: ImportSourceOptions): boolean {
+  const source = options.source;
+  if (source.kind !== "dataset" || source.format === "odata") return false;
+  if (options.target?.sheetName !== undefined) return false;
+  const rows = options.sourceRows;
+  return typeof rows !== "number" || rows <= EXCEL_MAX_ROWS - 2 - parseCell(options.target?.anchor ?? "A1").row;
+}
+
+/**
  * The import of a source without a local query, streamed (issue #38): the rows go through a
  * {@link TableWriter} as the body arrives, typed and written to Excel a block at a time, so the
  * add-in never holds the whole table. A failure of the source after the first block (the body cut
@@ -90,9 +113,10 @@ async function streamSource(context: Excel.RequestContext, from: RefreshSource, 
   try {
     fetched = await from.fetch(source, { validators: {}, signal: options.signal, sink: writer });
   } catch (e) {
-    if (!(e instanceof UndeclaredField)) return writer.fail(e);
+    if (!(e instanceof UndeclaredField || e instanceof TooWideToStream)) return writer.fail(e);
     // A field the export's columns do not list becomes an extra column, which a streamed import cannot
-    // add once its header is written: what was written goes, and the table is read whole instead.
+    // add once its header is written: what was written goes, and the table is read whole instead (so
+    // is a table too wide to stream, before anything is written).
     await writer.discard();
     return importFrom(context, from, options, false);
   }

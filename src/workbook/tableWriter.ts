@@ -56,7 +56,7 @@ import { hasMilliseconds, needsTextDigits, planColumns, headerValues, TEXT_FORMA
 import { a1, deriveSheetName, sheetLabel, deriveTableName, isValidSheetName, isValidTableName, parseCell } from "./names";
 import { infoComplete, infoFailed, infoInProgress } from "./info";
 import { findOccupiedCell, findTouchingTable, prepareCalculation, queueColumnFormats, queueDateSystemProbe, setEvery, type CalculationGuard } from "./sheet";
-import { bytesPerRow, DEFAULT_TARGET_REQUEST_BYTES, errorText, FIRST_BLOCK_ROWS, syncOrSplit, throwIfAborted, WriteError } from "./blocks";
+import { DEFAULT_TARGET_REQUEST_BYTES, errorText, FIRST_BLOCK_ROWS, RANGE_WRITE_OVERHEAD_BYTES, rowJsonBytes, rowRequestBytes, syncOrSplit, throwIfAborted, WriteError } from "./blocks";
 import { checkSettingsBudget, queueBindingSetting } from "./bindingStore";
 import { dateColumnsOf, typeBlock, typeRowInPlace, type TypedBlock } from "./typing";
 import { rowChars } from "./checksums";
@@ -103,11 +103,10 @@ export interface TableWriterOptions {
   secrets?: readonly string[];
   now?: () => Date;
   /**
-   * A complete table's row count and column plans (see the module comment: "known"), whether its rows
-   * were validated already (`validateTable`), and its request bytes per row estimated from rows spread
-   * through the whole table (so a table whose long texts sit at the end is not underestimated).
+   * A complete table's row count and column plans (see the module comment: "known"), and whether its
+   * rows were validated already (`validateTable`).
    */
-  known?: { rows: number; plans: ColumnPlan[]; validated: boolean; bytesPerRow: (date1904: boolean) => number };
+  known?: { rows: number; plans: ColumnPlan[]; validated: boolean };
   /** Rows the source says it will send, for progress only (the manifest's row count). */
   expectedRows?: number | null;
 }
@@ -136,21 +135,41 @@ export class UndeclaredField extends Error {
   }
 }
 
+/**
+ * A table too wide to stream: each streamed block sets its rows' number format column by column, and
+ * at this width those operations alone would take a quarter of a request (review of #38, R5). Thrown
+ * by `begin`, before anything is written; the caller reads the table whole, whose formats are set
+ * once over each whole column.
+ */
+export class TooWideToStream extends Error {
+  constructor(readonly width: number) {
+    super(`${width} columns are read whole before they are written.`);
+    this.name = "TooWideToStream";
+  }
+}
+
 /** What the reads before the first write found. */
 interface Prepared {
   sheet: Excel.Worksheet;
+  /** Its name, as last read (the user may rename a sheet while it is being imported into). */
   sheetName: string;
   created: boolean;
+  /**
+   * The id of the sheet this import added, read in the request that added it: the one way a failure's
+   * clean-up finds it again (review of #38, R3/R11: by its name it could find another import's sheet
+   * of the same name, or none after a rename). Null until added.
+   */
+  sheetId: string | null;
   tableName: string;
   date1904: boolean;
   calc: ReturnType<typeof prepareCalculation>;
   settings: Excel.SettingCollection;
-  /** The chosen sheet's used range, where it may hold cells in the area (streamed: checked per block). */
-  used: { row: number; column: number; rowCount: number; columnCount: number } | null;
-  /** The last sheet row the table's body may reach without touching another table (streamed). */
-  lastRow: number;
-  /** The table it would touch past `lastRow`. */
-  touching: string | null;
+  /**
+   * Streamed: the last row of the added sheet that holds a value, read with each block (-1: none yet).
+   * Below the rows written, it is a value typed while the import runs: the next block's cells are
+   * then looked at before they are written (review of #38, R4).
+   */
+  usedBottom: number;
   /** The workbook's structure is protected (issue #35): no hidden fingerprint sheets can be added. */
   structureProtected: boolean;
 }
@@ -190,7 +209,12 @@ export class TableWriter implements TableSink {
   private eager: { kinds: ColumnPlan["kind"][]; dateColumns: number[]; integers: number[]; times: number[] } | null = null;
   private ready: (string | number | boolean)[][] = [];
   private readyHashes: string[] = [];
+  /** Each ready row's request bytes (`rowRequestBytes`), and their sum from `readyAt` on. */
+  private readyBytes: number[] = [];
+  private waitingBytes = 0;
   private readyAt = 0;
+  /** The header's request bytes (the first request carries it). */
+  private headerBytes = 0;
   /** Integer columns that turned out to need text (see `revise`): converted before the next block. */
   private readonly toText = new Set<number>();
   private received = 0;
@@ -212,14 +236,11 @@ export class TableWriter implements TableSink {
    * applied whole), so a failure must undo what may be there.
    */
   private touched = false;
-  /** The sheet this import adds exists (its request went through, or a refused one had added it). */
-  private sheetAdded = false;
   /** The last request (table, binding) was sent: a failure must look for a table and a binding to remove. */
   private committing = false;
   /** The writer's own failure (a `WriteError`, an `UndeclaredField`) or the source's: later calls refuse with it. */
   private failure: Error | null = null;
   private perBlock = FIRST_BLOCK_ROWS;
-  private byBytes = Infinity;
   private mayGrow = true;
   private syncs = 0;
   private blocks = 0;
@@ -268,7 +289,9 @@ export class TableWriter implements TableSink {
     this.maxRows = EXCEL_MAX_ROWS - anchor.row - 2;
     this.columns = columns.map((c) => ({ ...c }));
     this.check = rowValidator(this.columns);
+    this.headerBytes = rowJsonBytes(headerValues(this.columns)[0], this.width);
     if (o.known) this.plans = o.known.plans;
+    else if (this.width * RANGE_WRITE_OVERHEAD_BYTES * 4 > (o.targetRequestBytes ?? DEFAULT_TARGET_REQUEST_BYTES)) throw new TooWideToStream(this.width);
     throwIfAborted(o.signal, 0, this.received);
   }
 
@@ -294,7 +317,9 @@ export class TableWriter implements TableSink {
 
   flush(): Promise<void> | void {
     if (this.failure !== null) throw this.failure;
-    if (this.waiting < this.perBlock) return;
+    // A block is due at its row count, or (once the plans are known and rows are typed as they come)
+    // at the request bytes its rows take, whichever comes first.
+    if (this.waiting < this.perBlock && this.waitingBytes < this.valueBudget(!this.started)) return;
     return this.guarded(() => this.writeReady(false));
   }
 
@@ -329,8 +354,11 @@ export class TableWriter implements TableSink {
     const typed = cells as unknown as (string | number | boolean)[];
     const chars = rowChars(typed, this.width);
     if (chars > this.longest) this.longest = chars;
+    const bytes = rowRequestBytes(typed, this.width);
     this.ready.push(typed);
     this.readyHashes.push(hash);
+    this.readyBytes.push(bytes);
+    this.waitingBytes += bytes;
   }
 
   end(): { columns: Column[]; rows: CellValue[][] } {
@@ -343,17 +371,30 @@ export class TableWriter implements TableSink {
   }
 
   /**
-   * Undoes everything written, without a word on the sheet: the sheet this import added is deleted,
-   * the cells written on a chosen sheet cleared. For a caller that starts the import over another way
-   * (see {@link UndeclaredField}).
+   * Undoes everything written, without a word on the sheet: the sheet this import added is deleted
+   * (found by its id). For a caller that starts the import over another way (see
+   * {@link UndeclaredField}); a streamed import only ever writes to a sheet it added. If even that
+   * fails, the failure's clean-up runs instead ({@link fail}).
    */
   async discard(): Promise<void> {
-    if (!this.started || !this.prepared) return;
     const p = this.prepared;
-    if (p.created) p.sheet.delete();
-    else p.sheet.getRangeByIndexes(this.anchor.row, this.anchor.column, 2 + Math.max(1, this.reached), this.width).clear("Contents");
-    this.started = false;
-    await this.context.sync();
+    if (!p || !this.touched) return;
+    try {
+      // The sheet this import added, by its id (a streamed import writes to no other).
+      const added = p.sheetId !== null ? this.context.workbook.worksheets.getItemOrNullObject(p.sheetId) : null;
+      added?.load("name");
+      this.syncs++;
+      await this.context.sync();
+      if (added && !added.isNullObject) added.delete();
+      if (!p.created) p.sheet.getRangeByIndexes(this.anchor.row, this.anchor.column, 2 + Math.max(1, this.reached), this.width).clear("Contents");
+      this.guard?.restore();
+      this.syncs++;
+      await this.context.sync();
+      this.touched = false;
+      this.started = false;
+    } catch (e) {
+      await this.fail(e);
+    }
   }
 
   /**
@@ -375,6 +416,11 @@ export class TableWriter implements TableSink {
    * the info cell (nothing when nothing was written), then throws the failure: the writer's own as a
    * `WriteError` (what Excel threw is `write_failed`), a source's error (a body cut short, a malformed
    * row: a `PpmError`) as it is.
+   *
+   * Only what this import can prove its own is touched (review of #38, R3/R8/R11): the sheet it added
+   * by the id read when it was added, the table by its place (the header row at the anchor, on that
+   * sheet), the binding by this import's id. Never anything found by a name, which another import
+   * (a second pane, the other runtime, a co-author) may have taken meanwhile.
    */
   async fail(err: unknown): Promise<never> {
     // The writer's own failure (a WriteError), or the source's error as it is.
@@ -384,26 +430,32 @@ export class TableWriter implements TableSink {
     const p = this.prepared;
     const o = this.options;
     const wb = this.context.workbook;
+    const headerRow = this.anchor.row + 1;
     try {
-      // A failed request may have applied part of itself, so what is there is looked up afresh: the
-      // sheet this import adds (a proxy from a failed `add` cannot be used), and after the last
-      // request was sent, the table and the binding it creates (else a table over cleared cells and a
-      // binding to it would stay).
-      const sheet = p.created ? wb.worksheets.getItemOrNullObject(p.sheetName) : p.sheet;
-      const table = this.committing ? wb.tables.getItemOrNullObject(p.tableName) : null;
+      // A failed request may have applied part of itself, so what is there is looked up afresh.
+      const sheet = p.created ? wb.worksheets.getItemOrNullObject(p.sheetId!) : p.sheet;
+      const tables = this.committing ? sheet.tables : null;
+      tables?.load("items/id");
       const key = bindingSettingKey(this.draft().id);
       // A binding of that id stored before this import (a caller's own id) is not this import's to remove.
       const binding = this.committing && !p.settings.items.some((i) => i.key === key) ? wb.settings.getItemOrNullObject(key) : null;
-      if (p.created || this.committing) {
-        sheet.load("name");
-        table?.load("name");
-        binding?.load("key");
+      binding?.load("key");
+      sheet.load("name");
+      this.syncs++;
+      await this.context.sync();
+      // The sheet this import added is gone (the user deleted it): nothing of this import is left.
+      if (sheet.isNullObject) throw shown;
+      if (tables && tables.items.length > 0) {
+        // The table the last request created, whatever name it got: the one whose header is at the anchor.
+        const placed = tables.items.map((t) => {
+          const r = t.getRange();
+          r.load(["rowIndex", "columnIndex"]);
+          return { t, r };
+        });
         this.syncs++;
         await this.context.sync();
-        // Nothing of this import reached the workbook: it stays exactly as it was.
-        if (sheet.isNullObject) throw shown;
+        for (const { t, r } of placed) if (r.rowIndex === headerRow && r.columnIndex === this.anchor.column) t.delete();
       }
-      if (table && !table.isNullObject) table.delete();
       if (binding && !binding.isNullObject) binding.delete();
       // Clear what was written (and any rows a failed request reached), then say so where the table would have been.
       const rows = 2 + Math.max(1, this.reached, o.known?.rows ?? 0);
@@ -420,17 +472,34 @@ export class TableWriter implements TableSink {
     throw shown;
   }
 
-  /** After a refused first request: whether the sheet this import adds was added all the same (one read). */
-  private async findAddedSheet(): Promise<void> {
+  /**
+   * Adds the sheet this import writes to, in a request of its own, and reads its id with it: from now
+   * on the sheet is found by that id (see {@link fail}). Were the add part of the first block's
+   * request, a refused block could not tell whether the sheet was added, and a sheet found by its name
+   * might be another import's. A failed add touches nothing: if it was applied and only its answer was
+   * lost, an empty sheet stays, which the message names.
+   */
+  private async addSheet(): Promise<void> {
     const p = this.prepared!;
-    const context = this.context;
-    const found = context.workbook.worksheets.getItemOrNullObject(p.sheetName);
-    found.load("name");
+    const sheet = this.context.workbook.worksheets.add(p.sheetName);
+    sheet.load(["id", "name"]);
     this.syncs++;
-    await context.sync();
-    if (found.isNullObject) return;
-    p.sheet = found;
-    this.sheetAdded = true;
+    try {
+      await this.context.sync();
+    } catch (e) {
+      const taken = (e as { code?: unknown } | null)?.code === "ItemAlreadyExists";
+      throw new WriteError(
+        "write_failed",
+        taken
+          ? `A sheet named "${p.sheetName}" was added while this import started (another import, or a co-author); nothing was imported. Import again: the new sheet gets a free name.`
+          : `Adding the sheet "${p.sheetName}" failed: ${errorText(e)} Nothing was imported; if an empty sheet "${p.sheetName}" appeared, it can be deleted.`,
+        { rowsWritten: 0, cause: e },
+      );
+    }
+    p.sheet = sheet;
+    p.sheetId = sheet.id;
+    p.sheetName = sheet.name;
+    this.touched = true;
   }
 
   /**
@@ -458,11 +527,12 @@ export class TableWriter implements TableSink {
 
   private tooManyRows(rows: number): WriteError {
     const known = this.options.known?.rows;
+    const at = (this.anchor.row + 3).toLocaleString("en-US");
     return new WriteError(
       "too_many_rows",
       known !== undefined
-        ? `${known.toLocaleString("en-US")} rows starting at row ${this.anchor.row + 3} do not fit on a sheet (${EXCEL_MAX_ROWS.toLocaleString("en-US")} rows). Add a local filter ($filter or $top) to import fewer rows.`
-        : `The data has more than ${(rows - 1).toLocaleString("en-US")} rows, which do not fit on a sheet starting at row ${this.anchor.row + 3} (${EXCEL_MAX_ROWS.toLocaleString("en-US")} rows). Add a local filter ($filter or $top) to import fewer rows.`,
+        ? `${known.toLocaleString("en-US")} rows starting at row ${at} do not fit on a sheet (${EXCEL_MAX_ROWS.toLocaleString("en-US")} rows). Add a local filter ($filter or $top) to import fewer rows.`
+        : `The data has more than ${(rows - 1).toLocaleString("en-US")} rows, which do not fit on a sheet starting at row ${at} (${EXCEL_MAX_ROWS.toLocaleString("en-US")} rows). Add a local filter ($filter or $top) to import fewer rows.`,
     );
   }
 
@@ -485,27 +555,37 @@ export class TableWriter implements TableSink {
     const bodyRow = this.anchor.row + 2;
     if (!this.plans) this.plans = planColumns({ columns: this.columns!, rows: this.pendingRows(Math.min(this.perBlock, this.waiting)) });
     if (!o.known && !this.eager) this.startTyping();
+    if (p.created && p.sheetId === null) await this.addSheet();
     if (this.toText.size > 0) await this.convert();
     const plans = this.plans;
-    while (this.waiting >= this.perBlock || (all && (this.waiting > 0 || !this.started))) {
+    while (this.waiting > 0 ? this.waiting >= this.perBlock || this.waitingBytes >= this.valueBudget(!this.started) || all : all && !this.started) {
       throwIfAborted(o.signal, this.written, this.total());
-      const count = Math.min(this.perBlock, this.waiting);
-      if (count > 0 && this.byBytes === Infinity) {
-        const perRow = o.known ? o.known.bytesPerRow(p.date1904) : bytesPerRow({ total: count, get: (a, b) => this.ready.slice(this.readyAt + a, this.readyAt + b) }, 0);
-        this.byBytes = Math.max(1, Math.floor((o.targetRequestBytes ?? DEFAULT_TARGET_REQUEST_BYTES) / perRow));
-        if (this.perBlock > this.byBytes) {
-          this.perBlock = this.byBytes;
-          continue;
+      const first = !this.started;
+      // The rows of the block: at most `perBlock`, and no more than the request's bytes allow (at least one).
+      let count = Math.min(this.perBlock, this.waiting);
+      const block = o.known ? this.typedHead(count) : { values: this.ready, hashes: this.readyHashes };
+      const at = o.known ? 0 : this.readyAt;
+      const sizes = o.known ? null : this.readyBytes;
+      const budget = this.valueBudget(first);
+      let bytes = 0;
+      for (let i = 0; i < count; i++) {
+        bytes += sizes ? sizes[at + i] : rowRequestBytes(block.values[i], this.width);
+        if (bytes > budget && i > 0) {
+          count = i;
+          break;
         }
       }
-      if (!o.known) await this.checkArea(bodyRow + this.written, Math.max(1, count));
-      const block = o.known ? this.typedHead(count) : { values: this.ready.slice(this.readyAt, this.readyAt + count) };
-      const first = !this.started;
+      const cutByBytes = count < Math.min(this.perBlock, this.waiting);
+      if (!o.known && count > 0) await this.checkTyped(bodyRow + this.written, count);
       this.started = true;
       this.guard ??= p.calc.start();
       if (first) this.queuePrelude();
       if (!o.known && count > 0) queueColumnFormats(p.sheet, bodyRow + this.written, this.anchor.column, count, plans);
-      if (count > 0) p.sheet.getRangeByIndexes(bodyRow + this.written, this.anchor.column, count, this.width).values = block.values.length === count ? block.values : block.values.slice(0, count);
+      if (count > 0) p.sheet.getRangeByIndexes(bodyRow + this.written, this.anchor.column, count, this.width).values = at === 0 && block.values.length === count ? block.values : block.values.slice(at, at + count);
+      // Streamed: what else holds a value on the sheet, and its name, read back with the block (see `Prepared.usedBottom`).
+      const used = o.known ? null : p.sheet.getUsedRangeOrNullObject(true);
+      used?.load(["rowIndex", "rowCount"]);
+      if (!o.known) p.sheet.load("name");
       this.reached = Math.max(this.reached, this.written + count);
       this.touched = true;
       this.syncs++;
@@ -514,24 +594,39 @@ export class TableWriter implements TableSink {
       if (!(await syncOrSplit(this.context, count, (cause) => new WriteError("payload_too_large", `Row ${from + 1} alone is larger than Excel accepts in one request.`, { rowsWritten: from, cause })))) {
         // Refused for its size, as far as the error tells (a GeneralException may also be an action
         // that failed after the earlier ones were applied): the same rows (and prelude) again, in
-        // smaller blocks.
-        this.perBlock = Math.ceil(count / 2);
+        // smaller blocks. The sheet was added by a request of its own, so it is not added twice.
+        this.perBlock = Math.max(1, Math.ceil(count / 2));
         this.mayGrow = false;
         this.shrinks++;
-        if (first) {
-          this.started = false;
-          // The sheet may have been added before the request stopped: adding it again would fail.
-          if (p.created) await this.findAddedSheet();
-        }
+        if (first) this.started = false;
         continue;
       }
-      if (first && p.created) this.sheetAdded = true;
+      if (used) p.usedBottom = used.isNullObject ? -1 : used.rowIndex + used.rowCount - 1;
+      if (!o.known) p.sheetName = p.sheet.name;
       this.blocks++;
       this.acknowledge(count);
-      if (this.mayGrow) this.perBlock = Math.min(this.byBytes, this.perBlock * 2);
+      // A block cut by its bytes sets the pace; else the next may double (until a refusal).
+      if (cutByBytes) this.perBlock = Math.max(1, count);
+      else if (this.mayGrow) this.perBlock *= 2;
       o.onProgress?.(this.written, this.total());
       if (count === 0) break;
     }
+  }
+
+  /**
+   * Request bytes a block's values may take: the target less the request's other operations, each
+   * about {@link RANGE_WRITE_OVERHEAD_BYTES} (the values' range; streamed, a number format per column
+   * and the used range's read; the first request also the info cell, the header and, for a complete
+   * table, each column's format). Review of #38, R5: a wide table's first request was 5.8 MB.
+   */
+  private valueBudget(first: boolean): number {
+    const target = this.options.targetRequestBytes ?? DEFAULT_TARGET_REQUEST_BYTES;
+    // A column's format costs more than a small write's average once a request holds thousands of
+    // actions (their ids grow): 3,000 columns measured ~760 bytes each; counted at 1.5 times.
+    const perColumn = Math.ceil(RANGE_WRITE_OVERHEAD_BYTES * 1.5);
+    let other = RANGE_WRITE_OVERHEAD_BYTES * 3 + (this.options.known ? 0 : perColumn * this.width);
+    if (first) other += RANGE_WRITE_OVERHEAD_BYTES * 4 + perColumn * this.width + this.headerBytes;
+    return Math.max(1, target - other);
   }
 
   /** The progress total: what the source announced, or what has arrived so far. */
@@ -570,12 +665,16 @@ export class TableWriter implements TableSink {
   private acknowledge(count: number): void {
     if (count === 0) return;
     if (!this.options.known) {
-      for (let i = 0; i < count; i++) this.packer.push(this.readyHashes[this.readyAt + i]);
+      for (let i = 0; i < count; i++) {
+        this.packer.push(this.readyHashes[this.readyAt + i]);
+        this.waitingBytes -= this.readyBytes[this.readyAt + i];
+      }
       this.written += count;
       this.readyAt += count;
       if (this.readyAt > 4096 && this.readyAt * 2 > this.ready.length) {
         this.ready = this.ready.slice(this.readyAt);
         this.readyHashes = this.readyHashes.slice(this.readyAt);
+        this.readyBytes = this.readyBytes.slice(this.readyAt);
         this.readyAt = 0;
       }
       return;
@@ -628,26 +727,22 @@ export class TableWriter implements TableSink {
   }
 
   /**
-   * Streamed, on a chosen sheet: the rows a block is about to fill must be empty, and must not bring
-   * the table next to another one (see {@link Prepared}).
+   * Streamed: the rows a block is about to fill must still be empty. The sheet is this import's own,
+   * but the user (or a co-author) can type on it while a long download runs; a value below the rows
+   * written so far is looked for in the block's cells before they are written (review of #38, R4).
    */
-  private async checkArea(firstRow: number, count: number): Promise<void> {
+  private async checkTyped(firstRow: number, count: number): Promise<void> {
     const p = this.prepared!;
-    const lastRow = firstRow + count - 1;
-    if (lastRow > p.lastRow) {
-      throw new WriteError(
-        "adjacent_table",
-        `The import on "${p.sheetName}" would reach the table "${p.touching}" (its rows from ${a1(this.anchor.row, this.anchor.column, lastRow - this.anchor.row + 1, this.width)} on): Excel would merge what is written next to a table into it. Leave an empty row and column between tables, or import to a new sheet.`,
-      );
-    }
-    if (!p.used) return;
-    const u = p.used;
-    if (u.row > lastRow || u.row + u.rowCount <= firstRow) return;
-    const rect = { row: firstRow, column: this.anchor.column, rowCount: count, columnCount: this.width };
+    // Rows an earlier request reached may hold this import's own values (a request that failed after
+    // applying its values, then retried in halves): only the rows past them are looked at.
+    const from = Math.max(firstRow, this.anchor.row + 2 + this.reached);
+    const end = firstRow + count;
+    if (p.usedBottom < from || from >= end) return;
+    const rect = { row: from, column: this.anchor.column, rowCount: end - from, columnCount: this.width };
     const occupied = await findOccupiedCell(this.context, p.sheet, rect);
     this.syncs++;
     if (occupied) {
-      throw new WriteError("occupied", `The import needs ${a1(this.anchor.row, this.anchor.column, lastRow - this.anchor.row + 1, this.width)} on "${p.sheetName}" to be empty, but ${occupied} is not. Choose an empty area or a new sheet.`, { address: occupied });
+      throw new WriteError("occupied", `${occupied} on "${p.sheetName}" was filled while the import was writing there; the import stopped so as not to overwrite it. Import again to a new sheet.`, { address: occupied });
     }
   }
 
@@ -704,10 +799,9 @@ export class TableWriter implements TableSink {
     let sheet: Excel.Worksheet = null as unknown as Excel.Worksheet;
     let sheetName: string;
     let created = false;
-    let used: Prepared["used"] = null;
-    let lastRow = EXCEL_MAX_ROWS - 1;
-    let touching: string | null = null;
     if (chosen && !chosen.isNullObject) {
+      // A chosen sheet's area is checked whole before anything is written, which needs the row count.
+      if (!o.known) throw new Error("A streamed import writes only to a sheet it adds; an import into a chosen sheet reads its table whole (importSource).");
       sheet = chosen;
       sheetName = chosen.name;
       // The area as far as it is known: a complete table's, else the info line, the header and one body row.
@@ -725,36 +819,6 @@ export class TableWriter implements TableSink {
           `The import at ${a1(area.row, area.column, area.rowCount, area.columnCount)} on "${sheetName}" would touch the table "${touched}": Excel would merge what is written next to a table into it. Leave an empty row and column between tables, or import to a new sheet.`,
         );
       }
-      if (!o.known) {
-        // Streamed: how far down the rows may go, and where the cells still need a look.
-        const u = sheet.getUsedRangeOrNullObject(true);
-        u.load(["rowIndex", "columnIndex", "rowCount", "columnCount"]);
-        const others = sheet.tables;
-        others.load("items/name");
-        this.syncs++;
-        await context.sync();
-        const bodyStart = area.row + area.rowCount;
-        if (!u.isNullObject && u.rowIndex + u.rowCount > bodyStart && u.columnIndex < area.column + area.columnCount && u.columnIndex + u.columnCount > area.column) {
-          used = { row: u.rowIndex, column: u.columnIndex, rowCount: u.rowCount, columnCount: u.columnCount };
-        }
-        if (others.items.length > 0) {
-          const ranges = others.items.map((t) => {
-            const r = t.getRange();
-            r.load(["rowIndex", "columnIndex", "rowCount", "columnCount"]);
-            return { name: t.name, r };
-          });
-          this.syncs++;
-          await context.sync();
-          for (const { name, r } of ranges) {
-            // A table in the columns next to or under the area, below it: the body must end two rows above it.
-            const besideColumns = r.columnIndex <= area.column + area.columnCount && r.columnIndex + r.columnCount >= area.column;
-            if (besideColumns && r.rowIndex >= bodyStart && r.rowIndex - 2 < lastRow) {
-              lastRow = r.rowIndex - 2;
-              touching = name;
-            }
-          }
-        }
-      }
     } else {
       sheetName = o.target?.sheetName ?? deriveSheetName(sheetLabel(draft.source), sheets.items.map((s) => s.name));
       created = true;
@@ -762,7 +826,7 @@ export class TableWriter implements TableSink {
     // The binding is checked before writing, so one that would carry a secret or overflow the
     // settings never leaves a half-import behind (checked again with the source's validators at the end).
     this.checkBinding(this.partial(draft, tableName, sheetName, 0), settings.items);
-    return { sheet, sheetName, created, tableName, date1904: dateSystem.is1904(), calc, settings, used, lastRow, touching, structureProtected: locked.structure };
+    return { sheet, sheetName, created, sheetId: null, tableName, date1904: dateSystem.is1904(), calc, settings, usedBottom: -1, structureProtected: locked.structure };
   }
 
   private partial(draft: BindingDraft, tableName: string, sheetName: string, rowCount: number): Binding {
@@ -779,7 +843,6 @@ export class TableWriter implements TableSink {
   /** The first write request's operations: the sheet, the info cell (INCOMPLETE), the header; a known table's formats. */
   private queuePrelude(): void {
     const p = this.prepared!;
-    if (p.created && !this.sheetAdded) p.sheet = this.context.workbook.worksheets.add(p.sheetName);
     const cell = p.sheet.getRangeByIndexes(this.anchor.row, this.anchor.column, 1, 1);
     cell.numberFormat = [[TEXT_FORMAT]];
     cell.values = [[infoInProgress("import", this.draft().source)]];

@@ -10,8 +10,7 @@
 import type { Table } from "../table/model";
 import { validateTable } from "../refresh/validate";
 import { planColumns } from "./cells";
-import { bytesPerRow, throwIfAborted, WriteError } from "./blocks";
-import { typedRows } from "./typing";
+import { throwIfAborted, WriteError } from "./blocks";
 import { TableWriter, type BindingDraft, type ImportResult, type TableWriterOptions } from "./tableWriter";
 
 export { WriteError, errorText } from "./blocks";
@@ -45,8 +44,6 @@ export async function importTable(context: Excel.RequestContext, table: Table, o
       rows: table.rows.length,
       plans,
       validated: true,
-      // Four short runs spread through the rows, so a table whose long texts sit at the end is not underestimated.
-      bytesPerRow: (date1904) => bytesPerRow(typedRows(table, plans, date1904), 0),
     },
   });
   writer.begin(table.columns);
