@@ -17,10 +17,11 @@
  *    target sheet, or a new sheet under structure protection, is refused (issue #35, `protection.ts`);
  *    the binding must be storable (no secret, the settings budget) and, on a chosen sheet, the area
  *    empty and no other table touched;
- * 3. the first request also sets the info cell to "importing — INCOMPLETE", the header row (text)
- *    and the number formats (text columns `@` BEFORE any value);
- * 4. values in row blocks sized under the request payload limit (the first at most 5,000 rows, then
- *    doubling up to the byte target; a refused request is retried in halves, `blocks.ts`);
+ * 3. a new sheet is added by a request of its own that reads its id (the clean-up finds it by that id,
+ *    never by its name); the first block's request also sets the info cell to "importing —
+ *    INCOMPLETE", the header row (text) and the number formats (text columns `@` BEFORE any value);
+ * 4. values in row blocks cut by their rows' request bytes (`rowRequestBytes`) under the target, the
+ *    first at most 5,000 rows, then doubling; a refused request is retried in halves (`blocks.ts`);
  * 5. one last request creates the table over the filled range, names it, writes the final info
  *    line and stores the binding (kept through co-authors' stale settings copies, `settle.ts`); no
  *    calculation is asked for (issue #34, `sheet.ts`); then the fingerprints and Excel's block
@@ -36,9 +37,11 @@
  *   the first row, so the whole area is checked and every column's number format is set once over the
  *   whole column in the first request, as before streaming, and nothing is written unless every check
  *   passed (the whole table is validated first).
- * - **streamed** (unknown row count): each block's request sets its rows' formats (12 small operations
- *   per ~4 MB block); a chosen sheet's cells are checked block by block where its used range reaches,
- *   and a table below or beside the area bounds how far the rows may go. The column plans come from
+ * - **streamed** (unknown row count, always to a sheet the import adds: `importSource` reads an import
+ *   into a chosen sheet whole, so its area is checked before anything is written): each block's
+ *   request sets its rows' formats (12 small operations per ~4 MB block) and reads back the sheet's
+ *   used range, so a value typed on the new sheet below the rows written stops the import before it
+ *   would be overwritten (`checkTyped`). The column plans come from
  *   the first block; two decisions that depend on every row are made good as they arrive: a date-time
  *   column in which a later value has milliseconds gets the `.000` format over the whole column at the
  *   end, and an integer column in which a later value has 16 or more digits (Excel keeps 15) becomes
