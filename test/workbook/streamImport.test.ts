@@ -9,7 +9,6 @@ import { expect } from "@jest/globals";
 import { Workbook, createRequestContext, inspect, snapshot, serializeWorkbook, EmulatedExcelError } from "../../src/emulator";
 import { importTable } from "../../src/workbook/writer";
 import { importSource } from "../../src/workbook/importSource";
-import { TableWriter } from "../../src/workbook/tableWriter";
 import { readBindings } from "../../src/workbook/bindingStore";
 import { PpmError } from "../../src/service/errors";
 import { PpmClient } from "../../src/service";
@@ -17,49 +16,7 @@ import { sourceFromClient, type RefreshSource } from "../../src/refresh/source";
 import { startReferenceService, type ReferenceService } from "../../src/reference/server";
 import type { CellValue, Table } from "../../src/table/model";
 import { bindingDraft, finRows, finTable, fixedNow, rejection, TOKEN } from "./helpers";
-
-const CONNECTION = { id: "conn-1", baseUrl: "http://127.0.0.1:4100" };
-
-/**
- * A source that streams `table` through the sink as the service client does: the columns, then the
- * rows in pieces of `piece` with the sink's flush awaited between pieces; `fail` throws the source's
- * error before row `fail.at`.
- */
-function streaming(table: Table, opts: { piece?: number; fail?: { at: number; error: unknown }; extra?: { at: number; field: string } } = {}): RefreshSource & { held: () => number } {
-  let writer: TableWriter | null = null;
-  return {
-    held: () => writer?.maxHeld ?? -1,
-    async fetch(_source, request) {
-      // An import that is not streamed (into a chosen sheet, a too-large manifest count) reads the table whole.
-      if (!request.sink) return { status: "updated", table, validators: { etag: table.meta.etag, generatedAt: table.meta.generatedAt } };
-      const sink = request.sink;
-      writer = sink instanceof TableWriter ? sink : null;
-      sink.begin(table.columns);
-      const piece = opts.piece ?? 97;
-      for (let i = 0; i < table.rows.length; i++) {
-        if (opts.fail && i === opts.fail.at) throw opts.fail.error;
-        if (opts.extra && i === opts.extra.at) sink.extraField?.(opts.extra.field);
-        sink.row(table.rows[i].slice());
-        if (i % piece === piece - 1) await sink.flush?.();
-      }
-      await sink.flush?.();
-      const done = sink.end();
-      return { status: "updated", table: { ...table, ...done }, validators: { etag: table.meta.etag, generatedAt: table.meta.generatedAt } };
-    },
-  };
-}
-
-function streamed(wb: Workbook, from: RefreshSource, opts: Partial<Parameters<typeof importSource>[2]> = {}) {
-  return importSource(createRequestContext(wb), from, {
-    source: { kind: "dataset", key: "financials", format: "json" },
-    connection: CONNECTION,
-    companyId: "acme",
-    bindingId: "b1",
-    secrets: [TOKEN],
-    now: fixedNow,
-    ...opts,
-  });
-}
+import { CONNECTION, streamed, streaming } from "./streamHelpers";
 
 /** The same table imported whole (`importTable`), for comparison. */
 async function whole(table: Table, opts: Partial<Parameters<typeof importTable>[2]> = {}, wb = new Workbook({ currentYear: 2025 })): Promise<Workbook> {

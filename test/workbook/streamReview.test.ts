@@ -5,53 +5,12 @@
 import { expect } from "@jest/globals";
 import { Workbook, createRequestContext, inspect, snapshot } from "../../src/emulator";
 import { importTable } from "../../src/workbook/writer";
-import { importSource } from "../../src/workbook/importSource";
 import { TableWriter } from "../../src/workbook/tableWriter";
 import { readBindings } from "../../src/workbook/bindingStore";
 import { draftBinding } from "../../src/refresh/binding";
-import type { RefreshSource } from "../../src/refresh/source";
-import type { CellValue, Column, Table } from "../../src/table/model";
+import type { CellValue, Column } from "../../src/table/model";
 import { bindingDraft, finRows, finTable, fixedNow, rejection, TOKEN } from "./helpers";
-
-const CONNECTION = { id: "conn-1", baseUrl: "http://127.0.0.1:4100" };
-
-/** Streams `table` through the sink as the service client does; `afterFlush` runs between pieces; `cutAt` ends the body with a network error. */
-function streaming(table: Table, opts: { piece?: number; afterFlush?: (rowsSent: number) => Promise<void> | void; cutAt?: number } = {}): RefreshSource & { held: () => number } {
-  let writer: TableWriter | null = null;
-  return {
-    held: () => writer?.maxHeld ?? -1,
-    async fetch(_source, request) {
-      if (!request.sink) return { status: "updated", table, validators: {} };
-      const sink = request.sink;
-      writer = sink instanceof TableWriter ? sink : null;
-      sink.begin(table.columns);
-      const piece = opts.piece ?? 97;
-      for (let i = 0; i < table.rows.length; i++) {
-        if (i === opts.cutAt) throw new Error("terminated: the connection was reset");
-        sink.row(table.rows[i].slice());
-        if (i % piece === piece - 1) {
-          await sink.flush?.();
-          await opts.afterFlush?.(i + 1);
-        }
-      }
-      await sink.flush?.();
-      const done = sink.end();
-      return { status: "updated", table: { ...table, ...done }, validators: { etag: table.meta.etag, generatedAt: table.meta.generatedAt } };
-    },
-  };
-}
-
-function streamed(wb: Workbook, from: RefreshSource, opts: Partial<Parameters<typeof importSource>[2]> = {}) {
-  return importSource(createRequestContext(wb), from, {
-    source: { kind: "dataset", key: "financials", format: "json" },
-    connection: CONNECTION,
-    companyId: "acme",
-    bindingId: "b1",
-    secrets: [TOKEN],
-    now: fixedNow,
-    ...opts,
-  });
-}
+import { CONNECTION, once, streamed, streaming } from "./streamHelpers";
 
 const tables = (wb: Workbook) => snapshot(wb).sheets.flatMap((s) => s.tables.map((t) => `${s.name}:${t.name}`));
 
@@ -159,7 +118,7 @@ describe("R3/R8/R11: a failure's clean-up touches only what this import made, fo
       targetRequestBytes: 150_000,
     });
     const X = new TableWriter(createRequestContext(wb), opts("bx"));
-    const Y = new TableWriter(gatedY as Excel.RequestContext, opts("by"));
+    const Y = new TableWriter(gatedY, opts("by"));
     X.begin(table.columns);
     Y.begin(table.columns);
     for (let i = 0; i < 5_000; i++) {
@@ -186,19 +145,10 @@ describe("R3/R8/R11: a failure's clean-up touches only what this import made, fo
   it("R11: the user renames the added sheet, then the body is cut: the renamed sheet is cleared and says so", async () => {
     const table = finTable(finRows(12_000));
     const wb = new Workbook({ currentYear: 2025 });
-    let renamed = false;
-    const from = streaming(table, {
-      cutAt: 9_000,
-      afterFlush: async (sent) => {
-        if (renamed || sent < 7_000) return;
-        renamed = true;
-        const ctx = createRequestContext(wb);
-        ctx.workbook.worksheets.getItem("financials (json)").name = "Mine";
-        await ctx.sync();
-      },
-    });
+    const rename = once(wb, 7_000, (book) => void (book.worksheets.getItem("financials (json)").name = "Mine"));
+    const from = streaming(table, { fail: { at: 9_000, error: new Error("terminated: the connection was reset") }, afterFlush: rename.afterFlush });
     const err = await rejection(streamed(wb, from, { targetRequestBytes: 150_000 }));
-    expect(renamed).toBe(true);
+    expect(rename.done()).toBe(true);
     expect(err.message).toMatch(/terminated/);
     // Before: 7,140 data rows stayed on "Mine" under "importing … DATA INCOMPLETE".
     expect(wb.sheets.map((s) => s.name)).toEqual(["Sheet1", "Mine"]);
@@ -209,17 +159,8 @@ describe("R3/R8/R11: a failure's clean-up touches only what this import made, fo
   it("R11: renamed during an import that succeeds: the binding names the sheet as it is now", async () => {
     const table = finTable(finRows(12_000));
     const wb = new Workbook({ currentYear: 2025 });
-    let renamed = false;
-    const from = streaming(table, {
-      afterFlush: async (sent) => {
-        if (renamed || sent < 7_000) return;
-        renamed = true;
-        const ctx = createRequestContext(wb);
-        ctx.workbook.worksheets.getItem("financials (json)").name = "Mine";
-        await ctx.sync();
-      },
-    });
-    const r = await streamed(wb, from, { targetRequestBytes: 150_000 });
+    const rename = once(wb, 7_000, (book) => void (book.worksheets.getItem("financials (json)").name = "Mine"));
+    const r = await streamed(wb, streaming(table, { afterFlush: rename.afterFlush }), { targetRequestBytes: 150_000 });
     expect(r.sheetName).toBe("Mine");
     expect((await readBindings(createRequestContext(wb))).bindings[0].sheetName).toBe("Mine");
   });
@@ -229,18 +170,9 @@ describe("R4: a value typed on the new sheet during the import is never overwrit
   it("typed below the rows written: the import stops before that block, the value stays", async () => {
     const table = finTable(finRows(12_000));
     const wb = new Workbook({ currentYear: 2025 });
-    let typed = false;
-    const from = streaming(table, {
-      afterFlush: async (sent) => {
-        if (typed || sent < 6_000) return;
-        typed = true;
-        const ctx = createRequestContext(wb);
-        ctx.workbook.worksheets.getItem("financials (json)").getRange("C9000").values = [["mine"]];
-        await ctx.sync();
-      },
-    });
-    const err = await rejection(streamed(wb, from, { targetRequestBytes: 150_000 }));
-    expect(typed).toBe(true);
+    const type = once(wb, 6_000, (book) => void (book.worksheets.getItem("financials (json)").getRange("C9000").values = [["mine"]]));
+    const err = await rejection(streamed(wb, streaming(table, { afterFlush: type.afterFlush }), { targetRequestBytes: 150_000 }));
+    expect(type.done()).toBe(true);
     expect(err.code).toBe("occupied");
     expect(err.message).toMatch(/C9000 on "financials \(json\)" was filled while the import was writing there/);
     expect(inspect(wb, "'financials (json)'!C9000").values[0][0]).toBe("mine");
@@ -250,17 +182,9 @@ describe("R4: a value typed on the new sheet during the import is never overwrit
   it("typed beside the table, below the rows written: looked at, not in the way, the import completes", async () => {
     const table = finTable(finRows(12_000));
     const wb = new Workbook({ currentYear: 2025 });
-    let typed = false;
-    const from = streaming(table, {
-      afterFlush: async (sent) => {
-        if (typed || sent < 6_000) return;
-        typed = true;
-        const ctx = createRequestContext(wb);
-        ctx.workbook.worksheets.getItem("financials (json)").getRange("K9000").values = [["note"]];
-        await ctx.sync();
-      },
-    });
-    const r = await streamed(wb, from, { targetRequestBytes: 150_000 });
+    const type = once(wb, 6_000, (book) => void (book.worksheets.getItem("financials (json)").getRange("K9000").values = [["note"]]));
+    const r = await streamed(wb, streaming(table, { afterFlush: type.afterFlush }), { targetRequestBytes: 150_000 });
+    expect(type.done()).toBe(true);
     expect(r.rowCount).toBe(12_000);
     expect(inspect(wb, "'financials (json)'!K9000").values[0][0]).toBe("note");
   });
