@@ -313,7 +313,12 @@ export class TableWriter implements TableSink {
       if (this.check!(cells, r, issues, 1)) throw (this.failure = this.refusal(issues));
     }
     if (this.eager) this.typeOne(cells);
-    else this.pending.push(cells);
+    else {
+      this.pending.push(cells);
+      // Streamed, before the first block decides the plans: the rows held are counted by their bytes
+      // too, so 5,000 rows of long texts are not all held before the first write (review of #38, R1).
+      if (!this.options.known) this.waitingBytes += rowRequestBytes(cells, this.width);
+    }
     this.received = r + 1;
     if (this.waiting > this.maxHeld) this.maxHeld = this.waiting;
   }
@@ -551,7 +556,7 @@ export class TableWriter implements TableSink {
   private async writeReady(all: boolean): Promise<void> {
     const o = this.options;
     if (!this.prepared) {
-      if (!all && this.waiting < this.perBlock) return;
+      if (!all && this.waiting < this.perBlock && this.waitingBytes < this.valueBudget(true)) return;
       this.prepared = await this.prepare();
     }
     const p = this.prepared;
@@ -659,6 +664,7 @@ export class TableWriter implements TableSink {
       integers: plans.flatMap((x, c) => (this.columns![c].type === "integer" && x.kind === "number" ? [c] : [])),
       times: plans.flatMap((x, c) => (x.kind === "datetime" && x.numberFormat === DATETIME_FORMAT ? [c] : [])),
     };
+    this.waitingBytes = 0;
     for (let i = this.pendingAt; i < this.pending.length; i++) this.typeOne(this.pending[i]);
     this.pending = [];
     this.pendingAt = 0;

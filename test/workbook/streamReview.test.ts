@@ -203,3 +203,18 @@ describe("snapshots and row-keyed sources are not streamed", () => {
     expect(inspect(wb, `'${r.sheetName}'!A5503`).values[0][0]).toBe("1234567890123456");
   });
 });
+
+describe("R1: before the first write, the rows held are bounded by bytes too", () => {
+  it("long texts from the first row: the first block is written once a request's worth arrived, not at 5,000 rows", async () => {
+    const rows = finRows(6_000);
+    for (const row of rows) row[1] = "z".repeat(3_000);
+    const wb = new Workbook({ currentYear: 2025 });
+    const from = streaming(finTable(rows));
+    const r = await streamed(wb, from);
+    expect(r.rowCount).toBe(6_000);
+    expect(r.shrinks).toBe(0);
+    expect(wb.stats.maxRequestBytes).toBeLessThanOrEqual(4_000_000);
+    // 4 MB of 3 KB rows is ~1,300 rows; a piece of the body (97 rows) may arrive on top.
+    expect(from.held()).toBeLessThanOrEqual(1_400 + 97);
+  });
+});
