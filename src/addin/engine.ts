@@ -355,8 +355,9 @@ export class Engine {
 
   /**
    * Fetch → local query → write as a new Excel table with its binding (`src/workbook`'s
-   * `importSource`, so import and refresh build bindings the same way). Nothing is written before
-   * the whole table has arrived and the query has been applied.
+   * `importSource`, so import and refresh build bindings the same way). With a local query nothing
+   * is written before the whole table has arrived and the query has been applied; without one the
+   * rows are written in blocks as they arrive (issue #38), and a failure part way undoes them.
    */
   async importSource(req: ImportRequest): Promise<ImportOutcome> {
     req.onProgress({ phase: "fetching", rows: 0 });

@@ -136,6 +136,46 @@ export interface HashLogEntry {
   c: Array<[number, string]>;
 }
 
+/**
+ * Fingerprints already packed into the cells {@link packBase} would make (issue #38): a streamed
+ * import computes them block by block and keeps 7 characters per row in a few long strings, never an
+ * array of a million short ones.
+ */
+export interface PackedHashes {
+  cells: readonly string[];
+  count: number;
+}
+
+/** Packs fingerprints as they come, one row at a time, into {@link PackedHashes}. */
+export class HashPacker {
+  private run: string[] = [];
+  private readonly cells: string[] = [];
+  private count = 0;
+
+  push(hash: string): void {
+    this.run.push(hash);
+    this.count++;
+    if (this.run.length === HASHES_PER_CELL) this.close();
+  }
+
+  /** Fingerprints packed so far. */
+  get size(): number {
+    return this.count;
+  }
+
+  /** The packed fingerprints of every row pushed. */
+  packed(): PackedHashes {
+    this.close();
+    return { cells: this.cells, count: this.count };
+  }
+
+  private close(): void {
+    if (this.run.length === 0) return;
+    this.cells.push("h" + this.run.join(""));
+    this.run = [];
+  }
+}
+
 /** Packs fingerprints into cell texts (`h` + up to 4,000 fingerprints; the letter keeps Excel from reading a number). */
 export function packBase(hashes: readonly string[]): string[] {
   const out: string[] = [];

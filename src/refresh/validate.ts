@@ -4,6 +4,7 @@
  */
 import type { CellValue, Column, Table } from "../table/model";
 import type { Binding } from "./binding";
+import { isCanonicalDate, isCanonicalUtc } from "../service/values";
 
 /** Excel's grid: 1,048,576 rows (header included) by 16,384 columns. */
 export const EXCEL_MAX_ROWS = 1_048_576;
@@ -98,8 +99,25 @@ export function checkValue(type: Column["type"], value: CellValue): string | nul
  * when the table can be written. Cost is one pass over the cells.
  */
 export function validateTable(table: Table, limit = 5): ValidationIssue[] {
+  const issues = validateColumns(table.columns, limit);
+  if (table.rows.length + 1 > EXCEL_MAX_ROWS) {
+    issues.push({
+      code: "too_many_rows",
+      message: `The table has ${table.rows.length.toLocaleString("en-US")} rows; an Excel sheet holds ${(EXCEL_MAX_ROWS - 1).toLocaleString("en-US")} plus the header row. Add a local filter ($filter or $top) to import fewer rows.`,
+    });
+  }
+  if (issues.length) return issues.slice(0, limit);
+  const check = rowValidator(table.columns);
+  const rows = table.rows;
+  for (let r = 0; r < rows.length; r++) {
+    if (check(rows[r], r, issues, limit)) return issues;
+  }
+  return issues;
+}
+
+/** The column list's own issues: duplicate names (case-insensitive, as Excel's), none, too many. */
+export function validateColumns(cols: readonly Column[], limit = 5): ValidationIssue[] {
   const issues: ValidationIssue[] = [];
-  const cols = table.columns;
   const seen = new Set<string>();
   for (const c of cols) {
     const k = c.name.toLowerCase(); // Excel table column names are case-insensitive
@@ -110,25 +128,25 @@ export function validateTable(table: Table, limit = 5): ValidationIssue[] {
   if (cols.length > EXCEL_MAX_COLUMNS) {
     issues.push({ code: "too_many_columns", message: `The table has ${cols.length.toLocaleString("en-US")} columns; an Excel sheet holds ${EXCEL_MAX_COLUMNS.toLocaleString("en-US")}.` });
   }
-  if (table.rows.length + 1 > EXCEL_MAX_ROWS) {
-    issues.push({
-      code: "too_many_rows",
-      message: `The table has ${table.rows.length.toLocaleString("en-US")} rows; an Excel sheet holds ${(EXCEL_MAX_ROWS - 1).toLocaleString("en-US")} plus the header row. Add a local filter ($filter or $top) to import fewer rows.`,
-    });
-  }
-  if (issues.length) return issues.slice(0, limit);
+  return issues.slice(0, limit);
+}
+
+/**
+ * A check of one row (0-based index `r`) against the columns, for rows that arrive one at a time
+ * (issue #38: a streamed import validates each row as it comes). Appends the row's issues to
+ * `issues` and returns true once `limit` issues are there.
+ */
+export function rowValidator(cols: readonly Column[]): (row: readonly CellValue[], r: number, issues: ValidationIssue[], limit: number) => boolean {
   const n = cols.length;
   const types = cols.map((c) => c.type);
-  const rows = table.rows;
-  for (let r = 0; r < rows.length; r++) {
-    const row = rows[r];
+  return (row, r, issues, limit) => {
     if (!Array.isArray(row) || row.length !== n) {
       issues.push({ code: "row_shape", message: `Row ${r + 1} has ${Array.isArray(row) ? row.length : "no"} cells; expected ${n}.` });
-      if (issues.length >= limit) return issues;
-      continue;
+      return issues.length >= limit;
     }
+    const cells: readonly CellValue[] = row;
     for (let c = 0; c < n; c++) {
-      const v = row[c];
+      const v = cells[c];
       // Fast path for the common cases keeps validation cheap on 200k-row tables.
       if (v === null) continue;
       if (typeof v === "string" && v.length > EXCEL_MAX_CELL_CHARS) {
@@ -136,19 +154,21 @@ export function validateTable(table: Table, limit = 5): ValidationIssue[] {
           code: "cell_too_long",
           message: `Row ${r + 1}, column "${cols[c].name}" holds ${v.length.toLocaleString("en-US")} characters; an Excel cell holds at most ${EXCEL_MAX_CELL_CHARS.toLocaleString("en-US")}.`,
         });
-        if (issues.length >= limit) return issues;
+        if (issues.length >= limit) return true;
         continue;
       }
       const t = types[c];
       if (t === "text" || (t === "decimal" && typeof v === "number" && Number.isFinite(v)) || (t === "boolean" && typeof v === "boolean") || (t === "integer" && Number.isSafeInteger(v))) continue;
+      // The model's canonical dates and date-times (nearly every cell), checked without a copy.
+      if ((t === "date" && typeof v === "string" && isCanonicalDate(v)) || (t === "datetime" && typeof v === "string" && isCanonicalUtc(v))) continue;
       const why = checkValue(t, v);
       if (why) {
         issues.push({ code: "bad_value", message: `Row ${r + 1}, column "${cols[c].name}" (${t}): ${why}.` });
-        if (issues.length >= limit) return issues;
+        if (issues.length >= limit) return true;
       }
     }
-  }
-  return issues;
+    return false;
+  };
 }
 
 /**

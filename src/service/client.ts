@@ -11,7 +11,7 @@ import { CsdlError, parseCsdl, type ServiceMetadata } from "./csdl";
 import { clip, contentKind, isWrongKind, jsonErrorCode, peekStream, sniffKind, wrongKindAction, wrongKindMessage } from "./bodyCheck";
 import { CsvSyntaxError, parseCsvStream } from "./csv";
 import { normalizeCustomFieldForDisplay, validateNumericCustomField } from "./customFields";
-import { tableFromJsonStream } from "./jsonRows";
+import { passThrough, tableFromJsonStream } from "./jsonRows";
 import { BodyShapeError, CsvTableBuilder, parseJsonLossless, readBodyText, tableFromJsonExport, tableFromOData, type MetaInput } from "./dataset";
 import { PpmError, isPpmError, utcMinutes } from "./errors";
 import { exportGeneration, type ManifestDatasetInfo, type ManifestInfo, readManifest } from "./manifest";
@@ -385,10 +385,10 @@ export class PpmClient {
     };
     // Plain try/catch per call (no closure per row: this runs for every row of the export).
     const sink: TableSink | undefined = userSink && {
-      begin(cols) {
+      begin(cols, facts) {
         streamedColumns = cols;
         try {
-          userSink.begin(cols);
+          userSink.begin(cols, facts);
         } catch (e) {
           keep(e);
         }
@@ -408,11 +408,34 @@ export class PpmClient {
           return keep(e);
         }
       },
+      // The sink's own work between pieces of the body (the workbook writer sending a block to Excel,
+      // issue #38) does not count against the service's timeout: the clock is held meanwhile.
+      flush: userSink.flush
+        ? async () => {
+            try {
+              await (holdClock ? holdClock(async () => userSink.flush?.()) : userSink.flush?.());
+            } catch (e) {
+              keep(e);
+            }
+          }
+        : undefined,
+      transient: userSink.transient,
+      extraField: userSink.extraField
+        ? (name) => {
+            try {
+              userSink.extraField?.(name);
+            } catch (e) {
+              keep(e);
+            }
+          }
+        : undefined,
     };
+    let holdClock: SentRequest["hold"];
     let requestTime = "";
     let headerGeneration: string | null = null;
     const result = await this.transport.send(spec, async (received) => {
       requestTime = received.requestTime;
+      holdClock = received.hold;
       const h = received.response.headers;
       // Validators are stored (in the workbook, in the CLI's cache). One that carries a credential (a
       // hostile or broken service echoing it) is treated as absent, never kept.
@@ -627,6 +650,7 @@ export class PpmClient {
             if (onProgress && i > 0 && i % 1000 === 0) onProgress(builder.count);
           },
           sent.signal,
+          sink?.flush ? () => sink.flush!() : undefined,
         );
         const table = builder.finish(meta);
         onProgress?.(builder.count);
@@ -652,8 +676,7 @@ export class PpmClient {
       onProgress?.(table.rows.length);
       if (!sink) return table;
       // No readable stream: the body was read whole anyway; the sink still gives the result.
-      sink.begin(table.columns);
-      for (const row of table.rows) sink.row(row);
+      await passThrough(table.rows, table.columns, sink);
       return { ...table, ...sink.end() };
     } catch (e) {
       if (e instanceof BodyShapeError) {

@@ -281,7 +281,13 @@ export class CsvStreamParser {
  * Reads a byte stream as UTF-8 CSV, record by record, without holding the whole body.
  * Rejects on a syntax error, on invalid UTF-8 or when `signal` aborts.
  */
-export async function parseCsvStream(stream: ReadableStream<Uint8Array>, onRecord: CsvRecordHandler, signal?: AbortSignal): Promise<void> {
+export async function parseCsvStream(
+  stream: ReadableStream<Uint8Array>,
+  onRecord: CsvRecordHandler,
+  signal?: AbortSignal,
+  /** Awaited after each piece of the body is parsed, before the next is read (a sink's backpressure). */
+  afterChunk?: () => Promise<void> | void,
+): Promise<void> {
   const parser = new CsvStreamParser(onRecord);
   const reader = stream.getReader();
   const decoder = new Utf8Chunks({ fatal: true });
@@ -291,6 +297,7 @@ export async function parseCsvStream(stream: ReadableStream<Uint8Array>, onRecor
       const { done, value } = await reader.read();
       if (done) break;
       parser.push(decodeUtf8(decoder, value, records(parser)));
+      if (afterChunk) await afterChunk();
     }
     parser.push(decodeUtf8(decoder, undefined, records(parser)));
     parser.end();

@@ -152,7 +152,8 @@ export function isObject(v: unknown): v is Record<string, unknown> {
   return !!v && typeof v === "object" && !Array.isArray(v);
 }
 
-function cell(value: unknown, col: Column, path: string): CellValue {
+/** One wire value converted for its column; a value that does not fit is a {@link BodyShapeError} at `path`. */
+export function cellOf(value: unknown, col: Column, path: string): CellValue {
   try {
     return toCell(value, col.type);
   } catch (e) {
@@ -180,14 +181,17 @@ export class RowConverter {
    * declared columns).
    */
   sink: ((row: CellValue[]) => void) | null = null;
-  private readonly columns: Column[];
-  private readonly index: Map<string, number>;
+  /** With a sink: told of a field no column describes (`TableSink.extraField`), which is otherwise ignored. */
+  onExtra: ((name: string) => void) | null = null;
+  readonly columns: Column[];
+  /** Column index by name (extra fields included once seen). */
+  readonly index: Map<string, number>;
   private readonly extras: Array<{ name: string; values: unknown[] }> = [];
 
   constructor(
     baseColumns: Column[],
-    private readonly rowsPath: string,
-    private readonly skipKey: (k: string) => boolean = () => false,
+    readonly rowsPath: string,
+    readonly skipKey: (k: string) => boolean = () => false,
   ) {
     this.columns = baseColumns.map((c) => ({ ...c }));
     this.index = new Map(this.columns.map((c, i) => [c.name, i]));
@@ -205,13 +209,15 @@ export class RowConverter {
       const out = new Array<CellValue>(base);
       if (Array.isArray(raw)) {
         if (raw.length !== base) throw new BodyShapeError(`row ${r} has ${raw.length} cells, expected ${base}`, `${this.rowsPath}[${r}]`);
-        for (let c = 0; c < base; c++) out[c] = cell(raw[c], cols[c], `${this.rowsPath}[${r}][${c}]`);
+        for (let c = 0; c < base; c++) out[c] = cellOf(raw[c], cols[c], `${this.rowsPath}[${r}][${c}]`);
       } else if (isObject(raw)) {
         for (let c = 0; c < base; c++) {
           const name = cols[c].name;
-          out[c] = cell(raw[name], cols[c], `${this.rowsPath}[${r}].${name}`);
+          out[c] = cellOf(raw[name], cols[c], `${this.rowsPath}[${r}].${name}`);
         }
-        if (!sink) for (const k of Object.keys(raw)) {
+        if (sink) {
+          if (this.onExtra) for (const k of Object.keys(raw)) if (!this.index.has(k) && !this.skipKey(k)) this.onExtra(k);
+        } else for (const k of Object.keys(raw)) {
           let j = this.index.get(k);
           if (j === undefined) {
             if (this.skipKey(k)) continue;
@@ -230,13 +236,23 @@ export class RowConverter {
     }
   }
 
+  /**
+   * One row converted elsewhere (`jsonFast.ts`: straight from the body's text), every cell already
+   * through {@link cellOf} and no field beyond the columns: counted and handed on like `add`'s rows.
+   */
+  emit(out: CellValue[]): void {
+    this.count++;
+    if (this.sink) this.sink(out);
+    else this.rows.push(out);
+  }
+
   /** The columns (extra ones typed now) and rows; call once, after the last batch. */
   finish(): { columns: Column[]; rows: CellValue[][] } {
     const columns = this.columns;
     for (const extra of this.extras) {
       const col: Column = { name: extra.name, type: inferColumnType(extra.values) };
       columns.push(col);
-      for (let r = 0; r < this.rows.length; r++) this.rows[r].push(cell(extra.values[r], col, `${this.rowsPath}[${r}].${extra.name}`));
+      for (let r = 0; r < this.rows.length; r++) this.rows[r].push(cellOf(extra.values[r], col, `${this.rowsPath}[${r}].${extra.name}`));
     }
     this.extras.length = 0;
     return { columns, rows: this.rows };
@@ -346,6 +362,8 @@ export class CsvTableBuilder {
   private readonly previous: Array<string | undefined> = [];
   /** Each column's type, once the header is read. */
   private types: ColumnType[] | null = null;
+  /** Text cells may stay views into the body's text (the sink drops its rows soon). */
+  private readonly views: boolean;
 
   /**
    * With `sink`, the header's columns go to `sink.begin`, each row to `sink.row` instead of into
@@ -356,7 +374,9 @@ export class CsvTableBuilder {
     /** Dataset key, for the message when the header is not the dataset's. */
     private readonly key = "",
     private readonly sink?: TableSink,
-  ) {}
+  ) {
+    this.views = sink?.transient === true;
+  }
 
   /**
    * Adds one CSV record (record 0 is the header). `joined`: indices of fields that are new strings
@@ -382,7 +402,8 @@ export class CsvTableBuilder {
           "unexpected_content",
         );
       }
-      this.sink?.begin(this.columns);
+      // Each cell is converted as it is read (`toCell`): the sink need not check types again.
+      this.sink?.begin(this.columns, { converted: true });
       return;
     }
     const cols = this.columns;
@@ -412,7 +433,8 @@ export class CsvTableBuilder {
       // Strings kept as received are cut from the decoded chunk and would keep all of it alive for
       // as long as the table lives. A joined field is new already: copying a 50 MB cell again
       // cost five times the parse.
-      else out[c] = previous[c] = joined.length > 0 && joined.includes(c) ? v : detachString(v);
+      // A sink that drops its rows soon (`TableSink.transient`) may keep the views: no copy.
+      else out[c] = previous[c] = this.views || (joined.length > 0 && joined.includes(c)) ? v : detachString(v);
     }
     this.count++;
     if (this.sink) this.sink.row(out);

@@ -126,6 +126,14 @@ export interface SentRequest {
   requestTime: string;
   /** Aborted when the call times out or is cancelled; body readers should honour it. */
   signal: AbortSignal;
+  /**
+   * Stops the call's clock while `work` runs (issue #38): a consumer that writes what it read to
+   * Excel as the body arrives pauses reading meanwhile, and that time is Excel's, not the service's.
+   * The timeout measures the service alone: every millisecond of the budget still goes to
+   * receiving the body, so a stalled or trickling body is refused as before. Cancellation is not
+   * paused. Optional so test doubles of a sent request need not provide it.
+   */
+  hold?: <T>(work: () => Promise<T>) => Promise<T>;
 }
 
 const RETRY_STATUSES = new Set([429, 502, 503, 504]);
@@ -271,10 +279,30 @@ export class Transport {
   ): Promise<{ ok: true; value: T } | { ok: false; error: PpmError; retryable: boolean; retryAfterMs?: number }> {
     const controller = new AbortController();
     let timedOut = false;
-    const timer = setTimeout(() => {
+    const expire = () => {
       timedOut = true;
       controller.abort();
-    }, this.timeoutMs);
+    };
+    let timer: ReturnType<typeof setTimeout> | undefined = setTimeout(expire, this.timeoutMs);
+    // The clock runs only while the service is being waited for (see `SentRequest.hold`).
+    let budgetMs = this.timeoutMs;
+    let runningSince = Date.now();
+    let holds = 0;
+    const hold = async <T>(work: () => Promise<T>): Promise<T> => {
+      if (holds++ === 0 && timer !== undefined) {
+        clearTimeout(timer);
+        timer = undefined;
+        budgetMs -= Date.now() - runningSince;
+      }
+      try {
+        return await work();
+      } finally {
+        if (--holds === 0 && !timedOut && !controller.signal.aborted) {
+          runningSince = Date.now();
+          timer = setTimeout(expire, Math.max(0, budgetMs));
+        }
+      }
+    };
     const onAbort = () => controller.abort();
     spec.signal?.addEventListener("abort", onAbort, { once: true });
     const requestTime = this.now().toISOString();
@@ -367,7 +395,7 @@ export class Transport {
       }
       if (response.ok || response.status === 304) {
         try {
-          return { ok: true, value: await consume({ response, requestTime, signal: controller.signal }) };
+          return { ok: true, value: await consume({ response, requestTime, signal: controller.signal, hold }) };
         } catch (e) {
           const aborted = classifyAbort();
           if (aborted) return { ok: false, error: aborted, retryable: false };
@@ -397,7 +425,10 @@ export class Transport {
       }
       return { ok: false, error, retryable, retryAfterMs };
     } finally {
-      clearTimeout(timer);
+      if (timer !== undefined) clearTimeout(timer);
+      timer = undefined;
+      // A hold still running (a consumer that failed mid-write) must not re-arm the clock.
+      holds = Number.POSITIVE_INFINITY;
       spec.signal?.removeEventListener("abort", onAbort);
     }
   }

@@ -195,8 +195,33 @@ function validCalendar(s: string): boolean {
   return true;
 }
 
+/** True for the ASCII digits at `s[from … to)`. */
+function digitsIn(s: string, from: number, to: number): boolean {
+  for (let i = from; i < to; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 48 || c > 57) return false;
+  }
+  return true;
+}
+
+/**
+ * `YYYY-MM-DD` of a day that exists: a date cell exactly as the model keeps it, checked by character
+ * codes (no pattern, no copy). Nearly every date an export sends is in this form (issue #38).
+ */
+export function isCanonicalDate(s: string): boolean {
+  return s.length === 10 && s.charCodeAt(4) === 45 && s.charCodeAt(7) === 45 && digitsIn(s, 0, 4) && digitsIn(s, 5, 7) && digitsIn(s, 8, 10) && validCalendar(s);
+}
+
+/** `YYYY-MM-DDTHH:MM:SSZ` of a moment that exists: the model's canonical date-time, as most exports send it. */
+export function isCanonicalUtc(s: string): boolean {
+  return s.length === 20 && s.charCodeAt(19) === 90 && s.charCodeAt(10) === 84 && s.charCodeAt(13) === 58 && s.charCodeAt(16) === 58
+    && s.charCodeAt(4) === 45 && s.charCodeAt(7) === 45 && digitsIn(s, 0, 4) && digitsIn(s, 5, 7) && digitsIn(s, 8, 10)
+    && digitsIn(s, 11, 13) && digitsIn(s, 14, 16) && digitsIn(s, 17, 19) && validCalendar(s);
+}
+
 function toDate(value: unknown): CellValue {
   if (typeof value !== "string") throw new CellError(`expected a date (YYYY-MM-DD), got ${describe(value)}`, describe(value));
+  if (isCanonicalDate(value)) return value;
   const s = value.trim();
   // Already `YYYY-MM-DD` (nearly every cell): it is its own canonical form.
   if (s.length === 10 && DATE_RE.test(s)) {
@@ -217,6 +242,7 @@ function toDate(value: unknown): CellValue {
  * A value without an offset is taken as UTC.
  */
 export function normalizeDateTime(value: string): string {
+  if (isCanonicalUtc(value)) return value;
   const s = value.trim();
   // Fast path (most exports): already canonical UTC; only the calendar needs checking.
   if (CANONICAL_UTC_RE.test(s) && validCalendar(s)) return s;

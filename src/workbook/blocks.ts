@@ -88,7 +88,7 @@ export function maybeTooLarge(err: unknown): boolean {
  * `tooLarge`; a GeneralException on one item is not about size and is thrown as it is, as is every
  * other error.
  */
-async function syncOrSplit(context: { sync(): Promise<unknown> }, items: number, tooLarge: (cause: unknown) => WriteError): Promise<boolean> {
+export async function syncOrSplit(context: { sync(): Promise<unknown> }, items: number, tooLarge: (cause: unknown) => WriteError): Promise<boolean> {
   try {
     await context.sync();
     return true;
@@ -148,6 +148,86 @@ export function bytesPerRow(src: BlockSource, from: number): number {
     rows += end - start;
   }
   return Math.max(1, Math.ceil((bytes / rows) * 1.05));
+}
+
+/** A string whose JSON is its own characters between two quotes, one byte each (printable ASCII, no `"` or `\\`). */
+const PLAIN = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
+
+/**
+ * An upper bound of the request bytes one row's values take in the JSON Microsoft's library sends
+ * (`[a,b,…],` in UTF-8): a plain string its length plus its quotes; any other string counted character
+ * by character (an escaped control character 6, `"` and `\` 2, UTF-8's 1–3 bytes, a surrogate pair 4,
+ * a lone surrogate 6 as `JSON.stringify` escapes it); a number at most 24 (`-1.2345678901234567e-308`);
+ * `false` 5. Review of #38 (R1): blocks are cut by the sum of their rows' bytes, so a long text that
+ * arrives late, or that a sample missed, can never make a request larger than its target.
+ */
+export function rowJsonBytes(row: readonly unknown[], width: number): number {
+  // `[`, `]`, the commas between the cells and the one after the row in the block's array.
+  let bytes = 2 + width;
+  for (let c = 0; c < width; c++) {
+    const v = row[c];
+    if (typeof v === "string") bytes += (PLAIN.test(v) ? v.length : textJsonBytes(v)) + 2;
+    else if (typeof v === "number") bytes += numberJsonBytes(v);
+    else bytes += 5;
+  }
+  return bytes;
+}
+
+/**
+ * Request bytes Microsoft's library adds per cell of a large `values` write, besides the values' JSON:
+ * it splits such an array into pieces of about 1,500 cells, or a row when a row is longer
+ * (`_ValidateArraySize`, then a `GetRow`/`GetBoundingRect` path and a SetProperty per piece, ~860 bytes
+ * each). Measured with the pinned @microsoft/office-js: 12 columns 0.62 bytes a cell, 100 columns 0.57,
+ * 3,000 columns 0.28. Counted at 0.7.
+ */
+export const VALUE_PIECE_BYTES_PER_CELL = 0.7;
+
+/** {@link rowJsonBytes} plus the library's pieces ({@link VALUE_PIECE_BYTES_PER_CELL}): what a row adds to a request. */
+export function rowRequestBytes(row: readonly unknown[], width: number): number {
+  return rowJsonBytes(row, width) + Math.ceil(width * VALUE_PIECE_BYTES_PER_CELL);
+}
+
+/** 10^0 … 10^16. */
+const POW10 = Array.from({ length: 17 }, (_, k) => 10 ** k);
+
+/**
+ * An upper bound of the characters of `JSON.stringify(v)`, without building it (a `String()` per
+ * number was too dear at a million rows): a safe integer's digits exactly; a fraction with at most six
+ * decimals, proven by `m / 10^k === v` (the double nearest `m / 10^k` is `v`, so `v`'s shortest text
+ * is no longer than those digits); anything else 26 (17 significant digits, a sign, a point, six
+ * leading zeros or an exponent).
+ */
+function numberJsonBytes(v: number): number {
+  const sign = v < 0 ? 1 : 0;
+  const a = sign ? -v : v;
+  if (a < 1e15) {
+    const whole = Math.floor(a);
+    let digits = 1;
+    while (whole >= POW10[digits]) digits++;
+    if (whole === a) return sign + digits;
+    for (let k = 1; k <= 6; k++) {
+      const m = a * POW10[k];
+      if (Number.isInteger(m) && m / POW10[k] === a) return sign + digits + 1 + k;
+    }
+  }
+  return 26;
+}
+
+function textJsonBytes(s: string): number {
+  let n = 0;
+  for (let i = 0; i < s.length; i++) {
+    const u = s.charCodeAt(i);
+    if (u < 0x20) n += 6;
+    else if (u === 0x22 || u === 0x5c) n += 2;
+    else if (u < 0x80) n += 1;
+    else if (u < 0x800) n += 2;
+    else if (u >= 0xd800 && u <= 0xdbff && i + 1 < s.length && (s.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
+      n += 4;
+      i++;
+    } else if ((u & 0xf800) === 0xd800) n += 6;
+    else n += 3;
+  }
+  return n;
 }
 
 /**
@@ -395,4 +475,15 @@ export async function writeInBatches(
     options.onBatch?.(i);
   }
   return { syncs, largestRequest: largest };
+}
+
+/** The message of an Office or other error, without assuming its shape. */
+export function errorText(err: unknown): string {
+  if (err && typeof err === "object") {
+    const e = err as { code?: unknown; message?: unknown };
+    // eslint-disable-next-line @typescript-eslint/no-base-to-string -- an error of unknown shape without a message: its own toString, if it has one, is the best text there is
+    const msg = typeof e.message === "string" ? e.message : String(err);
+    return typeof e.code === "string" && !msg.includes(e.code) ? `${e.code}: ${msg}` : msg;
+  }
+  return String(err);
 }

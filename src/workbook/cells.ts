@@ -57,11 +57,7 @@ export function planColumns(table: Pick<Table, "columns" | "rows">): ColumnPlan[
     switch (col.type) {
       case "integer": {
         // Excel keeps 15 significant digits: any integer of 16 or more is exact text, not only those beyond 2^53.
-        const unsafe = table.rows.some((r) => {
-          const v = r[ci];
-          // A number under 10^15 has at most 15 digits: only larger ones (and digit strings) are counted.
-          return v !== null && v !== "" && (typeof v !== "number" || Math.abs(v) >= 1e15) && significantDigits(v) >= 16;
-        });
+        const unsafe = table.rows.some((r) => needsTextDigits(r[ci]));
         return unsafe ? { name: col.name, numberFormat: TEXT_FORMAT, kind: "text" } : { name: col.name, numberFormat: INTEGER_FORMAT, kind: "number" };
       }
       case "decimal":
@@ -77,6 +73,15 @@ export function planColumns(table: Pick<Table, "columns" | "rows">): ColumnPlan[
     }
     return { name: col.name, numberFormat: TEXT_FORMAT, kind: "text" };
   });
+}
+
+/**
+ * True for an integer value of 16 or more significant digits, which Excel keeps only as text (it
+ * keeps 15): a column holding one is written as text. A number under 10^15 has at most 15 digits,
+ * so only larger ones (and digit strings) are counted.
+ */
+export function needsTextDigits(v: CellValue): boolean {
+  return v !== null && v !== "" && (typeof v !== "number" || Math.abs(v) >= 1e15) && significantDigits(v) >= 16;
 }
 
 /** Significant digits of an integer value (number or digit string), ignoring sign and leading zeros. */
@@ -132,7 +137,7 @@ export function dateToSerial(iso: string): number | null {
 const CANONICAL_UTC = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?Z$/;
 
 /** Whether a date-time has a non-zero millisecond part (sub-millisecond digits are not shown). */
-function hasMilliseconds(iso: string): boolean {
+export function hasMilliseconds(iso: string): boolean {
   // The canonical form without a fraction (`YYYY-MM-DDTHH:MM:SSZ`, the commonest) has none.
   if (iso.length === 20 && iso.charCodeAt(19) === 90 /* Z */) return false;
   const m = /T\d{2}:\d{2}:\d{2}\.(\d+)/.exec(iso);

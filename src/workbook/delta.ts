@@ -11,7 +11,7 @@
  * end, rows removed from the end); a full write stores a new base.
  */
 import type { Binding } from "../refresh/binding";
-import { HASH_CHARS, HASHES_PER_CELL, HashStoreError, packBase, packLogText, replay, shouldCompact, unpack, type HashLogEntry } from "../refresh/rowHash";
+import { HASH_CHARS, HASHES_PER_CELL, HashStoreError, packBase, packLogText, replay, shouldCompact, unpack, type HashLogEntry, type PackedHashes } from "../refresh/rowHash";
 import { loadInBlocks, RANGE_WRITE_OVERHEAD_BYTES, writeInBatches, type QueuedWrite } from "./blocks";
 import { queueDeleteHiddenSheet, slotSheetName } from "./slots";
 import { dropChecks, prepareChecks, queueChecksProbe, storeChecks, type ChecksGeometry } from "./checksums";
@@ -117,8 +117,11 @@ async function openStore(context: Excel.RequestContext, bindingId: string, creat
  * (issue #21: 1,000,000 rows are 7 MB of fingerprints). The head says "unreadable" until the last cell
  * is in, so a base cut short by a failure is never read as valid.
  */
-async function writeBase(context: Excel.RequestContext, slot: StoreSlot, bindingId: string, hashes: readonly string[], formats: readonly string[], targetRequestBytes?: number, also: readonly QueuedWrite[] = []): Promise<number> {
-  const base = packBase(hashes);
+async function writeBase(context: Excel.RequestContext, slot: StoreSlot, bindingId: string, hashes: readonly string[] | PackedHashes, formats: readonly string[], targetRequestBytes?: number, also: readonly QueuedWrite[] = []): Promise<number> {
+  // Already packed by a streamed import (issue #38), or packed here.
+  const packed = "cells" in hashes ? hashes : null;
+  const base = packed ? packed.cells : packBase(hashes as readonly string[]);
+  const count = packed ? packed.count : (hashes as readonly string[]).length;
   const { sheet, column } = slot;
   const head = (meta: unknown) => () => {
     sheet.getRangeByIndexes(0, column, 2, 1).values = [[bindingId], [JSON.stringify(meta)]];
@@ -129,7 +132,7 @@ async function writeBase(context: Excel.RequestContext, slot: StoreSlot, binding
     bytes: 2 * RANGE_WRITE_OVERHEAD_BYTES + JSON.stringify(formats).length,
     queue: () => {
       if (slot.usedCells > base.length) sheet.getRangeByIndexes(FIRST_STORE_ROW + base.length, column, slot.usedCells - base.length, 1).clear("Contents");
-      head({ n: hashes.length, b: base.length, l: 0, f: formats })();
+      head({ n: count, b: base.length, l: 0, f: formats })();
     },
   });
   // Anything else to store goes in the same requests, after the fingerprints are complete.
@@ -156,7 +159,7 @@ function queueLogEntry(slot: StoreSlot, bindingId: string, rows: number, entry: 
 export async function storeRowHashes(
   context: Excel.RequestContext,
   binding: Pick<Binding, "id">,
-  hashes: readonly string[],
+  hashes: readonly string[] | PackedHashes,
   formats: readonly string[],
   targetRequestBytes?: number,
   checks?: { geometry: ChecksGeometry; longestRowChars: number },

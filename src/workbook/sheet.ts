@@ -4,6 +4,7 @@
  * or an emulated context.
  */
 import type { Rect } from "../refresh/plan";
+import type { ColumnPlan } from "./cells";
 import { a1 } from "./names";
 import { firstReadRows, visitInBlocks } from "./blocks";
 
@@ -124,4 +125,23 @@ export function prepareCalculation(context: Excel.RequestContext): { app: Excel.
  */
 export function setEvery(range: Excel.Range, property: "numberFormat" | "formulas" | "values", value: string): void {
   (range as unknown as Record<string, unknown>)[property] = value;
+}
+
+/**
+ * Queues the probe of the workbook's date system: `DATE(1904,1,1)` evaluated by Excel
+ * (`workbook.functions`, ExcelApi 1.2) is 0 in the 1904 system and 1,462 in the 1900 system. Works on
+ * every platform; `Workbook.use1904DateSystem` is a preview API only. Read `is1904()` after the sync.
+ */
+export function queueDateSystemProbe(context: Excel.RequestContext): { is1904(): boolean } {
+  const result = context.workbook.functions.date(1904, 1, 1);
+  result.load("value");
+  return { is1904: () => result.value === 0 };
+}
+
+/** Queues one number format per column over the column's body rows (a single small operation each). */
+export function queueColumnFormats(sheet: Excel.Worksheet, bodyRow: number, firstColumn: number, bodyRows: number, plans: readonly ColumnPlan[]): void {
+  if (bodyRows <= 0) return;
+  plans.forEach((p, i) => {
+    setEvery(sheet.getRangeByIndexes(bodyRow, firstColumn + i, bodyRows, 1), "numberFormat", p.numberFormat);
+  });
 }
