@@ -26,29 +26,28 @@ import type { CellValue, Column } from "../table/model";
 import { BodyShapeError, MAX_JSON_DEPTH, RowConverter, cellOf, parseJsonLossless, tooDeep } from "./dataset";
 import { isCanonicalDate, isCanonicalUtc } from "./values";
 
-/** JSON's structural character codes, shared with the batch reader (`jsonRows.ts`). */
-export const QUOTE = 34;
-export const BACKSLASH = 92;
-export const COMMA = 44;
-export const COLON = 58;
-export const OPEN_BRACE = 123;
-export const CLOSE_BRACE = 125;
-export const OPEN_BRACKET = 91;
-export const CLOSE_BRACKET = 93;
-export const MINUS = 45;
-export const DOT = 46;
-export const DIGIT_0 = 48;
-export const DIGIT_9 = 57;
-export const LOWER_E = 101;
-export const UPPER_E = 69;
-export const PLUS = 43;
+/** JSON's structural character codes (the batch reader, `jsonRows.ts`, keeps its own: see there). */
+const QUOTE = 34;
+const BACKSLASH = 92;
+const COMMA = 44;
+const COLON = 58;
+const OPEN_BRACE = 123;
+const CLOSE_BRACE = 125;
+const OPEN_BRACKET = 91;
+const CLOSE_BRACKET = 93;
+const MINUS = 45;
+const DOT = 46;
+const DIGIT_0 = 48;
+const DIGIT_9 = 57;
+const LOWER_E = 101;
+const UPPER_E = 69;
+const PLUS = 43;
 
 /** Characters a JSON string holds only escaped: a control character, or the escape itself. */
 // eslint-disable-next-line no-control-regex -- control characters are exactly what this looks for
 const NEEDS_DECODING = /[\u0000-\u001f\\]/;
 
-/** JSON whitespace. */
-export function isSpace(c: number): boolean {
+function isSpace(c: number): boolean {
   return c === 32 || c === 10 || c === 13 || c === 9;
 }
 
