@@ -571,7 +571,7 @@ export class TableWriter implements TableSink {
       const first = !this.started;
       // The rows of the block: at most `perBlock`, and no more than the request's bytes allow (at least one).
       let count = Math.min(this.perBlock, this.waiting);
-      const block = o.known ? this.typedHead(count) : { values: this.ready, hashes: this.readyHashes };
+      const block = o.known ? this.typedHead(count) : { values: this.ready };
       const at = o.known ? 0 : this.readyAt;
       const sizes = o.known ? null : this.readyBytes;
       const budget = this.valueBudget(first);
