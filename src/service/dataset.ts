@@ -362,8 +362,6 @@ export class CsvTableBuilder {
   private readonly previous: Array<string | undefined> = [];
   /** Each column's type, once the header is read. */
   private types: ColumnType[] | null = null;
-  /** Text cells may stay views into the body's text (the sink drops its rows soon). */
-  private readonly views: boolean;
 
   /**
    * With `sink`, the header's columns go to `sink.begin`, each row to `sink.row` instead of into
@@ -375,7 +373,6 @@ export class CsvTableBuilder {
     private readonly key = "",
     private readonly sink?: TableSink,
   ) {
-    this.views = sink?.transient === true;
   }
 
   /**
@@ -431,10 +428,10 @@ export class CsvTableBuilder {
       // above it: share that string (as JSON.parse shares short repeated strings).
       else if (v === previous[c]) out[c] = previous[c] as string;
       // Strings kept as received are cut from the decoded chunk and would keep all of it alive for
-      // as long as the table lives. A joined field is new already: copying a 50 MB cell again
-      // cost five times the parse.
-      // A sink that drops its rows soon (`TableSink.transient`) may keep the views: no copy.
-      else out[c] = previous[c] = this.views || (joined.length > 0 && joined.includes(c)) ? v : detachString(v);
+      // as long as the row lives: the whole body for a table kept whole, and a block's worth of
+      // pieces (~17 MB at 4 MB requests, see jsonFast.ts) for a sink that drops its rows soon.
+      // A joined field is new already: copying a 50 MB cell again cost five times the parse.
+      else out[c] = previous[c] = joined.length > 0 && joined.includes(c) ? v : detachString(v);
     }
     this.count++;
     if (this.sink) this.sink.row(out);

@@ -24,9 +24,9 @@ export interface TableSink {
   flush?(): Promise<void> | void;
   /**
    * True for a sink that drops each row soon after it arrives (the workbook writer keeps one block):
-   * a reader may then hand it strings that are views into the body's text, which keep their piece of
-   * the body alive while they live (`src/service/jsonFast.ts`). A sink that keeps rows (a summary's
-   * group keys, a collected table) leaves it unset and gets fresh strings.
+   * the JSON reader may then read its rows straight from the body's text (`src/service/jsonFast.ts`),
+   * whose strings are copied out of it all the same. A sink that keeps rows (a summary's group keys,
+   * a collected table) leaves it unset and gets the batch reader.
    */
   readonly transient?: boolean;
   /**
