@@ -362,6 +362,8 @@ export class CsvTableBuilder {
   private readonly previous: Array<string | undefined> = [];
   /** Each column's type, once the header is read. */
   private types: ColumnType[] | null = null;
+  /** The sink drops its rows soon (`TableSink.transient`) and types dates as they arrive: their text needs no copy. */
+  private readonly transient: boolean;
 
   /**
    * With `sink`, the header's columns go to `sink.begin`, each row to `sink.row` instead of into
@@ -373,6 +375,7 @@ export class CsvTableBuilder {
     private readonly key = "",
     private readonly sink?: TableSink,
   ) {
+    this.transient = sink?.transient === true;
   }
 
   /**
@@ -429,9 +432,10 @@ export class CsvTableBuilder {
       else if (v === previous[c]) out[c] = previous[c] as string;
       // Strings kept as received are cut from the decoded chunk and would keep all of it alive for
       // as long as the row lives: the whole body for a table kept whole, and a block's worth of
-      // pieces (~17 MB at 4 MB requests, see jsonFast.ts) for a sink that drops its rows soon.
+      // pieces (~17 MB at 4 MB requests, see jsonFast.ts) for a sink that drops its rows soon. Such a
+      // sink (the workbook writer) makes a date's text a serial number as the row arrives: not copied.
       // A joined field is new already: copying a 50 MB cell again cost five times the parse.
-      else out[c] = previous[c] = joined.length > 0 && joined.includes(c) ? v : detachString(v);
+      else out[c] = previous[c] = (joined.length > 0 && joined.includes(c)) || (this.transient && (type === "date" || type === "datetime")) ? v : detachString(v);
     }
     this.count++;
     if (this.sink) this.sink.row(out);

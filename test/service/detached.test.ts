@@ -22,11 +22,14 @@ const META: MetaInput = { key: "k", schemaVersion: null, generatedAt: null, etag
 const COLUMNS: Column[] = [
   { name: "name", type: "text" },
   { name: "filler", type: "text" },
+  // An integer beyond 2^53 stays text (its exact digits): kept, so copied too.
+  { name: "big", type: "integer" },
 ];
 const ROWS = 2_000;
 /** 4,000 characters, one of them outside Latin-1 so each decoded piece is two bytes a character. */
 const FILLER = "€" + "x".repeat(3_999);
 const name = (i: number) => `Project ${String(i).padStart(6, "0")}`; // 14 characters: sliced, not copied, by V8
+const big = (i: number) => `98765432109876${String(i).padStart(6, "0")}`; // 20 digits
 
 /** The UTF-8 bytes of `text` in 64 KB pieces, as the network hands them. */
 function pieces(text: string): ReadableStream<Uint8Array> {
@@ -41,10 +44,10 @@ function pieces(text: string): ReadableStream<Uint8Array> {
   });
 }
 
-/** A sink that drops its rows soon (as the workbook writer does), keeping only each row's name. */
+/** A sink that drops its rows soon (as the workbook writer does), keeping only each row's name and big integer. */
 function namesOnly(): TableSink & { kept: CellValue[] } {
   const kept: CellValue[] = [];
-  return { transient: true, kept, begin: () => undefined, row: (r) => void kept.push(r[0]), end: () => ({ columns: [], rows: [] }) };
+  return { transient: true, kept, begin: () => undefined, row: (r) => void kept.push(r[0], r[2]), end: () => ({ columns: [], rows: [] }) };
 }
 
 /** Heap bytes still held after `read` (the body text built beforehand, and dropped, is not counted). */
@@ -59,27 +62,27 @@ async function retained(read: () => Promise<CellValue[]>): Promise<{ bytes: numb
 const BUDGET = 2_000_000;
 
 test("the JSON reader for a transient sink copies its texts out of the body", async () => {
-  const rows = Array.from({ length: ROWS }, (_, i) => ({ name: name(i), filler: FILLER }));
-  const text = JSON.stringify({ dataset_key: "k", columns: [{ name: "name", type: "Edm.String" }, { name: "filler", type: "Edm.String" }], rows });
+  const rows = Array.from({ length: ROWS }, (_, i) => `{"name":"${name(i)}","filler":"${FILLER}","big":${big(i)}}`);
+  const text = `{"dataset_key":"k","columns":[{"name":"name","type":"Edm.String"},{"name":"filler","type":"Edm.String"},{"name":"big","type":"Edm.Int64"}],"rows":[${rows.join(",")}]}`;
   const { bytes, kept } = await retained(async () => {
     const sink = namesOnly();
     await tableFromJsonStream(pieces(text), "json", META, COLUMNS, { sink });
     return sink.kept;
   });
-  expect(kept).toHaveLength(ROWS);
-  expect(kept[1_234]).toBe(name(1_234));
+  expect(kept).toHaveLength(2 * ROWS);
+  expect(kept.slice(2_468, 2_470)).toEqual([name(1_234), big(1_234)]);
   expect(bytes).toBeLessThan(BUDGET);
 });
 
 test("the CSV reader for a transient sink copies its texts out of the body", async () => {
-  const text = "name,filler\r\n" + Array.from({ length: ROWS }, (_, i) => `${name(i)},${FILLER}\r\n`).join("");
+  const text = "name,filler,big\r\n" + Array.from({ length: ROWS }, (_, i) => `${name(i)},${FILLER},${big(i)}\r\n`).join("");
   const { bytes, kept } = await retained(async () => {
     const sink = namesOnly();
     const builder = new CsvTableBuilder(COLUMNS, "k", sink);
     await parseCsvStream(pieces(text), (fields, i, joined) => builder.add(fields, i, joined));
     return sink.kept;
   });
-  expect(kept).toHaveLength(ROWS);
-  expect(kept[1_234]).toBe(name(1_234));
+  expect(kept).toHaveLength(2 * ROWS);
+  expect(kept.slice(2_468, 2_470)).toEqual([name(1_234), big(1_234)]);
   expect(bytes).toBeLessThan(BUDGET);
 });
