@@ -52,18 +52,43 @@ export interface StoreSlot {
 export const SHORT_CHARS = 3;
 const padShort = (h: string) => h + "0".repeat(HASH_CHARS - h.length);
 
+/** The lookup of a binding's fingerprint sheet, queued (answered by the next sync). */
+function queueStoreProbe(context: Excel.RequestContext, bindingId: string): Excel.Worksheet {
+  const sheet = context.workbook.worksheets.getItemOrNullObject(rowHashSheetName(bindingId));
+  sheet.load("visibility");
+  return sheet;
+}
+
+/** The fingerprint store's and the block checksums' sheets, looked up ahead (`queueStoreProbes`). */
+export interface StoreProbes {
+  store: Excel.Worksheet;
+  checks: Excel.Worksheet;
+}
+
+/**
+ * Queues the lookups {@link storeRowHashes} starts with, so that they ride in a request the caller
+ * sends anyway: an import's commit (one request fewer per import). Reads only: a failed or refused
+ * request leaves nothing behind. What they find is as old as that request, exactly as when the
+ * store's own first request looked, one round trip before it writes.
+ */
+export function queueStoreProbes(context: Excel.RequestContext, bindingId: string): StoreProbes {
+  return { store: queueStoreProbe(context, bindingId), checks: queueChecksProbe(context, bindingId) };
+}
+
 /**
  * Opens the binding's own fingerprint sheet, creating it when `create`; reads the stored fingerprints
  * unless `read` is false (a new base replaces them anyway). Null when there is none, or when the sheet
  * of that name holds another binding's (a hash collision: that binding keeps it, this one plans from
  * the cells).
  */
-async function openStore(context: Excel.RequestContext, bindingId: string, create: boolean, read = true): Promise<StoreSlot | null> {
+async function openStore(context: Excel.RequestContext, bindingId: string, create: boolean, read = true, probed?: Excel.Worksheet): Promise<StoreSlot | null> {
   const name = rowHashSheetName(bindingId);
-  let sheet = context.workbook.worksheets.getItemOrNullObject(name);
-  sheet.load("visibility");
-  await context.sync();
-  let syncs = 1;
+  let sheet = probed ?? queueStoreProbe(context, bindingId);
+  let syncs = 0;
+  if (!probed) {
+    await context.sync();
+    syncs++;
+  }
   const column = 0;
   const slotAt = (usedCells: number): StoreSlot => ({ sheet, column, hashes: null, baseCells: 0, logCells: 0, logText: "", logEntries: 0, usedCells, formats: null, syncs });
   if (sheet.isNullObject) {
@@ -163,12 +188,14 @@ export async function storeRowHashes(
   formats: readonly string[],
   targetRequestBytes?: number,
   checks?: { geometry: ChecksGeometry; longestRowChars: number },
+  /** The store's and the checksums' sheets, looked up by a request already answered (`queueStoreProbes`). */
+  probed?: StoreProbes,
 ): Promise<number> {
   // Excel's block checksums of the same rows (issue #24, `checksums.ts`): their sheet is looked up in
   // the fingerprint store's first request and their formulas go in its write requests, so storing
   // both costs an import no more requests than the fingerprints alone.
-  const probe = checks ? queueChecksProbe(context, binding.id) : null;
-  const slot = await openStore(context, binding.id, true, false);
+  const probe = checks ? (probed?.checks ?? queueChecksProbe(context, binding.id)) : null;
+  const slot = await openStore(context, binding.id, true, false, probed?.store);
   if (!slot) return checks ? storeChecks(context, binding.id, checks.geometry, { longestRowChars: checks.longestRowChars }, targetRequestBytes) : 0;
   const prepared = checks && probe ? await prepareChecks(context, binding.id, checks.geometry, { longestRowChars: checks.longestRowChars }, probe, true) : { writes: [], syncs: 0 };
   return slot.syncs + prepared.syncs + (await writeBase(context, slot, binding.id, hashes, formats, targetRequestBytes, prepared.writes));

@@ -54,7 +54,7 @@ import type { Binding, BindingValidators } from "../refresh/binding";
 import { bindingSettingKey, serializeBinding } from "../refresh/binding";
 import { rowValidator, validateColumns, EXCEL_MAX_CELL_CHARS, EXCEL_MAX_ROWS, EXCEL_MAX_COLUMNS, type ValidationIssue } from "../refresh/validate";
 import { HashPacker } from "../refresh/rowHash";
-import { storeRowHashes } from "./delta";
+import { queueStoreProbes, storeRowHashes } from "./delta";
 import { hasMilliseconds, needsTextDigits, planColumns, headerValues, TEXT_FORMAT, DATETIME_FORMAT, DATETIME_MS_FORMAT, type ColumnPlan } from "./cells";
 import { a1, deriveSheetName, sheetLabel, deriveTableName, isValidSheetName, isValidTableName, parseCell } from "./names";
 import { infoComplete, infoFailed, infoInProgress } from "./info";
@@ -899,6 +899,9 @@ export class TableWriter implements TableSink {
     queueBindingSetting(context, partial.id, bindingJson);
     if (p.created) p.sheet.activate();
     this.guard?.restore();
+    // The fingerprint store's first lookups ride in this request (reads only): one request fewer.
+    const storing = this.hashesKept && !p.structureProtected;
+    const probes = storing ? queueStoreProbes(context, partial.id) : undefined;
     // No calculation is asked for: Excel's own mode decides (sheet.ts, issue #34).
     this.syncs++;
     this.committing = true;
@@ -909,13 +912,13 @@ export class TableWriter implements TableSink {
     // request bytes now instead of reading the whole table back at the first refresh. Without them
     // that refresh reads the table once, so a failure here is not the import's.
     // Under structure protection (issue #35) the hidden sheets they live on cannot be added: the first refresh reads the table instead.
-    if (this.hashesKept && !p.structureProtected) {
+    if (storing) {
       try {
         // With Excel's block checksums of the same rows (issue #24: the first refresh reads only what moved).
         this.syncs += await storeRowHashes(context, partial, this.packer.packed(), plans.map((x) => x.numberFormat), o.targetRequestBytes, {
           geometry: { sheet: p.sheetName, top: bodyRow, left: this.anchor.column, width: this.width, rows },
           longestRowChars: this.longest,
-        });
+        }, probes);
       } catch {
         /* the next refresh plans from the cells */
       }
