@@ -206,9 +206,22 @@ export async function storeRowHashes(
  * records changed, in the order `replay` applies them), or a new base when there is no entry (the
  * order changed), the log has grown past a quarter of the base, or the stored ones were not read.
  */
-export async function storeDeltaHashes(context: Excel.RequestContext, bindingId: string, slot: StoreSlot | null, hashes: readonly string[], entry: HashLogEntry | null, formats: readonly string[], targetRequestBytes?: number): Promise<void> {
+export async function storeDeltaHashes(
+  context: Excel.RequestContext,
+  bindingId: string,
+  slot: StoreSlot | null,
+  hashes: readonly string[],
+  entry: HashLogEntry | null,
+  formats: readonly string[],
+  targetRequestBytes?: number,
+  /** Other writes to send in the same requests, after the fingerprints (the block checksums': `prepareChecks`). */
+  also: readonly QueuedWrite[] = [],
+): Promise<void> {
   const target = slot ?? (await openStore(context, bindingId, true, false));
-  if (!target) return;
+  if (!target) {
+    if (also.length > 0) await writeInBatches(context, also, { targetRequestBytes });
+    return;
+  }
   const newRows = hashes.length;
   // The entry must turn what is stored into exactly the new fingerprints (else a new base).
   let replays = false;
@@ -221,11 +234,11 @@ export async function storeDeltaHashes(context: Excel.RequestContext, bindingId:
     replays = false;
   }
   if (!entry || !replays || shouldCompact(newRows, target.logText.length + JSON.stringify(entry).length, target.logEntries + 1)) {
-    await writeBase(context, target, bindingId, hashes, formats, targetRequestBytes);
+    await writeBase(context, target, bindingId, hashes, formats, targetRequestBytes, also);
     return;
   }
-  queueLogEntry(target, bindingId, newRows, entry, formats);
-  await context.sync();
+  const entryBytes = 2 * RANGE_WRITE_OVERHEAD_BYTES + JSON.stringify(entry).length + target.logText.length + JSON.stringify(formats).length;
+  await writeInBatches(context, [{ bytes: entryBytes, queue: () => queueLogEntry(target, bindingId, newRows, entry, formats) }, ...also], { targetRequestBytes });
 }
 
 /** Forgets a binding's fingerprints (the next refresh plans from the cells). */

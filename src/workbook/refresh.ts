@@ -51,7 +51,7 @@ import { deltaWrites, userCellMoves } from "../refresh/positions";
 import { HASHES_PER_CELL, type HashLogEntry } from "../refresh/rowHash";
 import { openRowHashes, readShortHashes, sampleRowHashes, SHORT_CHARS, storeDeltaHashes, storeRowHashes, type StoreSlot } from "./delta";
 import { queueUntracked } from "./untracked";
-import { gatherRows, predictChecksum, readChecks, recheck, storeChecks, type ChecksGeometry, type ChecksReading } from "./checksums";
+import { gatherRows, predictChecksum, prepareChecks, queueChecksProbe, readChecks, recheck, type ChecksGeometry, type ChecksReading } from "./checksums";
 import { alignByFingerprint } from "../refresh/align";
 import { changeSheetName, dropChanges, isOwnChangeSheet, queueChangeSheet, writeChangeRecord } from "./changes";
 import { dropMarkerIfPresent, markerKey, queueCopy, queueDropMarker, queueMarker, queueMarkerDone, recoverInterruptedRefreshes, rollbackSheetName } from "./recovery";
@@ -985,10 +985,15 @@ async function writeLocked(context: Excel.RequestContext, lock: TableLock, bindi
   try {
     // The fingerprints of the rows as written: the delta's, or those taken while the blocks were typed.
     const hashes = newHashes ?? source.hashes();
-    if (strategy === "delta" && spans) await storeDeltaHashes(context, binding.id, slot, hashes, planned?.log ?? null, formats, options.targetRequestBytes);
-    else await storeRowHashes(context, binding, hashes, formats, options.targetRequestBytes);
-    // Excel's block checksums of the rows as written (issue #24).
-    await storeChecks(context, binding.id, { sheet: sheet.name, top: bodyRow, left: geometry.firstColumn, width: dataColumns, rows: total }, { longestRowChars: source.longestRowChars() }, options.targetRequestBytes);
+    // With Excel's block checksums of the rows as written (issue #24): after a full rewrite they go in
+    // the fingerprints' requests, their sheet looked up in the store's first one, as an import does.
+    const checks = { geometry: { sheet: sheet.name, top: bodyRow, left: geometry.firstColumn, width: dataColumns, rows: total }, longestRowChars: source.longestRowChars() };
+    if (strategy === "delta" && spans) {
+      // After a delta: the checksums' writes are prepared (their sheet looked up and read) first and
+      // sent in the fingerprints' request.
+      const prepared = await prepareChecks(context, binding.id, checks.geometry, { longestRowChars: checks.longestRowChars }, queueChecksProbe(context, binding.id), false);
+      await storeDeltaHashes(context, binding.id, slot, hashes, planned?.log ?? null, formats, options.targetRequestBytes, prepared.writes);
+    } else await storeRowHashes(context, binding, hashes, formats, options.targetRequestBytes, checks);
   } catch (e) {
     // Only the next refresh's cost depends on them: it reads the table once instead.
     warnings.push(`The data is refreshed, but its row fingerprints could not be stored: ${errorText(e)}`);
