@@ -145,6 +145,66 @@ describe("sourceFromClient", () => {
     expect(r2).toMatchObject({ status: "updated", validators: { etag: "fp9" } });
     expect(asked).toEqual([["financials", "csv", true, { etag: '"e1"', generatedAt: "g" }], ["projects"]]);
   });
+
+  // $metadata (the row key) is asked beside the body, once rows arrive: one round trip fewer.
+  const keyed = { entitySets: [{ name: "financials", keys: ["line_id"] }] };
+  const dataset = { kind: "dataset" as const, key: "financials", format: "csv" as const };
+
+  it("asks $metadata while the body is still arriving, once, and passes progress on", async () => {
+    const events: string[] = [];
+    const progress: number[] = [];
+    const client: PpmClientLike = {
+      fetchDataset: async (_key, o) => {
+        events.push("body starts");
+        o.onProgress?.(1000);
+        o.onProgress?.(2000);
+        await new Promise((r) => setTimeout(r, 5));
+        events.push("body ends");
+        return { status: "updated", table: makeTable(rowsOf(2)), validators: { etag: '"e2"' } };
+      },
+      fetchSnapshot: async () => makeTable(rowsOf(1)),
+      metadata: async () => (events.push("metadata asked"), keyed),
+    };
+    const r = await sourceFromClient(client).fetch(dataset, { validators: {}, onProgress: (p) => progress.push(p.rows) });
+    expect(events).toEqual(["body starts", "metadata asked", "body ends"]);
+    expect(progress).toEqual([1000, 2000]);
+    expect(r).toMatchObject({ status: "updated", key: { candidates: [["line_id"]], origin: "metadata" } });
+  });
+
+  it("asks $metadata after the body when no progress came first, and never for a 304", async () => {
+    let asked = 0;
+    const client = (status: "updated" | "unchanged"): PpmClientLike => ({
+      fetchDataset: async () => (status === "updated" ? { status, table: makeTable(rowsOf(1)), validators: {} } : { status, validators: { etag: '"e1"' } }),
+      fetchSnapshot: async () => makeTable(rowsOf(1)),
+      metadata: async () => (asked++, keyed),
+    });
+    expect(await sourceFromClient(client("unchanged")).fetch(dataset, { validators: { etag: '"e1"', lastModified: null, generatedAt: null } })).toMatchObject({ status: "unchanged" });
+    expect(asked).toBe(0);
+    expect(await sourceFromClient(client("updated")).fetch(dataset, { validators: {} })).toMatchObject({ key: { origin: "metadata" } });
+    expect(asked).toBe(1);
+  });
+
+  it("matches rows by position when $metadata fails, throws at once or rejects while the body still arrives", async () => {
+    for (const failing of [() => { throw new Error("sync"); }, () => Promise.reject(new Error("async"))]) {
+      let unhandled = 0;
+      const onUnhandled = () => void unhandled++;
+      process.on("unhandledRejection", onUnhandled);
+      const client: PpmClientLike = {
+        fetchDataset: async (_key, o) => {
+          o.onProgress?.(1000);
+          await new Promise((r) => setTimeout(r, 5));
+          return { status: "updated", table: makeTable(rowsOf(1)), validators: {} };
+        },
+        fetchSnapshot: async () => makeTable(rowsOf(1)),
+        metadata: failing,
+      };
+      const r = await sourceFromClient(client).fetch(dataset, { validators: {} });
+      await new Promise((res) => setTimeout(res, 5));
+      process.off("unhandledRejection", onUnhandled);
+      expect(r).toMatchObject({ status: "updated", key: { candidates: [], origin: "none" } });
+      expect(unhandled).toBe(0);
+    }
+  });
 });
 
 describe("refreshOne of a summarised table ($apply)", () => {
