@@ -21,8 +21,8 @@
  * would be a view that keeps its whole piece of the body alive for as long as the row lives. The
  * workbook writer holds one block of rows, ~23,000 at 4 MB, and their views kept ~17 MB of decoded
  * pieces alive (two bytes a character once a piece holds one non-Latin-1 character): measured in a
- * heap snapshot of a whole-sheet import (#38), whose peak RSS fell from ~400 to ~330 MB with the
- * copy. This path is used only for a sink that drops its rows soon (`TableSink.transient`); a table
+ * heap snapshot of a whole-sheet import (#38), whose peak RSS fell from ~400 MB to under 300 MB
+ * with the copy (the bench's median of three processes). This path is used only for a sink that drops its rows soon (`TableSink.transient`); a table
  * kept whole uses the batch reader.
  */
 import type { CellValue, Column } from "../table/model";

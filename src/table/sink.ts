@@ -26,8 +26,8 @@ export interface TableSink {
    * True for a sink that drops each row soon after it arrives (the workbook writer keeps one block):
    * the JSON reader may then read its rows straight from the body's text (`src/service/jsonFast.ts`),
    * whose text cells are copied out of it all the same (a date's text, which such a sink types as it
-   * arrives, is not). A sink that keeps rows (a summary's group keys,
-   * a collected table) leaves it unset and gets the batch reader.
+   * arrives, is not). A sink that keeps rows (a summary's group keys, a collected table) leaves it
+   * unset and gets the batch reader.
    */
   readonly transient?: boolean;
   /**
