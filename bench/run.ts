@@ -133,20 +133,8 @@ interface Scenario {
   loadAfter: number;
 }
 
-/**
- * Every measured process loads the add-in compiled as the shipped bundle is (TypeScript's own
- * CommonJS emit, `bench/compiled.js`), not through tsx, whose export getters cost ~7 % of a
- * 10,000-row import's CPU time (2026-11-29). Warmed once, so no measured process loads a compiler.
- */
-const COMPILED = "./bench/compiled.js";
-let warmed = false;
-
 function child(argv: string[], script = "bench/scenario.ts", nodeFlags: string[] = []): Record<string, unknown> {
-  if (!warmed) {
-    execFileSync(process.execPath, [COMPILED, "--warm"], { cwd: root, stdio: ["ignore", "ignore", "inherit"] });
-    warmed = true;
-  }
-  const out = execFileSync(process.execPath, ["--expose-gc", ...nodeFlags, "--require", COMPILED, script, ...argv], {
+  const out = execFileSync(process.execPath, ["--expose-gc", ...nodeFlags, "--require", "tsx/cjs", script, ...argv], {
     cwd: root,
     encoding: "utf8",
     maxBuffer: 16 * MB,
