@@ -22,8 +22,8 @@
  * workbook writer holds one block of rows, ~23,000 at 4 MB, and their views kept ~17 MB of decoded
  * pieces alive (two bytes a character once a piece holds one non-Latin-1 character): measured in a
  * heap snapshot of a whole-sheet import (#38), whose peak RSS fell from ~400 MB to under 300 MB
- * with the copy (the bench's median of three processes). This path is used only for a sink that drops its rows soon (`TableSink.transient`); a table
- * kept whole uses the batch reader.
+ * with the copy (the bench's median of three processes). This path is used only for a sink that
+ * drops its rows soon (`TableSink.transient`); a table kept whole uses the batch reader.
  */
 import type { CellValue, Column } from "../table/model";
 import { BodyShapeError, MAX_JSON_DEPTH, RowConverter, cellOf, detachString, parseJsonLossless, tooDeep } from "./dataset";
