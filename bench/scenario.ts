@@ -153,8 +153,10 @@ const heapAtStart = process.memoryUsage().heapUsed;
  * papaparse's parser), so every measured run was one of re-optimisation: the import took 120 ms
  * against 92 ms with minor collections, the baseline 53 ms against 50 (2026-11-29). The budgets are
  * for the import's steady work, which is what the medians of repeated runs are for. (The add-in now
- * keeps its CSV scanner's and row builder's shapes alive, `KEEP_PARSER_SHAPE` in src/service/csv.ts,
- * so an import after a full collection, forced here or V8's own, no longer starts unoptimised.)
+ * keeps its CSV scanner's, row builder's and writer's shapes alive, `KEEP_PARSER_SHAPE` in
+ * src/service/csv.ts and `KEEP_WRITER_SHAPE` in src/workbook/tableWriter.ts, so an import after a
+ * full collection, forced here or V8's own, starts less cold; Microsoft's library's own objects and
+ * Node's streams still lose their optimised code then.)
  */
 function collectPrevious(): void {
   const gc = global.gc as unknown as ((o?: { type: string }) => void) | undefined;

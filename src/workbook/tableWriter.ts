@@ -947,3 +947,15 @@ function redact(text: string, secrets: readonly string[] | undefined): string {
   for (const s of secrets ?? []) if (s) out = out.split(s).join("***");
   return out;
 }
+
+/**
+ * One writer kept for the life of the module, never used (no context, no rows), for the reason
+ * `KEEP_PARSER_SHAPE` gives (src/service/csv.ts): V8 optimises the writer's per-row code (`row`,
+ * `typeOne`, `acknowledge`, and the CSV builder's `add`, which calls `row`) for the object shape its
+ * writers have. With no writer alive at a full garbage collection (between two imports in the task
+ * pane, minutes apart) that shape is freed and the optimised code thrown away ("weak objects" in
+ * `--trace-deopt`), so the next import starts unoptimised. Measured on the 10,000-row CSV import
+ * after full collections (bench/scenario.ts `--paired`, 2026-11-30, four processes each way,
+ * alternated): the import's CPU time 100–117 ms with this writer kept, 124–159 ms without.
+ */
+export const KEEP_WRITER_SHAPE: unknown = new TableWriter(null as unknown as Excel.RequestContext, {} as TableWriterOptions);
