@@ -128,6 +128,11 @@ interface Scenario {
   pairedBaselineCpuMs: number;
   pairedBaselineSendCpuMs: number;
   pairedRatios: { wall: number[]; cpu: number[]; wallSend: number[]; cpuSend: number[] };
+  /** CPU ms of the floor's steps at 200,000 rows (bench/scenario.ts floorOnly; issue #38). */
+  floorTextCpuMs?: number;
+  floorBytesCpuMs?: number;
+  floorParseCpuMs?: number;
+  floorStringifyCpuMs?: number;
   /** One-minute load average before and after the scenario's processes ran. */
   loadBefore: number;
   loadAfter: number;
@@ -171,7 +176,8 @@ function runScenario(url: string, rows: number, format: "json" | "csv", refresh:
   const sink = child([url, String(rows), format, n, "--sink"]);
   const base = child([url, String(rows), format, n, "--baseline-only"]);
   const paired = child([url, String(rows), format, String(pairsFor(rows)), "--paired"]);
-  return { ...main, ...sink, ...base, ...paired, loadBefore, loadAfter: os.loadavg()[0] } as unknown as Scenario;
+  const floor = rows === IMPORT_REFERENCE_ROWS ? child([url, String(rows), format, n, "--floor"]) : {};
+  return { ...main, ...sink, ...base, ...paired, ...floor, loadBefore, loadAfter: os.loadavg()[0] } as unknown as Scenario;
 }
 
 function medianOf(xs: readonly number[]): number {
@@ -560,6 +566,16 @@ async function importScenarios(results: Scenario[], checks: { name: string; ok: 
       log(`  ${fmt(r.rows)} ${r.format}: the add-in's import ÷ fetch+${r.format === "json" ? "JSON.parse" : "papaparse"} ${spread(p.cpu)}; target ≤ ${target}×`);
     }
     if (largest) log(`  ${fmt(r.rows)} ${r.format}: ÷ fetch+parse+stringify ${spread(p.cpuSend)}; target ≤ 1.3×`);
+    if (r.floorTextCpuMs !== undefined && r.floorBytesCpuMs !== undefined && r.floorParseCpuMs !== undefined && r.floorStringifyCpuMs !== undefined) {
+      // The floor under the CPU target: what any add-in must spend even with a parser that costs
+      // nothing (receive the body as text, and let Microsoft's library JSON.stringify the cells).
+      const base = r.floorTextCpuMs + r.floorParseCpuMs;
+      log(
+        `    the floor, with no parsing at all: fetch+text + the library's stringify of the cells ÷ fetch+text+${r.format === "json" ? "JSON.parse" : "papaparse"} = ` +
+          `${fmt((r.floorTextCpuMs + r.floorStringifyCpuMs) / base, 2)}×; not even decoding (bytes only): ${fmt((r.floorBytesCpuMs + r.floorStringifyCpuMs) / base, 2)}× ` +
+          `(CPU ms, medians of ${reps}: fetch+text ${fmt(r.floorTextCpuMs)}, parse ${fmt(r.floorParseCpuMs)}, stringify ${fmt(r.floorStringifyCpuMs)}, bytes only ${fmt(r.floorBytesCpuMs)})`,
+      );
+    }
   }
 
   const refresh = results.find((r) => r.unchangedRefresh)?.unchangedRefresh;

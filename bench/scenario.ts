@@ -174,6 +174,7 @@ async function main(): Promise<void> {
   if (flags.includes("--sink")) return sinkOnly();
   if (flags.includes("--paired")) return pairedOnly();
   if (flags.includes("--baseline-only")) return baselineOnly();
+  if (flags.includes("--floor")) return floorOnly();
   // RSS of this process with every module loaded and nothing fetched: Node + tsx + the code itself.
   const startRssBytes = process.memoryUsage().rss;
   // Warm-up: JIT and sockets, not measured.
@@ -334,4 +335,47 @@ async function baselineOnly(): Promise<void> {
     await baseline();
   }
   console.log(JSON.stringify({ baselinePeakRssBytes: process.resourceUsage().maxRSS * 1024, baselineStartRssBytes: startRssBytes }));
+}
+
+/**
+ * `--floor` (issue #38): the least CPU any add-in that sends the cells through Microsoft's library
+ * must spend, set beside the baseline's. Each run fetches the body twice: once as the baseline does
+ * (`text()`, then `JSON.parse` / papaparse, then one `JSON.stringify` of the cells as rows, which is
+ * what the library does to every request; the rows are built outside the timing), and once to bytes
+ * only (`arrayBuffer`). Two floors follow: text + stringify (an add-in whose parser costs nothing)
+ * and bytes + stringify (one that does not even decode, which no add-in can do: every cell's text
+ * must become a JS string).
+ */
+async function floorOnly(): Promise<void> {
+  const path = format === "json" ? PATHS.exportJson(KEY) : PATHS.exportCsv(KEY);
+  const get = async () => {
+    const res = await fetch(url + path, { headers: { [HEADERS.companyToken]: TOKEN } });
+    if (!res.ok) throw new Error(`floor GET answered ${res.status}`);
+    return res;
+  };
+  const text: number[] = [], bytes: number[] = [], parse: number[] = [], stringify: number[] = [];
+  for (let i = 0; i <= reps; i++) {
+    collectPrevious();
+    await settle();
+    const c0 = cpuMsNow();
+    const body = await (await get()).text();
+    const c1 = cpuMsNow();
+    const parsed: unknown = format === "json" ? JSON.parse(body) : Papa.parse(body, { skipEmptyLines: true }).data;
+    const c2 = cpuMsNow();
+    const cells = format === "json" ? (parsed as { rows: Record<string, unknown>[] }).rows.map((o) => Object.values(o)) : (parsed as unknown[][]).slice(1);
+    const c3 = cpuMsNow();
+    if (JSON.stringify(cells).length === 0) throw new Error("nothing serialised");
+    const c4 = cpuMsNow();
+    collectPrevious();
+    await settle();
+    const c5 = cpuMsNow();
+    if ((await (await get()).arrayBuffer()).byteLength === 0) throw new Error("empty body");
+    const c6 = cpuMsNow();
+    if (i === 0) continue; // warm-up
+    text.push(c1 - c0);
+    parse.push(c2 - c1);
+    stringify.push(c4 - c3);
+    bytes.push(c6 - c5);
+  }
+  console.log(JSON.stringify({ floorTextCpuMs: median(text), floorParseCpuMs: median(parse), floorStringifyCpuMs: median(stringify), floorBytesCpuMs: median(bytes) }));
 }
