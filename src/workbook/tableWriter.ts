@@ -955,7 +955,8 @@ function redact(text: string, secrets: readonly string[] | undefined): string {
  * writers have. With no writer alive at a full garbage collection (between two imports in the task
  * pane, minutes apart) that shape is freed and the optimised code thrown away ("weak objects" in
  * `--trace-deopt`), so the next import starts unoptimised. Measured on the 10,000-row CSV import
- * after full collections (bench/scenario.ts `--paired`, 2026-11-30, four processes each way,
- * alternated): the import's CPU time 100–117 ms with this writer kept, 124–159 ms without.
+ * after full collections (bench/scenario.ts `--paired`, 2026-11-30, six processes each way,
+ * alternated three at a time): the import's CPU time 100–117 ms with this writer kept, 124–159 ms
+ * without.
  */
 export const KEEP_WRITER_SHAPE: unknown = new TableWriter(null as unknown as Excel.RequestContext, {} as TableWriterOptions);
