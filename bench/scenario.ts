@@ -39,6 +39,26 @@ function cpuMsNow(): number {
   return (c.user + c.system) / 1000;
 }
 
+/** GET of the export in the scenario's format, as the baselines make it. */
+async function getExport(): Promise<Response> {
+  const res = await fetch(url + (format === "json" ? PATHS.exportJson(KEY) : PATHS.exportCsv(KEY)), { headers: { [HEADERS.companyToken]: TOKEN } });
+  if (!res.ok) throw new Error(`baseline GET answered ${res.status}`);
+  return res;
+}
+
+/** The baselines' parse of the whole body: `JSON.parse`, or papaparse. */
+function parseBody(text: string): unknown {
+  return format === "json" ? JSON.parse(text) : Papa.parse(text, { skipEmptyLines: true }).data;
+}
+
+/**
+ * The values a table needs, as rows of cells, from a parsed body. The JSON export's records are in
+ * `rows` (spec: dataset_key, schema_version, …, columns, rows); the CSV's first row is its header.
+ */
+function cellsOf(parsed: unknown): unknown[] {
+  return format === "json" ? (parsed as { rows: Record<string, unknown>[] }).rows.map((o) => Object.values(o)) : (parsed as unknown[][]).slice(1);
+}
+
 /**
  * Fetch + parse of the whole body. With `send` (issue #24 item 2's second baseline) it also makes one
  * `JSON.stringify` of the values the table needs, as rows of cells: the least any add-in must send to
@@ -48,17 +68,10 @@ async function baseline(send = false): Promise<{ ms: number; cpuMs: number; byte
   await settle();
   const t0 = performance.now();
   const c0 = cpuMsNow();
-  const res = await fetch(url + (format === "json" ? PATHS.exportJson(KEY) : PATHS.exportCsv(KEY)), { headers: { [HEADERS.companyToken]: TOKEN } });
-  if (!res.ok) throw new Error(`baseline GET answered ${res.status}`);
-  const text = await res.text();
-  const parsed: unknown = format === "json" ? JSON.parse(text) : Papa.parse(text, { skipEmptyLines: true }).data;
+  const text = await (await getExport()).text();
+  const parsed = parseBody(text);
   if (!parsed) throw new Error("nothing parsed");
-  if (send) {
-    // The JSON export's records are in `rows` (spec: dataset_key, schema_version, …, columns, rows).
-    const records: unknown[] = format === "json" ? (parsed as { rows: unknown[] }).rows : (parsed as unknown[][]).slice(1);
-    const cells = format === "json" ? records.map((o) => Object.values(o as Record<string, unknown>)) : records;
-    if (JSON.stringify(cells).length === 0) throw new Error("nothing serialised");
-  }
+  if (send && JSON.stringify(cellsOf(parsed)).length === 0) throw new Error("nothing serialised");
   const ms = performance.now() - t0;
   return { ms, cpuMs: cpuMsNow() - c0, bytes: Buffer.byteLength(text, "utf8") };
 }
@@ -347,29 +360,23 @@ async function baselineOnly(): Promise<void> {
  * must become a JS string).
  */
 async function floorOnly(): Promise<void> {
-  const path = format === "json" ? PATHS.exportJson(KEY) : PATHS.exportCsv(KEY);
-  const get = async () => {
-    const res = await fetch(url + path, { headers: { [HEADERS.companyToken]: TOKEN } });
-    if (!res.ok) throw new Error(`floor GET answered ${res.status}`);
-    return res;
-  };
   const text: number[] = [], bytes: number[] = [], parse: number[] = [], stringify: number[] = [];
   for (let i = 0; i <= reps; i++) {
     collectPrevious();
     await settle();
     const c0 = cpuMsNow();
-    const body = await (await get()).text();
+    const body = await (await getExport()).text();
     const c1 = cpuMsNow();
-    const parsed: unknown = format === "json" ? JSON.parse(body) : Papa.parse(body, { skipEmptyLines: true }).data;
+    const parsed = parseBody(body);
     const c2 = cpuMsNow();
-    const cells = format === "json" ? (parsed as { rows: Record<string, unknown>[] }).rows.map((o) => Object.values(o)) : (parsed as unknown[][]).slice(1);
+    const cells = cellsOf(parsed);
     const c3 = cpuMsNow();
     if (JSON.stringify(cells).length === 0) throw new Error("nothing serialised");
     const c4 = cpuMsNow();
     collectPrevious();
     await settle();
     const c5 = cpuMsNow();
-    if ((await (await get()).arrayBuffer()).byteLength === 0) throw new Error("empty body");
+    if ((await (await getExport()).arrayBuffer()).byteLength === 0) throw new Error("empty body");
     const c6 = cpuMsNow();
     if (i === 0) continue; // warm-up
     text.push(c1 - c0);
