@@ -28,7 +28,8 @@
  *    checksums are stored, except under structure protection (their hidden sheets cannot be added).
  * On cancel or failure in 3-5 (Excel's, or the source's: a body cut short, a malformed row, a row
  * count that does not add up) the written cells are cleared and the info cell says what happened,
- * with no table and no binding, exactly as before streaming; if even that fails, the "INCOMPLETE"
+ * with no table and no binding, exactly as before streaming (on a chosen sheet, with the area's number
+ * formats read before the first write put back: `formatImage.ts`); if even that fails, the "INCOMPLETE"
  * marker is what stays. A table small enough to fit in the first block is written only after its
  * whole body arrived, so nothing at all is written when such a body fails.
  *
@@ -65,6 +66,7 @@ import { dateColumnsOf, typeBlock, typeRowInPlace, type TypedBlock } from "./typ
 import { rowChars } from "./checksums";
 import { keepSetting } from "./settle";
 import { protectedError, queueProtection } from "./protection";
+import { captureFormats, restoreFormats, type FormatImage } from "./formatImage";
 
 /** Rows looked at when fitting column widths after an import. */
 const AUTOFIT_ROWS = 200;
@@ -164,6 +166,8 @@ interface Prepared {
    */
   sheetId: string | null;
   tableName: string;
+  /** A chosen sheet's: the area's number formats before the import, put back by a failure's clean-up (`formatImage.ts`). */
+  formats: FormatImage | null;
   date1904: boolean;
   calc: ReturnType<typeof prepareCalculation>;
   settings: Excel.SettingCollection;
@@ -396,8 +400,11 @@ export class TableWriter implements TableSink {
       if (added && !added.isNullObject) added.delete();
       if (!p.created) p.sheet.getRangeByIndexes(this.anchor.row, this.anchor.column, 2 + Math.max(1, this.reached), this.width).clear("Contents");
       this.guard?.restore();
-      this.syncs++;
-      await this.context.sync();
+      if (!p.created && p.formats) this.syncs += await restoreFormats(this.context, p.sheet, p.formats);
+      else {
+        this.syncs++;
+        await this.context.sync();
+      }
       this.touched = false;
       this.started = false;
     } catch (e) {
@@ -473,7 +480,9 @@ export class TableWriter implements TableSink {
       const code = isCoded(shown) ? shown.code : "write_failed";
       cell.values = [[infoFailed("import", this.draft().source, this.now().toISOString(), code, redact(errorText(shown), o.secrets), false)]];
       this.guard?.restore();
-      await this.context.sync();
+      // On a chosen sheet the area's own formats go back (the message, written first as text, stays text).
+      if (!p.created && p.formats) this.syncs += await restoreFormats(this.context, sheet, p.formats);
+      else await this.context.sync();
     } catch {
       // The "INCOMPLETE" marker written with the first block stays; nothing more can be done here.
     }
@@ -808,6 +817,7 @@ export class TableWriter implements TableSink {
     let sheet: Excel.Worksheet = null as unknown as Excel.Worksheet;
     let sheetName: string;
     let created = false;
+    let formats: FormatImage | null = null;
     if (chosen && !chosen.isNullObject) {
       // A chosen sheet's area is checked whole before anything is written, which needs the row count.
       if (!o.known) throw new Error("A streamed import writes only to a sheet it adds; an import into a chosen sheet reads its table whole (importSource).");
@@ -828,6 +838,10 @@ export class TableWriter implements TableSink {
           `The import at ${a1(area.row, area.column, area.rowCount, area.columnCount)} on "${sheetName}" would touch the table "${touched}": Excel would merge what is written next to a table into it. Leave an empty row and column between tables, or import to a new sheet.`,
         );
       }
+      // Empty is not unformatted: the area's formats are kept, so a failure puts them back (formatImage.ts).
+      const captured = await captureFormats(context, sheet, area);
+      this.syncs += captured.syncs;
+      formats = captured.image;
     } else {
       sheetName = o.target?.sheetName ?? deriveSheetName(sheetLabel(draft.source), sheets.items.map((s) => s.name));
       created = true;
@@ -835,7 +849,7 @@ export class TableWriter implements TableSink {
     // The binding is checked before writing, so one that would carry a secret or overflow the
     // settings never leaves a half-import behind (checked again with the source's validators at the end).
     this.checkBinding(this.partial(draft, tableName, sheetName, 0), settings.items);
-    return { sheet, sheetName, created, sheetId: null, tableName, date1904: dateSystem.is1904(), calc, settings, usedBottom: -1, structureProtected: locked.structure };
+    return { sheet, sheetName, created, sheetId: null, tableName, formats, date1904: dateSystem.is1904(), calc, settings, usedBottom: -1, structureProtected: locked.structure };
   }
 
   private partial(draft: BindingDraft, tableName: string, sheetName: string, rowCount: number): Binding {
