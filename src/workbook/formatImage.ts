@@ -16,6 +16,7 @@
  */
 import { firstReadRows, visitInBlocks } from "./blocks";
 import { setEvery } from "./sheet";
+import { WriteError } from "./blocks";
 
 /** An area's number formats as runs: `runs[c]` lists [first row (from the area's top), format] of column c. */
 export interface FormatImage {
@@ -25,6 +26,13 @@ export interface FormatImage {
   runs: Array<Array<[number, string]>>;
 }
 
+/**
+ * Runs kept at most (each an array of a number and a string: ~100 bytes of memory, so ~20 MB). An
+ * area whose formats change more often than that (a format a cell over a very large area) is refused
+ * before anything is written: a failure could not put it back within the pane's memory.
+ */
+export const MAX_FORMAT_RUNS = 200_000;
+
 /** Operations queued per request when a restore is written (each ~300 request bytes). */
 export const RESTORE_OPERATIONS_PER_REQUEST = 2_000;
 
@@ -33,10 +41,12 @@ export async function captureFormats(
   context: Excel.RequestContext,
   sheet: Excel.Worksheet,
   area: { row: number; column: number; rowCount: number; columnCount: number },
-  targetResponseBytes?: number,
+  options: { targetResponseBytes?: number; maxRuns?: number; where?: string } = {},
 ): Promise<{ image: FormatImage; syncs: number }> {
+  const { targetResponseBytes, maxRuns = MAX_FORMAT_RUNS, where: sheetRef = "the import's area" } = options;
   const runs: Array<Array<[number, string]>> = Array.from({ length: area.columnCount }, () => []);
   const last: Array<string | null> = new Array<string | null>(area.columnCount).fill(null);
+  let kept = 0;
   const { blocks } = await visitInBlocks(
     context,
     (from, count) => sheet.getRangeByIndexes(area.row + from, area.column, count, area.columnCount),
@@ -51,8 +61,15 @@ export async function captureFormats(
           if (f !== last[c]) {
             runs[c].push([from + r, f]);
             last[c] = f;
+            kept++;
           }
         }
+      }
+      if (kept > maxRuns) {
+        throw new WriteError(
+          "occupied",
+          `The cells' number formats in ${sheetRef} change more than ${maxRuns.toLocaleString("en-US")} times; were the import to fail, they could not all be put back. Clear that area's formats (Home › Clear › Clear Formats) or import to a new sheet.`,
+        );
       }
     },
     { targetResponseBytes },

@@ -104,6 +104,8 @@ export interface TableWriterOptions {
   signal?: AbortSignal;
   onProgress?: (rowsWritten: number, totalRows: number) => void;
   targetRequestBytes?: number;
+  /** Into a chosen sheet: the most runs of number formats its area may have (`formatImage.ts`; tests lower it). */
+  maxFormatRuns?: number;
   /** Credentials that must never be stored (checked against the binding before writing). */
   secrets?: readonly string[];
   now?: () => Date;
@@ -839,7 +841,7 @@ export class TableWriter implements TableSink {
         );
       }
       // Empty is not unformatted: the area's formats are kept, so a failure puts them back (formatImage.ts).
-      const captured = await captureFormats(context, sheet, area);
+      const captured = await captureFormats(context, sheet, area, { maxRuns: o.maxFormatRuns, where: `${a1(area.row, area.column, area.rowCount, area.columnCount)} on "${sheetName}"` });
       this.syncs += captured.syncs;
       formats = captured.image;
     } else {

@@ -37,9 +37,9 @@ function state(wb: Workbook, address = AROUND) {
   return { values: r.values, numberFormat: r.numberFormat };
 }
 
-async function importInto(wb: Workbook): Promise<unknown> {
+async function importInto(wb: Workbook, maxFormatRuns?: number): Promise<unknown> {
   const table = finTable(finRows(ROWS));
-  return importTable(createRequestContext(wb), table, { binding: bindingDraft(table), target: { sheetName: "Sheet1", anchor: "B3" }, secrets: [TOKEN], now: fixedNow, targetRequestBytes: 15_000 });
+  return importTable(createRequestContext(wb), table, { binding: bindingDraft(table), target: { sheetName: "Sheet1", anchor: "B3" }, secrets: [TOKEN], now: fixedNow, targetRequestBytes: 15_000, maxFormatRuns });
 }
 
 describe("a failed import into a chosen sheet puts the area's number formats back", () => {
@@ -142,5 +142,15 @@ describe("a failed import into a chosen sheet puts the area's number formats bac
     await context.sync();
     expect(typed.values[0][0]).toBe(123);
     expect(typed.numberFormat[0][0]).toBe("General");
+  });
+
+  it("an area whose formats change more often than can be kept is refused before anything is written", async () => {
+    const before = state(await userSheet(true));
+    const wb = await userSheet(true);
+    // 2,004 runs in G:H alone, over a limit of 1,000.
+    await expect(importInto(wb, 1_000)).rejects.toMatchObject({ code: "occupied", message: expect.stringMatching(/^The cells' number formats in B3:I1004 on "Sheet1" change more than 1,000 times; .*Clear Formats/) });
+    expect(state(wb)).toEqual(before);
+    // The limit counts runs, not cells: whole-column formats over the same area import.
+    await expect(importInto(await userSheet(false), 1_000)).resolves.toMatchObject({ rowCount: ROWS });
   });
 });
