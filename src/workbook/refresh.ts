@@ -42,6 +42,7 @@ import { INFO_PREFIX, infoComplete, infoFailed, infoInProgress, infoStale, isSta
 import { appendRefreshLog } from "./refreshLog";
 import type { BindingFailure } from "../refresh/binding";
 import { findOccupiedCell, findTouchingTable, prepareCalculation, setEvery, type CalculationGuard } from "./sheet";
+import { captureFormats, restoreFormats, type FormatImage } from "./formatImage";
 import { jsonBytes, loadInBlocks, loadPropertiesInBlocks, RANGE_COPY_OVERHEAD_BYTES, RANGE_WRITE_OVERHEAD_BYTES, throwIfAborted, writeInBatches, writeInBlocks, WriteError, type QueuedWrite } from "./blocks";
 import { queueColumnFormats, queueDateSystemProbe, typedRows, errorText } from "./writer";
 import { checkSettingsBudget, readBindings, saveBinding, saveBindingStatus } from "./bindingStore";
@@ -623,6 +624,7 @@ async function writeLocked(context: Excel.RequestContext, lock: TableLock, bindi
   // of the old body as formulas (a delta already has them: read, or proved by Excel's checksums) and
   // each data column's number format; the user's columns were read above ---
   let memory: { rows: unknown[][]; formats: string[] } | null = null;
+  let growthFormats: FormatImage | null = null;
   if (!backupSheet) {
     const bodyRows = geometry.bodyRows;
     let rows = oldData && oldData.length === bodyRows ? oldData : null;
@@ -634,6 +636,13 @@ async function writeLocked(context: Excel.RequestContext, lock: TableLock, bindi
     first.load("numberFormat");
     await context.sync();
     memory = { rows: rows.map((r) => r.map((v) => (v === null || v === undefined ? "" : v))), formats: first.numberFormat[0].map(String) };
+    // The rows the table grows into are empty (checked above) but may be formatted: their formats are
+    // kept too, so a failure puts them back and not the data columns' (`formatImage.ts`). Without a
+    // co-author, the rollback copy holds them (its region includes the growth).
+    if (grownInto) {
+      await lock.ensure();
+      growthFormats = (await captureFormats(context, sheet, grownInto, { targetResponseBytes: options.targetResponseBytes, where: `${a1(grownInto.row, grownInto.column, grownInto.rowCount, grownInto.columnCount)} on "${sheet.name}", the rows the table grows into,` })).image;
+    }
   }
 
   // --- writing, inside the rollback ---
@@ -666,17 +675,22 @@ async function writeLocked(context: Excel.RequestContext, lock: TableLock, bindi
   /**
    * With co-authors, the rows the table grows into are read again in the first write request, before
    * anything in it (issue #26, hazard 5): a colleague may have typed there since the check above.
-   * What they typed is put back by the restore (`growthFound`).
+   * What they typed is put back by the restore (`growthFound`). Only the part of those rows that holds
+   * values is read (`getUsedRangeOrNullObject(true)` of them: a null object when they are empty, as
+   * the check above found them): reading all of them put every cell's formula, value and format of the
+   * grown rows in one response, over Excel on the web's 5 MB once a table grew by ~30,000 rows × 12,
+   * and such a refresh failed every time.
    */
   let growthProbe: Excel.Range | null = null;
-  let growthFound: { formats: unknown[][]; formulas: unknown[][] } | null = null;
+  let growthFound: { at: Rect; formats: unknown[][]; formulas: unknown[][] } | null = null;
   const checkGrowth = (probe: Excel.Range | null): void => {
-    if (!probe) return;
+    if (!probe || probe.isNullObject) return;
     const found = probe.formulas as unknown[][];
     if (!found.some((r) => r.some((v) => v !== "" && v !== null))) return;
     // Put back as typed: formats first, text as text (`rewritableCell`).
     const formats = probe.numberFormat as unknown[][];
-    growthFound = { formats, formulas: rewritableRows(found, probe.values as unknown[][], (r, c) => formats[r][c]) };
+    const at = { row: probe.rowIndex, column: probe.columnIndex, rowCount: probe.rowCount, columnCount: probe.columnCount };
+    growthFound = { at, formats, formulas: rewritableRows(found, probe.values as unknown[][], (r, c) => formats[r][c]) };
     throw new WriteError("occupied", `A colleague typed into the rows "${binding.tableName}" grows into (${a1(grownInto!.row, grownInto!.column, grownInto!.rowCount, grownInto!.columnCount)} on "${sheet.name}") while it refreshed, so the refresh was undone and what they typed is kept. Move those cells below the table, then refresh again.`);
   };
   /** One complete write; on success the binding is committed with the data. */
@@ -685,8 +699,8 @@ async function writeLocked(context: Excel.RequestContext, lock: TableLock, bindi
     growthProbe = null;
     const prelude = () => {
       if (!backupSheet && grownInto) {
-        growthProbe = rangeOf(sheet, grownInto);
-        growthProbe.load(["formulas", "values", "numberFormat"]);
+        growthProbe = rangeOf(sheet, grownInto).getUsedRangeOrNullObject(true);
+        growthProbe.load(["formulas", "values", "numberFormat", "rowIndex", "columnIndex", "rowCount", "columnCount"]);
       }
       guard ??= calc.start();
       setInfo(infoInProgress("refresh", binding.source));
@@ -908,9 +922,11 @@ async function writeLocked(context: Excel.RequestContext, lock: TableLock, bindi
     await lock.ensureFenced();
     const below = region.rowCount - bodyRows - totalsRows;
     if (below > 0) rangeOf(sheet, { row: bodyRow + bodyRows + totalsRows, column: geometry.firstColumn, rowCount: below, columnCount: width }).clear("Contents");
+    // Their formats as they were before (sent with the clearing); what a colleague typed goes over them.
+    if (growthFormats) await restoreFormats(context, sheet, growthFormats);
     // What a colleague typed there during the refresh (seen by the first write request) goes back.
-    if (growthFound && grownInto) {
-      const back = rangeOf(sheet, grownInto);
+    if (growthFound) {
+      const back = rangeOf(sheet, growthFound.at);
       back.numberFormat = growthFound.formats as string[][];
       back.formulas = growthFound.formulas as string[][];
     }
