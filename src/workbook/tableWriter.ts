@@ -56,7 +56,7 @@ import { bindingSettingKey, serializeBinding } from "../refresh/binding";
 import { rowValidator, validateColumns, EXCEL_MAX_CELL_CHARS, EXCEL_MAX_ROWS, EXCEL_MAX_COLUMNS, type ValidationIssue } from "../refresh/validate";
 import { HashPacker } from "../refresh/rowHash";
 import { queueStoreProbes, storeRowHashes } from "./delta";
-import { hasMilliseconds, needsTextDigits, planColumns, headerValues, TEXT_FORMAT, DATETIME_FORMAT, DATETIME_MS_FORMAT, type ColumnPlan } from "./cells";
+import { hasMilliseconds, needsTextDigits, planColumns, headerValues, rewritableRows, TEXT_FORMAT, DATETIME_FORMAT, DATETIME_MS_FORMAT, type ColumnPlan } from "./cells";
 import { a1, deriveSheetName, sheetLabel, deriveTableName, isValidSheetName, isValidTableName, parseCell } from "./names";
 import { infoComplete, infoFailed, infoInProgress } from "./info";
 import { findOccupiedCell, findTouchingTable, prepareCalculation, queueColumnFormats, queueDateSystemProbe, setEvery, type CalculationGuard } from "./sheet";
@@ -245,6 +245,11 @@ export class TableWriter implements TableSink {
    * applied whole), so a failure must undo what may be there.
    */
   private touched = false;
+  /**
+   * Cells a user typed into rows a block was about to fill, read in the block's own request before
+   * its values (the probe): the clean-up writes them back after clearing what the import wrote.
+   */
+  private typedOver: { at: { row: number; column: number; rowCount: number; columnCount: number }; formats: unknown[][]; formulas: unknown[][] } | null = null;
   /** The last request (table, binding) was sent: a failure must look for a table and a binding to remove. */
   private committing = false;
   /** The writer's own failure (a `WriteError`, an `UndeclaredField`) or the source's: later calls refuse with it. */
@@ -475,7 +480,10 @@ export class TableWriter implements TableSink {
       }
       if (binding && !binding.isNullObject) binding.delete();
       // Clear what was written (and any rows a failed request reached), then say so where the table would have been.
-      const rows = 2 + Math.max(1, this.reached, o.known?.rows ?? 0);
+      // Values were written no further than the requests reached: below them, a known table's area
+      // has only the formats of the first request (put back below), and may hold what the user typed
+      // there meanwhile, which must stay.
+      const rows = 2 + Math.max(1, this.reached);
       sheet.getRangeByIndexes(this.anchor.row, this.anchor.column, rows, this.width).clear("Contents");
       const cell = sheet.getRangeByIndexes(this.anchor.row, this.anchor.column, 1, 1);
       cell.numberFormat = [[TEXT_FORMAT]];
@@ -483,8 +491,20 @@ export class TableWriter implements TableSink {
       cell.values = [[infoFailed("import", this.draft().source, this.now().toISOString(), code, redact(errorText(shown), o.secrets), false)]];
       this.guard?.restore();
       // On a chosen sheet the area's own formats go back (the message, written first as text, stays text).
-      if (!p.created && p.formats) this.syncs += await restoreFormats(this.context, sheet, p.formats);
-      else await this.context.sync();
+      let pending = true;
+      if (!p.created && p.formats) {
+        this.syncs += await restoreFormats(this.context, sheet, p.formats);
+        pending = false;
+      }
+      // Then what a user typed where a block went over it, as typed (`checkProbe`).
+      const typed = this.typedOver;
+      if (typed) {
+        const back = sheet.getRangeByIndexes(typed.at.row, typed.at.column, typed.at.rowCount, typed.at.columnCount);
+        back.numberFormat = typed.formats as string[][];
+        back.formulas = typed.formulas as string[][];
+        pending = true;
+      }
+      if (pending) await this.context.sync();
     } catch {
       // The "INCOMPLETE" marker written with the first block stays; nothing more can be done here.
     }
@@ -598,6 +618,14 @@ export class TableWriter implements TableSink {
       if (!o.known && count > 0) await this.checkTyped(bodyRow + this.written, count);
       this.started = true;
       this.guard ??= p.calc.start();
+      // Read in the same request, before anything in it: what holds a value in the rows this block
+      // fills, past those earlier requests reached (the import's own). A value typed there after
+      // `checkTyped` (or, on a chosen sheet, after its area was checked) would be overwritten by this
+      // very request; it is read here, stops the import, and the clean-up puts it back (`typedOver`).
+      const probeFrom = Math.max(bodyRow + this.written, this.anchor.row + 2 + this.reached);
+      const probeEnd = bodyRow + this.written + count;
+      const probe = probeFrom < probeEnd ? p.sheet.getRangeByIndexes(probeFrom, this.anchor.column, probeEnd - probeFrom, this.width).getUsedRangeOrNullObject(true) : null;
+      probe?.load(["formulas", "values", "numberFormat", "rowIndex", "columnIndex", "rowCount", "columnCount"]);
       if (first) this.queuePrelude();
       if (!o.known && count > 0) queueColumnFormats(p.sheet, bodyRow + this.written, this.anchor.column, count, plans);
       if (count > 0) p.sheet.getRangeByIndexes(bodyRow + this.written, this.anchor.column, count, this.width).values = at === 0 && block.values.length === count ? block.values : block.values.slice(at, at + count);
@@ -620,6 +648,7 @@ export class TableWriter implements TableSink {
         if (first) this.started = false;
         continue;
       }
+      if (probe) this.checkProbe(probe);
       if (used) p.usedBottom = used.isNullObject ? -1 : used.rowIndex + used.rowCount - 1;
       if (!o.known) p.sheetName = p.sheet.name;
       this.blocks++;
@@ -744,6 +773,19 @@ export class TableWriter implements TableSink {
     }
     this.toText.clear();
     this.hashesKept = false;
+  }
+
+  /** After a block's request: a value its probe found was there before the block's values went over it (see `typedOver`). */
+  private checkProbe(probe: Excel.Range): void {
+    if (probe.isNullObject) return;
+    const found = probe.formulas as unknown[][];
+    if (!found.some((r) => r.some((v) => v !== "" && v !== null))) return;
+    const formats = probe.numberFormat as unknown[][];
+    const at = { row: probe.rowIndex, column: probe.columnIndex, rowCount: probe.rowCount, columnCount: probe.columnCount };
+    // Put back as typed: formats first, text as text (`rewritableCell`).
+    this.typedOver = { at, formats, formulas: rewritableRows(found, probe.values as unknown[][], (r, c) => formats[r][c]) };
+    const cell = a1(at.row, at.column);
+    throw (this.failure = new WriteError("occupied", `A value was typed into the rows the import was writing on "${this.prepared!.sheetName}" (at or after ${cell}) while it wrote them; the import stopped and put it back. Import again to an empty area or a new sheet.`, { address: cell }));
   }
 
   /**

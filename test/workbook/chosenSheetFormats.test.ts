@@ -153,4 +153,53 @@ describe("a failed import into a chosen sheet puts the area's number formats bac
     // The limit counts runs, not cells: whole-column formats over the same area import.
     await expect(importInto(await userSheet(false), 1_000)).resolves.toMatchObject({ rowCount: ROWS });
   });
+
+  it("a value the user types into the area during the import stops it, and is kept (put back when the request that found it went over it)", async () => {
+    // The user types into a row the import has not reached, before each write request in turn.
+    const clean = await userSheet();
+    const start = clean.stats.syncCount;
+    await importInto(clean);
+    const requests = clean.stats.syncCount - start;
+    let stopped = 0;
+    for (let k = 1; k <= requests; k++) {
+      const wb = await userSheet();
+      const context = createRequestContext(wb);
+      const plain = context.sync.bind(context);
+      let n = 0;
+      let typedAt = -1;
+      (context as { sync: () => Promise<void> }).sync = async () => {
+        if (++n === k) {
+          const user = createRequestContext(wb);
+          user.workbook.worksheets.getItem("Sheet1").getRange(`E${3 + ROWS}`).values = [["typed by the user"]];
+          await user.sync();
+          typedAt = n;
+        }
+        await plain();
+      };
+      const table = finTable(finRows(ROWS));
+      const outcome = await importTable(context, table, { binding: bindingDraft(table), target: { sheetName: "Sheet1", anchor: "B3" }, secrets: [TOKEN], now: fixedNow, targetRequestBytes: 15_000 }).then(
+        () => "imported",
+        (e: { code?: string }) => e.code ?? "error",
+      );
+      expect(typedAt).toBe(k);
+      const cell = inspect(wb, `Sheet1!E${3 + ROWS}`).values[0][0];
+      if (outcome === "imported") {
+        // Typed after the import wrote that row: the user's edit of the table, as any later edit.
+        expect([k, cell]).toEqual([k, "typed by the user"]);
+        expect([k, snapshot(wb).sheets[0].tables.length]).toEqual([k, 1]);
+        continue;
+      }
+      expect([k, outcome]).toEqual([k, "occupied"]);
+      expect([k, cell]).toEqual([k, "typed by the user"]);
+      // Nothing else of the import is left: the area is empty but for the anchor's message (when
+      // anything was written) and the user's cell.
+      const left = inspect(wb, `Sheet1!B4:I${4 + ROWS}`).values.flat().filter((v) => v !== "");
+      expect([k, left]).toEqual([k, ["typed by the user"]]);
+      expect([k, snapshot(wb).sheets[0].tables]).toEqual([k, []]);
+      stopped++;
+    }
+    // Typed before the area was checked (refused, nothing written), and before each write request
+    // (after its block was checked: the block's own request reads it first, and it is put back).
+    expect(stopped).toBeGreaterThan(5);
+  });
 });

@@ -56,8 +56,8 @@ export function streaming(table: Table, opts: StreamingOptions = {}): RefreshSou
 }
 
 /** `importSource` of the financials dataset (JSON) into `wb`, as the task pane calls it. */
-export function streamed(wb: Workbook, from: RefreshSource, opts: Partial<Parameters<typeof importSource>[2]> = {}) {
-  return importSource(createRequestContext(wb), from, {
+export function streamed(wb: Workbook, from: RefreshSource, opts: Partial<Parameters<typeof importSource>[2]> = {}, context: Excel.RequestContext = createRequestContext(wb)) {
+  return importSource(context, from, {
     source: { kind: "dataset", key: "financials", format: "json" },
     connection: CONNECTION,
     companyId: "acme",

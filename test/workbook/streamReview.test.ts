@@ -167,6 +167,46 @@ describe("R3/R8/R11: a failure's clean-up touches only what this import made, fo
 });
 
 describe("R4: a value typed on the new sheet during the import is never overwritten", () => {
+  it("typed just before a block's own request (after the block was looked at): that request reads it first, the import stops, the value is put back", async () => {
+    // The user types into a row no block has reached, right before each request in turn.
+    const table = finTable(finRows(9_000));
+    const count = new Workbook({ currentYear: 2025 });
+    await streamed(count, streaming(table), { targetRequestBytes: 150_000 });
+    const requests = count.stats.syncCount;
+    let putBack = 0;
+    for (let k = 1; k <= requests; k++) {
+      const wb = new Workbook({ currentYear: 2025 });
+      const context = createRequestContext(wb);
+      const plain = context.sync.bind(context);
+      let n = 0;
+      let typed = false;
+      (context as { sync: () => Promise<void> }).sync = async () => {
+        if (++n === k && wb.sheets.some((s) => s.name === "financials (json)")) {
+          const user = createRequestContext(wb);
+          user.workbook.worksheets.getItem("financials (json)").getRange("C9000").values = [["mine"]];
+          await user.sync();
+          typed = true;
+        }
+        await plain();
+      };
+      const outcome = await streamed(wb, streaming(table), { targetRequestBytes: 150_000 }, context).then(
+        () => "imported",
+        (e: { code?: string; message?: string }) => `${e.code}: ${e.message}`,
+      );
+      const cell = inspect(wb, "'financials (json)'!C9000").values[0][0];
+      if (outcome === "imported") {
+        // Never typed (the sheet did not exist yet: the import's value), or typed after its row was written (an edit of the table).
+        expect([k, typed ? cell === "mine" : cell !== "mine"]).toEqual([k, true]);
+        continue;
+      }
+      expect([k, outcome]).toEqual([k, expect.stringMatching(/^occupied: /)]);
+      expect([k, cell]).toEqual([k, "mine"]);
+      if (/put it back/.test(outcome)) putBack++;
+    }
+    // The window this closes: typed after a block was looked at, before its request.
+    expect(putBack).toBeGreaterThan(0);
+  });
+
   it("typed below the rows written: the import stops before that block, the value stays", async () => {
     const table = finTable(finRows(12_000));
     const wb = new Workbook({ currentYear: 2025 });
