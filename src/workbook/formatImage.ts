@@ -14,9 +14,8 @@
  * whatever its row count. Restoring writes one small `numberFormat` operation a run (the documented
  * single-value form), so a restore costs what the formats vary, not the cells.
  */
-import { firstReadRows, visitInBlocks } from "./blocks";
+import { firstReadRows, visitInBlocks, WriteError } from "./blocks";
 import { setEvery } from "./sheet";
-import { WriteError } from "./blocks";
 
 /** An area's number formats as runs: `runs[c]` lists [first row (from the area's top), format] of column c. */
 export interface FormatImage {

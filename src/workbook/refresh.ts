@@ -41,7 +41,7 @@ import { a1 } from "./names";
 import { INFO_PREFIX, infoComplete, infoFailed, infoInProgress, infoStale, isStaleInfo } from "./info";
 import { appendRefreshLog } from "./refreshLog";
 import type { BindingFailure } from "../refresh/binding";
-import { findOccupiedCell, findTouchingTable, prepareCalculation, setEvery, type CalculationGuard } from "./sheet";
+import { findOccupiedCell, findTouchingTable, prepareCalculation, queuePutBack, queueTypedProbe, setEvery, typedIn, type CalculationGuard, type TypedCells } from "./sheet";
 import { captureFormats, restoreFormats, type FormatImage } from "./formatImage";
 import { jsonBytes, loadInBlocks, loadPropertiesInBlocks, RANGE_COPY_OVERHEAD_BYTES, RANGE_WRITE_OVERHEAD_BYTES, throwIfAborted, writeInBatches, writeInBlocks, WriteError, type QueuedWrite } from "./blocks";
 import { queueColumnFormats, queueDateSystemProbe, typedRows, errorText } from "./writer";
@@ -682,15 +682,11 @@ async function writeLocked(context: Excel.RequestContext, lock: TableLock, bindi
    * and such a refresh failed every time.
    */
   let growthProbe: Excel.Range | null = null;
-  let growthFound: { at: Rect; formats: unknown[][]; formulas: unknown[][] } | null = null;
+  let growthFound: TypedCells | null = null;
   const checkGrowth = (probe: Excel.Range | null): void => {
-    if (!probe || probe.isNullObject) return;
-    const found = probe.formulas as unknown[][];
-    if (!found.some((r) => r.some((v) => v !== "" && v !== null))) return;
-    // Put back as typed: formats first, text as text (`rewritableCell`).
-    const formats = probe.numberFormat as unknown[][];
-    const at = { row: probe.rowIndex, column: probe.columnIndex, rowCount: probe.rowCount, columnCount: probe.columnCount };
-    growthFound = { at, formats, formulas: rewritableRows(found, probe.values as unknown[][], (r, c) => formats[r][c]) };
+    if (!probe) return;
+    growthFound = typedIn(probe);
+    if (!growthFound) return;
     throw new WriteError("occupied", `A colleague typed into the rows "${binding.tableName}" grows into (${a1(grownInto!.row, grownInto!.column, grownInto!.rowCount, grownInto!.columnCount)} on "${sheet.name}") while it refreshed, so the refresh was undone and what they typed is kept. Move those cells below the table, then refresh again.`);
   };
   /** One complete write; on success the binding is committed with the data. */
@@ -699,8 +695,7 @@ async function writeLocked(context: Excel.RequestContext, lock: TableLock, bindi
     growthProbe = null;
     const prelude = () => {
       if (!backupSheet && grownInto) {
-        growthProbe = rangeOf(sheet, grownInto).getUsedRangeOrNullObject(true);
-        growthProbe.load(["formulas", "values", "numberFormat", "rowIndex", "columnIndex", "rowCount", "columnCount"]);
+        growthProbe = queueTypedProbe(sheet, grownInto);
       }
       guard ??= calc.start();
       setInfo(infoInProgress("refresh", binding.source));
@@ -925,11 +920,7 @@ async function writeLocked(context: Excel.RequestContext, lock: TableLock, bindi
     // Their formats as they were before (sent with the clearing); what a colleague typed goes over them.
     if (growthFormats) await restoreFormats(context, sheet, growthFormats);
     // What a colleague typed there during the refresh (seen by the first write request) goes back.
-    if (growthFound) {
-      const back = rangeOf(sheet, growthFound.at);
-      back.numberFormat = growthFound.formats as string[][];
-      back.formulas = growthFound.formulas as string[][];
-    }
+    if (growthFound) queuePutBack(sheet, growthFound);
     writeTotals(bodyRow + bodyRows);
     if (lo.autoFilter.enabled) lo.autoFilter.reapply();
     await context.sync();

@@ -7,6 +7,7 @@ import type { Rect } from "../refresh/plan";
 import type { ColumnPlan } from "./cells";
 import { a1 } from "./names";
 import { firstReadRows, visitInBlocks } from "./blocks";
+import { rewritableRows } from "./cells";
 
 function intersect(a: Rect, b: Rect): Rect | null {
   const row = Math.max(a.row, b.row);
@@ -144,4 +145,42 @@ export function queueColumnFormats(sheet: Excel.Worksheet, bodyRow: number, firs
   plans.forEach((p, i) => {
     setEvery(sheet.getRangeByIndexes(bodyRow, firstColumn + i, bodyRows, 1), "numberFormat", p.numberFormat);
   });
+}
+
+/** Cells someone typed, read before a write went over them, to be put back as typed. */
+export interface TypedCells {
+  at: Rect;
+  formats: unknown[][];
+  formulas: unknown[][];
+}
+
+/**
+ * Queues, in a write request before anything in it, the read of what holds a value in `rect` (its
+ * `getUsedRangeOrNullObject(true)`: a null object when empty, so the response does not grow with
+ * the rows). Read {@link typedIn} after the sync.
+ */
+export function queueTypedProbe(sheet: Excel.Worksheet, rect: Rect): Excel.Range {
+  const probe = sheet.getRangeByIndexes(rect.row, rect.column, rect.rowCount, rect.columnCount).getUsedRangeOrNullObject(true);
+  probe.load(["formulas", "values", "numberFormat", "rowIndex", "columnIndex", "rowCount", "columnCount"]);
+  return probe;
+}
+
+/** What a synced {@link queueTypedProbe} found, as typed (formats, and text kept text: `rewritableCell`), or null when nothing. */
+export function typedIn(probe: Excel.Range): TypedCells | null {
+  if (probe.isNullObject) return null;
+  const found = probe.formulas as unknown[][];
+  if (!found.some((r) => r.some((v) => v !== "" && v !== null))) return null;
+  const formats = probe.numberFormat as unknown[][];
+  return {
+    at: { row: probe.rowIndex, column: probe.columnIndex, rowCount: probe.rowCount, columnCount: probe.columnCount },
+    formats,
+    formulas: rewritableRows(found, probe.values as unknown[][], (r, c) => formats[r][c]),
+  };
+}
+
+/** Queues the write-back of {@link TypedCells}: formats first, then the cells. */
+export function queuePutBack(sheet: Excel.Worksheet, typed: TypedCells): void {
+  const back = sheet.getRangeByIndexes(typed.at.row, typed.at.column, typed.at.rowCount, typed.at.columnCount);
+  back.numberFormat = typed.formats as string[][];
+  back.formulas = typed.formulas as string[][];
 }

@@ -56,10 +56,10 @@ import { bindingSettingKey, serializeBinding } from "../refresh/binding";
 import { rowValidator, validateColumns, EXCEL_MAX_CELL_CHARS, EXCEL_MAX_ROWS, EXCEL_MAX_COLUMNS, type ValidationIssue } from "../refresh/validate";
 import { HashPacker } from "../refresh/rowHash";
 import { queueStoreProbes, storeRowHashes } from "./delta";
-import { hasMilliseconds, needsTextDigits, planColumns, headerValues, rewritableRows, TEXT_FORMAT, DATETIME_FORMAT, DATETIME_MS_FORMAT, type ColumnPlan } from "./cells";
+import { hasMilliseconds, needsTextDigits, planColumns, headerValues, TEXT_FORMAT, DATETIME_FORMAT, DATETIME_MS_FORMAT, type ColumnPlan } from "./cells";
 import { a1, deriveSheetName, sheetLabel, deriveTableName, isValidSheetName, isValidTableName, parseCell } from "./names";
 import { infoComplete, infoFailed, infoInProgress } from "./info";
-import { findOccupiedCell, findTouchingTable, prepareCalculation, queueColumnFormats, queueDateSystemProbe, setEvery, type CalculationGuard } from "./sheet";
+import { findOccupiedCell, findTouchingTable, prepareCalculation, queueColumnFormats, queueDateSystemProbe, queuePutBack, queueTypedProbe, setEvery, typedIn, type CalculationGuard, type TypedCells } from "./sheet";
 import { DEFAULT_TARGET_REQUEST_BYTES, errorText, FIRST_BLOCK_ROWS, RANGE_WRITE_OVERHEAD_BYTES, rowJsonBytes, rowRequestBytes, syncOrSplit, throwIfAborted, WriteError } from "./blocks";
 import { checkSettingsBudget, queueBindingSetting } from "./bindingStore";
 import { dateColumnsOf, typeBlock, typeRowInPlace, type TypedBlock } from "./typing";
@@ -249,7 +249,7 @@ export class TableWriter implements TableSink {
    * Cells a user typed into rows a block was about to fill, read in the block's own request before
    * its values (the probe): the clean-up writes them back after clearing what the import wrote.
    */
-  private typedOver: { at: { row: number; column: number; rowCount: number; columnCount: number }; formats: unknown[][]; formulas: unknown[][] } | null = null;
+  private typedOver: TypedCells | null = null;
   /** The last request (table, binding) was sent: a failure must look for a table and a binding to remove. */
   private committing = false;
   /** The writer's own failure (a `WriteError`, an `UndeclaredField`) or the source's: later calls refuse with it. */
@@ -497,11 +497,8 @@ export class TableWriter implements TableSink {
         pending = false;
       }
       // Then what a user typed where a block went over it, as typed (`checkProbe`).
-      const typed = this.typedOver;
-      if (typed) {
-        const back = sheet.getRangeByIndexes(typed.at.row, typed.at.column, typed.at.rowCount, typed.at.columnCount);
-        back.numberFormat = typed.formats as string[][];
-        back.formulas = typed.formulas as string[][];
+      if (this.typedOver) {
+        queuePutBack(sheet, this.typedOver);
         pending = true;
       }
       if (pending) await this.context.sync();
@@ -624,8 +621,7 @@ export class TableWriter implements TableSink {
       // very request; it is read here, stops the import, and the clean-up puts it back (`typedOver`).
       const probeFrom = Math.max(bodyRow + this.written, this.anchor.row + 2 + this.reached);
       const probeEnd = bodyRow + this.written + count;
-      const probe = probeFrom < probeEnd ? p.sheet.getRangeByIndexes(probeFrom, this.anchor.column, probeEnd - probeFrom, this.width).getUsedRangeOrNullObject(true) : null;
-      probe?.load(["formulas", "values", "numberFormat", "rowIndex", "columnIndex", "rowCount", "columnCount"]);
+      const probe = probeFrom < probeEnd ? queueTypedProbe(p.sheet, { row: probeFrom, column: this.anchor.column, rowCount: probeEnd - probeFrom, columnCount: this.width }) : null;
       if (first) this.queuePrelude();
       if (!o.known && count > 0) queueColumnFormats(p.sheet, bodyRow + this.written, this.anchor.column, count, plans);
       if (count > 0) p.sheet.getRangeByIndexes(bodyRow + this.written, this.anchor.column, count, this.width).values = at === 0 && block.values.length === count ? block.values : block.values.slice(at, at + count);
@@ -777,13 +773,9 @@ export class TableWriter implements TableSink {
 
   /** After a block's request: a value its probe found was there before the block's values went over it (see `typedOver`). */
   private checkProbe(probe: Excel.Range): void {
-    if (probe.isNullObject) return;
-    const found = probe.formulas as unknown[][];
-    if (!found.some((r) => r.some((v) => v !== "" && v !== null))) return;
-    const formats = probe.numberFormat as unknown[][];
-    const at = { row: probe.rowIndex, column: probe.columnIndex, rowCount: probe.rowCount, columnCount: probe.columnCount };
-    // Put back as typed: formats first, text as text (`rewritableCell`).
-    this.typedOver = { at, formats, formulas: rewritableRows(found, probe.values as unknown[][], (r, c) => formats[r][c]) };
+    this.typedOver = typedIn(probe);
+    if (!this.typedOver) return;
+    const at = this.typedOver.at;
     const cell = a1(at.row, at.column);
     throw (this.failure = new WriteError("occupied", `A value was typed into the rows the import was writing on "${this.prepared!.sheetName}" (at or after ${cell}) while it wrote them; the import stopped and put it back. Import again to an empty area or a new sheet.`, { address: cell }));
   }
