@@ -40,9 +40,9 @@ export async function captureFormats(
   context: Excel.RequestContext,
   sheet: Excel.Worksheet,
   area: { row: number; column: number; rowCount: number; columnCount: number },
-  options: { targetResponseBytes?: number; maxRuns?: number; where?: string } = {},
+  options: { targetResponseBytes?: number; maxRuns?: number; where?: string; what?: "import" | "refresh" } = {},
 ): Promise<{ image: FormatImage; syncs: number }> {
-  const { targetResponseBytes, maxRuns = MAX_FORMAT_RUNS, where: sheetRef = "the import's area" } = options;
+  const { targetResponseBytes, maxRuns = MAX_FORMAT_RUNS, where: sheetRef = "the area", what = "import" } = options;
   const runs: Array<Array<[number, string]>> = Array.from({ length: area.columnCount }, () => []);
   const last: Array<string | null> = new Array<string | null>(area.columnCount).fill(null);
   let kept = 0;
@@ -67,7 +67,7 @@ export async function captureFormats(
       if (kept > maxRuns) {
         throw new WriteError(
           "occupied",
-          `The cells' number formats in ${sheetRef} change more than ${maxRuns.toLocaleString("en-US")} times; were the import to fail, they could not all be put back. Clear that area's formats (Home › Clear › Clear Formats) or import to a new sheet.`,
+          `The cells' number formats in ${sheetRef} change more than ${maxRuns.toLocaleString("en-US")} times; were the ${what} to fail, they could not all be put back. Clear that area's formats (Home › Clear › Clear Formats)${what === "import" ? " or import to a new sheet" : ", then refresh again"}.`,
         );
       }
     },

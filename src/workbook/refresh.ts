@@ -641,7 +641,7 @@ async function writeLocked(context: Excel.RequestContext, lock: TableLock, bindi
     // co-author, the rollback copy holds them (its region includes the growth).
     if (grownInto) {
       await lock.ensure();
-      growthFormats = (await captureFormats(context, sheet, grownInto, { targetResponseBytes: options.targetResponseBytes, where: `${a1(grownInto.row, grownInto.column, grownInto.rowCount, grownInto.columnCount)} on "${sheet.name}", the rows the table grows into,` })).image;
+      growthFormats = (await captureFormats(context, sheet, grownInto, { targetResponseBytes: options.targetResponseBytes, where: `${a1(grownInto.row, grownInto.column, grownInto.rowCount, grownInto.columnCount)} on "${sheet.name}", the rows the table grows into,`, what: "refresh" })).image;
     }
   }
 
