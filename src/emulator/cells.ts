@@ -161,6 +161,11 @@ export class CellStore {
     return this.rows[r];
   }
 
+  /** One past the last row index ever allocated (rows above it may be empty). */
+  rowLimit(): number {
+    return this.rows.length;
+  }
+
   rowForWrite(r: number): RowCells {
     let row = this.rows[r];
     if (row === undefined) {

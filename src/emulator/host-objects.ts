@@ -519,14 +519,12 @@ const Range: TypeDef<"Range"> = {
      * `Worksheet.getUsedRange`, which gives A1 on an empty sheet).
      */
     GetUsedRange: (o, args, h) => {
-      const used = h.wb.usedRect(sheetOf(h, o.sheetId), args[0] === true);
-      const r = used ? intersectRect(used, o.rect) : null;
+      const r = h.wb.usedRectMeeting(sheetOf(h, o.sheetId), o.rect, args[0] === true);
       if (!r) throw itemNotFound("No cells in the range are used.");
       return range(o.sheetId, r);
     },
     GetUsedRangeOrNullObject: (o, args, h) => {
-      const used = h.wb.usedRect(sheetOf(h, o.sheetId), args[0] === true);
-      const r = used ? intersectRect(used, o.rect) : null;
+      const r = h.wb.usedRectMeeting(sheetOf(h, o.sheetId), o.rect, args[0] === true);
       return r ? range(o.sheetId, r) : null;
     },
     /** `Range.insert(shift)`: the inserted cells (the same address), see `WorkbookModel.shiftCells`. */

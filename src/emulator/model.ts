@@ -1485,6 +1485,44 @@ export class WorkbookModel {
     return out;
   }
 
+  /**
+   * `usedRect(sheet, valuesOnly)` ∩ `rect`, the same answer, without visiting every row when the used
+   * rows end above `rect` or start below it (a write block's probe below the rows written so far:
+   * the emulator's own cost, not Excel's, which the bench counts as host time). Spills and, unless
+   * `valuesOnly`, tables count as in `usedRect`.
+   */
+  usedRectMeeting(sheet: SheetModel, rect: Rect, valuesOnly = false): Rect | null {
+    const cells = sheet.cells;
+    const usedRow = (r: number): boolean => {
+      const row = cells.row(r);
+      if (row === undefined) return false;
+      const width = row.width();
+      for (let c = 0; c < width; c++) if (valuesOnly ? row.v[c] !== undefined || (row.f !== null && row.f[c] !== undefined) : row.has(c)) return true;
+      return false;
+    };
+    const extra = [...this.spillRects(sheet), ...(valuesOnly ? [] : this.tables.filter((t) => t.sheetId === sheet.id).map((t) => t.rect))];
+    let last = -1;
+    for (let r = cells.rowLimit() - 1; r >= 0; r--) {
+      if (usedRow(r)) {
+        last = r;
+        break;
+      }
+    }
+    for (const x of extra) last = Math.max(last, x.r1);
+    if (last < rect.r0) return null;
+    let first = -1;
+    for (let r = 0; r <= last; r++) {
+      if (usedRow(r)) {
+        first = r;
+        break;
+      }
+    }
+    for (const x of extra) first = first < 0 ? x.r0 : Math.min(first, x.r0);
+    if (first < 0 || first > rect.r1) return null;
+    const used = this.usedRect(sheet, valuesOnly);
+    return used ? intersectRect(used, rect) : null;
+  }
+
   /** Bounding rectangle of used cells; `valuesOnly` ignores formatting-only cells and table outlines. */
   usedRect(sheet: SheetModel, valuesOnly = false): Rect | null {
     let r0 = Infinity, c0 = Infinity, r1 = -1, c1 = -1;
