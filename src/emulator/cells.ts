@@ -51,6 +51,15 @@ export class RowCells {
   }
 
   /**
+   * Whether the cell counts for a used range: `has`, or with `valuesOnly` a value or a formula only
+   * (a format alone does not: `getUsedRange(valuesOnly)`). One test for `WorkbookModel.usedRect`
+   * and `usedRectMeeting`, which must give the same answer.
+   */
+  used(c: number, valuesOnly: boolean): boolean {
+    return valuesOnly ? this.v[c] !== undefined || (this.f !== null && this.f[c] !== undefined) : this.has(c);
+  }
+
+  /**
    * Sizes a fresh row for a write reaching column `end - 1`: an array grown one element at a time
    * carries V8's growth slack (a third again plus 16 slots), a large share of a 12-column row.
    */

@@ -1497,7 +1497,7 @@ export class WorkbookModel {
       const row = cells.row(r);
       if (row === undefined) return false;
       const width = row.width();
-      for (let c = 0; c < width; c++) if (valuesOnly ? row.v[c] !== undefined || (row.f !== null && row.f[c] !== undefined) : row.has(c)) return true;
+      for (let c = 0; c < width; c++) if (row.used(c, valuesOnly)) return true;
       return false;
     };
     const extra = [...this.spillRects(sheet), ...(valuesOnly ? [] : this.tables.filter((t) => t.sheetId === sheet.id).map((t) => t.rect))];
@@ -1529,13 +1529,11 @@ export class WorkbookModel {
     sheet.cells.forEachRow((r, row) => {
       // Only the row's first and last used columns can move the bounds.
       const width = row.width();
-      const used = (c: number): boolean =>
-        valuesOnly ? row.v[c] !== undefined || (row.f !== null && row.f[c] !== undefined) : row.has(c);
       let first = -1;
-      for (let c = 0; c < width; c++) if (used(c)) { first = c; break; }
+      for (let c = 0; c < width; c++) if (row.used(c, valuesOnly)) { first = c; break; }
       if (first < 0) return;
       let last = first;
-      for (let c = width - 1; c > first; c--) if (used(c)) { last = c; break; }
+      for (let c = width - 1; c > first; c--) if (row.used(c, valuesOnly)) { last = c; break; }
       if (r < r0) r0 = r;
       if (r > r1) r1 = r;
       if (first < c0) c0 = first;
