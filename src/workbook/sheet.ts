@@ -6,7 +6,7 @@
 import type { Rect } from "../refresh/plan";
 import type { ColumnPlan } from "./cells";
 import { a1 } from "./names";
-import { firstReadRows, visitInBlocks } from "./blocks";
+import { firstReadRows, jsonBytes, visitInBlocks } from "./blocks";
 import { rewritableRows } from "./cells";
 
 function intersect(a: Rect, b: Rect): Rect | null {
@@ -163,6 +163,27 @@ export function queueTypedProbe(sheet: Excel.Worksheet, rect: Rect): Excel.Range
   const probe = sheet.getRangeByIndexes(rect.row, rect.column, rect.rowCount, rect.columnCount).getUsedRangeOrNullObject(true);
   probe.load(["formulas", "values", "numberFormat", "rowIndex", "columnIndex", "rowCount", "columnCount"]);
   return probe;
+}
+
+/**
+ * Response bytes a {@link queueTypedProbe} of one row of `columns` EMPTY cells may take: each cell's
+ * formula and value (`""`) and number format, the longest of `formats` (General at least), with the
+ * row's brackets. Under the strictest reading of `Range.getUsedRange` (the sheet's used rectangle met
+ * with the range: an empty cell inside it counts), anything on the sheet beside or below the rows (a
+ * note in column Z, a value typed far below) makes the probe read back every cell of them. A block's
+ * rows are capped by this (`rowsUnderProbe`), so that read stays under Excel on the web's 5 MB
+ * response: a block of 12 small-number columns is ~2 request bytes a cell, and its 4 MB request
+ * read back 10 MB and failed (ResponsePayloadSizeLimitExceeded).
+ */
+export function probeRowBytes(columns: number, formats: Iterable<string | null | undefined>): number {
+  let longest = jsonBytes("General");
+  for (const f of formats) if (f) longest = Math.max(longest, jsonBytes(f));
+  return columns * (2 * jsonBytes("") + longest + 3) + 9;
+}
+
+/** Rows a block may hold so that its {@link queueTypedProbe} answers in at most `responseBytes` (one at least). */
+export function rowsUnderProbe(responseBytes: number, rowBytes: number): number {
+  return Math.max(1, Math.floor(responseBytes / rowBytes));
 }
 
 /** What a synced {@link queueTypedProbe} found, as typed (formats, and text kept text: `rewritableCell`), or null when nothing. */

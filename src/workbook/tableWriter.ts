@@ -59,7 +59,7 @@ import { queueStoreProbes, storeRowHashes } from "./delta";
 import { hasMilliseconds, needsTextDigits, planColumns, headerValues, TEXT_FORMAT, DATETIME_FORMAT, DATETIME_MS_FORMAT, type ColumnPlan } from "./cells";
 import { a1, deriveSheetName, sheetLabel, deriveTableName, isValidSheetName, isValidTableName, parseCell } from "./names";
 import { infoComplete, infoFailed, infoInProgress } from "./info";
-import { findOccupiedCell, findTouchingTable, prepareCalculation, queueColumnFormats, queueDateSystemProbe, queuePutBack, queueTypedProbe, setEvery, typedIn, type CalculationGuard, type TypedCells } from "./sheet";
+import { findOccupiedCell, findTouchingTable, prepareCalculation, probeRowBytes, queueColumnFormats, queueDateSystemProbe, queuePutBack, queueTypedProbe, rowsUnderProbe, setEvery, typedIn, type CalculationGuard, type TypedCells } from "./sheet";
 import { DEFAULT_TARGET_REQUEST_BYTES, errorText, FIRST_BLOCK_ROWS, RANGE_WRITE_OVERHEAD_BYTES, rowJsonBytes, rowRequestBytes, syncOrSplit, throwIfAborted, WriteError } from "./blocks";
 import { checkSettingsBudget, queueBindingSetting } from "./bindingStore";
 import { dateColumnsOf, typeBlock, typeRowInPlace, type TypedBlock } from "./typing";
@@ -230,6 +230,8 @@ export class TableWriter implements TableSink {
   private written = 0;
   /** Rows a request has reached, written or not (a failed request may have applied part of itself). */
   private reached = 0;
+  /** `probeRowBytes`, once the plans are known. */
+  private probeRowCost: number | null = null;
   private plans: ColumnPlan[] | null = null;
   /** Date-time columns that got the milliseconds format after their first rows were written. */
   private readonly msColumns = new Set<number>();
@@ -611,6 +613,9 @@ export class TableWriter implements TableSink {
           break;
         }
       }
+      // No more rows than the block's probe (below) can read back within a response's budget, were
+      // every cell of them returned (`probeRowBytes`): a table of short cells is capped here, not above.
+      count = Math.min(count, rowsUnderProbe(o.targetRequestBytes ?? DEFAULT_TARGET_REQUEST_BYTES, this.probeRowBytes(p, plans)));
       const cutByBytes = count < Math.min(this.perBlock, this.waiting);
       if (!o.known && count > 0) await this.checkTyped(bodyRow + this.written, count);
       this.started = true;
@@ -671,6 +676,21 @@ export class TableWriter implements TableSink {
     let other = RANGE_WRITE_OVERHEAD_BYTES * 3 + (this.options.known ? 0 : perColumn * this.width);
     if (first) other += RANGE_WRITE_OVERHEAD_BYTES * 4 + perColumn * this.width + this.headerBytes;
     return Math.max(1, target - other);
+  }
+
+  /**
+   * Response bytes of a block's probe per row at most: the longest format its cells may hold is the
+   * import's own (a complete table's columns are formatted in the first request) or, on a chosen
+   * sheet, one the area had (`Prepared.formats`).
+   */
+  private probeRowBytes(p: Prepared, plans: ColumnPlan[]): number {
+    if (this.probeRowCost === null) {
+      // A column may turn text or gain milliseconds later (`convert`): those formats count from the start.
+      const formats = [...plans.map((x) => x.numberFormat), TEXT_FORMAT, DATETIME_MS_FORMAT];
+      for (const runs of p.formats?.runs ?? []) for (const [, f] of runs) formats.push(f);
+      this.probeRowCost = probeRowBytes(this.width, new Set(formats));
+    }
+    return this.probeRowCost;
   }
 
   /** The progress total: what the source announced, or what has arrived so far. */
