@@ -60,10 +60,16 @@ async function numbersAndFormulas(answers: ProbeAnswers): Promise<string> {
     const shown = sheet.getRange("E1");
     shown.numberFormat = [["#,##0.00"]];
     shown.values = [[1234.5]];
+    // Range.getUsedRange over empty cells inside the sheet's used rectangle (A1:E12, values only):
+    // the rectangle met with the range (C6:D8, the emulated host's strict reading, which a block's
+    // probe is sized for) or only the range's own used cells (none: a null object).
+    const usedInside = sheet.getRange("C6:D8").getUsedRangeOrNullObject(true);
+    usedInside.load("address");
     joined.load("values");
     mask.load("values");
     shown.load("text");
     await context.sync();
+    const inside = usedInside.isNullObject ? "null" : usedInside.address.replace(/^.*!/, "");
     const text: unknown = joined.values[0][0];
     const bits: unknown = mask.values[0][0];
     const parts = typeof text === "string" ? text.split("|") : [];
@@ -77,9 +83,11 @@ async function numbersAndFormulas(answers: ProbeAnswers): Promise<string> {
     answers["textjoin.matches prediction"] = differ.length === 0;
     answers["isformula.range mask"] = typeof bits === "number" ? bits : JSON.stringify(bits);
     answers["isformula.per cell"] = bits === 10;
+    answers["usedrange.empty C6:D8 inside A1:E12"] = inside;
+    answers["usedrange.met with the sheet's"] = inside === "C6:D8";
     sheet.delete();
     await context.sync();
-    return `TEXTJOIN ${differ.length === 0 ? "as predicted" : `differs: ${differ.join("; ")}`}; ISFORMULA over a range ${bits === 10 ? "per cell" : bits === 0 ? "first cell only" : `gave ${JSON.stringify(bits)}`}; 1234.5 shows as ${String(shown.text[0][0])}`;
+    return `TEXTJOIN ${differ.length === 0 ? "as predicted" : `differs: ${differ.join("; ")}`}; ISFORMULA over a range ${bits === 10 ? "per cell" : bits === 0 ? "first cell only" : `gave ${JSON.stringify(bits)}`}; 1234.5 shows as ${String(shown.text[0][0])}; getUsedRange of empty cells inside the used rectangle: ${inside === "C6:D8" ? "the rectangle met with the range" : inside === "null" ? "none (the range's own used cells)" : inside}`;
   });
 }
 

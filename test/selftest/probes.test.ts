@@ -44,6 +44,9 @@ describe("the probes scenario on the emulated host", () => {
     expect(p["textjoin.matches prediction"]).toBe(true);
     expect(p["isformula.range mask"]).toBe(10);
     expect(p["isformula.per cell"]).toBe(true);
+    // The emulated host's strict reading of getUsedRange (src/emulator/README.md), which sizes the writer's blocks.
+    expect(p["usedrange.empty C6:D8 inside A1:E12"]).toBe("C6:D8");
+    expect(p["usedrange.met with the sheet's"]).toBe(true);
     expect(p["checksums.rows × columns"]).toBe(`${PROBE_ROWS} × ${PROBE_COLUMNS}`);
     expect(typeof p["checksums.full recalculation ms"]).toBe("number");
     expect(p["checksums.first block"]).toBe(p["checksums.first block predicted"]);
