@@ -41,9 +41,9 @@ import { a1 } from "./names";
 import { INFO_PREFIX, infoComplete, infoFailed, infoInProgress, infoStale, isStaleInfo } from "./info";
 import { appendRefreshLog } from "./refreshLog";
 import type { BindingFailure } from "../refresh/binding";
-import { findOccupiedCell, findTouchingTable, prepareCalculation, queuePutBack, queueTypedProbe, setEvery, typedIn, type CalculationGuard, type TypedCells } from "./sheet";
+import { areaOf, findOccupiedCell, findTouchingTable, prepareCalculation, probeRowBytes, queuePutBack, queueTypedProbe, queueUsedArea, reachesRows, rowsUnderProbe, setEvery, typedIn, type CalculationGuard, type TypedCells } from "./sheet";
 import { captureFormats, restoreFormats, type FormatImage } from "./formatImage";
-import { jsonBytes, loadInBlocks, loadPropertiesInBlocks, RANGE_COPY_OVERHEAD_BYTES, RANGE_WRITE_OVERHEAD_BYTES, throwIfAborted, writeInBatches, writeInBlocks, WriteError, type QueuedWrite } from "./blocks";
+import { DEFAULT_TARGET_RESPONSE_BYTES, jsonBytes, loadInBlocks, loadPropertiesInBlocks, RANGE_COPY_OVERHEAD_BYTES, RANGE_WRITE_OVERHEAD_BYTES, throwIfAborted, writeInBatches, writeInBlocks, WriteError, type QueuedWrite } from "./blocks";
 import { queueColumnFormats, queueDateSystemProbe, typedRows, errorText } from "./writer";
 import { checkSettingsBudget, readBindings, saveBinding, saveBindingStatus } from "./bindingStore";
 import { acquireTableLock, type TableLock } from "./lock";
@@ -625,6 +625,14 @@ async function writeLocked(context: Excel.RequestContext, lock: TableLock, bindi
   // each data column's number format; the user's columns were read above ---
   let memory: { rows: unknown[][]; formats: string[] } | null = null;
   let growthFormats: FormatImage | null = null;
+  /**
+   * The part of `grownInto` the first write request's probe reads back (`checkGrowth`): all of it,
+   * unless the sheet holds something at or below its top row (beside it, or further down), when the
+   * probe may read back every cell of those rows (the strictest reading of `getUsedRange`, see
+   * `probeRowBytes`): then only the rows whose cells fit a response's budget. The rows below them
+   * were found empty by the check above, a few requests earlier, and are not read again.
+   */
+  let growthProbed: Rect | null = grownInto;
   if (!backupSheet) {
     const bodyRows = geometry.bodyRows;
     let rows = oldData && oldData.length === bodyRows ? oldData : null;
@@ -634,6 +642,7 @@ async function writeLocked(context: Excel.RequestContext, lock: TableLock, bindi
     }
     const first = sheet.getRangeByIndexes(bodyRow, geometry.firstColumn, 1, dataColumns);
     first.load("numberFormat");
+    const used = grownInto ? queueUsedArea(sheet) : null;
     await context.sync();
     memory = { rows: rows.map((r) => r.map((v) => (v === null || v === undefined ? "" : v))), formats: first.numberFormat[0].map(String) };
     // The rows the table grows into are empty (checked above) but may be formatted: their formats are
@@ -642,6 +651,11 @@ async function writeLocked(context: Excel.RequestContext, lock: TableLock, bindi
     if (grownInto) {
       await lock.ensure();
       growthFormats = (await captureFormats(context, sheet, grownInto, { targetResponseBytes: options.targetResponseBytes, where: `${a1(grownInto.row, grownInto.column, grownInto.rowCount, grownInto.columnCount)} on "${sheet.name}", the rows the table grows into,`, what: "refresh" })).image;
+      if (used && reachesRows(areaOf(used), grownInto.row, grownInto)) {
+        // At probe time (before the prelude's formats) the rows hold the formats just read.
+        const fits = rowsUnderProbe(options.targetResponseBytes ?? DEFAULT_TARGET_RESPONSE_BYTES, probeRowBytes(growthFormats.runs.map((runs) => runs.map(([, f]) => f))));
+        if (fits < grownInto.rowCount) growthProbed = { ...grownInto, rowCount: fits };
+      }
     }
   }
 
@@ -695,7 +709,7 @@ async function writeLocked(context: Excel.RequestContext, lock: TableLock, bindi
     growthProbe = null;
     const prelude = () => {
       if (!backupSheet && grownInto) {
-        growthProbe = queueTypedProbe(sheet, grownInto);
+        growthProbe = queueTypedProbe(sheet, growthProbed ?? grownInto);
       }
       guard ??= calc.start();
       setInfo(infoInProgress("refresh", binding.source));

@@ -166,8 +166,8 @@ export function queueTypedProbe(sheet: Excel.Worksheet, rect: Rect): Excel.Range
 }
 
 /**
- * Response bytes a {@link queueTypedProbe} of one row of `columns` EMPTY cells may take: each cell's
- * formula and value (`""`) and number format, the longest of `formats` (General at least), with the
+ * Response bytes a {@link queueTypedProbe} of one row of EMPTY cells may take: each cell's formula and
+ * value (`""`) and number format, column c's longest of `formats[c]` (General at least), with the
  * row's brackets. Under the strictest reading of `Range.getUsedRange` (the sheet's used rectangle met
  * with the range: an empty cell inside it counts), anything on the sheet beside or below the rows (a
  * note in column Z, a value typed far below) makes the probe read back every cell of them. A block's
@@ -175,10 +175,32 @@ export function queueTypedProbe(sheet: Excel.Worksheet, rect: Rect): Excel.Range
  * response: a block of 12 small-number columns is ~2 request bytes a cell, and its 4 MB request
  * read back 10 MB and failed (ResponsePayloadSizeLimitExceeded).
  */
-export function probeRowBytes(columns: number, formats: Iterable<string | null | undefined>): number {
-  let longest = jsonBytes("General");
-  for (const f of formats) if (f) longest = Math.max(longest, jsonBytes(f));
-  return columns * (2 * jsonBytes("") + longest + 3) + 9;
+export function probeRowBytes(formats: ReadonlyArray<Iterable<string | null | undefined>>): number {
+  const general = jsonBytes("General");
+  let bytes = 9;
+  for (const column of formats) {
+    let longest = general;
+    for (const f of column) if (f) longest = Math.max(longest, jsonBytes(f));
+    bytes += 2 * jsonBytes("") + longest + 3;
+  }
+  return bytes;
+}
+
+/** Queues the read of the sheet's used area, values only (`areaOf` after the sync): what decides whether a probe may read back every cell. */
+export function queueUsedArea(sheet: Excel.Worksheet): Excel.Range {
+  const used = sheet.getUsedRangeOrNullObject(true);
+  used.load(["rowIndex", "rowCount", "columnIndex", "columnCount"]);
+  return used;
+}
+
+/** A synced {@link queueUsedArea}'s rectangle, or null when the sheet holds no value. */
+export function areaOf(used: Excel.Range): Rect | null {
+  return used.isNullObject ? null : { row: used.rowIndex, column: used.columnIndex, rowCount: used.rowCount, columnCount: used.columnCount };
+}
+
+/** Whether `area` reaches row `from` or below within the columns of `rect` (a probe of `rect` from `from` down may then read back every cell). */
+export function reachesRows(area: Rect | null, from: number, rect: { column: number; columnCount: number }): boolean {
+  return !!area && area.row + area.rowCount > from && area.column < rect.column + rect.columnCount && area.column + area.columnCount > rect.column;
 }
 
 /** Rows a block may hold so that its {@link queueTypedProbe} answers in at most `responseBytes` (one at least). */

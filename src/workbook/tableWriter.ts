@@ -59,8 +59,9 @@ import { queueStoreProbes, storeRowHashes } from "./delta";
 import { hasMilliseconds, needsTextDigits, planColumns, headerValues, TEXT_FORMAT, DATETIME_FORMAT, DATETIME_MS_FORMAT, type ColumnPlan } from "./cells";
 import { a1, deriveSheetName, sheetLabel, deriveTableName, isValidSheetName, isValidTableName, parseCell } from "./names";
 import { infoComplete, infoFailed, infoInProgress } from "./info";
-import { findOccupiedCell, findTouchingTable, prepareCalculation, probeRowBytes, queueColumnFormats, queueDateSystemProbe, queuePutBack, queueTypedProbe, rowsUnderProbe, setEvery, typedIn, type CalculationGuard, type TypedCells } from "./sheet";
-import { DEFAULT_TARGET_REQUEST_BYTES, errorText, FIRST_BLOCK_ROWS, RANGE_WRITE_OVERHEAD_BYTES, rowJsonBytes, rowRequestBytes, syncOrSplit, throwIfAborted, WriteError } from "./blocks";
+import { findOccupiedCell, findTouchingTable, areaOf, prepareCalculation, probeRowBytes, queueColumnFormats, queueDateSystemProbe, queuePutBack, queueTypedProbe, queueUsedArea, reachesRows, rowsUnderProbe, setEvery, typedIn, type CalculationGuard, type TypedCells } from "./sheet";
+import type { Rect } from "../refresh/plan";
+import { DEFAULT_TARGET_REQUEST_BYTES, errorText, isResponseTooLarge, FIRST_BLOCK_ROWS, RANGE_WRITE_OVERHEAD_BYTES, rowJsonBytes, rowRequestBytes, syncOrSplit, throwIfAborted, WriteError } from "./blocks";
 import { checkSettingsBudget, queueBindingSetting } from "./bindingStore";
 import { dateColumnsOf, typeBlock, typeRowInPlace, type TypedBlock } from "./typing";
 import { rowChars } from "./checksums";
@@ -179,6 +180,11 @@ interface Prepared {
    * then looked at before they are written (review of #38, R4).
    */
   usedBottom: number;
+  /**
+   * The sheet's used area (values only), as the last block's request read it: null when empty,
+   * undefined before the first answer. Sizes the next block (`probeMayReadAll`).
+   */
+  usedArea?: Rect | null;
   /** The workbook's structure is protected (issue #35): no hidden fingerprint sheets can be added. */
   structureProtected: boolean;
 }
@@ -613,9 +619,13 @@ export class TableWriter implements TableSink {
           break;
         }
       }
-      // No more rows than the block's probe (below) can read back within a response's budget, were
-      // every cell of them returned (`probeRowBytes`): a table of short cells is capped here, not above.
-      count = Math.min(count, rowsUnderProbe(o.targetRequestBytes ?? DEFAULT_TARGET_REQUEST_BYTES, this.probeRowBytes(p, plans)));
+      // When the sheet may hold something at or below the rows this block fills (beside them, or far
+      // below), the block's probe (below) may read back every cell of them: no more rows than fit a
+      // response's budget then (`probeRowBytes`; a table of short cells is capped here, not above).
+      const capped = this.probeMayReadAll(p, Math.max(bodyRow + this.written, this.anchor.row + 2 + this.reached));
+      if (capped) {
+        count = Math.min(count, rowsUnderProbe(o.targetRequestBytes ?? DEFAULT_TARGET_REQUEST_BYTES, this.probeRowBytes(p, plans)));
+      }
       const cutByBytes = count < Math.min(this.perBlock, this.waiting);
       if (!o.known && count > 0) await this.checkTyped(bodyRow + this.written, count);
       this.started = true;
@@ -630,16 +640,30 @@ export class TableWriter implements TableSink {
       if (first) this.queuePrelude();
       if (!o.known && count > 0) queueColumnFormats(p.sheet, bodyRow + this.written, this.anchor.column, count, plans);
       if (count > 0) p.sheet.getRangeByIndexes(bodyRow + this.written, this.anchor.column, count, this.width).values = at === 0 && block.values.length === count ? block.values : block.values.slice(at, at + count);
-      // Streamed: what else holds a value on the sheet, and its name, read back with the block (see `Prepared.usedBottom`).
-      const used = o.known ? null : p.sheet.getUsedRangeOrNullObject(true);
-      used?.load(["rowIndex", "rowCount"]);
+      // What else holds a value on the sheet, read back with the block (`Prepared.usedArea`); streamed, the sheet's name too.
+      const used = queueUsedArea(p.sheet);
       if (!o.known) p.sheet.load("name");
       this.reached = Math.max(this.reached, this.written + count);
       this.touched = true;
       this.syncs++;
       const from = this.written;
       // One sync per row block is the point: each request must stay under Excel's 5 MB payload limit.
-      if (!(await syncOrSplit(this.context, count, (cause) => new WriteError("payload_too_large", `Row ${from + 1} alone is larger than Excel accepts in one request.`, { rowsWritten: from, cause })))) {
+      let sent: boolean;
+      try {
+        sent = await syncOrSplit(this.context, count, (cause) => new WriteError("payload_too_large", `Row ${from + 1} alone is larger than Excel accepts in one request.`, { rowsWritten: from, cause }));
+      } catch (e) {
+        // The answer was too large: the probe read back every cell of rows the block was not capped
+        // for, so something was put beside or below them since the used area was last read. The
+        // request may have been applied; its rows are within `reached`, so sending them again (capped
+        // now) does not take the import's own values for typed ones. Once only: a capped block's
+        // answer refused is not about this.
+        if (!isResponseTooLarge(e) || capped) throw e;
+        p.usedArea = undefined;
+        this.shrinks++;
+        if (first) this.started = false;
+        continue;
+      }
+      if (!sent) {
         // Refused for its size, as far as the error tells (a GeneralException may also be an action
         // that failed after the earlier ones were applied): the same rows (and prelude) again, in
         // smaller blocks. The sheet was added by a request of its own, so it is not added twice.
@@ -650,7 +674,8 @@ export class TableWriter implements TableSink {
         continue;
       }
       if (probe) this.checkProbe(probe);
-      if (used) p.usedBottom = used.isNullObject ? -1 : used.rowIndex + used.rowCount - 1;
+      p.usedArea = areaOf(used);
+      if (!o.known) p.usedBottom = p.usedArea ? p.usedArea.row + p.usedArea.rowCount - 1 : -1;
       if (!o.known) p.sheetName = p.sheet.name;
       this.blocks++;
       this.acknowledge(count);
@@ -679,16 +704,31 @@ export class TableWriter implements TableSink {
   }
 
   /**
+   * Whether a probe from row `from` down may read back every cell of its rows: the sheet's used
+   * area, as the last request read it, reaches `from` or below within the import's columns (or is not
+   * known yet: before the first block's answer). Under the strictest reading of `getUsedRange` the
+   * probe is then that area met with the block. Not capped always: with nothing beside or below, the
+   * probe answers a null object, and a cap for the worst case cost ~15 % more requests (200,000 rows
+   * × 12: 16 against 14). A value put beside or below after that read can still widen the next probe
+   * beyond the cap's reckoning: its answer, refused as too large, is sent again capped (`writeReady`).
+   * A value typed inside that block in the same window is then not seen: two edits in one request's
+   * window, as when a request's answer is lost.
+   */
+  private probeMayReadAll(p: Prepared, from: number): boolean {
+    return p.usedArea === undefined || reachesRows(p.usedArea, from, { column: this.anchor.column, columnCount: this.width });
+  }
+
+  /**
    * Response bytes of a block's probe per row at most: the longest format its cells may hold is the
    * import's own (a complete table's columns are formatted in the first request) or, on a chosen
    * sheet, one the area had (`Prepared.formats`).
    */
   private probeRowBytes(p: Prepared, plans: ColumnPlan[]): number {
     if (this.probeRowCost === null) {
-      // A column may turn text or gain milliseconds later (`convert`): those formats count from the start.
-      const formats = [...plans.map((x) => x.numberFormat), TEXT_FORMAT, DATETIME_MS_FORMAT];
-      for (const runs of p.formats?.runs ?? []) for (const [, f] of runs) formats.push(f);
-      this.probeRowCost = probeRowBytes(this.width, new Set(formats));
+      // A column may turn text or gain milliseconds later (`convert`): that format counts from the start.
+      const formats = plans.map((x) => [x.numberFormat, TEXT_FORMAT, ...(x.kind === "datetime" ? [DATETIME_MS_FORMAT] : [])]);
+      for (const [c, runs] of (p.formats?.runs ?? []).entries()) for (const [, f] of runs) formats[c]?.push(f);
+      this.probeRowCost = probeRowBytes(formats);
     }
     return this.probeRowCost;
   }

@@ -53,6 +53,24 @@ describe("a co-authored table that grows", () => {
     expect(ann.workbook.stats.maxResponseBytes).toBeLessThanOrEqual(Math.max(before, 40_000 * 1.2));
   });
 
+  it("with a note beside and below the rows it grows into, still reads no more than the response target allows", async () => {
+    // The sheet's used area then reaches those rows: under the strictest reading of getUsedRange the
+    // probe reads every cell of them, so it reads only the rows whose cells fit (`growthProbed`).
+    const { session, ann, sheetName } = await shared();
+    const context = createRequestContext(ann.workbook);
+    context.workbook.worksheets.getItem(sheetName).getRange(`Z${OLD + NEW + 20}`).values = [["note"]];
+    await context.sync();
+    await session.settled();
+    const source = keyedSource(finRows(NEW), new Date(Date.UTC(2026, 1, 1, 7, 0, 3)).toISOString());
+    const before = ann.workbook.stats.maxResponseBytes;
+    const [r] = await drive([refreshTable(createRequestContext(ann.workbook), "b1", source, { applyQuery: noQuery, now: () => ann.now(), targetResponseBytes: 40_000 })]);
+    await session.settled();
+    expect(r.status === "fulfilled" && r.value.outcome).toBe("updated");
+    // Before: every cell of the grown rows, ~380 KB, in the first write request's response.
+    expect(ann.workbook.stats.maxResponseBytes).toBeLessThanOrEqual(Math.max(before, 40_000 * 1.2));
+    expect(inspect(ann.workbook, `'${sheetName}'!Z${OLD + NEW + 20}`).values[0][0]).toBe("note");
+  });
+
   it("a failure after the rows were written puts back the formats of the rows it grew into", async () => {
     const { session, ann, sheetName } = await shared();
     const was = formats(ann.workbook, sheetName);
