@@ -34,11 +34,10 @@ export function apiSupported(set: string, version: string): boolean {
  * `targetResponseBytes`; a refused block is halved), stopping at the first occupied cell.
  */
 export async function findOccupiedCell(context: Excel.RequestContext, sheet: Excel.Worksheet, rect: Rect, targetResponseBytes?: number): Promise<string | null> {
-  const used = sheet.getUsedRangeOrNullObject(true);
-  used.load(["rowIndex", "columnIndex", "rowCount", "columnCount"]);
+  const used = queueUsedArea(sheet);
   await context.sync();
-  if (used.isNullObject) return null;
-  const overlap = intersect(rect, { row: used.rowIndex, column: used.columnIndex, rowCount: used.rowCount, columnCount: used.columnCount });
+  const area = areaOf(used);
+  const overlap = area && intersect(rect, area);
   if (!overlap) return null;
   let found: string | null = null;
   await visitInBlocks(
