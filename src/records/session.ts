@@ -47,6 +47,12 @@ export interface CellContent {
   formula: string | number | boolean;
   /** null when writing: the format most of the column's other body cells have. */
   numberFormat: string | null;
+  /**
+   * `formula` is a text to keep as text (a service's value), never a formula or a number: in a cell
+   * not formatted `@` it is written with Excel's quote prefix when Excel would read it as something
+   * else (`=CONCAT(…)` would run).
+   */
+  text?: true;
 }
 
 /** A cell's content and own fill, as read. */
@@ -460,7 +466,8 @@ export async function discardHeld(deps: Pick<WritebackDeps, "workbook">, binding
       const asNumber = numeric.get(h.field) === true && text !== "" && Number.isFinite(Number(text));
       return {
         key: h,
-        content: { formula: asNumber ? Number(text) : text, numberFormat: null },
+        // The service's text stays text whatever the column's format (security review, 2026-11-30).
+        content: asNumber ? { formula: Number(text), numberFormat: null } : { formula: text, numberFormat: null, text: true as const },
         ...(h.fill !== null && isMarkFill(st.fill) ? { fill: h.fill } : {}),
       };
     });

@@ -264,7 +264,9 @@ export function headerValues(columns: readonly Column[]): string[][] {
  */
 export function textNeedsQuote(text: string): boolean {
   const t = text.trim();
-  return /^[=+\-@'#]/.test(t) || /[0-9]/.test(t) || /^(true|false)$/i.test(t);
+  // Full-width ＝＋－＠ too: whether Excel's input reads them as a formula's start (an East Asian IME
+  // habit) is not documented, so the strictest reading quotes them; a quote only keeps a text a text.
+  return /^[=+\-@'#\uFF1D\uFF0B\uFF0D\uFF20]/.test(t) || /[0-9]/.test(t) || /^(true|false)$/i.test(t);
 }
 
 /**

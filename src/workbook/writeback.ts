@@ -16,7 +16,7 @@ import type { SheetValue } from "../records/values";
 import { readBindings } from "./bindingStore";
 import { loadPropertiesInBlocks } from "./blocks";
 import { tableProtection } from "./protection";
-import { rewritableCell } from "./cells";
+import { rewritableCell, TEXT_FORMAT, textNeedsQuote } from "./cells";
 import type { Binding } from "../refresh/binding";
 
 /** Converts Excel's `values` + `valueTypes` into sheet values (errors kept as errors, empties as null). */
@@ -195,8 +195,10 @@ export async function writeCellStates(
   for (const c of placed) {
     const cell = where.body.getCell(c.at.row, c.at.column);
     if (c.content) {
-      cell.numberFormat = [[c.content.numberFormat ?? usual(c.at.column)]];
-      cell.formulas = [[c.content.formula]];
+      const format = c.content.numberFormat ?? usual(c.at.column);
+      const f = c.content.formula;
+      cell.numberFormat = [[format]];
+      cell.formulas = [[c.content.text && typeof f === "string" && format !== TEXT_FORMAT && textNeedsQuote(f) ? `'${f}` : f]];
     }
     if (c.fill?.pattern === "None") cell.format.fill.clear();
     else if (c.fill) cell.format.fill.color = c.fill.color;

@@ -10,7 +10,7 @@ import { Workbook, createExcelNamespace, inspect } from "../../src/emulator";
 import { rewritableCell, textNeedsQuote } from "../../src/workbook/cells";
 
 test("which texts Excel would read as something else when typed into a cell that is not text", () => {
-  for (const t of ["00123", "1/2", "=x", "+1", "-a", "@x", "'quoted", "#N/A", "12%", "1E5", "TRUE", " false ", "2025-01-31", "13:45", "note 2"]) expect([t, textNeedsQuote(t)]).toEqual([t, true]);
+  for (const t of ["00123", "1/2", "=x", "+1", "-a", "@x", "'quoted", "#N/A", "12%", "1E5", "TRUE", " false ", "2025-01-31", "13:45", "note 2", "＝SUM(A1)", "＋1", "－a", "＠x", "\u00a0=x"]) expect([t, textNeedsQuote(t)]).toEqual([t, true]);
   for (const t of ["note", "call Bob", "x y", "", "Wahr", "n/a"]) expect([t, textNeedsQuote(t)]).toEqual([t, false]);
 });
 

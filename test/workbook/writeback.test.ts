@@ -183,6 +183,36 @@ describe("write-back in the workbook emulator", () => {
     expect((await prepareWriteback(t.deps, t.binding)).changes).toEqual([]);
   });
 
+  it("Discard writes the service's text back as text, also in a column the user formatted General (security review, 2026-11-30)", async () => {
+    const t = await importProjects();
+    await t.run((ctx) => recordImportBaseline(ctx, t.binding));
+    await t.run(async (ctx) => {
+      ctx.workbook.tables.getItem(t.tableName).columns.getItem("Sponsor").getDataBodyRange().numberFormat = [["General"]];
+      await ctx.sync();
+    });
+    await t.type("pt_acme_0003", "Sponsor", "Walter Skinner");
+    // Meanwhile the service's value becomes a text that Excel would read as a formula.
+    const evil = '=CONCAT("pw","ned")';
+    await t.records.updateRecord("project", "pt_acme_0003", { custom_fields: { Sponsor: evil } });
+    const preview = await prepareWriteback(t.deps, t.binding);
+    expect(preview.changes.map((c) => [c.projectToken, c.validation.status])).toEqual([["pt_acme_0003", "conflict"]]);
+    const done = await confirmWriteback(t.deps, preview);
+    expect(done.held.map((h) => h.projectToken)).toEqual(["pt_acme_0003"]);
+    expect(await discardHeld(t.deps, t.binding, preview.fields)).toEqual([]);
+    // Before the fix the cell held the live formula and showed "pwned".
+    const after = await look(t, "pt_acme_0003", "Sponsor");
+    expect(after).toMatchObject({ value: evil, format: "General", text: evil });
+    const formula = await t.run(async (ctx) => {
+      const cells = await readTableCells(ctx, t.tableName);
+      const r = cells.rows.findIndex((x) => x[cells.columns.indexOf("project_token")] === "pt_acme_0003");
+      const c = ctx.workbook.tables.getItem(t.tableName).columns.getItem("Sponsor").getDataBodyRange().getCell(r, 0);
+      c.load("valueTypes");
+      await ctx.sync();
+      return c.valueTypes[0][0];
+    });
+    expect(formula).toBe("String");
+  });
+
   it("Start editing takes the import record without touching cells or formats; a failed refresh after sending leaves formats and unsent edits alone", async () => {
     const t = await importProjects();
     // A column the user formatted themselves, and an import from before the import recorded anything.
