@@ -623,7 +623,12 @@ async function writeLocked(context: Excel.RequestContext, lock: TableLock, bindi
   // --- with co-authors, the rollback is the old cells kept here (see `keepCopy`): every data cell
   // of the old body as formulas (a delta already has them: read, or proved by Excel's checksums) and
   // each data column's number format; the user's columns were read above ---
-  let memory: { rows: unknown[][]; formats: string[] } | null = null;
+  /**
+   * `values`: the values of the data columns holding a text that starts with `=` (a formula, or a
+   * text such as a service's `=CONCAT(…)` kept in a text cell), by column: `formulas` alone cannot
+   * tell the two apart (office-js #6687), and a text written back as a formula would run.
+   */
+  let memory: { rows: unknown[][]; formats: string[]; values: Map<number, unknown[]> } | null = null;
   let growthFormats: FormatImage | null = null;
   /**
    * The part of `grownInto` the first write request's probe reads back (`checkGrowth`): all of it,
@@ -644,7 +649,16 @@ async function writeLocked(context: Excel.RequestContext, lock: TableLock, bindi
     first.load("numberFormat");
     const used = grownInto ? queueUsedArea(sheet) : null;
     await context.sync();
-    memory = { rows: rows.map((r) => r.map((v) => (v === null || v === undefined ? "" : v))), formats: first.numberFormat[0].map(String) };
+    memory = { rows: rows.map((r) => r.map((v) => (v === null || v === undefined ? "" : v))), formats: first.numberFormat[0].map(String), values: new Map() };
+    // Security review (2026-11-30): the columns where a kept "formula" may be a text are read as values
+    // too, only those (most tables have none), so the restore below writes such a text back as text.
+    const kept = memory.rows;
+    for (let c = 0; c < dataColumns; c++) {
+      if (!kept.some((r) => typeof r[c] === "string" && (r[c] as string).startsWith("="))) continue;
+      await lock.ensure();
+      const column = await loadInBlocks(context, (from, count) => sheet.getRangeByIndexes(bodyRow + from, geometry.firstColumn + c, count, 1), bodyRows, "values", 16, options.targetResponseBytes, { beforeBlock: () => lock.ensure() });
+      memory.values.set(c, column.map((r) => r[0]));
+    }
     // The rows the table grows into are empty (checked above) but may be formatted: their formats are
     // kept too, so a failure puts them back and not the data columns' (`formatImage.ts`). Without a
     // co-author, the rollback copy holds them (its region includes the growth).
@@ -916,7 +930,10 @@ async function writeLocked(context: Excel.RequestContext, lock: TableLock, bindi
     const kept = memory!;
     const bodyRows = geometry.bodyRows;
     // Text stays text: a text a user typed (quote-prefixed) into a data cell goes back as text.
-    const keptRows = { total: kept.rows.length, get: (a: number, b: number) => rewritableRows(kept.rows.slice(a, b), null, (_, c) => kept.formats[c]) };
+    // A kept `=…` that was a text (its value is that very text) goes back as text, never as a formula.
+    const keptValues = (a: number, b: number): unknown[][] | null =>
+      kept.values.size === 0 ? null : Array.from({ length: b - a }, (_, i) => Array.from({ length: dataColumns }, (_, c) => kept.values.get(c)?.[a + i]));
+    const keptRows = { total: kept.rows.length, get: (a: number, b: number) => rewritableRows(kept.rows.slice(a, b), keptValues(a, Math.min(b, kept.rows.length)), (_, c) => kept.formats[c]) };
     await writeInBlocks(context, (from, count) => sheet.getRangeByIndexes(bodyRow + from, geometry.firstColumn, count, dataColumns), keptRows, {
       property: "formulas",
       targetRequestBytes: options.targetRequestBytes,
