@@ -469,6 +469,9 @@ export class Transport {
     } catch {
       body = undefined;
     }
+    // Redacted BEFORE anything is clipped: a cut inside a token echoed back would leave a piece of it
+    // shorter than the redaction's window (security review, 2026-11-30: up to 7 characters survived).
+    body = redactDeep(body, this.secrets);
     const parsed = ErrorBodySchema.safeParse(body);
     const errBody = parsed.success ? parsed.data : undefined;
     const isJsonObject = !!body && typeof body === "object" && !Array.isArray(body);

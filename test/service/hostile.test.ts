@@ -243,6 +243,17 @@ describe("item 8: messages that point the right way", () => {
     expect(JSON.stringify(e.toJSON()).length).toBeLessThan(1200);
   });
 
+  it("a token echoed back where the message is clipped leaves no piece of it (redacted before clipping)", async () => {
+    const token = acme(svc.url).token;
+    // The 200-character cut falls 7 characters into the token: clipped first, those 7 survived redaction.
+    const echoed = `${"y".repeat(193)}${token}`;
+    svc.on(PATH.csv, () => ({ status: 418, headers: { "Content-Type": "application/json" }, body: JSON.stringify({ message: echoed, extra: [echoed] }) }));
+    const e = await expectPpmError(fetchFin("csv"), "http_error");
+    const all = JSON.stringify(e.toJSON()) + e.message;
+    for (let n = 4; n <= token.length; n++) expect(all).not.toContain(token.slice(0, n));
+    expect(e.message).toMatch(/y{100}/);
+  });
+
   it("every new error is a PpmError with an action", async () => {
     svc.on(PATH.csv, () => ({ status: 304 }));
     const e = await fetchFin("csv").catch((x: unknown) => x);
