@@ -53,10 +53,14 @@ export function cellText(v: CellValue): string {
 /**
  * A text cell made safe for opening in Excel (OWASP "CSV Injection"): a value starting with `=`,
  * `+`, `-`, `@`, a tab or a carriage return would be read as a formula, so it gets a leading `'`,
- * which Excel shows as text. Anything else is unchanged.
+ * which Excel shows as text. Also guarded (security review, 2026-11-30; the strictest reading where
+ * Excel's CSV reading is not documented): such a start after leading spaces (also no-break ones),
+ * the full-width ＝＋－＠, and the same after a `;` inside the text, because Excel in a locale whose
+ * list separator is `;` splits the line there (`a;=1` becomes `a;'=1`). Anything else is unchanged.
  */
 export function excelSafeCell(text: string): string {
-  return /^[=+\-@\t\r]/.test(text) ? `'${text}` : text;
+  const guarded = text.includes(";") ? text.replace(/;(\s*)(?=[=+\-@\uFF1D\uFF0B\uFF0D\uFF20])/g, ";$1'") : text;
+  return /^[\t\r]|^\s*[=+\-@\uFF1D\uFF0B\uFF0D\uFF20]/.test(guarded) ? `'${guarded}` : guarded;
 }
 
 /**

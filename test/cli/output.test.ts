@@ -1,4 +1,4 @@
-import { tableToCsv, tableToJson, textTable, cellText } from "../../src/cli/output";
+import { tableToCsv, tableToJson, textTable, cellText, excelSafeCell } from "../../src/cli/output";
 import { exitCodeFor, EXIT } from "../../src/cli/main";
 import type { Table } from "../../src/table/model";
 
@@ -30,6 +30,22 @@ describe("CLI output", () => {
     expect(textTable(["A", "BB"], [["xyz", "1"]])).toBe("A    BB\n---  --\nxyz  1\n");
     expect(cellText(null)).toBe("");
   });
+  it("--excel-safe guards formula starts after spaces, in full width, and after a ';' (a list separator in some locales)", () => {
+    const cases: Array<[string, string]> = [
+      ["=1", "'=1"],
+      [" =1", "' =1"],
+      ["\u00a0+1", "'\u00a0+1"],
+      ["＝SUM(A1)", "'＝SUM(A1)"],
+      ["a;=HYPERLINK(\"x\")", "a;'=HYPERLINK(\"x\")"],
+      ["a; @x", "a; '@x"],
+      ["\tx", "'\tx"],
+      ["a;b", "a;b"],
+      ["it's 3-4", "it's 3-4"],
+      ["plain", "plain"],
+    ];
+    for (const [text, safe] of cases) expect([text, excelSafeCell(text)]).toEqual([text, safe]);
+  });
+
   it("maps error codes to distinct exit codes", () => {
     expect(exitCodeFor("unauthorized")).toBe(EXIT.auth);
     expect(exitCodeFor("bi_reporting_disabled")).toBe(EXIT.auth);
