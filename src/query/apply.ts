@@ -178,44 +178,36 @@ export function compileQuery(columns: readonly Column[], query: LocalQuery, opts
 }
 
 /**
- * Resolves `$select` items to column indices in the requested order. Item rules: `*` is every column;
- * `"quoted"` is an exact name; otherwise the exact name, then the identifier rules of ColumnResolver.
- * Positions in errors are 1-based in the comma-joined list.
+ * Resolves `$select` items to column indices. Item rules: `*` is every column; `"quoted"` is an exact
+ * name; otherwise the exact name, then the identifier rules of ColumnResolver. Several items select
+ * the union of what each selects (OData 4.01 Part 2 §5.1.4; the ABNF allows `*` beside names and an
+ * item twice): columns in the order first written, a repeat adding nothing; with `*` anywhere, every
+ * column in the table's order (each item is still checked). Positions in errors are 1-based in the
+ * comma-joined list.
  */
 export function resolveSelect(columns: readonly Column[], select: readonly string[]): number[] {
   if (select.length === 0) throw new QueryError({ code: "invalid_value", option: "$select", detail: "lists no columns" });
-  if (select.length === 1 && select[0].trim() === "*") return columns.map((_, i) => i);
   const resolver = new ColumnResolver(columns);
   const out: number[] = [];
-  const seen = new Map<number, string>();
+  const seen = new Set<number>();
+  let star = false;
   let pos = 1;
   for (const raw of select) {
     const item = raw.trim();
     const at = pos + (raw.length - raw.trimStart().length);
     pos += raw.length + 1;
     if (item === "*") {
-      throw new QueryError({
-        code: "invalid_value",
-        option: "$select",
-        detail: "'*' selects every column and cannot be combined with names",
-        position: at,
-      });
+      star = true;
+      continue;
     }
     const quoted = /^"(?:[^"]|"")+"$/.test(item);
     const name = quoted ? item.slice(1, -1).split('""').join('"') : item;
     const i = withOption("$select", () => resolver.resolve({ name, quoted, pos: at }));
-    if (seen.has(i)) {
-      throw new QueryError({
-        code: "invalid_value",
-        option: "$select",
-        detail: `column '${columns[i].name}' is selected twice ('${seen.get(i)}' and '${item}')`,
-        position: at,
-      });
-    }
-    seen.set(i, item);
+    if (seen.has(i)) continue;
+    seen.add(i);
     out.push(i);
   }
-  return out;
+  return star ? columns.map((_, i) => i) : out;
 }
 
 /**

@@ -183,9 +183,6 @@ export function splitSelect(text: string): string[] {
     });
   }
   push(text.length);
-  if (items.includes("*") && items.length > 1) {
-    throw new QueryError({ code: "invalid_value", option: "$select", detail: "'*' selects every column and cannot be combined with names" });
-  }
   return items;
 }
 
