@@ -159,7 +159,13 @@ class RowRun {
       const type: ColumnType = c.t === "null" ? "text" : c.t;
       added.push({ name: item.alias, type, nullable: true });
       const f = c.f;
-      this.ops.push({ f: (r) => checkedCell(f(r), type, () => computeOverflow(item)) });
+      this.ops.push({
+        f: (r) => {
+          const v = f(r);
+          if (isSpecial(v)) throw specialValue(`the computed column '${item.alias}'`, item.exprText, item.pos);
+          return checkedCell(v, type, () => computeOverflow(item));
+        },
+      });
     }
     for (const c of added) this.resolver.add(c);
   }
@@ -263,6 +269,21 @@ function computeOverflow(item: ComputeItem): QueryError {
     position: item.pos,
     hint: "scale the expression down, or filter out the rows that make it this large",
   });
+}
+
+/** INF, -INF or NaN (a `divby` zero) reaching a result: no cell holds one, so the query fails clearly. */
+function specialValue(what: string, exprText: string, pos: number | undefined): QueryError {
+  return new QueryError({
+    code: "overflow",
+    detail: `${what} (${exprText}) is INF, -INF or NaN in a row (a divby zero), which no cell can hold`,
+    position: pos,
+    hint: "exclude zero divisors first, e.g. filter(Qty ne 0)/compute(Budget divby Qty as x)",
+  });
+}
+
+/** True for INF, -INF and NaN, the special values `divby` zero makes. */
+function isSpecial(v: RV): boolean {
+  return typeof v === "number" && !Number.isFinite(v);
 }
 
 // ------------------------------------------------------------------ accumulators
@@ -382,6 +403,7 @@ class AccColumn {
   }
 
   add(g: number, v: RV, c: CellValue | undefined): void {
+    if (isSpecial(v) && this.kind !== Kind.Count && this.kind !== Kind.CountDistinct) throw specialValue(`'${this.label.alias}'`, `${this.label.exprText} with ${this.label.method}`, this.label.pos);
     switch (this.kind) {
       case Kind.Count:
         this.n[g]++;

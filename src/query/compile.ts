@@ -464,6 +464,14 @@ function toDecimal(v: Num): Decimal {
  * also compares natively (exact); anything else goes through {@link Decimal}.
  */
 export function compareNumbers(x: Num, y: Num): number {
+  // INF, -INF and NaN (only `divby` zero makes them): INF is greater than any number, -INF less,
+  // each equal to itself; NaN is unordered (NaN here: equal to nothing, not less, not greater).
+  if ((typeof x === "number" && !Number.isFinite(x)) || (typeof y === "number" && !Number.isFinite(y))) {
+    if (Number.isNaN(x) || Number.isNaN(y)) return NaN;
+    const rx = typeof x === "number" && !Number.isFinite(x) ? Math.sign(x) : 0;
+    const ry = typeof y === "number" && !Number.isFinite(y) ? Math.sign(y) : 0;
+    return rx < ry ? -1 : rx > ry ? 1 : 0;
+  }
   if (typeof x === "number") {
     if (typeof y === "number") return x < y ? -1 : x > y ? 1 : 0;
     if (typeof y === "bigint" && Math.abs(x) < TWO53) return x < y ? -1 : x > y ? 1 : 0;
@@ -629,10 +637,20 @@ function arithmeticOp(op: BinaryOp, intResult: boolean, e: Extract<Expr, { k: "b
   if (!intResult) {
     const g = DECIMAL_OPS[op]!;
     return (x, y) => {
+      // A special value (from `divby` zero) goes on by IEEE 754 arithmetic: INF add 1 is INF.
+      if ((typeof x === "number" && !Number.isFinite(x)) || (typeof y === "number" && !Number.isFinite(y))) return specialArithmetic(op, asDouble(x), asDouble(y), e);
       try {
         return g(toDecimal(x), toDecimal(y));
       } catch (err) {
-        if (err instanceof D.DecimalError && err.code === "division_by_zero") throw divisionByZero(e);
+        if (err instanceof D.DecimalError && err.code === "division_by_zero") {
+          // Part 2 §5.1.1.2.5: `divby` "does not fail for divby zero, returning -INF, INF, or NaN
+          // depending on the sign of the left operand"; `div` and `mod` by zero fail.
+          if (op === "divby") {
+            const sign = D.compare(toDecimal(x), ZERO);
+            return sign > 0 ? Infinity : sign < 0 ? -Infinity : NaN;
+          }
+          throw divisionByZero(e);
+        }
         throw err;
       }
     };
@@ -681,6 +699,29 @@ function arithmeticOp(op: BinaryOp, intResult: boolean, e: Extract<Expr, { k: "b
     if (typeof x === "number" && typeof y === "number") return onNum(x, y);
     return onBig(BigInt(x as number | bigint), BigInt(y as number | bigint));
   };
+}
+
+const ZERO = D.fromInteger(0n);
+
+function asDouble(v: Num): number {
+  return typeof v === "number" ? v : typeof v === "bigint" ? Number(v) : D.toNumber(v);
+}
+
+/** Arithmetic where an operand is INF, -INF or NaN: IEEE 754's; a modulo by zero still fails. */
+function specialArithmetic(op: BinaryOp, x: number, y: number, e: Extract<Expr, { k: "bin" }>): number {
+  switch (op) {
+    case "add":
+      return x + y;
+    case "sub":
+      return x - y;
+    case "mul":
+      return x * y;
+    case "mod":
+      if (y === 0) throw divisionByZero(e);
+      return x % y;
+    default:
+      return x / y;
+  }
 }
 
 const DECIMAL_OPS: Partial<Record<BinaryOp, (x: Decimal, y: Decimal) => Decimal>> = {

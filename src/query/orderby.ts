@@ -64,6 +64,12 @@ export function sortRows<R extends Row>(rows: readonly R[], keys: readonly SortK
       if (cmp !== undefined && (h === undefined || (h[a] && h[b]))) {
         const c = cmp(x, y);
         if (c === 0) continue;
+        // NaN (a `divby` zero of zero) is unordered: sorted after every number, as the largest.
+        if (Number.isNaN(c)) {
+          const xn = Number.isNaN(x), yn = Number.isNaN(y);
+          if (xn && yn) continue;
+          return (xn ? 1 : -1) * dir;
+        }
         return c * dir;
       }
       if (x < y) return -dir;

@@ -87,6 +87,23 @@ describe("$apply errors give the position and what was expected", () => {
     expect(e.message).toContain(message);
   });
 
+  it("INF, -INF or NaN from a divby zero reaching a result (a computed column, an aggregate) fails clearly; $orderby sorts them", () => {
+    const t = makeTable();
+    for (const [q, fragment] of [
+      ["$apply=aggregate(Budget divby 0 with sum as s)", "'s' (Budget divby 0 with sum) is INF, -INF or NaN in a row (a divby zero)"],
+      ["$apply=groupby((Status),aggregate(Budget divby 0 with max as m))", "'m' (Budget divby 0 with max) is INF, -INF or NaN"],
+      ["$apply=compute(Budget divby 0 as x)", "the computed column 'x' (Budget divby 0) is INF, -INF or NaN"],
+    ]) {
+      const e = errorOf(() => applyQuery(t, parseQuery(q)));
+      expect([q, e.code, e.message]).toEqual([q, "overflow", expect.stringContaining(fragment)]);
+    }
+    // Counting distinct values counts INF, -INF and NaN as three values (NaN once, as a set holds it).
+    expect(applyQuery(t, parseQuery("$apply=aggregate(Budget divby 0 with countdistinct as c)")).table.rows).toEqual([[3]]);
+    // null first, then -INF (5), INF in table order, NaN (4: 0 divby 0) last; descending the reverse.
+    expect(applyQuery(t, parseQuery("$orderby=Budget divby 0&$select=Id")).table.rows.flat()).toEqual([3, 5, 1, 2, 6, 7, 8, 4]);
+    expect(applyQuery(t, parseQuery("$orderby=Budget divby 0 desc&$select=Id")).table.rows.flat()).toEqual([4, 1, 2, 6, 7, 8, 5, 3]);
+  });
+
   it("a bad $filter after $apply names the result's columns", () => {
     const e = errorOf(() => applyQuery(makeTable(), parseQuery("$apply=groupby((Status),aggregate($count as N))&$filter=Budget gt 1")));
     expect(e.option).toBe("$filter");

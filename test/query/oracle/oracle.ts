@@ -10,7 +10,9 @@
  * - a cell of an Edm.Decimal column held as a JS number is the decimal its shortest text shows;
  * - decimal division keeps 34 significant digits, ties to even; integer `div` truncates; `mod` has
  *   the sign of the dividend; integers never overflow;
- * - division or modulo by zero fails the query (§5.1.1.2.4: "the request fails");
+ * - `div` or `mod` by zero fails the query (§5.1.1.2.5–6: "the request fails"); `divby` zero gives
+ *   INF, -INF or NaN by the sign of the left operand (§5.1.1.2.5), which go on as IEEE 754 special
+ *   values do; NaN is equal to nothing (§5.1.1.1.1) and sorts after every number;
  * - operands are evaluated left to right and evaluation stops once the result is decided (`and` at
  *   false, `or` at true, arithmetic and functions at a null operand, gt/ge/lt/le at a null left
  *   operand); sub-expressions without a column are evaluated once, before any row;
@@ -111,7 +113,21 @@ function qDivide(a: Q, b: Q): Q {
 
 type T = "int" | "dec" | "text" | "bool" | "date" | "dt" | "null";
 /** A number carries its static kind: OData integer arithmetic truncates `div`. */
-type V = null | boolean | string | { q: Q } | { ms: number } | { date: string };
+/** `{ sp }`: a special number from `divby` zero: 1 is INF, -1 is -INF, 0 is NaN. */
+type V = null | boolean | string | { q: Q } | { sp: -1 | 0 | 1 } | { ms: number } | { date: string };
+type Numeric = { q: Q } | { sp: -1 | 0 | 1 };
+const isSpecial = (v: V): v is { sp: -1 | 0 | 1 } => v !== null && typeof v === "object" && "sp" in v;
+const qSign = (a: Q): number => (a.n > 0n ? 1 : a.n < 0n ? -1 : 0);
+/** A special value or a rational as a number for IEEE 754's rules on special values. */
+const ieee = (v: Numeric): number => ("sp" in v ? (v.sp === 0 ? NaN : v.sp * Infinity) : qSign(v.q) === 0 ? 0 : Number(v.q.n) / Number(v.q.d));
+/** The result of arithmetic with a special operand, back as a value (a finite result is one of the operands or 0). */
+function fromIeee(x: number, a: Numeric, b: Numeric): Numeric {
+  if (Number.isNaN(x)) return { sp: 0 };
+  if (!Number.isFinite(x)) return { sp: x > 0 ? 1 : -1 };
+  if (x === 0) return { q: q(0n) };
+  // finite mod INF is the finite operand (IEEE 754); nothing else finite comes out
+  return "q" in a ? a : b;
+}
 
 // ---------------------------------------------------------------- tokenizer
 
@@ -421,7 +437,15 @@ function cmpValues(x: V, y: V): number {
   if (typeof x === "string") return textCmp(x, y as string);
   if (typeof x === "boolean") return x === y ? 0 : x ? 1 : -1;
   if (x !== null && typeof x === "object") {
-    if ("q" in x) return qCmp(x.q, (y as { q: Q }).q);
+    if ("q" in x || "sp" in x) {
+      const yv = y as Numeric;
+      if ("q" in x && "q" in yv) return qCmp(x.q, yv.q);
+      // §5.1.1.1.3/5: INF is greater than any number, any number greater than -INF; NaN is unordered.
+      const rx = "sp" in x ? x.sp : 0;
+      const ry = "sp" in yv ? yv.sp : 0;
+      if (("sp" in x && x.sp === 0) || ("sp" in yv && yv.sp === 0)) return NaN;
+      return rx < ry ? -1 : rx > ry ? 1 : 0;
+    }
     if ("ms" in x) return Math.sign(x.ms - (y as { ms: number }).ms);
     const a = x.date;
     const b = (y as { date: string }).date;
@@ -470,6 +494,7 @@ function evalNode(e: Node, row: readonly CellValue[], ctx: Ctx): V {
       const v = evalNode(e.a, row, ctx);
       if (v === null) return null;
       if (e.op === "not") return !v;
+      if (isSpecial(v)) return { sp: (v.sp === 0 ? 0 : -v.sp) as -1 | 0 | 1 };
       return { q: qMul(numOf(v), q(-1n)) };
     }
     case "in": {
@@ -520,6 +545,14 @@ function evalBin(e: Extract<Node, { k: "bin" }>, row: readonly CellValue[], ctx:
   if (x === null) return null;
   const y = evalNode(e.b, row, ctx);
   if (y === null) return null;
+  if (isSpecial(x) || isSpecial(y)) {
+    const xa = x as Numeric, yb = y as Numeric;
+    const r = ieee(yb);
+    if (e.op === "mod" && r === 0) throw new OracleError("division_by_zero", "mod by zero");
+    const l = ieee(xa);
+    const v = e.op === "add" ? l + r : e.op === "sub" ? l - r : e.op === "mul" ? l * r : e.op === "mod" ? l % r : l / r;
+    return fromIeee(v, xa, yb);
+  }
   const a = numOf(x);
   const b = numOf(y);
   const integer = typeOf(e, ctx.cols) === "int";
@@ -534,6 +567,8 @@ function evalBin(e: Extract<Node, { k: "bin" }>, row: readonly CellValue[], ctx:
       if (b.n === 0n) throw new OracleError("division_by_zero", "div by zero");
       return { q: integer ? q(qTrunc(q(a.n * b.d, a.d * b.n))) : qDivide(a, b) };
     case "divby":
+      // §5.1.1.2.5: divby "does not fail for divby zero, returning -INF, INF, or NaN".
+      if (b.n === 0n) return { sp: qSign(a) as -1 | 0 | 1 };
       return { q: qDivide(a, b) };
     case "mod": {
       if (b.n === 0n) throw new OracleError("division_by_zero", "mod by zero");
@@ -616,6 +651,12 @@ function evalFn(e: Extract<Node, { k: "fn" }>, row: readonly CellValue[], ctx: C
       return { date: utc(0).toISOString().slice(0, 10) };
     }
     case "round":
+    case "floor":
+    case "ceiling":
+      if (isSpecial(vs[0])) return vs[0];
+  }
+  switch (e.name) {
+    case "round":
       return { q: q(qRound(numOf(vs[0]))) };
     case "floor":
       return { q: q(qFloor(numOf(vs[0]))) };
@@ -690,7 +731,9 @@ export function oracleApply(columns: Column[], rows: CellValue[][], query: Oracl
         const x = vals[a][k]!;
         const y = vals[b][k]!;
         // §5.1.4: null values come before non-null values in ascending order.
-        const c = x === null ? (y === null ? 0 : -1) : y === null ? 1 : cmpValues(x, y);
+        let c = x === null ? (y === null ? 0 : -1) : y === null ? 1 : cmpValues(x, y);
+        // NaN is unordered; sorted after every number (the engine's documented choice).
+        if (Number.isNaN(c)) c = isSpecial(x) && x.sp === 0 ? (isSpecial(y) && y.sp === 0 ? 0 : 1) : -1;
         if (c !== 0) return keys[k].desc ? -c : c;
       }
       return a - b;
