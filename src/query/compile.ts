@@ -405,7 +405,7 @@ export class Compiler {
     });
     const type = typeof spec.result === "function" ? spec.result(args.map((a) => a.t)) : spec.result;
     if (e.name === "now") return konst("datetime", this.opts.now ?? Date.now());
-    const impl = spec.impl;
+    const impl = e.name === "substring" ? checkedSubstring(spec.impl, e) : spec.impl;
     const fs = args.map((a) => a.f);
     const types = args.map((a) => a.t);
     let f: Eval;
@@ -821,18 +821,38 @@ function codePointIndexOf(x: string, y: string): number {
   return i <= 0 ? i : codePointLength(x.slice(0, i));
 }
 
+/**
+ * Part 2 §5.1.1.5.7: the start is zero-based; "a negative start index N, if supported, returns a
+ * string starting N characters before the end" (supported; before the first character is from it);
+ * a negative length is a bad request ({@link compile} checks it before calling this).
+ */
 function codePointSubstring(x: string, start: number, length: number | undefined): string {
-  const from = Math.max(0, start);
-  if (!SURROGATE.test(x)) return length === undefined ? x.slice(from) : x.slice(from, from + Math.max(0, length));
+  const from = start >= 0 ? start : Math.max(0, codePointLength(x) + start);
+  if (!SURROGATE.test(x)) return length === undefined ? x.slice(from) : x.slice(from, from + length);
   const a = unitOffset(x, from);
   if (length === undefined) return x.slice(a);
-  return x.slice(a, a + unitOffset(x.slice(a), Math.max(0, length)));
+  return x.slice(a, a + unitOffset(x.slice(a), length));
 }
 
 // Unicode White_Space (what OData's trim removes); JS's trim() differs (U+FEFF in, U+0085 out).
 const TRIM = /^\p{White_Space}+|\p{White_Space}+$/gu;
 
 const sameNumeric = (args: VType[]): VType => (args[0] === "integer" ? "integer" : "decimal");
+
+/** `substring` failing for a negative length, which Part 2 §5.1.1.5.7 calls a bad request. */
+function checkedSubstring(impl: FnSpec["impl"], e: Extract<Expr, { k: "call" }>): FnSpec["impl"] {
+  return (args, types) => {
+    if (args.length > 2 && n(args[2]) < 0) {
+      throw new QueryError({
+        code: "invalid_argument",
+        detail: `${e.text}()'s length is negative (${String(args[2])})`,
+        position: e.pos,
+        hint: "OData calls a negative length a bad request; a negative start counts from the end instead",
+      });
+    }
+    return impl(args, types);
+  };
+}
 
 /** Supported canonical functions (OData names; time parts are UTC). */
 const FUNCTIONS: Record<string, FnSpec> = {

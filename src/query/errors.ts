@@ -33,8 +33,10 @@ export type QueryErrorCode =
   | "invalid_query"
   /** A pasted address that cannot be parsed as a URL. */
   | "invalid_url"
-  /** `div`, `divby` or `mod` by zero while evaluating (OData: the request fails); names the expression. */
+  /** `div` or `mod` by zero while evaluating (OData: the request fails); names the expression. */
   | "division_by_zero"
+  /** A function argument OData calls a bad request while evaluating: `substring`'s negative length. */
+  | "invalid_argument"
   /**
    * A result a cell cannot hold: a sum, average or computed decimal beyond the largest number
    * (±1.8e308) while evaluating; names the result column and its expression.

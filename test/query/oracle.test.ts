@@ -285,6 +285,9 @@ describe("engine vs oracle on directed queries", () => {
     "length(t) eq 3",
     "indexof(t, 'b') eq 2",
     "substring(t, 1, 1) eq '😀'",
+    "substring(t, -2) eq '😀b'",
+    "substring(t, -9, 1) eq 'a'",
+    "substring(t, 0, i) eq 'a'",
     "t gt u",
     "u lt 'ｚ'",
     "trim(t) eq 'x\uFEFF'",
@@ -296,11 +299,11 @@ describe("engine vs oracle on directed queries", () => {
     "i ne 0 and id div i eq 1",
     "id div i eq 1",
   ];
-  test("they are not vacuous: most keep rows, one fails on division by zero", () => {
+  test("they are not vacuous: most keep rows, one fails on division by zero, one on a negative length", () => {
     const outcomes = DIRECTED.map((filter) => engine(rows, { filter }));
-    expect(outcomes.filter((o) => "rows" in o && o.rows.length > 0).length).toBeGreaterThanOrEqual(18);
+    expect(outcomes.filter((o) => "rows" in o && o.rows.length > 0).length).toBeGreaterThanOrEqual(20);
     expect(engine(rows, { filter: "d add 0.1 eq 24.81" })).toEqual({ rows: [rows[0]] });
-    expect(outcomes.filter((o) => "error" in o)).toEqual([{ error: "division_by_zero" }]);
+    expect(outcomes.filter((o) => "error" in o)).toEqual([{ error: "invalid_argument" }, { error: "division_by_zero" }]);
   });
   test.each(DIRECTED)("%s", (filter) => {
     for (const orderby of [undefined, "d sub e desc, t", "b, big desc"]) {

@@ -16,6 +16,8 @@
  * - operands are evaluated left to right and evaluation stops once the result is decided (`and` at
  *   false, `or` at true, arithmetic and functions at a null operand, gt/ge/lt/le at a null left
  *   operand); sub-expressions without a column are evaluated once, before any row;
+ * - `substring` with a negative start counts from the end (§5.1.1.5.7, "if supported": supported);
+ *   a negative length fails the query (a bad request);
  * - text compares by Unicode code point; length/indexof/substring count code points; trim removes
  *   Unicode White_Space; booleans order false < true; `null` sorts first ascending (§5.1.4).
  */
@@ -24,7 +26,7 @@ import type { CellValue, Column } from "../../../src/table/model";
 /** Why the oracle refused a query. */
 export class OracleError extends Error {
   constructor(
-    readonly kind: "syntax" | "type" | "division_by_zero",
+    readonly kind: "syntax" | "type" | "division_by_zero" | "invalid_argument",
     message: string,
   ) {
     super(message);
@@ -629,9 +631,11 @@ function evalFn(e: Extract<Node, { k: "fn" }>, row: readonly CellValue[], ctx: C
       return int(-1);
     }
     case "substring": {
+      // §5.1.1.5.7: zero-based; a negative start counts from the end; a negative length is a bad request.
       const c = Array.from(s(0));
-      const start = Math.max(0, n(1));
-      return vs.length > 2 ? c.slice(start, start + Math.max(0, n(2))).join("") : c.slice(start).join("");
+      const start = n(1) >= 0 ? n(1) : Math.max(0, c.length + n(1));
+      if (vs.length > 2 && n(2) < 0) throw new OracleError("invalid_argument", "negative substring length");
+      return vs.length > 2 ? c.slice(start, start + n(2)).join("") : c.slice(start).join("");
     }
     case "year":
       return datePart(0, 0);
