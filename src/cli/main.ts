@@ -23,6 +23,7 @@ import { validatorKey } from "../service/validators";
 import type { Table } from "../table/model";
 import { excelSafeCell, tableToCsv, tableToJson, textTable } from "./output";
 import { devServerOrigin } from "./devOrigin";
+import { readHiddenLine } from "./hiddenInput";
 
 /** Exit codes of the CLI. */
 export const EXIT = {
@@ -778,7 +779,8 @@ function processIo(): CliIo {
   return {
     env: process.env,
     readStdin: async () => {
-      if (process.stdin.isTTY) process.stderr.write("Reading the company API token from standard input (end with Enter, then Ctrl+D):\n");
+      // At a terminal the token is read with echo off (nothing of it on screen or in the scrollback).
+      if (process.stdin.isTTY) return readHiddenLine(process.stdin, (t) => void process.stderr.write(t), "Company API token (not shown as you type; end with Enter): ");
       const parts: Buffer[] = [];
       for await (const chunk of process.stdin) parts.push(chunk as Buffer);
       return Buffer.concat(parts).toString("utf8");
