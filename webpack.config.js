@@ -239,8 +239,12 @@ module.exports = async (env, options) => {
     // The copy of manifest*.xml makes the repository's root a watched context, so every file written
     // under it rebuilt the pane (issue #37, new-user run: README step 6's `ppm export … --out
     // exports/fin.csv` while `npm start` runs printed one more "compiled successfully"). What the CLI,
-    // the tests and git write is not a source of the pane.
-    watchOptions: { ignored: ["**/node_modules/**", "**/.git/**", "**/exports/**", "**/test-results/**", "**/dist/**", "**/.ppm-cache/**"] },
+    // the tests and git write is not a source of the pane. Each folder is named itself too: creating or
+    // deleting `exports/` changes the root's listing, which a `**/exports/**` glob does not cover
+    // (new-user trial, 2026-11-30: step 6's first run, which makes the folder, still rebuilt).
+    watchOptions: {
+      ignored: ["node_modules", ".git", "exports", "test-results", "dist", ".ppm-cache"].flatMap((d) => [`**/${d}`, `**/${d}/**`]),
+    },
     // `npm start` is quiet unless given --verbose (PPM_VERBOSE): the dev server's info lines ("wait
     // until bundle finished: /taskpane.html" for every request during a build) are left out.
     infrastructureLogging: { level: process.env.PPM_VERBOSE === "1" ? "info" : "warn" },

@@ -331,7 +331,7 @@ export const TYPE_WORDS: Record<ColumnType, string> = {
  */
 export function sheetTypeWords(c: Pick<Column, "name" | "type" | "sourceType">): string {
   if (c.type !== "text" && isIdentifierColumn(c.name)) return "identifier, written as text";
-  if (c.type === "integer" && /Int64$/i.test(c.sourceType ?? "")) return "whole number, written as text when over 15 digits";
+  if (c.type === "integer" && /Int64$/i.test(c.sourceType ?? "")) return "whole number; the column is text if a value has over 15 digits";
   return TYPE_WORDS[c.type];
 }
 

@@ -24,14 +24,14 @@ describe("the import panel's type words match what the writer writes", () => {
       const kind = plan.find((p) => p.name === c.name)!.kind;
       if (c.type === "text") expect([c.name, words, kind]).toEqual([c.name, "text", "text"]);
       else if (words === "identifier, written as text") expect([c.name, kind]).toEqual([c.name, "text"]);
-      else if (/written as text when over 15 digits$/.test(words)) expect([c.name, c.sourceType]).toEqual([c.name, "Edm.Int64"]);
+      else if (/the column is text if a value has over 15 digits$/.test(words)) expect([c.name, c.sourceType]).toEqual([c.name, "Edm.Int64"]);
       // No "text" in the words: the sheet holds numbers (or dates, true/false), so SUM works.
       else expect([c.name, kind === "text"]).toEqual([c.name, false]);
     }
   });
 
   it("names the columns the issue was about, and a summary's result says the same", () => {
-    expect(sheetTypeWords({ name: "external_ref", type: "integer", sourceType: "Edm.Int64" })).toBe("whole number, written as text when over 15 digits");
+    expect(sheetTypeWords({ name: "external_ref", type: "integer", sourceType: "Edm.Int64" })).toBe("whole number; the column is text if a value has over 15 digits");
     expect(sheetTypeWords({ name: "resource_id", type: "integer", sourceType: "Edm.Int32" })).toBe("identifier, written as text");
     expect(sheetTypeWords({ name: "fiscal_year", type: "integer", sourceType: "Edm.Int32" })).toBe("whole number");
     expect(sheetTypeWords({ name: "budget", type: "decimal" })).toBe("decimal");

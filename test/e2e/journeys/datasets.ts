@@ -123,7 +123,7 @@ export const importFinancials: Journey = {
     check(sent.includes("/api/bi/v1/financials") && !sent.includes("$") && !sent.includes(ACME_TOKEN), `what will be sent: ${sent}`);
     // What each column becomes in the sheet (issue #37, item 11): external_ref is not promised as a number.
     const words = async (column: string) => (await t.tp.locator(`[data-testid=query-column][data-column="${column}"]`).evaluate((el) => el.closest(".check")?.textContent ?? "")).trim();
-    checkEqual(await words("external_ref"), "external_ref whole number, written as text when over 15 digits", "the import panel's words for external_ref");
+    checkEqual(await words("external_ref"), "external_ref whole number; the column is text if a value has over 15 digits", "the import panel's words for external_ref");
     checkEqual(await words("budget"), "budget decimal", "the import panel's words for budget");
     await t.screenshotPane("04-import-panel");
     const job = await runJob(t, () => t.id("import-start").click());
