@@ -7,7 +7,8 @@
  * installation fails), so their presence proves nothing. In order, the answer is:
  *
  * 1. **what the running dev server answers with**: `npm start`'s dev server on that port, probed
- *    over https and http, recognised by its `X-PPM-Launch-Id` header;
+ *    over https and http, recognised by its `X-PPM-Launch-Id` header; when nothing answers there
+ *    (and the port is not PPM_DEV_PORT's), on the port `npm start` last served (`--port`);
  * 2. **what `npm start` served when it last ran**: the launcher records the origin it announced
  *    (`dev-server.json` in `PPM_STATE_DIR`, default `node_modules/.cache/ppm`);
  * 3. **what it would serve**: http with `PPM_DEV_HTTP=1`; https when the localhost certificate and
@@ -66,12 +67,23 @@ export async function devServerOrigin(env: Record<string, string | undefined>, d
   const port = fromEnv ?? configuredDevPort();
   const portWhy = fromEnv !== undefined ? "port from PPM_DEV_PORT" : `port ${port} from package.json`;
 
-  const running = await (deps.probe ?? probeDevServer)(port);
+  const probe = deps.probe ?? probeDevServer;
+  const running = await probe(port);
   if (running?.launched) {
     return { origin: `${running.scheme}://localhost:${port}`, source: "running", why: `npm start is running on port ${port} and serves ${running.scheme}` };
   }
 
   const record = readRecord(env);
+  // `npm start -- --port 3001` (the README's remedy for a busy port) records the port it served; when
+  // nothing runs on the configured port, the one running there is the dev server meant (new-user
+  // trial, 2026-11-30: doctor checked :3000 and blamed the environment). An explicit PPM_DEV_PORT wins.
+  const recordPort = record ? Number(new URL(record.origin).port) : NaN;
+  if (fromEnv === undefined && record && recordPort !== port) {
+    const there = await probe(recordPort);
+    if (there?.launched) {
+      return { origin: `${there.scheme}://localhost:${recordPort}`, source: "running", why: `npm start is running on port ${recordPort} (its last start) and serves ${there.scheme}` };
+    }
+  }
   if (record && new URL(record.origin).port === String(port)) {
     const scheme = new URL(record.origin).protocol.replace(":", "");
     const reason = scheme === "http" && record.httpReason ? `: ${record.httpReason}` : "";

@@ -34,6 +34,23 @@ describe("devServerOrigin", () => {
     expect(await devServerOrigin(env, { home, probe: () => Promise.resolve({ scheme: "https", launched: false }), caInstalled: () => false })).toMatchObject({ origin: "http://localhost:3999", source: "predicted" });
   });
 
+  it("npm start running on another port (--port), as its last start recorded, is found when the configured port is free", async () => {
+    const state = fs.mkdtempSync(path.join(tmp, "state-"));
+    fs.writeFileSync(path.join(state, "dev-server.json"), JSON.stringify({ origin: "http://localhost:3001", at: "2026-11-30T14:00:00Z" }));
+    const probed: number[] = [];
+    const onlyOn3001 = (port: number) => {
+      probed.push(port);
+      return Promise.resolve(port === 3001 ? { scheme: "http" as const, launched: true } : null);
+    };
+    const noPortEnv = { PPM_STATE_DIR: state };
+    expect(await devServerOrigin(noPortEnv, { home: homeWith([]), probe: onlyOn3001 })).toMatchObject({ origin: "http://localhost:3001", source: "running" });
+    expect(probed).toEqual([3000, 3001]);
+    // Not running there any more: the prediction for the configured port, as before.
+    expect(await devServerOrigin(noPortEnv, { home: homeWith([]), probe: noServer })).toMatchObject({ origin: "http://localhost:3000", source: "predicted" });
+    // PPM_DEV_PORT names the port: it is not second-guessed.
+    expect(await devServerOrigin({ ...noPortEnv, PPM_DEV_PORT: "3999" }, { home: homeWith([]), probe: onlyOn3001 })).toMatchObject({ origin: "http://localhost:3999" });
+  });
+
   it("an unreadable or foreign record is ignored", async () => {
     const state = fs.mkdtempSync(path.join(tmp, "state-"));
     fs.writeFileSync(path.join(state, "dev-server.json"), JSON.stringify({ origin: "https://evil.example.com:3999", at: "2026-01-01T00:00:00Z" }));
