@@ -405,6 +405,7 @@ export class Compiler {
     });
     const type = typeof spec.result === "function" ? spec.result(args.map((a) => a.t)) : spec.result;
     if (e.name === "now") return konst("datetime", this.opts.now ?? Date.now());
+    checkZonedLiterals(e);
     const impl = e.name === "substring" ? checkedSubstring(spec.impl, e) : spec.impl;
     const fs = args.map((a) => a.f);
     const types = args.map((a) => a.t);
@@ -838,6 +839,34 @@ function codePointSubstring(x: string, start: number, length: number | undefined
 const TRIM = /^\p{White_Space}+|\p{White_Space}+$/gu;
 
 const sameNumeric = (args: VType[]): VType => (args[0] === "integer" ? "integer" : "decimal");
+
+/**
+ * Functions whose result depends on the time zone, and whether a whole-hour offset changes it. The
+ * add-in keeps date-times in UTC (a literal's offset is applied once, when it is read), so for a
+ * literal stated in another zone it would answer in UTC, not in the literal's zone. OData Part 1
+ * §11.4 ("DateTimeOffset values"): a service that normalises "MUST fail evaluation of the query
+ * functions year, month, day, hour, and time for literal values that are not stated in the time zone
+ * of the normalized values". `date` is `year`/`month`/`day` together; `minute` differs only for an
+ * offset that is not whole hours (+05:30).
+ */
+const ZONED_FUNCTIONS: Record<string, "any" | "minutes"> = { year: "any", month: "any", day: "any", hour: "any", date: "any", minute: "minutes" };
+
+function checkZonedLiterals(e: Extract<Expr, { k: "call" }>): void {
+  const rule = ZONED_FUNCTIONS[e.name];
+  if (rule === undefined) return;
+  for (const a of e.args) {
+    if (a.k !== "lit" || a.type !== "datetime") continue;
+    const m = /(?:([+-])|\s)(\d{2}):(\d{2})$/.exec(a.text);
+    const offset = m ? (m[1] === "-" ? -1 : 1) * (Number(m[2]) * 60 + Number(m[3])) : 0;
+    if (offset === 0 || (rule === "minutes" && offset % 60 === 0)) continue;
+    throw new QueryError({
+      code: "invalid_argument",
+      detail: `${e.text}() of '${a.text}' would answer in UTC, not in the literal's own time zone`,
+      position: a.pos,
+      hint: `OData requires such a call to fail; write the literal in UTC: ${new Date(a.value as number).toISOString().replace(".000Z", "Z")}`,
+    });
+  }
+}
 
 /** `substring` failing for a negative length, which Part 2 §5.1.1.5.7 calls a bad request. */
 function checkedSubstring(impl: FnSpec["impl"], e: Extract<Expr, { k: "call" }>): FnSpec["impl"] {

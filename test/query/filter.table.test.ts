@@ -138,6 +138,11 @@ const VALID: Array<[string, number[]]> = [
   ["Budget divby 3 eq 33.33", [8]],
   ["Budget mod 0.5 eq 0.49", [8]],
   ["Id divby 3 mul 3 eq Id", [3, 6]],
+  // date parts of a literal in UTC, or whose zone cannot change the part
+  ["year(2025-01-01T00:30:00Z) eq 2025", ALL],
+  ["year(2025-01-01T00:30:00-00:00) eq 2025", ALL],
+  ["minute(2025-01-01T00:30:00+02:00) eq 30", ALL],
+  ["second(2025-01-01T00:30:05+05:30) eq 5", ALL],
   // divby zero does not fail (Part 2 §5.1.1.2.5): INF, -INF or NaN by the left operand's sign
   ["Id divby 0 gt 1e300", ALL],
   ["Id divby 0 eq Id divby 0", ALL],
@@ -324,6 +329,9 @@ const INVALID: Array<[string, QueryErrorCode, number | undefined, string]> = [
   ["Id div 0 eq null", "division_by_zero", 4, "division by zero in 'Id div 0'"],
   ["Id gt 1 and Score mod (Id sub Id) eq 1", "division_by_zero", 19, "modulo by zero in 'Score mod (Id sub Id)'"],
   ["Id divby 0 mod 0 eq 1", "division_by_zero", 12, "modulo by zero in 'Id divby 0 mod 0'"],
+  ["year(2025-01-01T00:30:00+02:00) eq 2025", "invalid_argument", 6, "year() of '2025-01-01T00:30:00+02:00' would answer in UTC"],
+  ["Id eq 1 and date(2025-01-01T00:30:00-01:00) eq 2025-01-01", "invalid_argument", 18, "write the literal in UTC: 2025-01-01T01:30:00Z"],
+  ["minute(2025-01-01T00:30:00+05:30) eq 0", "invalid_argument", 8, "minute()"],
   ["Id eq +'a'", "syntax", 7, "unexpected character '+'"],
   ["not Id", "type_mismatch", 1, "'not' needs a true/false condition"],
   ["Id eq 1 and Name", "type_mismatch", 13, "'and' needs true/false conditions"],

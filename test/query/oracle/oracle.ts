@@ -138,7 +138,7 @@ type Tok =
   | { k: "str"; v: string }
   | { k: "num"; text: string; int: boolean }
   | { k: "date"; v: string }
-  | { k: "dt"; ms: number }
+  | { k: "dt"; ms: number; off: number }
   | { k: "id"; v: string };
 
 const DT = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(\.\d+)?)?(Z|[+-]\d{2}:\d{2})/;
@@ -187,7 +187,8 @@ function tokenize(src: string): Tok[] {
     const rest = src.slice(i);
     const dt = DT.exec(rest);
     if (dt) {
-      out.push({ k: "dt", ms: dtMs(dt) });
+      const off = dt[8] === "Z" ? 0 : (dt[8].startsWith("-") ? -1 : 1) * (+dt[8].slice(1, 3) * 60 + +dt[8].slice(4, 6));
+      out.push({ k: "dt", ms: dtMs(dt), off });
       i += dt[0].length;
       continue;
     }
@@ -224,7 +225,7 @@ function tokenize(src: string): Tok[] {
 // ---------------------------------------------------------------- parser (Part 2 §5.1.1.16)
 
 type Node =
-  | { k: "lit"; t: T; v: V }
+  | { k: "lit"; t: T; v: V; off?: number }
   | { k: "col"; name: string }
   | { k: "un"; op: "-" | "not"; a: Node }
   | { k: "bin"; op: string; a: Node; b: Node }
@@ -301,7 +302,7 @@ class P {
       case "date":
         return { k: "lit", t: "date", v: { date: x.v } };
       case "dt":
-        return { k: "lit", t: "dt", v: { ms: x.ms } };
+        return { k: "lit", t: "dt", v: { ms: x.ms }, off: x.off };
       case "id": {
         const w = x.v.toLowerCase();
         if (w === "true" || w === "false") return { k: "lit", t: "bool", v: w === "true" };
@@ -403,6 +404,7 @@ function typeOf(e: Node, cols: Map<string, T>): T {
     case "fn": {
       const f = FN_RESULT[e.name];
       if (!f) throw new OracleError("type", `no function ${e.name}`);
+
       return f(e.args.map((a) => typeOf(a, cols)));
     }
     case "bin": {
@@ -670,6 +672,30 @@ function evalFn(e: Extract<Node, { k: "fn" }>, row: readonly CellValue[], ctx: C
   throw new OracleError("type", `function ${e.name}`);
 }
 
+/**
+ * Part 1 §11.4: a service that keeps date-times normalised (UTC) "MUST fail evaluation of the query
+ * functions year, month, day, hour, and time for literal values that are not stated in the time zone
+ * of the normalized values"; date is year, month and day; minute differs only for an offset that is
+ * not whole hours. Checked over the whole expression before anything is evaluated.
+ */
+function checkZoned(e: Node): void {
+  switch (e.k) {
+    case "un":
+      return checkZoned(e.a);
+    case "in":
+      return [e.a, ...e.items].forEach(checkZoned);
+    case "bin":
+      checkZoned(e.a);
+      return checkZoned(e.b);
+    case "fn":
+      for (const a of e.args) {
+        checkZoned(a);
+        if (a.k !== "lit" || !a.off) continue;
+        if (["year", "month", "day", "hour", "date"].includes(e.name) || (e.name === "minute" && a.off % 60 !== 0)) throw new OracleError("invalid_argument", `${e.name} of a literal not in UTC`);
+      }
+  }
+}
+
 /** Sub-expressions without a column are evaluated once up front: their errors fail the query. */
 function checkConstants(e: Node, ctx: Ctx): boolean {
   let constant: boolean;
@@ -718,6 +744,7 @@ export function oracleApply(columns: Column[], rows: CellValue[][], query: Oracl
     const e = parse(query.filter);
     const t = typeOf(e, ctx.cols);
     if (t !== "bool" && t !== "null") throw new OracleError("type", "filter is not boolean");
+    checkZoned(e);
     checkConstants(e, ctx);
     kept = rows.filter((r) => evalNode(e, r, ctx) === true);
   }
@@ -726,6 +753,7 @@ export function oracleApply(columns: Column[], rows: CellValue[][], query: Oracl
     const keys = parseOrder(query.orderby);
     for (const k of keys) {
       typeOf(k.e, ctx.cols);
+      checkZoned(k.e);
       checkConstants(k.e, ctx);
     }
     const vals = kept.map((r) => keys.map((k) => evalNode(k.e, r, ctx)));
