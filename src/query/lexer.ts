@@ -104,7 +104,7 @@ export function tokenize(text: string, offset = 0): Token[] {
     }
     if (c >= "0" && c <= "9") {
       const t = readNumeric(text, i, offset);
-      tokens.push(t);
+      tokens.push(int64OrDecimal(t));
       i += t.text.length;
       continue;
     }
@@ -115,7 +115,7 @@ export function tokenize(text: string, offset = 0): Token[] {
       if (t.kind !== "integer" && t.kind !== "decimal") {
         throw new QueryError({ code: "invalid_literal", detail: `a sign cannot precede the ${t.kind === "date" ? "date" : "date-time"} '${t.text}'`, position: pos });
       }
-      tokens.push(signed(t, c));
+      tokens.push(int64OrDecimal(signed(t, c)));
       i += t.text.length + 1;
       continue;
     }
@@ -142,6 +142,19 @@ export function tokenize(text: string, offset = 0): Token[] {
 
 function isDigit(c: string | undefined): boolean {
   return c !== undefined && c >= "0" && c <= "9";
+}
+
+const INT64_MIN = -(2n ** 63n);
+const INT64_MAX = 2n ** 63n - 1n;
+
+/**
+ * An integer literal beyond Edm.Int64 is a decimal: the ABNF's `int64Value` is at most 19 digits in
+ * -9223372036854775808…9223372036854775807, and a longer run of digits matches `decimalValue` only,
+ * so `99999999999999999999 div 2` is a decimal division (49999999999999999999.5).
+ */
+function int64OrDecimal(t: Token): Token {
+  if (t.kind !== "integer" || typeof t.value !== "bigint" || (t.value >= INT64_MIN && t.value <= INT64_MAX)) return t;
+  return { kind: "decimal", text: t.text, value: decimalValue(t.text, t.pos), pos: t.pos };
 }
 
 function signed(t: Token, sign: string): Token {

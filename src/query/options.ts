@@ -109,14 +109,16 @@ function setOption(q: LocalQuery, name: string, value: string): void {
       case "$top":
       case "$skip": {
         const t = value.trim();
-        if (!/^\d+$/.test(t) || !Number.isSafeInteger(Number(t))) {
+        if (!/^\d+$/.test(t)) {
           throw new QueryError({
             code: "invalid_value",
             option: name,
             detail: `expected a whole number of rows (0 or more), not '${truncate(value)}'`,
           });
         }
-        q[name === "$top" ? "top" : "skip"] = Number(t);
+        // The ABNF's `1*DIGIT` has no bound; a count beyond 2^53 - 1 means "all rows" as much as that
+        // number does (no table has so many), so it is kept as that number (OData conformance review).
+        q[name === "$top" ? "top" : "skip"] = Math.min(Number(t), Number.MAX_SAFE_INTEGER);
         return;
       }
       case "$count": {

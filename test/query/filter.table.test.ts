@@ -138,6 +138,11 @@ const VALID: Array<[string, number[]]> = [
   ["Budget divby 3 eq 33.33", [8]],
   ["Budget mod 0.5 eq 0.49", [8]],
   ["Id divby 3 mul 3 eq Id", [3, 6]],
+  // an integer literal beyond Edm.Int64 is a decimal (ABNF int64Value), so div does not truncate it
+  ["99999999999999999999 div 2 eq 49999999999999999999.5", ALL],
+  ["9223372036854775809 div 2 eq 4611686018427387904.5", ALL],
+  ["9223372036854775807 div 2 eq 4611686018427387903", ALL],
+  ["-9223372036854775808 div 3 eq -3074457345618258602", ALL],
   // date parts of a literal in UTC, or whose zone cannot change the part
   ["year(2025-01-01T00:30:00Z) eq 2025", ALL],
   ["year(2025-01-01T00:30:00-00:00) eq 2025", ALL],

@@ -201,7 +201,10 @@ function tokenize(src: string): Tok[] {
     // ABNF: a sign directly before the digits is part of the number literal.
     const num = /^[+-]?\d+(\.\d+)?([eE][+-]?\d+)?/.exec(rest);
     if (num && (/\d/.test(c) || /\d/.test(rest[1] ?? ""))) {
-      out.push({ k: "num", text: num[0], int: num[1] === undefined && num[2] === undefined });
+      // ABNF int64Value: at most 19 digits within Edm.Int64's range; anything longer is a decimalValue.
+      const digits = num[1] === undefined && num[2] === undefined;
+      const int = digits && BigInt(num[0]) >= -(2n ** 63n) && BigInt(num[0]) <= 2n ** 63n - 1n;
+      out.push({ k: "num", text: num[0], int });
       i += num[0].length;
       continue;
     }
