@@ -205,9 +205,11 @@ export function redactSecrets(text: string, secrets: ReadonlyArray<string | unde
   if (!text) return text;
   const whole = new Set<string>();
   const windows = new Set<string>();
+  const forms: string[] = [];
   for (const s of secrets) {
     if (!s) continue;
     for (const f of secretForms(s)) {
+      forms.push(f);
       if (f.length < MIN_SECRET_FRAGMENT) whole.add(f);
       else for (let i = 0; i + MIN_SECRET_FRAGMENT <= f.length; i++) windows.add(f.slice(i, i + MIN_SECRET_FRAGMENT));
     }
@@ -219,6 +221,20 @@ export function redactSecrets(text: string, secrets: ReadonlyArray<string | unde
     for (let at = text.indexOf(f); at >= 0; at = text.indexOf(f, at + 1)) {
       hidden.fill(1, at, at + f.length);
       any = true;
+    }
+  }
+  // A text clipped with "…" (the add-in's clip marker) may end inside a secret: the piece before the
+  // marker can be shorter than the window and escape it (security review, 2026-11-30). A run of 3 or
+  // more characters right before "…" that begins a secret's form is hidden too.
+  for (let at = text.indexOf("…"); at >= 0; at = text.indexOf("…", at + 1)) {
+    for (const f of forms) {
+      for (let k = Math.min(MIN_SECRET_FRAGMENT - 1, f.length, at); k >= 3; k--) {
+        if (text.startsWith(f.slice(0, k), at - k)) {
+          hidden.fill(1, at - k, at);
+          any = true;
+          break;
+        }
+      }
     }
   }
   if (windows.size > 0) {

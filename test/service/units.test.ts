@@ -210,6 +210,12 @@ describe("redactSecrets", () => {
   it("joins overlapping matches into one marker", () => {
     expect(redactSecrets(`a ${token}${token} b`, [token])).toBe("a [redacted] b");
   });
+  it("hides the start of a token cut short by a clip marker (…), which the 8-character windows miss", () => {
+    for (let k = 3; k < 8; k++) expect(redactSecrets(`column "x${token.slice(0, k)}…"`, [token])).toBe('column "x[redacted]…"');
+    // Two characters, or text that is no token's start, are left alone.
+    expect(redactSecrets(`"${token.slice(0, 2)}…"`, [token])).toBe(`"${token.slice(0, 2)}…"`);
+    expect(redactSecrets("a long name…", [token])).toBe("a long name…");
+  });
 });
 
 describe("values", () => {
