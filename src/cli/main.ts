@@ -21,7 +21,7 @@ import { PpmError, type PpmErrorCode, redactSecrets } from "../service/errors";
 import { FileValidatorStore, writeFileAtomic } from "../service/node";
 import { validatorKey } from "../service/validators";
 import type { Table } from "../table/model";
-import { excelSafeCell, tableToCsv, tableToJson, textTable } from "./output";
+import { excelSafeCell, tableToCsv, tableToJson, terminalSafe, textTable } from "./output";
 import { devServerOrigin } from "./devOrigin";
 import { readHiddenLine } from "./hiddenInput";
 
@@ -785,9 +785,9 @@ function processIo(): CliIo {
       for await (const chunk of process.stdin) parts.push(chunk as Buffer);
       return Buffer.concat(parts).toString("utf8");
     },
-    stdout: (t) => void process.stdout.write(t),
+    stdout: (t) => void process.stdout.write(process.stdout.isTTY ? terminalSafe(t) : t),
     stdoutBytes: (b) => void process.stdout.write(b),
-    stderr: (t) => void process.stderr.write(t),
+    stderr: (t) => void process.stderr.write(process.stderr.isTTY ? terminalSafe(t) : t),
   };
 }
 

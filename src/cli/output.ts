@@ -44,6 +44,17 @@ function wrapWords(text: string, width: number): string[] {
   return lines;
 }
 
+/**
+ * Text for a terminal: control characters other than line breaks and tabs (an escape sequence in a
+ * dataset's name would move the cursor, retitle the window or hide what follows) and the bidirectional
+ * overrides and isolates (which reorder what is shown) become U+FFFD. Only what goes to a terminal is
+ * changed; output piped to a file or a program stays exactly the service's (security review, 2026-11-30).
+ */
+export function terminalSafe(text: string): string {
+  // eslint-disable-next-line no-control-regex
+  return text.replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069]/g, "\ufffd");
+}
+
 /** A cell as CSV text: null → empty, booleans `true`/`false`, numbers in plain JS notation. */
 export function cellText(v: CellValue): string {
   if (v === null) return "";

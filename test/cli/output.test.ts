@@ -1,4 +1,4 @@
-import { tableToCsv, tableToJson, textTable, cellText, excelSafeCell } from "../../src/cli/output";
+import { tableToCsv, tableToJson, textTable, cellText, excelSafeCell, terminalSafe } from "../../src/cli/output";
 import { exitCodeFor, EXIT } from "../../src/cli/main";
 import type { Table } from "../../src/table/model";
 
@@ -44,6 +44,12 @@ describe("CLI output", () => {
       ["plain", "plain"],
     ];
     for (const [text, safe] of cases) expect([text, excelSafeCell(text)]).toEqual([text, safe]);
+  });
+
+  it("text for a terminal loses escape sequences and bidirectional overrides; line breaks and tabs stay", () => {
+    expect(terminalSafe("Risks\u001b]0;pwned\u0007\u001b[2J")).toBe("Risks\ufffd]0;pwned\ufffd\ufffd[2J");
+    expect(terminalSafe("a\u202egnp.exe\u2066x\u009b")).toBe("a\ufffdgnp.exe\ufffdx\ufffd");
+    expect(terminalSafe("line 1\n\tline 2 ✓ Zürich")).toBe("line 1\n\tline 2 ✓ Zürich");
   });
 
   it("maps error codes to distinct exit codes", () => {
