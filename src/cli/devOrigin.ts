@@ -77,7 +77,9 @@ export async function devServerOrigin(env: Record<string, string | undefined>, d
   // `npm start -- --port 3001` (the README's remedy for a busy port) records the port it served; when
   // nothing runs on the configured port, the one running there is the dev server meant (new-user
   // trial, 2026-11-30: doctor checked :3000 and blamed the environment). An explicit PPM_DEV_PORT wins.
-  const recordPort = record ? Number(new URL(record.origin).port) : NaN;
+  const recordUrl = record ? new URL(record.origin) : null;
+  // An origin on its scheme's default port has no port in its URL (`https://localhost:443`).
+  const recordPort = recordUrl ? Number(recordUrl.port || (recordUrl.protocol === "https:" ? 443 : 80)) : NaN;
   if (fromEnv === undefined && record && recordPort !== port) {
     const there = await probe(recordPort);
     if (there?.launched) {

@@ -8,18 +8,40 @@
 /** What the keys typed so far make; `feed` returns whether the line is finished. */
 export class HiddenLine {
   private chars: string[] = [];
+  /**
+   * Inside a terminal's escape sequence (an arrow or function key, bracketed paste's markers), which
+   * is dropped whole, across pieces: "esc" after ESC, "csi" inside `ESC [ … final` (final byte
+   * 0x40–0x7E), "ss3" before the one character of `ESC O x`.
+   */
+  private escape: "esc" | "csi" | "ss3" | null = null;
   cancelled = false;
 
   /** Takes a piece of raw terminal input; true once Enter, Ctrl+D or Ctrl+C was read. */
   feed(chunk: string): boolean {
     for (const ch of chunk) {
+      if (this.escape === "esc") {
+        this.escape = ch === "[" ? "csi" : ch === "O" ? "ss3" : null;
+        continue;
+      }
+      if (this.escape === "csi") {
+        if (ch >= "@" && ch <= "~") this.escape = null;
+        continue;
+      }
+      if (this.escape === "ss3") {
+        this.escape = null;
+        continue;
+      }
+      if (ch === "\u001b") {
+        this.escape = "esc";
+        continue;
+      }
       if (ch === "\r" || ch === "\n" || ch === "\u0004") return true;
       if (ch === "\u0003") {
         this.cancelled = true;
         return true;
       }
       if (ch === "\u007f" || ch === "\b") this.chars.pop();
-      // Other control characters (an arrow key's escape sequence) are not part of a token.
+      // Other control characters are not part of a token.
       else if (ch >= " ") this.chars.push(ch);
     }
     return false;

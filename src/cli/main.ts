@@ -775,6 +775,9 @@ function writeFileAtomically(file: string, chunks: Iterable<string | Uint8Array>
   writeFileAtomic(file, chunks);
 }
 
+/** Decodes an export's bytes shown at a terminal (a character split between two chunks is kept whole). */
+const ttyDecoder = new TextDecoder();
+
 function processIo(): CliIo {
   return {
     env: process.env,
@@ -786,7 +789,9 @@ function processIo(): CliIo {
       return Buffer.concat(parts).toString("utf8");
     },
     stdout: (t) => void process.stdout.write(process.stdout.isTTY ? terminalSafe(t) : t),
-    stdoutBytes: (b) => void process.stdout.write(b),
+    // Byte-exact unless a terminal shows them: there the text is made safe too (an escape sequence in
+    // an export's cell would reach the terminal; adversarial review, 2026-11-30).
+    stdoutBytes: (b) => void process.stdout.write(process.stdout.isTTY ? terminalSafe(ttyDecoder.decode(b, { stream: true })) : b),
     stderr: (t) => void process.stderr.write(process.stderr.isTTY ? terminalSafe(t) : t),
   };
 }
@@ -800,7 +805,8 @@ export function main(argv: string[] = process.argv.slice(2)): void {
     (e: unknown) => {
       // Last resort: an error that escaped runCli's own handling may still quote a credential.
       const secrets = [process.env.PPM_TOKEN, process.env.PPM_API_SECRET, process.env.PPM_API_AUTH, ...tokenArgs(argv), ...runSecrets];
-      process.stderr.write(redactSecrets(`error: ${e instanceof Error ? e.message : String(e)}\n`, secrets));
+      const text = redactSecrets(`error: ${e instanceof Error ? e.message : String(e)}\n`, secrets);
+      process.stderr.write(process.stderr.isTTY ? terminalSafe(text) : text);
       process.exitCode = EXIT.failure;
     },
   );

@@ -45,14 +45,17 @@ function wrapWords(text: string, width: number): string[] {
 }
 
 /**
- * Text for a terminal: control characters other than line breaks and tabs (an escape sequence in a
+ * Text for a terminal: control characters other than line breaks (LF, CRLF) and tabs (an escape sequence in a
  * dataset's name would move the cursor, retitle the window or hide what follows) and the bidirectional
  * overrides and isolates (which reorder what is shown) become U+FFFD. Only what goes to a terminal is
  * changed; output piped to a file or a program stays exactly the service's (security review, 2026-11-30).
  */
 export function terminalSafe(text: string): string {
+  // A CR is kept only before a LF (CRLF, as CSV ends its records); alone it returns the cursor to the
+  // line's start, and what follows would hide what was printed. U+2028/2029 and U+061C are line and
+  // direction controls too.
   // eslint-disable-next-line no-control-regex
-  return text.replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069]/g, "\ufffd");
+  return text.replace(/\r(?!\n)|[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]/g, "\ufffd");
 }
 
 /** A cell as CSV text: null → empty, booleans `true`/`false`, numbers in plain JS notation. */

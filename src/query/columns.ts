@@ -19,7 +19,8 @@ const LITERAL_WORDS = new Set(["true", "false", "null"]);
 /** How a column is written in a query: bare when it is a plain identifier, else `"quoted"`. */
 export function formatColumnRef(name: string): string {
   const lower = name.toLowerCase();
-  if (IDENT.test(name) && !RESERVED.has(lower) && !LITERAL_WORDS.has(lower)) return name;
+  // `INF` and `NaN` (case-sensitive, as the ABNF's nanInfinity) are literals too.
+  if (IDENT.test(name) && !RESERVED.has(lower) && !LITERAL_WORDS.has(lower) && name !== "INF" && name !== "NaN") return name;
   return `"${name.split('"').join('""')}"`;
 }
 

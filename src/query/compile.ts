@@ -406,6 +406,9 @@ export class Compiler {
     const type = typeof spec.result === "function" ? spec.result(args.map((a) => a.t)) : spec.result;
     if (e.name === "now") return konst("datetime", this.opts.now ?? Date.now());
     checkZonedLiterals(e);
+    // A constant negative length fails when the query is checked, not only at a row that reaches it.
+    const length = e.name === "substring" ? args[2]?.c : undefined;
+    if (length !== undefined && length.v !== null) checkedSubstring(spec.impl, e)(["", 0, length.v], []);
     const impl = e.name === "substring" ? checkedSubstring(spec.impl, e) : spec.impl;
     const fs = args.map((a) => a.f);
     const types = args.map((a) => a.t);

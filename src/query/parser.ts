@@ -233,6 +233,13 @@ class Parser {
           this.next();
           return { k: "lit", type: "null", value: null, pos: t.pos, text: t.text };
         }
+        // ABNF nanInfinity (case-sensitive): the special values `divby` zero makes, so they can be
+        // compared with (`x divby y eq INF`); `-INF` is the negation of INF. A column named so is
+        // written quoted ("INF").
+        if ((t.text === "INF" || t.text === "NaN") && this.tokens[this.i + 1]?.kind !== "lparen") {
+          this.next();
+          return { k: "lit", type: "decimal", value: t.text === "INF" ? Infinity : NaN, pos: t.pos, text: t.text };
+        }
         if (this.tokens[this.i + 1]?.kind === "lparen") return this.parseCall();
         if (RESERVED.has(w)) this.fail("an operand");
         this.next();

@@ -463,7 +463,8 @@ export async function discardHeld(deps: Pick<WritebackDeps, "workbook">, binding
     .map((h) => {
       const st = states.get(heldKey(h.projectToken, h.field))!;
       const text = h.service ?? "";
-      const asNumber = numeric.get(h.field) === true && text !== "" && Number.isFinite(Number(text));
+      // A decimal as the service writes one (not " ", which Number() reads as 0, nor "0x10").
+      const asNumber = numeric.get(h.field) === true && /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/.test(text) && Number.isFinite(Number(text));
       return {
         key: h,
         // The service's text stays text whatever the column's format (security review, 2026-11-30).

@@ -650,14 +650,17 @@ async function writeLocked(context: Excel.RequestContext, lock: TableLock, bindi
     const used = grownInto ? queueUsedArea(sheet) : null;
     await context.sync();
     memory = { rows: rows.map((r) => r.map((v) => (v === null || v === undefined ? "" : v))), formats: first.numberFormat[0].map(String), values: new Map() };
-    // Security review (2026-11-30): the columns where a kept "formula" may be a text are read as values
-    // too, only those (most tables have none), so the restore below writes such a text back as text.
+    // Security review (2026-11-30): the columns where a kept "formula" may be a text are read again,
+    // formulas and values in the same requests (a co-author's edit between two reads would pair a
+    // text's formula with another value), only those (most tables have none), so the restore below
+    // writes such a text back as text.
     const kept = memory.rows;
     for (let c = 0; c < dataColumns; c++) {
       if (!kept.some((r) => typeof r[c] === "string" && (r[c] as string).startsWith("="))) continue;
       await lock.ensure();
-      const column = await loadInBlocks(context, (from, count) => sheet.getRangeByIndexes(bodyRow + from, geometry.firstColumn + c, count, 1), bodyRows, "values", 16, options.targetResponseBytes, { beforeBlock: () => lock.ensure() });
-      memory.values.set(c, column.map((r) => r[0]));
+      const pair = await loadPropertiesInBlocks(context, (from, count) => sheet.getRangeByIndexes(bodyRow + from, geometry.firstColumn + c, count, 1), bodyRows, 1, ["formulas", "values"], { targetResponseBytes: options.targetResponseBytes, beforeBlock: () => lock.ensure() });
+      pair.formulas.forEach((r, i) => (kept[i][c] = r[0] === null || r[0] === undefined ? "" : r[0]));
+      memory.values.set(c, pair.values.map((r) => r[0]));
     }
     // The rows the table grows into are empty (checked above) but may be formatted: their formats are
     // kept too, so a failure puts them back and not the data columns' (`formatImage.ts`). Without a

@@ -104,6 +104,10 @@ describe("literals and names", () => {
     expect(columnRef("amount")).toBe("amount");
     expect(columnRef('Say "hi"')).toBe('"Say ""hi"""');
     expect(columnRef("and")).toBe('"and"');
+    // The special-value literals, case-sensitive: a column so named is quoted, and reads back as itself.
+    expect([columnRef("INF"), columnRef("NaN"), columnRef("inf")]).toEqual(['"INF"', '"NaN"', "inf"]);
+    const t = { columns: [{ name: "INF", type: "decimal" as const }], rows: [[1], [2]], meta: {} } as unknown as Parameters<typeof applyQuery>[0];
+    expect(applyQuery(t, { filter: `${columnRef("INF")} eq 2` }).table.rows).toEqual([[2]]);
   });
   it("formats each type", () => {
     expect(literal("+5", "integer")).toBe("5");

@@ -47,6 +47,12 @@ describe("devServerOrigin", () => {
     expect(probed).toEqual([3000, 3001]);
     // Not running there any more: the prediction for the configured port, as before.
     expect(await devServerOrigin(noPortEnv, { home: homeWith([]), probe: noServer })).toMatchObject({ origin: "http://localhost:3000", source: "predicted" });
+    // A recorded origin on its scheme's default port (no port in the URL) is probed on that port.
+    fs.writeFileSync(path.join(state, "dev-server.json"), JSON.stringify({ origin: "https://localhost:443", at: "2026-11-30T14:00:00Z" }));
+    probed.length = 0;
+    await devServerOrigin(noPortEnv, { home: homeWith([]), probe: onlyOn3001 });
+    expect(probed).toEqual([3000, 443]);
+    fs.writeFileSync(path.join(state, "dev-server.json"), JSON.stringify({ origin: "http://localhost:3001", at: "2026-11-30T14:00:00Z" }));
     // PPM_DEV_PORT names the port: it is not second-guessed.
     expect(await devServerOrigin({ ...noPortEnv, PPM_DEV_PORT: "3999" }, { home: homeWith([]), probe: onlyOn3001 })).toMatchObject({ origin: "http://localhost:3999" });
   });

@@ -34,7 +34,11 @@ describe("reading the token without echo", () => {
       [["demo-", "acme-token\n", "ignored"], "demo-acme-token"],
       [["tok\u007fken\u0004"], "token"],
       [["ab\b\bcd\r"], "cd"],
-      [["x\u001b[Ay\r"], "x[Ay"],
+      [["x\u001b[Ay\r"], "xy"],
+      [["abc\u001b[D\u001b[Cdef\r"], "abcdef"],
+      [["a\u001bOPb\r"], "ab"],
+      [["\u001b[200~tok-", "en\u001b[2", "01~\r"], "tok-en"],
+      [["a\u001b[1;5Cb\r"], "ab"],
       [["😀z\u007f\r"], "😀"],
     ];
     for (const [chunks, text] of cases) {

@@ -49,7 +49,9 @@ describe("CLI output", () => {
   it("text for a terminal loses escape sequences and bidirectional overrides; line breaks and tabs stay", () => {
     expect(terminalSafe("Risks\u001b]0;pwned\u0007\u001b[2J")).toBe("Risks\ufffd]0;pwned\ufffd\ufffd[2J");
     expect(terminalSafe("a\u202egnp.exe\u2066x\u009b")).toBe("a\ufffdgnp.exe\ufffdx\ufffd");
-    expect(terminalSafe("line 1\n\tline 2 ✓ Zürich")).toBe("line 1\n\tline 2 ✓ Zürich");
+    expect(terminalSafe("line 1\n\tline 2 ✓ Zürich\r\nnext")).toBe("line 1\n\tline 2 ✓ Zürich\r\nnext");
+    // A CR alone would return to the line's start and hide what was printed before it.
+    expect(terminalSafe("safe\rEVIL\u2028x\u061c")).toBe("safe\ufffdEVIL\ufffdx\ufffd");
   });
 
   it("maps error codes to distinct exit codes", () => {
