@@ -202,15 +202,16 @@ describe("write-back in the workbook emulator", () => {
     // Before the fix the cell held the live formula and showed "pwned".
     const after = await look(t, "pt_acme_0003", "Sponsor");
     expect(after).toMatchObject({ value: evil, format: "General", text: evil });
-    const formula = await t.run(async (ctx) => {
-      const cells = await readTableCells(ctx, t.tableName);
+    const type = await t.run(async (context) => {
+      const table = context.workbook.tables.getItem(t.tableName);
+      const cells = await readTableCells(context, t.tableName);
       const r = cells.rows.findIndex((x) => x[cells.columns.indexOf("project_token")] === "pt_acme_0003");
-      const c = ctx.workbook.tables.getItem(t.tableName).columns.getItem("Sponsor").getDataBodyRange().getCell(r, 0);
-      c.load("valueTypes");
-      await ctx.sync();
-      return c.valueTypes[0][0];
+      const cell = table.columns.getItem("Sponsor").getDataBodyRange().getCell(r, 0);
+      cell.load("valueTypes");
+      await context.sync();
+      return cell.valueTypes[0][0];
     });
-    expect(formula).toBe("String");
+    expect(type).toBe("String");
   });
 
   it("Start editing takes the import record without touching cells or formats; a failed refresh after sending leaves formats and unsent edits alone", async () => {
