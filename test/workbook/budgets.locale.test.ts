@@ -54,8 +54,11 @@ describe("a 1 % delta in a comma-decimal Excel reads no unchanged block (bytes a
     const got = await deltaIn(locale);
     expect(got.strategy).toBe("delta");
     expect(got.bodyReads).toEqual([]);
-    // The info line's times and the binding's timestamps move a few bytes between runs (budgets.test.ts).
-    expect(Math.abs(got.responseBytes - enUS.responseBytes)).toBeLessThanOrEqual(64);
-    expect(Math.abs(got.requestBytes - enUS.requestBytes)).toBeLessThanOrEqual(64);
+    // The info line's times and the binding's timestamps move a few bytes between runs (budgets.test.ts),
+    // and a run slowed by a busy machine re-reads the table lock once its last check is older than
+    // CHECK_FRESH_MS (src/workbook/lock.ts): ~100 bytes (CI, 2026-11-30: 96). A block of the table read
+    // back would be kilobytes, and `bodyReads` above names any.
+    expect(Math.abs(got.responseBytes - enUS.responseBytes)).toBeLessThanOrEqual(256);
+    expect(Math.abs(got.requestBytes - enUS.requestBytes)).toBeLessThanOrEqual(256);
   }, 120_000);
 });
