@@ -24,7 +24,7 @@
  */
 import type { CellValue, Column, ColumnType } from "../table/model";
 import { ColumnResolver } from "./columns";
-import { compareNumbers, compareText, Compiler, type Compiled, type Row, type RV } from "./compile";
+import { compareNumbers, compareText, Compiler, isSpecialNumber, type Compiled, type Row, type RV } from "./compile";
 import * as D from "./decimal";
 import { Decimal } from "./decimal";
 import { QueryError } from "./errors";
@@ -162,7 +162,7 @@ class RowRun {
       this.ops.push({
         f: (r) => {
           const v = f(r);
-          if (isSpecial(v)) throw specialValue(`the computed column '${item.alias}'`, item.exprText, item.pos);
+          if (isSpecialNumber(v)) throw specialValue(`the computed column '${item.alias}'`, item.exprText, item.pos);
           return checkedCell(v, type, () => computeOverflow(item));
         },
       });
@@ -279,11 +279,6 @@ function specialValue(what: string, exprText: string, pos: number | undefined): 
     position: pos,
     hint: "exclude zero divisors first, e.g. filter(Qty ne 0)/compute(Budget divby Qty as x)",
   });
-}
-
-/** True for INF, -INF and NaN, the special values `divby` zero makes. */
-function isSpecial(v: RV): boolean {
-  return typeof v === "number" && !Number.isFinite(v);
 }
 
 // ------------------------------------------------------------------ accumulators
@@ -403,7 +398,7 @@ class AccColumn {
   }
 
   add(g: number, v: RV, c: CellValue | undefined): void {
-    if (isSpecial(v) && this.kind !== Kind.Count && this.kind !== Kind.CountDistinct) throw specialValue(`'${this.label.alias}'`, `${this.label.exprText} with ${this.label.method}`, this.label.pos);
+    if (isSpecialNumber(v) && this.kind !== Kind.Count && this.kind !== Kind.CountDistinct) throw specialValue(`'${this.label.alias}'`, `${this.label.exprText} with ${this.label.method}`, this.label.pos);
     switch (this.kind) {
       case Kind.Count:
         this.n[g]++;

@@ -407,8 +407,8 @@ export class Compiler {
     if (e.name === "now") return konst("datetime", this.opts.now ?? Date.now());
     checkZonedLiterals(e);
     // A constant negative length fails when the query is checked, not only at a row that reaches it.
-    const length = e.name === "substring" ? args[2]?.c : undefined;
-    if (length !== undefined && length.v !== null) checkedSubstring(spec.impl, e)(["", 0, length.v], []);
+    const length = e.name === "substring" ? args[2]?.c?.v : undefined;
+    if (length !== undefined && length !== null && n(length) < 0) throw negativeLength(e, length);
     const impl = e.name === "substring" ? checkedSubstring(spec.impl, e) : spec.impl;
     const fs = args.map((a) => a.f);
     const types = args.map((a) => a.t);
@@ -470,10 +470,10 @@ function toDecimal(v: Num): Decimal {
 export function compareNumbers(x: Num, y: Num): number {
   // INF, -INF and NaN (only `divby` zero makes them): INF is greater than any number, -INF less,
   // each equal to itself; NaN is unordered (NaN here: equal to nothing, not less, not greater).
-  if ((typeof x === "number" && !Number.isFinite(x)) || (typeof y === "number" && !Number.isFinite(y))) {
+  if (isSpecialNumber(x) || isSpecialNumber(y)) {
     if (Number.isNaN(x) || Number.isNaN(y)) return NaN;
-    const rx = typeof x === "number" && !Number.isFinite(x) ? Math.sign(x) : 0;
-    const ry = typeof y === "number" && !Number.isFinite(y) ? Math.sign(y) : 0;
+    const rx = isSpecialNumber(x) ? Math.sign(x) : 0;
+    const ry = isSpecialNumber(y) ? Math.sign(y) : 0;
     return rx < ry ? -1 : rx > ry ? 1 : 0;
   }
   if (typeof x === "number") {
@@ -642,7 +642,7 @@ function arithmeticOp(op: BinaryOp, intResult: boolean, e: Extract<Expr, { k: "b
     const g = DECIMAL_OPS[op]!;
     return (x, y) => {
       // A special value (from `divby` zero) goes on by IEEE 754 arithmetic: INF add 1 is INF.
-      if ((typeof x === "number" && !Number.isFinite(x)) || (typeof y === "number" && !Number.isFinite(y))) return specialArithmetic(op, asDouble(x), asDouble(y), e);
+      if (isSpecialNumber(x) || isSpecialNumber(y)) return specialArithmetic(op, asDouble(x), asDouble(y), e);
       try {
         return g(toDecimal(x), toDecimal(y));
       } catch (err) {
@@ -706,6 +706,11 @@ function arithmeticOp(op: BinaryOp, intResult: boolean, e: Extract<Expr, { k: "b
 }
 
 const ZERO = D.fromInteger(0n);
+
+/** INF, -INF or NaN: the special values only `divby` zero (or their literals) make. */
+export function isSpecialNumber(v: unknown): v is number {
+  return typeof v === "number" && !Number.isFinite(v);
+}
 
 function asDouble(v: Num): number {
   return typeof v === "number" ? v : typeof v === "bigint" ? Number(v) : D.toNumber(v);
@@ -871,17 +876,20 @@ function checkZonedLiterals(e: Extract<Expr, { k: "call" }>): void {
   }
 }
 
-/** `substring` failing for a negative length, which Part 2 §5.1.1.5.7 calls a bad request. */
+/** `substring`'s negative length, which Part 2 §5.1.1.5.7 calls a bad request. */
+function negativeLength(e: Extract<Expr, { k: "call" }>, length: RV): QueryError {
+  return new QueryError({
+    code: "invalid_argument",
+    detail: `${e.text}()'s length is negative (${String(length)})`,
+    position: e.pos,
+    hint: "OData calls a negative length a bad request; a negative start counts from the end instead",
+  });
+}
+
+/** `substring` failing for a negative length ({@link negativeLength}). */
 function checkedSubstring(impl: FnSpec["impl"], e: Extract<Expr, { k: "call" }>): FnSpec["impl"] {
   return (args, types) => {
-    if (args.length > 2 && n(args[2]) < 0) {
-      throw new QueryError({
-        code: "invalid_argument",
-        detail: `${e.text}()'s length is negative (${String(args[2])})`,
-        position: e.pos,
-        hint: "OData calls a negative length a bad request; a negative start counts from the end instead",
-      });
-    }
+    if (args.length > 2 && n(args[2]) < 0) throw negativeLength(e, args[2]);
     return impl(args, types);
   };
 }
